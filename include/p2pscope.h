@@ -1,0 +1,209 @@
+/*
+ * p2pscope: show, measure and verify the data paths between GPUs and host.
+ *
+ * One public header. Every function returns psc_status_t (0 ok, negative
+ * errors) unless it says otherwise; output parameters are written only on
+ * success. The library never prints unless asked and never exits.
+ *
+ * Environment variables read by the library:
+ *   P2PSCOPE_LOG      log level on stderr: "error", "warn", "info", "debug"
+ *                     (default: nothing is printed)
+ *   P2PSCOPE_LIBCUDA  path of the CUDA driver library to load instead of
+ *                     "libcuda.so.1" (tests use it to simulate a missing driver)
+ *   P2PSCOPE_LIBNVML  path of the NVML library instead of "libnvidia-ml.so.1"
+ * The CUDA driver itself honours CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER;
+ * device indexes here are the driver's ordinals after both.
+ */
+#ifndef P2PSCOPE_H
+#define P2PSCOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#if defined(__GNUC__)
+#pragma GCC visibility push(default) /* the library builds with hidden visibility */
+#endif
+
+#define PSC_VERSION_STRING "0.1.0"
+
+typedef enum {
+    PSC_OK = 0,
+    PSC_ERR_INVALID = -1,     /* an argument is out of its accepted range */
+    PSC_ERR_NO_DRIVER = -2,   /* libcuda.so.1 missing or unusable */
+    PSC_ERR_NO_DEVICE = -3,   /* driver loaded, but it sees no GPU */
+    PSC_ERR_DRIVER = -4,      /* a driver call failed: psc_context_last_error() */
+    PSC_ERR_NO_MEMORY = -5,   /* host or device allocation failed */
+    PSC_ERR_UNSUPPORTED = -6, /* not possible on this machine (reason in the result) */
+    PSC_ERR_TIMEOUT = -7,     /* a GPU did not answer in time */
+    PSC_ERR_IO = -8,          /* a file could not be read or written */
+} psc_status_t;
+
+/* Static English text for a status; never NULL. */
+const char *psc_status_string(psc_status_t status);
+
+/* ---------------------------------------------------------------- context */
+
+typedef struct psc_context psc_context_t;
+
+/*
+ * Load the driver (and NVML where present), initialise CUDA and enumerate
+ * the GPUs. On failure *out is untouched and errbuf (if given) holds one
+ * line that says what is missing. Returns PSC_ERR_NO_DRIVER or
+ * PSC_ERR_NO_DEVICE for machines where nothing can be measured.
+ */
+psc_status_t psc_context_create(psc_context_t **out, char *errbuf, size_t errlen);
+
+/* Release every context, buffer and library the context holds. NULL is fine. */
+void psc_context_destroy(psc_context_t *ctx);
+
+/* The last error the context decided on, with the driver's code and text. */
+const char *psc_context_last_error(const psc_context_t *ctx);
+
+/* ---------------------------------------------------------------- inventory */
+
+#define PSC_NAME_LEN 256
+#define PSC_BUSID_LEN 32
+
+typedef struct {
+    int index;                   /* CUDA ordinal */
+    int nvml_index;              /* nvidia-smi's index; -1 when NVML is absent */
+    char name[PSC_NAME_LEN];
+    char pci_bus_id[PSC_BUSID_LEN]; /* "0000:18:00.0" */
+    char uuid[48];               /* "GPU-xxxxxxxx-xxxx-..." */
+    uint32_t pci_device_id;      /* (device << 16) | vendor, from NVML; 0 unknown */
+    uint64_t memory_bytes;
+    int sm_count;
+    int cc_major, cc_minor;
+    int async_engines;           /* copy engines the driver reports */
+    int numa_node;               /* host NUMA node nearest the GPU; -1 unknown */
+    int mem_bus_width_bits;      /* 0 unknown */
+    int mem_clock_max_mhz;       /* 0 unknown */
+    double mem_peak_gbs;         /* theoretical DRAM bandwidth, 0 unknown */
+    int sm_clock_mhz, sm_clock_max_mhz, mem_clock_mhz; /* now / max; -1 unknown */
+    int temperature_c;           /* -1 unknown */
+} psc_device_info_t;
+
+typedef struct {
+    int device_count;
+    int cuda_driver_version;     /* cuDriverGetVersion, e.g. 13000 */
+    char driver_release[32];     /* NVML's driver version, e.g. "580.159.04"; "" unknown */
+    int nvml_loaded;
+    char nvml_note[160];         /* why NVML facts are missing, "" when loaded */
+    char device_order[32];       /* CUDA_DEVICE_ORDER in effect: FASTEST_FIRST or PCI_BUS_ID */
+    char visible_devices[128];   /* CUDA_VISIBLE_DEVICES, "" when unset */
+} psc_system_info_t;
+
+int psc_device_count(const psc_context_t *ctx);
+psc_status_t psc_system_info(const psc_context_t *ctx, psc_system_info_t *out);
+/* Fresh clocks and temperature are read at each call. */
+psc_status_t psc_device_info(const psc_context_t *ctx, int device, psc_device_info_t *out);
+
+/* ---------------------------------------------------------------- utilities */
+
+/*
+ * Parse a byte count: a whole number with an optional suffix. K/M/G/T and
+ * KiB/MiB/GiB/TiB are powers of 1024; KB/MB/GB/TB powers of 1000; B or no
+ * suffix is bytes. Accepts 1 byte to 1 TiB.
+ */
+psc_status_t psc_size_parse(const char *text, uint64_t *out);
+
+typedef struct {
+    unsigned n;
+    double median, min, max, mean, stddev; /* stddev: sample (n-1) */
+} psc_stats_t;
+
+/* Statistics of n >= 1 values (the input is not modified). */
+psc_status_t psc_stats_compute(const double *values, unsigned n, psc_stats_t *out);
+
+/* ---------------------------------------------------------------- bandwidth */
+
+#define PSC_HOST (-1) /* endpoint of a copy that is host memory */
+
+typedef enum {
+    PSC_BW_GPU_TO_GPU_READ_CE,  /* copy engine of the destination GPU pulls */
+    PSC_BW_GPU_TO_GPU_WRITE_CE, /* copy engine of the source GPU pushes */
+    PSC_BW_HOST_TO_GPU_CE,      /* pinned host memory -> GPU */
+    PSC_BW_GPU_TO_HOST_CE,      /* GPU -> pinned host memory */
+    PSC_BW_GPU_LOCAL_CE,        /* inside one GPU's memory */
+    PSC_BW_TEST_COUNT
+} psc_bw_test_t;
+
+const char *psc_bw_test_name(psc_bw_test_t test);  /* "gpu_to_gpu_read_ce", ... */
+const char *psc_bw_test_title(psc_bw_test_t test); /* one line for a table title */
+/* Parses a name of psc_bw_test_name(); PSC_ERR_INVALID when unknown. */
+psc_status_t psc_bw_test_from_name(const char *name, psc_bw_test_t *out);
+
+typedef struct {
+    psc_bw_test_t test;
+    int src, dst;   /* device index or PSC_HOST */
+    int issuer;     /* GPU whose stream and copy engine run the copy */
+} psc_bw_case_t;
+
+/*
+ * The cases of one test over the given GPUs (all when ndev is 0): ordered
+ * pairs for GPU->GPU tests, one per GPU otherwise. *n is set to the count;
+ * at most cap are written.
+ */
+psc_status_t psc_bw_cases(const psc_context_t *ctx, psc_bw_test_t test,
+                          const int *devices, int ndev,
+                          psc_bw_case_t *cases, size_t cap, size_t *n);
+
+#define PSC_MAX_SAMPLES 64
+
+typedef struct {
+    uint64_t size;          /* bytes per copy */
+    unsigned iterations;    /* copies per timed sample */
+    unsigned warmup;        /* untimed samples first */
+    unsigned samples;       /* timed samples, 1..PSC_MAX_SAMPLES */
+    double gate_timeout_ms; /* how long the gate kernel waits for the host */
+    uint64_t seed;          /* pattern seed; each sample derives its own */
+    /* Test hook: flip the destination byte at this offset after each timed
+     * sample's copies, before verification. Negative: off. */
+    int64_t test_corrupt_offset;
+} psc_measure_opts_t;
+
+void psc_measure_opts_default(psc_measure_opts_t *opts);
+/* PSC_ERR_INVALID with a line in errbuf naming the accepted range. */
+psc_status_t psc_measure_opts_check(const psc_measure_opts_t *opts, char *errbuf, size_t errlen);
+
+typedef enum { PSC_RESULT_PASSED, PSC_RESULT_FAILED, PSC_RESULT_WAIVED } psc_result_status_t;
+const char *psc_result_status_string(psc_result_status_t s); /* "passed", ... */
+
+typedef struct {
+    unsigned checked;           /* samples whose destination was checked */
+    unsigned bad_samples;       /* of those, how many had wrong bytes */
+    uint64_t bad_bytes;         /* wrong bytes over all checked samples */
+    int64_t first_bad_offset;   /* byte offset of the first wrong byte seen; -1 none */
+    uint8_t expected, found;    /* at first_bad_offset */
+} psc_verify_report_t;
+
+typedef struct {
+    psc_bw_case_t c;
+    psc_result_status_t status;
+    char reason[512];           /* why failed or waived; "" when passed */
+    uint64_t bytes_per_sample;  /* size x iterations */
+    unsigned nsamples;
+    double samples_gbs[PSC_MAX_SAMPLES]; /* 1 GB = 1e9 bytes */
+    psc_stats_t stats;
+    psc_verify_report_t verify;
+} psc_bw_result_t;
+
+/*
+ * Run one case: fill the source with a pattern, then per sample poison the
+ * destination, hold the stream on a gate kernel while the copies are queued,
+ * time them with events, and check the destination on the GPU. A result that
+ * failed or was waived still returns PSC_OK; errors are for bad arguments.
+ */
+psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c,
+                        const psc_measure_opts_t *opts, psc_bw_result_t *out);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+#ifdef __cplusplus
+}
+#endif
+#endif /* P2PSCOPE_H */

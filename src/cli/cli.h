@@ -1,0 +1,47 @@
+/* The p2pscope command line: options, exit codes, commands. */
+#ifndef PSC_CLI_H
+#define PSC_CLI_H
+
+#include <stddef.h>
+
+#include "p2pscope.h"
+
+enum {
+    PSC_EXIT_OK = 0,      /* everything asked for passed */
+    PSC_EXIT_FAILED = 1,  /* a check failed: wrong data, a failed test */
+    PSC_EXIT_USAGE = 2,   /* bad arguments */
+    PSC_EXIT_ENV = 3,     /* no driver, no GPU, too few GPUs for what was asked */
+    PSC_EXIT_NA = 77,     /* nothing applicable */
+};
+
+typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST } psc_cli_cmd_t;
+
+#define PSC_CLI_MAX_DEVS 64
+
+typedef struct {
+    psc_cli_cmd_t cmd;
+    int help, version;
+    psc_measure_opts_t measure;
+    int ntests;                           /* 0: every test */
+    psc_bw_test_t tests[PSC_BW_TEST_COUNT];
+    int ndev;                             /* 0: every GPU */
+    int devs[PSC_CLI_MAX_DEVS];
+    int json;                             /* --json given */
+    const char *json_path;                /* NULL or "-": stdout, instead of tables */
+} psc_cli_opts_t;
+
+/* Parse argv; PSC_EXIT_USAGE with one line in err naming what is accepted. */
+int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);
+void psc_cli_usage(void);
+
+/* 1 when tables go to stdout (JSON, if any, goes to a file). */
+static inline int psc_cli_tables(const psc_cli_opts_t *o)
+{
+    return !o->json || (o->json_path && o->json_path[0] && o->json_path[0] != '-');
+}
+
+int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o);
+int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o);
+int psc_cmd_list(void);
+
+#endif

@@ -1,0 +1,41 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "report/json.h"
+#include "report/render.h"
+
+int psc_cmd_list(void)
+{
+    for (unsigned t = 0; t < PSC_BW_TEST_COUNT; t++)
+        printf("%-22s %s\n", psc_bw_test_name((psc_bw_test_t)t), psc_bw_test_title((psc_bw_test_t)t));
+    return PSC_EXIT_OK;
+}
+
+int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o)
+{
+    int n = psc_device_count(ctx);
+    psc_device_info_t *devs = calloc((size_t)n, sizeof(*devs));
+    psc_system_info_t sys;
+    int rc = PSC_EXIT_OK;
+    char err[256];
+
+    if (!devs)
+        return PSC_EXIT_ENV;
+    psc_system_info(ctx, &sys);
+    for (int i = 0; i < n; i++)
+        psc_device_info(ctx, i, &devs[i]);
+    if (psc_cli_tables(o))
+        psc_render_devices(stdout, &sys, devs, n);
+    if (o->json) {
+        json_t *run = psc_json_run_new("devices", &sys, devs, n);
+
+        if (!run || psc_json_write(run, o->json_path, err, sizeof(err)) != PSC_OK) {
+            fprintf(stderr, "p2pscope: %s\n", run ? err : "out of memory");
+            rc = PSC_EXIT_FAILED;
+        }
+        json_decref(run);
+    }
+    free(devs);
+    return rc;
+}

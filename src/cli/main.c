@@ -1,0 +1,83 @@
+/* p2pscope: parse, open the driver, run one command, map the outcome to an exit code. */
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Refuse a JSON path that cannot be written before spending minutes measuring. */
+static int psc__check_json_path(const char *path)
+{
+    char copy[4096];
+    struct stat sb;
+    const char *dir;
+
+    if (!path || strcmp(path, "-") == 0)
+        return PSC_EXIT_OK;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "p2pscope: --json=%s is a directory: accepted a file path, or --json for stdout\n", path);
+        return PSC_EXIT_USAGE;
+    }
+    snprintf(copy, sizeof(copy), "%s", path);
+    dir = dirname(copy);
+    if (access(dir, W_OK) != 0) {
+        fprintf(stderr, "p2pscope: cannot write --json=%s: directory %s is missing or not writable\n", path, dir);
+        return PSC_EXIT_USAGE;
+    }
+    return PSC_EXIT_OK;
+}
+
+static int psc__check_devices(const psc_context_t *ctx, const psc_cli_opts_t *o)
+{
+    int n = psc_device_count(ctx);
+
+    for (int i = 0; i < o->ndev; i++) {
+        if (o->devs[i] >= n) {
+            fprintf(stderr, "p2pscope: GPU %d does not exist: accepted 0 to %d (this machine has %d GPU%s)\n",
+                    o->devs[i], n - 1, n, n == 1 ? "" : "s");
+            return PSC_EXIT_USAGE;
+        }
+    }
+    return PSC_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    char err[512];
+    psc_cli_opts_t o;
+    psc_context_t *ctx = NULL;
+    psc_status_t st;
+    int rc;
+
+    rc = psc_cli_parse(argc, argv, &o, err, sizeof(err));
+    if (rc != 0) {
+        fprintf(stderr, "p2pscope: %s\n", err);
+        return rc;
+    }
+    if (o.help) {
+        psc_cli_usage();
+        return PSC_EXIT_OK;
+    }
+    if (o.version) {
+        printf("p2pscope %s\n", PSC_VERSION_STRING);
+        return PSC_EXIT_OK;
+    }
+    if (o.cmd == PSC_CMD_LIST)
+        return psc_cmd_list();
+    if ((rc = psc__check_json_path(o.json_path)) != PSC_EXIT_OK)
+        return rc;
+
+    st = psc_context_create(&ctx, err, sizeof(err));
+    if (st != PSC_OK) {
+        fprintf(stderr, "p2pscope: %s\n", err);
+        return PSC_EXIT_ENV;
+    }
+    rc = psc__check_devices(ctx, &o);
+    if (rc == PSC_EXIT_OK)
+        rc = o.cmd == PSC_CMD_DEVICES ? psc_cmd_devices(ctx, &o) : psc_cmd_bw(ctx, &o);
+    psc_context_destroy(ctx);
+    return rc;
+}

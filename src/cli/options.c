@@ -1,0 +1,242 @@
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT };
+
+static const struct option psc__long_opts[] = {
+    {"test", required_argument, NULL, 't'},
+    {"devices", required_argument, NULL, 'd'},
+    {"size", required_argument, NULL, 's'},
+    {"iterations", required_argument, NULL, 'i'},
+    {"samples", required_argument, NULL, 'n'},
+    {"warmup", required_argument, NULL, 'w'},
+    {"gate-timeout", required_argument, NULL, OPT_GATE_TIMEOUT},
+    {"json", optional_argument, NULL, OPT_JSON},
+    {"test-corrupt-offset", required_argument, NULL, OPT_TEST_CORRUPT},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+void psc_cli_usage(void)
+{
+    printf("usage: p2pscope [COMMAND] [OPTIONS]\n"
+           "\n"
+           "Commands:\n"
+           "  report    (default) the GPUs, then every bandwidth test\n"
+           "  devices   the GPUs, the driver and how GPUs are numbered\n"
+           "  bw        bandwidth tests: all, or those named with --test\n"
+           "  list      the names of the bandwidth tests\n"
+           "\n"
+           "Options:\n"
+           "  -t, --test NAME[,NAME...]  bandwidth tests to run (repeatable; see 'p2pscope list')\n"
+           "  -d, --devices LIST         GPUs to use, e.g. 0,1 (default: all)\n"
+           "  -s, --size SIZE            bytes per copy (default 512MiB); K/M/G/T and KiB/MiB/GiB/TiB\n"
+           "                             are powers of 1024, KB/MB/GB/TB powers of 1000\n"
+           "  -i, --iterations N         copies per timed sample (default 8)\n"
+           "  -n, --samples N            timed samples, 1-%d (default 5); the median is reported\n"
+           "  -w, --warmup N             untimed samples before them (default 1)\n"
+           "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"
+           "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
+           "  -h, --help                 this text\n"
+           "  -V, --version              the version\n"
+           "\n"
+           "Bandwidth is in GB/s, 1 GB = 1e9 bytes. Matrices are src(row) -> dst(column).\n"
+           "Exit codes: 0 all passed, 1 a check failed, 2 usage error, 3 no driver/GPU or too few GPUs,\n"
+           "77 nothing applicable.\n",
+           PSC_MAX_SAMPLES);
+}
+
+static int psc__uint(const char *s, unsigned long max, unsigned long *out)
+{
+    unsigned long v;
+    char *end;
+
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (errno || *end || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int psc__add_tests(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen)
+{
+    char buf[256], *save = NULL;
+
+    snprintf(buf, sizeof(buf), "%s", arg);
+    for (char *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        psc_bw_test_t t;
+        int dup = 0;
+
+        if (psc_bw_test_from_name(name, &t) != PSC_OK) {
+            snprintf(err, errlen, "unknown test '%s'; accepted: %s, %s, %s, %s, %s", name,
+                     psc_bw_test_name(0), psc_bw_test_name(1), psc_bw_test_name(2), psc_bw_test_name(3),
+                     psc_bw_test_name(4));
+            return PSC_EXIT_USAGE;
+        }
+        for (int i = 0; i < o->ntests; i++)
+            dup |= o->tests[i] == t;
+        if (!dup)
+            o->tests[o->ntests++] = t;
+    }
+    return 0;
+}
+
+static int psc__set_devices(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen)
+{
+    char buf[512], *save = NULL;
+
+    o->ndev = 0;
+    if (strcmp(arg, "all") == 0)
+        return 0;
+    snprintf(buf, sizeof(buf), "%s", arg);
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        unsigned long v;
+
+        if (psc__uint(tok, PSC_CLI_MAX_DEVS - 1, &v) != 0) {
+            snprintf(err, errlen, "bad GPU index '%s' in --devices: accepted a comma list of indexes, e.g. 0,1, or 'all'", tok);
+            return PSC_EXIT_USAGE;
+        }
+        for (int i = 0; i < o->ndev; i++) {
+            if (o->devs[i] == (int)v) {
+                snprintf(err, errlen, "GPU %lu named twice in --devices", v);
+                return PSC_EXIT_USAGE;
+            }
+        }
+        o->devs[o->ndev++] = (int)v;
+    }
+    if (o->ndev == 0) {
+        snprintf(err, errlen, "empty --devices: accepted a comma list of indexes, e.g. 0,1, or 'all'");
+        return PSC_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    static const struct { const char *name; psc_cli_cmd_t cmd; } cmds[] = {
+        {"report", PSC_CMD_REPORT}, {"devices", PSC_CMD_DEVICES}, {"bw", PSC_CMD_BW}, {"list", PSC_CMD_LIST},
+    };
+
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        if (strcmp(word, cmds[i].name) == 0) {
+            o->cmd = cmds[i].cmd;
+            return 0;
+        }
+    }
+    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, list (see p2pscope --help)", word);
+    return PSC_EXIT_USAGE;
+}
+
+static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    unsigned long v;
+    char *end;
+
+    switch (c) {
+    case 't':
+        return psc__add_tests(o, arg, err, errlen);
+    case 'd':
+        return psc__set_devices(o, arg, err, errlen);
+    case 's':
+        if (psc_size_parse(arg, &o->measure.size) != PSC_OK) {
+            snprintf(err, errlen, "bad size '%s': accepted 1 B to 1 TiB, e.g. 4096, 64K, 512MiB, 1GB", arg);
+            return PSC_EXIT_USAGE;
+        }
+        return 0;
+    case 'i':
+        if (psc__uint(arg, 100000, &v) != 0 || v < 1) {
+            snprintf(err, errlen, "bad --iterations '%s': accepted 1 to 100000", arg);
+            return PSC_EXIT_USAGE;
+        }
+        o->measure.iterations = (unsigned)v;
+        return 0;
+    case 'n':
+        if (psc__uint(arg, PSC_MAX_SAMPLES, &v) != 0 || v < 1) {
+            snprintf(err, errlen, "bad --samples '%s': accepted 1 to %d", arg, PSC_MAX_SAMPLES);
+            return PSC_EXIT_USAGE;
+        }
+        o->measure.samples = (unsigned)v;
+        return 0;
+    case 'w':
+        if (psc__uint(arg, 100, &v) != 0) {
+            snprintf(err, errlen, "bad --warmup '%s': accepted 0 to 100", arg);
+            return PSC_EXIT_USAGE;
+        }
+        o->measure.warmup = (unsigned)v;
+        return 0;
+    case OPT_GATE_TIMEOUT:
+        if (psc__uint(arg, 600000, &v) != 0 || v < 1) {
+            snprintf(err, errlen, "bad --gate-timeout '%s': accepted 1 to 600000 (milliseconds)", arg);
+            return PSC_EXIT_USAGE;
+        }
+        o->measure.gate_timeout_ms = (double)v;
+        return 0;
+    case OPT_JSON:
+        o->json = 1;
+        o->json_path = arg;
+        if (arg && !*arg) {
+            snprintf(err, errlen, "empty --json file name: accepted --json (stdout) or --json=FILE");
+            return PSC_EXIT_USAGE;
+        }
+        return 0;
+    case OPT_TEST_CORRUPT:
+        errno = 0;
+        o->measure.test_corrupt_offset = strtoll(arg, &end, 10);
+        if (errno || *end || arg == end || o->measure.test_corrupt_offset < 0) {
+            snprintf(err, errlen, "bad --test-corrupt-offset '%s': accepted a byte offset below --size", arg);
+            return PSC_EXIT_USAGE;
+        }
+        return 0;
+    case 'h':
+        o->help = 1;
+        return 0;
+    case 'V':
+        o->version = 1;
+        return 0;
+    case ':':
+        snprintf(err, errlen, "option %s needs a value (see p2pscope --help)", optname);
+        return PSC_EXIT_USAGE;
+    default:
+        snprintf(err, errlen, "unknown option '%s' (see p2pscope --help for the accepted ones)", optname);
+        return PSC_EXIT_USAGE;
+    }
+}
+
+int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    int first = 1, c, rc;
+
+    memset(o, 0, sizeof(*o));
+    psc_measure_opts_default(&o->measure);
+    o->cmd = PSC_CMD_REPORT;
+    if (argc > 1 && argv[1][0] != '-') {
+        if ((rc = psc__command(argv[1], o, err, errlen)) != 0)
+            return rc;
+        first = 2;
+    }
+    optind = 0; /* GNU: full reinitialisation, so the parser can run more than once */
+    opterr = 0;
+    argv[first - 1] = argv[0];
+    while ((c = getopt_long(argc - first + 1, argv + first - 1, ":t:d:s:i:n:w:hV", psc__long_opts, NULL)) != -1) {
+        const char *name = argv[first - 1 + optind - 1];
+
+        if ((rc = psc__option(c, optarg, name, o, err, errlen)) != 0)
+            return rc;
+    }
+    if (optind < argc - first + 1) {
+        snprintf(err, errlen, "unexpected argument '%s' (see p2pscope --help)", argv[first - 1 + optind]);
+        return PSC_EXIT_USAGE;
+    }
+    if (psc_measure_opts_check(&o->measure, err, errlen) != PSC_OK)
+        return PSC_EXIT_USAGE;
+    return 0;
+}

@@ -1,0 +1,117 @@
+/*
+ * Device code of p2pscope: the gate that holds a stream until the host has
+ * queued all timed work, and the pattern fill, check and corruption hook.
+ * C-style, extern "C" names, loaded by the host with cuModuleLoadData.
+ */
+#include <stdint.h>
+
+#include "verify/pattern.h"
+
+typedef unsigned long long u64;
+
+static __device__ __forceinline__ u64 psc_globaltimer(void)
+{
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Spin until the host writes *release != 0, or give up after timeout_ns. */
+extern "C" __global__ void psc_gate(const volatile unsigned int *release, unsigned int *timed_out,
+                                    u64 timeout_ns)
+{
+    u64 start = psc_globaltimer();
+
+    while (*release == 0) {
+        if (psc_globaltimer() - start > timeout_ns) {
+            *timed_out = 1;
+            return;
+        }
+        __nanosleep(64);
+    }
+}
+
+/* 16-byte stores of the pattern; the bytes past the last whole 16 by thread 0. */
+extern "C" __global__ void psc_fill(unsigned char *p, u64 n, u64 seed)
+{
+    const u64 chunks = n / 16;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+
+    for (; i < chunks; i += stride) {
+        uint4 v;
+        u64 a = psc_pattern_word(seed, 2 * i), b = psc_pattern_word(seed, 2 * i + 1);
+        v.x = (unsigned)a;
+        v.y = (unsigned)(a >> 32);
+        v.z = (unsigned)b;
+        v.w = (unsigned)(b >> 32);
+        reinterpret_cast<uint4 *>(p)[i] = v;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        for (u64 o = chunks * 16; o < n; o++)
+            p[o] = psc_pattern_byte(seed, o);
+}
+
+struct psc_verify_words {
+    u64 bad_bytes;
+    u64 first_bad;
+};
+
+/* Count the differing bytes of word w (at byte offset off) and note the first. */
+static __device__ __forceinline__ void psc_note_bad(psc_verify_words *out, u64 got, u64 want, u64 off)
+{
+    u64 diff = got ^ want;
+    unsigned cnt = 0, first = 8;
+
+    for (unsigned b = 0; b < 8; b++) {
+        if ((diff >> (8 * b)) & 0xff) {
+            cnt++;
+            if (first == 8)
+                first = b;
+        }
+    }
+    atomicAdd(&out->bad_bytes, (u64)cnt);
+    atomicMin(&out->first_bad, off + first);
+}
+
+/* Compare n bytes at p with the pattern; two 16-byte loads in flight per thread. */
+extern "C" __global__ void psc_verify(const unsigned char *p, u64 n, u64 seed, psc_verify_words *out)
+{
+    const u64 chunks = n / 16;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    const uint4 *q = reinterpret_cast<const uint4 *>(p);
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+
+    for (; i < chunks; i += 2 * stride) {
+        uint4 v[2];
+        u64 idx[2] = {i, i + stride};
+
+        for (int k = 0; k < 2; k++)
+            if (idx[k] < chunks)
+                v[k] = q[idx[k]];
+        for (int k = 0; k < 2; k++) {
+            if (idx[k] >= chunks)
+                continue;
+            u64 lo = ((u64)v[k].y << 32) | v[k].x, hi = ((u64)v[k].w << 32) | v[k].z;
+            u64 wlo = psc_pattern_word(seed, 2 * idx[k]), whi = psc_pattern_word(seed, 2 * idx[k] + 1);
+            if (lo != wlo)
+                psc_note_bad(out, lo, wlo, idx[k] * 16);
+            if (hi != whi)
+                psc_note_bad(out, hi, whi, idx[k] * 16 + 8);
+        }
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        for (u64 o = chunks * 16; o < n; o++) {
+            if (p[o] != psc_pattern_byte(seed, o)) {
+                atomicAdd(&out->bad_bytes, 1ull);
+                atomicMin(&out->first_bad, o);
+            }
+        }
+    }
+}
+
+/* Test hook: corrupt one byte so the checks can be shown to catch it. */
+extern "C" __global__ void psc_flip_byte(unsigned char *p, u64 offset)
+{
+    p[offset] ^= 0x5A;
+}

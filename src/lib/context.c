@@ -1,0 +1,200 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+/* The device fatbin, embedded by cmake/fatbin_embed.S.in. */
+extern const unsigned char psc__fatbin[];
+
+psc_status_t psc__devices_probe(psc_context_t *ctx); /* topo/devices.c */
+
+static psc_log_level_t psc__log_level_from_env(void)
+{
+    static const char *const names[] = {"none", "error", "warn", "info", "debug"};
+    const char *v = getenv("P2PSCOPE_LOG");
+
+    if (!v)
+        return PSC_LOG_NONE;
+    for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcasecmp(v, names[i]) == 0)
+            return (psc_log_level_t)i;
+    return PSC_LOG_WARN;
+}
+
+psc_status_t psc_context_create(psc_context_t **out, char *errbuf, size_t errlen)
+{
+    char scratch[256];
+    psc_context_t *ctx;
+    psc_status_t st;
+
+    if (!out)
+        return PSC_ERR_INVALID;
+    if (!errbuf || !errlen) {
+        errbuf = scratch;
+        errlen = sizeof(scratch);
+    }
+    errbuf[0] = '\0';
+    ctx = calloc(1, sizeof(*ctx));
+    if (!ctx) {
+        snprintf(errbuf, errlen, "out of host memory");
+        return PSC_ERR_NO_MEMORY;
+    }
+    ctx->log_level = psc__log_level_from_env();
+
+    st = psc_cuda_load(&ctx->cu, errbuf, errlen);
+    if (st != PSC_OK)
+        goto err_free;
+    if (psc_nvml_load(&ctx->nvml, ctx->sys.nvml_note, sizeof(ctx->sys.nvml_note)) == PSC_OK)
+        ctx->sys.nvml_loaded = 1;
+    else
+        psc__log(ctx, PSC_LOG_INFO, "%s", ctx->sys.nvml_note);
+    ctx->host = psc_host_topo_load();
+    if (!ctx->host)
+        psc__log(ctx, PSC_LOG_WARN, "hwloc could not load the host topology: NUMA placement off");
+
+    st = psc__devices_probe(ctx);
+    if (st != PSC_OK) {
+        snprintf(errbuf, errlen, "%s", ctx->last_error);
+        goto err_unload;
+    }
+    *out = ctx;
+    return PSC_OK;
+
+err_unload:
+    free(ctx->info);
+    free(ctx->gpu);
+    psc_host_topo_free(ctx->host);
+    psc_nvml_unload(&ctx->nvml);
+    psc_cuda_unload(&ctx->cu);
+err_free:
+    free(ctx);
+    return st;
+}
+
+static void psc__gpu_teardown(psc_context_t *ctx, psc_gpu_t *g)
+{
+    if (!g->ctx)
+        return;
+    ctx->cu.p_cuCtxSetCurrent(g->ctx);
+    if (g->stream) {
+        ctx->cu.p_cuStreamSynchronize(g->stream);
+        ctx->cu.p_cuStreamDestroy(g->stream);
+    }
+    if (g->verify_words)
+        ctx->cu.p_cuMemFree(g->verify_words);
+    if (g->gate)
+        ctx->cu.p_cuMemFreeHost((void *)g->gate);
+    if (g->module)
+        ctx->cu.p_cuModuleUnload(g->module);
+    ctx->cu.p_cuCtxSetCurrent(NULL);
+    ctx->cu.p_cuDevicePrimaryCtxRelease(g->dev);
+    free(g->peer_on);
+    memset(g, 0, sizeof(*g));
+}
+
+void psc_context_destroy(psc_context_t *ctx)
+{
+    if (!ctx)
+        return;
+    for (int i = 0; i < ctx->ndev; i++)
+        psc__gpu_teardown(ctx, &ctx->gpu[i]);
+    free(ctx->gpu);
+    free(ctx->info);
+    psc_host_topo_free(ctx->host);
+    psc_nvml_unload(&ctx->nvml);
+    psc_cuda_unload(&ctx->cu);
+    free(ctx);
+}
+
+const char *psc_context_last_error(const psc_context_t *ctx)
+{
+    return ctx ? ctx->last_error : "no context";
+}
+
+int psc__valid_gpu(const psc_context_t *ctx, int i)
+{
+    return ctx && i >= 0 && i < ctx->ndev;
+}
+
+static psc_status_t psc__gpu_setup(psc_context_t *ctx, int i)
+{
+    psc_gpu_t *g = &ctx->gpu[i];
+    psc_verify_words_t init = {0, UINT64_MAX};
+    CUdevice dev = g->dev;
+    psc_status_t st;
+    void *gate = NULL;
+
+    st = PSC_CU(ctx, cuDevicePrimaryCtxRetain, (&g->ctx, dev));
+    if (st != PSC_OK)
+        return st;
+    if ((st = PSC_CU(ctx, cuCtxSetCurrent, (g->ctx))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleLoadData, (&g->module, psc__fatbin))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_gate, g->module, "psc_gate"))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_fill, g->module, "psc_fill"))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_verify, g->module, "psc_verify"))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_flip, g->module, "psc_flip_byte"))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuStreamCreate, (&g->stream, CU_STREAM_NON_BLOCKING))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuMemHostAlloc, (&gate, sizeof(psc_gate_words_t), CU_MEMHOSTALLOC_DEVICEMAP))) != PSC_OK)
+        goto err;
+    g->gate = gate;
+    if ((st = PSC_CU(ctx, cuMemHostGetDevicePointer, (&g->gate_dptr, gate, 0))) != PSC_OK)
+        goto err;
+    g->gate->release = 0;
+    g->gate->timed_out = 0;
+    if ((st = PSC_CU(ctx, cuMemAlloc, (&g->verify_words, sizeof(psc_verify_words_t)))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuMemcpyHtoD, (g->verify_words, &init, sizeof(init)))) != PSC_OK)
+        goto err;
+    g->peer_on = calloc((size_t)ctx->ndev, 1);
+    if (!g->peer_on) {
+        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+        goto err;
+    }
+    g->ready = 1;
+    return PSC_OK;
+
+err:
+    psc__gpu_teardown(ctx, g);
+    g->dev = dev;
+    return st;
+}
+
+psc_status_t psc__gpu_use(psc_context_t *ctx, int i)
+{
+    if (!psc__valid_gpu(ctx, i))
+        return psc__fail(ctx, PSC_ERR_INVALID, "GPU %d does not exist (accepted: 0..%d)", i, ctx->ndev - 1);
+    if (!ctx->gpu[i].ready)
+        return psc__gpu_setup(ctx, i);
+    return PSC_CU(ctx, cuCtxSetCurrent, (ctx->gpu[i].ctx));
+}
+
+psc_status_t psc__gpu_peer_enable(psc_context_t *ctx, int from, int to)
+{
+    psc_status_t st;
+    CUresult rc;
+
+    if ((st = psc__gpu_use(ctx, to)) != PSC_OK || (st = psc__gpu_use(ctx, from)) != PSC_OK)
+        return st;
+    if (ctx->gpu[from].peer_on[to])
+        return PSC_OK;
+    rc = ctx->cu.p_cuCtxEnablePeerAccess(ctx->gpu[to].ctx, 0);
+    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+        return psc__cu_result(ctx, rc, "cuCtxEnablePeerAccess");
+    ctx->gpu[from].peer_on[to] = 1;
+    return PSC_OK;
+}
+
+psc_status_t psc__launch(psc_context_t *ctx, int i, CUfunction fn, unsigned blocks,
+                         unsigned threads, void **params)
+{
+    return PSC_CU(ctx, cuLaunchKernel,
+                  (fn, blocks, 1, 1, threads, 1, 1, 0, ctx->gpu[i].stream, params, NULL));
+}
+
+unsigned psc__grid_blocks(const psc_context_t *ctx, int i)
+{
+    int sms = ctx->info[i].sm_count > 0 ? ctx->info[i].sm_count : 16;
+
+    return (unsigned)sms * 4u;
+}

@@ -1,0 +1,50 @@
+/*
+ * Every CUDA driver entry point the library uses, with the API version it is
+ * requested at. The version pins the ABI: cuGetProcAddress returns the
+ * newest variant of the symbol that is not newer than this, and the field
+ * is typed with cudaTypedefs.h's PFN_<name>_v<version>.
+ * X(name, version, required): a missing optional symbol only disables the
+ * feature that needs it.
+ */
+#ifndef PSC_DRIVER_CUDA_SYMBOLS_H
+#define PSC_DRIVER_CUDA_SYMBOLS_H
+
+#define PSC_CUDA_SYMBOLS(X)                   \
+    X(cuInit, 2000, 1)                        \
+    X(cuDriverGetVersion, 2020, 1)            \
+    X(cuGetErrorName, 6000, 1)                \
+    X(cuGetErrorString, 6000, 1)              \
+    X(cuDeviceGetCount, 2000, 1)              \
+    X(cuDeviceGet, 2000, 1)                   \
+    X(cuDeviceGetName, 2000, 1)               \
+    X(cuDeviceTotalMem, 3020, 1)              \
+    X(cuDeviceGetAttribute, 2000, 1)          \
+    X(cuDeviceGetPCIBusId, 4010, 1)           \
+    X(cuDeviceGetUuid, 11040, 0)              \
+    X(cuDeviceCanAccessPeer, 4000, 1)         \
+    X(cuDevicePrimaryCtxRetain, 7000, 1)      \
+    X(cuDevicePrimaryCtxRelease, 11000, 1)    \
+    X(cuCtxSetCurrent, 4000, 1)               \
+    X(cuCtxEnablePeerAccess, 4000, 1)         \
+    X(cuModuleLoadData, 2000, 1)              \
+    X(cuModuleUnload, 2000, 1)                \
+    X(cuModuleGetFunction, 2000, 1)           \
+    X(cuLaunchKernel, 4000, 1)                \
+    X(cuMemAlloc, 3020, 1)                    \
+    X(cuMemFree, 3020, 1)                     \
+    X(cuMemHostAlloc, 2020, 1)                \
+    X(cuMemFreeHost, 2000, 1)                 \
+    X(cuMemHostGetDevicePointer, 3020, 1)     \
+    X(cuMemcpyAsync, 4000, 1)                 \
+    X(cuMemcpyHtoD, 3020, 1)                  \
+    X(cuMemcpyDtoH, 3020, 1)                  \
+    X(cuStreamCreate, 2000, 1)                \
+    X(cuStreamDestroy, 4000, 1)               \
+    X(cuStreamSynchronize, 2000, 1)           \
+    X(cuEventCreate, 2000, 1)                 \
+    X(cuEventDestroy, 4000, 1)                \
+    X(cuEventRecord, 2000, 1)                 \
+    X(cuEventSynchronize, 2000, 1)            \
+    X(cuEventElapsedTime, 2000, 1)
+
+#endif

@@ -1,0 +1,76 @@
+/* Library-internal state and helpers; never installed. */
+#ifndef PSC_INTERNAL_H
+#define PSC_INTERNAL_H
+
+#include <stdint.h>
+
+#include "driver/cuda_driver.h"
+#include "driver/nvml_driver.h"
+#include "p2pscope.h"
+#include "topo/host_topo.h"
+
+/* Host words the gate kernel reads and writes, in pinned mapped memory. */
+typedef struct {
+    volatile uint32_t release;   /* host sets 1 to let the gated stream run */
+    volatile uint32_t timed_out; /* gate kernel sets 1 when it gave up waiting */
+} psc_gate_words_t;
+
+typedef struct {
+    uint64_t bad_bytes;
+    uint64_t first_bad; /* UINT64_MAX when none */
+} psc_verify_words_t;
+
+typedef struct {
+    CUdevice dev;
+    int ready;                  /* context, module and stream set up */
+    CUcontext ctx;              /* primary context, retained */
+    CUmodule module;
+    CUfunction fn_gate, fn_fill, fn_verify, fn_flip;
+    CUstream stream;            /* work this GPU issues */
+    psc_gate_words_t *gate;     /* pinned, mapped */
+    CUdeviceptr gate_dptr;      /* the same words as the GPU addresses them */
+    CUdeviceptr verify_words;   /* psc_verify_words_t in device memory */
+    unsigned char *peer_on;     /* [ndev]: peer access to that GPU enabled */
+} psc_gpu_t;
+
+typedef enum { PSC_LOG_NONE, PSC_LOG_ERROR, PSC_LOG_WARN, PSC_LOG_INFO, PSC_LOG_DEBUG } psc_log_level_t;
+
+struct psc_context {
+    psc_cuda_t cu;
+    psc_nvml_t nvml;
+    psc_host_topo_t *host;      /* NULL when hwloc could not load */
+    int ndev;
+    psc_gpu_t *gpu;
+    psc_device_info_t *info;    /* static facts read at creation */
+    psc_system_info_t sys;
+    psc_log_level_t log_level;
+    char last_error[512];
+};
+
+void psc__log(const psc_context_t *ctx, psc_log_level_t level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Record a failure as the context's last error (logged once, here). */
+psc_status_t psc__fail(psc_context_t *ctx, psc_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Map a driver result to a status; on failure record "call: CUDA_ERROR_X (text)". */
+psc_status_t psc__cu_result(psc_context_t *ctx, CUresult rc, const char *call);
+#define PSC_CU(ctx, fn, args) psc__cu_result((ctx), (ctx)->cu.p_##fn args, #fn)
+
+/* Make GPU i's context current, setting it up (context, module, stream) on first use. */
+psc_status_t psc__gpu_use(psc_context_t *ctx, int i);
+
+/* Enable peer access from GPU `from` to GPU `to` (idempotent). */
+psc_status_t psc__gpu_peer_enable(psc_context_t *ctx, int from, int to);
+
+/* Launch a 1-D kernel on GPU i's stream (the GPU's context must be current). */
+psc_status_t psc__launch(psc_context_t *ctx, int i, CUfunction fn, unsigned blocks,
+                         unsigned threads, void **params);
+
+/* Grid for a memory-bound kernel on GPU i: enough blocks to fill every SM. */
+unsigned psc__grid_blocks(const psc_context_t *ctx, int i);
+
+int psc__valid_gpu(const psc_context_t *ctx, int i);
+
+#endif

@@ -1,0 +1,22 @@
+/* Host side of the topology through hwloc: NUMA locality of PCI devices, memory binding. */
+#ifndef PSC_TOPO_HOST_TOPO_H
+#define PSC_TOPO_HOST_TOPO_H
+
+typedef struct psc_host_topo psc_host_topo_t;
+
+/* Load this machine's topology with PCI devices; NULL when hwloc fails. */
+psc_host_topo_t *psc_host_topo_load(void);
+void psc_host_topo_free(psc_host_topo_t *t);
+
+/* NUMA node (OS index) local to the PCI device, or -1 when unknown or not one node. */
+int psc_host_topo_numa_of(const psc_host_topo_t *t, const char *pci_bus_id);
+
+/*
+ * Bind this thread's future allocations to the NUMA node local to the PCI
+ * device; returns an opaque token for psc_host_topo_membind_pop, NULL when no
+ * binding was needed (one node, unknown locality) or possible.
+ */
+void *psc_host_topo_membind_push(psc_host_topo_t *t, const char *pci_bus_id);
+void psc_host_topo_membind_pop(psc_host_topo_t *t, void *token);
+
+#endif

@@ -1,0 +1,41 @@
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include "p2pscope.h"
+
+static const struct {
+    const char *suffix;
+    uint64_t mult;
+} psc__suffixes[] = {
+    {"", 1}, {"B", 1},
+    {"K", 1ull << 10}, {"KiB", 1ull << 10}, {"KB", 1000ull},
+    {"M", 1ull << 20}, {"MiB", 1ull << 20}, {"MB", 1000000ull},
+    {"G", 1ull << 30}, {"GiB", 1ull << 30}, {"GB", 1000000000ull},
+    {"T", 1ull << 40}, {"TiB", 1ull << 40}, {"TB", 1000000000000ull},
+};
+
+psc_status_t psc_size_parse(const char *text, uint64_t *out)
+{
+    unsigned long long v;
+    char *end;
+
+    if (!text || !out || !isdigit((unsigned char)text[0]))
+        return PSC_ERR_INVALID;
+    errno = 0;
+    v = strtoull(text, &end, 10);
+    if (errno == ERANGE)
+        return PSC_ERR_INVALID;
+    for (size_t i = 0; i < sizeof(psc__suffixes) / sizeof(psc__suffixes[0]); i++) {
+        uint64_t m = psc__suffixes[i].mult;
+
+        if (strcasecmp(end, psc__suffixes[i].suffix) != 0)
+            continue;
+        if (v == 0 || v > (1ull << 40) / m)
+            return PSC_ERR_INVALID;
+        *out = (uint64_t)v * m;
+        return *out <= (1ull << 40) ? PSC_OK : PSC_ERR_INVALID;
+    }
+    return PSC_ERR_INVALID;
+}

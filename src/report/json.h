@@ -1,0 +1,32 @@
+/* The machine-readable run document (jansson), written atomically. */
+#ifndef PSC_REPORT_JSON_H
+#define PSC_REPORT_JSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "p2pscope.h"
+
+/* Tool, host, start time, driver and GPU facts; "tests" starts empty. */
+json_t *psc_json_run_new(const char *command, const psc_system_info_t *sys,
+                         const psc_device_info_t *devs, int ndev);
+
+/* Every parameter of the measurement, the GPUs and tests chosen. */
+void psc_json_run_set_parameters(json_t *run, const psc_measure_opts_t *o, const int *devs, int ndev,
+                                 const psc_bw_test_t *tests, int ntests);
+
+/* One bandwidth result: names, direction, issuer, status, samples, statistics, verification. */
+json_t *psc_json_bw_result(const psc_bw_result_t *r, const psc_measure_opts_t *o);
+
+/* Append a test object (reference stolen). */
+void psc_json_run_add_test(json_t *run, json_t *test);
+
+void psc_json_run_finish(json_t *run, double wall_s, int exit_code);
+
+/*
+ * Write the document to path ("-" for stdout) through a temporary file in
+ * the same directory and a rename, so a reader never sees half a file.
+ */
+psc_status_t psc_json_write(const json_t *doc, const char *path, char *errbuf, size_t errlen);
+
+#endif

@@ -1,0 +1,90 @@
+#include "table.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PSC_CELL_LEN 64
+
+struct psc_table {
+    unsigned rows, cols;
+    char (*cells)[PSC_CELL_LEN];
+};
+
+psc_table_t *psc_table_new(unsigned rows, unsigned cols)
+{
+    psc_table_t *t;
+
+    if (!rows || !cols)
+        return NULL;
+    t = calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    t->cells = calloc((size_t)rows * cols, PSC_CELL_LEN);
+    if (!t->cells) {
+        free(t);
+        return NULL;
+    }
+    t->rows = rows;
+    t->cols = cols;
+    return t;
+}
+
+void psc_table_free(psc_table_t *t)
+{
+    if (!t)
+        return;
+    free(t->cells);
+    free(t);
+}
+
+void psc_table_set(psc_table_t *t, unsigned row, unsigned col, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!t || row >= t->rows || col >= t->cols)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(t->cells[row * t->cols + col], PSC_CELL_LEN, fmt, ap);
+    va_end(ap);
+}
+
+const char *psc_table_get(const psc_table_t *t, unsigned row, unsigned col)
+{
+    if (!t || row >= t->rows || col >= t->cols)
+        return NULL;
+    return t->cells[row * t->cols + col];
+}
+
+void psc_table_render(const psc_table_t *t, FILE *f)
+{
+    size_t *width;
+
+    if (!t)
+        return;
+    width = calloc(t->cols, sizeof(*width));
+    if (!width)
+        return;
+    for (unsigned r = 0; r < t->rows; r++)
+        for (unsigned c = 0; c < t->cols; c++) {
+            size_t len = strlen(t->cells[r * t->cols + c]);
+            if (len > width[c])
+                width[c] = len;
+        }
+    for (unsigned r = 0; r < t->rows; r++) {
+        char line[t->cols * (PSC_CELL_LEN + 2) + 1];
+        size_t pos = 0;
+
+        for (unsigned c = 0; c < t->cols; c++) {
+            const char *cell = t->cells[r * t->cols + c];
+            int w = (int)width[c];
+
+            pos += (size_t)sprintf(line + pos, c == 0 ? "%-*s" : "  %*s", w, cell);
+        }
+        while (pos > 0 && line[pos - 1] == ' ')
+            pos--;
+        line[pos] = '\0';
+        fprintf(f, "%s\n", line);
+    }
+    free(width);
+}

@@ -1,0 +1,21 @@
+/* Aligned text tables: first column left-aligned, the others right-aligned. */
+#ifndef PSC_REPORT_TABLE_H
+#define PSC_REPORT_TABLE_H
+
+#include <stdio.h>
+
+typedef struct psc_table psc_table_t;
+
+/* rows x cols cells, all empty; NULL when out of memory or a size is 0. */
+psc_table_t *psc_table_new(unsigned rows, unsigned cols);
+void psc_table_free(psc_table_t *t);
+
+/* printf into a cell; out-of-range cells are ignored. */
+void psc_table_set(psc_table_t *t, unsigned row, unsigned col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+const char *psc_table_get(const psc_table_t *t, unsigned row, unsigned col);
+
+/* Row 0 is the header. Columns are separated by two spaces; no trailing blanks. */
+void psc_table_render(const psc_table_t *t, FILE *f);
+
+#endif

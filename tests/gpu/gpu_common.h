@@ -1,0 +1,38 @@
+/* Shared by the GPU tests: open a context or skip (exit 77) on a machine without a GPU. */
+#ifndef PSC_TESTS_GPU_COMMON_H
+#define PSC_TESTS_GPU_COMMON_H
+
+#include <stdio.h>
+
+#include "p2pscope.h"
+
+#define PSC_TEST_SKIP 77
+
+/* Returns NULL after printing why when there is no driver or GPU. */
+static inline psc_context_t *psc_test_open(void)
+{
+    char err[512];
+    psc_context_t *ctx = NULL;
+    psc_status_t st = psc_context_create(&ctx, err, sizeof(err));
+
+    if (st != PSC_OK) {
+        fprintf(stderr, "skipped: %s\n", err);
+        return NULL;
+    }
+    return ctx;
+}
+
+/* Small, quick measurement options that still cross several 16-byte chunks and a tail. */
+static inline psc_measure_opts_t psc_test_opts(uint64_t size)
+{
+    psc_measure_opts_t o;
+
+    psc_measure_opts_default(&o);
+    o.size = size;
+    o.iterations = 2;
+    o.warmup = 1;
+    o.samples = 3;
+    return o;
+}
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * The checks catch a wrong byte: the test hook flips one destination byte
+ * after each timed sample, and the result must fail, naming that offset, the
+ * expected and the found value. A clean run right after must pass again.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "gpu_common.h"
+#include "../../src/lib/verify/pattern.h"
+
+static psc_context_t *g_ctx;
+
+static void psc__corrupt_and_catch(const psc_bw_case_t *c, int64_t offset)
+{
+    psc_measure_opts_t o = psc_test_opts((16ull << 20) + 7);
+    psc_bw_result_t r;
+
+    o.test_corrupt_offset = offset;
+    assert_int_equal(psc_bw_run(g_ctx, c, &o, &r), PSC_OK);
+    assert_int_equal(r.status, PSC_RESULT_FAILED);
+    assert_int_equal(r.verify.checked, o.warmup + o.samples);
+    assert_int_equal(r.verify.bad_samples, o.samples);   /* every timed sample, no warm-up */
+    assert_int_equal(r.verify.bad_bytes, o.samples);     /* one byte each */
+    assert_int_equal(r.verify.first_bad_offset, offset);
+    assert_int_equal(r.verify.found, r.verify.expected ^ 0x5A);
+    assert_non_null(strstr(r.reason, "wrong data"));
+    assert_int_equal(r.nsamples, o.samples);             /* the figures are still there */
+
+    o.test_corrupt_offset = -1;
+    assert_int_equal(psc_bw_run(g_ctx, c, &o, &r), PSC_OK);
+    assert_int_equal(r.status, PSC_RESULT_PASSED);
+    assert_int_equal(r.verify.bad_bytes, 0);
+}
+
+static void test_local_copy_corruption(void **state)
+{
+    psc_bw_case_t c = {PSC_BW_GPU_LOCAL_CE, 0, 0, 0};
+
+    (void)state;
+    psc__corrupt_and_catch(&c, 0);
+    psc__corrupt_and_catch(&c, 12345);
+    psc__corrupt_and_catch(&c, (16 << 20) + 6); /* the last byte, in the tail */
+}
+
+static void test_host_copy_corruption(void **state)
+{
+    psc_bw_case_t d2h = {PSC_BW_GPU_TO_HOST_CE, 0, PSC_HOST, 0};
+    psc_bw_case_t h2d = {PSC_BW_HOST_TO_GPU_CE, PSC_HOST, 0, 0};
+
+    (void)state;
+    psc__corrupt_and_catch(&d2h, 4097);
+    psc__corrupt_and_catch(&h2d, 999999);
+}
+
+static void test_peer_copy_corruption(void **state)
+{
+    psc_bw_case_t rd = {PSC_BW_GPU_TO_GPU_READ_CE, 1, 0, 0};
+    psc_bw_case_t wr = {PSC_BW_GPU_TO_GPU_WRITE_CE, 0, 1, 0};
+
+    (void)state;
+    if (psc_device_count(g_ctx) < 2)
+        skip();
+    psc__corrupt_and_catch(&rd, 777);
+    psc__corrupt_and_catch(&wr, 8 << 20);
+}
+
+static void test_pattern_is_not_poison(void **state)
+{
+    (void)state;
+    for (uint64_t w = 0; w < 100000; w++) {
+        assert_true(psc_pattern_word(1, w) != psc_pattern_word(1 ^ PSC_POISON_XOR, w));
+        assert_true(psc_pattern_word(1, w) != psc_pattern_word(1, w + 1));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pattern_is_not_poison),
+        cmocka_unit_test(test_local_copy_corruption),
+        cmocka_unit_test(test_host_copy_corruption),
+        cmocka_unit_test(test_peer_copy_corruption),
+    };
+    int rc;
+
+    g_ctx = psc_test_open();
+    if (!g_ctx)
+        return PSC_TEST_SKIP;
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    psc_context_destroy(g_ctx);
+    return rc;
+}
