@@ -14,15 +14,16 @@
 static json_t *psc__json_device(const psc_device_info_t *d)
 {
     json_t *o = json_object();
-    char cc[16];
+    char cc[16], pci_id[16];
 
     snprintf(cc, sizeof(cc), "%d.%d", d->cc_major, d->cc_minor);
+    snprintf(pci_id, sizeof(pci_id), "%04x:%04x", d->pci_device_id & 0xffff, d->pci_device_id >> 16);
     json_object_set_new(o, "index", json_integer(d->index));
     json_object_set_new(o, "nvml_index", d->nvml_index >= 0 ? json_integer(d->nvml_index) : json_null());
     json_object_set_new(o, "name", json_string(d->name));
     json_object_set_new(o, "pci_bus_id", json_string(d->pci_bus_id));
     json_object_set_new(o, "uuid", d->uuid[0] ? json_string(d->uuid) : json_null());
-    json_object_set_new(o, "pci_device_id", d->pci_device_id ? json_integer(d->pci_device_id) : json_null());
+    json_object_set_new(o, "pci_id", d->pci_device_id ? json_string(pci_id) : json_null()); /* vendor:device */
     json_object_set_new(o, "memory_bytes", json_integer((json_int_t)d->memory_bytes));
     json_object_set_new(o, "sm_count", json_integer(d->sm_count));
     json_object_set_new(o, "compute_capability", json_string(cc));

@@ -17,9 +17,9 @@ SAME_FIELD(pciDeviceId);
 SAME_FIELD(pciSubSystemId);
 SAME_FIELD(busId);
 _Static_assert(sizeof(nvmlPciInfo_t) == sizeof(psc_nvmlPciInfo_t), "nvmlPciInfo_t size");
-_Static_assert(NVML_TEMPERATURE_GPU == PSC_NVML_TEMPERATURE_GPU, "temperature sensor");
-_Static_assert(NVML_CLOCK_SM == PSC_NVML_CLOCK_SM, "SM clock");
-_Static_assert(NVML_CLOCK_MEM == PSC_NVML_CLOCK_MEM, "memory clock");
+_Static_assert((int)NVML_TEMPERATURE_GPU == (int)PSC_NVML_TEMPERATURE_GPU, "temperature sensor");
+_Static_assert((int)NVML_CLOCK_SM == (int)PSC_NVML_CLOCK_SM, "SM clock");
+_Static_assert((int)NVML_CLOCK_MEM == (int)PSC_NVML_CLOCK_MEM, "memory clock");
 _Static_assert(NVML_SUCCESS == 0, "success");
 _Static_assert(sizeof(nvmlDevice_t) == sizeof(psc_nvmlDevice_t), "device handle");
 

@@ -1,0 +1,225 @@
+/*
+ * The real p2pscope binary: help, usage errors, and the machines where
+ * nothing can be measured (no driver, no GPU, a driver lacking a symbol),
+ * plus two fake GPUs whose contexts cannot be made. Needs no GPU.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "p2pscope.h"
+
+#ifndef P2PSCOPE_BIN
+#error "P2PSCOPE_BIN must name the binary under test"
+#endif
+
+typedef struct {
+    int rc;
+    char *out, *err;
+} psc__run_t;
+
+static char *psc__slurp(int fd)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    ssize_t n;
+
+    lseek(fd, 0, SEEK_SET);
+    while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+        len += (size_t)n;
+        if (cap - len < 2)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[len] = '\0';
+    close(fd);
+    return buf;
+}
+
+/* Run the binary with args; env is "NAME=value" pairs (NULL-terminated) added to ours. */
+static psc__run_t psc__run(const char *const *args, const char *const *env)
+{
+    char outp[] = "/tmp/psc-out-XXXXXX", errp[] = "/tmp/psc-err-XXXXXX";
+    int fo = mkstemp(outp), fe = mkstemp(errp), status = 0;
+    char *argv[32] = {P2PSCOPE_BIN};
+    psc__run_t r;
+    pid_t pid;
+
+    assert_true(fo >= 0 && fe >= 0);
+    unlink(outp);
+    unlink(errp);
+    for (int i = 0; args[i]; i++)
+        argv[i + 1] = (char *)args[i];
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        for (int i = 0; env && env[i]; i++)
+            putenv((char *)env[i]);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        execv(P2PSCOPE_BIN, argv);
+        _exit(127);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status)); /* never a crash */
+    r.rc = WEXITSTATUS(status);
+    r.out = psc__slurp(fo);
+    r.err = psc__slurp(fe);
+    return r;
+}
+
+static int psc__lines(const char *s)
+{
+    int n = 0;
+
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void psc__free(psc__run_t *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* One line on stderr containing want, nothing on stdout, the exit code. */
+static void psc__expect_error(const char *const *args, const char *const *env, int rc, const char *want)
+{
+    psc__run_t r = psc__run(args, env);
+
+    if (r.rc != rc || !strstr(r.err, want))
+        fprintf(stderr, "rc=%d stderr=%s", r.rc, r.err);
+    assert_int_equal(r.rc, rc);
+    assert_non_null(strstr(r.err, want));
+    assert_int_equal(psc__lines(r.err), 1);
+    assert_string_equal(r.out, "");
+    psc__free(&r);
+}
+
+static const char *const psc__no_driver[] = {"P2PSCOPE_LIBCUDA=/nonexistent/libcuda.so.1", NULL};
+static const char *const psc__fake_nodev[] = {"P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "FAKE_CUDA_MODE=nodevice", NULL};
+static const char *const psc__fake_missing[] = {"P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "FAKE_CUDA_MODE=missing", NULL};
+static const char *const psc__fake_gpus[] = {"P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "FAKE_CUDA_MODE=gpus",
+                                             "P2PSCOPE_LIBNVML=/nonexistent/libnvidia-ml.so.1", NULL};
+
+static void test_help_version_list(void **state)
+{
+    psc__run_t r;
+
+    (void)state;
+    r = psc__run((const char *[]){"--help", NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "usage: p2pscope"));
+    assert_non_null(strstr(r.out, "Exit codes"));
+    psc__free(&r);
+    r = psc__run((const char *[]){"--version", NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.out, "p2pscope " PSC_VERSION_STRING "\n");
+    psc__free(&r);
+    r = psc__run((const char *[]){"list", NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(psc__lines(r.out), PSC_BW_TEST_COUNT);
+    psc__free(&r);
+}
+
+static void test_usage_errors_exit_2(void **state)
+{
+    (void)state;
+    /* Usage errors win over a missing driver: they are found first. */
+    psc__expect_error((const char *[]){"--bogus", NULL}, psc__no_driver, 2, "unknown option '--bogus'");
+    psc__expect_error((const char *[]){"bw", "--size", "0", NULL}, psc__no_driver, 2, "accepted 1 B to 1 TiB");
+    psc__expect_error((const char *[]){"frob", NULL}, psc__no_driver, 2, "unknown command 'frob'");
+    psc__expect_error((const char *[]){"bw", "--json=/nonexistent-dir/x.json", NULL}, psc__no_driver, 2,
+                      "missing or not writable");
+    psc__expect_error((const char *[]){"bw", "--json=/tmp", NULL}, psc__no_driver, 2, "is a directory");
+}
+
+static void test_no_driver_exit_3(void **state)
+{
+    const char *const cmds[][3] = {{NULL}, {"report", NULL}, {"devices", NULL}, {"bw", "-t", "gpu_local_ce"}};
+    char json[] = "/tmp/psc-nodrv-XXXXXX", arg[64];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        const char *args[5] = {cmds[i][0], cmds[i][1], cmds[i][2], NULL};
+        psc__expect_error(args, psc__no_driver, 3, "no NVIDIA driver: /nonexistent/libcuda.so.1 could not be loaded");
+    }
+    /* No partial output file either. */
+    assert_non_null(mkdtemp(json));
+    snprintf(arg, sizeof(arg), "--json=%s/r.json", json);
+    psc__expect_error((const char *[]){arg, NULL}, psc__no_driver, 3, "no NVIDIA driver");
+    snprintf(arg, sizeof(arg), "%s/r.json", json);
+    assert_int_equal(access(arg, F_OK), -1);
+    rmdir(json);
+}
+
+static void test_fake_driver_paths(void **state)
+{
+    (void)state;
+    psc__expect_error((const char *[]){NULL}, psc__fake_nodev, 3, "no GPU: the CUDA driver sees no device");
+    psc__expect_error((const char *[]){"devices", NULL}, psc__fake_missing, 3, "lacks cuMemcpyAsync");
+    psc__expect_error((const char *[]){"bw", "--devices", "5", NULL}, psc__fake_gpus, 2,
+                      "GPU 5 does not exist: accepted 0 to 1 (this machine has 2 GPUs)");
+    psc__expect_error((const char *[]){"bw", "-t", "gpu_to_gpu_read_ce", "-d", "1", NULL}, psc__fake_gpus, 3,
+                      "gpu_to_gpu_read_ce needs at least 2 GPUs");
+}
+
+static void test_fake_gpus_inventory_and_failures(void **state)
+{
+    char dir[] = "/tmp/psc-fake-XXXXXX", arg[128], path[64];
+    json_error_t jerr;
+    json_t *doc, *tests;
+    psc__run_t r;
+
+    (void)state;
+    r = psc__run((const char *[]){"devices", NULL}, psc__fake_gpus);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "Fake GPU 1"));
+    assert_non_null(strstr(r.out, "0000:11:00.0"));
+    assert_non_null(strstr(r.out, "NVML not loaded"));
+    psc__free(&r);
+
+    /* Every case fails (no context), each is reported, and the run goes on to the end: exit 1. */
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/r.json", dir);
+    snprintf(arg, sizeof(arg), "--json=%s", path);
+    r = psc__run((const char *[]){"bw", "-s", "4K", arg, NULL}, psc__fake_gpus);
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.out, "FAIL[1]"));
+    assert_non_null(strstr(r.out, "cuDevicePrimaryCtxRetain: CUDA_ERROR_NOT_SUPPORTED"));
+    assert_non_null(strstr(r.out, "wall time:"));
+    assert_int_equal(psc__lines(r.err), 10); /* one progress line per case: 2+2+2+2+2 */
+    doc = json_load_file(path, 0, &jerr);
+    assert_non_null(doc);
+    tests = json_object_get(doc, "tests");
+    assert_int_equal(json_array_size(tests), 10);
+    for (size_t i = 0; i < json_array_size(tests); i++)
+        assert_string_equal(json_string_value(json_object_get(json_array_get(tests, i), "status")), "failed");
+    assert_int_equal(json_integer_value(json_object_get(doc, "exit_code")), 1);
+    json_decref(doc);
+    unlink(path);
+    rmdir(dir);
+    psc__free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help_version_list),
+        cmocka_unit_test(test_usage_errors_exit_2),
+        cmocka_unit_test(test_no_driver_exit_3),
+        cmocka_unit_test(test_fake_driver_paths),
+        cmocka_unit_test(test_fake_gpus_inventory_and_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,253 @@
+/* Rendering: aligned tables, bandwidth matrices with notes, and the JSON document read back. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "report/json.h"
+#include "report/render.h"
+#include "report/table.h"
+
+static char *psc__render_to_string(void (*fn)(FILE *, void *), void *arg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    assert_non_null(f);
+    fn(f, arg);
+    fclose(f);
+    return buf;
+}
+
+static void psc__table_fn(FILE *f, void *arg)
+{
+    psc_table_render(arg, f);
+}
+
+static void test_table_alignment(void **state)
+{
+    psc_table_t *t = psc_table_new(3, 3);
+    char *out;
+
+    (void)state;
+    psc_table_set(t, 0, 0, "src");
+    psc_table_set(t, 0, 1, "gpu0");
+    psc_table_set(t, 0, 2, "gpu1");
+    psc_table_set(t, 1, 0, "gpu0");
+    psc_table_set(t, 1, 1, "-");
+    psc_table_set(t, 1, 2, "%.2f", 395.625);
+    psc_table_set(t, 2, 0, "gpu1");
+    psc_table_set(t, 2, 1, "%.2f", 12.0);
+    psc_table_set(t, 2, 2, "%s", "");
+    psc_table_set(t, 9, 9, "ignored");
+    assert_null(psc_table_get(t, 9, 9));
+    out = psc__render_to_string(psc__table_fn, t);
+    assert_string_equal(out, "src    gpu0    gpu1\n"
+                             "gpu0      -  395.62\n"
+                             "gpu1  12.00\n");
+    free(out);
+    psc_table_free(t);
+    assert_null(psc_table_new(0, 3));
+}
+
+static psc_bw_result_t psc__result(psc_bw_test_t test, int src, int dst, int issuer, psc_result_status_t st,
+                                   double gbs)
+{
+    psc_bw_result_t r;
+
+    memset(&r, 0, sizeof(r));
+    r.c = (psc_bw_case_t){test, src, dst, issuer};
+    r.status = st;
+    r.nsamples = 3;
+    r.bytes_per_sample = 1ull << 30;
+    for (unsigned k = 0; k < 3; k++)
+        r.samples_gbs[k] = gbs + k;
+    psc_stats_compute(r.samples_gbs, 3, &r.stats);
+    r.verify.first_bad_offset = -1;
+    r.verify.checked = 4;
+    if (st == PSC_RESULT_WAIVED)
+        snprintf(r.reason, sizeof(r.reason), "no peer access from GPU %d to GPU %d", issuer, src);
+    if (st == PSC_RESULT_FAILED) {
+        r.verify.bad_samples = 3;
+        r.verify.bad_bytes = 3;
+        r.verify.first_bad_offset = 777;
+        r.verify.expected = 0x12;
+        r.verify.found = 0x48;
+        snprintf(r.reason, sizeof(r.reason), "wrong data");
+    }
+    return r;
+}
+
+typedef struct {
+    psc_bw_result_t res[6];
+    size_t n;
+    int devs[3];
+    int ndev;
+    psc_bw_test_t test;
+} psc__bw_fixture_t;
+
+static void psc__bw_fn(FILE *f, void *arg)
+{
+    psc__bw_fixture_t *x = arg;
+
+    psc_render_bw(f, x->test, x->res, x->n, x->devs, x->ndev);
+}
+
+static void test_bw_matrix_with_notes(void **state)
+{
+    psc__bw_fixture_t x = {.n = 6, .devs = {0, 1, 2}, .ndev = 3, .test = PSC_BW_GPU_TO_GPU_READ_CE};
+    char *out;
+
+    (void)state;
+    x.res[0] = psc__result(x.test, 0, 1, 1, PSC_RESULT_PASSED, 390);
+    x.res[1] = psc__result(x.test, 0, 2, 2, PSC_RESULT_WAIVED, 0);
+    x.res[2] = psc__result(x.test, 1, 0, 0, PSC_RESULT_PASSED, 391);
+    x.res[3] = psc__result(x.test, 1, 2, 2, PSC_RESULT_FAILED, 392);
+    x.res[4] = psc__result(x.test, 2, 0, 0, PSC_RESULT_PASSED, 393);
+    x.res[5] = psc__result(x.test, 2, 1, 1, PSC_RESULT_PASSED, 394);
+    out = psc__render_to_string(psc__bw_fn, &x);
+    assert_non_null(strstr(out, "GPU -> GPU, copy engine, read (the destination GPU issues the copy)\n"
+                                "[GB/s, 1 GB = 1e9 bytes; median of 3 samples]\n"
+                                "src \\ dst    gpu0    gpu1     gpu2\n"
+                                "gpu0            -  391.00   n/a[1]\n"
+                                "gpu1       392.00       -  FAIL[2]\n"
+                                "gpu2       394.00  395.00        -\n"
+                                "  [1] gpu0 -> gpu2: waived: no peer access from GPU 2 to GPU 0\n"
+                                "  [2] gpu1 -> gpu2: failed: wrong data\n"));
+    free(out);
+}
+
+static void test_bw_host_row_and_single_gpu(void **state)
+{
+    psc__bw_fixture_t x = {.n = 1, .devs = {0}, .ndev = 1, .test = PSC_BW_HOST_TO_GPU_CE};
+    char *out;
+
+    (void)state;
+    x.res[0] = psc__result(x.test, PSC_HOST, 0, 0, PSC_RESULT_PASSED, 54);
+    out = psc__render_to_string(psc__bw_fn, &x);
+    assert_non_null(strstr(out, "host -> gpu  55.00\n"));
+    free(out);
+    x.test = PSC_BW_GPU_TO_GPU_WRITE_CE;
+    x.n = 0;
+    out = psc__render_to_string(psc__bw_fn, &x);
+    assert_non_null(strstr(out, "waived: needs at least 2 GPUs"));
+    free(out);
+}
+
+static json_t *psc__sample_run(void)
+{
+    psc_system_info_t sys = {.device_count = 1, .cuda_driver_version = 13000, .nvml_loaded = 1};
+    psc_device_info_t dev = {.index = 0, .nvml_index = 0, .name = "NVIDIA H200", .pci_bus_id = "0000:00:06.0",
+                             .memory_bytes = 150109880320ull, .sm_count = 132, .cc_major = 9, .numa_node = -1,
+                             .pci_device_id = 0x233510de, .temperature_c = 37, .sm_clock_mhz = 1980};
+    psc_measure_opts_t o;
+    psc_bw_test_t tests[] = {PSC_BW_GPU_TO_HOST_CE};
+    psc_bw_result_t r = psc__result(PSC_BW_GPU_TO_HOST_CE, 0, PSC_HOST, 0, PSC_RESULT_FAILED, 55);
+    json_t *run;
+    int devs[] = {0};
+
+    snprintf(sys.driver_release, sizeof(sys.driver_release), "580.159.04");
+    snprintf(sys.device_order, sizeof(sys.device_order), "FASTEST_FIRST");
+    psc_measure_opts_default(&o);
+    run = psc_json_run_new("bw", &sys, &dev, 1);
+    psc_json_run_set_parameters(run, &o, devs, 1, tests, 1);
+    psc_json_run_add_test(run, psc_json_bw_result(&r, &o));
+    psc_json_run_finish(run, 1.5, 1);
+    return run;
+}
+
+static void psc__check_doc(json_t *doc)
+{
+    json_t *t = json_array_get(json_object_get(doc, "tests"), 0);
+    json_t *dev = json_array_get(json_object_get(doc, "devices"), 0);
+
+    assert_string_equal(json_string_value(json_object_get(json_object_get(doc, "tool"), "name")), "p2pscope");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(doc, "system"), "driver_release")),
+                        "580.159.04");
+    assert_true(json_is_integer(json_object_get(dev, "memory_bytes")));
+    assert_string_equal(json_string_value(json_object_get(dev, "pci_id")), "10de:2335");
+    assert_true(json_is_null(json_object_get(dev, "numa_node")));
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "parameters"), "size_bytes")),
+                     512 << 20);
+    assert_string_equal(json_string_value(json_object_get(t, "name")), "gpu_to_host_ce");
+    assert_string_equal(json_string_value(json_object_get(t, "direction")), "gpu0 -> host");
+    assert_string_equal(json_string_value(json_object_get(t, "issuer")), "gpu0");
+    assert_string_equal(json_string_value(json_object_get(t, "status")), "failed");
+    assert_int_equal(json_array_size(json_object_get(t, "samples")), 3);
+    assert_true(json_is_real(json_array_get(json_object_get(t, "samples"), 0)));
+    assert_float_equal(json_real_value(json_object_get(json_object_get(t, "stats"), "median")), 56.0, 1e-9);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(t, "verify"), "first_bad_offset")), 777);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(t, "verify"), "found")), 0x48);
+    assert_int_equal(json_integer_value(json_object_get(doc, "exit_code")), 1);
+    assert_null(json_object_get(doc, "environment")); /* no environment dump */
+}
+
+static void test_json_round_trip(void **state)
+{
+    json_t *run = psc__sample_run(), *back;
+    json_error_t jerr;
+    char *text = json_dumps(run, 0);
+
+    (void)state;
+    back = json_loads(text, 0, &jerr);
+    assert_non_null(back);
+    psc__check_doc(back);
+    json_decref(back);
+    json_decref(run);
+    free(text);
+}
+
+static int psc__count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    while (d && (e = readdir(d)))
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_json_atomic_write(void **state)
+{
+    char dir[] = "/tmp/psc-json-XXXXXX", path[128], bad[160], err[256];
+    json_t *run = psc__sample_run(), *back;
+    json_error_t jerr;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/out.json", dir);
+    assert_int_equal(psc_json_write(run, path, err, sizeof(err)), PSC_OK);
+    back = json_load_file(path, 0, &jerr);
+    assert_non_null(back);
+    psc__check_doc(back);
+    json_decref(back);
+    assert_int_equal(psc__count_entries(dir), 1); /* no temporary file left behind */
+
+    snprintf(bad, sizeof(bad), "%s/missing/out.json", dir);
+    assert_int_equal(psc_json_write(run, bad, err, sizeof(err)), PSC_ERR_IO);
+    assert_non_null(strstr(err, "missing/out.json"));
+    assert_int_equal(psc__count_entries(dir), 1);
+    unlink(path);
+    rmdir(dir);
+    json_decref(run);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table_alignment),      cmocka_unit_test(test_bw_matrix_with_notes),
+        cmocka_unit_test(test_bw_host_row_and_single_gpu), cmocka_unit_test(test_json_round_trip),
+        cmocka_unit_test(test_json_atomic_write),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
