@@ -1,50 +1,50 @@
 #!/bin/bash
-# Run on the lent GPU machine, in the repository root: unpack .deps/ (see
-# scripts/gpu-deps.sh) into a private prefix, build, run every test (the GPU
-# ones included), compute-sanitizer over the kernels, and the full report.
-# Logs and JSON go to $OUT. Extra p2pscope runs: P2PSCOPE_EXTRA="args;args".
+# Run on the lent GPU machine, in the repository root, with .deps carried
+# (scripts/gpu-deps.sh): the README's two commands, compute-sanitizer over the
+# kernels, and the full report with JSON. Everything lands in $OUT: report.txt,
+# report.json, and logs.tar.gz with the rest. Extra p2pscope runs:
+# P2PSCOPE_EXTRA="args;args" (each to extra-N.txt inside the tarball).
 set -u
 OUT=${OUT:-/tmp/p2pscope-out}
-PREFIX=/tmp/psc-deps
-BUILD=build-gpu
+LOGS=$(mktemp -d)
 export NCCL_NVLS_ENABLE=0   # shared machines: never NVLink multicast
-mkdir -p "$OUT" "$PREFIX"
+export P2PSCOPE_WERROR=1
+mkdir -p "$OUT"
 
-step() { echo "== $*" | tee -a "$OUT/steps.log"; }
+step() { echo "== $*" | tee -a "$LOGS/steps.log"; }
+finish() { tar -C "$LOGS" -czf "$OUT/logs.tar.gz" . ; }
+trap finish EXIT
 
-for f in .deps/*.deb; do dpkg -x "$f" "$PREFIX"; done
-{ nvidia-smi; nvidia-smi topo -m; nvidia-smi nvlink --status | head -40; } > "$OUT/nvidia-smi.txt" 2>&1
+{ date -u; nvidia-smi; nvidia-smi topo -m; nvidia-smi nvlink --status; } > "$LOGS/nvidia-smi.txt" 2>&1
 
-step "configure + build"
-cmake -S . -B "$BUILD" -DCMAKE_PREFIX_PATH="$PREFIX/usr" -DP2PSCOPE_WERROR=ON \
-      -DP2PSCOPE_CUDA_ARCHS="${P2PSCOPE_CUDA_ARCHS:-90}" > "$OUT/build.log" 2>&1 &&
-  cmake --build "$BUILD" -j"$(nproc)" >> "$OUT/build.log" 2>&1
-rc=$?; step "build rc=$rc"; [ $rc -eq 0 ] || { tail -40 "$OUT/build.log"; exit 1; }
+step "README run command: scripts/build.sh && build/p2pscope"
+timer=(); [ -x /usr/bin/time ] && timer=(/usr/bin/time -v)
+scripts/build.sh > "$LOGS/build.log" 2>&1 &&
+  "${timer[@]}" build/p2pscope --json="$OUT/report.json" > "$OUT/report.txt" 2> "$LOGS/report.err"
+step "report rc=$?"; cat "$OUT/report.txt"; grep -E "Maximum resident|Elapsed" "$LOGS/report.err"
+tail -5 "$LOGS/build.log"
 
-step "ctest"
-ctest --test-dir "$BUILD" --output-on-failure -j1 > "$OUT/ctest.log" 2>&1
-step "ctest rc=$?"; grep -E "tests passed|Passed|Failed|Skipped|\*\*\*" "$OUT/ctest.log" | tail -30
+step "README test command: scripts/build.sh && ctest --test-dir build --output-on-failure"
+scripts/build.sh >> "$LOGS/build.log" 2>&1 && ctest --test-dir build --output-on-failure > "$LOGS/ctest.log" 2>&1
+step "ctest rc=$?"; grep -E "Test +#|tests passed|\*\*\*" "$LOGS/ctest.log"
 
 if [ "${P2PSCOPE_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
-  for tool in memcheck racecheck; do
-    step "compute-sanitizer $tool"
-    compute-sanitizer --tool $tool --error-exitcode 9 "$BUILD/p2pscope" bw --size 1048581 -n 2 -i 1 \
-      > "$OUT/sanitize-$tool.log" 2>&1
-    step "$tool rc=$?"; tail -3 "$OUT/sanitize-$tool.log"
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 build/p2pscope bw --size 1048581 -n 2 -i 1 \
+      > "$LOGS/sanitize-$tool.log" 2>&1
+    step "compute-sanitizer $tool rc=$?: $(grep -E 'SUMMARY' "$LOGS/sanitize-$tool.log")"
   done
+  compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/gpu/test_gpu_corruption \
+    > "$LOGS/sanitize-corruption.log" 2>&1
+  step "compute-sanitizer memcheck test_gpu_corruption rc=$?"
 fi
-
-step "full report"
-timer=(); [ -x /usr/bin/time ] && timer=(/usr/bin/time -v)
-"${timer[@]}" "$BUILD/p2pscope" --json="$OUT/report.json" > "$OUT/report.txt" 2> "$OUT/report.err"
-step "report rc=$?"; cat "$OUT/report.txt"; grep -E "Maximum resident|Elapsed" "$OUT/report.err"
 
 IFS=';' read -ra extra <<< "${P2PSCOPE_EXTRA:-}"
 i=0
 for args in "${extra[@]}"; do
   [ -n "$args" ] || continue
-  i=$((i+1)); step "extra $i: p2pscope $args"
+  i=$((i+1))
   # shellcheck disable=SC2086
-  "$BUILD/p2pscope" $args > "$OUT/extra-$i.txt" 2>&1
-  step "extra $i rc=$?"; cat "$OUT/extra-$i.txt"
+  build/p2pscope $args > "$LOGS/extra-$i.txt" 2>&1
+  step "extra $i rc=$?: p2pscope $args"; grep -vE "^\[|^driver|^gpu indexes|^gpu  |^gpu[0-9] +[0-9]+ +NVIDIA" "$LOGS/extra-$i.txt"
 done
