@@ -134,7 +134,7 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
         if (run && n == 0)
             psc_json_run_add_test(run, psc__json_waived(p.tests[t], "needs at least 2 GPUs"));
         if (tables)
-            psc_render_bw(stdout, p.tests[t], res, n, p.devs, p.ndev);
+            psc_render_bw(stdout, p.tests[t], res, n, p.devs, p.ndev, o->measure.samples);
     }
     rc = failed ? PSC_EXIT_FAILED : PSC_EXIT_OK;
     if (tables)

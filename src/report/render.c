@@ -94,18 +94,18 @@ static void psc__notes_print(FILE *f, const psc__notes_t *notes)
 }
 
 void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size_t n, const int *devs,
-                   int ndev)
+                   int ndev, unsigned samples)
 {
     int pair = test == PSC_BW_GPU_TO_GPU_READ_CE || test == PSC_BW_GPU_TO_GPU_WRITE_CE;
-    unsigned samples = n ? res[0].nsamples : 0;
     psc__notes_t notes = {NULL, 0};
     psc_table_t *t;
 
-    fprintf(f, "\n%s\n[GB/s, 1 GB = 1e9 bytes; median of %u samples]\n", psc_bw_test_title(test), samples);
+    fprintf(f, "\n%s\n", psc_bw_test_title(test));
     if (pair && ndev < 2) {
         fprintf(f, "  waived: needs at least 2 GPUs\n");
         return;
     }
+    fprintf(f, "[GB/s, 1 GB = 1e9 bytes; median of %u samples]\n", samples);
     t = psc_table_new(pair ? (unsigned)ndev + 1 : 2, (unsigned)ndev + 1);
     notes.items = calloc((size_t)ndev * (size_t)ndev + 1, sizeof(*notes.items));
     if (!t || !notes.items)

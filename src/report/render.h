@@ -18,6 +18,6 @@ void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_
  * failed cells point to notes under the table.
  */
 void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size_t n,
-                   const int *devs, int ndev);
+                   const int *devs, int ndev, unsigned samples);
 
 #endif

@@ -97,7 +97,7 @@ static void psc__bw_fn(FILE *f, void *arg)
 {
     psc__bw_fixture_t *x = arg;
 
-    psc_render_bw(f, x->test, x->res, x->n, x->devs, x->ndev);
+    psc_render_bw(f, x->test, x->res, x->n, x->devs, x->ndev, 3);
 }
 
 static void test_bw_matrix_with_notes(void **state)
@@ -138,6 +138,7 @@ static void test_bw_host_row_and_single_gpu(void **state)
     x.n = 0;
     out = psc__render_to_string(psc__bw_fn, &x);
     assert_non_null(strstr(out, "waived: needs at least 2 GPUs"));
+    assert_null(strstr(out, "median of"));
     free(out);
 }
 
