@@ -8,6 +8,9 @@
 
 #define PSC_TEST_SKIP 77
 
+/* The context every test in the file uses; opened by PSC_GPU_TEST_MAIN. */
+static psc_context_t *g_ctx;
+
 /* Returns NULL after printing why when there is no driver or GPU. */
 static inline psc_context_t *psc_test_open(void)
 {
@@ -34,5 +37,18 @@ static inline psc_measure_opts_t psc_test_opts(uint64_t size)
     o.samples = 3;
     return o;
 }
+
+/* main(): skip without a GPU, else run the file's cmocka tests with g_ctx open. */
+#define PSC_GPU_TEST_MAIN(tests)                            \
+    int main(void)                                          \
+    {                                                       \
+        int rc;                                             \
+        g_ctx = psc_test_open();                            \
+        if (!g_ctx)                                         \
+            return PSC_TEST_SKIP;                           \
+        rc = cmocka_run_group_tests(tests, NULL, NULL);     \
+        psc_context_destroy(g_ctx);                         \
+        return rc;                                          \
+    }
 
 #endif

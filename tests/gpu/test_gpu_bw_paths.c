@@ -12,8 +12,6 @@
 
 #include "gpu_common.h"
 
-static psc_context_t *g_ctx;
-
 static void psc__check_case(const psc_bw_case_t *c, uint64_t size)
 {
     psc_measure_opts_t o = psc_test_opts(size);
@@ -80,18 +78,9 @@ static void test_bad_cases_rejected(void **state)
     assert_int_equal(psc_bw_run(g_ctx, &no_gpu, &o, &r), PSC_ERR_INVALID);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_path),
-        cmocka_unit_test(test_bad_cases_rejected),
-    };
-    int rc;
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_every_path),
+    cmocka_unit_test(test_bad_cases_rejected),
+};
 
-    g_ctx = psc_test_open();
-    if (!g_ctx)
-        return PSC_TEST_SKIP;
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    psc_context_destroy(g_ctx);
-    return rc;
-}
+PSC_GPU_TEST_MAIN(tests)

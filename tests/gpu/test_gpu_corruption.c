@@ -12,8 +12,6 @@
 #include "gpu_common.h"
 #include "../../src/lib/verify/pattern.h"
 
-static psc_context_t *g_ctx;
-
 static void psc__corrupt_and_catch(const psc_bw_case_t *c, int64_t offset)
 {
     psc_measure_opts_t o = psc_test_opts((16ull << 20) + 7);
@@ -77,20 +75,11 @@ static void test_pattern_is_not_poison(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pattern_is_not_poison),
-        cmocka_unit_test(test_local_copy_corruption),
-        cmocka_unit_test(test_host_copy_corruption),
-        cmocka_unit_test(test_peer_copy_corruption),
-    };
-    int rc;
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_pattern_is_not_poison),
+    cmocka_unit_test(test_local_copy_corruption),
+    cmocka_unit_test(test_host_copy_corruption),
+    cmocka_unit_test(test_peer_copy_corruption),
+};
 
-    g_ctx = psc_test_open();
-    if (!g_ctx)
-        return PSC_TEST_SKIP;
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    psc_context_destroy(g_ctx);
-    return rc;
-}
+PSC_GPU_TEST_MAIN(tests)

@@ -8,8 +8,6 @@
 
 #include "gpu_common.h"
 
-static psc_context_t *g_ctx;
-
 static void test_devices_plausible(void **state)
 {
     psc_system_info_t sys;
@@ -49,15 +47,6 @@ static void test_devices_plausible(void **state)
     assert_int_equal(psc_device_info(g_ctx, n, &(psc_device_info_t){0}), PSC_ERR_INVALID);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_devices_plausible)};
-    int rc;
+static const struct CMUnitTest tests[] = {cmocka_unit_test(test_devices_plausible)};
 
-    g_ctx = psc_test_open();
-    if (!g_ctx)
-        return PSC_TEST_SKIP;
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    psc_context_destroy(g_ctx);
-    return rc;
-}
+PSC_GPU_TEST_MAIN(tests)
