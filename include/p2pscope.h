@@ -118,6 +118,144 @@ typedef struct {
 /* Statistics of n >= 1 values (the input is not modified). */
 psc_status_t psc_stats_compute(const double *values, unsigned n, psc_stats_t *out);
 
+/* ---------------------------------------------------------------- topology facts */
+
+/*
+ * Everything p2pscope knows about how a machine's GPUs connect, gathered
+ * live (driver, NVML, hwloc, /sys, /proc) or replayed from a recording. The
+ * doctor's rules read only this. -1 means "not known" in every int field.
+ */
+#define PSC_MAX_GPUS 64
+#define PSC_MAX_NVLINKS 18
+#define PSC_MAX_BRIDGES 16
+
+typedef enum {
+    PSC_PATH_UNKNOWN, /* not established */
+    PSC_PATH_SELF,    /* X: the same GPU */
+    PSC_PATH_NVLINK,  /* NV#: joined by NVLink (directly or through NVSwitches) */
+    PSC_PATH_PIX,     /* at most one PCIe switch between them */
+    PSC_PATH_PXB,     /* several PCIe bridges, no host bridge */
+    PSC_PATH_PHB,     /* through a PCIe host bridge */
+    PSC_PATH_NODE,    /* between host bridges of one NUMA node */
+    PSC_PATH_SYS,     /* across the interconnect between NUMA nodes */
+} psc_path_t;
+
+/* nvidia-smi's label into buf: "X", "NV18", "PIX", ... ("?" unknown). */
+const char *psc_path_label(psc_path_t path, int nvlinks, char *buf, size_t len);
+
+typedef enum { PSC_REMOTE_UNKNOWN, PSC_REMOTE_GPU, PSC_REMOTE_SWITCH, PSC_REMOTE_CPU } psc_remote_t;
+
+typedef struct {
+    int active;                  /* 1 active, 0 inactive, -1 unknown */
+    int version;                 /* NVLink version; 0 unknown */
+    double speed_gbs;            /* per direction, GB/s; 0 unknown */
+    psc_remote_t remote;
+    char remote_bus_id[PSC_BUSID_LEN];
+    int remote_gpu;              /* index of the GPU at the other end; -1 none */
+    int cap_p2p, cap_sysmem, cap_p2p_atomics, cap_sysmem_atomics;
+} psc_nvlink_facts_t;
+
+typedef enum {
+    PSC_ACS_NOT_RECORDED,        /* the source had no config space (replays) */
+    PSC_ACS_NEEDS_ROOT,          /* extended config space unreadable without root */
+    PSC_ACS_ABSENT,              /* the bridge has no ACS capability */
+    PSC_ACS_READ,                /* acs_ctrl holds the control register */
+} psc_acs_state_t;
+
+/* ACS control bits (PCIe spec, ACS Control Register). */
+#define PSC_ACS_SV 0x01 /* source validation */
+#define PSC_ACS_TB 0x02 /* translation blocking */
+#define PSC_ACS_RR 0x04 /* P2P request redirect */
+#define PSC_ACS_CR 0x08 /* P2P completion redirect */
+#define PSC_ACS_UF 0x10 /* upstream forwarding */
+#define PSC_ACS_EC 0x20 /* P2P egress control */
+#define PSC_ACS_DT 0x40 /* direct translated P2P */
+
+typedef struct {
+    char bus_id[PSC_BUSID_LEN];  /* "" for a host bridge */
+    char ids[16];                /* "vendor:device", e.g. "10b5:9781"; "" unknown */
+    psc_acs_state_t acs;
+    int acs_ctrl;
+} psc_bridge_facts_t;
+
+typedef struct {
+    char name[PSC_NAME_LEN];
+    char pci_bus_id[PSC_BUSID_LEN];
+    char uuid[48];
+    uint64_t memory_bytes;       /* 0 unknown */
+    uint64_t bar1_bytes;         /* BAR1 aperture; 0 unknown */
+    int pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
+    int numa_node;
+    char cpuset[64];             /* CPUs nearest the GPU, as a list "0-31"; "" unknown */
+    int virt_mode;               /* NVML: 0 none, 1 passthrough, 2 vGPU guest, 3 vGPU host, 4 vSGA host */
+    int mig, ecc, persistence;   /* 1 on, 0 off */
+    int sm_clock_mhz, sm_clock_max_mhz, temperature_c;
+    int64_t clock_event_reasons; /* NVML's clocks event (throttle) reason bits */
+    int nvlink_count;            /* links the GPU has; 0 none */
+    psc_nvlink_facts_t nvlinks[PSC_MAX_NVLINKS];
+    int nbridges;                /* bridges above the GPU, nearest first, up to the host bridge */
+    psc_bridge_facts_t bridges[PSC_MAX_BRIDGES];
+    int iommu_group;             /* -1 none or unknown */
+    char iommu_domain[16];       /* "identity" (passthrough), "DMA", "DMA-FQ"; "" unknown */
+} psc_gpu_facts_t;
+
+typedef struct {
+    psc_path_t path;             /* from the PCI tree and NVLink */
+    int nvlinks;                 /* links joining the two GPUs */
+    int can_access;              /* cuDeviceCanAccessPeer */
+    int perf_rank, native_atomics, array_access; /* cuDeviceGetP2PAttribute */
+    int nvml_p2p_read;           /* nvmlGpuP2PStatus_t for reads: 0 OK, else the driver's reason */
+} psc_pair_facts_t;
+
+typedef struct {
+    char machine[128];           /* DMI product name, "" unknown */
+    int numa_nodes;
+    int hypervisor;              /* 1 inside a VM */
+    int iommu;                   /* 1 an IOMMU translates DMA, 0 none present */
+    int iommu_groups;
+    char cmdline[512];           /* kernel command line, "" unknown */
+    int driver_open;             /* 1 open GPU kernel module, 0 proprietary */
+    char driver_release[32];
+    int cuda_driver_version;
+    int acs_readable;            /* 1 config space of bridges could be read */
+} psc_host_facts_t;
+
+typedef struct {
+    char source[256];            /* "live", or the recording's path */
+    int has_driver;              /* driver facts (CUDA, NVML) present */
+    psc_host_facts_t host;
+    int ngpu;
+    psc_gpu_facts_t gpu[PSC_MAX_GPUS];
+    psc_pair_facts_t pair[PSC_MAX_GPUS][PSC_MAX_GPUS];
+    char *hwloc_xml;             /* the recorded PCI/CPU topology; NULL when none */
+} psc_facts_t;
+
+/* A zeroed facts object with every "unknown" field at -1; free with psc_facts_free. */
+psc_facts_t *psc_facts_new(void);
+void psc_facts_free(psc_facts_t *facts);
+
+/* This machine, through the driver, NVML, hwloc, /sys and /proc. */
+psc_status_t psc_facts_gather(psc_context_t *ctx, psc_facts_t *facts);
+
+/*
+ * Replay a recording with no driver: an hwloc XML file, a directory holding
+ * a captured /sys and /proc tree, or a JSON file written by psc_facts_save.
+ * PSC_ERR_NO_DEVICE when it holds no NVIDIA GPU; errbuf says why on failure.
+ */
+psc_status_t psc_facts_load(const char *path, psc_facts_t *facts, char *errbuf, size_t errlen);
+
+/* The facts as JSON text (malloc'd; free()), with the hwloc XML when asked. */
+char *psc_facts_json(const psc_facts_t *facts, int with_hwloc_xml);
+
+/* Record the facts (hwloc XML inside) as JSON, atomically. */
+psc_status_t psc_facts_save(const psc_facts_t *facts, const char *path, char *errbuf, size_t errlen);
+
+/*
+ * Why GPU i cannot reach GPU j peer-to-peer, in one line, from what the facts
+ * establish ("unknown" when nothing does). Empty when access is possible.
+ */
+const char *psc_p2p_reason(const psc_facts_t *facts, int i, int j, char *buf, size_t len);
+
 /* ---------------------------------------------------------------- bandwidth */
 
 #define PSC_HOST (-1) /* endpoint of a copy that is host memory */

@@ -14,7 +14,7 @@ enum {
     PSC_EXIT_NA = 77,     /* nothing applicable */
 };
 
-typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST } psc_cli_cmd_t;
+typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK } psc_cli_cmd_t;
 
 #define PSC_CLI_MAX_DEVS 64
 
@@ -28,6 +28,8 @@ typedef struct {
     int devs[PSC_CLI_MAX_DEVS];
     int json;                             /* --json given */
     const char *json_path;                /* NULL or "-": stdout, instead of tables */
+    const char *topology;                 /* --topology: replay this recording, no driver */
+    const char *save;                     /* --save: record this machine's facts here */
 } psc_cli_opts_t;
 
 /* Parse argv; PSC_EXIT_USAGE with one line in err naming what is accepted. */
@@ -43,5 +45,11 @@ static inline int psc_cli_tables(const psc_cli_opts_t *o)
 int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_list(void);
+/* topo and doctor take ctx NULL with --topology. */
+int psc_cmd_topo(psc_context_t *ctx, const psc_cli_opts_t *o);
+int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o);
+int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o);
+/* The facts: replayed (--topology) or gathered; NULL after printing why, *rc the exit code. */
+psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int *rc);
 
 #endif

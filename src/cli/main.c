@@ -18,13 +18,13 @@ static int psc__check_json_path(const char *path)
     if (!path || strcmp(path, "-") == 0)
         return PSC_EXIT_OK;
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "p2pscope: --json=%s is a directory: accepted a file path, or --json for stdout\n", path);
+        fprintf(stderr, "p2pscope: %s is a directory: accepted a file path\n", path);
         return PSC_EXIT_USAGE;
     }
     snprintf(copy, sizeof(copy), "%s", path);
     dir = dirname(copy);
     if (access(dir, W_OK) != 0) {
-        fprintf(stderr, "p2pscope: cannot write --json=%s: directory %s is missing or not writable\n", path, dir);
+        fprintf(stderr, "p2pscope: cannot write %s: directory %s is missing or not writable\n", path, dir);
         return PSC_EXIT_USAGE;
     }
     return PSC_EXIT_OK;
@@ -67,8 +67,11 @@ int main(int argc, char **argv)
     }
     if (o.cmd == PSC_CMD_LIST)
         return psc_cmd_list();
-    if ((rc = psc__check_json_path(o.json_path)) != PSC_EXIT_OK)
+    if ((rc = psc__check_json_path(o.json_path)) != PSC_EXIT_OK ||
+        (rc = psc__check_json_path(o.save)) != PSC_EXIT_OK)
         return rc;
+    if (o.topology)
+        return o.cmd == PSC_CMD_TOPO ? psc_cmd_topo(NULL, &o) : psc_cmd_doctor(NULL, &o);
 
     st = psc_context_create(&ctx, err, sizeof(err));
     if (st != PSC_OK) {
@@ -77,7 +80,13 @@ int main(int argc, char **argv)
     }
     rc = psc__check_devices(ctx, &o);
     if (rc == PSC_EXIT_OK)
-        rc = o.cmd == PSC_CMD_DEVICES ? psc_cmd_devices(ctx, &o) : psc_cmd_bw(ctx, &o);
+        switch (o.cmd) {
+        case PSC_CMD_DEVICES: rc = psc_cmd_devices(ctx, &o); break;
+        case PSC_CMD_TOPO: rc = psc_cmd_topo(ctx, &o); break;
+        case PSC_CMD_DOCTOR: rc = psc_cmd_doctor(ctx, &o); break;
+        case PSC_CMD_NVLINK: rc = psc_cmd_nvlink(ctx, &o); break;
+        default: rc = psc_cmd_bw(ctx, &o); break;
+        }
     psc_context_destroy(ctx);
     return rc;
 }

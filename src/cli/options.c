@@ -6,7 +6,7 @@
 
 #include "cli.h"
 
-enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT };
+enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE };
 
 static const struct option psc__long_opts[] = {
     {"test", required_argument, NULL, 't'},
@@ -18,6 +18,8 @@ static const struct option psc__long_opts[] = {
     {"gate-timeout", required_argument, NULL, OPT_GATE_TIMEOUT},
     {"json", optional_argument, NULL, OPT_JSON},
     {"test-corrupt-offset", required_argument, NULL, OPT_TEST_CORRUPT},
+    {"topology", required_argument, NULL, OPT_TOPOLOGY},
+    {"save", required_argument, NULL, OPT_SAVE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -32,6 +34,9 @@ void psc_cli_usage(void)
            "  devices   the GPUs, the driver and how GPUs are numbered\n"
            "  bw        bandwidth tests: all, or those named with --test\n"
            "  list      the names of the bandwidth tests\n"
+           "  topo      how the GPUs connect: path matrix, P2P access and attributes, PCIe, BAR1, IOMMU, ACS\n"
+           "  nvlink    every NVLink: state, speed, remote end, capabilities, traffic counters\n"
+           "  doctor    what is wrong with the paths between the GPUs, with evidence and a fix\n"
            "\n"
            "Options:\n"
            "  -t, --test NAME[,NAME...]  bandwidth tests to run (repeatable; see 'p2pscope list')\n"
@@ -43,6 +48,8 @@ void psc_cli_usage(void)
            "  -w, --warmup N             untimed samples before them (default 1)\n"
            "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"
            "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
+           "      --topology FILE        topo, doctor: replay a recording (hwloc XML, captured /sys tree, or --save JSON)\n"
+           "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"
            "  -h, --help                 this text\n"
            "  -V, --version              the version\n"
            "\n"
@@ -124,6 +131,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
 {
     static const struct { const char *name; psc_cli_cmd_t cmd; } cmds[] = {
         {"report", PSC_CMD_REPORT}, {"devices", PSC_CMD_DEVICES}, {"bw", PSC_CMD_BW}, {"list", PSC_CMD_LIST},
+        {"topo", PSC_CMD_TOPO}, {"doctor", PSC_CMD_DOCTOR}, {"nvlink", PSC_CMD_NVLINK},
     };
 
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -132,7 +140,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
             return 0;
         }
     }
-    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, list (see p2pscope --help)", word);
+    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, list, topo, nvlink, doctor (see p2pscope --help)", word);
     return PSC_EXIT_USAGE;
 }
 
@@ -196,6 +204,12 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
             return PSC_EXIT_USAGE;
         }
         return 0;
+    case OPT_TOPOLOGY:
+        o->topology = arg;
+        return 0;
+    case OPT_SAVE:
+        o->save = arg;
+        return 0;
     case 'h':
         o->help = 1;
         return 0;
@@ -238,5 +252,13 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
     }
     if (psc_measure_opts_check(&o->measure, err, errlen) != PSC_OK)
         return PSC_EXIT_USAGE;
+    if (o->topology && o->cmd != PSC_CMD_TOPO && o->cmd != PSC_CMD_DOCTOR) {
+        snprintf(err, errlen, "--topology goes with topo or doctor");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->save && (o->cmd != PSC_CMD_TOPO || o->topology)) {
+        snprintf(err, errlen, "--save goes with topo on a live machine (not with --topology)");
+        return PSC_EXIT_USAGE;
+    }
     return 0;
 }

@@ -22,6 +22,7 @@
     X(cuDeviceGetPCIBusId, 4010, 1)           \
     X(cuDeviceGetUuid, 11040, 0)              \
     X(cuDeviceCanAccessPeer, 4000, 1)         \
+    X(cuDeviceGetP2PAttribute, 8000, 0)       \
     X(cuDevicePrimaryCtxRetain, 7000, 1)      \
     X(cuDevicePrimaryCtxRelease, 11000, 1)    \
     X(cuCtxSetCurrent, 4000, 1)               \

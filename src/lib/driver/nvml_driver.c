@@ -19,9 +19,9 @@ psc_status_t psc_nvml_load(psc_nvml_t *nv, char *note, size_t notelen)
         snprintf(note, notelen, "NVML not loaded: %s", dlerror());
         return PSC_ERR_UNSUPPORTED;
     }
-#define PSC__NVML_RESOLVE(field, sym, ret, params)                         \
+#define PSC__NVML_RESOLVE(field, sym, ret, params, req)                    \
     *(void **)&nv->field = dlsym(nv->handle, sym);                         \
-    if (!nv->field) {                                                      \
+    if (!nv->field && req) {                                               \
         snprintf(note, notelen, "NVML in %s lacks %s", path, sym);        \
         goto err_close;                                                    \
     }

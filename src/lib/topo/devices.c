@@ -26,7 +26,7 @@ static void psc__uuid_text(const CUuuid *u, char *buf, size_t len)
              b[13], b[14], b[15]);
 }
 
-static psc_nvmlDevice_t psc__nvml_handle(const psc_context_t *ctx, int i)
+psc_nvmlDevice_t psc__nvml_handle(const psc_context_t *ctx, int i)
 {
     psc_nvmlDevice_t h = NULL;
 
@@ -51,7 +51,7 @@ static void psc__nvml_static(psc_context_t *ctx, int i)
     memset(&pci, 0, sizeof(pci));
     if (ctx->nvml.pci_info(h, &pci) == 0)
         d->pci_device_id = pci.pciDeviceId;
-    if (!d->mem_bus_width_bits && ctx->nvml.bus_width(h, &v) == 0)
+    if (!d->mem_bus_width_bits && ctx->nvml.bus_width && ctx->nvml.bus_width(h, &v) == 0)
         d->mem_bus_width_bits = (int)v;
     if (ctx->nvml.max_clock(h, PSC_NVML_CLOCK_MEM, &v) == 0 && v)
         d->mem_clock_max_mhz = (int)v;
@@ -151,7 +151,7 @@ psc_status_t psc_device_info(const psc_context_t *ctx, int device, psc_device_in
             d.sm_clock_mhz = (int)v;
         if (ctx->nvml.clock(h, PSC_NVML_CLOCK_MEM, &v) == 0)
             d.mem_clock_mhz = (int)v;
-        if (ctx->nvml.temperature(h, PSC_NVML_TEMPERATURE_GPU, &v) == 0)
+        if (ctx->nvml.temperature && ctx->nvml.temperature(h, PSC_NVML_TEMPERATURE_GPU, &v) == 0)
             d.temperature_c = (int)v;
     }
     *out = d;

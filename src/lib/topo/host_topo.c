@@ -1,7 +1,10 @@
+#define _GNU_SOURCE
 #include "topo/host_topo.h"
 
-#include <hwloc.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 struct psc_host_topo {
     hwloc_topology_t topo;
@@ -12,17 +15,88 @@ typedef struct {
     hwloc_membind_policy_t policy;
 } psc__membind_saved_t;
 
+/*
+ * hwloc 2.x refuses XML that newer hwloc writes as format 3.0, yet reads it
+ * whole once told it is 2.0: the objects, PCI attributes and distances that
+ * p2pscope uses are written the same way (seen with the recordings in
+ * shared/topologies; hwloc 2.9 then skips one trailing <info> tag).
+ */
+static char *psc__read_xml_as_v2(const char *path)
+{
+    static const char v3[] = "<topology version=\"3.0\">";
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL, *hit;
+    long len;
+
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
+        !(buf = malloc((size_t)len + 1)) || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        free(buf);
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    buf[len] = '\0';
+    hit = strstr(buf, v3);
+    if (hit)
+        hit[sizeof(v3) - 6] = '2'; /* the '3' of "3.0" */
+    return buf;
+}
+
 psc_host_topo_t *psc_host_topo_load(void)
 {
+    return psc_host_topo_load_recorded(NULL, NULL, NULL, 0);
+}
+
+psc_host_topo_t *psc_host_topo_load_recorded(const char *path, const char *xml_text, char *errbuf,
+                                             size_t errlen)
+{
     psc_host_topo_t *t = calloc(1, sizeof(*t));
+    char *old_root = NULL;
+    struct stat sb;
+    int is_dir = path && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+    int rc;
 
     if (!t)
         return NULL;
     if (hwloc_topology_init(&t->topo) != 0)
         goto err_free;
     hwloc_topology_set_io_types_filter(t->topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    if (hwloc_topology_load(t->topo) != 0)
+    if (xml_text && hwloc_topology_set_xmlbuffer(t->topo, xml_text, (int)strlen(xml_text) + 1) != 0) {
+        if (errbuf)
+            snprintf(errbuf, errlen, "the recorded hwloc XML could not be parsed");
         goto err_destroy;
+    }
+    if (path && !is_dir) {
+        char *xml = psc__read_xml_as_v2(path);
+        int bad = !xml || hwloc_topology_set_xmlbuffer(t->topo, xml, (int)strlen(xml) + 1) != 0;
+
+        free(xml);
+        if (bad) {
+            if (errbuf)
+                snprintf(errbuf, errlen, "%s: not an hwloc XML file hwloc can read", path);
+            goto err_destroy;
+        }
+    }
+    if (is_dir) {
+        /* hwloc 2 reads a captured /sys tree only through HWLOC_FSROOT. */
+        old_root = getenv("HWLOC_FSROOT") ? strdup(getenv("HWLOC_FSROOT")) : NULL;
+        setenv("HWLOC_FSROOT", path, 1);
+    }
+    rc = hwloc_topology_load(t->topo);
+    if (is_dir) {
+        if (old_root)
+            setenv("HWLOC_FSROOT", old_root, 1);
+        else
+            unsetenv("HWLOC_FSROOT");
+        free(old_root);
+    }
+    if (rc != 0) {
+        if (errbuf)
+            snprintf(errbuf, errlen, "%s: hwloc could not load this topology", path ? path : "this machine");
+        goto err_destroy;
+    }
     return t;
 
 err_destroy:
@@ -30,6 +104,23 @@ err_destroy:
 err_free:
     free(t);
     return NULL;
+}
+
+hwloc_topology_t psc_host_topo_hwloc(const psc_host_topo_t *t)
+{
+    return t ? t->topo : NULL;
+}
+
+char *psc_host_topo_export_xml(const psc_host_topo_t *t)
+{
+    char *buf = NULL, *copy;
+    int len = 0;
+
+    if (!t || hwloc_topology_export_xmlbuffer(t->topo, &buf, &len, 0) != 0)
+        return NULL;
+    copy = strdup(buf);
+    hwloc_free_xmlbuffer(t->topo, buf);
+    return copy;
 }
 
 void psc_host_topo_free(psc_host_topo_t *t)

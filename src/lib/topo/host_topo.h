@@ -2,11 +2,24 @@
 #ifndef PSC_TOPO_HOST_TOPO_H
 #define PSC_TOPO_HOST_TOPO_H
 
+#include <hwloc.h>
+
+#include "p2pscope.h"
+
 typedef struct psc_host_topo psc_host_topo_t;
 
 /* Load this machine's topology with PCI devices; NULL when hwloc fails. */
 psc_host_topo_t *psc_host_topo_load(void);
+/*
+ * Load a recording: an hwloc XML file, an XML text in memory (xml_text,
+ * path NULL), or a directory holding a captured /sys and /proc tree.
+ */
+psc_host_topo_t *psc_host_topo_load_recorded(const char *path, const char *xml_text, char *errbuf,
+                                             size_t errlen);
 void psc_host_topo_free(psc_host_topo_t *t);
+hwloc_topology_t psc_host_topo_hwloc(const psc_host_topo_t *t);
+/* The topology as hwloc XML (malloc'd), NULL on failure. */
+char *psc_host_topo_export_xml(const psc_host_topo_t *t);
 
 /* NUMA node (OS index) local to the PCI device, or -1 when unknown or not one node. */
 int psc_host_topo_numa_of(const psc_host_topo_t *t, const char *pci_bus_id);

@@ -1,0 +1,341 @@
+/* Topology facts: live gathering through the driver, NVML, hwloc and /sys; replay of recordings. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "topo/facts_json.h"
+#include "topo/pci_tree.h"
+#include "topo/sysfs_facts.h"
+
+const char *psc_path_label(psc_path_t path, int nvlinks, char *buf, size_t len)
+{
+    static const char *const names[] = {"?", "X", "NV", "PIX", "PXB", "PHB", "NODE", "SYS"};
+
+    if (path == PSC_PATH_NVLINK)
+        snprintf(buf, len, "NV%d", nvlinks);
+    else
+        snprintf(buf, len, "%s", (unsigned)path < sizeof(names) / sizeof(names[0]) ? names[path] : "?");
+    return buf;
+}
+
+static void psc__gpu_facts_init(psc_gpu_facts_t *g)
+{
+    memset(g, 0, sizeof(*g));
+    g->pcie_gen = g->pcie_gen_max = g->pcie_width = g->pcie_width_max = -1;
+    g->numa_node = g->virt_mode = g->mig = g->ecc = g->persistence = -1;
+    g->sm_clock_mhz = g->sm_clock_max_mhz = g->temperature_c = -1;
+    g->clock_event_reasons = -1;
+    g->nvlink_count = -1;
+    g->iommu_group = -1;
+}
+
+psc_facts_t *psc_facts_new(void)
+{
+    psc_facts_t *f = calloc(1, sizeof(*f));
+
+    if (!f)
+        return NULL;
+    f->host.numa_nodes = f->host.hypervisor = f->host.iommu = f->host.iommu_groups = -1;
+    f->host.driver_open = f->host.cuda_driver_version = f->host.acs_readable = -1;
+    for (int i = 0; i < PSC_MAX_GPUS; i++) {
+        psc__gpu_facts_init(&f->gpu[i]);
+        for (int j = 0; j < PSC_MAX_GPUS; j++) {
+            psc_pair_facts_t *p = &f->pair[i][j];
+
+            p->path = PSC_PATH_UNKNOWN;
+            p->nvlinks = 0;
+            p->can_access = p->perf_rank = p->native_atomics = p->array_access = p->nvml_p2p_read = -1;
+        }
+    }
+    return f;
+}
+
+void psc_facts_free(psc_facts_t *f)
+{
+    if (!f)
+        return;
+    free(f->hwloc_xml);
+    free(f);
+}
+
+/* NVML's bus ids have an 8-digit domain; ours have CUDA's 4. */
+static void psc__norm_busid(const char *in, char *out, size_t len)
+{
+    unsigned dom, bus, dev, fn;
+
+    if (sscanf(in, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) == 4)
+        snprintf(out, len, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+    else
+        snprintf(out, len, "%s", in);
+}
+
+static int psc__gpu_by_busid(const psc_facts_t *f, const char *bus_id)
+{
+    for (int i = 0; i < f->ngpu; i++)
+        if (strcasecmp(f->gpu[i].pci_bus_id, bus_id) == 0)
+            return i;
+    return -1;
+}
+
+static void psc__nvml_links(const psc_context_t *ctx, psc_nvmlDevice_t h, psc_gpu_facts_t *g)
+{
+    const psc_nvml_t *nv = &ctx->nvml;
+    psc_nvmlFieldValue_t fv[2];
+    double speed = 0;
+    int n = 0;
+
+    if (!nv->nvlink_state)
+        return;
+    memset(fv, 0, sizeof(fv));
+    fv[0].fieldId = PSC_NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON;
+    fv[1].fieldId = PSC_NVML_FI_DEV_NVLINK_LINK_COUNT;
+    if (nv->field_values && nv->field_values(h, 2, fv) == 0 && fv[0].nvmlReturn == 0)
+        speed = fv[0].value.uiVal / 1000.0;
+    for (unsigned l = 0; l < PSC_MAX_NVLINKS; l++) {
+        psc_nvlink_facts_t *nl = &g->nvlinks[l];
+        psc_nvmlPciInfo_t pci;
+        unsigned v;
+        int state = 0, type = -1;
+
+        /* Links past the GPU's count answer "not supported". */
+        if (nv->nvlink_state(h, l, &state) != 0)
+            break;
+        memset(nl, 0, sizeof(*nl));
+        n = (int)l + 1;
+        nl->active = state == 1;
+        nl->remote_gpu = -1;
+        nl->cap_p2p = nl->cap_sysmem = nl->cap_p2p_atomics = nl->cap_sysmem_atomics = -1;
+        if (nv->nvlink_version && nv->nvlink_version(h, l, &v) == 0)
+            nl->version = (int)v;
+        nl->speed_gbs = nl->active ? speed : 0;
+        memset(&pci, 0, sizeof(pci));
+        if (nl->active && nv->nvlink_remote_pci && nv->nvlink_remote_pci(h, l, &pci) == 0)
+            psc__norm_busid(pci.busId, nl->remote_bus_id, sizeof(nl->remote_bus_id));
+        if (nl->active && nv->nvlink_remote_type && nv->nvlink_remote_type(h, l, &type) == 0)
+            nl->remote = type == PSC_NVML_NVLINK_DEVICE_TYPE_GPU      ? PSC_REMOTE_GPU
+                         : type == PSC_NVML_NVLINK_DEVICE_TYPE_SWITCH ? PSC_REMOTE_SWITCH
+                         : type == PSC_NVML_NVLINK_DEVICE_TYPE_IBMNPU ? PSC_REMOTE_CPU
+                                                                      : PSC_REMOTE_UNKNOWN;
+        if (nv->nvlink_cap) {
+            if (nv->nvlink_cap(h, l, PSC_NVML_NVLINK_CAP_P2P_SUPPORTED, &v) == 0)
+                nl->cap_p2p = v != 0;
+            if (nv->nvlink_cap(h, l, PSC_NVML_NVLINK_CAP_SYSMEM_ACCESS, &v) == 0)
+                nl->cap_sysmem = v != 0;
+            if (nv->nvlink_cap(h, l, PSC_NVML_NVLINK_CAP_P2P_ATOMICS, &v) == 0)
+                nl->cap_p2p_atomics = v != 0;
+            if (nv->nvlink_cap(h, l, PSC_NVML_NVLINK_CAP_SYSMEM_ATOMICS, &v) == 0)
+                nl->cap_sysmem_atomics = v != 0;
+        }
+    }
+    g->nvlink_count = n;
+}
+
+static void psc__nvml_gpu(const psc_context_t *ctx, int i, psc_gpu_facts_t *g)
+{
+    const psc_nvml_t *nv = &ctx->nvml;
+    psc_nvmlDevice_t h = psc__nvml_handle(ctx, i);
+    psc_nvmlBAR1Memory_t bar1;
+    unsigned long long reasons;
+    unsigned u, u2;
+    int a, b;
+
+    if (!h)
+        return;
+    if (nv->bar1 && nv->bar1(h, &bar1) == 0)
+        g->bar1_bytes = bar1.bar1Total;
+    if (nv->pcie_gen && nv->pcie_gen(h, &u) == 0)
+        g->pcie_gen = (int)u;
+    if (nv->pcie_gen_max && nv->pcie_gen_max(h, &u) == 0)
+        g->pcie_gen_max = (int)u;
+    if (nv->pcie_width && nv->pcie_width(h, &u) == 0)
+        g->pcie_width = (int)u;
+    if (nv->pcie_width_max && nv->pcie_width_max(h, &u) == 0)
+        g->pcie_width_max = (int)u;
+    if (nv->virt_mode && nv->virt_mode(h, &a) == 0)
+        g->virt_mode = a;
+    if (nv->mig_mode && nv->mig_mode(h, &u, &u2) == 0)
+        g->mig = u != 0;
+    if (nv->ecc_mode && nv->ecc_mode(h, &a, &b) == 0)
+        g->ecc = a != 0;
+    if (nv->persistence && nv->persistence(h, &a) == 0)
+        g->persistence = a != 0;
+    if (nv->clock_events && nv->clock_events(h, &reasons) == 0)
+        g->clock_event_reasons = (int64_t)reasons;
+    psc__nvml_links(ctx, h, g);
+}
+
+static void psc__cuda_pairs(psc_context_t *ctx, psc_facts_t *f)
+{
+    for (int i = 0; i < f->ngpu; i++) {
+        for (int j = 0; j < f->ngpu; j++) {
+            psc_pair_facts_t *p = &f->pair[i][j];
+            CUdevice a = ctx->gpu[i].dev, b = ctx->gpu[j].dev;
+            psc_nvmlDevice_t ha = psc__nvml_handle(ctx, i), hb = psc__nvml_handle(ctx, j);
+            int v;
+
+            if (i == j)
+                continue;
+            if (ctx->cu.p_cuDeviceCanAccessPeer(&v, a, b) == CUDA_SUCCESS)
+                p->can_access = v;
+            if (ctx->cu.p_cuDeviceGetP2PAttribute) {
+                if (ctx->cu.p_cuDeviceGetP2PAttribute(&v, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, a, b) == CUDA_SUCCESS)
+                    p->perf_rank = v;
+                if (ctx->cu.p_cuDeviceGetP2PAttribute(&v, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, a, b) == CUDA_SUCCESS)
+                    p->native_atomics = v;
+                if (ctx->cu.p_cuDeviceGetP2PAttribute(&v, CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED, a, b) == CUDA_SUCCESS)
+                    p->array_access = v;
+            }
+            if (ha && hb && ctx->nvml.p2p_status &&
+                ctx->nvml.p2p_status(ha, hb, PSC_NVML_P2P_CAPS_INDEX_READ, &v) == 0)
+                p->nvml_p2p_read = v;
+        }
+    }
+}
+
+/* Bridges' ACS readable by someone: the host-wide summary the doctor reports. */
+static void psc__acs_summary(psc_facts_t *f)
+{
+    f->host.acs_readable = -1;
+    for (int i = 0; i < f->ngpu; i++)
+        for (int b = 0; b < f->gpu[i].nbridges; b++) {
+            psc_acs_state_t s = f->gpu[i].bridges[b].acs;
+
+            if (s == PSC_ACS_READ || s == PSC_ACS_ABSENT)
+                f->host.acs_readable = 1;
+            else if (s == PSC_ACS_NEEDS_ROOT && f->host.acs_readable < 0)
+                f->host.acs_readable = 0;
+        }
+}
+
+static void psc__remote_gpus(psc_facts_t *f)
+{
+    for (int i = 0; i < f->ngpu; i++)
+        for (int l = 0; l < f->gpu[i].nvlink_count; l++) {
+            psc_nvlink_facts_t *nl = &f->gpu[i].nvlinks[l];
+
+            if (nl->remote == PSC_REMOTE_GPU)
+                nl->remote_gpu = psc__gpu_by_busid(f, nl->remote_bus_id);
+        }
+}
+
+psc_status_t psc_facts_gather(psc_context_t *ctx, psc_facts_t *f)
+{
+    hwloc_topology_t t = ctx ? psc_host_topo_hwloc(ctx->host) : NULL;
+
+    if (!ctx || !f)
+        return PSC_ERR_INVALID;
+    snprintf(f->source, sizeof(f->source), "live");
+    f->has_driver = 1;
+    f->ngpu = ctx->ndev < PSC_MAX_GPUS ? ctx->ndev : PSC_MAX_GPUS;
+    psc__sysfs_host("", &f->host);
+    f->host.cuda_driver_version = ctx->sys.cuda_driver_version;
+    snprintf(f->host.driver_release, sizeof(f->host.driver_release), "%s", ctx->sys.driver_release);
+    if (t) {
+        const char *dmi = hwloc_obj_get_info_by_name(hwloc_get_root_obj(t), "DMIProductName");
+
+        f->host.numa_nodes = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+        if (dmi && !f->host.machine[0])
+            snprintf(f->host.machine, sizeof(f->host.machine), "%s", dmi);
+    }
+    for (int i = 0; i < f->ngpu; i++) {
+        psc_gpu_facts_t *g = &f->gpu[i];
+        psc_device_info_t d;
+
+        psc__gpu_facts_init(g);
+        psc_device_info(ctx, i, &d);
+        snprintf(g->name, sizeof(g->name), "%s", d.name);
+        snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", d.pci_bus_id);
+        snprintf(g->uuid, sizeof(g->uuid), "%s", d.uuid);
+        g->memory_bytes = d.memory_bytes;
+        g->sm_clock_mhz = d.sm_clock_mhz;
+        g->sm_clock_max_mhz = d.sm_clock_max_mhz;
+        g->temperature_c = d.temperature_c;
+        psc__nvml_gpu(ctx, i, g);
+        if (t)
+            psc__pci_gpu_locality(t, g);
+        psc__sysfs_gpu("", g);
+    }
+    psc__remote_gpus(f);
+    psc__cuda_pairs(ctx, f);
+    psc__classify_pairs(t, f);
+    psc__acs_summary(f);
+    free(f->hwloc_xml);
+    f->hwloc_xml = psc_host_topo_export_xml(ctx->host);
+    return PSC_OK;
+}
+
+static int psc__is_json(const char *path)
+{
+    size_t n = strlen(path);
+    FILE *fp;
+    int c = EOF;
+
+    if (n > 5 && strcmp(path + n - 5, ".json") == 0)
+        return 1;
+    fp = fopen(path, "r");
+    if (!fp)
+        return 0;
+    while ((c = fgetc(fp)) == ' ' || c == '\n' || c == '\t' || c == '\r')
+        ;
+    fclose(fp);
+    return c == '{';
+}
+
+psc_status_t psc_facts_load(const char *path, psc_facts_t *f, char *errbuf, size_t errlen)
+{
+    char scratch[8];
+    psc_host_topo_t *topo;
+    struct stat sb;
+    int is_dir;
+
+    if (!errbuf || !errlen) {
+        errbuf = scratch;
+        errlen = sizeof(scratch);
+    }
+    if (!path || !f) {
+        snprintf(errbuf, errlen, "no recording given");
+        return PSC_ERR_INVALID;
+    }
+    if (stat(path, &sb) != 0) {
+        snprintf(errbuf, errlen, "%s: no such file or directory", path);
+        return PSC_ERR_IO;
+    }
+    is_dir = S_ISDIR(sb.st_mode);
+    if (!is_dir && psc__is_json(path))
+        return psc__facts_load_json(path, f, errbuf, errlen);
+
+    topo = psc_host_topo_load_recorded(path, NULL, errbuf, errlen);
+    if (!topo)
+        return PSC_ERR_IO;
+    snprintf(f->source, sizeof(f->source), "%s", path);
+    f->has_driver = 0;
+    {
+        hwloc_topology_t t = psc_host_topo_hwloc(topo);
+        const char *dmi = hwloc_obj_get_info_by_name(hwloc_get_root_obj(t), "DMIProductName");
+
+        f->host.numa_nodes = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+        if (dmi)
+            snprintf(f->host.machine, sizeof(f->host.machine), "%s", dmi);
+        psc__pci_list_gpus(t, f);
+        psc__pci_nvlinks_from_distances(t, f);
+        if (is_dir) {
+            psc__sysfs_host(path, &f->host);
+            for (int i = 0; i < f->ngpu; i++)
+                psc__sysfs_gpu(path, &f->gpu[i]);
+        }
+        psc__classify_pairs(t, f);
+    }
+    psc__acs_summary(f);
+    free(f->hwloc_xml);
+    f->hwloc_xml = psc_host_topo_export_xml(topo);
+    psc_host_topo_free(topo);
+    if (f->ngpu == 0) {
+        snprintf(errbuf, errlen, "%s: the recording holds no NVIDIA GPU", path);
+        return PSC_ERR_NO_DEVICE;
+    }
+    return PSC_OK;
+}
