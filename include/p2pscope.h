@@ -205,6 +205,7 @@ typedef struct {
     int can_access;              /* cuDeviceCanAccessPeer */
     int perf_rank, native_atomics, array_access; /* cuDeviceGetP2PAttribute */
     int nvml_p2p_read;           /* nvmlGpuP2PStatus_t for reads: 0 OK, else the driver's reason */
+    int integrity;               /* a verified peer copy: 1 right bytes, 0 wrong bytes, -1 not run */
 } psc_pair_facts_t;
 
 typedef struct {
@@ -255,6 +256,26 @@ psc_status_t psc_facts_save(const psc_facts_t *facts, const char *path, char *er
  * establish ("unknown" when nothing does). Empty when access is possible.
  */
 const char *psc_p2p_reason(const psc_facts_t *facts, int i, int j, char *buf, size_t len);
+
+/* ---------------------------------------------------------------- doctor */
+
+typedef enum { PSC_SEV_INFO, PSC_SEV_WARNING, PSC_SEV_ERROR } psc_severity_t;
+const char *psc_severity_string(psc_severity_t s); /* "info", "warning", "error" */
+
+typedef struct {
+    psc_severity_t severity;
+    char rule[32];               /* stable id, e.g. "bar1_small" */
+    char what[256];              /* what is wrong, one line */
+    char evidence[512];          /* the facts the rule used */
+    char fix[256];               /* what to do, one or two lines */
+} psc_finding_t;
+
+/*
+ * Every rule over the facts: pure, no I/O. Findings come most severe first;
+ * the count is returned, at most cap are written. Rules that could not run
+ * for want of facts say so as "not checked" info findings.
+ */
+size_t psc_doctor(const psc_facts_t *facts, psc_finding_t *out, size_t cap);
 
 /* ---------------------------------------------------------------- bandwidth */
 

@@ -1,18 +1,106 @@
-/* doctor: placeholder until the rules land; replays and live facts share psc_cli_facts. */
+/* doctor: findings with evidence and a fix, from live facts (plus a verified peer copy) or a recording. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "cli.h"
+#include "report/json.h"
+
+#define PSC_MAX_FINDINGS 512
+
+/* A small verified copy on every pair with peer access, so the integrity rule has its fact. */
+static void psc__check_peer_integrity(psc_context_t *ctx, psc_facts_t *f)
+{
+    psc_measure_opts_t o;
+
+    psc_measure_opts_default(&o);
+    o.size = 8ull << 20;
+    o.iterations = 1;
+    o.warmup = 0;
+    o.samples = 1;
+    for (int i = 0; i < f->ngpu; i++)
+        for (int j = 0; j < f->ngpu; j++) {
+            psc_bw_case_t c = {PSC_BW_GPU_TO_GPU_WRITE_CE, i, j, i};
+            psc_bw_result_t r;
+
+            if (i == j || f->pair[i][j].can_access != 1 || psc_bw_run(ctx, &c, &o, &r) != PSC_OK)
+                continue;
+            if (r.status == PSC_RESULT_PASSED)
+                f->pair[i][j].integrity = 1;
+            else if (r.verify.bad_bytes)
+                f->pair[i][j].integrity = 0;
+        }
+}
+
+static void psc__render(const psc_facts_t *f, const psc_finding_t *v, size_t n)
+{
+    size_t count[3] = {0, 0, 0};
+
+    for (size_t k = 0; k < n; k++)
+        count[v[k].severity]++;
+    printf("doctor: %d GPU%s (%s): %zu error%s, %zu warning%s, %zu note%s\n", f->ngpu, f->ngpu == 1 ? "" : "s",
+           f->source, count[PSC_SEV_ERROR], count[PSC_SEV_ERROR] == 1 ? "" : "s", count[PSC_SEV_WARNING],
+           count[PSC_SEV_WARNING] == 1 ? "" : "s", count[PSC_SEV_INFO], count[PSC_SEV_INFO] == 1 ? "" : "s");
+    for (size_t k = 0; k < n; k++) {
+        printf("\n[%s] %s: %s\n", psc_severity_string(v[k].severity), v[k].rule, v[k].what);
+        printf("    evidence: %s\n", v[k].evidence);
+        printf("    fix: %s\n", v[k].fix);
+    }
+}
+
+static json_t *psc__json(const psc_facts_t *f, const psc_finding_t *v, size_t n, int rc)
+{
+    json_t *doc = json_object(), *arr = json_array(), *facts = NULL;
+    char *text = psc_facts_json(f, 0);
+
+    if (text) {
+        facts = json_loads(text, 0, NULL);
+        free(text);
+    }
+    for (size_t k = 0; k < n; k++)
+        json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:s}", "severity", psc_severity_string(v[k].severity),
+                                             "rule", v[k].rule, "what", v[k].what, "evidence", v[k].evidence, "fix",
+                                             v[k].fix));
+    json_object_set_new(doc, "tool", json_pack("{s:s,s:s}", "name", "p2pscope", "version", PSC_VERSION_STRING));
+    json_object_set_new(doc, "command", json_string("doctor"));
+    json_object_set_new(doc, "findings", arr);
+    json_object_set_new(doc, "facts", facts ? facts : json_null());
+    json_object_set_new(doc, "exit_code", json_integer(rc));
+    return doc;
+}
 
 int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
-    int rc;
-    psc_facts_t *f = psc_cli_facts(ctx, o, &rc);
+    psc_finding_t *v = calloc(PSC_MAX_FINDINGS, sizeof(*v));
+    int rc = PSC_EXIT_OK;
+    psc_facts_t *f = v ? psc_cli_facts(ctx, o, &rc) : NULL;
+    size_t n;
+    char err[256];
 
+    if (!f) {
+        free(v);
+        return v ? rc : PSC_EXIT_ENV;
+    }
+    if (ctx)
+        psc__check_peer_integrity(ctx, f);
+    n = psc_doctor(f, v, PSC_MAX_FINDINGS);
+    if (n > PSC_MAX_FINDINGS)
+        n = PSC_MAX_FINDINGS;
+    for (size_t k = 0; k < n; k++)
+        if (v[k].severity == PSC_SEV_ERROR)
+            rc = PSC_EXIT_FAILED;
+    if (psc_cli_tables(o))
+        psc__render(f, v, n);
+    if (o->json) {
+        json_t *doc = psc__json(f, v, n, rc);
+
+        if (psc_json_write(doc, o->json_path, err, sizeof(err)) != PSC_OK) {
+            fprintf(stderr, "p2pscope: %s\n", err);
+            rc = PSC_EXIT_FAILED;
+        }
+        json_decref(doc);
+    }
     psc_facts_free(f);
+    free(v);
     return rc;
-}
-
-int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o)
-{
-    (void)ctx;
-    (void)o;
-    return PSC_EXIT_NA;
 }

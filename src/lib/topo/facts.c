@@ -49,6 +49,7 @@ psc_facts_t *psc_facts_new(void)
             p->path = PSC_PATH_UNKNOWN;
             p->nvlinks = 0;
             p->can_access = p->perf_rank = p->native_atomics = p->array_access = p->nvml_p2p_read = -1;
+            p->integrity = -1;
         }
     }
     return f;

@@ -112,11 +112,11 @@ json_t *psc__facts_to_json(const psc_facts_t *f, int with_xml)
 
             if (i == j)
                 continue;
-            json_array_append_new(pairs, json_pack("{s:i,s:i,s:s,s:i,s:o,s:o,s:o,s:o,s:o}", "src", i, "dst", j,
+            json_array_append_new(pairs, json_pack("{s:i,s:i,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o}", "src", i, "dst", j,
                 "path", psc_path_label(p->path, p->nvlinks, label, sizeof(label)), "nvlinks", p->nvlinks,
                 "can_access", psc__jint(p->can_access), "perf_rank", psc__jint(p->perf_rank),
                 "native_atomics", psc__jint(p->native_atomics), "array_access", psc__jint(p->array_access),
-                "nvml_p2p_read", psc__jint(p->nvml_p2p_read)));
+                "nvml_p2p_read", psc__jint(p->nvml_p2p_read), "integrity", psc__jint(p->integrity)));
         }
     json_object_set_new(o, "pairs", pairs);
     if (with_xml)
@@ -271,6 +271,7 @@ psc_status_t psc__facts_load_json(const char *path, psc_facts_t *f, char *errbuf
         p->native_atomics = psc__gi(x, "native_atomics");
         p->array_access = psc__gi(x, "array_access");
         p->nvml_p2p_read = psc__gi(x, "nvml_p2p_read");
+        p->integrity = psc__gi(x, "integrity");
     }
     xml = json_object_get(doc, "hwloc_xml");
     free(f->hwloc_xml);

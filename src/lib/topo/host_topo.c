@@ -94,7 +94,8 @@ psc_host_topo_t *psc_host_topo_load_recorded(const char *path, const char *xml_t
     }
     if (rc != 0) {
         if (errbuf)
-            snprintf(errbuf, errlen, "%s: hwloc could not load this topology", path ? path : "this machine");
+            snprintf(errbuf, errlen, "%s: %s", path ? path : "this machine",
+                     is_dir ? "hwloc could not read a /sys tree there" : "not an hwloc XML topology hwloc can load");
         goto err_destroy;
     }
     return t;

@@ -1,0 +1,352 @@
+/*
+ * The doctor's rules on real recorded facts and hand-built ones: each rule
+ * fires on the fact it is about and stays quiet otherwise, including the
+ * consumer RTX 4090 box of the seed blog before and after its fix.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "p2pscope.h"
+
+#define MAXF 1024
+static psc_finding_t g_found[MAXF];
+
+static size_t run(const psc_facts_t *f)
+{
+    size_t n = psc_doctor(f, g_found, MAXF);
+
+    assert_true(n <= MAXF);
+    for (size_t k = 1; k < n; k++) /* most severe first */
+        assert_true(g_found[k - 1].severity >= g_found[k].severity);
+    return n;
+}
+
+static size_t count(size_t n, const char *rule, psc_severity_t sev)
+{
+    size_t c = 0;
+
+    for (size_t k = 0; k < n; k++)
+        c += strcmp(g_found[k].rule, rule) == 0 && g_found[k].severity == sev;
+    return c;
+}
+
+static size_t count_sev(size_t n, psc_severity_t sev)
+{
+    size_t c = 0;
+
+    for (size_t k = 0; k < n; k++)
+        c += g_found[k].severity == sev;
+    return c;
+}
+
+static int has(size_t n, const char *rule)
+{
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(g_found[k].rule, rule) == 0)
+            return 1;
+    return 0;
+}
+
+/* The first finding of a rule; the test fails when there is none. */
+static const psc_finding_t *find(size_t n, const char *rule)
+{
+    size_t k = 0;
+
+    while (k < n && strcmp(g_found[k].rule, rule) != 0)
+        k++;
+    assert_true(k < n);
+    return &g_found[k < MAXF ? k : 0];
+}
+
+/* A live-looking machine of n GPUs; every pair on path `path`, peer access `access`. */
+static psc_facts_t *machine(int n, const char *name, uint64_t mem, uint64_t bar1, psc_path_t path, int access)
+{
+    psc_facts_t *f = psc_facts_new();
+
+    assert_non_null(f);
+    snprintf(f->source, sizeof(f->source), "test");
+    f->has_driver = 1;
+    f->ngpu = n;
+    f->host.numa_nodes = 2;
+    f->host.hypervisor = 0;
+    f->host.iommu = 0;
+    f->host.iommu_groups = 0;
+    for (int i = 0; i < n; i++) {
+        psc_gpu_facts_t *g = &f->gpu[i];
+
+        snprintf(g->name, sizeof(g->name), "%s", name);
+        snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "0000:%02x:00.0", 0x10 * (i + 1));
+        g->memory_bytes = mem;
+        g->bar1_bytes = bar1;
+        g->pcie_gen = g->pcie_gen_max = 4;
+        g->pcie_width = g->pcie_width_max = 16;
+        g->numa_node = i < n / 2 ? 0 : 1;
+        g->clock_event_reasons = 0;
+        g->nvlink_count = 0;
+        for (int j = 0; j < n; j++) {
+            f->pair[i][j].path = i == j ? PSC_PATH_SELF : path;
+            f->pair[i][j].can_access = i == j ? -1 : access;
+            f->pair[i][j].nvml_p2p_read = access ? 0 : 2;
+        }
+    }
+    return f;
+}
+
+static void test_rtx4090_box_before_fix(void **state)
+{
+    /* 8 GPUs all SYS, BAR1 256 MiB, IOMMU on and translating, the stock driver refusing P2P. */
+    psc_facts_t *f = machine(8, "NVIDIA GeForce RTX 4090", 24ull << 30, 256ull << 20, PSC_PATH_SYS, 0);
+    const psc_finding_t *x;
+    size_t n;
+
+    (void)state;
+    f->host.iommu = 1;
+    f->host.iommu_groups = 104;
+    snprintf(f->host.cmdline, sizeof(f->host.cmdline), "BOOT_IMAGE=/boot/vmlinuz root=/dev/nvme0n1p2 ro quiet");
+    for (int i = 0; i < 8; i++) {
+        f->gpu[i].iommu_group = 20 + i;
+        snprintf(f->gpu[i].iommu_domain, sizeof(f->gpu[i].iommu_domain), "DMA-FQ");
+    }
+    n = run(f);
+    assert_int_equal(count(n, "bar1_small", PSC_SEV_ERROR), 8);
+    assert_int_equal(count(n, "iommu_on", PSC_SEV_ERROR), 1);
+    assert_int_equal(count(n, "p2p_unavailable", PSC_SEV_WARNING), 56);
+    x = find(n, "p2p_unavailable");
+    assert_non_null(strstr(x->fix, "does not allow P2P on this GPU model"));
+    assert_non_null(strstr(x->evidence, "path SYS"));
+    x = find(n, "bar1_small");
+    assert_non_null(strstr(x->evidence, "BAR1 256 MiB, memory 24.0 GiB"));
+    assert_non_null(strstr(x->fix, "Resizable BAR"));
+    x = find(n, "iommu_on");
+    assert_non_null(strstr(x->fix, "iommu=pt"));
+    assert_non_null(strstr(x->evidence, "translated: 8 of 8"));
+    assert_false(has(n, "nvlink_missing")); /* a GeForce has no NVLink to expect */
+    psc_facts_free(f);
+}
+
+static void test_rtx4090_box_after_fix(void **state)
+{
+    psc_facts_t *f = machine(8, "NVIDIA GeForce RTX 4090", 24ull << 30, 32ull << 30, PSC_PATH_SYS, 1);
+    size_t n;
+
+    (void)state;
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++)
+            f->pair[i][j].integrity = i == j ? -1 : 1;
+    n = run(f);
+    assert_int_equal(count_sev(n, PSC_SEV_ERROR), 0);
+    assert_int_equal(count_sev(n, PSC_SEV_WARNING), 0);
+    psc_facts_free(f);
+}
+
+static void test_iommu_passthrough_is_fine(void **state)
+{
+    psc_facts_t *f = machine(2, "NVIDIA L40S", 48ull << 30, 64ull << 30, PSC_PATH_PHB, 1);
+    size_t n;
+
+    (void)state;
+    f->host.iommu = 1;
+    snprintf(f->gpu[0].iommu_domain, sizeof(f->gpu[0].iommu_domain), "identity");
+    snprintf(f->gpu[1].iommu_domain, sizeof(f->gpu[1].iommu_domain), "identity");
+    n = run(f);
+    assert_false(has(n, "iommu_on"));
+    /* Translated, but every pair on NVLink: a warning, not an error. */
+    snprintf(f->gpu[0].iommu_domain, sizeof(f->gpu[0].iommu_domain), "DMA");
+    f->pair[0][1].path = f->pair[1][0].path = PSC_PATH_NVLINK;
+    f->pair[0][1].nvlinks = f->pair[1][0].nvlinks = 4;
+    n = run(f);
+    assert_int_equal(count(n, "iommu_on", PSC_SEV_WARNING), 1);
+    psc_facts_free(f);
+}
+
+static void set_bridge(psc_gpu_facts_t *g, int k, const char *bus, psc_acs_state_t acs, int ctrl)
+{
+    snprintf(g->bridges[k].bus_id, sizeof(g->bridges[k].bus_id), "%s", bus);
+    snprintf(g->bridges[k].ids, sizeof(g->bridges[k].ids), "10b5:9781");
+    g->bridges[k].acs = acs;
+    g->bridges[k].acs_ctrl = ctrl;
+    if (g->nbridges < k + 1)
+        g->nbridges = k + 1;
+}
+
+static void test_acs_redirect_between_peers(void **state)
+{
+    psc_facts_t *f = machine(2, "NVIDIA A40", 48ull << 30, 64ull << 30, PSC_PATH_PIX, 1);
+    const psc_finding_t *x;
+    size_t n;
+
+    (void)state;
+    /* Each GPU under its own downstream port of one switch; the upstream port is shared. */
+    set_bridge(&f->gpu[0], 0, "0000:03:08.0", PSC_ACS_READ, PSC_ACS_SV | PSC_ACS_RR | PSC_ACS_CR | PSC_ACS_UF);
+    set_bridge(&f->gpu[0], 1, "0000:02:00.0", PSC_ACS_READ, PSC_ACS_RR);
+    set_bridge(&f->gpu[1], 0, "0000:03:10.0", PSC_ACS_READ, PSC_ACS_SV);
+    set_bridge(&f->gpu[1], 1, "0000:02:00.0", PSC_ACS_READ, PSC_ACS_RR);
+    n = run(f);
+    assert_int_equal(count(n, "acs_redirect", PSC_SEV_ERROR), 1); /* the shared port above is not between them */
+    x = find(n, "acs_redirect");
+    assert_non_null(strstr(x->what, "0000:03:08.0"));
+    assert_non_null(strstr(x->evidence, "RR=1 CR=1"));
+    /* Unreadable without root: said, not guessed. */
+    f->gpu[0].bridges[0].acs = PSC_ACS_NEEDS_ROOT;
+    n = run(f);
+    assert_false(has(n, "acs_redirect"));
+    assert_int_equal(count(n, "not_checked_acs", PSC_SEV_INFO), 1);
+    psc_facts_free(f);
+}
+
+static void test_pcie_link_below_max(void **state)
+{
+    psc_facts_t *f = machine(1, "NVIDIA H100 PCIe", 80ull << 30, 128ull << 30, PSC_PATH_UNKNOWN, -1);
+    size_t n;
+
+    (void)state;
+    f->gpu[0].pcie_width = 8;
+    f->gpu[0].pcie_gen = 1;
+    f->gpu[0].pcie_gen_max = 5;
+    f->gpu[0].clock_event_reasons = 0x1; /* idle */
+    n = run(f);
+    assert_int_equal(count(n, "pcie_width", PSC_SEV_WARNING), 1);
+    assert_int_equal(count(n, "pcie_gen", PSC_SEV_INFO), 1);
+    f->gpu[0].clock_event_reasons = 0;
+    n = run(f);
+    assert_int_equal(count(n, "pcie_gen", PSC_SEV_WARNING), 1);
+    psc_facts_free(f);
+}
+
+static void test_nvlink_down_and_missing(void **state)
+{
+    psc_facts_t *f = machine(2, "NVIDIA H200", 141ull << 30, 256ull << 30, PSC_PATH_NVLINK, 1);
+    size_t n;
+
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        f->gpu[i].nvlink_count = 18;
+        for (int l = 0; l < 18; l++) {
+            f->gpu[i].nvlinks[l].active = 1;
+            f->gpu[i].nvlinks[l].remote = PSC_REMOTE_GPU;
+            f->gpu[i].nvlinks[l].remote_gpu = 1 - i;
+        }
+    }
+    n = run(f);
+    assert_false(has(n, "nvlink_down"));
+    assert_false(has(n, "nvlink_missing"));
+    f->gpu[1].nvlinks[3].active = 0;
+    f->gpu[1].nvlinks[17].active = 0;
+    n = run(f);
+    assert_int_equal(count(n, "nvlink_down", PSC_SEV_ERROR), 1);
+    assert_non_null(strstr(find(n, "nvlink_down")->what, "2 of 18"));
+    /* A board that shows only 12 links, all up, is still short of the model's 18. */
+    f->gpu[1].nvlinks[3].active = f->gpu[1].nvlinks[17].active = 1;
+    f->gpu[0].nvlink_count = 12;
+    n = run(f);
+    assert_int_equal(count(n, "nvlink_missing", PSC_SEV_ERROR), 1);
+    psc_facts_free(f);
+}
+
+static void test_p2p_inconsistent_and_corrupt(void **state)
+{
+    psc_facts_t *f = machine(3, "NVIDIA A100-SXM4-80GB", 80ull << 30, 128ull << 30, PSC_PATH_PXB, 1);
+    size_t n;
+
+    (void)state;
+    f->pair[0][2].can_access = f->pair[2][0].can_access = 0;
+    f->pair[0][2].nvml_p2p_read = f->pair[2][0].nvml_p2p_read = 3;
+    f->pair[0][1].integrity = 0;
+    f->pair[1][0].integrity = 1;
+    n = run(f);
+    assert_int_equal(count(n, "p2p_unavailable", PSC_SEV_ERROR), 2); /* others have it: an error */
+    assert_non_null(strstr(find(n, "p2p_unavailable")->fix, "IOH topology"));
+    assert_int_equal(count(n, "p2p_corrupts", PSC_SEV_ERROR), 1);
+    assert_non_null(strstr(find(n, "p2p_corrupts")->what, "gpu0 to gpu1"));
+    psc_facts_free(f);
+}
+
+static void test_p2p_reasons(void **state)
+{
+    psc_facts_t *f = machine(2, "NVIDIA L4", 24ull << 30, 32ull << 30, PSC_PATH_PHB, 0);
+    char why[256];
+
+    (void)state;
+    f->pair[0][1].nvml_p2p_read = -1;
+    f->gpu[1].mig = 1;
+    assert_non_null(strstr(psc_p2p_reason(f, 0, 1, why, sizeof(why)), "MIG is on for GPU 1"));
+    f->gpu[1].mig = 0;
+    f->host.hypervisor = 1;
+    assert_non_null(strstr(psc_p2p_reason(f, 0, 1, why, sizeof(why)), "inside a VM"));
+    f->host.hypervisor = 0;
+    assert_non_null(strstr(psc_p2p_reason(f, 0, 1, why, sizeof(why)), "unknown"));
+    f->pair[0][1].can_access = 1;
+    assert_string_equal(psc_p2p_reason(f, 0, 1, why, sizeof(why)), "");
+    psc_facts_free(f);
+}
+
+static void test_numa_clocks_vm(void **state)
+{
+    psc_facts_t *f = machine(2, "NVIDIA H100 80GB HBM3", 80ull << 30, 128ull << 30, PSC_PATH_NVLINK, 1);
+    size_t n;
+
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        f->gpu[i].nvlink_count = 18;
+        for (int l = 0; l < 18; l++)
+            f->gpu[i].nvlinks[l].active = 1;
+    }
+    f->gpu[1].numa_node = -1;
+    f->gpu[0].clock_event_reasons = 0x40; /* hardware thermal slowdown */
+    f->host.hypervisor = 1;
+    n = run(f);
+    assert_int_equal(count(n, "numa_unknown", PSC_SEV_WARNING), 1);
+    assert_int_equal(count(n, "clocks_throttled", PSC_SEV_WARNING), 1);
+    assert_int_equal(count(n, "not_checked_vm", PSC_SEV_INFO), 1);
+    assert_int_equal(count_sev(n, PSC_SEV_ERROR), 0);
+    f->host.numa_nodes = 1;
+    f->gpu[0].clock_event_reasons = 0x1;
+    n = run(f);
+    assert_false(has(n, "numa_unknown"));
+    assert_false(has(n, "clocks_throttled"));
+    psc_facts_free(f);
+}
+
+static void test_recorded_dgx2_is_clean(void **state)
+{
+    psc_facts_t *f = psc_facts_new();
+    char err[256];
+    size_t n;
+
+    (void)state;
+    assert_int_equal(psc_facts_load(TEST_DATA "/nvidiaDGX2.xml", f, err, sizeof(err)), PSC_OK);
+    n = run(f);
+    assert_int_equal(count_sev(n, PSC_SEV_ERROR), 0);
+    assert_int_equal(count_sev(n, PSC_SEV_WARNING), 0);
+    assert_true(has(n, "not_checked_driver"));
+    psc_facts_free(f);
+}
+
+static void test_capacity_is_respected(void **state)
+{
+    psc_facts_t *f = machine(8, "NVIDIA GeForce RTX 4090", 24ull << 30, 256ull << 20, PSC_PATH_SYS, 0);
+    psc_finding_t two[2];
+
+    (void)state;
+    assert_true(psc_doctor(f, two, 2) > 2); /* the full count, two written */
+    assert_int_equal(two[0].severity, PSC_SEV_ERROR);
+    assert_int_equal(psc_doctor(NULL, two, 2), 0);
+    psc_facts_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rtx4090_box_before_fix), cmocka_unit_test(test_rtx4090_box_after_fix),
+        cmocka_unit_test(test_iommu_passthrough_is_fine), cmocka_unit_test(test_acs_redirect_between_peers),
+        cmocka_unit_test(test_pcie_link_below_max),    cmocka_unit_test(test_nvlink_down_and_missing),
+        cmocka_unit_test(test_p2p_inconsistent_and_corrupt), cmocka_unit_test(test_p2p_reasons),
+        cmocka_unit_test(test_numa_clocks_vm),          cmocka_unit_test(test_recorded_dgx2_is_clean),
+        cmocka_unit_test(test_capacity_is_respected),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
