@@ -257,6 +257,14 @@ psc_status_t psc_facts_save(const psc_facts_t *facts, const char *path, char *er
  */
 const char *psc_p2p_reason(const psc_facts_t *facts, int i, int j, char *buf, size_t len);
 
+/*
+ * NVLink traffic counters of one GPU, per link, in bytes since the driver
+ * started counting (NVML's data throughput fields). *nlinks is the number of
+ * links read. PSC_ERR_UNSUPPORTED without NVML or on a GPU without NVLink.
+ */
+psc_status_t psc_nvlink_counters(const psc_context_t *ctx, int gpu, uint64_t *tx_bytes, uint64_t *rx_bytes,
+                                 int *nlinks);
+
 /* ---------------------------------------------------------------- doctor */
 
 typedef enum { PSC_SEV_INFO, PSC_SEV_WARNING, PSC_SEV_ERROR } psc_severity_t;

@@ -30,6 +30,7 @@ typedef struct {
     const char *json_path;                /* NULL or "-": stdout, instead of tables */
     const char *topology;                 /* --topology: replay this recording, no driver */
     const char *save;                     /* --save: record this machine's facts here */
+    int watch;                            /* nvlink --watch: run the tests, show each link's traffic */
 } psc_cli_opts_t;
 
 /* Parse argv; PSC_EXIT_USAGE with one line in err naming what is accepted. */
@@ -49,6 +50,10 @@ int psc_cmd_list(void);
 int psc_cmd_topo(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o);
+/* Run every case of the chosen tests; results appended to res (cap), progress on stderr. */
+size_t psc_cli_run_cases(psc_context_t *ctx, const psc_cli_opts_t *o, psc_bw_test_t test, const int *devs, int ndev,
+                         psc_bw_result_t *res, size_t cap, size_t *done, size_t total);
+
 /* The facts: replayed (--topology) or gathered; NULL after printing why, *rc the exit code. */
 psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int *rc);
 

@@ -67,6 +67,33 @@ static int psc__plan(const psc_context_t *ctx, const psc_cli_opts_t *o, psc__pla
     return PSC_EXIT_OK;
 }
 
+size_t psc_cli_run_cases(psc_context_t *ctx, const psc_cli_opts_t *o, psc_bw_test_t test, const int *devs, int ndev,
+                         psc_bw_result_t *res, size_t cap, size_t *done, size_t total)
+{
+    const int tty = isatty(STDERR_FILENO);
+    psc_bw_case_t *cases = calloc(cap, sizeof(*cases));
+    size_t n = 0;
+
+    if (!cases)
+        return 0;
+    psc_bw_cases(ctx, test, devs, ndev, cases, cap, &n);
+    if (n > cap)
+        n = cap;
+    for (size_t k = 0; k < n; k++) {
+        psc__progress(&cases[k], NULL, *done + 1, total, tty);
+        if (psc_bw_run(ctx, &cases[k], &o->measure, &res[k]) != PSC_OK) {
+            res[k].c = cases[k];
+            res[k].status = PSC_RESULT_FAILED;
+            snprintf(res[k].reason, sizeof(res[k].reason), "%s", psc_context_last_error(ctx));
+        }
+        psc__progress(&cases[k], &res[k], ++*done, total, tty);
+    }
+    if (tty)
+        fprintf(stderr, "\r\033[K");
+    free(cases);
+    return n;
+}
+
 static json_t *psc__json_waived(psc_bw_test_t t, const char *why)
 {
     return json_pack("{s:s,s:s,s:s,s:s}", "name", psc_bw_test_name(t), "title", psc_bw_test_title(t), "status",
@@ -76,11 +103,10 @@ static json_t *psc__json_waived(psc_bw_test_t t, const char *why)
 int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
     const double t0 = psc__now();
-    const int tables = psc_cli_tables(o), tty = isatty(STDERR_FILENO);
+    const int tables = psc_cli_tables(o);
     const size_t cap = (size_t)PSC_CLI_MAX_DEVS * PSC_CLI_MAX_DEVS;
     psc_device_info_t devs[PSC_CLI_MAX_DEVS];
     psc_bw_result_t *res = NULL;
-    psc_bw_case_t *cases = NULL;
     psc_system_info_t sys;
     json_t *run = NULL;
     size_t total = 0, done = 0;
@@ -99,9 +125,8 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
         run = psc_json_run_new(o->cmd == PSC_CMD_REPORT ? "report" : "bw", &sys, devs, p.ndev);
         psc_json_run_set_parameters(run, &o->measure, p.devs, p.ndev, p.tests, p.ntests);
     }
-    cases = calloc(cap, sizeof(*cases));
     res = calloc(cap, sizeof(*res));
-    if (!cases || !res) {
+    if (!res) {
         fprintf(stderr, "p2pscope: out of host memory\n");
         rc = PSC_EXIT_ENV;
         goto out;
@@ -109,28 +134,18 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
     for (int t = 0; t < p.ntests; t++) {
         size_t n = 0;
 
-        psc_bw_cases(ctx, p.tests[t], p.devs, p.ndev, cases, cap, &n);
+        psc_bw_cases(ctx, p.tests[t], p.devs, p.ndev, NULL, 0, &n); /* count only */
         total += n;
     }
 
     for (int t = 0; t < p.ntests; t++) {
-        size_t n = 0;
+        size_t n = psc_cli_run_cases(ctx, o, p.tests[t], p.devs, p.ndev, res, cap, &done, total);
 
-        psc_bw_cases(ctx, p.tests[t], p.devs, p.ndev, cases, cap, &n);
         for (size_t k = 0; k < n; k++) {
-            psc__progress(&cases[k], NULL, done + 1, total, tty);
-            if (psc_bw_run(ctx, &cases[k], &o->measure, &res[k]) != PSC_OK) {
-                res[k].c = cases[k];
-                res[k].status = PSC_RESULT_FAILED;
-                snprintf(res[k].reason, sizeof(res[k].reason), "%s", psc_context_last_error(ctx));
-            }
             failed |= res[k].status == PSC_RESULT_FAILED;
-            psc__progress(&cases[k], &res[k], ++done, total, tty);
             if (run)
                 psc_json_run_add_test(run, psc_json_bw_result(&res[k], &o->measure));
         }
-        if (tty)
-            fprintf(stderr, "\r\033[K");
         if (run && n == 0)
             psc_json_run_add_test(run, psc__json_waived(p.tests[t], "needs at least 2 GPUs"));
         if (tables)
@@ -149,6 +164,5 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
 out:
     json_decref(run);
     free(res);
-    free(cases);
     return rc;
 }

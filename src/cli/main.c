@@ -71,7 +71,8 @@ int main(int argc, char **argv)
         (rc = psc__check_json_path(o.save)) != PSC_EXIT_OK)
         return rc;
     if (o.topology)
-        return o.cmd == PSC_CMD_TOPO ? psc_cmd_topo(NULL, &o) : psc_cmd_doctor(NULL, &o);
+        return o.cmd == PSC_CMD_TOPO ? psc_cmd_topo(NULL, &o)
+               : o.cmd == PSC_CMD_NVLINK ? psc_cmd_nvlink(NULL, &o) : psc_cmd_doctor(NULL, &o);
 
     st = psc_context_create(&ctx, err, sizeof(err));
     if (st != PSC_OK) {

@@ -6,7 +6,7 @@
 
 #include "cli.h"
 
-enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE };
+enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH };
 
 static const struct option psc__long_opts[] = {
     {"test", required_argument, NULL, 't'},
@@ -20,6 +20,7 @@ static const struct option psc__long_opts[] = {
     {"test-corrupt-offset", required_argument, NULL, OPT_TEST_CORRUPT},
     {"topology", required_argument, NULL, OPT_TOPOLOGY},
     {"save", required_argument, NULL, OPT_SAVE},
+    {"watch", no_argument, NULL, OPT_WATCH},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -48,8 +49,10 @@ void psc_cli_usage(void)
            "  -w, --warmup N             untimed samples before them (default 1)\n"
            "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"
            "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
-           "      --topology FILE        topo, doctor: replay a recording (hwloc XML, captured /sys tree, or --save JSON)\n"
+           "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, captured /sys tree, or --save JSON)\n"
            "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"
+           "      --watch                nvlink: run the --test tests (default gpu_to_gpu_write_ce) and show\n"
+           "                             the bytes each link carried\n"
            "  -h, --help                 this text\n"
            "  -V, --version              the version\n"
            "\n"
@@ -210,6 +213,9 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
     case OPT_SAVE:
         o->save = arg;
         return 0;
+    case OPT_WATCH:
+        o->watch = 1;
+        return 0;
     case 'h':
         o->help = 1;
         return 0;
@@ -252,8 +258,12 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
     }
     if (psc_measure_opts_check(&o->measure, err, errlen) != PSC_OK)
         return PSC_EXIT_USAGE;
-    if (o->topology && o->cmd != PSC_CMD_TOPO && o->cmd != PSC_CMD_DOCTOR) {
-        snprintf(err, errlen, "--topology goes with topo or doctor");
+    if (o->topology && ((o->cmd != PSC_CMD_TOPO && o->cmd != PSC_CMD_DOCTOR && o->cmd != PSC_CMD_NVLINK) || o->watch)) {
+        snprintf(err, errlen, "--topology goes with topo, nvlink or doctor (not with --watch)");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->watch && o->cmd != PSC_CMD_NVLINK) {
+        snprintf(err, errlen, "--watch goes with nvlink");
         return PSC_EXIT_USAGE;
     }
     if (o->save && (o->cmd != PSC_CMD_TOPO || o->topology)) {

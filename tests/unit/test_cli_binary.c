@@ -212,6 +212,33 @@ static void test_fake_gpus_inventory_and_failures(void **state)
     psc__free(&r);
 }
 
+static void test_topology_replays(void **state)
+{
+    psc__run_t r;
+
+    (void)state;
+    r = psc__run((const char *[]){"topo", "--topology", TEST_DATA "/nvidiaDGX2.xml", NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "gpu15   NV6"));
+    assert_non_null(strstr(r.out, "P2P access: not recorded"));
+    psc__free(&r);
+    r = psc__run((const char *[]){"doctor", "--topology", TEST_DATA "/nvidiaDGX2.xml", NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "0 errors, 0 warnings"));
+    psc__free(&r);
+    r = psc__run((const char *[]){"nvlink", "--topology", TEST_DATA "/power8gpudistances.xml", NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "gpu0 Tesla P100-SXM2-16GB (0002:01:00.0): 4 links"));
+    psc__free(&r);
+    psc__expect_error((const char *[]){"topo", "--topology", "/nonexistent.xml", NULL}, psc__no_driver, 2,
+                      "/nonexistent.xml: no such file or directory");
+    psc__expect_error((const char *[]){"bw", "--topology", "x.xml", NULL}, psc__no_driver, 2,
+                      "--topology goes with topo, nvlink or doctor");
+    psc__expect_error((const char *[]){"topo", "--topology", "x.xml", "--save", "y.json", NULL}, psc__no_driver, 2,
+                      "--save goes with topo on a live machine");
+    psc__expect_error((const char *[]){"bw", "--watch", NULL}, psc__no_driver, 2, "--watch goes with nvlink");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -220,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_no_driver_exit_3),
         cmocka_unit_test(test_fake_driver_paths),
         cmocka_unit_test(test_fake_gpus_inventory_and_failures),
+        cmocka_unit_test(test_topology_replays),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
