@@ -15,7 +15,7 @@ step() { echo "== $*" | tee -a "$LOGS/steps.log"; }
 finish() { tar -C "$LOGS" -czf "$OUT/logs.tar.gz" . ; }
 trap finish EXIT
 
-{ date -u; nvidia-smi; nvidia-smi topo -m; nvidia-smi nvlink --status; } > "$LOGS/nvidia-smi.txt" 2>&1
+{ date -u; nvidia-smi; nvidia-smi topo -m; nvidia-smi nvlink --status; nvidia-smi nvlink -c; } > "$LOGS/nvidia-smi.txt" 2>&1
 
 step "README run command: scripts/build.sh && build/p2pscope"
 timer=(); [ -x /usr/bin/time ] && timer=(/usr/bin/time -v)
@@ -46,5 +46,5 @@ for args in "${extra[@]}"; do
   i=$((i+1))
   # shellcheck disable=SC2086
   build/p2pscope $args > "$LOGS/extra-$i.txt" 2>&1
-  step "extra $i rc=$?: p2pscope $args"; grep -vE "^\[|^driver|^gpu indexes|^gpu  |^gpu[0-9] +[0-9]+ +NVIDIA" "$LOGS/extra-$i.txt"
+  step "extra $i rc=$?: p2pscope $args"; grep -vE "^\[[0-9]+/[0-9]+\]" "$LOGS/extra-$i.txt"
 done

@@ -54,6 +54,15 @@ int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o);
 size_t psc_cli_run_cases(psc_context_t *ctx, const psc_cli_opts_t *o, psc_bw_test_t test, const int *devs, int ndev,
                          psc_bw_result_t *res, size_t cap, size_t *done, size_t total);
 
+/* Full report: topology after the inventory, findings after the tests (fed by their verified copies). */
+#include <jansson.h>
+psc_facts_t *psc_report_begin(psc_context_t *ctx, const psc_cli_opts_t *o, json_t *run);
+void psc_report_note_results(psc_facts_t *f, const psc_bw_result_t *res, size_t n);
+int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run); /* number of error findings */
+
+/* A small verified GPU->GPU copy on every pair with peer access, recorded in the facts' integrity. */
+void psc_cli_check_peer_integrity(psc_context_t *ctx, psc_facts_t *f);
+
 /* The facts: replayed (--topology) or gathered; NULL after printing why, *rc the exit code. */
 psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int *rc);
 

@@ -110,6 +110,7 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_system_info_t sys;
     json_t *run = NULL;
     size_t total = 0, done = 0;
+    psc_facts_t *facts = NULL;
     int rc, failed = 0;
     psc__plan_t p;
     char err[256];
@@ -125,6 +126,8 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
         run = psc_json_run_new(o->cmd == PSC_CMD_REPORT ? "report" : "bw", &sys, devs, p.ndev);
         psc_json_run_set_parameters(run, &o->measure, p.devs, p.ndev, p.tests, p.ntests);
     }
+    if (o->cmd == PSC_CMD_REPORT)
+        facts = psc_report_begin(ctx, o, run);
     res = calloc(cap, sizeof(*res));
     if (!res) {
         fprintf(stderr, "p2pscope: out of host memory\n");
@@ -146,11 +149,14 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
             if (run)
                 psc_json_run_add_test(run, psc_json_bw_result(&res[k], &o->measure));
         }
+        psc_report_note_results(facts, res, n);
         if (run && n == 0)
             psc_json_run_add_test(run, psc__json_waived(p.tests[t], "needs at least 2 GPUs"));
         if (tables)
             psc_render_bw(stdout, p.tests[t], res, n, p.devs, p.ndev, o->measure.samples);
     }
+    if (facts && psc_report_end(facts, o, run) > 0)
+        failed = 1;
     rc = failed ? PSC_EXIT_FAILED : PSC_EXIT_OK;
     if (tables)
         printf("\nwall time: %.1f s\n", psc__now() - t0);
@@ -162,6 +168,7 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
         }
     }
 out:
+    psc_facts_free(facts);
     json_decref(run);
     free(res);
     return rc;

@@ -5,11 +5,12 @@
 
 #include "cli.h"
 #include "report/json.h"
+#include "report/render_doctor.h"
 
 #define PSC_MAX_FINDINGS 512
 
 /* A small verified copy on every pair with peer access, so the integrity rule has its fact. */
-static void psc__check_peer_integrity(psc_context_t *ctx, psc_facts_t *f)
+void psc_cli_check_peer_integrity(psc_context_t *ctx, psc_facts_t *f)
 {
     psc_measure_opts_t o;
 
@@ -32,38 +33,13 @@ static void psc__check_peer_integrity(psc_context_t *ctx, psc_facts_t *f)
         }
 }
 
-static void psc__render(const psc_facts_t *f, const psc_finding_t *v, size_t n)
-{
-    size_t count[3] = {0, 0, 0};
-
-    for (size_t k = 0; k < n; k++)
-        count[v[k].severity]++;
-    printf("doctor: %d GPU%s (%s): %zu error%s, %zu warning%s, %zu note%s\n", f->ngpu, f->ngpu == 1 ? "" : "s",
-           f->source, count[PSC_SEV_ERROR], count[PSC_SEV_ERROR] == 1 ? "" : "s", count[PSC_SEV_WARNING],
-           count[PSC_SEV_WARNING] == 1 ? "" : "s", count[PSC_SEV_INFO], count[PSC_SEV_INFO] == 1 ? "" : "s");
-    for (size_t k = 0; k < n; k++) {
-        printf("\n[%s] %s: %s\n", psc_severity_string(v[k].severity), v[k].rule, v[k].what);
-        printf("    evidence: %s\n", v[k].evidence);
-        printf("    fix: %s\n", v[k].fix);
-    }
-}
-
 static json_t *psc__json(const psc_facts_t *f, const psc_finding_t *v, size_t n, int rc)
 {
-    json_t *doc = json_object(), *arr = json_array(), *facts = NULL;
-    char *text = psc_facts_json(f, 0);
+    json_t *doc = json_object(), *facts = psc_json_facts(f);
 
-    if (text) {
-        facts = json_loads(text, 0, NULL);
-        free(text);
-    }
-    for (size_t k = 0; k < n; k++)
-        json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:s}", "severity", psc_severity_string(v[k].severity),
-                                             "rule", v[k].rule, "what", v[k].what, "evidence", v[k].evidence, "fix",
-                                             v[k].fix));
     json_object_set_new(doc, "tool", json_pack("{s:s,s:s}", "name", "p2pscope", "version", PSC_VERSION_STRING));
     json_object_set_new(doc, "command", json_string("doctor"));
-    json_object_set_new(doc, "findings", arr);
+    json_object_set_new(doc, "findings", psc_json_findings(v, n));
     json_object_set_new(doc, "facts", facts ? facts : json_null());
     json_object_set_new(doc, "exit_code", json_integer(rc));
     return doc;
@@ -82,7 +58,7 @@ int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o)
         return v ? rc : PSC_EXIT_ENV;
     }
     if (ctx)
-        psc__check_peer_integrity(ctx, f);
+        psc_cli_check_peer_integrity(ctx, f);
     n = psc_doctor(f, v, PSC_MAX_FINDINGS);
     if (n > PSC_MAX_FINDINGS)
         n = PSC_MAX_FINDINGS;
@@ -90,7 +66,7 @@ int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o)
         if (v[k].severity == PSC_SEV_ERROR)
             rc = PSC_EXIT_FAILED;
     if (psc_cli_tables(o))
-        psc__render(f, v, n);
+        psc_render_findings(stdout, f, v, n);
     if (o->json) {
         json_t *doc = psc__json(f, v, n, rc);
 

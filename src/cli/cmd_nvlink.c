@@ -21,7 +21,7 @@ static void psc__remote(const psc_facts_t *f, const psc_nvlink_facts_t *nl, char
     else
         snprintf(buf, len, "%s %s", nl->remote == PSC_REMOTE_SWITCH ? "NVSwitch" : nl->remote == PSC_REMOTE_CPU ? "CPU"
                                                                  : nl->remote == PSC_REMOTE_GPU ? "GPU" : "?",
-                 nl->remote_bus_id);
+                 nl->remote_bus_id[0] ? nl->remote_bus_id : "(not visible here)");
 }
 
 /* Link table of one GPU; before/after counters (may be NULL) add the traffic columns. */

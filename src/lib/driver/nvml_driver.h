@@ -63,6 +63,7 @@ enum { /* field ids */
     PSC_NVML_FI_DEV_NVLINK_LINK_COUNT = 91,
     PSC_NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX = 138,
     PSC_NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX = 139,
+    PSC_NVML_FI_DEV_NVLINK_GET_SPEED = 164, /* per link (scopeId), MB/s */
 };
 
 /* X(field, exported symbol, return, (params), required) */

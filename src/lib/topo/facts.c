@@ -82,20 +82,45 @@ static int psc__gpu_by_busid(const psc_facts_t *f, const char *bus_id)
     return -1;
 }
 
+/* NVML reports nvmlNvlinkVersion_t (1.0, 2.0, 2.2, 3.0, 3.1, 4.0, 5.0): keep the generation. */
+static int psc__nvlink_generation(unsigned v)
+{
+    static const int gen[] = {0, 1, 2, 2, 3, 3, 4, 5};
+
+    return v < sizeof(gen) / sizeof(gen[0]) ? gen[v] : (int)v - 2;
+}
+
+/* Per-link speed in GB/s per direction (MB/s from NVML); the common speed where per-link is not answered. */
+static void psc__nvml_link_speeds(const psc_nvml_t *nv, psc_nvmlDevice_t h, double *speed)
+{
+    psc_nvmlFieldValue_t fv[PSC_MAX_NVLINKS + 1];
+    double common = 0;
+
+    memset(fv, 0, sizeof(fv));
+    if (!nv->field_values)
+        return;
+    for (unsigned l = 0; l < PSC_MAX_NVLINKS; l++) {
+        fv[l].fieldId = PSC_NVML_FI_DEV_NVLINK_GET_SPEED;
+        fv[l].scopeId = l;
+    }
+    fv[PSC_MAX_NVLINKS].fieldId = PSC_NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON;
+    if (nv->field_values(h, PSC_MAX_NVLINKS + 1, fv) != 0)
+        return;
+    if (fv[PSC_MAX_NVLINKS].nvmlReturn == 0)
+        common = fv[PSC_MAX_NVLINKS].value.uiVal / 1000.0;
+    for (unsigned l = 0; l < PSC_MAX_NVLINKS; l++)
+        speed[l] = fv[l].nvmlReturn == 0 && fv[l].value.uiVal ? fv[l].value.uiVal / 1000.0 : common;
+}
+
 static void psc__nvml_links(const psc_context_t *ctx, psc_nvmlDevice_t h, psc_gpu_facts_t *g)
 {
     const psc_nvml_t *nv = &ctx->nvml;
-    psc_nvmlFieldValue_t fv[2];
-    double speed = 0;
+    double speed[PSC_MAX_NVLINKS] = {0};
     int n = 0;
 
     if (!nv->nvlink_state)
         return;
-    memset(fv, 0, sizeof(fv));
-    fv[0].fieldId = PSC_NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON;
-    fv[1].fieldId = PSC_NVML_FI_DEV_NVLINK_LINK_COUNT;
-    if (nv->field_values && nv->field_values(h, 2, fv) == 0 && fv[0].nvmlReturn == 0)
-        speed = fv[0].value.uiVal / 1000.0;
+    psc__nvml_link_speeds(nv, h, speed);
     for (unsigned l = 0; l < PSC_MAX_NVLINKS; l++) {
         psc_nvlink_facts_t *nl = &g->nvlinks[l];
         psc_nvmlPciInfo_t pci;
@@ -111,10 +136,11 @@ static void psc__nvml_links(const psc_context_t *ctx, psc_nvmlDevice_t h, psc_gp
         nl->remote_gpu = -1;
         nl->cap_p2p = nl->cap_sysmem = nl->cap_p2p_atomics = nl->cap_sysmem_atomics = -1;
         if (nv->nvlink_version && nv->nvlink_version(h, l, &v) == 0)
-            nl->version = (int)v;
-        nl->speed_gbs = nl->active ? speed : 0;
+            nl->version = psc__nvlink_generation(v);
+        nl->speed_gbs = nl->active ? speed[l] : 0;
         memset(&pci, 0, sizeof(pci));
-        if (nl->active && nv->nvlink_remote_pci && nv->nvlink_remote_pci(h, l, &pci) == 0)
+        /* An NVSwitch the VM does not show answers with domain ffffffff: no address. */
+        if (nl->active && nv->nvlink_remote_pci && nv->nvlink_remote_pci(h, l, &pci) == 0 && pci.domain != 0xffffffffu)
             psc__norm_busid(pci.busId, nl->remote_bus_id, sizeof(nl->remote_bus_id));
         if (nl->active && nv->nvlink_remote_type && nv->nvlink_remote_type(h, l, &type) == 0)
             nl->remote = type == PSC_NVML_NVLINK_DEVICE_TYPE_GPU      ? PSC_REMOTE_GPU

@@ -1,0 +1,66 @@
+/* The full report's extra parts around the bandwidth tests: topology first, the doctor last. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "report/render_doctor.h"
+#include "report/render_topo.h"
+
+#define PSC_MAX_FINDINGS 512
+
+psc_facts_t *psc_report_begin(psc_context_t *ctx, const psc_cli_opts_t *o, json_t *run)
+{
+    psc_facts_t *f = psc_facts_new();
+
+    if (!f || psc_facts_gather(ctx, f) != PSC_OK) {
+        fprintf(stderr, "p2pscope: topology not gathered: %s\n", psc_context_last_error(ctx));
+        psc_facts_free(f);
+        return NULL;
+    }
+    if (psc_cli_tables(o)) {
+        printf("\n");
+        psc_render_topo(stdout, f);
+    }
+    if (run)
+        json_object_set_new(run, "topology", psc_json_facts(f));
+    return f;
+}
+
+void psc_report_note_results(psc_facts_t *f, const psc_bw_result_t *res, size_t n)
+{
+    for (size_t k = 0; f && k < n; k++) {
+        const psc_bw_case_t *c = &res[k].c;
+
+        if (c->src < 0 || c->dst < 0 || c->src == c->dst || c->src >= f->ngpu || c->dst >= f->ngpu)
+            continue;
+        if (res[k].status == PSC_RESULT_PASSED && f->pair[c->src][c->dst].integrity != 0)
+            f->pair[c->src][c->dst].integrity = 1;
+        else if (res[k].verify.bad_bytes)
+            f->pair[c->src][c->dst].integrity = 0;
+    }
+}
+
+int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run)
+{
+    psc_finding_t *v = calloc(PSC_MAX_FINDINGS, sizeof(*v));
+    int errors = 0;
+    size_t n;
+
+    if (!f || !v) {
+        free(v);
+        return 0;
+    }
+    n = psc_doctor(f, v, PSC_MAX_FINDINGS);
+    if (n > PSC_MAX_FINDINGS)
+        n = PSC_MAX_FINDINGS;
+    for (size_t k = 0; k < n; k++)
+        errors += v[k].severity == PSC_SEV_ERROR;
+    if (psc_cli_tables(o)) {
+        printf("\n");
+        psc_render_findings(stdout, f, v, n);
+    }
+    if (run)
+        json_object_set_new(run, "findings", psc_json_findings(v, n));
+    free(v);
+    return errors;
+}

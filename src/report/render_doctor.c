@@ -1,0 +1,39 @@
+#include "render_doctor.h"
+
+#include <stdlib.h>
+
+void psc_render_findings(FILE *out, const psc_facts_t *f, const psc_finding_t *v, size_t n)
+{
+    size_t count[3] = {0, 0, 0};
+
+    for (size_t k = 0; k < n; k++)
+        count[v[k].severity]++;
+    fprintf(out, "doctor: %d GPU%s (%s): %zu error%s, %zu warning%s, %zu note%s\n", f->ngpu, f->ngpu == 1 ? "" : "s",
+            f->source, count[PSC_SEV_ERROR], count[PSC_SEV_ERROR] == 1 ? "" : "s", count[PSC_SEV_WARNING],
+            count[PSC_SEV_WARNING] == 1 ? "" : "s", count[PSC_SEV_INFO], count[PSC_SEV_INFO] == 1 ? "" : "s");
+    for (size_t k = 0; k < n; k++) {
+        fprintf(out, "\n[%s] %s: %s\n", psc_severity_string(v[k].severity), v[k].rule, v[k].what);
+        fprintf(out, "    evidence: %s\n", v[k].evidence);
+        fprintf(out, "    fix: %s\n", v[k].fix);
+    }
+}
+
+json_t *psc_json_findings(const psc_finding_t *v, size_t n)
+{
+    json_t *arr = json_array();
+
+    for (size_t k = 0; k < n; k++)
+        json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:s}", "severity", psc_severity_string(v[k].severity),
+                                             "rule", v[k].rule, "what", v[k].what, "evidence", v[k].evidence, "fix",
+                                             v[k].fix));
+    return arr;
+}
+
+json_t *psc_json_facts(const psc_facts_t *f)
+{
+    char *text = psc_facts_json(f, 0);
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+
+    free(text);
+    return o;
+}
