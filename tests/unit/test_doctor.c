@@ -326,6 +326,27 @@ static void test_recorded_dgx2_is_clean(void **state)
     psc_facts_free(f);
 }
 
+/* The 2xH200 VM recorded on the lent machine: healthy, and the doctor says what a VM hides. */
+static void test_recorded_h200_vm(void **state)
+{
+    psc_facts_t *f = psc_facts_new();
+    char err[256];
+    size_t n;
+
+    (void)state;
+    assert_int_equal(psc_facts_load(TEST_DATA "/h200x2-nv18.json", f, err, sizeof(err)), PSC_OK);
+    n = run(f);
+    assert_int_equal(count_sev(n, PSC_SEV_ERROR), 0);
+    assert_int_equal(count_sev(n, PSC_SEV_WARNING), 0);
+    assert_int_equal(count(n, "not_checked_vm", PSC_SEV_INFO), 1);
+    /* The same machine with two links down. */
+    f->gpu[1].nvlinks[4].active = 0;
+    f->gpu[1].nvlinks[9].active = 0;
+    n = run(f);
+    assert_int_equal(count(n, "nvlink_down", PSC_SEV_ERROR), 1);
+    psc_facts_free(f);
+}
+
 static void test_capacity_is_respected(void **state)
 {
     psc_facts_t *f = machine(8, "NVIDIA GeForce RTX 4090", 24ull << 30, 256ull << 20, PSC_PATH_SYS, 0);
@@ -346,7 +367,7 @@ int main(void)
         cmocka_unit_test(test_pcie_link_below_max),    cmocka_unit_test(test_nvlink_down_and_missing),
         cmocka_unit_test(test_p2p_inconsistent_and_corrupt), cmocka_unit_test(test_p2p_reasons),
         cmocka_unit_test(test_numa_clocks_vm),          cmocka_unit_test(test_recorded_dgx2_is_clean),
-        cmocka_unit_test(test_capacity_is_respected),
+        cmocka_unit_test(test_capacity_is_respected), cmocka_unit_test(test_recorded_h200_vm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

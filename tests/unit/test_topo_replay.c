@@ -116,6 +116,34 @@ static void test_save_round_trip(void **state)
     psc_facts_free(b);
 }
 
+static void test_h200_recording(void **state)
+{
+    psc_facts_t *f = load_ok(TEST_DATA "/h200x2-nv18.json");
+    char label[16];
+
+    (void)state;
+    assert_true(f->has_driver);
+    assert_int_equal(f->ngpu, 2);
+    assert_string_equal(psc_path_label(f->pair[0][1].path, f->pair[0][1].nvlinks, label, sizeof(label)), "NV18");
+    assert_int_equal(f->pair[0][1].can_access, 1);
+    assert_int_equal(f->pair[1][0].native_atomics, 1);
+    for (int i = 0; i < 2; i++) {
+        assert_string_equal(f->gpu[i].name, "NVIDIA H200");
+        assert_int_equal(f->gpu[i].nvlink_count, 18);
+        assert_int_equal(f->gpu[i].nvlinks[17].version, 4);
+        assert_float_equal(f->gpu[i].nvlinks[5].speed_gbs, 26.562, 1e-9);
+        assert_int_equal(f->gpu[i].nvlinks[5].remote, PSC_REMOTE_SWITCH);
+        assert_int_equal(f->gpu[i].pcie_gen, 5);
+        assert_int_equal(f->gpu[i].pcie_width, 16);
+        assert_true(f->gpu[i].bar1_bytes > f->gpu[i].memory_bytes);
+        assert_int_equal(f->gpu[i].virt_mode, 1);
+    }
+    assert_int_equal(f->host.hypervisor, 1);
+    assert_int_equal(f->host.iommu, 0);
+    assert_int_equal(f->host.driver_open, 1);
+    psc_facts_free(f);
+}
+
 static void test_bad_recordings(void **state)
 {
     char dir[] = "/tmp/psc-bad-XXXXXX", path[160], cmd[512], err[512];
@@ -181,6 +209,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dgx2),           cmocka_unit_test(test_power8_and_pcie_box),
         cmocka_unit_test(test_save_round_trip), cmocka_unit_test(test_bad_recordings),
+        cmocka_unit_test(test_h200_recording),
         cmocka_unit_test(test_acs_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
