@@ -110,6 +110,13 @@ psc_status_t psc_device_info(const psc_context_t *ctx, int device, psc_device_in
  */
 psc_status_t psc_size_parse(const char *text, uint64_t *out);
 
+/*
+ * Write len bytes to path through a temporary file in the same directory,
+ * fsync and rename, so a reader never sees a partial file. The file gets the
+ * mode a plain fopen would give it. errbuf says what failed.
+ */
+psc_status_t psc_write_file_atomic(const char *path, const void *data, size_t len, char *errbuf, size_t errlen);
+
 typedef struct {
     unsigned n;
     double median, min, max, mean, stddev; /* stddev: sample (n-1) */

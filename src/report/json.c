@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "render.h"
@@ -147,57 +146,35 @@ void psc_json_run_finish(json_t *run, double wall_s, int exit_code)
     json_object_set_new(run, "exit_code", json_integer(exit_code));
 }
 
-/* mkstemp makes 0600 files; give the result the mode a plain fopen would. */
-static void psc__chmod_default(const char *path)
-{
-    mode_t mask = umask(0);
-
-    umask(mask);
-    chmod(path, 0666 & ~mask);
-}
-
 psc_status_t psc_json_write(const json_t *doc, const char *path, char *errbuf, size_t errlen)
 {
-    const size_t flags = JSON_INDENT(2) | JSON_REAL_PRECISION(10);
-    char *tmp = NULL;
-    FILE *f;
-    int fd, ok;
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    size_t len;
+    psc_status_t st = PSC_OK;
 
-    if (!path || strcmp(path, "-") == 0) {
-        if (json_dumpf(doc, stdout, flags) != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
-            snprintf(errbuf, errlen, "cannot write JSON to stdout: %s", strerror(errno));
-            return PSC_ERR_IO;
-        }
-        return PSC_OK;
-    }
-    if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
-        snprintf(errbuf, errlen, "out of memory");
+    if (!text) {
+        snprintf(errbuf, errlen, "out of host memory");
         return PSC_ERR_NO_MEMORY;
     }
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(errbuf, errlen, "cannot create a file beside %s: %s", path, strerror(errno));
-        free(tmp);
-        return PSC_ERR_IO;
-    }
-    f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        ok = 0;
+    len = strlen(text);
+    if (!path || strcmp(path, "-") == 0) {
+        if (fputs(text, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
+            snprintf(errbuf, errlen, "cannot write JSON to stdout: %s", strerror(errno));
+            st = PSC_ERR_IO;
+        }
     } else {
-        ok = json_dumpf(doc, f, flags) == 0 && fputc('\n', f) != EOF && fflush(f) == 0 && fsync(fd) == 0;
-        ok = (fclose(f) == 0) && ok;
+        char *with_nl = realloc(text, len + 2);
+
+        if (!with_nl) {
+            snprintf(errbuf, errlen, "out of host memory");
+            st = PSC_ERR_NO_MEMORY;
+        } else {
+            text = with_nl;
+            text[len] = '\n';
+            text[len + 1] = '\0';
+            st = psc_write_file_atomic(path, text, len + 1, errbuf, errlen);
+        }
     }
-    if (ok) {
-        psc__chmod_default(tmp);
-        ok = rename(tmp, path) == 0;
-    }
-    if (!ok) {
-        snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return PSC_ERR_IO;
-    }
-    free(tmp);
-    return PSC_OK;
+    free(text);
+    return st;
 }

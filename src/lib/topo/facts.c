@@ -74,14 +74,6 @@ static void psc__norm_busid(const char *in, char *out, size_t len)
         snprintf(out, len, "%s", in);
 }
 
-static int psc__gpu_by_busid(const psc_facts_t *f, const char *bus_id)
-{
-    for (int i = 0; i < f->ngpu; i++)
-        if (strcasecmp(f->gpu[i].pci_bus_id, bus_id) == 0)
-            return i;
-    return -1;
-}
-
 /* NVML reports nvmlNvlinkVersion_t (1.0, 2.0, 2.2, 3.0, 3.1, 4.0, 5.0): keep the generation. */
 static int psc__nvlink_generation(unsigned v)
 {
@@ -245,7 +237,7 @@ static void psc__remote_gpus(psc_facts_t *f)
             psc_nvlink_facts_t *nl = &f->gpu[i].nvlinks[l];
 
             if (nl->remote == PSC_REMOTE_GPU)
-                nl->remote_gpu = psc__gpu_by_busid(f, nl->remote_bus_id);
+                nl->remote_gpu = psc__gpu_index(f, nl->remote_bus_id);
         }
 }
 

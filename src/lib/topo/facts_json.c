@@ -1,12 +1,9 @@
 #define _GNU_SOURCE
 #include "topo/facts_json.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "topo/host_topo.h"
 #include "topo/pci_tree.h"
@@ -293,35 +290,15 @@ psc_status_t psc__facts_load_json(const char *path, psc_facts_t *f, char *errbuf
 
 psc_status_t psc_facts_save(const psc_facts_t *f, const char *path, char *errbuf, size_t errlen)
 {
-    json_t *o;
-    char *tmp = NULL;
-    int fd, ok;
+    char *text;
+    psc_status_t st;
 
     if (!f || !path)
         return PSC_ERR_INVALID;
-    if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0)
+    text = psc_facts_json(f, 1);
+    if (!text)
         return PSC_ERR_NO_MEMORY;
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(errbuf, errlen, "cannot create a file beside %s: %s", path, strerror(errno));
-        free(tmp);
-        return PSC_ERR_IO;
-    }
-    o = psc__facts_to_json(f, 1);
-    ok = json_dumpfd(o, fd, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) == 0 && fsync(fd) == 0;
-    ok = close(fd) == 0 && ok;
-    json_decref(o);
-    if (ok) {
-        mode_t mask = umask(0);
-
-        umask(mask);
-        chmod(tmp, 0666 & ~mask);
-        ok = rename(tmp, path) == 0;
-    }
-    if (!ok) {
-        snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
-    }
-    free(tmp);
-    return ok ? PSC_OK : PSC_ERR_IO;
+    st = psc_write_file_atomic(path, text, strlen(text), errbuf, errlen);
+    free(text);
+    return st;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define PSC_VENDOR_NVIDIA 0x10de
 
@@ -149,10 +150,10 @@ void psc__pci_list_gpus(hwloc_topology_t t, psc_facts_t *f)
         psc__pci_gpu_locality(t, &f->gpu[i]);
 }
 
-static int psc__gpu_index(const psc_facts_t *f, const char *bus_id)
+int psc__gpu_index(const psc_facts_t *f, const char *bus_id)
 {
     for (int i = 0; i < f->ngpu; i++)
-        if (strcmp(f->gpu[i].pci_bus_id, bus_id) == 0)
+        if (strcasecmp(f->gpu[i].pci_bus_id, bus_id) == 0)
             return i;
     return -1;
 }

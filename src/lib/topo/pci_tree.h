@@ -16,6 +16,9 @@ psc_path_t psc__pci_path(hwloc_topology_t t, const char *bus_a, const char *bus_
 /* For replays: every NVIDIA GPU in the tree, in PCI bus id order, with name and memory where recorded. */
 void psc__pci_list_gpus(hwloc_topology_t t, psc_facts_t *f);
 
+/* Index of the GPU with this PCI bus id in the facts, -1 when none. */
+int psc__gpu_index(const psc_facts_t *f, const char *bus_id);
+
 /* For replays: NVLinks from hwloc's NVLinkBandwidth distances, where recorded. */
 void psc__pci_nvlinks_from_distances(hwloc_topology_t t, psc_facts_t *f);
 
