@@ -11,6 +11,8 @@
  *   P2PSCOPE_LIBCUDA  path of the CUDA driver library to load instead of
  *                     "libcuda.so.1" (tests use it to simulate a missing driver)
  *   P2PSCOPE_LIBNVML  path of the NVML library instead of "libnvidia-ml.so.1"
+ *   P2PSCOPE_SM_COPY  shape of the SM copy kernel, "unroll:blocks_per_sm:threads"
+ *                     (unroll 1, 2, 4 or 8; default 4:2:1024), for tuning
  * The CUDA driver itself honours CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER;
  * device indexes here are the driver's ordinals after both.
  */
@@ -94,6 +96,7 @@ typedef struct {
     char nvml_note[160];         /* why NVML facts are missing, "" when loaded */
     char device_order[32];       /* CUDA_DEVICE_ORDER in effect: FASTEST_FIRST or PCI_BUS_ID */
     char visible_devices[128];   /* CUDA_VISIBLE_DEVICES, "" when unset */
+    int numa_nodes;              /* host NUMA nodes (1 when unknown) */
 } psc_system_info_t;
 
 int psc_device_count(const psc_context_t *ctx);
@@ -295,31 +298,77 @@ size_t psc_doctor(const psc_facts_t *facts, psc_finding_t *out, size_t cap);
 /* ---------------------------------------------------------------- bandwidth */
 
 #define PSC_HOST (-1) /* endpoint of a copy that is host memory */
+#define PSC_ALL (-2)  /* in a case's summary: every other GPU */
+
+typedef enum { PSC_ENGINE_CE, PSC_ENGINE_SM } psc_engine_t; /* copy engine, or an SM copy kernel */
 
 typedef enum {
-    PSC_BW_GPU_TO_GPU_READ_CE,  /* copy engine of the destination GPU pulls */
-    PSC_BW_GPU_TO_GPU_WRITE_CE, /* copy engine of the source GPU pushes */
-    PSC_BW_HOST_TO_GPU_CE,      /* pinned host memory -> GPU */
-    PSC_BW_GPU_TO_HOST_CE,      /* GPU -> pinned host memory */
-    PSC_BW_GPU_LOCAL_CE,        /* inside one GPU's memory */
-    PSC_BW_TEST_COUNT
-} psc_bw_test_t;
+    PSC_HOSTMEM_PINNED,      /* cuMemHostAlloc: page-locked, mapped */
+    PSC_HOSTMEM_PAGEABLE,    /* plain malloc'd memory */
+    PSC_HOSTMEM_WC,          /* pinned write-combined */
+    PSC_HOSTMEM_REGISTERED,  /* malloc'd memory page-locked with cuMemHostRegister */
+    PSC_HOSTMEM_KIND_COUNT
+} psc_hostmem_t;
+const char *psc_hostmem_name(psc_hostmem_t kind); /* "pinned", "pageable", ... */
 
-const char *psc_bw_test_name(psc_bw_test_t test);  /* "gpu_to_gpu_read_ce", ... */
-const char *psc_bw_test_title(psc_bw_test_t test); /* one line for a table title */
+typedef enum {
+    PSC_PATTERN_PAIR,          /* one GPU -> another GPU */
+    PSC_PATTERN_PAIR_BIDIR,    /* both directions between two GPUs at once */
+    PSC_PATTERN_P2P_OFF,       /* GPU -> GPU with peer access off: staged through the host */
+    PSC_PATTERN_LOCAL,         /* inside one GPU */
+    PSC_PATTERN_H2D,           /* host -> GPU */
+    PSC_PATTERN_D2H,           /* GPU -> host */
+    PSC_PATTERN_HOST_BIDIR,    /* host -> GPU and GPU -> host at once */
+    PSC_PATTERN_ALL_TO_ONE,    /* every other GPU -> one GPU, at once */
+    PSC_PATTERN_ONE_TO_ALL,    /* one GPU -> every other GPU, at once */
+    PSC_PATTERN_RING,          /* every GPU -> the next one, at once */
+    PSC_PATTERN_HOST_TO_ALL,   /* host -> every GPU, at once */
+    PSC_PATTERN_ALL_TO_HOST,   /* every GPU -> host, at once */
+    PSC_PATTERN_ALL_HOST_BIDIR /* host <-> every GPU, both directions, at once */
+} psc_pattern_t;
+
+typedef int psc_bw_test_t; /* index into the test registry */
+
+typedef struct {
+    const char *name;          /* "gpu_to_gpu_read_ce", ... */
+    const char *title;         /* one line for a table title: direction, engine, issuer */
+    const char *description;   /* one line for `bw -l` */
+    psc_pattern_t pattern;
+    psc_engine_t engine;
+    int by_reader;             /* GPU -> GPU: the destination GPU issues (read); else the source (write) */
+    psc_hostmem_t hostmem;     /* host tests */
+    int min_gpus;
+} psc_bw_test_info_t;
+
+int psc_bw_test_count(void);
+const psc_bw_test_info_t *psc_bw_test_info(psc_bw_test_t test); /* NULL when out of range */
+const char *psc_bw_test_name(psc_bw_test_t test);
+const char *psc_bw_test_title(psc_bw_test_t test);
 /* Parses a name of psc_bw_test_name(); PSC_ERR_INVALID when unknown. */
 psc_status_t psc_bw_test_from_name(const char *name, psc_bw_test_t *out);
+/* Tests whose name matches a shell glob ("*_sm", "host_to_gpu_*"); returns the count, writes at most cap. */
+int psc_bw_test_match(const char *glob, psc_bw_test_t *out, int cap);
+
+#define PSC_MAX_XFERS 64
+
+typedef struct {
+    int src, dst;   /* GPU index or PSC_HOST */
+    int issuer;     /* GPU whose stream runs the copy (its copy engine or SMs) */
+} psc_xfer_t;
 
 typedef struct {
     psc_bw_test_t test;
-    int src, dst;   /* device index or PSC_HOST */
-    int issuer;     /* GPU whose stream and copy engine run the copy */
+    int src, dst, issuer;      /* the case in one line: endpoints, PSC_ALL for "every other GPU" */
+    int nxfer;                 /* transfers that run at the same time */
+    psc_xfer_t xfer[PSC_MAX_XFERS];
 } psc_bw_case_t;
 
 /*
- * The cases of one test over the given GPUs (all when ndev is 0): ordered
- * pairs for GPU->GPU tests, one per GPU otherwise. *n is set to the count;
- * at most cap are written.
+ * The cases of one test over the given GPUs (all when ndev is 0): an ordered
+ * pair per case for GPU->GPU tests, an unordered pair for both directions,
+ * one per GPU for host and local tests and for all-to-one / one-to-all
+ * (that GPU is the one), one for a ring or all GPUs with the host. *n is set
+ * to the count; at most cap are written (cases may be NULL with cap 0).
  */
 psc_status_t psc_bw_cases(const psc_context_t *ctx, psc_bw_test_t test,
                           const int *devices, int ndev,
@@ -331,9 +380,12 @@ typedef struct {
     uint64_t size;          /* bytes per copy */
     unsigned iterations;    /* copies per timed sample */
     unsigned warmup;        /* untimed samples first */
-    unsigned samples;       /* timed samples, 1..PSC_MAX_SAMPLES */
+    unsigned samples;       /* minimum timed samples, 1..PSC_MAX_SAMPLES */
+    unsigned max_samples;   /* keep sampling up to this until the median is stable; = samples: fixed */
+    double stable_pct;      /* stable: the last three medians within this many percent */
     double gate_timeout_ms; /* how long the gate kernel waits for the host */
-    uint64_t seed;          /* pattern seed; each sample derives its own */
+    uint64_t seed;          /* pattern seed; each case derives its own */
+    int host_node;          /* NUMA node for host memory; -1: the node nearest each GPU */
     /* Test hook: flip the destination byte at this offset after each timed
      * sample's copies, before verification. Negative: off. */
     int64_t test_corrupt_offset;
@@ -343,11 +395,21 @@ void psc_measure_opts_default(psc_measure_opts_t *opts);
 /* PSC_ERR_INVALID with a line in errbuf naming the accepted range. */
 psc_status_t psc_measure_opts_check(const psc_measure_opts_t *opts, char *errbuf, size_t errlen);
 
+/*
+ * The stop rule of adaptive sampling: with n >= 3 samples, 1 when the
+ * medians of the first n-2, n-1 and n samples lie within pct percent of
+ * each other. Pure; exposed for tests.
+ */
+int psc_sampling_stable(const double *samples, unsigned n, double pct);
+
+/* Sizes from min to max (inclusive) multiplying by factor >= 2; returns the count, writes at most cap. */
+int psc_size_sweep(uint64_t min, uint64_t max, unsigned factor, uint64_t *out, int cap);
+
 typedef enum { PSC_RESULT_PASSED, PSC_RESULT_FAILED, PSC_RESULT_WAIVED } psc_result_status_t;
 const char *psc_result_status_string(psc_result_status_t s); /* "passed", ... */
 
 typedef struct {
-    unsigned checked;           /* samples whose destination was checked */
+    unsigned checked;           /* samples whose destinations were checked */
     unsigned bad_samples;       /* of those, how many had wrong bytes */
     uint64_t bad_bytes;         /* wrong bytes over all checked samples */
     int64_t first_bad_offset;   /* byte offset of the first wrong byte seen; -1 none */
@@ -358,21 +420,31 @@ typedef struct {
     psc_bw_case_t c;
     psc_result_status_t status;
     char reason[512];           /* why failed or waived; "" when passed */
-    uint64_t bytes_per_sample;  /* size x iterations */
-    unsigned nsamples;
-    double samples_gbs[PSC_MAX_SAMPLES]; /* 1 GB = 1e9 bytes */
-    psc_stats_t stats;
+    uint64_t size;              /* bytes per copy */
+    uint64_t bytes_per_sample;  /* size x iterations x transfers */
+    int host_node;              /* NUMA node the host buffers were bound to; -1 none or unknown */
+    unsigned iterations;        /* copies per transfer per sample */
+    int gated;                  /* 1 timed behind gate kernels; 0 without (pageable memory blocks the host) */
+    unsigned nsamples;          /* timed samples taken */
+    double samples_gbs[PSC_MAX_SAMPLES]; /* aggregate; 1 GB = 1e9 bytes */
+    psc_stats_t stats;          /* of the aggregate */
+    double xfer_gbs[PSC_MAX_XFERS]; /* median of each transfer alone */
     psc_verify_report_t verify;
 } psc_bw_result_t;
 
 /*
- * Run one case: fill the source with a pattern, then per sample poison the
- * destination, hold the stream on a gate kernel while the copies are queued,
- * time them with events, and check the destination on the GPU. A result that
- * failed or was waived still returns PSC_OK; errors are for bad arguments.
+ * Run one case: fill every source with a pattern, then per sample poison the
+ * destinations, hold each issuing stream on a gate kernel while the copies
+ * are queued, time each stream with its own events, and check every
+ * destination against the pattern. The aggregate of a sample is all bytes
+ * over the longest stream's time. A result that failed or was waived still
+ * returns PSC_OK; errors are for bad arguments.
  */
 psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c,
                         const psc_measure_opts_t *opts, psc_bw_result_t *out);
+
+/* Release the buffers cached between cases (they are also released with the context). */
+void psc_bw_release_buffers(psc_context_t *ctx);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

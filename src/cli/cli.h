@@ -17,13 +17,18 @@ enum {
 typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK } psc_cli_cmd_t;
 
 #define PSC_CLI_MAX_DEVS 64
+#define PSC_CLI_MAX_TESTS 128
+#define PSC_CLI_MAX_SIZES 48 /* a sweep of 1 B to 1 TiB by 2 has 41 */
 
 typedef struct {
     psc_cli_cmd_t cmd;
     int help, version;
     psc_measure_opts_t measure;
     int ntests;                           /* 0: every test */
-    psc_bw_test_t tests[PSC_BW_TEST_COUNT];
+    psc_bw_test_t tests[PSC_CLI_MAX_TESTS];
+    int list_tests;                       /* bw -l */
+    uint64_t sweep_min, sweep_max;        /* -b/-e: a size sweep; 0: each test's one size */
+    unsigned sweep_factor;                /* -f */
     int ndev;                             /* 0: every GPU */
     int devs[PSC_CLI_MAX_DEVS];
     int json;                             /* --json given */
@@ -50,9 +55,9 @@ int psc_cmd_list(void);
 int psc_cmd_topo(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o);
-/* Run every case of the chosen tests; results appended to res (cap), progress on stderr. */
-size_t psc_cli_run_cases(psc_context_t *ctx, const psc_cli_opts_t *o, psc_bw_test_t test, const int *devs, int ndev,
-                         psc_bw_result_t *res, size_t cap, size_t *done, size_t total);
+/* Run every case of one test with these options; results into res (cap), progress on stderr. */
+size_t psc_cli_run_cases(psc_context_t *ctx, const psc_measure_opts_t *m, psc_bw_test_t test, const int *devs,
+                         int ndev, psc_bw_result_t *res, size_t cap, size_t *done, size_t total);
 
 /* Full report: topology after the inventory, findings after the tests (fed by their verified copies). */
 #include <jansson.h>

@@ -1,4 +1,4 @@
-/* report and bw: run the chosen bandwidth tests over the chosen GPUs, render, and write JSON. */
+/* report and bw: run the chosen bandwidth tests (at one size each, or a sweep), render, write JSON. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,61 +17,30 @@ static double psc__now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int psc__is_pair(psc_bw_test_t t)
-{
-    return t == PSC_BW_GPU_TO_GPU_READ_CE || t == PSC_BW_GPU_TO_GPU_WRITE_CE;
-}
-
 /* Progress on stderr: a live line on a terminal, one line per finished case otherwise. */
 static void psc__progress(const psc_bw_case_t *c, const psc_bw_result_t *r, size_t k, size_t total, int tty)
 {
-    char a[16], b[16];
+    char label[48];
 
-    psc_endpoint_name(c->src, a, sizeof(a));
-    psc_endpoint_name(c->dst, b, sizeof(b));
+    psc_case_label(c, label, sizeof(label));
     if (tty && !r) {
-        fprintf(stderr, "\r\033[K[%zu/%zu] %s %s -> %s", k, total, psc_bw_test_name(c->test), a, b);
+        fprintf(stderr, "\r\033[K[%zu/%zu] %s %s", k, total, psc_bw_test_name(c->test), label);
     } else if (!tty && r) {
         if (r->status == PSC_RESULT_PASSED)
-            fprintf(stderr, "[%zu/%zu] %s %s -> %s: %.2f GB/s passed\n", k, total, psc_bw_test_name(c->test), a,
-                    b, r->stats.median);
+            fprintf(stderr, "[%zu/%zu] %s %s: %.2f GB/s passed (%u samples, %llu B)\n", k, total,
+                    psc_bw_test_name(c->test), label, r->stats.median, r->nsamples, (unsigned long long)r->size);
         else
-            fprintf(stderr, "[%zu/%zu] %s %s -> %s: %s: %s\n", k, total, psc_bw_test_name(c->test), a, b,
+            fprintf(stderr, "[%zu/%zu] %s %s: %s: %s\n", k, total, psc_bw_test_name(c->test), label,
                     psc_result_status_string(r->status), r->reason);
     }
     fflush(stderr);
 }
 
-typedef struct {
-    psc_bw_test_t tests[PSC_BW_TEST_COUNT];
-    int ntests;
-    int devs[PSC_CLI_MAX_DEVS];
-    int ndev;
-} psc__plan_t;
-
-/* Tests and GPUs to run; PSC_EXIT_ENV when a named test cannot run with these GPUs. */
-static int psc__plan(const psc_context_t *ctx, const psc_cli_opts_t *o, psc__plan_t *p)
-{
-    p->ndev = o->ndev ? o->ndev : psc_device_count(ctx);
-    for (int i = 0; i < p->ndev; i++)
-        p->devs[i] = o->ndev ? o->devs[i] : i;
-    p->ntests = o->ntests ? o->ntests : PSC_BW_TEST_COUNT;
-    for (int t = 0; t < p->ntests; t++) {
-        p->tests[t] = o->ntests ? o->tests[t] : (psc_bw_test_t)t;
-        if (o->ntests && psc__is_pair(p->tests[t]) && p->ndev < 2) {
-            fprintf(stderr, "p2pscope: %s needs at least 2 GPUs; %d %s\n", psc_bw_test_name(p->tests[t]),
-                    p->ndev, o->ndev ? "selected with --devices" : "on this machine");
-            return PSC_EXIT_ENV;
-        }
-    }
-    return PSC_EXIT_OK;
-}
-
-size_t psc_cli_run_cases(psc_context_t *ctx, const psc_cli_opts_t *o, psc_bw_test_t test, const int *devs, int ndev,
-                         psc_bw_result_t *res, size_t cap, size_t *done, size_t total)
+size_t psc_cli_run_cases(psc_context_t *ctx, const psc_measure_opts_t *m, psc_bw_test_t test, const int *devs,
+                         int ndev, psc_bw_result_t *res, size_t cap, size_t *done, size_t total)
 {
     const int tty = isatty(STDERR_FILENO);
-    psc_bw_case_t *cases = calloc(cap, sizeof(*cases));
+    psc_bw_case_t *cases = calloc(cap ? cap : 1, sizeof(*cases));
     size_t n = 0;
 
     if (!cases)
@@ -81,7 +50,8 @@ size_t psc_cli_run_cases(psc_context_t *ctx, const psc_cli_opts_t *o, psc_bw_tes
         n = cap;
     for (size_t k = 0; k < n; k++) {
         psc__progress(&cases[k], NULL, *done + 1, total, tty);
-        if (psc_bw_run(ctx, &cases[k], &o->measure, &res[k]) != PSC_OK) {
+        if (psc_bw_run(ctx, &cases[k], m, &res[k]) != PSC_OK) {
+            memset(&res[k], 0, sizeof(res[k]));
             res[k].c = cases[k];
             res[k].status = PSC_RESULT_FAILED;
             snprintf(res[k].reason, sizeof(res[k].reason), "%s", psc_context_last_error(ctx));
@@ -94,10 +64,62 @@ size_t psc_cli_run_cases(psc_context_t *ctx, const psc_cli_opts_t *o, psc_bw_tes
     return n;
 }
 
+typedef struct {
+    psc_bw_test_t tests[PSC_CLI_MAX_TESTS];
+    int ntests;
+    int devs[PSC_CLI_MAX_DEVS];
+    int ndev;
+    uint64_t sizes[PSC_CLI_MAX_SIZES]; /* 0: each test's own size */
+    int nsizes;
+} psc__plan_t;
+
+/* Tests, GPUs and sizes to run; PSC_EXIT_ENV when a named test cannot run with these GPUs. */
+static int psc__plan(const psc_context_t *ctx, const psc_cli_opts_t *o, psc__plan_t *p)
+{
+    p->ndev = o->ndev ? o->ndev : psc_device_count(ctx);
+    for (int i = 0; i < p->ndev; i++)
+        p->devs[i] = o->ndev ? o->devs[i] : i;
+    p->ntests = o->ntests ? o->ntests : psc_bw_test_count();
+    for (int t = 0; t < p->ntests; t++) {
+        p->tests[t] = o->ntests ? o->tests[t] : t;
+        if (o->ntests && p->ndev < psc_bw_test_info(p->tests[t])->min_gpus) {
+            fprintf(stderr, "p2pscope: %s needs at least %d GPUs; %d %s\n", psc_bw_test_name(p->tests[t]),
+                    psc_bw_test_info(p->tests[t])->min_gpus, p->ndev,
+                    o->ndev ? "selected with --devices" : "on this machine");
+            return PSC_EXIT_ENV;
+        }
+    }
+    p->nsizes = 1;
+    p->sizes[0] = o->measure.size;
+    if (o->sweep_min)
+        p->nsizes = psc_size_sweep(o->sweep_min, o->sweep_max, o->sweep_factor, p->sizes, PSC_CLI_MAX_SIZES);
+    return PSC_EXIT_OK;
+}
+
 static json_t *psc__json_waived(psc_bw_test_t t, const char *why)
 {
     return json_pack("{s:s,s:s,s:s,s:s}", "name", psc_bw_test_name(t), "title", psc_bw_test_title(t), "status",
                      "waived", "reason", why);
+}
+
+typedef struct {
+    psc_bw_result_t *v;
+    size_t n, cap;
+} psc__results_t;
+
+/* Room for `more` results at the end; NULL when out of memory. */
+static psc_bw_result_t *psc__room(psc__results_t *r, size_t more)
+{
+    if (r->n + more > r->cap) {
+        size_t cap = (r->n + more) * 2;
+        psc_bw_result_t *v = realloc(r->v, cap * sizeof(*v));
+
+        if (!v)
+            return NULL;
+        r->v = v;
+        r->cap = cap;
+    }
+    return r->v + r->n;
 }
 
 int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
@@ -106,7 +128,8 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
     const int tables = psc_cli_tables(o);
     const size_t cap = (size_t)PSC_CLI_MAX_DEVS * PSC_CLI_MAX_DEVS;
     psc_device_info_t devs[PSC_CLI_MAX_DEVS];
-    psc_bw_result_t *res = NULL;
+    psc__results_t all = {NULL, 0, 0};
+    size_t first[PSC_CLI_MAX_TESTS + 1];
     psc_system_info_t sys;
     json_t *run = NULL;
     size_t total = 0, done = 0;
@@ -118,6 +141,11 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
     if ((rc = psc__plan(ctx, o, &p)) != PSC_EXIT_OK)
         return rc;
     psc_system_info(ctx, &sys);
+    if (o->measure.host_node >= sys.numa_nodes) {
+        fprintf(stderr, "p2pscope: --host-node %d does not exist: accepted 0 to %d\n", o->measure.host_node,
+                sys.numa_nodes - 1);
+        return PSC_EXIT_USAGE;
+    }
     for (int i = 0; i < p.ndev; i++)
         psc_device_info(ctx, p.devs[i], &devs[i]);
     if (tables)
@@ -128,32 +156,50 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
     }
     if (o->cmd == PSC_CMD_REPORT)
         facts = psc_report_begin(ctx, o, run);
-    res = calloc(cap, sizeof(*res));
-    if (!res) {
-        fprintf(stderr, "p2pscope: out of host memory\n");
-        rc = PSC_EXIT_ENV;
-        goto out;
-    }
     for (int t = 0; t < p.ntests; t++) {
         size_t n = 0;
 
         psc_bw_cases(ctx, p.tests[t], p.devs, p.ndev, NULL, 0, &n); /* count only */
-        total += n;
+        total += n * (size_t)p.nsizes;
     }
 
     for (int t = 0; t < p.ntests; t++) {
-        size_t n = psc_cli_run_cases(ctx, o, p.tests[t], p.devs, p.ndev, res, cap, &done, total);
+        first[t] = all.n;
+        for (int s = 0; s < p.nsizes; s++) {
+            psc_measure_opts_t m = o->measure;
+            psc_bw_result_t *slot = psc__room(&all, cap);
+            size_t n;
 
-        for (size_t k = 0; k < n; k++) {
-            failed |= res[k].status == PSC_RESULT_FAILED;
-            if (run)
-                psc_json_run_add_test(run, psc_json_bw_result(&res[k], &o->measure));
+            if (!slot) {
+                fprintf(stderr, "p2pscope: out of host memory\n");
+                rc = PSC_EXIT_ENV;
+                goto out;
+            }
+            m.size = p.sizes[s];
+            n = psc_cli_run_cases(ctx, &m, p.tests[t], p.devs, p.ndev, slot, cap, &done, total);
+            for (size_t k = 0; k < n; k++) {
+                failed |= slot[k].status == PSC_RESULT_FAILED;
+                if (run)
+                    psc_json_run_add_test(run, psc_json_bw_result(&slot[k], &o->measure));
+            }
+            psc_report_note_results(facts, slot, n);
+            all.n += n;
         }
-        psc_report_note_results(facts, res, n);
-        if (run && n == 0)
-            psc_json_run_add_test(run, psc__json_waived(p.tests[t], "needs at least 2 GPUs"));
-        if (tables)
-            psc_render_bw(stdout, p.tests[t], res, n, p.devs, p.ndev, o->measure.samples);
+        if (run && all.n == first[t])
+            psc_json_run_add_test(run, psc__json_waived(p.tests[t], "needs more GPUs than selected"));
+    }
+    first[p.ntests] = all.n;
+
+    for (int t = 0; tables && t < p.ntests; t++) {
+        if (p.nsizes > 1)
+            psc_render_sweep(stdout, p.tests[t], all.v + first[t], first[t + 1] - first[t]);
+        else
+            psc_render_bw(stdout, p.tests[t], all.v + first[t], first[t + 1] - first[t], p.devs, p.ndev);
+    }
+    if (tables) {
+        psc_render_p2p_compare(stdout, all.v, all.n);
+        if (p.nsizes > 1)
+            psc_render_crossover(stdout, all.v, all.n);
     }
     if (facts && psc_report_end(facts, o, run) > 0)
         failed = 1;
@@ -170,6 +216,6 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
 out:
     psc_facts_free(facts);
     json_decref(run);
-    free(res);
+    free(all.v);
     return rc;
 }

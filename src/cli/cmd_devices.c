@@ -7,8 +7,8 @@
 
 int psc_cmd_list(void)
 {
-    for (unsigned t = 0; t < PSC_BW_TEST_COUNT; t++)
-        printf("%-22s %s\n", psc_bw_test_name((psc_bw_test_t)t), psc_bw_test_title((psc_bw_test_t)t));
+    for (int t = 0; t < psc_bw_test_count(); t++)
+        printf("%-30s %s\n", psc_bw_test_name(t), psc_bw_test_info(t)->description);
     return PSC_EXIT_OK;
 }
 

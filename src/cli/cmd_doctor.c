@@ -13,17 +13,20 @@
 void psc_cli_check_peer_integrity(psc_context_t *ctx, psc_facts_t *f)
 {
     psc_measure_opts_t o;
+    psc_bw_test_t write_ce = 0;
 
+    psc_bw_test_from_name("gpu_to_gpu_write_ce", &write_ce);
     psc_measure_opts_default(&o);
     o.size = 8ull << 20;
     o.iterations = 1;
     o.warmup = 0;
-    o.samples = 1;
+    o.samples = o.max_samples = 1;
     for (int i = 0; i < f->ngpu; i++)
         for (int j = 0; j < f->ngpu; j++) {
-            psc_bw_case_t c = {PSC_BW_GPU_TO_GPU_WRITE_CE, i, j, i};
+            psc_bw_case_t c = {.test = write_ce, .src = i, .dst = j, .issuer = i, .nxfer = 1};
             psc_bw_result_t r;
 
+            c.xfer[0] = (psc_xfer_t){i, j, i};
             if (i == j || f->pair[i][j].can_access != 1 || psc_bw_run(ctx, &c, &o, &r) != PSC_OK)
                 continue;
             if (r.status == PSC_RESULT_PASSED)

@@ -79,7 +79,7 @@ static int psc__watch(psc_context_t *ctx, const psc_cli_opts_t *o, const psc_fac
     psc__counters_t *before = calloc((size_t)f->ngpu, sizeof(*before)), *after = calloc((size_t)f->ngpu, sizeof(*after));
     const size_t cap = (size_t)PSC_CLI_MAX_DEVS * PSC_CLI_MAX_DEVS;
     psc_bw_result_t *res = calloc(cap, sizeof(*res));
-    psc_bw_test_t tests[PSC_BW_TEST_COUNT] = {PSC_BW_GPU_TO_GPU_WRITE_CE};
+    psc_bw_test_t tests[PSC_CLI_MAX_TESTS] = {0};
     int ntests = o->ntests ? o->ntests : 1, devs[PSC_CLI_MAX_DEVS], ndev = 0, rc = PSC_EXIT_OK;
     size_t done = 0, total = 0;
     uint64_t moved = 0;
@@ -92,6 +92,8 @@ static int psc__watch(psc_context_t *ctx, const psc_cli_opts_t *o, const psc_fac
         devs[ndev++] = i;
     if (o->ntests)
         memcpy(tests, o->tests, sizeof(tests[0]) * (size_t)o->ntests);
+    else
+        psc_bw_test_from_name("gpu_to_gpu_write_ce", &tests[0]);
     for (int i = 0; i < f->ngpu; i++)
         if (psc_nvlink_counters(ctx, i, before[i].tx, before[i].rx, &before[i].n) != PSC_OK)
             before[i].n = 0;
@@ -102,10 +104,10 @@ static int psc__watch(psc_context_t *ctx, const psc_cli_opts_t *o, const psc_fac
         total += n;
     }
     for (int t = 0; t < ntests; t++) {
-        size_t n = psc_cli_run_cases(ctx, o, tests[t], devs, ndev, res, cap, &done, total);
+        size_t n = psc_cli_run_cases(ctx, &o->measure, tests[t], devs, ndev, res, cap, &done, total);
 
         for (size_t k = 0; k < n; k++) {
-            moved += res[k].status == PSC_RESULT_PASSED ? res[k].bytes_per_sample * (o->measure.warmup + o->measure.samples) : 0;
+            moved += res[k].status == PSC_RESULT_PASSED ? res[k].bytes_per_sample * (o->measure.warmup + res[k].nsamples) : 0;
             if (res[k].status == PSC_RESULT_FAILED)
                 rc = PSC_EXIT_FAILED;
         }

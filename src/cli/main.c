@@ -65,7 +65,7 @@ int main(int argc, char **argv)
         printf("p2pscope %s\n", PSC_VERSION_STRING);
         return PSC_EXIT_OK;
     }
-    if (o.cmd == PSC_CMD_LIST)
+    if (o.cmd == PSC_CMD_LIST || o.list_tests)
         return psc_cmd_list();
     if ((rc = psc__check_json_path(o.json_path)) != PSC_EXIT_OK ||
         (rc = psc__check_json_path(o.save)) != PSC_EXIT_OK)

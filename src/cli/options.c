@@ -6,7 +6,7 @@
 
 #include "cli.h"
 
-enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH };
+enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE };
 
 static const struct option psc__long_opts[] = {
     {"test", required_argument, NULL, 't'},
@@ -15,6 +15,13 @@ static const struct option psc__long_opts[] = {
     {"iterations", required_argument, NULL, 'i'},
     {"samples", required_argument, NULL, 'n'},
     {"warmup", required_argument, NULL, 'w'},
+    {"list", no_argument, NULL, 'l'},
+    {"min-bytes", required_argument, NULL, 'b'},
+    {"max-bytes", required_argument, NULL, 'e'},
+    {"step-factor", required_argument, NULL, 'f'},
+    {"host-node", required_argument, NULL, OPT_HOST_NODE},
+    {"max-samples", required_argument, NULL, OPT_MAX_SAMPLES},
+    {"stable", required_argument, NULL, OPT_STABLE},
     {"gate-timeout", required_argument, NULL, OPT_GATE_TIMEOUT},
     {"json", optional_argument, NULL, OPT_JSON},
     {"test-corrupt-offset", required_argument, NULL, OPT_TEST_CORRUPT},
@@ -40,13 +47,21 @@ void psc_cli_usage(void)
            "  doctor    what is wrong with the paths between the GPUs, with evidence and a fix\n"
            "\n"
            "Options:\n"
-           "  -t, --test NAME[,NAME...]  bandwidth tests to run (repeatable; see 'p2pscope list')\n"
+           "  -t, --test NAME[,NAME...]  bandwidth tests to run, by name or glob (\"*_sm\"); repeatable\n"
+           "  -l, --list                 list the bandwidth tests with a line each\n"
            "  -d, --devices LIST         GPUs to use, e.g. 0,1 (default: all)\n"
-           "  -s, --size SIZE            bytes per copy (default 512MiB); K/M/G/T and KiB/MiB/GiB/TiB\n"
-           "                             are powers of 1024, KB/MB/GB/TB powers of 1000\n"
-           "  -i, --iterations N         copies per timed sample (default 8)\n"
-           "  -n, --samples N            timed samples, 1-%d (default 5); the median is reported\n"
+           "  -s, --size SIZE            bytes per copy (default: 512MiB for GPU paths, 128MiB with host\n"
+           "                             memory); K/M/G/T and KiB/MiB/GiB/TiB are powers of 1024,\n"
+           "                             KB/MB/GB/TB powers of 1000\n"
+           "  -b, --min-bytes SIZE       with -e: a size sweep from SIZE ...\n"
+           "  -e, --max-bytes SIZE       ... to SIZE ...\n"
+           "  -f, --step-factor N        ... multiplying by N (default 2)\n"
+           "  -i, --iterations N         copies per timed sample (default: about 256 MiB worth, 4 to 1000)\n"
+           "  -n, --samples N            at least N timed samples, 1-%d (default 3); the median is reported\n"
+           "      --max-samples N        sample until the median is stable, up to N (default 16)\n"
+           "      --stable PCT           stable: the last three medians within PCT percent (default 0.5)\n"
            "  -w, --warmup N             untimed samples before them (default 1)\n"
+           "      --host-node N          put host memory on NUMA node N (default: the GPU's nearest)\n"
            "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"
            "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
            "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, captured /sys tree, or --save JSON)\n"
@@ -79,23 +94,26 @@ static int psc__uint(const char *s, unsigned long max, unsigned long *out)
 
 static int psc__add_tests(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen)
 {
-    char buf[256], *save = NULL;
+    char buf[1024], *save = NULL;
 
     snprintf(buf, sizeof(buf), "%s", arg);
     for (char *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-        psc_bw_test_t t;
-        int dup = 0;
+        psc_bw_test_t found[PSC_CLI_MAX_TESTS];
+        int n = psc_bw_test_match(name, found, PSC_CLI_MAX_TESTS);
 
-        if (psc_bw_test_from_name(name, &t) != PSC_OK) {
-            snprintf(err, errlen, "unknown test '%s'; accepted: %s, %s, %s, %s, %s", name,
-                     psc_bw_test_name(0), psc_bw_test_name(1), psc_bw_test_name(2), psc_bw_test_name(3),
-                     psc_bw_test_name(4));
+        if (n == 0) {
+            snprintf(err, errlen, "no test named '%s': accepted a name or glob from 'p2pscope bw -l', e.g. "
+                                  "gpu_to_gpu_read_ce or '*_sm'", name);
             return PSC_EXIT_USAGE;
         }
-        for (int i = 0; i < o->ntests; i++)
-            dup |= o->tests[i] == t;
-        if (!dup)
-            o->tests[o->ntests++] = t;
+        for (int k = 0; k < n && k < PSC_CLI_MAX_TESTS; k++) {
+            int dup = 0;
+
+            for (int i = 0; i < o->ntests; i++)
+                dup |= o->tests[i] == found[k];
+            if (!dup && o->ntests < PSC_CLI_MAX_TESTS)
+                o->tests[o->ntests++] = found[k];
+        }
     }
     return 0;
 }
@@ -160,6 +178,45 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
     case 's':
         if (psc_size_parse(arg, &o->measure.size) != PSC_OK) {
             snprintf(err, errlen, "bad size '%s': accepted 1 B to 1 TiB, e.g. 4096, 64K, 512MiB, 1GB", arg);
+            return PSC_EXIT_USAGE;
+        }
+        return 0;
+    case 'b':
+    case 'e':
+        if (psc_size_parse(arg, c == 'b' ? &o->sweep_min : &o->sweep_max) != PSC_OK) {
+            snprintf(err, errlen, "bad %s '%s': accepted 1 B to 1 TiB, e.g. 4K, 64M, 1G", optname, arg);
+            return PSC_EXIT_USAGE;
+        }
+        return 0;
+    case 'f':
+        if (psc__uint(arg, 1024, &v) != 0 || v < 2) {
+            snprintf(err, errlen, "bad --step-factor '%s': accepted 2 to 1024", arg);
+            return PSC_EXIT_USAGE;
+        }
+        o->sweep_factor = (unsigned)v;
+        return 0;
+    case 'l':
+        o->list_tests = 1;
+        return 0;
+    case OPT_HOST_NODE:
+        if (psc__uint(arg, 4095, &v) != 0) {
+            snprintf(err, errlen, "bad --host-node '%s': accepted a NUMA node number (0, 1, ...)", arg);
+            return PSC_EXIT_USAGE;
+        }
+        o->measure.host_node = (int)v;
+        return 0;
+    case OPT_MAX_SAMPLES:
+        if (psc__uint(arg, PSC_MAX_SAMPLES, &v) != 0 || v < 1) {
+            snprintf(err, errlen, "bad --max-samples '%s': accepted 1 to %d", arg, PSC_MAX_SAMPLES);
+            return PSC_EXIT_USAGE;
+        }
+        o->measure.max_samples = (unsigned)v;
+        return 0;
+    case OPT_STABLE:
+        errno = 0;
+        o->measure.stable_pct = strtod(arg, &end);
+        if (errno || *end || end == arg || !(o->measure.stable_pct >= 0 && o->measure.stable_pct <= 100)) {
+            snprintf(err, errlen, "bad --stable '%s': accepted a percentage from 0 to 100", arg);
             return PSC_EXIT_USAGE;
         }
         return 0;
@@ -233,7 +290,7 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
 
 int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
 {
-    int first = 1, c, rc;
+    int first = 1, c, rc, max_given = 0;
 
     memset(o, 0, sizeof(*o));
     psc_measure_opts_default(&o->measure);
@@ -246,9 +303,10 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
     optind = 0; /* GNU: full reinitialisation, so the parser can run more than once */
     opterr = 0;
     argv[first - 1] = argv[0];
-    while ((c = getopt_long(argc - first + 1, argv + first - 1, ":t:d:s:i:n:w:hV", psc__long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc - first + 1, argv + first - 1, ":t:d:s:i:n:w:lb:e:f:hV", psc__long_opts, NULL)) != -1) {
         const char *name = argv[first - 1 + optind - 1];
 
+        max_given |= c == OPT_MAX_SAMPLES;
         if ((rc = psc__option(c, optarg, name, o, err, errlen)) != 0)
             return rc;
     }
@@ -256,6 +314,19 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
         snprintf(err, errlen, "unexpected argument '%s' (see p2pscope --help)", argv[first - 1 + optind]);
         return PSC_EXIT_USAGE;
     }
+    /* -n raises the cap with it; --max-samples below -n is an error the check names. */
+    if (o->measure.max_samples < o->measure.samples && !max_given)
+        o->measure.max_samples = o->measure.samples;
+    if ((o->sweep_min || o->sweep_max) && (!o->sweep_min || !o->sweep_max || o->sweep_min > o->sweep_max)) {
+        snprintf(err, errlen, "a size sweep needs -b MIN and -e MAX with MIN <= MAX");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->sweep_min && o->measure.size) {
+        snprintf(err, errlen, "--size and a sweep (-b/-e) exclude each other");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->sweep_min && !o->sweep_factor)
+        o->sweep_factor = 2;
     if (psc_measure_opts_check(&o->measure, err, errlen) != PSC_OK)
         return PSC_EXIT_USAGE;
     if (o->topology && ((o->cmd != PSC_CMD_TOPO && o->cmd != PSC_CMD_DOCTOR && o->cmd != PSC_CMD_NVLINK) || o->watch)) {

@@ -115,3 +115,43 @@ extern "C" __global__ void psc_flip_byte(unsigned char *p, u64 offset)
 {
     p[offset] ^= 0x5A;
 }
+
+/*
+ * SM copy: 16-byte loads and stores, U of them in flight per thread before
+ * the first store, grid-stride so any grid covers any size; the bytes past
+ * the last whole 16 are copied by thread 0. Source and destination may be
+ * local, peer (NVLink/PCIe) or mapped host memory.
+ */
+template <int U>
+static __device__ __forceinline__ void psc_copy_body(uint4 *__restrict__ d, const uint4 *__restrict__ s, u64 n16)
+{
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+
+    for (; i + (U - 1) * stride < n16; i += U * stride) {
+        uint4 v[U];
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            v[k] = s[i + k * stride];
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            d[i + k * stride] = v[k];
+    }
+    for (; i < n16; i += stride)
+        d[i] = s[i];
+}
+
+#define PSC_COPY_KERNEL(U)                                                                         \
+    extern "C" __global__ void psc_copy_u##U(unsigned char *d, const unsigned char *s, u64 n)     \
+    {                                                                                              \
+        const u64 n16 = n / 16;                                                                    \
+        psc_copy_body<U>(reinterpret_cast<uint4 *>(d), reinterpret_cast<const uint4 *>(s), n16);   \
+        if (blockIdx.x == 0 && threadIdx.x == 0)                                                   \
+            for (u64 o = n16 * 16; o < n; o++)                                                     \
+                d[o] = s[o];                                                                       \
+    }
+
+PSC_COPY_KERNEL(1)
+PSC_COPY_KERNEL(2)
+PSC_COPY_KERNEL(4)
+PSC_COPY_KERNEL(8)

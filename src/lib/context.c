@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include "internal.h"
+#include "mem/buffer.h"
 
 /* The device fatbin, embedded by cmake/fatbin_embed.S.in. */
 extern const unsigned char psc__fatbin[];
@@ -21,6 +22,33 @@ static psc_log_level_t psc__log_level_from_env(void)
         if (strcasecmp(v, names[i]) == 0)
             return (psc_log_level_t)i;
     return PSC_LOG_WARN;
+}
+
+/* P2PSCOPE_SM_COPY="unroll:blocks_per_sm:threads" picks the SM copy kernel's shape (tuning). */
+static void psc__sm_copy_shape(psc_context_t *ctx)
+{
+    const char *v = getenv("P2PSCOPE_SM_COPY");
+    int u = 4, b = 2, t = 1024;
+
+    if (v && sscanf(v, "%d:%d:%d", &u, &b, &t) != 3)
+        psc__log(ctx, PSC_LOG_WARN, "P2PSCOPE_SM_COPY=%s ignored: expected unroll:blocks_per_sm:threads", v);
+    if ((u != 1 && u != 2 && u != 4 && u != 8) || b < 1 || b > 32 || t < 32 || t > 1024 || t % 32) {
+        psc__log(ctx, PSC_LOG_WARN, "P2PSCOPE_SM_COPY out of range: using 4:2:1024");
+        u = 4, b = 2, t = 1024;
+    }
+    ctx->sm_unroll = u;
+    ctx->sm_blocks_per_sm = b;
+    ctx->sm_threads = t;
+}
+
+static const char *psc__copy_kernel_name(const psc_context_t *ctx)
+{
+    switch (ctx->sm_unroll) {
+    case 1: return "psc_copy_u1";
+    case 2: return "psc_copy_u2";
+    case 8: return "psc_copy_u8";
+    default: return "psc_copy_u4";
+    }
 }
 
 psc_status_t psc_context_create(psc_context_t **out, char *errbuf, size_t errlen)
@@ -42,6 +70,7 @@ psc_status_t psc_context_create(psc_context_t **out, char *errbuf, size_t errlen
         return PSC_ERR_NO_MEMORY;
     }
     ctx->log_level = psc__log_level_from_env();
+    psc__sm_copy_shape(ctx);
 
     st = psc_cuda_load(&ctx->cu, errbuf, errlen);
     if (st != PSC_OK)
@@ -78,6 +107,9 @@ static void psc__gpu_teardown(psc_context_t *ctx, psc_gpu_t *g)
     if (!g->ctx)
         return;
     ctx->cu.p_cuCtxSetCurrent(g->ctx);
+    for (int k = 0; k < PSC_MAX_XFERS; k++)
+        if (g->xstreams[k])
+            ctx->cu.p_cuStreamDestroy(g->xstreams[k]);
     if (g->stream) {
         ctx->cu.p_cuStreamSynchronize(g->stream);
         ctx->cu.p_cuStreamDestroy(g->stream);
@@ -98,6 +130,7 @@ void psc_context_destroy(psc_context_t *ctx)
 {
     if (!ctx)
         return;
+    psc__buffer_cache_free(ctx);
     for (int i = 0; i < ctx->ndev; i++)
         psc__gpu_teardown(ctx, &ctx->gpu[i]);
     free(ctx->gpu);
@@ -135,6 +168,7 @@ static psc_status_t psc__gpu_setup(psc_context_t *ctx, int i)
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_fill, g->module, "psc_fill"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_verify, g->module, "psc_verify"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_flip, g->module, "psc_flip_byte"))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_copy, g->module, psc__copy_kernel_name(ctx)))) != PSC_OK ||
         (st = PSC_CU(ctx, cuStreamCreate, (&g->stream, CU_STREAM_NON_BLOCKING))) != PSC_OK ||
         (st = PSC_CU(ctx, cuMemHostAlloc, (&gate, sizeof(psc_gate_words_t), CU_MEMHOSTALLOC_DEVICEMAP))) != PSC_OK)
         goto err;
@@ -185,11 +219,50 @@ psc_status_t psc__gpu_peer_enable(psc_context_t *ctx, int from, int to)
     return PSC_OK;
 }
 
+psc_status_t psc__gpu_peer_disable(psc_context_t *ctx, int from, int to)
+{
+    psc_status_t st;
+    CUresult rc;
+
+    if ((st = psc__gpu_use(ctx, to)) != PSC_OK || (st = psc__gpu_use(ctx, from)) != PSC_OK)
+        return st;
+    rc = ctx->cu.p_cuCtxDisablePeerAccess(ctx->gpu[to].ctx);
+    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
+        return psc__cu_result(ctx, rc, "cuCtxDisablePeerAccess");
+    ctx->gpu[from].peer_on[to] = 0;
+    return PSC_OK;
+}
+
+psc_status_t psc__gpu_stream(psc_context_t *ctx, int i, int k, CUstream *out)
+{
+    psc_gpu_t *g;
+    psc_status_t st;
+
+    if (k < 0 || k >= PSC_MAX_XFERS)
+        return psc__fail(ctx, PSC_ERR_INVALID, "stream %d out of range", k);
+    if ((st = psc__gpu_use(ctx, i)) != PSC_OK)
+        return st;
+    g = &ctx->gpu[i];
+    if (k == 0) {
+        *out = g->stream;
+        return PSC_OK;
+    }
+    if (!g->xstreams[k] && (st = PSC_CU(ctx, cuStreamCreate, (&g->xstreams[k], CU_STREAM_NON_BLOCKING))) != PSC_OK)
+        return st;
+    *out = g->xstreams[k];
+    return PSC_OK;
+}
+
+psc_status_t psc__launch_on(psc_context_t *ctx, CUstream s, CUfunction fn, unsigned blocks, unsigned threads,
+                            void **params)
+{
+    return PSC_CU(ctx, cuLaunchKernel, (fn, blocks, 1, 1, threads, 1, 1, 0, s, params, NULL));
+}
+
 psc_status_t psc__launch(psc_context_t *ctx, int i, CUfunction fn, unsigned blocks,
                          unsigned threads, void **params)
 {
-    return PSC_CU(ctx, cuLaunchKernel,
-                  (fn, blocks, 1, 1, threads, 1, 1, 0, ctx->gpu[i].stream, params, NULL));
+    return psc__launch_on(ctx, ctx->gpu[i].stream, fn, blocks, threads, params);
 }
 
 unsigned psc__grid_blocks(const psc_context_t *ctx, int i)

@@ -25,8 +25,9 @@ typedef struct {
     int ready;                  /* context, module and stream set up */
     CUcontext ctx;              /* primary context, retained */
     CUmodule module;
-    CUfunction fn_gate, fn_fill, fn_verify, fn_flip;
+    CUfunction fn_gate, fn_fill, fn_verify, fn_flip, fn_copy;
     CUstream stream;            /* work this GPU issues */
+    CUstream xstreams[PSC_MAX_XFERS]; /* extra streams for concurrent transfers, made on demand */
     psc_gate_words_t *gate;     /* pinned, mapped */
     CUdeviceptr gate_dptr;      /* the same words as the GPU addresses them */
     CUdeviceptr verify_words;   /* psc_verify_words_t in device memory */
@@ -43,7 +44,10 @@ struct psc_context {
     psc_gpu_t *gpu;
     psc_device_info_t *info;    /* static facts read at creation */
     psc_system_info_t sys;
+    struct psc_buffer *bufs;    /* buffer cache (mem/buffer.c) */
     psc_log_level_t log_level;
+    /* SM copy kernel shape: unroll, blocks per SM, threads per block (P2PSCOPE_SM_COPY). */
+    int sm_unroll, sm_blocks_per_sm, sm_threads;
     char last_error[512];
 };
 
@@ -67,9 +71,18 @@ psc_status_t psc__gpu_use(psc_context_t *ctx, int i);
 /* Enable peer access from GPU `from` to GPU `to` (idempotent). */
 psc_status_t psc__gpu_peer_enable(psc_context_t *ctx, int from, int to);
 
-/* Launch a 1-D kernel on GPU i's stream (the GPU's context must be current). */
+/* Launch a 1-D kernel on GPU i's main stream (the GPU's context must be current). */
 psc_status_t psc__launch(psc_context_t *ctx, int i, CUfunction fn, unsigned blocks,
                          unsigned threads, void **params);
+/* The same on a given stream of the current context. */
+psc_status_t psc__launch_on(psc_context_t *ctx, CUstream s, CUfunction fn, unsigned blocks, unsigned threads,
+                            void **params);
+
+/* Stream k of GPU i for concurrent transfers (k = 0 is the main stream), made on first use. */
+psc_status_t psc__gpu_stream(psc_context_t *ctx, int i, int k, CUstream *out);
+
+/* Disable peer access from GPU `from` to GPU `to` (for P2P-off measurements). */
+psc_status_t psc__gpu_peer_disable(psc_context_t *ctx, int from, int to);
 
 /* Grid for a memory-bound kernel on GPU i: enough blocks to fill every SM. */
 unsigned psc__grid_blocks(const psc_context_t *ctx, int i);

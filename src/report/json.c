@@ -81,10 +81,13 @@ void psc_json_run_set_parameters(json_t *run, const psc_measure_opts_t *o, const
         json_array_append_new(d, json_integer(devs[i]));
     for (int i = 0; i < ntests; i++)
         json_array_append_new(t, json_string(psc_bw_test_name(tests[i])));
-    json_object_set_new(p, "size_bytes", json_integer((json_int_t)o->size));
-    json_object_set_new(p, "iterations", json_integer(o->iterations));
+    json_object_set_new(p, "size_bytes", o->size ? json_integer((json_int_t)o->size) : json_string("per test"));
+    json_object_set_new(p, "iterations", o->iterations ? json_integer(o->iterations) : json_string("auto"));
     json_object_set_new(p, "warmup", json_integer(o->warmup));
-    json_object_set_new(p, "samples", json_integer(o->samples));
+    json_object_set_new(p, "min_samples", json_integer(o->samples));
+    json_object_set_new(p, "max_samples", json_integer(o->max_samples));
+    json_object_set_new(p, "stable_pct", json_real(o->stable_pct));
+    json_object_set_new(p, "host_numa_node", o->host_node >= 0 ? json_integer(o->host_node) : json_string("nearest"));
     json_object_set_new(p, "gate_timeout_ms", json_real(o->gate_timeout_ms));
     json_object_set_new(p, "seed", json_integer((json_int_t)(o->seed & 0x7fffffffffffffffull)));
     json_object_set_new(p, "devices", d);
@@ -94,24 +97,38 @@ void psc_json_run_set_parameters(json_t *run, const psc_measure_opts_t *o, const
 
 json_t *psc_json_bw_result(const psc_bw_result_t *r, const psc_measure_opts_t *o)
 {
-    json_t *t = json_object(), *samples = json_array(), *v = json_object();
-    char src[16], dst[16], iss[16], dir[40];
+    const psc_bw_test_info_t *ti = psc_bw_test_info(r->c.test);
+    json_t *t = json_object(), *samples = json_array(), *v = json_object(), *xfers = json_array();
+    char label[48], a[16], b[16], iss[16];
 
-    psc_endpoint_name(r->c.src, src, sizeof(src));
-    psc_endpoint_name(r->c.dst, dst, sizeof(dst));
-    psc_endpoint_name(r->c.issuer, iss, sizeof(iss));
-    snprintf(dir, sizeof(dir), "%s -> %s", src, dst);
+    (void)o;
     json_object_set_new(t, "name", json_string(psc_bw_test_name(r->c.test)));
     json_object_set_new(t, "title", json_string(psc_bw_test_title(r->c.test)));
-    json_object_set_new(t, "direction", json_string(dir));
-    json_object_set_new(t, "src", json_string(src));
-    json_object_set_new(t, "dst", json_string(dst));
-    json_object_set_new(t, "issuer", json_string(iss));
+    json_object_set_new(t, "direction", json_string(psc_case_label(&r->c, label, sizeof(label))));
+    json_object_set_new(t, "src", json_string(psc_endpoint_name(r->c.src, a, sizeof(a))));
+    json_object_set_new(t, "dst", json_string(psc_endpoint_name(r->c.dst, b, sizeof(b))));
+    json_object_set_new(t, "issuer", json_string(psc_endpoint_name(r->c.issuer, iss, sizeof(iss))));
+    json_object_set_new(t, "engine", json_string(ti && ti->engine == PSC_ENGINE_SM ? "sm" : "copy_engine"));
+    if (ti && (r->c.src == PSC_HOST || r->c.dst == PSC_HOST))
+        json_object_set_new(t, "host_memory", json_string(psc_hostmem_name(ti->hostmem)));
+    json_object_set_new(t, "host_numa_node", r->host_node >= 0 ? json_integer(r->host_node) : json_null());
     json_object_set_new(t, "status", json_string(psc_result_status_string(r->status)));
     json_object_set_new(t, "reason", r->reason[0] ? json_string(r->reason) : json_null());
     json_object_set_new(t, "unit", json_string("GB/s"));
-    json_object_set_new(t, "bytes_per_copy", json_integer((json_int_t)o->size));
-    json_object_set_new(t, "copies_per_sample", json_integer(o->iterations));
+    json_object_set_new(t, "bytes_per_copy", json_integer((json_int_t)r->size));
+    json_object_set_new(t, "copies_per_sample", json_integer(r->iterations));
+    json_object_set_new(t, "bytes_per_sample", json_integer((json_int_t)r->bytes_per_sample));
+    json_object_set_new(t, "timed_with_gate", json_boolean(r->gated));
+    for (int k = 0; k < r->c.nxfer; k++) {
+        const psc_xfer_t *x = &r->c.xfer[k];
+        char a[16], b[16], iss[16];
+
+        json_array_append_new(xfers, json_pack("{s:s,s:s,s:s,s:o}", "src", psc_endpoint_name(x->src, a, sizeof(a)),
+                                               "dst", psc_endpoint_name(x->dst, b, sizeof(b)), "issuer",
+                                               psc_endpoint_name(x->issuer, iss, sizeof(iss)), "median_gbs",
+                                               r->status == PSC_RESULT_PASSED ? json_real(r->xfer_gbs[k]) : json_null()));
+    }
+    json_object_set_new(t, "transfers", xfers);
     for (unsigned k = 0; k < r->nsamples; k++)
         json_array_append_new(samples, json_real(r->samples_gbs[k]));
     json_object_set_new(t, "samples", samples);

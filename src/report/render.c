@@ -9,6 +9,8 @@ const char *psc_endpoint_name(int endpoint, char *buf, size_t len)
 {
     if (endpoint == PSC_HOST)
         snprintf(buf, len, "host");
+    else if (endpoint == PSC_ALL)
+        snprintf(buf, len, "all");
     else
         snprintf(buf, len, "gpu%d", endpoint);
     return buf;
@@ -63,76 +65,379 @@ static const psc_bw_result_t *psc__find(const psc_bw_result_t *res, size_t n, in
     return NULL;
 }
 
+const char *psc_case_label(const psc_bw_case_t *c, char *buf, size_t len)
+{
+    const psc_bw_test_info_t *ti = psc_bw_test_info(c->test);
+    char a[16], b[16];
+    int bidir = ti && (ti->pattern == PSC_PATTERN_PAIR_BIDIR || ti->pattern == PSC_PATTERN_HOST_BIDIR ||
+                       ti->pattern == PSC_PATTERN_ALL_HOST_BIDIR);
+
+    if (ti && ti->pattern == PSC_PATTERN_RING) {
+        snprintf(buf, len, "ring");
+        return buf;
+    }
+    if (c->src == PSC_ALL)
+        snprintf(a, sizeof(a), "all");
+    else
+        psc_endpoint_name(c->src, a, sizeof(a));
+    if (c->dst == PSC_ALL || (ti && ti->pattern == PSC_PATTERN_ALL_HOST_BIDIR))
+        snprintf(b, sizeof(b), "all");
+    else
+        psc_endpoint_name(c->dst, b, sizeof(b));
+    snprintf(buf, len, "%s %s %s", a, bidir ? "<->" : "->", b);
+    return buf;
+}
+
+static const char *psc__xfer_label(const psc_xfer_t *x, char *buf, size_t len)
+{
+    char a[16], b[16];
+
+    snprintf(buf, len, "%s -> %s", psc_endpoint_name(x->src, a, sizeof(a)), psc_endpoint_name(x->dst, b, sizeof(b)));
+    return buf;
+}
+
 /* Cells not passed, in table order, so each marker [k] matches note k. */
 typedef struct {
     const psc_bw_result_t **items;
     unsigned n;
 } psc__notes_t;
 
+static void psc__mark(psc_table_t *t, unsigned r, unsigned c, const psc_bw_result_t *x, psc__notes_t *notes)
+{
+    notes->items[notes->n++] = x;
+    psc_table_set(t, r, c, "%s[%u]", x->status == PSC_RESULT_WAIVED ? "n/a" : "FAIL", notes->n);
+}
+
 /* Fill a cell with the median, or a marker pointing to a numbered note. */
 static void psc__cell(psc_table_t *t, unsigned r, unsigned c, const psc_bw_result_t *x, psc__notes_t *notes)
 {
-    if (!x) {
+    if (!x)
         psc_table_set(t, r, c, "-");
-    } else if (x->status == PSC_RESULT_PASSED) {
+    else if (x->status == PSC_RESULT_PASSED)
         psc_table_set(t, r, c, "%.2f", x->stats.median);
-    } else {
-        notes->items[notes->n++] = x;
-        psc_table_set(t, r, c, "%s[%u]", x->status == PSC_RESULT_WAIVED ? "n/a" : "FAIL", notes->n);
-    }
+    else
+        psc__mark(t, r, c, x, notes);
 }
 
 static void psc__notes_print(FILE *f, const psc__notes_t *notes)
 {
     for (unsigned k = 0; k < notes->n; k++) {
         const psc_bw_result_t *x = notes->items[k];
-        char a[16], b[16];
+        char label[48];
 
-        fprintf(f, "  [%u] %s -> %s: %s: %s\n", k + 1, psc_endpoint_name(x->c.src, a, sizeof(a)),
-                psc_endpoint_name(x->c.dst, b, sizeof(b)), psc_result_status_string(x->status), x->reason);
+        fprintf(f, "  [%u] %s: %s: %s\n", k + 1, psc_case_label(&x->c, label, sizeof(label)),
+                psc_result_status_string(x->status), x->reason);
     }
 }
 
-void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size_t n, const int *devs,
-                   int ndev, unsigned samples)
+static void psc__units_line(FILE *f, const psc_bw_result_t *res, size_t n)
 {
-    int pair = test == PSC_BW_GPU_TO_GPU_READ_CE || test == PSC_BW_GPU_TO_GPU_WRITE_CE;
-    psc__notes_t notes = {NULL, 0};
-    psc_table_t *t;
+    unsigned lo = 0, hi = 0;
+    const psc_bw_result_t *any = NULL;
 
-    fprintf(f, "\n%s\n", psc_bw_test_title(test));
-    if (pair && ndev < 2) {
-        fprintf(f, "  waived: needs at least 2 GPUs\n");
+    for (size_t i = 0; i < n; i++) {
+        if (res[i].status != PSC_RESULT_PASSED)
+            continue;
+        any = any ? any : &res[i];
+        lo = !lo || res[i].nsamples < lo ? res[i].nsamples : lo;
+        hi = res[i].nsamples > hi ? res[i].nsamples : hi;
+    }
+    if (!any) {
+        fprintf(f, "[GB/s, 1 GB = 1e9 bytes]\n");
         return;
     }
-    fprintf(f, "[GB/s, 1 GB = 1e9 bytes; median of %u samples]\n", samples);
-    t = psc_table_new(pair ? (unsigned)ndev + 1 : 2, (unsigned)ndev + 1);
-    notes.items = calloc((size_t)ndev * (size_t)ndev + 1, sizeof(*notes.items));
-    if (!t || !notes.items)
-        goto out;
-    psc_table_set(t, 0, 0, pair ? "src \\ dst" : "");
+    fprintf(f, "[GB/s, 1 GB = 1e9 bytes; median of %u", lo);
+    if (hi != lo)
+        fprintf(f, "-%u", hi);
+    fprintf(f, " samples; %.0f MiB x %u copies a sample%s%s]\n", any->size / 1048576.0, any->iterations,
+            any->gated ? "" : "; timed without gates (the copies block the host)",
+            any->host_node >= 0 ? "" : "");
+    if (any->host_node >= 0)
+        fprintf(f, "[host memory on NUMA node %d]\n", any->host_node);
+}
+
+static void psc__matrix(psc_table_t *t, const psc_bw_result_t *res, size_t n, const int *devs, int ndev,
+                        psc__notes_t *notes)
+{
+    psc_table_set(t, 0, 0, "src \\ dst");
     for (int j = 0; j < ndev; j++)
         psc_table_set(t, 0, (unsigned)j + 1, "gpu%d", devs[j]);
-    if (pair) {
-        for (int i = 0; i < ndev; i++) {
-            psc_table_set(t, (unsigned)i + 1, 0, "gpu%d", devs[i]);
-            for (int j = 0; j < ndev; j++)
-                psc__cell(t, (unsigned)i + 1, (unsigned)j + 1,
-                          i == j ? NULL : psc__find(res, n, devs[i], devs[j]), &notes);
-        }
-    } else {
-        psc_table_set(t, 1, 0, test == PSC_BW_HOST_TO_GPU_CE ? "host -> gpu"
-                               : test == PSC_BW_GPU_TO_HOST_CE ? "gpu -> host" : "gpu -> same gpu");
-        for (int j = 0; j < ndev; j++) {
-            int src = test == PSC_BW_HOST_TO_GPU_CE ? PSC_HOST : devs[j];
-            int dst = test == PSC_BW_GPU_TO_HOST_CE ? PSC_HOST : devs[j];
+    for (int i = 0; i < ndev; i++) {
+        psc_table_set(t, (unsigned)i + 1, 0, "gpu%d", devs[i]);
+        for (int j = 0; j < ndev; j++)
+            psc__cell(t, (unsigned)i + 1, (unsigned)j + 1, i == j ? NULL : psc__find(res, n, devs[i], devs[j]), notes);
+    }
+}
 
-            psc__cell(t, 1, (unsigned)j + 1, psc__find(res, n, src, dst), &notes);
+static void psc__gpu_row(psc_table_t *t, const psc_bw_test_info_t *ti, const psc_bw_result_t *res, size_t n,
+                         const int *devs, int ndev, psc__notes_t *notes)
+{
+    psc_table_set(t, 0, 0, "%s", "");
+    psc_table_set(t, 1, 0, ti->pattern == PSC_PATTERN_H2D ? "host -> gpu"
+                           : ti->pattern == PSC_PATTERN_D2H ? "gpu -> host" : "gpu -> same gpu");
+    for (int j = 0; j < ndev; j++) {
+        int src = ti->pattern == PSC_PATTERN_H2D ? PSC_HOST : devs[j];
+        int dst = ti->pattern == PSC_PATTERN_D2H ? PSC_HOST : devs[j];
+
+        psc_table_set(t, 0, (unsigned)j + 1, "gpu%d", devs[j]);
+        psc__cell(t, 1, (unsigned)j + 1, psc__find(res, n, src, dst), notes);
+    }
+}
+
+/* Concurrent cases: a row per transfer, then the total (all bytes over the longest transfer's time). */
+static unsigned psc__xfer_rows(psc_table_t *t, const psc_bw_result_t *res, size_t n, psc__notes_t *notes)
+{
+    unsigned r = 1;
+
+    psc_table_set(t, 0, 0, "case");
+    psc_table_set(t, 0, 1, "transfer (issued by)");
+    psc_table_set(t, 0, 2, "GB/s");
+    for (size_t i = 0; i < n; i++) {
+        const psc_bw_result_t *x = &res[i];
+        char label[48], xl[48];
+
+        psc_table_set(t, r, 0, "%s", psc_case_label(&x->c, label, sizeof(label)));
+        if (x->status != PSC_RESULT_PASSED) {
+            psc__mark(t, r++, 2, x, notes);
+            continue;
+        }
+        for (int k = 0; k < x->c.nxfer; k++) {
+            psc_table_set(t, r, 1, "%s (gpu%d)", psc__xfer_label(&x->c.xfer[k], xl, sizeof(xl)), x->c.xfer[k].issuer);
+            psc_table_set(t, r++, 2, "%.2f", x->xfer_gbs[k]);
+        }
+        if (x->c.nxfer > 1) {
+            psc_table_set(t, r, 1, "total");
+            psc_table_set(t, r++, 2, "%.2f", x->stats.median);
+        }
+    }
+    return r;
+}
+
+void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size_t n, const int *devs, int ndev)
+{
+    const psc_bw_test_info_t *ti = psc_bw_test_info(test);
+    psc__notes_t notes = {NULL, 0};
+    psc_table_t *t = NULL;
+    unsigned rows = 1;
+
+    if (!ti)
+        return;
+    fprintf(f, "\n%s: %s\n", ti->name, ti->title);
+    if (n == 0) {
+        fprintf(f, "  waived: needs at least %d GPUs\n", ti->min_gpus);
+        return;
+    }
+    psc__units_line(f, res, n);
+    for (size_t i = 0; i < n; i++)
+        rows += (unsigned)res[i].c.nxfer + 1;
+    notes.items = calloc(n + 1, sizeof(*notes.items));
+    switch (ti->pattern) {
+    case PSC_PATTERN_PAIR:
+    case PSC_PATTERN_P2P_OFF:
+        t = psc_table_new((unsigned)ndev + 1, (unsigned)ndev + 1);
+        if (t && notes.items)
+            psc__matrix(t, res, n, devs, ndev, &notes);
+        break;
+    case PSC_PATTERN_LOCAL:
+    case PSC_PATTERN_H2D:
+    case PSC_PATTERN_D2H:
+        t = psc_table_new(2, (unsigned)ndev + 1);
+        if (t && notes.items)
+            psc__gpu_row(t, ti, res, n, devs, ndev, &notes);
+        break;
+    default:
+        t = psc_table_new(rows, 3);
+        psc_table_left_columns(t, 2);
+        if (t && notes.items)
+            psc__xfer_rows(t, res, n, &notes);
+        break;
+    }
+    if (t && notes.items) {
+        psc_table_render(t, f);
+        psc__notes_print(f, &notes);
+    }
+    free(notes.items);
+    psc_table_free(t);
+}
+
+/* Distinct values in order of first appearance. */
+static int psc__distinct_sizes(const psc_bw_result_t *res, size_t n, uint64_t *sizes, int cap)
+{
+    int k = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        int seen = 0;
+
+        for (int j = 0; j < k && !seen; j++)
+            seen = sizes[j] == res[i].size;
+        if (!seen && k < cap)
+            sizes[k++] = res[i].size;
+    }
+    return k;
+}
+
+static const char *psc__size_text(uint64_t s, char *buf, size_t len)
+{
+    if (s >= (1ull << 30) && s % (1ull << 30) == 0)
+        snprintf(buf, len, "%lluG", (unsigned long long)(s >> 30));
+    else if (s >= (1ull << 20) && s % (1ull << 20) == 0)
+        snprintf(buf, len, "%lluM", (unsigned long long)(s >> 20));
+    else if (s >= 1024 && s % 1024 == 0)
+        snprintf(buf, len, "%lluK", (unsigned long long)(s >> 10));
+    else
+        snprintf(buf, len, "%llu", (unsigned long long)s);
+    return buf;
+}
+
+void psc_render_sweep(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size_t n)
+{
+    uint64_t sizes[64];
+    int ns = psc__distinct_sizes(res, n, sizes, 64);
+    char labels[256][48];
+    int nl = 0;
+    psc_table_t *t;
+
+    fprintf(f, "\n%s: %s\n[GB/s by bytes per copy (K/M/G = 1024-based), 1 GB = 1e9 bytes; medians]\n",
+            psc_bw_test_name(test), psc_bw_test_title(test));
+    for (size_t i = 0; i < n && nl < 256; i++) {
+        char l[48];
+        int seen = 0;
+
+        psc_case_label(&res[i].c, l, sizeof(l));
+        for (int j = 0; j < nl && !seen; j++)
+            seen = strcmp(labels[j], l) == 0;
+        if (!seen)
+            snprintf(labels[nl++], sizeof(labels[0]), "%s", l);
+    }
+    t = psc_table_new((unsigned)ns + 1, (unsigned)nl + 1);
+    if (!t)
+        return;
+    psc_table_set(t, 0, 0, "size");
+    for (int j = 0; j < nl; j++)
+        psc_table_set(t, 0, (unsigned)j + 1, "%s", labels[j]);
+    for (int s = 0; s < ns; s++) {
+        char st[24];
+
+        psc_table_set(t, (unsigned)s + 1, 0, "%s", psc__size_text(sizes[s], st, sizeof(st)));
+        for (size_t i = 0; i < n; i++) {
+            char l[48];
+
+            if (res[i].size != sizes[s])
+                continue;
+            psc_case_label(&res[i].c, l, sizeof(l));
+            for (int j = 0; j < nl; j++)
+                if (strcmp(labels[j], l) == 0) {
+                    if (res[i].status == PSC_RESULT_PASSED)
+                        psc_table_set(t, (unsigned)s + 1, (unsigned)j + 1, "%.2f", res[i].stats.median);
+                    else
+                        psc_table_set(t, (unsigned)s + 1, (unsigned)j + 1, "%s",
+                                      res[i].status == PSC_RESULT_WAIVED ? "n/a" : "FAIL");
+                }
         }
     }
     psc_table_render(t, f);
-    psc__notes_print(f, &notes);
-out:
-    free(notes.items);
     psc_table_free(t);
+}
+
+static const psc_bw_result_t *psc__find_case(const psc_bw_result_t *res, size_t n, const char *test, int src, int dst,
+                                             uint64_t size)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(psc_bw_test_name(res[i].c.test), test) == 0 && res[i].c.src == src && res[i].c.dst == dst &&
+            (!size || res[i].size == size) && res[i].status == PSC_RESULT_PASSED)
+            return &res[i];
+    return NULL;
+}
+
+void psc_render_p2p_compare(FILE *f, const psc_bw_result_t *res, size_t n)
+{
+    psc_table_t *t = NULL;
+    unsigned r = 1;
+
+    for (size_t i = 0; i < n; i++) {
+        const psc_bw_result_t *off = &res[i], *on;
+        char label[48];
+
+        if (strcmp(psc_bw_test_name(off->c.test), "gpu_to_gpu_p2p_off_ce") || off->status != PSC_RESULT_PASSED)
+            continue;
+        on = psc__find_case(res, n, "gpu_to_gpu_write_ce", off->c.src, off->c.dst, 0);
+        if (!on)
+            continue;
+        if (!t) {
+            t = psc_table_new((unsigned)n + 1, 4);
+            if (!t)
+                return;
+            fprintf(f, "\nGPU -> GPU with P2P on (gpu_to_gpu_write_ce) and off (gpu_to_gpu_p2p_off_ce), "
+                       "copy engine issued by the source\n[GB/s, 1 GB = 1e9 bytes]\n");
+            psc_table_set(t, 0, 0, "src -> dst");
+            psc_table_set(t, 0, 1, "P2P on");
+            psc_table_set(t, 0, 2, "P2P off");
+            psc_table_set(t, 0, 3, "speed-up");
+        }
+        psc_table_set(t, r, 0, "%s", psc_case_label(&off->c, label, sizeof(label)));
+        psc_table_set(t, r, 1, "%.2f", on->stats.median);
+        psc_table_set(t, r, 2, "%.2f", off->stats.median);
+        psc_table_set(t, r++, 3, "%.1fx", on->stats.median / off->stats.median);
+    }
+    if (t) {
+        psc_table_t *fit = psc_table_new(r, 4);
+
+        for (unsigned i = 0; fit && i < r; i++)
+            for (unsigned c = 0; c < 4; c++)
+                psc_table_set(fit, i, c, "%s", psc_table_get(t, i, c));
+        psc_table_render(fit, f);
+        psc_table_free(fit);
+        psc_table_free(t);
+    }
+}
+
+void psc_render_crossover(FILE *f, const psc_bw_result_t *res, size_t n)
+{
+    int header = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const char *ce = psc_bw_test_name(res[i].c.test);
+        size_t len = strlen(ce);
+        char sm[64], label[48], wins[512] = "";
+        uint64_t sizes[64];
+        int ns, seen = 0, pos = 0, in_run = 0;
+        uint64_t run_lo = 0, run_hi = 0;
+
+        if (len < 3 || strcmp(ce + len - 3, "_ce") != 0)
+            continue;
+        /* One row per (test, case): the first result of it carries the row. */
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = res[j].c.test == res[i].c.test && res[j].c.src == res[i].c.src && res[j].c.dst == res[i].c.dst;
+        if (seen)
+            continue;
+        snprintf(sm, sizeof(sm), "%.*s_sm", (int)(len - 3), ce);
+        ns = psc__distinct_sizes(res, n, sizes, 64);
+        if (ns < 2)
+            return;
+        for (int s = 0; s <= ns; s++) {
+            const psc_bw_result_t *a = s < ns ? psc__find_case(res, n, ce, res[i].c.src, res[i].c.dst, sizes[s]) : NULL;
+            const psc_bw_result_t *b = s < ns ? psc__find_case(res, n, sm, res[i].c.src, res[i].c.dst, sizes[s]) : NULL;
+            int sm_wins = a && b && b->stats.median > a->stats.median;
+            char lo[24], hi[24];
+
+            if (sm_wins) {
+                run_lo = in_run ? run_lo : sizes[s];
+                run_hi = sizes[s];
+                in_run = 1;
+            } else if (in_run) {
+                pos += snprintf(wins + pos, sizeof(wins) > (size_t)pos ? sizeof(wins) - (size_t)pos : 0, "%s%s-%s",
+                                pos ? ", " : "", psc__size_text(run_lo, lo, sizeof(lo)),
+                                psc__size_text(run_hi, hi, sizeof(hi)));
+                in_run = 0;
+            }
+        }
+        if (!psc__find_case(res, n, sm, res[i].c.src, res[i].c.dst, 0))
+            continue;
+        if (!header) {
+            fprintf(f, "\nWhere the SM kernel beats the copy engine (sizes per copy, from the sweeps)\n");
+            header = 1;
+        }
+        fprintf(f, "  %-22s %-16s SM faster at: %s\n", ce, psc_case_label(&res[i].c, label, sizeof(label)),
+                pos ? wins : "no size");
+    }
 }

@@ -7,17 +7,29 @@
 
 #include "p2pscope.h"
 
-/* "gpu3" or "host" into buf. */
+/* "gpu3", "host" or "all" (PSC_ALL) into buf. */
 const char *psc_endpoint_name(int endpoint, char *buf, size_t len);
 
 void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_info_t *devs, int ndev);
 
+/* A case in one line: "gpu0 -> gpu1", "host <-> gpu0", "all -> gpu1", "ring", ... */
+const char *psc_case_label(const psc_bw_case_t *c, char *buf, size_t len);
+
 /*
  * One test's results as a table with units in the title: a src(row) ->
- * dst(column) matrix for GPU->GPU tests, a row of GPUs otherwise. Waived and
- * failed cells point to notes under the table.
+ * dst(column) matrix for single GPU -> GPU transfers, a row of GPUs for host
+ * and local copies, and a row per transfer plus the total for concurrent
+ * cases. Waived and failed cells point to notes under the table.
  */
-void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size_t n,
-                   const int *devs, int ndev, unsigned samples);
+void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size_t n, const int *devs, int ndev);
+
+/* A size sweep of one test: a row per case, a column per size (res holds every size's results). */
+void psc_render_sweep(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size_t n);
+
+/* GPU -> GPU with P2P on and off, with the speed-up; nothing when either test is missing. */
+void psc_render_p2p_compare(FILE *f, const psc_bw_result_t *res, size_t n);
+
+/* Per path, where the SM kernel beats the copy engine in a sweep (tests named *_ce with an *_sm twin). */
+void psc_render_crossover(FILE *f, const psc_bw_result_t *res, size_t n);
 
 #endif

@@ -7,7 +7,7 @@
 #define PSC_CELL_LEN 64
 
 struct psc_table {
-    unsigned rows, cols;
+    unsigned rows, cols, left;
     char (*cells)[PSC_CELL_LEN];
 };
 
@@ -27,6 +27,7 @@ psc_table_t *psc_table_new(unsigned rows, unsigned cols)
     }
     t->rows = rows;
     t->cols = cols;
+    t->left = 1;
     return t;
 }
 
@@ -56,6 +57,12 @@ const char *psc_table_get(const psc_table_t *t, unsigned row, unsigned col)
     return t->cells[row * t->cols + col];
 }
 
+void psc_table_left_columns(psc_table_t *t, unsigned n)
+{
+    if (t)
+        t->left = n;
+}
+
 void psc_table_render(const psc_table_t *t, FILE *f)
 {
     size_t *width;
@@ -79,7 +86,10 @@ void psc_table_render(const psc_table_t *t, FILE *f)
             const char *cell = t->cells[r * t->cols + c];
             int w = (int)width[c];
 
-            pos += (size_t)sprintf(line + pos, c == 0 ? "%-*s" : "  %*s", w, cell);
+            if (c < t->left)
+                pos += (size_t)sprintf(line + pos, c == 0 ? "%-*s" : "  %-*s", w, cell);
+            else
+                pos += (size_t)sprintf(line + pos, "  %*s", w, cell);
         }
         while (pos > 0 && line[pos - 1] == ' ')
             pos--;

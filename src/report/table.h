@@ -15,6 +15,9 @@ void psc_table_set(psc_table_t *t, unsigned row, unsigned col, const char *fmt, 
     __attribute__((format(printf, 4, 5)));
 const char *psc_table_get(const psc_table_t *t, unsigned row, unsigned col);
 
+/* Left-align the first n columns (default 1); the rest stay right-aligned. */
+void psc_table_left_columns(psc_table_t *t, unsigned n);
+
 /* Row 0 is the header. Columns are separated by two spaces; no trailing blanks. */
 void psc_table_render(const psc_table_t *t, FILE *f);
 

@@ -3,6 +3,7 @@
 #define PSC_TESTS_GPU_COMMON_H
 
 #include <stdio.h>
+#include <string.h>
 
 #include "p2pscope.h"
 
@@ -34,8 +35,32 @@ static inline psc_measure_opts_t psc_test_opts(uint64_t size)
     o.size = size;
     o.iterations = 2;
     o.warmup = 1;
-    o.samples = 3;
+    o.samples = o.max_samples = 3;
     return o;
+}
+
+static inline psc_bw_test_t psc_test_id(const char *name)
+{
+    psc_bw_test_t t = -1;
+
+    if (psc_bw_test_from_name(name, &t) != PSC_OK)
+        fprintf(stderr, "no test %s\n", name);
+    return t;
+}
+
+/* A case of one transfer. */
+static inline psc_bw_case_t psc_test_case(const char *test, int src, int dst, int issuer)
+{
+    psc_bw_case_t c;
+
+    memset(&c, 0, sizeof(c));
+    c.test = psc_test_id(test);
+    c.src = src;
+    c.dst = dst;
+    c.issuer = issuer;
+    c.nxfer = 1;
+    c.xfer[0] = (psc_xfer_t){src, dst, issuer};
+    return c;
 }
 
 /* main(): skip without a GPU, else run the file's cmocka tests with g_ctx open. */

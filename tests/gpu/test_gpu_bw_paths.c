@@ -1,7 +1,10 @@
 /*
- * A verified copy on every path: GPU->GPU read and write, host->GPU, GPU->host
- * and device-local, at a size with a tail that is not a whole 16 bytes.
- * Figures must be positive and under the GPU's own memory bandwidth.
+ * Every bandwidth test of the registry on the real GPUs: each case passes
+ * verification (or, for a GPU pair without peer access, is waived saying
+ * so), every transfer's figure is positive and under the GPU's own memory
+ * bandwidth, sizes with a tail that is not a whole 16 bytes are copied
+ * right, P2P off is slower than P2P on, and adaptive sampling stops by its
+ * rule.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,52 +15,121 @@
 
 #include "gpu_common.h"
 
-static void psc__check_case(const psc_bw_case_t *c, uint64_t size)
+static double psc__peak(int gpu)
 {
-    psc_measure_opts_t o = psc_test_opts(size);
-    psc_bw_result_t r;
     psc_device_info_t d;
 
-    assert_int_equal(psc_bw_run(g_ctx, c, &o, &r), PSC_OK);
-    printf("  %s %d -> %d (issuer %d), %llu B: %s %.2f GB/s %s\n", psc_bw_test_name(c->test), c->src, c->dst,
-           c->issuer, (unsigned long long)size, psc_result_status_string(r.status), r.stats.median, r.reason);
-    if (r.status == PSC_RESULT_WAIVED) {
-        /* Only a GPU pair without peer access may be waived, and it must say why. */
-        assert_true(c->src >= 0 && c->dst >= 0);
-        assert_non_null(strstr(r.reason, "peer"));
-        return;
-    }
-    assert_int_equal(r.status, PSC_RESULT_PASSED);
-    assert_int_equal(r.nsamples, o.samples);
-    assert_int_equal(r.verify.checked, o.warmup + o.samples);
-    assert_int_equal(r.verify.bad_bytes, 0);
-    assert_int_equal(r.verify.first_bad_offset, -1);
-    assert_int_equal(r.bytes_per_sample, size * o.iterations);
-    assert_true(r.stats.min > 0.0);
-    assert_true(r.stats.min <= r.stats.median && r.stats.median <= r.stats.max);
-    assert_int_equal(psc_device_info(g_ctx, c->issuer, &d), PSC_OK);
-    if (d.mem_peak_gbs > 0)
-        assert_true(r.stats.max < d.mem_peak_gbs);
+    return psc_device_info(g_ctx, gpu, &d) == PSC_OK ? d.mem_peak_gbs : 0;
 }
 
-static void test_every_path(void **state)
+static void psc__check_result(const psc_bw_case_t *c, const psc_bw_result_t *r, const psc_measure_opts_t *o)
 {
-    psc_bw_case_t cases[64 * 64];
-    const uint64_t sizes[] = {(64ull << 20) + 13, 4096 + 3};
+    if (r->status == PSC_RESULT_WAIVED) {
+        /* Only a GPU pair without peer access may be waived, and it must say why. */
+        assert_non_null(strstr(r->reason, "peer"));
+        return;
+    }
+    if (r->status != PSC_RESULT_PASSED)
+        fprintf(stderr, "  %s: %s\n", psc_bw_test_name(c->test), r->reason);
+    assert_int_equal(r->status, PSC_RESULT_PASSED);
+    assert_int_equal(r->nsamples, o->samples);
+    assert_int_equal(r->verify.checked, o->warmup + o->samples);
+    assert_int_equal(r->verify.bad_bytes, 0);
+    assert_int_equal(r->size, o->size);
+    assert_int_equal(r->bytes_per_sample, o->size * o->iterations * (uint64_t)c->nxfer);
+    assert_true(r->stats.min > 0.0 && r->stats.min <= r->stats.median && r->stats.median <= r->stats.max);
+    for (int k = 0; k < c->nxfer; k++) {
+        double peak = psc__peak(c->xfer[k].issuer);
+
+        assert_true(r->xfer_gbs[k] > 0);
+        if (peak > 0)
+            assert_true(r->xfer_gbs[k] < peak);
+    }
+}
+
+static void test_every_test_every_case(void **state)
+{
+    static psc_bw_case_t cases[256];
+    psc_measure_opts_t o = psc_test_opts((4ull << 20) + 13);
+    int ngpu = psc_device_count(g_ctx);
 
     (void)state;
-    for (unsigned t = 0; t < PSC_BW_TEST_COUNT; t++) {
+    for (int t = 0; t < psc_bw_test_count(); t++) {
+        const psc_bw_test_info_t *ti = psc_bw_test_info(t);
         size_t n = 0;
 
-        assert_int_equal(psc_bw_cases(g_ctx, (psc_bw_test_t)t, NULL, 0, cases, 64 * 64, &n), PSC_OK);
-        if (t == PSC_BW_GPU_TO_GPU_READ_CE || t == PSC_BW_GPU_TO_GPU_WRITE_CE)
-            assert_int_equal(n, (size_t)psc_device_count(g_ctx) * (psc_device_count(g_ctx) - 1));
-        else
-            assert_int_equal(n, (size_t)psc_device_count(g_ctx));
-        for (size_t k = 0; k < n; k++)
-            for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
-                psc__check_case(&cases[k], sizes[s]);
+        assert_int_equal(psc_bw_cases(g_ctx, t, NULL, 0, cases, 256, &n), PSC_OK);
+        if (ngpu < ti->min_gpus) {
+            assert_int_equal(n, 0);
+            continue;
+        }
+        assert_true(n >= 1);
+        for (size_t k = 0; k < n; k++) {
+            psc_bw_result_t r;
+
+            assert_int_equal(psc_bw_run(g_ctx, &cases[k], &o, &r), PSC_OK);
+            printf("  %-30s %-16s %8.2f GB/s  %s\n", ti->name, "", r.stats.median, psc_result_status_string(r.status));
+            psc__check_result(&cases[k], &r, &o);
+        }
     }
+}
+
+static void test_odd_sizes_on_each_engine(void **state)
+{
+    const char *const tests[] = {"gpu_local_ce", "gpu_local_sm", "host_to_gpu_sm", "gpu_to_host_pageable_ce"};
+    const uint64_t sizes[] = {1, 15, 4096 + 3, (1ull << 20) + 7};
+
+    (void)state;
+    for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+            psc_measure_opts_t o = psc_test_opts(sizes[s]);
+            int host_src = strstr(tests[t], "host_to_gpu") != NULL, host_dst = strstr(tests[t], "gpu_to_host") != NULL;
+            psc_bw_case_t c = psc_test_case(tests[t], host_src ? PSC_HOST : 0, host_dst ? PSC_HOST : 0, 0);
+            psc_bw_result_t r;
+
+            assert_int_equal(psc_bw_run(g_ctx, &c, &o, &r), PSC_OK);
+            psc__check_result(&c, &r, &o);
+        }
+}
+
+static void test_p2p_off_is_slower(void **state)
+{
+    psc_measure_opts_t o = psc_test_opts(64ull << 20);
+    psc_bw_case_t on = psc_test_case("gpu_to_gpu_write_ce", 0, 1, 0), off = psc_test_case("gpu_to_gpu_p2p_off_ce", 0, 1, 0);
+    psc_bw_result_t a, b;
+
+    (void)state;
+    if (psc_device_count(g_ctx) < 2)
+        skip();
+    assert_int_equal(psc_bw_run(g_ctx, &off, &o, &b), PSC_OK);
+    assert_int_equal(psc_bw_run(g_ctx, &on, &o, &a), PSC_OK); /* peer access comes back after the off test */
+    printf("  P2P on %.1f GB/s, off %.1f GB/s\n", a.stats.median, b.stats.median);
+    if (a.status == PSC_RESULT_WAIVED)
+        skip();
+    assert_int_equal(a.status, PSC_RESULT_PASSED);
+    assert_int_equal(b.status, PSC_RESULT_PASSED);
+    assert_true(b.stats.median < a.stats.median);
+}
+
+static void test_adaptive_sampling(void **state)
+{
+    psc_measure_opts_t o = psc_test_opts(64ull << 20);
+    psc_bw_case_t c = psc_test_case("gpu_local_ce", 0, 0, 0);
+    psc_bw_result_t r;
+
+    (void)state;
+    o.samples = 3;
+    o.max_samples = 12;
+    o.stable_pct = 0.5;
+    assert_int_equal(psc_bw_run(g_ctx, &c, &o, &r), PSC_OK);
+    assert_int_equal(r.status, PSC_RESULT_PASSED);
+    assert_in_range(r.nsamples, 3, 12);
+    if (r.nsamples < 12)
+        assert_true(psc_sampling_stable(r.samples_gbs, r.nsamples, 0.5));
+    /* Before the last sample it was not yet stable (else it would have stopped there). */
+    if (r.nsamples > 3)
+        assert_false(psc_sampling_stable(r.samples_gbs, r.nsamples - 1, 0.5));
+    assert_int_equal(r.verify.checked, o.warmup + r.nsamples);
 }
 
 static void test_bad_cases_rejected(void **state)
@@ -65,21 +137,31 @@ static void test_bad_cases_rejected(void **state)
     psc_measure_opts_t o = psc_test_opts(4096);
     psc_bw_result_t r;
     int n = psc_device_count(g_ctx);
-    psc_bw_case_t bad_issuer = {PSC_BW_GPU_TO_GPU_READ_CE, 0, 0, 0};
-    psc_bw_case_t no_gpu = {PSC_BW_GPU_LOCAL_CE, n, n, n};
-    psc_bw_case_t host_wrong = {PSC_BW_HOST_TO_GPU_CE, 0, PSC_HOST, 0};
+    psc_bw_case_t bad_issuer = psc_test_case("gpu_to_gpu_read_ce", 0, 0, 0);
+    psc_bw_case_t no_gpu = psc_test_case("gpu_local_ce", n, n, n);
+    psc_bw_case_t host_wrong = psc_test_case("host_to_gpu_ce", 0, PSC_HOST, 0);
+    psc_bw_case_t empty = psc_test_case("gpu_local_ce", 0, 0, 0);
 
     (void)state;
     assert_int_equal(psc_bw_run(g_ctx, &bad_issuer, &o, &r), PSC_ERR_INVALID);
     assert_int_equal(psc_bw_run(g_ctx, &no_gpu, &o, &r), PSC_ERR_INVALID);
     assert_int_equal(psc_bw_run(g_ctx, &host_wrong, &o, &r), PSC_ERR_INVALID);
+    empty.nxfer = 0;
+    assert_int_equal(psc_bw_run(g_ctx, &empty, &o, &r), PSC_ERR_INVALID);
+    if (n >= 2) {
+        psc_bw_case_t wrong_side = psc_test_case("gpu_to_gpu_read_ce", 0, 1, 0); /* read: gpu1 must issue */
+
+        assert_int_equal(psc_bw_run(g_ctx, &wrong_side, &o, &r), PSC_ERR_INVALID);
+    }
     o.samples = 0;
-    no_gpu.src = no_gpu.dst = no_gpu.issuer = 0;
-    assert_int_equal(psc_bw_run(g_ctx, &no_gpu, &o, &r), PSC_ERR_INVALID);
+    assert_int_equal(psc_bw_run(g_ctx, &empty, &o, &r), PSC_ERR_INVALID);
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_every_path),
+    cmocka_unit_test(test_every_test_every_case),
+    cmocka_unit_test(test_odd_sizes_on_each_engine),
+    cmocka_unit_test(test_p2p_off_is_slower),
+    cmocka_unit_test(test_adaptive_sampling),
     cmocka_unit_test(test_bad_cases_rejected),
 };
 

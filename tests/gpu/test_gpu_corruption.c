@@ -36,28 +36,33 @@ static void psc__corrupt_and_catch(const psc_bw_case_t *c, int64_t offset)
 
 static void test_local_copy_corruption(void **state)
 {
-    psc_bw_case_t c = {PSC_BW_GPU_LOCAL_CE, 0, 0, 0};
+    psc_bw_case_t c = psc_test_case("gpu_local_ce", 0, 0, 0), sm = psc_test_case("gpu_local_sm", 0, 0, 0);
 
     (void)state;
     psc__corrupt_and_catch(&c, 0);
     psc__corrupt_and_catch(&c, 12345);
     psc__corrupt_and_catch(&c, (16 << 20) + 6); /* the last byte, in the tail */
+    psc__corrupt_and_catch(&sm, 3333);
 }
 
 static void test_host_copy_corruption(void **state)
 {
-    psc_bw_case_t d2h = {PSC_BW_GPU_TO_HOST_CE, 0, PSC_HOST, 0};
-    psc_bw_case_t h2d = {PSC_BW_HOST_TO_GPU_CE, PSC_HOST, 0, 0};
+    psc_bw_case_t d2h = psc_test_case("gpu_to_host_ce", 0, PSC_HOST, 0);
+    psc_bw_case_t h2d = psc_test_case("host_to_gpu_ce", PSC_HOST, 0, 0);
+    psc_bw_case_t pageable = psc_test_case("gpu_to_host_pageable_ce", 0, PSC_HOST, 0); /* checked by the CPU */
+    psc_bw_case_t registered = psc_test_case("gpu_to_host_registered_sm", 0, PSC_HOST, 0);
 
     (void)state;
     psc__corrupt_and_catch(&d2h, 4097);
     psc__corrupt_and_catch(&h2d, 999999);
+    psc__corrupt_and_catch(&pageable, 77);
+    psc__corrupt_and_catch(&registered, (16 << 20) + 1);
 }
 
 static void test_peer_copy_corruption(void **state)
 {
-    psc_bw_case_t rd = {PSC_BW_GPU_TO_GPU_READ_CE, 1, 0, 0};
-    psc_bw_case_t wr = {PSC_BW_GPU_TO_GPU_WRITE_CE, 0, 1, 0};
+    psc_bw_case_t rd = psc_test_case("gpu_to_gpu_read_ce", 1, 0, 0);
+    psc_bw_case_t wr = psc_test_case("gpu_to_gpu_write_sm", 0, 1, 0);
 
     (void)state;
     if (psc_device_count(g_ctx) < 2)

@@ -112,7 +112,7 @@ static void test_nvlink_counters_see_a_copy(void **state)
     uint64_t tx0[PSC_MAX_NVLINKS], rx0[PSC_MAX_NVLINKS], tx1[PSC_MAX_NVLINKS], rx1[PSC_MAX_NVLINKS];
     uint64_t sent = 0, got = 0, payload;
     psc_measure_opts_t o = psc_test_opts(256ull << 20);
-    psc_bw_case_t c = {PSC_BW_GPU_TO_GPU_WRITE_CE, 0, 1, 0};
+    psc_bw_case_t c = psc_test_case("gpu_to_gpu_write_ce", 0, 1, 0);
     psc_bw_result_t r;
     int n0 = 0, n1 = 0, m0 = 0, m1 = 0;
 
@@ -122,7 +122,7 @@ static void test_nvlink_counters_see_a_copy(void **state)
         skip();
     assert_int_equal(psc_bw_run(g_ctx, &c, &o, &r), PSC_OK);
     assert_int_equal(r.status, PSC_RESULT_PASSED);
-    payload = r.bytes_per_sample * (o.warmup + o.samples);
+    payload = r.bytes_per_sample * (o.warmup + r.nsamples);
     {
         uint64_t tx0b[PSC_MAX_NVLINKS], rx1b[PSC_MAX_NVLINKS], dummy[PSC_MAX_NVLINKS];
 

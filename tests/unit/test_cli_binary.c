@@ -128,7 +128,11 @@ static void test_help_version_list(void **state)
     psc__free(&r);
     r = psc__run((const char *[]){"list", NULL}, psc__no_driver);
     assert_int_equal(r.rc, 0);
-    assert_int_equal(psc__lines(r.out), PSC_BW_TEST_COUNT);
+    assert_int_equal(psc__lines(r.out), psc_bw_test_count());
+    psc__free(&r);
+    r = psc__run((const char *[]){"bw", "-l", NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "gpu_to_gpu_p2p_off_ce"));
     psc__free(&r);
 }
 
@@ -193,16 +197,18 @@ static void test_fake_gpus_inventory_and_failures(void **state)
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof(path), "%s/r.json", dir);
     snprintf(arg, sizeof(arg), "--json=%s", path);
-    r = psc__run((const char *[]){"bw", "-s", "4K", arg, NULL}, psc__fake_gpus);
+    r = psc__run((const char *[]){"bw", "-s", "4K", "-t", "gpu_to_gpu_*_ce,host_to_gpu_ce,gpu_local_ce", arg, NULL},
+                 psc__fake_gpus);
     assert_int_equal(r.rc, 1);
     assert_non_null(strstr(r.out, "FAIL[1]"));
     assert_non_null(strstr(r.out, "cuDevicePrimaryCtxRetain: CUDA_ERROR_NOT_SUPPORTED"));
     assert_non_null(strstr(r.out, "wall time:"));
-    assert_int_equal(psc__lines(r.err), 10); /* one progress line per case: 2+2+2+2+2 */
+    /* read, write: 2 each; bidir read, write: 1 each; p2p off: 2; host_to_gpu and local: 2 each */
+    assert_int_equal(psc__lines(r.err), 12);
     doc = json_load_file(path, 0, &jerr);
     assert_non_null(doc);
     tests = json_object_get(doc, "tests");
-    assert_int_equal(json_array_size(tests), 10);
+    assert_int_equal(json_array_size(tests), 12);
     for (size_t i = 0; i < json_array_size(tests); i++)
         assert_string_equal(json_string_value(json_object_get(json_array_get(tests, i), "status")), "failed");
     assert_int_equal(json_integer_value(json_object_get(doc, "exit_code")), 1);

@@ -21,7 +21,8 @@ static void test_defaults(void **state)
     (void)state;
     assert_int_equal(psc_cli_parse(1, argv, &o, err, sizeof(err)), 0);
     assert_int_equal(o.cmd, PSC_CMD_REPORT);
-    assert_int_equal(o.measure.size, 512ull << 20);
+    assert_int_equal(o.measure.size, 0); /* each test's own */
+    assert_int_equal(o.sweep_min, 0);
     assert_int_equal(o.ntests, 0);
     assert_int_equal(o.ndev, 0);
     assert_false(o.json);
@@ -37,8 +38,8 @@ static void test_values(void **state)
                      0);
     assert_int_equal(o.cmd, PSC_CMD_BW);
     assert_int_equal(o.ntests, 2); /* the repeated name counts once */
-    assert_int_equal(o.tests[0], PSC_BW_HOST_TO_GPU_CE);
-    assert_int_equal(o.tests[1], PSC_BW_GPU_LOCAL_CE);
+    assert_string_equal(psc_bw_test_name(o.tests[0]), "host_to_gpu_ce");
+    assert_string_equal(psc_bw_test_name(o.tests[1]), "gpu_local_ce");
     assert_int_equal(o.ndev, 2);
     assert_int_equal(o.devs[0], 1);
     assert_int_equal(o.devs[1], 0);
@@ -47,6 +48,7 @@ static void test_values(void **state)
     assert_int_equal(o.measure.samples, 7);
     assert_int_equal(o.measure.warmup, 0);
     assert_float_equal(o.measure.gate_timeout_ms, 250, 0);
+    assert_int_equal(o.measure.max_samples, 16); /* -n 7 below the default cap keeps it */
     assert_true(o.json);
     assert_string_equal(o.json_path, "x.json");
     assert_true(psc_cli_tables(&o));
@@ -56,6 +58,22 @@ static void test_values(void **state)
     assert_true(o.json);
     assert_null(o.json_path);
     assert_false(psc_cli_tables(&o));
+    assert_int_equal(PARSE(&o, "bw", "-t", "*_sm", "-b", "4K", "-e", "64M", "-f", "4", "--host-node", "1",
+                           "-n", "20", "--stable", "0.25"), 0);
+    assert_true(o.ntests >= 15);
+    for (int i = 0; i < o.ntests; i++)
+        assert_int_equal(psc_bw_test_info(o.tests[i])->engine, PSC_ENGINE_SM);
+    assert_int_equal(o.sweep_min, 4096);
+    assert_int_equal(o.sweep_max, 64ull << 20);
+    assert_int_equal(o.sweep_factor, 4);
+    assert_int_equal(o.measure.host_node, 1);
+    assert_int_equal(o.measure.samples, 20);
+    assert_int_equal(o.measure.max_samples, 20); /* raised with -n */
+    assert_float_equal(o.measure.stable_pct, 0.25, 1e-12);
+    assert_int_equal(PARSE(&o, "bw", "-l"), 0);
+    assert_true(o.list_tests);
+    assert_int_equal(PARSE(&o, "bw", "-b", "1K", "-e", "8K"), 0);
+    assert_int_equal(o.sweep_factor, 2); /* the default factor */
     assert_int_equal(PARSE(&o, "--devices", "all", "-h"), 0);
     assert_int_equal(o.ndev, 0);
     assert_true(o.help);
@@ -85,7 +103,15 @@ static void test_usage_errors(void **state)
     BAD("bad GPU index 'x'", "-d", "0,x");
     BAD("named twice", "-d", "1,1");
     BAD("bad GPU index '64'", "-d", "64");
-    BAD("unknown test 'nope'", "-t", "nope");
+    BAD("no test named 'nope'", "-t", "nope");
+    BAD("no test named 'zz*'", "-t", "zz*");
+    BAD("needs -b MIN and -e MAX", "-b", "4K");
+    BAD("needs -b MIN and -e MAX", "-b", "8K", "-e", "4K");
+    BAD("exclude each other", "-s", "1M", "-b", "4K", "-e", "8K");
+    BAD("bad --step-factor", "-b", "4K", "-e", "8K", "-f", "1");
+    BAD("bad --host-node", "--host-node", "x");
+    BAD("max samples 4 out of range", "-n", "5", "--max-samples", "4");
+    BAD("bad --stable", "--stable", "200");
     BAD("needs a value", "bw", "--size");
     BAD("unexpected argument 'extra'", "bw", "extra");
     BAD("empty --json", "--json=");

@@ -57,13 +57,27 @@ static void test_table_alignment(void **state)
     assert_null(psc_table_new(0, 3));
 }
 
+static psc_bw_test_t T(const char *name)
+{
+    psc_bw_test_t t = -1;
+
+    assert_int_equal(psc_bw_test_from_name(name, &t), PSC_OK);
+    return t;
+}
+
 static psc_bw_result_t psc__result(psc_bw_test_t test, int src, int dst, int issuer, psc_result_status_t st,
                                    double gbs)
 {
     psc_bw_result_t r;
 
     memset(&r, 0, sizeof(r));
-    r.c = (psc_bw_case_t){test, src, dst, issuer};
+    r.c = (psc_bw_case_t){.test = test, .src = src, .dst = dst, .issuer = issuer, .nxfer = 1};
+    r.c.xfer[0] = (psc_xfer_t){src, dst, issuer};
+    r.size = 512ull << 20;
+    r.iterations = 4;
+    r.gated = 1;
+    r.host_node = -1;
+    r.xfer_gbs[0] = gbs + 1;
     r.status = st;
     r.nsamples = 3;
     r.bytes_per_sample = 1ull << 30;
@@ -97,12 +111,12 @@ static void psc__bw_fn(FILE *f, void *arg)
 {
     psc__bw_fixture_t *x = arg;
 
-    psc_render_bw(f, x->test, x->res, x->n, x->devs, x->ndev, 3);
+    psc_render_bw(f, x->test, x->res, x->n, x->devs, x->ndev);
 }
 
 static void test_bw_matrix_with_notes(void **state)
 {
-    psc__bw_fixture_t x = {.n = 6, .devs = {0, 1, 2}, .ndev = 3, .test = PSC_BW_GPU_TO_GPU_READ_CE};
+    psc__bw_fixture_t x = {.n = 6, .devs = {0, 1, 2}, .ndev = 3, .test = T("gpu_to_gpu_read_ce")};
     char *out;
 
     (void)state;
@@ -113,8 +127,8 @@ static void test_bw_matrix_with_notes(void **state)
     x.res[4] = psc__result(x.test, 2, 0, 0, PSC_RESULT_PASSED, 393);
     x.res[5] = psc__result(x.test, 2, 1, 1, PSC_RESULT_PASSED, 394);
     out = psc__render_to_string(psc__bw_fn, &x);
-    assert_non_null(strstr(out, "GPU -> GPU, copy engine, read (the destination GPU issues the copy)\n"
-                                "[GB/s, 1 GB = 1e9 bytes; median of 3 samples]\n"
+    assert_non_null(strstr(out, "gpu_to_gpu_read_ce: GPU -> GPU, copy engine, read (the destination GPU issues the copy)\n"
+                                "[GB/s, 1 GB = 1e9 bytes; median of 3 samples; 512 MiB x 4 copies a sample]\n"
                                 "src \\ dst    gpu0    gpu1     gpu2\n"
                                 "gpu0            -  391.00   n/a[1]\n"
                                 "gpu1       392.00       -  FAIL[2]\n"
@@ -126,7 +140,7 @@ static void test_bw_matrix_with_notes(void **state)
 
 static void test_bw_host_row_and_single_gpu(void **state)
 {
-    psc__bw_fixture_t x = {.n = 1, .devs = {0}, .ndev = 1, .test = PSC_BW_HOST_TO_GPU_CE};
+    psc__bw_fixture_t x = {.n = 1, .devs = {0}, .ndev = 1, .test = T("host_to_gpu_ce")};
     char *out;
 
     (void)state;
@@ -134,11 +148,25 @@ static void test_bw_host_row_and_single_gpu(void **state)
     out = psc__render_to_string(psc__bw_fn, &x);
     assert_non_null(strstr(out, "host -> gpu  55.00\n"));
     free(out);
-    x.test = PSC_BW_GPU_TO_GPU_WRITE_CE;
+    x.test = T("gpu_to_gpu_write_ce");
     x.n = 0;
     out = psc__render_to_string(psc__bw_fn, &x);
     assert_non_null(strstr(out, "waived: needs at least 2 GPUs"));
     assert_null(strstr(out, "median of"));
+    free(out);
+    /* Concurrent transfers: a row each, then the total. */
+    x.test = T("host_gpu_bidir_ce");
+    x.n = 1;
+    x.res[0] = psc__result(x.test, PSC_HOST, 0, 0, PSC_RESULT_PASSED, 40);
+    x.res[0].c.nxfer = 2;
+    x.res[0].c.xfer[1] = (psc_xfer_t){0, PSC_HOST, 0};
+    x.res[0].xfer_gbs[1] = 45.5;
+    x.res[0].host_node = 0;
+    out = psc__render_to_string(psc__bw_fn, &x);
+    assert_non_null(strstr(out, "[host memory on NUMA node 0]"));
+    assert_non_null(strstr(out, "host <-> gpu0  host -> gpu0 (gpu0)   41.00\n"));
+    assert_non_null(strstr(out, "              gpu0 -> host (gpu0)   45.50\n"));
+    assert_non_null(strstr(out, "              total                 41.00\n"));
     free(out);
 }
 
@@ -149,8 +177,8 @@ static json_t *psc__sample_run(void)
                              .memory_bytes = 150109880320ull, .sm_count = 132, .cc_major = 9, .numa_node = -1,
                              .pci_device_id = 0x233510de, .temperature_c = 37, .sm_clock_mhz = 1980};
     psc_measure_opts_t o;
-    psc_bw_test_t tests[] = {PSC_BW_GPU_TO_HOST_CE};
-    psc_bw_result_t r = psc__result(PSC_BW_GPU_TO_HOST_CE, 0, PSC_HOST, 0, PSC_RESULT_FAILED, 55);
+    psc_bw_test_t tests[] = {T("gpu_to_host_ce")};
+    psc_bw_result_t r = psc__result(tests[0], 0, PSC_HOST, 0, PSC_RESULT_FAILED, 55);
     json_t *run;
     int devs[] = {0};
 
@@ -175,8 +203,13 @@ static void psc__check_doc(json_t *doc)
     assert_true(json_is_integer(json_object_get(dev, "memory_bytes")));
     assert_string_equal(json_string_value(json_object_get(dev, "pci_id")), "10de:2335");
     assert_true(json_is_null(json_object_get(dev, "numa_node")));
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "parameters"), "size_bytes")),
-                     512 << 20);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(doc, "parameters"), "size_bytes")),
+                        "per test");
+    assert_int_equal(json_integer_value(json_object_get(t, "bytes_per_copy")), 512 << 20);
+    assert_true(json_is_true(json_object_get(t, "timed_with_gate")));
+    assert_string_equal(json_string_value(json_object_get(t, "host_memory")), "pinned");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(t, "transfers"), 0), "issuer")),
+                        "gpu0");
     assert_string_equal(json_string_value(json_object_get(t, "name")), "gpu_to_host_ce");
     assert_string_equal(json_string_value(json_object_get(t, "direction")), "gpu0 -> host");
     assert_string_equal(json_string_value(json_object_get(t, "issuer")), "gpu0");

@@ -78,11 +78,89 @@ static void test_status_and_names(void **state)
     (void)state;
     assert_string_equal(psc_status_string(PSC_ERR_NO_DRIVER), "no usable NVIDIA driver");
     assert_string_equal(psc_status_string((psc_status_t)-99), "unknown status");
-    for (unsigned i = 0; i < PSC_BW_TEST_COUNT; i++) {
-        assert_int_equal(psc_bw_test_from_name(psc_bw_test_name((psc_bw_test_t)i), &t), PSC_OK);
+    for (int i = 0; i < psc_bw_test_count(); i++) {
+        assert_int_equal(psc_bw_test_from_name(psc_bw_test_name(i), &t), PSC_OK);
         assert_int_equal(t, i);
     }
     assert_int_equal(psc_bw_test_from_name("gpu_to_gpu", &t), PSC_ERR_INVALID);
+    assert_null(psc_bw_test_info(psc_bw_test_count()));
+    assert_null(psc_bw_test_info(-1));
+}
+
+/* The registry: unique names, a description and a direction in every title, nvbandwidth's families all there. */
+static void test_registry(void **state)
+{
+    static const char *const must[] = {
+        "gpu_to_gpu_read_ce", "gpu_to_gpu_write_ce", "gpu_to_gpu_read_sm", "gpu_to_gpu_write_sm",
+        "gpu_to_gpu_bidir_read_ce", "gpu_to_gpu_bidir_write_ce", "gpu_to_gpu_bidir_read_sm",
+        "gpu_to_gpu_bidir_write_sm", "gpu_to_gpu_p2p_off_ce", "all_to_one_write_ce", "all_to_one_read_ce",
+        "one_to_all_write_ce", "one_to_all_read_ce", "all_to_one_write_sm", "all_to_one_read_sm",
+        "one_to_all_write_sm", "one_to_all_read_sm", "ring_write_ce", "host_to_gpu_ce", "gpu_to_host_ce",
+        "host_gpu_bidir_ce", "host_to_gpu_sm", "gpu_to_host_sm", "host_gpu_bidir_sm", "host_to_all_ce",
+        "all_to_host_ce", "all_host_bidir_ce", "host_to_all_sm", "all_to_host_sm", "all_host_bidir_sm",
+        "gpu_local_ce", "gpu_local_sm", "host_to_gpu_pageable_ce", "gpu_to_host_pageable_ce",
+        "host_to_gpu_wc_ce", "host_to_gpu_registered_ce", NULL};
+    psc_bw_test_t t, found[128];
+    int n = psc_bw_test_count();
+
+    (void)state;
+    assert_true(n >= 35);
+    for (int i = 0; i < n; i++) {
+        const psc_bw_test_info_t *a = psc_bw_test_info(i);
+
+        assert_true(strlen(a->description) > 10);
+        assert_non_null(strstr(a->title, "->"));            /* every title names a direction */
+        assert_true(strstr(a->title, "copy engine") || strstr(a->title, "SM ")); /* and the engine */
+        assert_int_equal(strcmp(a->name + strlen(a->name) - 3, a->engine == PSC_ENGINE_SM ? "_sm" : "_ce"), 0);
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(a->name, psc_bw_test_name(j));
+    }
+    for (int i = 0; must[i]; i++)
+        assert_int_equal(psc_bw_test_from_name(must[i], &t), PSC_OK);
+    assert_non_null(strstr(psc_bw_test_title(psc_bw_test_match("gpu_local_ce", found, 1) ? found[0] : 0),
+                           "counted once"));
+    /* Globs. */
+    n = psc_bw_test_match("*_sm", found, 128);
+    assert_true(n >= 15);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(psc_bw_test_info(found[i])->engine, PSC_ENGINE_SM);
+    assert_int_equal(psc_bw_test_match("host_to_gpu_*_ce", found, 128), 3); /* pageable, wc, registered */
+    assert_int_equal(psc_bw_test_match("nothing*", found, 128), 0);
+    assert_int_equal(psc_bw_test_match("*", NULL, 0), psc_bw_test_count());
+    assert_string_equal(psc_hostmem_name(PSC_HOSTMEM_WC), "write-combined");
+}
+
+static void test_sampling_stop_rule(void **state)
+{
+    const double steady[] = {100.0, 100.2, 99.9, 100.1, 100.0};
+    const double drifting[] = {80.0, 90.0, 100.0, 110.0, 120.0};
+    const double settling[] = {50.0, 100.0, 100.1, 100.0, 99.9, 100.0};
+
+    (void)state;
+    assert_false(psc_sampling_stable(steady, 2, 0.5)); /* too few */
+    assert_true(psc_sampling_stable(steady, 3, 0.5));
+    assert_true(psc_sampling_stable(steady, 5, 0.5));
+    assert_false(psc_sampling_stable(drifting, 5, 0.5));
+    assert_true(psc_sampling_stable(drifting, 5, 25.0));
+    assert_false(psc_sampling_stable(settling, 3, 0.5)); /* medians 75, 100, 100 */
+    assert_true(psc_sampling_stable(settling, 6, 0.5));
+    assert_false(psc_sampling_stable(NULL, 3, 0.5));
+}
+
+static void test_size_sweep(void **state)
+{
+    uint64_t v[64];
+
+    (void)state;
+    assert_int_equal(psc_size_sweep(4096, 64ull << 20, 2, v, 64), 15);
+    assert_int_equal(v[0], 4096);
+    assert_int_equal(v[14], 64ull << 20);
+    assert_int_equal(psc_size_sweep(1000, 5000, 4, v, 64), 2); /* 1000, 4000: 16000 is past the end */
+    assert_int_equal(v[1], 4000);
+    assert_int_equal(psc_size_sweep(8, 8, 2, v, 64), 1);
+    assert_int_equal(psc_size_sweep(8, 4, 2, v, 64), 0);
+    assert_int_equal(psc_size_sweep(8, 64, 1, v, 64), 0);
+    assert_int_equal(psc_size_sweep(1, 1ull << 40, 2, NULL, 0), 41); /* counting only */
 }
 
 static void test_measure_opts_check(void **state)
@@ -93,11 +171,16 @@ static void test_measure_opts_check(void **state)
     (void)state;
     psc_measure_opts_default(&o);
     assert_int_equal(psc_measure_opts_check(&o, err, sizeof(err)), PSC_OK);
+    o.max_samples = 2; /* below the minimum of 3 */
+    assert_int_equal(psc_measure_opts_check(&o, err, sizeof(err)), PSC_ERR_INVALID);
+    assert_non_null(strstr(err, "max samples"));
+    psc_measure_opts_default(&o);
     o.samples = PSC_MAX_SAMPLES + 1;
     assert_int_equal(psc_measure_opts_check(&o, err, sizeof(err)), PSC_ERR_INVALID);
     assert_non_null(strstr(err, "accepted 1 to"));
     psc_measure_opts_default(&o);
-    o.test_corrupt_offset = (int64_t)o.size;
+    o.size = 4096;
+    o.test_corrupt_offset = 4096;
     assert_int_equal(psc_measure_opts_check(&o, err, sizeof(err)), PSC_ERR_INVALID);
     psc_measure_opts_default(&o);
     o.gate_timeout_ms = 0.5;
@@ -110,6 +193,8 @@ int main(void)
         cmocka_unit_test(test_size_accepts),       cmocka_unit_test(test_size_rejects),
         cmocka_unit_test(test_stats_odd_even),     cmocka_unit_test(test_stats_single_and_bad),
         cmocka_unit_test(test_status_and_names),   cmocka_unit_test(test_measure_opts_check),
+        cmocka_unit_test(test_registry),           cmocka_unit_test(test_sampling_stop_rule),
+        cmocka_unit_test(test_size_sweep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

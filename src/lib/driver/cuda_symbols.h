@@ -27,6 +27,7 @@
     X(cuDevicePrimaryCtxRelease, 11000, 1)    \
     X(cuCtxSetCurrent, 4000, 1)               \
     X(cuCtxEnablePeerAccess, 4000, 1)         \
+    X(cuCtxDisablePeerAccess, 4000, 1)        \
     X(cuModuleLoadData, 2000, 1)              \
     X(cuModuleUnload, 2000, 1)                \
     X(cuModuleGetFunction, 2000, 1)           \
@@ -36,6 +37,9 @@
     X(cuMemHostAlloc, 2020, 1)                \
     X(cuMemFreeHost, 2000, 1)                 \
     X(cuMemHostGetDevicePointer, 3020, 1)     \
+    X(cuMemHostRegister, 6050, 0)             \
+    X(cuMemHostUnregister, 4000, 0)           \
+    X(cuMemcpyPeerAsync, 4000, 1)             \
     X(cuMemcpyAsync, 4000, 1)                 \
     X(cuMemcpyHtoD, 3020, 1)                  \
     X(cuMemcpyDtoH, 3020, 1)                  \

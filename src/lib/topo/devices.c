@@ -65,6 +65,7 @@ static void psc__system_probe(psc_context_t *ctx)
     const char *vis = getenv("CUDA_VISIBLE_DEVICES");
 
     ctx->sys.device_count = ctx->ndev;
+    ctx->sys.numa_nodes = psc_host_topo_numa_count(ctx->host);
     ctx->cu.p_cuDriverGetVersion(&ctx->sys.cuda_driver_version);
     if (ctx->sys.nvml_loaded &&
         ctx->nvml.driver_version(ctx->sys.driver_release, sizeof(ctx->sys.driver_release)) != 0)

@@ -155,14 +155,34 @@ int psc_host_topo_numa_of(const psc_host_topo_t *t, const char *pci_bus_id)
     return ns ? hwloc_bitmap_first(ns) : -1;
 }
 
-void *psc_host_topo_membind_push(psc_host_topo_t *t, const char *pci_bus_id)
+int psc_host_topo_numa_count(const psc_host_topo_t *t)
 {
-    hwloc_const_nodeset_t ns = psc__local_nodeset(t, pci_bus_id);
+    int n = t ? hwloc_get_nbobjs_by_type(t->topo, HWLOC_OBJ_NUMANODE) : 1;
+
+    return n > 0 ? n : 1;
+}
+
+/* The nodeset of one NUMA node by OS index, NULL when there is no such node. */
+static hwloc_const_nodeset_t psc__node_set(const psc_host_topo_t *t, int node)
+{
+    hwloc_obj_t o = NULL;
+
+    if (!t || node < 0)
+        return NULL;
+    while ((o = hwloc_get_next_obj_by_type(t->topo, HWLOC_OBJ_NUMANODE, o)))
+        if ((int)o->os_index == node)
+            return o->nodeset;
+    return NULL;
+}
+
+void *psc_host_topo_membind_push(psc_host_topo_t *t, int node)
+{
+    hwloc_const_nodeset_t ns = psc__node_set(t, node);
     psc__membind_saved_t *saved;
     int flags = HWLOC_MEMBIND_THREAD | HWLOC_MEMBIND_BYNODESET;
 
     /* One NUMA node: nothing to choose. */
-    if (!ns || hwloc_get_nbobjs_by_type(t->topo, HWLOC_OBJ_NUMANODE) < 2)
+    if (!ns || psc_host_topo_numa_count(t) < 2)
         return NULL;
     saved = calloc(1, sizeof(*saved));
     if (!saved)
@@ -176,6 +196,31 @@ void *psc_host_topo_membind_push(psc_host_topo_t *t, const char *pci_bus_id)
         return NULL;
     }
     return saved;
+}
+
+void *psc_host_topo_alloc(psc_host_topo_t *t, size_t len, int node)
+{
+    hwloc_const_nodeset_t ns = psc__node_set(t, node);
+    void *p = NULL;
+
+    /* With a topology every allocation comes from hwloc, so hwloc_free always matches. */
+    if (t && ns && psc_host_topo_numa_count(t) > 1)
+        return hwloc_alloc_membind(t->topo, len, ns, HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET);
+    if (t)
+        return hwloc_alloc(t->topo, len);
+    if (posix_memalign(&p, 4096, len) != 0)
+        return NULL;
+    return p;
+}
+
+void psc_host_topo_free_mem(psc_host_topo_t *t, void *p, size_t len)
+{
+    if (!p)
+        return;
+    if (t)
+        hwloc_free(t->topo, p, len);
+    else
+        free(p);
 }
 
 void psc_host_topo_membind_pop(psc_host_topo_t *t, void *token)

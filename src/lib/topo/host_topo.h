@@ -24,12 +24,19 @@ char *psc_host_topo_export_xml(const psc_host_topo_t *t);
 /* NUMA node (OS index) local to the PCI device, or -1 when unknown or not one node. */
 int psc_host_topo_numa_of(const psc_host_topo_t *t, const char *pci_bus_id);
 
+/* NUMA nodes of the machine (1 when hwloc is unavailable). */
+int psc_host_topo_numa_count(const psc_host_topo_t *t);
+
 /*
- * Bind this thread's future allocations to the NUMA node local to the PCI
- * device; returns an opaque token for psc_host_topo_membind_pop, NULL when no
- * binding was needed (one node, unknown locality) or possible.
+ * Bind this thread's future allocations to NUMA node `node` (OS index);
+ * returns an opaque token for psc_host_topo_membind_pop, NULL when no binding
+ * was needed (one node, node < 0) or possible.
  */
-void *psc_host_topo_membind_push(psc_host_topo_t *t, const char *pci_bus_id);
+void *psc_host_topo_membind_push(psc_host_topo_t *t, int node);
 void psc_host_topo_membind_pop(psc_host_topo_t *t, void *token);
+
+/* Page-aligned memory bound to `node` (any node when < 0); free with psc_host_topo_free_mem. */
+void *psc_host_topo_alloc(psc_host_topo_t *t, size_t len, int node);
+void psc_host_topo_free_mem(psc_host_topo_t *t, void *p, size_t len);
 
 #endif

@@ -2,6 +2,8 @@
 #ifndef PSC_VERIFY_VERIFY_H
 #define PSC_VERIFY_VERIFY_H
 
+#include <string.h>
+
 #include "mem/buffer.h"
 
 /* Fill the buffer with the pattern of `seed` on its GPU, and wait. */

@@ -1,4 +1,7 @@
-/* Copy-engine bandwidth tests: which cases exist, and one verified, timed case. */
+/*
+ * Bandwidth: options, validation, and the engine that runs one case (a set
+ * of transfers at once), verifying every destination of every sample.
+ */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,107 +11,22 @@
 #include "verify/verify.h"
 #include "xfer/timing.h"
 
-typedef struct {
-    const char *name;
-    const char *title;
-} psc__bw_test_def_t;
-
-static const psc__bw_test_def_t psc__bw_tests[PSC_BW_TEST_COUNT] = {
-    [PSC_BW_GPU_TO_GPU_READ_CE] = {"gpu_to_gpu_read_ce",
-        "GPU -> GPU, copy engine, read (the destination GPU issues the copy)"},
-    [PSC_BW_GPU_TO_GPU_WRITE_CE] = {"gpu_to_gpu_write_ce",
-        "GPU -> GPU, copy engine, write (the source GPU issues the copy)"},
-    [PSC_BW_HOST_TO_GPU_CE] = {"host_to_gpu_ce",
-        "host (pinned) -> GPU, copy engine (the GPU issues the copy)"},
-    [PSC_BW_GPU_TO_HOST_CE] = {"gpu_to_host_ce",
-        "GPU -> host (pinned), copy engine (the GPU issues the copy)"},
-    [PSC_BW_GPU_LOCAL_CE] = {"gpu_local_ce",
-        "GPU -> same GPU, copy engine (bytes copied counted once; memory traffic is twice that)"},
-};
-
-const char *psc_bw_test_name(psc_bw_test_t test)
-{
-    return (unsigned)test < PSC_BW_TEST_COUNT ? psc__bw_tests[test].name : "unknown";
-}
-
-const char *psc_bw_test_title(psc_bw_test_t test)
-{
-    return (unsigned)test < PSC_BW_TEST_COUNT ? psc__bw_tests[test].title : "unknown";
-}
-
-psc_status_t psc_bw_test_from_name(const char *name, psc_bw_test_t *out)
-{
-    for (unsigned t = 0; name && t < PSC_BW_TEST_COUNT; t++) {
-        if (strcmp(name, psc__bw_tests[t].name) == 0) {
-            *out = (psc_bw_test_t)t;
-            return PSC_OK;
-        }
-    }
-    return PSC_ERR_INVALID;
-}
-
-static int psc__is_pair_test(psc_bw_test_t t)
-{
-    return t == PSC_BW_GPU_TO_GPU_READ_CE || t == PSC_BW_GPU_TO_GPU_WRITE_CE;
-}
-
-psc_status_t psc_bw_cases(const psc_context_t *ctx, psc_bw_test_t test, const int *devices, int ndev,
-                          psc_bw_case_t *cases, size_t cap, size_t *n)
-{
-    int all = ndev == 0;
-    int count = all ? psc_device_count(ctx) : ndev;
-    size_t k = 0;
-
-    if (!ctx || !n || (unsigned)test >= PSC_BW_TEST_COUNT || (ndev > 0 && !devices) || ndev < 0)
-        return PSC_ERR_INVALID;
-    for (int i = 0; i < count; i++) {
-        int di = all ? i : devices[i];
-
-        if (!psc__valid_gpu(ctx, di))
-            return PSC_ERR_INVALID;
-        for (int j = 0; j < i; j++)
-            if (!all && devices[j] == di)
-                return PSC_ERR_INVALID;
-    }
-    for (int i = 0; i < count; i++) {
-        int a = all ? i : devices[i];
-
-        if (!psc__is_pair_test(test)) {
-            psc_bw_case_t c = {test, a, a, a};
-
-            if (test == PSC_BW_HOST_TO_GPU_CE)
-                c.src = PSC_HOST;
-            else if (test == PSC_BW_GPU_TO_HOST_CE)
-                c.dst = PSC_HOST;
-            if (k < cap)
-                cases[k] = c;
-            k++;
-            continue;
-        }
-        for (int j = 0; j < count; j++) {
-            int b = all ? j : devices[j];
-            psc_bw_case_t c = {test, a, b, test == PSC_BW_GPU_TO_GPU_READ_CE ? b : a};
-
-            if (a == b)
-                continue;
-            if (k < cap)
-                cases[k] = c;
-            k++;
-        }
-    }
-    *n = k;
-    return PSC_OK;
-}
+#define PSC__DEFAULT_DEVICE_SIZE (512ull << 20)
+#define PSC__DEFAULT_HOST_SIZE (128ull << 20)
+#define PSC__ROUND_BYTES (256ull << 20) /* auto iterations aim at this much per transfer and sample */
 
 void psc_measure_opts_default(psc_measure_opts_t *o)
 {
     memset(o, 0, sizeof(*o));
-    o->size = 512ull << 20;
-    o->iterations = 8;
+    o->size = 0;        /* each test's own */
+    o->iterations = 0;  /* enough copies for about 256 MiB a sample */
     o->warmup = 1;
-    o->samples = 5;
+    o->samples = 3;
+    o->max_samples = 16;
+    o->stable_pct = 0.5;
     o->gate_timeout_ms = 5000.0;
     o->seed = 0x70327073636f7065ull; /* "p2pscope" */
+    o->host_node = -1;
     o->test_corrupt_offset = -1;
 }
 
@@ -120,190 +38,395 @@ psc_status_t psc_measure_opts_check(const psc_measure_opts_t *o, char *errbuf, s
         errbuf = scratch;
         errlen = sizeof(scratch);
     }
-    if (!o) {
-        snprintf(errbuf, errlen, "no options given");
-        return PSC_ERR_INVALID;
-    }
-    if (o->size < 1 || o->size > (1ull << 40)) {
-        snprintf(errbuf, errlen, "size %" PRIu64 " out of range: accepted 1 B to 1 TiB", o->size);
-        return PSC_ERR_INVALID;
-    }
-    if (o->iterations < 1 || o->iterations > 100000) {
-        snprintf(errbuf, errlen, "iterations %u out of range: accepted 1 to 100000", o->iterations);
-        return PSC_ERR_INVALID;
-    }
-    if (o->samples < 1 || o->samples > PSC_MAX_SAMPLES) {
-        snprintf(errbuf, errlen, "samples %u out of range: accepted 1 to %d", o->samples, PSC_MAX_SAMPLES);
-        return PSC_ERR_INVALID;
-    }
-    if (o->warmup > 100) {
-        snprintf(errbuf, errlen, "warmup %u out of range: accepted 0 to 100", o->warmup);
-        return PSC_ERR_INVALID;
-    }
-    if (!(o->gate_timeout_ms >= 1.0 && o->gate_timeout_ms <= 600000.0)) {
-        snprintf(errbuf, errlen, "gate timeout %g ms out of range: accepted 1 to 600000 ms", o->gate_timeout_ms);
-        return PSC_ERR_INVALID;
-    }
-    if (o->test_corrupt_offset >= 0 && (uint64_t)o->test_corrupt_offset >= o->size) {
-        snprintf(errbuf, errlen, "corruption offset %" PRId64 " out of range: accepted 0 to size-1",
-                 o->test_corrupt_offset);
-        return PSC_ERR_INVALID;
-    }
+#define PSC__BAD(...)                              \
+    do {                                           \
+        snprintf(errbuf, errlen, __VA_ARGS__);     \
+        return PSC_ERR_INVALID;                    \
+    } while (0)
+    if (!o)
+        PSC__BAD("no options given");
+    if (o->size > (1ull << 40))
+        PSC__BAD("size %" PRIu64 " out of range: accepted 1 B to 1 TiB", o->size);
+    if (o->iterations > 100000)
+        PSC__BAD("iterations %u out of range: accepted 1 to 100000", o->iterations);
+    if (o->samples < 1 || o->samples > PSC_MAX_SAMPLES)
+        PSC__BAD("samples %u out of range: accepted 1 to %d", o->samples, PSC_MAX_SAMPLES);
+    if (o->max_samples < o->samples || o->max_samples > PSC_MAX_SAMPLES)
+        PSC__BAD("max samples %u out of range: accepted %u (the minimum) to %d", o->max_samples, o->samples,
+                 PSC_MAX_SAMPLES);
+    if (!(o->stable_pct >= 0 && o->stable_pct <= 100))
+        PSC__BAD("stability %g%% out of range: accepted 0 to 100", o->stable_pct);
+    if (o->warmup > 100)
+        PSC__BAD("warmup %u out of range: accepted 0 to 100", o->warmup);
+    if (!(o->gate_timeout_ms >= 1.0 && o->gate_timeout_ms <= 600000.0))
+        PSC__BAD("gate timeout %g ms out of range: accepted 1 to 600000 ms", o->gate_timeout_ms);
+    if (o->host_node < -1)
+        PSC__BAD("host NUMA node %d out of range: accepted 0 or more, or -1 for the GPU's own", o->host_node);
+    if (o->test_corrupt_offset >= 0 && o->size && (uint64_t)o->test_corrupt_offset >= o->size)
+        PSC__BAD("corruption offset %" PRId64 " out of range: accepted 0 to size-1", o->test_corrupt_offset);
+#undef PSC__BAD
     return PSC_OK;
 }
 
-/* State of one running case, shared by the timing callbacks. */
-typedef struct {
-    const psc_measure_opts_t *o;
-    psc_buffer_t src, dst;
-    uint64_t seed;
-    psc_verify_report_t *report;
-} psc__bw_run_t;
-
-static psc_status_t psc__bw_before(psc_context_t *ctx, void *arg, unsigned round)
+static int psc__host_pattern(psc_pattern_t p)
 {
-    psc__bw_run_t *r = arg;
-
-    return psc__pattern_fill(ctx, &r->dst, r->seed ^ PSC_POISON_XOR ^ round);
+    return p == PSC_PATTERN_H2D || p == PSC_PATTERN_D2H || p == PSC_PATTERN_HOST_BIDIR ||
+           p == PSC_PATTERN_HOST_TO_ALL || p == PSC_PATTERN_ALL_TO_HOST || p == PSC_PATTERN_ALL_HOST_BIDIR;
 }
 
-static psc_status_t psc__bw_enqueue(psc_context_t *ctx, void *arg, CUstream s)
+static uint64_t psc__resolve_size(const psc_bw_test_info_t *ti, const psc_measure_opts_t *o)
 {
-    psc__bw_run_t *r = arg;
+    if (o->size)
+        return o->size;
+    return psc__host_pattern(ti->pattern) || ti->pattern == PSC_PATTERN_P2P_OFF ? PSC__DEFAULT_HOST_SIZE
+                                                                                : PSC__DEFAULT_DEVICE_SIZE;
+}
+
+static unsigned psc__resolve_iterations(const psc_measure_opts_t *o, uint64_t size)
+{
+    uint64_t it;
+
+    if (o->iterations)
+        return o->iterations;
+    it = (PSC__ROUND_BYTES + size - 1) / size;
+    return (unsigned)(it < 4 ? 4 : it > 1000 ? 1000 : it);
+}
+
+/* One transfer of a running case. */
+typedef struct {
+    psc_xfer_t x;
+    psc_buffer_t *src, *dst;
+    CUstream stream;
+    CUevent start, stop;
+    uint64_t seed;
+    float ms;
+    double gbs[PSC_MAX_SAMPLES];
+} psc__xfer_run_t;
+
+typedef struct {
+    const psc_bw_test_info_t *ti;
+    uint64_t size;
+    unsigned iterations;
+    int n;
+    psc__xfer_run_t x[PSC_MAX_XFERS];
+    unsigned char use[PSC_MAX_XFERS]; /* issuing GPUs (indexed by GPU) */
+} psc__case_run_t;
+
+static int psc__gpu_to_gpu(const psc_xfer_t *x)
+{
+    return x->src >= 0 && x->dst >= 0 && x->src != x->dst;
+}
+
+static int psc__case_valid(const psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti)
+{
+    int host = psc__host_pattern(ti->pattern), local = ti->pattern == PSC_PATTERN_LOCAL;
+
+    if (c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS || ctx->ndev > PSC_MAX_XFERS)
+        return 0;
+    for (int i = 0; i < c->nxfer; i++) {
+        const psc_xfer_t *x = &c->xfer[i];
+
+        if (!psc__valid_gpu(ctx, x->issuer) || (x->src != PSC_HOST && !psc__valid_gpu(ctx, x->src)) ||
+            (x->dst != PSC_HOST && !psc__valid_gpu(ctx, x->dst)) || (x->src == PSC_HOST && x->dst == PSC_HOST))
+            return 0;
+        if (x->issuer != x->src && x->issuer != x->dst)
+            return 0;
+        if (host != (x->src == PSC_HOST || x->dst == PSC_HOST) || local != (x->src == x->dst))
+            return 0;
+        if (psc__gpu_to_gpu(x) && x->issuer != (ti->by_reader ? x->dst : x->src))
+            return 0;
+    }
+    return 1;
+}
+
+static CUdeviceptr psc__ptr(const psc_buffer_t *b)
+{
+    return b->kind == PSC_MEM_PAGEABLE ? (CUdeviceptr)(uintptr_t)b->host : b->dptr;
+}
+
+/* Peer access as the test needs it: on (or waive), or off for P2P-off tests. */
+static psc_status_t psc__peers(psc_context_t *ctx, const psc__case_run_t *r, psc_bw_result_t *res)
+{
     psc_status_t st = PSC_OK;
 
-    for (unsigned k = 0; k < r->o->iterations && st == PSC_OK; k++)
-        st = PSC_CU(ctx, cuMemcpyAsync, (r->dst.dptr, r->src.dptr, r->o->size, s));
+    for (int i = 0; i < r->n && st == PSC_OK; i++) {
+        const psc_xfer_t *x = &r->x[i].x;
+        int peer = x->issuer == x->src ? x->dst : x->src, can = 0;
+
+        if (!psc__gpu_to_gpu(x))
+            continue;
+        if (r->ti->pattern == PSC_PATTERN_P2P_OFF) {
+            if ((st = psc__gpu_peer_disable(ctx, x->src, x->dst)) == PSC_OK)
+                st = psc__gpu_peer_disable(ctx, x->dst, x->src);
+            continue;
+        }
+        st = PSC_CU(ctx, cuDeviceCanAccessPeer, (&can, ctx->gpu[x->issuer].dev, ctx->gpu[peer].dev));
+        if (st == PSC_OK && !can) {
+            res->status = PSC_RESULT_WAIVED;
+            snprintf(res->reason, sizeof(res->reason),
+                     "no peer access from GPU %d to GPU %d (cuDeviceCanAccessPeer = 0)", x->issuer, peer);
+            return PSC_OK;
+        }
+        if (st == PSC_OK)
+            st = psc__gpu_peer_enable(ctx, x->issuer, peer);
+    }
     return st;
 }
 
-static psc_status_t psc__bw_after(psc_context_t *ctx, void *arg, unsigned round, int timed)
+static int psc__host_node(const psc_context_t *ctx, const psc_measure_opts_t *o, int gpu)
 {
-    psc__bw_run_t *r = arg;
-    psc_check_t c;
+    return o->host_node >= 0 ? o->host_node : ctx->info[gpu].numa_node;
+}
+
+static psc_status_t psc__setup(psc_context_t *ctx, psc__case_run_t *r, const psc_bw_case_t *c,
+                               const psc_measure_opts_t *o)
+{
+    psc_mem_kind_t hk = psc__mem_kind_of(r->ti->hostmem);
+    int per_gpu[PSC_MAX_XFERS] = {0};
     psc_status_t st;
 
-    (void)round;
-    if (timed && r->o->test_corrupt_offset >= 0 &&
-        (st = psc__flip_byte(ctx, &r->dst, (uint64_t)r->o->test_corrupt_offset)) != PSC_OK)
-        return st;
-    if ((st = psc__pattern_check(ctx, &r->dst, r->seed, &c)) != PSC_OK)
-        return st;
-    psc__verify_report_add(r->report, &c);
+    for (int i = 0; i < r->n; i++) {
+        psc__xfer_run_t *x = &r->x[i];
+        int node = psc__host_node(ctx, o, x->x.issuer);
+
+        x->x = c->xfer[i];
+        r->use[x->x.issuer] = 1;
+        x->seed = o->seed ^ psc_pattern_word((uint64_t)c->test * 131 + (uint64_t)i,
+                                             (uint64_t)(x->x.src + 2) * 1024 + (uint64_t)(x->x.dst + 2));
+        if ((st = psc__buffer_get(ctx, x->x.src == PSC_HOST ? hk : PSC_MEM_DEVICE,
+                                  x->x.src == PSC_HOST ? x->x.issuer : x->x.src, node, r->size, &x->src)) != PSC_OK ||
+            (st = psc__buffer_get(ctx, x->x.dst == PSC_HOST ? hk : PSC_MEM_DEVICE,
+                                  x->x.dst == PSC_HOST ? x->x.issuer : x->x.dst, node, r->size, &x->dst)) != PSC_OK ||
+            (st = psc__pattern_fill(ctx, x->src, x->seed)) != PSC_OK ||
+            (st = psc__gpu_stream(ctx, x->x.issuer, per_gpu[x->x.issuer]++, &x->stream)) != PSC_OK ||
+            (st = PSC_CU(ctx, cuEventCreate, (&x->start, CU_EVENT_DEFAULT))) != PSC_OK ||
+            (st = PSC_CU(ctx, cuEventCreate, (&x->stop, CU_EVENT_DEFAULT))) != PSC_OK)
+            return st;
+    }
     return PSC_OK;
 }
 
-/* Waive a GPU->GPU case without peer access; enable it otherwise. */
-static psc_status_t psc__bw_peer(psc_context_t *ctx, const psc_bw_case_t *c, psc_bw_result_t *out)
+static void psc__teardown(psc_context_t *ctx, psc__case_run_t *r)
 {
-    int peer = c->issuer == c->src ? c->dst : c->src;
-    int can = 0;
-    psc_status_t st;
+    for (int i = 0; i < r->n; i++) {
+        psc__xfer_run_t *x = &r->x[i];
 
-    st = PSC_CU(ctx, cuDeviceCanAccessPeer, (&can, ctx->gpu[c->issuer].dev, ctx->gpu[peer].dev));
+        if ((x->start || x->stop) && psc__gpu_use(ctx, x->x.issuer) == PSC_OK) {
+            if (x->start)
+                ctx->cu.p_cuEventDestroy(x->start);
+            if (x->stop)
+                ctx->cu.p_cuEventDestroy(x->stop);
+        }
+        psc__buffer_put(x->src);
+        psc__buffer_put(x->dst);
+    }
+}
+
+static psc_status_t psc__enqueue(psc_context_t *ctx, const psc__case_run_t *r, const psc__xfer_run_t *x)
+{
+    CUdeviceptr d = psc__ptr(x->dst), s = psc__ptr(x->src);
+    uint64_t n = r->size;
+    psc_status_t st = PSC_OK;
+
+    for (unsigned k = 0; k < r->iterations && st == PSC_OK; k++) {
+        if (r->ti->engine == PSC_ENGINE_SM) {
+            void *params[] = {&d, &s, &n};
+            unsigned blocks = (unsigned)(ctx->info[x->x.issuer].sm_count > 0 ? ctx->info[x->x.issuer].sm_count : 16) *
+                              (unsigned)ctx->sm_blocks_per_sm;
+
+            st = psc__launch_on(ctx, x->stream, ctx->gpu[x->x.issuer].fn_copy, blocks, (unsigned)ctx->sm_threads,
+                                params);
+        } else if (r->ti->pattern == PSC_PATTERN_P2P_OFF) {
+            st = PSC_CU(ctx, cuMemcpyPeerAsync,
+                        (d, ctx->gpu[x->x.dst].ctx, s, ctx->gpu[x->x.src].ctx, n, x->stream));
+        } else {
+            st = PSC_CU(ctx, cuMemcpyAsync, (d, s, n, x->stream));
+        }
+    }
+    return st;
+}
+
+/* One round: queue every transfer (behind gates when gated), release, wait, read the times. */
+static psc_status_t psc__round(psc_context_t *ctx, psc__case_run_t *r, int gated, const psc_measure_opts_t *o)
+{
+    uint64_t timeout_ns = (uint64_t)(o->gate_timeout_ms * 1e6);
+    psc_status_t st = PSC_OK, sst;
+    int late;
+
+    if (gated)
+        psc__gates_arm(ctx, r->use);
+    for (int i = 0; i < r->n && st == PSC_OK && gated; i++)
+        if ((st = psc__gpu_use(ctx, r->x[i].x.issuer)) == PSC_OK)
+            st = psc__gate_launch(ctx, r->x[i].x.issuer, r->x[i].stream, timeout_ns);
+    for (int i = 0; i < r->n && st == PSC_OK; i++) {
+        psc__xfer_run_t *x = &r->x[i];
+
+        if ((st = psc__gpu_use(ctx, x->x.issuer)) == PSC_OK && (st = PSC_CU(ctx, cuEventRecord, (x->start, x->stream))) == PSC_OK &&
+            (st = psc__enqueue(ctx, r, x)) == PSC_OK)
+            st = PSC_CU(ctx, cuEventRecord, (x->stop, x->stream));
+    }
+    /* Release even after a failed enqueue, so no stream waits for the timeout. */
+    if (gated)
+        psc__gates_release(ctx, r->use);
+    for (int i = 0; i < r->n; i++)
+        if ((sst = psc__gpu_use(ctx, r->x[i].x.issuer)) != PSC_OK ||
+            (sst = PSC_CU(ctx, cuStreamSynchronize, (r->x[i].stream))) != PSC_OK)
+            st = st == PSC_OK ? sst : st;
     if (st != PSC_OK)
         return st;
-    if (!can) {
-        out->status = PSC_RESULT_WAIVED;
-        snprintf(out->reason, sizeof(out->reason),
-                 "no peer access from GPU %d to GPU %d (cuDeviceCanAccessPeer = 0)", c->issuer, peer);
-        return PSC_OK;
-    }
-    return psc__gpu_peer_enable(ctx, c->issuer, peer);
+    if (gated && (late = psc__gates_timed_out(ctx, r->use)) >= 0)
+        return psc__fail(ctx, PSC_ERR_TIMEOUT, "the gate on GPU %d gave up after %.0f ms", late, o->gate_timeout_ms);
+    for (int i = 0; i < r->n && st == PSC_OK; i++)
+        if ((st = psc__gpu_use(ctx, r->x[i].x.issuer)) == PSC_OK)
+            st = PSC_CU(ctx, cuEventElapsedTime, (&r->x[i].ms, r->x[i].start, r->x[i].stop));
+    return st;
 }
 
-static int psc__bw_case_valid(const psc_context_t *ctx, const psc_bw_case_t *c)
+static psc_status_t psc__poison(psc_context_t *ctx, psc__case_run_t *r, unsigned round)
 {
-    if ((unsigned)c->test >= PSC_BW_TEST_COUNT || !psc__valid_gpu(ctx, c->issuer))
-        return 0;
-    switch (c->test) {
-    case PSC_BW_GPU_TO_GPU_READ_CE:
-        return psc__valid_gpu(ctx, c->src) && c->dst == c->issuer && c->src != c->dst;
-    case PSC_BW_GPU_TO_GPU_WRITE_CE:
-        return psc__valid_gpu(ctx, c->dst) && c->src == c->issuer && c->src != c->dst;
-    case PSC_BW_HOST_TO_GPU_CE:
-        return c->src == PSC_HOST && c->dst == c->issuer;
-    case PSC_BW_GPU_TO_HOST_CE:
-        return c->dst == PSC_HOST && c->src == c->issuer;
-    case PSC_BW_GPU_LOCAL_CE:
-        return c->src == c->issuer && c->dst == c->issuer;
-    default:
-        return 0;
-    }
+    psc_status_t st = PSC_OK;
+
+    for (int i = 0; i < r->n && st == PSC_OK; i++)
+        st = psc__pattern_fill(ctx, r->x[i].dst, r->x[i].seed ^ PSC_POISON_XOR ^ ((uint64_t)round << 32));
+    return st;
 }
 
-static void psc__bw_finish(psc_bw_result_t *out, const double *ms, unsigned n)
+/* Check every destination; one report entry per round. */
+static psc_status_t psc__check(psc_context_t *ctx, psc__case_run_t *r, psc_verify_report_t *rep)
 {
-    const psc_verify_report_t *v = &out->verify;
+    psc_check_t all = {0, -1, 0, 0}, c;
+    psc_status_t st;
 
-    for (unsigned k = 0; k < n; k++)
-        out->samples_gbs[k] = (double)out->bytes_per_sample / (ms[k] * 1e-3) / 1e9;
-    out->nsamples = n;
-    psc_stats_compute(out->samples_gbs, n, &out->stats);
+    for (int i = 0; i < r->n; i++) {
+        if ((st = psc__pattern_check(ctx, r->x[i].dst, r->x[i].seed, &c)) != PSC_OK)
+            return st;
+        all.bad_bytes += c.bad_bytes;
+        if (c.bad_bytes && all.first_bad < 0) {
+            all.first_bad = c.first_bad;
+            all.expected = c.expected;
+            all.found = c.found;
+        }
+    }
+    psc__verify_report_add(rep, &all);
+    return PSC_OK;
+}
+
+static void psc__finish(psc_bw_result_t *res, psc__case_run_t *r)
+{
+    const psc_verify_report_t *v = &res->verify;
+
+    psc_stats_compute(res->samples_gbs, res->nsamples, &res->stats);
+    for (int i = 0; i < r->n; i++) {
+        psc_stats_t s;
+
+        if (psc_stats_compute(r->x[i].gbs, res->nsamples, &s) == PSC_OK)
+            res->xfer_gbs[i] = s.median;
+    }
     if (v->bad_bytes) {
-        out->status = PSC_RESULT_FAILED;
-        snprintf(out->reason, sizeof(out->reason),
+        res->status = PSC_RESULT_FAILED;
+        snprintf(res->reason, sizeof(res->reason),
                  "wrong data: %" PRIu64 " bad bytes in %u of %u checked samples; first at offset %" PRId64
                  ": expected 0x%02x, found 0x%02x",
                  v->bad_bytes, v->bad_samples, v->checked, v->first_bad_offset, v->expected, v->found);
     } else {
-        out->status = PSC_RESULT_PASSED;
+        res->status = PSC_RESULT_PASSED;
+    }
+}
+
+/* Rounds until enough samples are taken and the median is stable, or the cap. */
+static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const psc_measure_opts_t *o,
+                                psc_bw_result_t *res)
+{
+    psc_status_t st;
+
+    for (unsigned round = 0;; round++) {
+        int timed = round >= o->warmup;
+        float longest = 0;
+
+        if ((st = psc__poison(ctx, r, round)) != PSC_OK)
+            return st;
+        st = psc__round(ctx, r, res->gated, o);
+        if (st == PSC_ERR_TIMEOUT && res->gated) {
+            /* Something blocked the host while queuing (the driver staging a copy): time without gates. */
+            psc__log(ctx, PSC_LOG_INFO, "%s: gate timed out, timing without gates", psc_bw_test_name(res->c.test));
+            res->gated = 0;
+            if ((st = psc__poison(ctx, r, round)) == PSC_OK)
+                st = psc__round(ctx, r, 0, o);
+        }
+        if (st != PSC_OK)
+            return st;
+        if (timed) {
+            unsigned k = res->nsamples++;
+
+            for (int i = 0; i < r->n; i++) {
+                longest = r->x[i].ms > longest ? r->x[i].ms : longest;
+                r->x[i].gbs[k] = (double)r->size * r->iterations / (r->x[i].ms * 1e-3) / 1e9;
+            }
+            res->samples_gbs[k] = (double)res->bytes_per_sample / (longest * 1e-3) / 1e9;
+            if (o->test_corrupt_offset >= 0 &&
+                (st = psc__flip_byte(ctx, r->x[0].dst, (uint64_t)o->test_corrupt_offset)) != PSC_OK)
+                return st;
+        }
+        if ((st = psc__check(ctx, r, &res->verify)) != PSC_OK)
+            return st;
+        if (res->nsamples >= o->max_samples)
+            return PSC_OK;
+        if (res->nsamples >= o->samples &&
+            (o->max_samples == o->samples || psc_sampling_stable(res->samples_gbs, res->nsamples, o->stable_pct)))
+            return PSC_OK;
     }
 }
 
 psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
                         psc_bw_result_t *out)
 {
+    const psc_bw_test_info_t *ti = c ? psc_bw_test_info(c->test) : NULL;
+    psc__case_run_t *r;
     psc_bw_result_t res;
-    psc__bw_run_t run;
-    double ms[PSC_MAX_SAMPLES];
-    psc_timed_work_t work;
     psc_status_t st;
-    int src_gpu, dst_gpu;
 
-    if (!ctx || !c || !out || psc_measure_opts_check(o, NULL, 0) != PSC_OK || !psc__bw_case_valid(ctx, c))
+    if (!ctx || !c || !out || !ti || psc_measure_opts_check(o, NULL, 0) != PSC_OK || !psc__case_valid(ctx, c, ti))
         return PSC_ERR_INVALID;
-    memset(&res, 0, sizeof(res));
-    memset(&run, 0, sizeof(run));
-    res.c = *c;
-    res.verify.first_bad_offset = -1;
-    res.bytes_per_sample = o->size * o->iterations;
-    run.o = o;
-    run.report = &res.verify;
-    run.seed = o->seed ^ psc_pattern_word((uint64_t)c->test, (uint64_t)(c->src + 1) * 1024 + (uint64_t)(c->dst + 1));
-
-    if (psc__is_pair_test(c->test)) {
-        if ((st = psc__bw_peer(ctx, c, &res)) != PSC_OK)
-            goto failed;
-        if (res.status == PSC_RESULT_WAIVED)
-            goto done;
+    r = calloc(1, sizeof(*r));
+    if (!r)
+        return PSC_ERR_NO_MEMORY;
+    r->ti = ti;
+    r->n = c->nxfer;
+    r->size = psc__resolve_size(ti, o);
+    r->iterations = psc__resolve_iterations(o, r->size);
+    if (o->test_corrupt_offset >= 0 && (uint64_t)o->test_corrupt_offset >= r->size) {
+        free(r);
+        return PSC_ERR_INVALID;
     }
-    /* Host memory sits near the GPU at the other end of the copy. */
-    src_gpu = c->src == PSC_HOST ? c->dst : c->src;
-    dst_gpu = c->dst == PSC_HOST ? c->src : c->dst;
-    if ((st = psc__buffer_alloc(ctx, c->src == PSC_HOST ? PSC_MEM_PINNED : PSC_MEM_DEVICE, src_gpu, o->size,
-                                &run.src)) != PSC_OK ||
-        (st = psc__buffer_alloc(ctx, c->dst == PSC_HOST ? PSC_MEM_PINNED : PSC_MEM_DEVICE, dst_gpu, o->size,
-                                &run.dst)) != PSC_OK ||
-        (st = psc__pattern_fill(ctx, &run.src, run.seed)) != PSC_OK)
-        goto failed;
+    memset(&res, 0, sizeof(res));
+    res.c = *c;
+    res.size = r->size;
+    res.iterations = r->iterations;
+    res.bytes_per_sample = r->size * r->iterations * (uint64_t)c->nxfer;
+    res.verify.first_bad_offset = -1;
+    res.gated = ti->hostmem != PSC_HOSTMEM_PAGEABLE || !psc__host_pattern(ti->pattern);
+    res.host_node = -1;
+    if (psc__host_pattern(ti->pattern)) {
+        res.host_node = psc__host_node(ctx, o, c->xfer[0].issuer);
+        if (res.host_node < 0 && psc_host_topo_numa_count(ctx->host) == 1)
+            res.host_node = 0;
+    }
 
-    work.issuer = c->issuer;
-    work.arg = &run;
-    work.before = psc__bw_before;
-    work.enqueue = psc__bw_enqueue;
-    work.after = psc__bw_after;
-    if ((st = psc__time_rounds(ctx, &work, o->warmup, o->samples, o->gate_timeout_ms, ms)) != PSC_OK)
+    if ((st = psc__peers(ctx, r, &res)) != PSC_OK)
         goto failed;
-    psc__bw_finish(&res, ms, o->samples);
+    if (res.status == PSC_RESULT_WAIVED)
+        goto done;
+    if ((st = psc__setup(ctx, r, c, o)) != PSC_OK || (st = psc__sample(ctx, r, o, &res)) != PSC_OK)
+        goto failed;
+    psc__finish(&res, r);
     goto done;
 
 failed:
     res.status = PSC_RESULT_FAILED;
     snprintf(res.reason, sizeof(res.reason), "%s", ctx->last_error);
 done:
-    psc__buffer_free(ctx, &run.dst);
-    psc__buffer_free(ctx, &run.src);
+    psc__teardown(ctx, r);
+    free(r);
     *out = res;
     return PSC_OK;
 }

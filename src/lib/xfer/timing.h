@@ -1,30 +1,24 @@
 /*
- * The timing engine (DESIGN.md section 3): per round, untimed preparation,
- * then a gate kernel holds the issuing GPU's stream while the start event,
- * the timed work and the stop event are queued; the host then releases the
- * gate, so launch and enqueue costs stay out of the measured time.
+ * Gates (DESIGN.md section 3): a kernel on each issuing stream spins on its
+ * GPU's host flag while the start events, the timed copies and the stop
+ * events are queued; the host then releases every GPU at once, so launch and
+ * queuing costs stay out of the measured time.
  */
 #ifndef PSC_XFER_TIMING_H
 #define PSC_XFER_TIMING_H
 
 #include "internal.h"
 
-typedef struct {
-    int issuer;  /* GPU whose stream runs the timed work */
-    void *arg;
-    /* Untimed and synchronous, before each round (poison the destination). May be NULL. */
-    psc_status_t (*before)(psc_context_t *ctx, void *arg, unsigned round);
-    /* Queue the timed work on stream s; the issuer's context is current. */
-    psc_status_t (*enqueue)(psc_context_t *ctx, void *arg, CUstream s);
-    /* Untimed, after each round has finished (verify). timed: not a warm-up round. May be NULL. */
-    psc_status_t (*after)(psc_context_t *ctx, void *arg, unsigned round, int timed);
-} psc_timed_work_t;
+/* Reset the flags of the GPUs in use[] (nonzero entries). */
+void psc__gates_arm(psc_context_t *ctx, const unsigned char *use);
 
-/*
- * Run warmup + samples rounds; ms[k] is the k-th timed round in milliseconds.
- * PSC_ERR_TIMEOUT when the gate gave up before the host released it.
- */
-psc_status_t psc__time_rounds(psc_context_t *ctx, const psc_timed_work_t *w, unsigned warmup,
-                              unsigned samples, double gate_timeout_ms, double *ms);
+/* Hold stream s of GPU g (its context current) until released or timeout_ns passes. */
+psc_status_t psc__gate_launch(psc_context_t *ctx, int g, CUstream s, uint64_t timeout_ns);
+
+/* Release every armed GPU. */
+void psc__gates_release(psc_context_t *ctx, const unsigned char *use);
+
+/* The first GPU whose gate gave up waiting, -1 when none did. */
+int psc__gates_timed_out(const psc_context_t *ctx, const unsigned char *use);
 
 #endif
