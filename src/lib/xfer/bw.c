@@ -135,6 +135,10 @@ static int psc__case_valid(const psc_context_t *ctx, const psc_bw_case_t *c, con
             return 0;
         if (psc__gpu_to_gpu(x) && x->issuer != (ti->by_reader ? x->dst : x->src))
             return 0;
+        /* One-way host patterns move data one way only. */
+        if (((ti->pattern == PSC_PATTERN_H2D || ti->pattern == PSC_PATTERN_HOST_TO_ALL) && x->src != PSC_HOST) ||
+            ((ti->pattern == PSC_PATTERN_D2H || ti->pattern == PSC_PATTERN_ALL_TO_HOST) && x->dst != PSC_HOST))
+            return 0;
     }
     return 1;
 }
@@ -189,7 +193,6 @@ static psc_status_t psc__setup(psc_context_t *ctx, psc__case_run_t *r, const psc
         psc__xfer_run_t *x = &r->x[i];
         int node = psc__host_node(ctx, o, x->x.issuer);
 
-        x->x = c->xfer[i];
         r->use[x->x.issuer] = 1;
         x->seed = o->seed ^ psc_pattern_word((uint64_t)c->test * 131 + (uint64_t)i,
                                              (uint64_t)(x->x.src + 2) * 1024 + (uint64_t)(x->x.dst + 2));
@@ -392,6 +395,8 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
         return PSC_ERR_NO_MEMORY;
     r->ti = ti;
     r->n = c->nxfer;
+    for (int i = 0; i < r->n; i++) /* peers, buffers and streams all read the transfers */
+        r->x[i].x = c->xfer[i];
     r->size = psc__resolve_size(ti, o);
     r->iterations = psc__resolve_iterations(o, r->size);
     if (o->test_corrupt_offset >= 0 && (uint64_t)o->test_corrupt_offset >= r->size) {
@@ -404,7 +409,9 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
     res.iterations = r->iterations;
     res.bytes_per_sample = r->size * r->iterations * (uint64_t)c->nxfer;
     res.verify.first_bad_offset = -1;
-    res.gated = ti->hostmem != PSC_HOSTMEM_PAGEABLE || !psc__host_pattern(ti->pattern);
+    /* Pageable memory and host-staged peer copies block the host while queued: no gate for them. */
+    res.gated = !(ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_pattern(ti->pattern)) &&
+                ti->pattern != PSC_PATTERN_P2P_OFF;
     res.host_node = -1;
     if (psc__host_pattern(ti->pattern)) {
         res.host_node = psc__host_node(ctx, o, c->xfer[0].issuer);
