@@ -13,6 +13,7 @@
 
 #define PSC__DEFAULT_DEVICE_SIZE (512ull << 20)
 #define PSC__DEFAULT_HOST_SIZE (128ull << 20)
+#define PSC__DEFAULT_PAGEABLE_SIZE (64ull << 20) /* staged in small chunks: 64 MiB is steady state, and half the wait */
 #define PSC__ROUND_BYTES (256ull << 20) /* auto iterations aim at this much per transfer and sample */
 
 void psc_measure_opts_default(psc_measure_opts_t *o)
@@ -78,6 +79,8 @@ static uint64_t psc__resolve_size(const psc_bw_test_info_t *ti, const psc_measur
 {
     if (o->size)
         return o->size;
+    if (ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_pattern(ti->pattern))
+        return PSC__DEFAULT_PAGEABLE_SIZE;
     return psc__host_pattern(ti->pattern) || ti->pattern == PSC_PATTERN_P2P_OFF ? PSC__DEFAULT_HOST_SIZE
                                                                                 : PSC__DEFAULT_DEVICE_SIZE;
 }
