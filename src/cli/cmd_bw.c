@@ -198,6 +198,8 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
     }
     if (tables) {
         psc_render_p2p_compare(stdout, all.v, all.n);
+        if (p.nsizes == 1)
+            psc_render_hostmem_compare(stdout, all.v, all.n);
         if (p.nsizes > 1)
             psc_render_crossover(stdout, all.v, all.n);
     }

@@ -339,6 +339,8 @@ void psc_render_sweep(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, s
     psc_table_free(t);
 }
 
+#define PSC_CLI_ROWS_MAX 64 /* GPUs in a comparison table */
+
 static const psc_bw_result_t *psc__find_case(const psc_bw_result_t *res, size_t n, const char *test, int src, int dst,
                                              uint64_t size)
 {
@@ -389,6 +391,53 @@ void psc_render_p2p_compare(FILE *f, const psc_bw_result_t *res, size_t n)
         psc_table_free(fit);
         psc_table_free(t);
     }
+}
+
+void psc_render_hostmem_compare(FILE *f, const psc_bw_result_t *res, size_t n)
+{
+    static const char *const h2d[] = {"host_to_gpu_ce", "host_to_gpu_pageable_ce", "host_to_gpu_wc_ce",
+                                      "host_to_gpu_registered_ce"};
+    static const char *const d2h[] = {"gpu_to_host_ce", "gpu_to_host_pageable_ce", "gpu_to_host_wc_ce",
+                                      "gpu_to_host_registered_ce"};
+    psc_table_t *t = psc_table_new(2 * PSC_CLI_ROWS_MAX + 1, 5);
+    unsigned r = 1;
+
+    if (!t)
+        return;
+    psc_table_set(t, 0, 0, "direction");
+    for (int k = 0; k < 4; k++)
+        psc_table_set(t, 0, (unsigned)k + 1, "%s", psc_hostmem_name((psc_hostmem_t)k));
+    for (int dir = 0; dir < 2; dir++) {
+        for (int g = 0; g < PSC_CLI_ROWS_MAX && r < 2 * PSC_CLI_ROWS_MAX + 1; g++) {
+            int any = 0;
+
+            for (int k = 0; k < 4; k++) {
+                const psc_bw_result_t *x = psc__find_case(res, n, dir ? d2h[k] : h2d[k], dir ? g : PSC_HOST,
+                                                          dir ? PSC_HOST : g, 0);
+
+                if (x) {
+                    psc_table_set(t, r, (unsigned)k + 1, "%.2f", x->stats.median);
+                    any = 1;
+                } else {
+                    psc_table_set(t, r, (unsigned)k + 1, "-");
+                }
+            }
+            if (!any)
+                continue;
+            psc_table_set(t, r++, 0, dir ? "gpu%d -> host" : "host -> gpu%d", g);
+        }
+    }
+    if (r > 1) {
+        psc_table_t *fit = psc_table_new(r, 5);
+
+        fprintf(f, "\nHost <-> GPU by host memory kind, copy engine [GB/s, 1 GB = 1e9 bytes]\n");
+        for (unsigned i = 0; fit && i < r; i++)
+            for (unsigned c = 0; c < 5; c++)
+                psc_table_set(fit, i, c, "%s", psc_table_get(t, i, c));
+        psc_table_render(fit, f);
+        psc_table_free(fit);
+    }
+    psc_table_free(t);
 }
 
 void psc_render_crossover(FILE *f, const psc_bw_result_t *res, size_t n)

@@ -29,6 +29,9 @@ void psc_render_sweep(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, s
 /* GPU -> GPU with P2P on and off, with the speed-up; nothing when either test is missing. */
 void psc_render_p2p_compare(FILE *f, const psc_bw_result_t *res, size_t n);
 
+/* Host <-> GPU by host memory kind side by side (pinned, pageable, write-combined, registered), copy engine. */
+void psc_render_hostmem_compare(FILE *f, const psc_bw_result_t *res, size_t n);
+
 /* Per path, where the SM kernel beats the copy engine in a sweep (tests named *_ce with an *_sm twin). */
 void psc_render_crossover(FILE *f, const psc_bw_result_t *res, size_t n);
 

@@ -170,6 +170,75 @@ static void test_bw_host_row_and_single_gpu(void **state)
     free(out);
 }
 
+typedef struct {
+    const psc_bw_result_t *v;
+    size_t n;
+    int which;
+} psc__cmp_fixture_t;
+
+static void psc__cmp_fn(FILE *f, void *arg)
+{
+    psc__cmp_fixture_t *x = arg;
+
+    if (x->which == 0)
+        psc_render_p2p_compare(f, x->v, x->n);
+    else if (x->which == 1)
+        psc_render_hostmem_compare(f, x->v, x->n);
+    else if (x->which == 2)
+        psc_render_crossover(f, x->v, x->n);
+    else
+        psc_render_sweep(f, x->v[0].c.test, x->v, x->n);
+}
+
+static void test_comparisons(void **state)
+{
+    psc_bw_result_t v[8];
+    psc__cmp_fixture_t x = {v, 0, 0};
+    char *out;
+
+    (void)state;
+    /* P2P on (396-ish) vs off (38-ish): the speed-up is on / off. */
+    v[0] = psc__result(T("gpu_to_gpu_write_ce"), 0, 1, 0, PSC_RESULT_PASSED, 395);
+    v[1] = psc__result(T("gpu_to_gpu_p2p_off_ce"), 0, 1, 0, PSC_RESULT_PASSED, 37);
+    x.n = 2;
+    out = psc__render_to_string(psc__cmp_fn, &x);
+    assert_non_null(strstr(out, "gpu0 -> gpu1  396.00    38.00     10.4x\n"));
+    free(out);
+    x.n = 1; /* no off result: no table */
+    out = psc__render_to_string(psc__cmp_fn, &x);
+    assert_string_equal(out, "");
+    free(out);
+
+    /* Host memory kinds side by side; a kind not run shows "-". */
+    v[0] = psc__result(T("host_to_gpu_ce"), PSC_HOST, 0, 0, PSC_RESULT_PASSED, 54);
+    v[1] = psc__result(T("host_to_gpu_pageable_ce"), PSC_HOST, 0, 0, PSC_RESULT_PASSED, 6);
+    v[2] = psc__result(T("gpu_to_host_registered_ce"), 0, PSC_HOST, 0, PSC_RESULT_PASSED, 54);
+    x.n = 3;
+    x.which = 1;
+    out = psc__render_to_string(psc__cmp_fn, &x);
+    assert_non_null(strstr(out, "direction     pinned  pageable  write-combined  registered\n"
+                                "host -> gpu0   55.00      7.00               -           -\n"
+                                "gpu0 -> host       -         -               -       55.00\n"));
+    free(out);
+
+    /* A sweep: CE and SM at three sizes; SM wins at the two small ones. */
+    for (int k = 0; k < 3; k++) {
+        v[k] = psc__result(T("gpu_to_gpu_read_ce"), 0, 1, 1, PSC_RESULT_PASSED, 100.0 * (k + 1));
+        v[3 + k] = psc__result(T("gpu_to_gpu_read_sm"), 0, 1, 1, PSC_RESULT_PASSED, k < 2 ? 150.0 * (k + 1) : 200);
+        v[k].size = v[3 + k].size = 4096ull << (2 * k);
+    }
+    x.n = 6;
+    x.which = 2;
+    out = psc__render_to_string(psc__cmp_fn, &x);
+    assert_non_null(strstr(out, "gpu_to_gpu_read_ce     gpu0 -> gpu1     SM faster at: 4K-16K\n"));
+    free(out);
+    x.n = 3;
+    x.which = 3;
+    out = psc__render_to_string(psc__cmp_fn, &x);
+    assert_non_null(strstr(out, "size  gpu0 -> gpu1\n4K          101.00\n16K         201.00\n64K         301.00\n"));
+    free(out);
+}
+
 static json_t *psc__sample_run(void)
 {
     psc_system_info_t sys = {.device_count = 1, .cuda_driver_version = 13000, .nvml_loaded = 1};
@@ -281,7 +350,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_alignment),      cmocka_unit_test(test_bw_matrix_with_notes),
         cmocka_unit_test(test_bw_host_row_and_single_gpu), cmocka_unit_test(test_json_round_trip),
-        cmocka_unit_test(test_json_atomic_write),
+        cmocka_unit_test(test_json_atomic_write),   cmocka_unit_test(test_comparisons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
