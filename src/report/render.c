@@ -381,16 +381,8 @@ void psc_render_p2p_compare(FILE *f, const psc_bw_result_t *res, size_t n)
         psc_table_set(t, r, 2, "%.2f", off->stats.median);
         psc_table_set(t, r++, 3, "%.1fx", on->stats.median / off->stats.median);
     }
-    if (t) {
-        psc_table_t *fit = psc_table_new(r, 4);
-
-        for (unsigned i = 0; fit && i < r; i++)
-            for (unsigned c = 0; c < 4; c++)
-                psc_table_set(fit, i, c, "%s", psc_table_get(t, i, c));
-        psc_table_render(fit, f);
-        psc_table_free(fit);
-        psc_table_free(t);
-    }
+    psc_table_render_rows(t, f, r);
+    psc_table_free(t);
 }
 
 void psc_render_hostmem_compare(FILE *f, const psc_bw_result_t *res, size_t n)
@@ -428,14 +420,8 @@ void psc_render_hostmem_compare(FILE *f, const psc_bw_result_t *res, size_t n)
         }
     }
     if (r > 1) {
-        psc_table_t *fit = psc_table_new(r, 5);
-
         fprintf(f, "\nHost <-> GPU by host memory kind, copy engine [GB/s, 1 GB = 1e9 bytes]\n");
-        for (unsigned i = 0; fit && i < r; i++)
-            for (unsigned c = 0; c < 5; c++)
-                psc_table_set(fit, i, c, "%s", psc_table_get(t, i, c));
-        psc_table_render(fit, f);
-        psc_table_free(fit);
+        psc_table_render_rows(t, f, r);
     }
     psc_table_free(t);
 }

@@ -65,20 +65,28 @@ void psc_table_left_columns(psc_table_t *t, unsigned n)
 
 void psc_table_render(const psc_table_t *t, FILE *f)
 {
+    if (t)
+        psc_table_render_rows(t, f, t->rows);
+}
+
+void psc_table_render_rows(const psc_table_t *t, FILE *f, unsigned rows)
+{
     size_t *width;
 
     if (!t)
         return;
+    if (rows > t->rows)
+        rows = t->rows;
     width = calloc(t->cols, sizeof(*width));
     if (!width)
         return;
-    for (unsigned r = 0; r < t->rows; r++)
+    for (unsigned r = 0; r < rows; r++)
         for (unsigned c = 0; c < t->cols; c++) {
             size_t len = strlen(t->cells[r * t->cols + c]);
             if (len > width[c])
                 width[c] = len;
         }
-    for (unsigned r = 0; r < t->rows; r++) {
+    for (unsigned r = 0; r < rows; r++) {
         char line[t->cols * (PSC_CELL_LEN + 2) + 1];
         size_t pos = 0;
 

@@ -20,5 +20,7 @@ void psc_table_left_columns(psc_table_t *t, unsigned n);
 
 /* Row 0 is the header. Columns are separated by two spaces; no trailing blanks. */
 void psc_table_render(const psc_table_t *t, FILE *f);
+/* Only the first n rows (a table filled from the top, sized for the worst case). */
+void psc_table_render_rows(const psc_table_t *t, FILE *f, unsigned n);
 
 #endif
