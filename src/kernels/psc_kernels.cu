@@ -141,14 +141,21 @@ static __device__ __forceinline__ void psc_copy_body(uint4 *__restrict__ d, cons
         d[i] = s[i];
 }
 
-#define PSC_COPY_KERNEL(U)                                                                         \
-    extern "C" __global__ void psc_copy_u##U(unsigned char *d, const unsigned char *s, u64 n)     \
-    {                                                                                              \
-        const u64 n16 = n / 16;                                                                    \
-        psc_copy_body<U>(reinterpret_cast<uint4 *>(d), reinterpret_cast<const uint4 *>(s), n16);   \
-        if (blockIdx.x == 0 && threadIdx.x == 0)                                                   \
-            for (u64 o = n16 * 16; o < n; o++)                                                     \
-                d[o] = s[o];                                                                       \
+/*
+ * `reps` whole passes over the buffer in one launch: a sample's copies cost
+ * one launch's ramp-up and drain instead of one per copy. The passes are
+ * independent (same bytes), so no grid-wide barrier is needed between them.
+ */
+#define PSC_COPY_KERNEL(U)                                                                               \
+    extern "C" __global__ void psc_copy_u##U(unsigned char *d, const unsigned char *s, u64 n, unsigned reps) \
+    {                                                                                                    \
+        const u64 n16 = n / 16;                                                                          \
+        for (unsigned r = 0; r < reps; r++) {                                                            \
+            psc_copy_body<U>(reinterpret_cast<uint4 *>(d), reinterpret_cast<const uint4 *>(s), n16);     \
+            if (blockIdx.x == 0 && threadIdx.x == 0)                                                     \
+                for (u64 o = n16 * 16; o < n; o++)                                                       \
+                    d[o] = s[o];                                                                         \
+        }                                                                                                \
     }
 
 PSC_COPY_KERNEL(1)

@@ -234,15 +234,18 @@ static psc_status_t psc__enqueue(psc_context_t *ctx, const psc__case_run_t *r, c
     uint64_t n = r->size;
     psc_status_t st = PSC_OK;
 
-    for (unsigned k = 0; k < r->iterations && st == PSC_OK; k++) {
-        if (r->ti->engine == PSC_ENGINE_SM) {
-            void *params[] = {&d, &s, &n};
-            unsigned blocks = (unsigned)(ctx->info[x->x.issuer].sm_count > 0 ? ctx->info[x->x.issuer].sm_count : 16) *
-                              (unsigned)ctx->sm_blocks_per_sm;
+    if (r->ti->engine == PSC_ENGINE_SM) {
+        /* All of a sample's copies in one launch: the kernel makes `iterations` passes. */
+        unsigned reps = r->iterations;
+        void *params[] = {&d, &s, &n, &reps};
+        unsigned blocks = (unsigned)(ctx->info[x->x.issuer].sm_count > 0 ? ctx->info[x->x.issuer].sm_count : 16) *
+                          (unsigned)ctx->sm_blocks_per_sm;
 
-            st = psc__launch_on(ctx, x->stream, ctx->gpu[x->x.issuer].fn_copy, blocks, (unsigned)ctx->sm_threads,
-                                params);
-        } else if (r->ti->pattern == PSC_PATTERN_P2P_OFF) {
+        return psc__launch_on(ctx, x->stream, ctx->gpu[x->x.issuer].fn_copy, blocks, (unsigned)ctx->sm_threads,
+                              params);
+    }
+    for (unsigned k = 0; k < r->iterations && st == PSC_OK; k++) {
+        if (r->ti->pattern == PSC_PATTERN_P2P_OFF) {
             st = PSC_CU(ctx, cuMemcpyPeerAsync,
                         (d, ctx->gpu[x->x.dst].ctx, s, ctx->gpu[x->x.src].ctx, n, x->stream));
         } else {
