@@ -446,6 +446,88 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c,
 /* Release the buffers cached between cases (they are also released with the context). */
 void psc_bw_release_buffers(psc_context_t *ctx);
 
+/* ---------------------------------------------------------------- latency */
+
+typedef enum {
+    PSC_LAT_CHASE, /* one GPU thread follows a pointer chain through memory: ns per dependent load */
+    PSC_LAT_FLAG,  /* write a flag into the other side's memory, wait for its answer: one way = round trip / 2 */
+    PSC_LAT_COPY,  /* back-to-back small copy-engine copies: GPU time per copy, CPU submission time per call */
+    PSC_LAT_SYNC,  /* a synchronous cuMemcpy per call, timed by the CPU */
+} psc_lat_method_t;
+
+typedef enum { PSC_LAT_LOCAL, PSC_LAT_PEER, PSC_LAT_HOST } psc_lat_where_t;
+
+typedef int psc_lat_test_t;
+
+typedef struct {
+    const char *name, *title, *description;
+    psc_lat_method_t method;
+    psc_lat_where_t where;   /* where the memory (or the other side) is, seen from the issuing GPU */
+    int p2p_off;             /* copy: peer access off, staged through the host */
+    int to_gpu;              /* sync: host -> GPU; else GPU -> host */
+    psc_hostmem_t hostmem;   /* host memory kind */
+    uint64_t working_set;    /* chase: bytes the chain spans */
+    int min_gpus;
+} psc_lat_test_info_t;
+
+int psc_lat_test_count(void);
+const psc_lat_test_info_t *psc_lat_test_info(psc_lat_test_t t); /* NULL out of range */
+psc_status_t psc_lat_test_from_name(const char *name, psc_lat_test_t *out);
+int psc_lat_test_match(const char *glob, psc_lat_test_t *out, int cap);
+
+typedef struct {
+    psc_lat_test_t test;
+    int src, dst;   /* memory owner -> reader for a chase; initiator -> responder for a flag; copy endpoints */
+    int issuer;     /* the GPU that runs the kernel or issues the copies */
+} psc_lat_case_t;
+
+psc_status_t psc_lat_cases(const psc_context_t *ctx, psc_lat_test_t test, const int *devices, int ndev,
+                           psc_lat_case_t *cases, size_t cap, size_t *n);
+
+/* Percentiles of n >= 1 values (nearest rank); the input is not modified. */
+typedef struct {
+    unsigned n;
+    double min, p50, p90, p99, max, mean;
+} psc_pctl_t;
+psc_status_t psc_percentiles(const double *v, unsigned n, psc_pctl_t *out);
+
+/*
+ * A random single cycle through n nodes (Sattolo's algorithm): next[i] is the
+ * node after i; following next from any node visits every node once before
+ * returning. Pure; exposed for tests.
+ */
+void psc_chain_build(uint32_t *next, uint32_t n, uint64_t seed);
+
+typedef struct {
+    unsigned samples;        /* chase: timed chains; flag: round trips; copy: samples per size; sync: calls per size */
+    uint64_t hops;           /* chase: loads per timed chain */
+    unsigned copies;         /* copy: back-to-back copies per sample */
+    double timeout_ms;       /* flag: how long a side waits for the other */
+} psc_lat_opts_t;
+void psc_lat_opts_default(psc_lat_opts_t *o);
+
+#define PSC_LAT_MAX_SIZES 8
+#define PSC_LAT_KEEP 512     /* raw samples kept per size for the distribution in JSON */
+
+typedef struct {
+    psc_lat_case_t c;
+    psc_result_status_t status;
+    char reason[512];
+    unsigned nsizes;                         /* 1 for chase and flag tests */
+    uint64_t sizes[PSC_LAT_MAX_SIZES];       /* bytes per copy; chase: working set; flag: 4 */
+    psc_pctl_t lat[PSC_LAT_MAX_SIZES];       /* ns: per load, one way, GPU time per copy, or per call */
+    psc_pctl_t submit[PSC_LAT_MAX_SIZES];    /* copy tests: CPU time to submit one copy, ns */
+    unsigned nkept[PSC_LAT_MAX_SIZES];
+    float kept[PSC_LAT_MAX_SIZES][PSC_LAT_KEEP]; /* raw samples, ns, in the order taken */
+    double ns_per_cycle;                     /* GPU clock calibration of this run (chase, flag) */
+} psc_lat_result_t;
+
+/* Run one latency case. Failed or waived results still return PSC_OK. */
+psc_status_t psc_lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc_lat_opts_t *o, psc_lat_result_t *out);
+
+/* The timers: %globaltimer's smallest step on GPU g and CLOCK_MONOTONIC's resolution, both in ns. */
+psc_status_t psc_timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, double *host_ns);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

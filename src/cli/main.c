@@ -65,6 +65,8 @@ int main(int argc, char **argv)
         printf("p2pscope %s\n", PSC_VERSION_STRING);
         return PSC_EXIT_OK;
     }
+    if (o.cmd == PSC_CMD_LAT && o.list_tests)
+        return psc_cmd_lat_list();
     if (o.cmd == PSC_CMD_LIST || o.list_tests)
         return psc_cmd_list();
     if ((rc = psc__check_json_path(o.json_path)) != PSC_EXIT_OK ||
@@ -86,6 +88,7 @@ int main(int argc, char **argv)
         case PSC_CMD_TOPO: rc = psc_cmd_topo(ctx, &o); break;
         case PSC_CMD_DOCTOR: rc = psc_cmd_doctor(ctx, &o); break;
         case PSC_CMD_NVLINK: rc = psc_cmd_nvlink(ctx, &o); break;
+        case PSC_CMD_LAT: rc = psc_cmd_lat(ctx, &o); break;
         default: rc = psc_cmd_bw(ctx, &o); break;
         }
     psc_context_destroy(ctx);

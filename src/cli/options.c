@@ -41,6 +41,7 @@ void psc_cli_usage(void)
            "  report    (default) the GPUs, then every bandwidth test\n"
            "  devices   the GPUs, the driver and how GPUs are numbered\n"
            "  bw        bandwidth tests: all, or those named with --test\n"
+           "  lat       latency tests: pointer chases, flag round trips, small and synchronous copies\n"
            "  list      the names of the bandwidth tests\n"
            "  topo      how the GPUs connect: path matrix, P2P access and attributes, PCIe, BAR1, IOMMU, ACS\n"
            "  nvlink    every NVLink: state, speed, remote end, capabilities, traffic counters\n"
@@ -98,12 +99,13 @@ static int psc__add_tests(psc_cli_opts_t *o, const char *arg, char *err, size_t 
 
     snprintf(buf, sizeof(buf), "%s", arg);
     for (char *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-        psc_bw_test_t found[PSC_CLI_MAX_TESTS];
-        int n = psc_bw_test_match(name, found, PSC_CLI_MAX_TESTS);
+        int found[PSC_CLI_MAX_TESTS];
+        int lat = o->cmd == PSC_CMD_LAT;
+        int n = lat ? psc_lat_test_match(name, found, PSC_CLI_MAX_TESTS) : psc_bw_test_match(name, found, PSC_CLI_MAX_TESTS);
 
         if (n == 0) {
-            snprintf(err, errlen, "no test named '%s': accepted a name or glob from 'p2pscope bw -l', e.g. "
-                                  "gpu_to_gpu_read_ce or '*_sm'", name);
+            snprintf(err, errlen, "no test named '%s': accepted a name or glob from 'p2pscope %s -l', e.g. %s", name,
+                     lat ? "lat" : "bw", lat ? "gpu_to_gpu_chase or '*_flag'" : "gpu_to_gpu_read_ce or '*_sm'");
             return PSC_EXIT_USAGE;
         }
         for (int k = 0; k < n && k < PSC_CLI_MAX_TESTS; k++) {
@@ -152,7 +154,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
 {
     static const struct { const char *name; psc_cli_cmd_t cmd; } cmds[] = {
         {"report", PSC_CMD_REPORT}, {"devices", PSC_CMD_DEVICES}, {"bw", PSC_CMD_BW}, {"list", PSC_CMD_LIST},
-        {"topo", PSC_CMD_TOPO}, {"doctor", PSC_CMD_DOCTOR}, {"nvlink", PSC_CMD_NVLINK},
+        {"topo", PSC_CMD_TOPO}, {"doctor", PSC_CMD_DOCTOR}, {"nvlink", PSC_CMD_NVLINK}, {"lat", PSC_CMD_LAT},
     };
 
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -161,7 +163,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
             return 0;
         }
     }
-    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, list, topo, nvlink, doctor (see p2pscope --help)", word);
+    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, list, topo, nvlink, doctor (see p2pscope --help)", word);
     return PSC_EXIT_USAGE;
 }
 
@@ -233,6 +235,7 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
             return PSC_EXIT_USAGE;
         }
         o->measure.samples = (unsigned)v;
+        o->samples_given = 1;
         return 0;
     case 'w':
         if (psc__uint(arg, 100, &v) != 0) {

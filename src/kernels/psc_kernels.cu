@@ -162,3 +162,86 @@ PSC_COPY_KERNEL(1)
 PSC_COPY_KERNEL(2)
 PSC_COPY_KERNEL(4)
 PSC_COPY_KERNEL(8)
+
+/*
+ * Latency. Per-sample times are SM cycles (clock64), converted to ns with the
+ * run's own calibration: the %globaltimer and clock64 deltas over the whole
+ * launch, both written to cal[0..1]. One thread does the work; the rest of
+ * the GPU is idle.
+ */
+
+/* A dependent chain of 8-byte loads, bypassing L1 (.cg), `samples` times `hops` hops. */
+extern "C" __global__ void psc_chase(u64 start, u64 hops, unsigned samples, u64 *cycles, u64 *cal, u64 *end)
+{
+    u64 p = start;
+    const u64 g0 = psc_globaltimer();
+    const u64 c0 = clock64();
+
+    for (unsigned s = 0; s < samples; s++) {
+        const u64 t0 = clock64();
+
+        for (u64 h = 0; h < hops; h++)
+            asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p) : : "memory");
+        cycles[s] = clock64() - t0;
+    }
+    cal[0] = psc_globaltimer() - g0;
+    cal[1] = clock64() - c0;
+    *end = p;
+}
+
+/* Ping: write i into the peer's flag, wait for the answer in our own memory; round trip in cycles. */
+extern "C" __global__ void psc_flag_ping(volatile unsigned *peer_flag, volatile unsigned *my_ans, unsigned iters,
+                                         u64 *cycles, u64 *cal, u64 timeout_ns, unsigned *err)
+{
+    const u64 g0 = psc_globaltimer();
+    const u64 c0 = clock64();
+
+    for (unsigned i = 1; i <= iters; i++) {
+        const u64 t0 = clock64(), w0 = psc_globaltimer();
+
+        *peer_flag = i;
+        __threadfence_system();
+        while (*my_ans != i) {
+            if (psc_globaltimer() - w0 > timeout_ns) {
+                *err = 1;
+                return;
+            }
+        }
+        cycles[i - 1] = clock64() - t0;
+    }
+    cal[0] = psc_globaltimer() - g0;
+    cal[1] = clock64() - c0;
+}
+
+/* Pong: wait for i in our flag (written by a GPU or the CPU), answer i into the other side's memory. */
+extern "C" __global__ void psc_flag_pong(volatile unsigned *my_flag, volatile unsigned *peer_ans, unsigned iters,
+                                         u64 timeout_ns, unsigned *err)
+{
+    for (unsigned i = 1; i <= iters; i++) {
+        const u64 w0 = psc_globaltimer();
+
+        while (*my_flag != i) {
+            if (psc_globaltimer() - w0 > timeout_ns) {
+                *err = 1;
+                return;
+            }
+        }
+        *peer_ans = i;
+        __threadfence_system();
+    }
+}
+
+/* The smallest step %globaltimer takes on this GPU, for stating the timer's resolution. */
+extern "C" __global__ void psc_timer_probe(u64 *min_step)
+{
+    u64 last = psc_globaltimer(), best = ~0ull;
+
+    for (int i = 0; i < 100000; i++) {
+        u64 now = psc_globaltimer();
+
+        if (now != last && now - last < best)
+            best = now - last;
+        last = now;
+    }
+    *min_step = best;
+}

@@ -26,6 +26,7 @@ typedef struct {
     CUcontext ctx;              /* primary context, retained */
     CUmodule module;
     CUfunction fn_gate, fn_fill, fn_verify, fn_flip, fn_copy;
+    CUfunction fn_chase, fn_ping, fn_pong, fn_probe;
     CUstream stream;            /* work this GPU issues */
     CUstream xstreams[PSC_MAX_XFERS]; /* extra streams for concurrent transfers, made on demand */
     psc_gate_words_t *gate;     /* pinned, mapped */

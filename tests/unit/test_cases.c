@@ -93,6 +93,32 @@ static void test_per_gpu_and_selection(void **state)
     assert_int_equal(n, 2);
 }
 
+static void test_latency_cases(void **state)
+{
+    psc_lat_case_t c[8];
+    psc_lat_test_t t;
+    size_t n = 0;
+
+    (void)state;
+    psc_lat_test_from_name("gpu_to_gpu_chase", &t);
+    assert_int_equal(psc_lat_cases(g_ctx, t, NULL, 0, c, 8, &n), PSC_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(c[0].src, 0); /* the chain lives on gpu0 */
+    assert_int_equal(c[0].dst, 1); /* gpu1 reads it */
+    assert_int_equal(c[0].issuer, 1);
+    psc_lat_test_from_name("gpu_gpu_flag", &t);
+    assert_int_equal(psc_lat_cases(g_ctx, t, NULL, 0, c, 8, &n), PSC_OK);
+    assert_int_equal(c[1].issuer, 1); /* the initiator */
+    psc_lat_test_from_name("gpu_to_host_sync_copy", &t);
+    assert_int_equal(psc_lat_cases(g_ctx, t, NULL, 0, c, 8, &n), PSC_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(c[1].src, 1);
+    assert_int_equal(c[1].dst, PSC_HOST);
+    psc_lat_test_from_name("cpu_gpu_flag", &t);
+    assert_int_equal(psc_lat_cases(g_ctx, t, NULL, 0, c, 8, &n), PSC_OK);
+    assert_int_equal(c[0].src, PSC_HOST);
+}
+
 static int setup(void **state)
 {
     char err[256];
@@ -117,6 +143,7 @@ int main(void)
         cmocka_unit_test(test_pairs_and_issuers),
         cmocka_unit_test(test_concurrency_patterns),
         cmocka_unit_test(test_per_gpu_and_selection),
+        cmocka_unit_test(test_latency_cases),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,510 @@
+/*
+ * Latency: pointer chases, flag round trips, small copies and synchronous
+ * copies. GPU-side times are SM cycles converted with each launch's own
+ * %globaltimer calibration; CPU-side times are CLOCK_MONOTONIC.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mem/buffer.h"
+#include "verify/pattern.h"
+#include "verify/verify.h"
+#include "xfer/timing.h"
+
+#define PSC__CHASE_STRIDE 128
+#define PSC__SYNC_WARMUP 10
+
+static const uint64_t psc__copy_sizes[] = {4, 64, 1024, 16384, 262144, 1048576};
+static const uint64_t psc__sync_sizes[] = {1, 8, 64, 1024, 16384, 262144, 1048576};
+
+void psc_lat_opts_default(psc_lat_opts_t *o)
+{
+    o->samples = 64;
+    o->hops = 1024;
+    o->copies = 100;
+    o->timeout_ms = 2000;
+}
+
+static double psc__now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Distribution of one size: percentiles, and the first PSC_LAT_KEEP samples kept raw. */
+static void psc__record(psc_lat_result_t *r, unsigned k, const double *v, unsigned n, psc_pctl_t *into)
+{
+    psc_percentiles(v, n, into);
+    if (into != &r->lat[k])
+        return;
+    r->nkept[k] = n < PSC_LAT_KEEP ? n : PSC_LAT_KEEP;
+    for (unsigned i = 0; i < r->nkept[k]; i++)
+        r->kept[k][i] = (float)v[i];
+}
+
+/* Small device scratch for kernel outputs, freed by the caller. */
+static psc_status_t psc__scratch(psc_context_t *ctx, int g, size_t len, CUdeviceptr *out)
+{
+    psc_status_t st;
+    void *zero;
+
+    if ((st = psc__gpu_use(ctx, g)) != PSC_OK || (st = PSC_CU(ctx, cuMemAlloc, (out, len))) != PSC_OK)
+        return st;
+    zero = calloc(1, len);
+    if (!zero) {
+        ctx->cu.p_cuMemFree(*out);
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    }
+    st = PSC_CU(ctx, cuMemcpyHtoD, (*out, zero, len));
+    free(zero);
+    if (st != PSC_OK)
+        ctx->cu.p_cuMemFree(*out);
+    return st;
+}
+
+static void psc__scratch_free(psc_context_t *ctx, int g, CUdeviceptr p)
+{
+    if (p && psc__gpu_use(ctx, g) == PSC_OK)
+        ctx->cu.p_cuMemFree(p);
+}
+
+static psc_status_t psc__peer_both(psc_context_t *ctx, int a, int b, psc_lat_result_t *res)
+{
+    int can_ab = 0, can_ba = 0;
+    psc_status_t st;
+
+    if ((st = PSC_CU(ctx, cuDeviceCanAccessPeer, (&can_ab, ctx->gpu[a].dev, ctx->gpu[b].dev))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuDeviceCanAccessPeer, (&can_ba, ctx->gpu[b].dev, ctx->gpu[a].dev))) != PSC_OK)
+        return st;
+    if (!can_ab || !can_ba) {
+        res->status = PSC_RESULT_WAIVED;
+        snprintf(res->reason, sizeof(res->reason), "no peer access between GPU %d and GPU %d", a, b);
+        return PSC_OK;
+    }
+    if ((st = psc__gpu_peer_enable(ctx, a, b)) != PSC_OK)
+        return st;
+    return psc__gpu_peer_enable(ctx, b, a);
+}
+
+static psc_status_t psc__run_chase(psc_context_t *ctx, const psc_lat_test_info_t *ti, const psc_lat_case_t *c,
+                                   const psc_lat_opts_t *o, psc_lat_result_t *res)
+{
+    const uint64_t ws = ti->working_set;
+    const uint32_t nodes = (uint32_t)(ws / PSC__CHASE_STRIDE);
+    const int g = c->issuer;
+    unsigned samples = o->samples + 1; /* the first chain warms caches and TLBs */
+    uint32_t *next = malloc(nodes * sizeof(*next)), at = 0;
+    uint64_t *img = NULL, cal[2] = {0, 0}, end = 0, *cycles = calloc(samples, sizeof(*cycles));
+    double *ns = calloc(samples, sizeof(*ns));
+    CUdeviceptr dcyc = 0, dcal = 0, dend = 0;
+    psc_buffer_t *b = NULL;
+    psc_status_t st = PSC_OK;
+
+    if (!next || !cycles || !ns) {
+        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+        goto out;
+    }
+    if (ti->where == PSC_LAT_PEER) {
+        if ((st = psc__peer_both(ctx, c->src, g, res)) != PSC_OK || res->status == PSC_RESULT_WAIVED)
+            goto out;
+    }
+    st = psc__buffer_get(ctx, ti->where == PSC_LAT_HOST ? PSC_MEM_PINNED : PSC_MEM_DEVICE,
+                         ti->where == PSC_LAT_HOST ? g : c->src, ctx->info[g].numa_node, ws, &b);
+    if (st != PSC_OK)
+        goto out;
+    psc_chain_build(next, nodes, 0x6c61746e63ull ^ (uint64_t)c->src * 977 ^ (uint64_t)g);
+    img = b->host ? b->host : calloc(1, ws);
+    if (!img) {
+        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+        goto out;
+    }
+    for (uint32_t i = 0; i < nodes; i++)
+        img[(uint64_t)i * PSC__CHASE_STRIDE / 8] = b->dptr + (uint64_t)next[i] * PSC__CHASE_STRIDE;
+    if (!b->host && (st = PSC_CU(ctx, cuMemcpyHtoD, (b->dptr, img, ws))) != PSC_OK)
+        goto out;
+    if ((st = psc__scratch(ctx, g, samples * sizeof(uint64_t), &dcyc)) != PSC_OK ||
+        (st = psc__scratch(ctx, g, 2 * sizeof(uint64_t), &dcal)) != PSC_OK ||
+        (st = psc__scratch(ctx, g, sizeof(uint64_t), &dend)) != PSC_OK)
+        goto out;
+    {
+        CUdeviceptr start = b->dptr;
+        uint64_t hops = o->hops;
+        void *params[] = {&start, &hops, &samples, &dcyc, &dcal, &dend};
+
+        if ((st = psc__gpu_use(ctx, g)) != PSC_OK ||
+            (st = psc__launch(ctx, g, ctx->gpu[g].fn_chase, 1, 1, params)) != PSC_OK ||
+            (st = PSC_CU(ctx, cuStreamSynchronize, (ctx->gpu[g].stream))) != PSC_OK ||
+            (st = PSC_CU(ctx, cuMemcpyDtoH, (cycles, dcyc, samples * sizeof(uint64_t)))) != PSC_OK ||
+            (st = PSC_CU(ctx, cuMemcpyDtoH, (cal, dcal, sizeof(cal)))) != PSC_OK ||
+            (st = PSC_CU(ctx, cuMemcpyDtoH, (&end, dend, sizeof(end)))) != PSC_OK)
+            goto out;
+    }
+    /* The chain is its own check: after samples x hops loads the pointer must be where the host says. */
+    for (uint64_t h = 0; h < (uint64_t)samples * o->hops; h++)
+        at = next[at];
+    if (end != b->dptr + (uint64_t)at * PSC__CHASE_STRIDE) {
+        res->status = PSC_RESULT_FAILED;
+        snprintf(res->reason, sizeof(res->reason), "wrong data: the chain ended at 0x%llx, expected 0x%llx",
+                 (unsigned long long)end, (unsigned long long)(b->dptr + (uint64_t)at * PSC__CHASE_STRIDE));
+        goto out;
+    }
+    res->ns_per_cycle = cal[1] ? (double)cal[0] / (double)cal[1] : 0;
+    for (unsigned s = 1; s < samples; s++)
+        ns[s - 1] = (double)cycles[s] * res->ns_per_cycle / (double)o->hops;
+    res->nsizes = 1;
+    res->sizes[0] = ws;
+    psc__record(res, 0, ns, samples - 1, &res->lat[0]);
+    res->status = PSC_RESULT_PASSED;
+out:
+    if (img && (!b || img != b->host))
+        free(img);
+    psc__scratch_free(ctx, g, dcyc);
+    psc__scratch_free(ctx, g, dcal);
+    psc__scratch_free(ctx, g, dend);
+    psc__buffer_put(b);
+    free(next);
+    free(cycles);
+    free(ns);
+    return st;
+}
+
+/* GPU <-> GPU: pong on the responder first, then ping on the initiator; each polls its own memory. */
+static psc_status_t psc__run_flag_gpu(psc_context_t *ctx, const psc_lat_case_t *c, const psc_lat_opts_t *o,
+                                      psc_lat_result_t *res)
+{
+    const int a = c->src, b = c->dst;
+    unsigned iters = o->samples * 16;
+    uint64_t timeout_ns = (uint64_t)(o->timeout_ms * 1e6), cal[2] = {0, 0}, *cycles = calloc(iters, sizeof(*cycles));
+    unsigned err_a = 0, err_b = 0;
+    double *ns = calloc(iters, sizeof(*ns));
+    CUdeviceptr flag_b = 0, ans_a = 0, dcyc = 0, dcal = 0, derr_a = 0, derr_b = 0;
+    psc_status_t st = PSC_OK;
+
+    if (!cycles || !ns) {
+        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+        goto out;
+    }
+    if ((st = psc__peer_both(ctx, a, b, res)) != PSC_OK || res->status == PSC_RESULT_WAIVED)
+        goto out;
+    if ((st = psc__scratch(ctx, b, 256, &flag_b)) != PSC_OK || (st = psc__scratch(ctx, a, 256, &ans_a)) != PSC_OK ||
+        (st = psc__scratch(ctx, a, iters * sizeof(uint64_t), &dcyc)) != PSC_OK ||
+        (st = psc__scratch(ctx, a, 2 * sizeof(uint64_t), &dcal)) != PSC_OK ||
+        (st = psc__scratch(ctx, a, sizeof(unsigned), &derr_a)) != PSC_OK ||
+        (st = psc__scratch(ctx, b, sizeof(unsigned), &derr_b)) != PSC_OK)
+        goto out;
+    {
+        void *pong[] = {&flag_b, &ans_a, &iters, &timeout_ns, &derr_b};
+        void *ping[] = {&flag_b, &ans_a, &iters, &dcyc, &dcal, &timeout_ns, &derr_a};
+
+        if ((st = psc__gpu_use(ctx, b)) != PSC_OK || (st = psc__launch(ctx, b, ctx->gpu[b].fn_pong, 1, 1, pong)) != PSC_OK ||
+            (st = psc__gpu_use(ctx, a)) != PSC_OK || (st = psc__launch(ctx, a, ctx->gpu[a].fn_ping, 1, 1, ping)) != PSC_OK)
+            goto sync;
+    sync:
+        if (psc__gpu_use(ctx, a) == PSC_OK)
+            ctx->cu.p_cuStreamSynchronize(ctx->gpu[a].stream);
+        if (psc__gpu_use(ctx, b) == PSC_OK)
+            ctx->cu.p_cuStreamSynchronize(ctx->gpu[b].stream);
+        if (st != PSC_OK)
+            goto out;
+    }
+    if ((st = psc__gpu_use(ctx, a)) != PSC_OK || (st = PSC_CU(ctx, cuMemcpyDtoH, (&err_a, derr_a, sizeof(err_a)))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuMemcpyDtoH, (cycles, dcyc, iters * sizeof(uint64_t)))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuMemcpyDtoH, (cal, dcal, sizeof(cal)))) != PSC_OK ||
+        (st = psc__gpu_use(ctx, b)) != PSC_OK || (st = PSC_CU(ctx, cuMemcpyDtoH, (&err_b, derr_b, sizeof(err_b)))) != PSC_OK)
+        goto out;
+    if (err_a || err_b) {
+        res->status = PSC_RESULT_FAILED;
+        snprintf(res->reason, sizeof(res->reason), "GPU %d got no answer within %.0f ms: the flag did not cross",
+                 err_a ? a : b, o->timeout_ms);
+        goto out;
+    }
+    res->ns_per_cycle = cal[1] ? (double)cal[0] / (double)cal[1] : 0;
+    for (unsigned i = 0; i < iters; i++)
+        ns[i] = (double)cycles[i] * res->ns_per_cycle / 2.0;
+    res->nsizes = 1;
+    res->sizes[0] = 4;
+    psc__record(res, 0, ns, iters, &res->lat[0]);
+    res->status = PSC_RESULT_PASSED;
+out:
+    psc__scratch_free(ctx, b, flag_b);
+    psc__scratch_free(ctx, a, ans_a);
+    psc__scratch_free(ctx, a, dcyc);
+    psc__scratch_free(ctx, a, dcal);
+    psc__scratch_free(ctx, a, derr_a);
+    psc__scratch_free(ctx, b, derr_b);
+    free(cycles);
+    free(ns);
+    return st;
+}
+
+/* CPU <-> GPU: the GPU answers from a pong kernel; the CPU times each round trip. */
+static psc_status_t psc__run_flag_cpu(psc_context_t *ctx, const psc_lat_case_t *c, const psc_lat_opts_t *o,
+                                      psc_lat_result_t *res)
+{
+    const int g = c->issuer;
+    unsigned iters = o->samples * 16, lost = 0, gpu_err = 0;
+    uint64_t timeout_ns = (uint64_t)(o->timeout_ms * 1e6);
+    double *ns = calloc(iters, sizeof(*ns));
+    CUdeviceptr derr = 0, dflag, dans;
+    volatile unsigned *words = NULL;
+    psc_status_t st = PSC_OK;
+    void *host = NULL;
+
+    if (!ns)
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    if ((st = psc__gpu_use(ctx, g)) != PSC_OK ||
+        (st = PSC_CU(ctx, cuMemHostAlloc, (&host, 4096, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuMemHostGetDevicePointer, (&dflag, host, 0))) != PSC_OK ||
+        (st = psc__scratch(ctx, g, sizeof(unsigned), &derr)) != PSC_OK)
+        goto out;
+    words = host;
+    words[0] = 0;  /* the flag the CPU writes */
+    words[32] = 0; /* the answer, a cache line away */
+    dans = dflag + 32 * sizeof(unsigned);
+    {
+        void *pong[] = {&dflag, &dans, &iters, &timeout_ns, &derr};
+
+        if ((st = psc__launch(ctx, g, ctx->gpu[g].fn_pong, 1, 1, pong)) != PSC_OK)
+            goto out;
+    }
+    for (unsigned i = 1; i <= iters && !lost; i++) {
+        double t0 = psc__now_ns();
+
+        __atomic_store_n(&words[0], i, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&words[32], __ATOMIC_ACQUIRE) != i) {
+            if (psc__now_ns() - t0 > (double)timeout_ns) {
+                lost = i;
+                break;
+            }
+        }
+        ns[i - 1] = (psc__now_ns() - t0) / 2.0;
+    }
+    if ((st = PSC_CU(ctx, cuStreamSynchronize, (ctx->gpu[g].stream))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuMemcpyDtoH, (&gpu_err, derr, sizeof(gpu_err)))) != PSC_OK)
+        goto out;
+    if (lost || gpu_err) {
+        res->status = PSC_RESULT_FAILED;
+        snprintf(res->reason, sizeof(res->reason), "round trip %u got no answer within %.0f ms", lost ? lost : 1,
+                 o->timeout_ms);
+        goto out;
+    }
+    res->nsizes = 1;
+    res->sizes[0] = 4;
+    psc__record(res, 0, ns, iters, &res->lat[0]);
+    res->status = PSC_RESULT_PASSED;
+out:
+    psc__scratch_free(ctx, g, derr);
+    if (host)
+        ctx->cu.p_cuMemFreeHost(host);
+    free(ns);
+    return st;
+}
+
+/* Check that the first `len` bytes of the destination match the source's pattern. */
+static psc_status_t psc__check_prefix(psc_context_t *ctx, const psc_buffer_t *b, uint64_t len, uint64_t seed,
+                                      psc_lat_result_t *res)
+{
+    psc_buffer_t view = *b;
+    psc_check_t chk;
+    psc_status_t st;
+
+    view.size = len;
+    if ((st = psc__pattern_check(ctx, &view, seed, &chk)) != PSC_OK)
+        return st;
+    if (chk.bad_bytes) {
+        res->status = PSC_RESULT_FAILED;
+        snprintf(res->reason, sizeof(res->reason),
+                 "wrong data: %llu bad bytes in a %llu-byte copy; first at offset %lld: expected 0x%02x, found 0x%02x",
+                 (unsigned long long)chk.bad_bytes, (unsigned long long)len, (long long)chk.first_bad, chk.expected,
+                 chk.found);
+    }
+    return PSC_OK;
+}
+
+static psc_status_t psc__run_copy(psc_context_t *ctx, const psc_lat_test_info_t *ti, const psc_lat_case_t *c,
+                                  const psc_lat_opts_t *o, psc_lat_result_t *res)
+{
+    const int a = c->src, b = c->dst, nsz = (int)(sizeof(psc__copy_sizes) / sizeof(psc__copy_sizes[0]));
+    const uint64_t max = psc__copy_sizes[nsz - 1], seed = 0x636f7079ull ^ (uint64_t)a << 8 ^ (uint64_t)b;
+    double *gpu = calloc(o->samples, sizeof(*gpu)), *cpu = calloc(o->samples, sizeof(*cpu));
+    unsigned char use[PSC_MAX_GPUS] = {0};
+    psc_buffer_t *src = NULL, *dst = NULL;
+    CUevent e0 = NULL, e1 = NULL;
+    psc_status_t st = PSC_OK;
+    CUstream s;
+
+    if (!gpu || !cpu) {
+        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+        goto out;
+    }
+    if (ti->p2p_off) {
+        if ((st = psc__gpu_peer_disable(ctx, a, b)) != PSC_OK || (st = psc__gpu_peer_disable(ctx, b, a)) != PSC_OK)
+            goto out;
+    } else if ((st = psc__peer_both(ctx, a, b, res)) != PSC_OK || res->status == PSC_RESULT_WAIVED) {
+        goto out;
+    }
+    if ((st = psc__buffer_get(ctx, PSC_MEM_DEVICE, a, -1, max, &src)) != PSC_OK ||
+        (st = psc__buffer_get(ctx, PSC_MEM_DEVICE, b, -1, max, &dst)) != PSC_OK ||
+        (st = psc__pattern_fill(ctx, src, seed)) != PSC_OK || (st = psc__gpu_use(ctx, a)) != PSC_OK ||
+        (st = PSC_CU(ctx, cuEventCreate, (&e0, CU_EVENT_DEFAULT))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuEventCreate, (&e1, CU_EVENT_DEFAULT))) != PSC_OK)
+        goto out;
+    s = ctx->gpu[a].stream;
+    use[a] = 1;
+    for (int k = 0; k < nsz && res->status != PSC_RESULT_FAILED; k++) {
+        const uint64_t len = psc__copy_sizes[k];
+
+        if ((st = psc__pattern_fill(ctx, dst, seed ^ PSC_POISON_XOR)) != PSC_OK || (st = psc__gpu_use(ctx, a)) != PSC_OK)
+            goto out;
+        for (unsigned r = 0; r <= o->samples; r++) { /* round 0 warms up */
+            double h0, h1;
+            float ms = 0;
+
+            if (!ti->p2p_off) {
+                psc__gates_arm(ctx, use);
+                if ((st = psc__gate_launch(ctx, a, s, (uint64_t)(o->timeout_ms * 1e6))) != PSC_OK)
+                    goto out;
+            }
+            st = PSC_CU(ctx, cuEventRecord, (e0, s));
+            h0 = psc__now_ns();
+            for (unsigned i = 0; i < o->copies && st == PSC_OK; i++)
+                st = ti->p2p_off ? PSC_CU(ctx, cuMemcpyPeerAsync, (dst->dptr, ctx->gpu[b].ctx, src->dptr, ctx->gpu[a].ctx, len, s))
+                                 : PSC_CU(ctx, cuMemcpyAsync, (dst->dptr, src->dptr, len, s));
+            h1 = psc__now_ns();
+            if (st == PSC_OK)
+                st = PSC_CU(ctx, cuEventRecord, (e1, s));
+            if (!ti->p2p_off)
+                psc__gates_release(ctx, use);
+            if (ctx->cu.p_cuStreamSynchronize(s) != CUDA_SUCCESS && st == PSC_OK)
+                st = psc__fail(ctx, PSC_ERR_DRIVER, "cuStreamSynchronize failed");
+            if (st != PSC_OK || (st = PSC_CU(ctx, cuEventElapsedTime, (&ms, e0, e1))) != PSC_OK)
+                goto out;
+            if (r > 0) {
+                gpu[r - 1] = (double)ms * 1e6 / o->copies;
+                cpu[r - 1] = (h1 - h0) / o->copies;
+            }
+        }
+        if ((st = psc__check_prefix(ctx, dst, len, seed, res)) != PSC_OK)
+            goto out;
+        res->sizes[k] = len;
+        psc__record(res, (unsigned)k, gpu, o->samples, &res->lat[k]);
+        psc__record(res, (unsigned)k, cpu, o->samples, &res->submit[k]);
+        res->nsizes = (unsigned)k + 1;
+    }
+    if (res->status != PSC_RESULT_FAILED)
+        res->status = PSC_RESULT_PASSED;
+out:
+    if (psc__gpu_use(ctx, a) == PSC_OK) {
+        if (e0)
+            ctx->cu.p_cuEventDestroy(e0);
+        if (e1)
+            ctx->cu.p_cuEventDestroy(e1);
+    }
+    psc__buffer_put(src);
+    psc__buffer_put(dst);
+    free(gpu);
+    free(cpu);
+    return st;
+}
+
+static psc_status_t psc__run_sync(psc_context_t *ctx, const psc_lat_test_info_t *ti, const psc_lat_case_t *c,
+                                  const psc_lat_opts_t *o, psc_lat_result_t *res)
+{
+    const int g = c->issuer, nsz = (int)(sizeof(psc__sync_sizes) / sizeof(psc__sync_sizes[0]));
+    const uint64_t max = psc__sync_sizes[nsz - 1], seed = 0x73796e63ull ^ (uint64_t)g;
+    double *ns = calloc(o->samples, sizeof(*ns));
+    psc_buffer_t *host = NULL, *dev = NULL;
+    psc_status_t st = PSC_OK;
+
+    if (!ns)
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    if ((st = psc__buffer_get(ctx, psc__mem_kind_of(ti->hostmem), g, ctx->info[g].numa_node, max, &host)) != PSC_OK ||
+        (st = psc__buffer_get(ctx, PSC_MEM_DEVICE, g, -1, max, &dev)) != PSC_OK)
+        goto out;
+    /* The source carries the pattern; the destination is poisoned per size and checked after. */
+    if ((st = psc__pattern_fill(ctx, ti->to_gpu ? host : dev, seed)) != PSC_OK)
+        goto out;
+    for (int k = 0; k < nsz && res->status != PSC_RESULT_FAILED; k++) {
+        const uint64_t len = psc__sync_sizes[k];
+
+        if ((st = psc__pattern_fill(ctx, ti->to_gpu ? dev : host, seed ^ PSC_POISON_XOR)) != PSC_OK ||
+            (st = psc__gpu_use(ctx, g)) != PSC_OK)
+            goto out;
+        for (unsigned i = 0; i < PSC__SYNC_WARMUP + o->samples && st == PSC_OK; i++) {
+            double t0 = psc__now_ns();
+
+            st = ti->to_gpu ? PSC_CU(ctx, cuMemcpyHtoD, (dev->dptr, host->host, len))
+                            : PSC_CU(ctx, cuMemcpyDtoH, (host->host, dev->dptr, len));
+            if (i >= PSC__SYNC_WARMUP)
+                ns[i - PSC__SYNC_WARMUP] = psc__now_ns() - t0;
+        }
+        if (st != PSC_OK || (st = psc__check_prefix(ctx, ti->to_gpu ? dev : host, len, seed, res)) != PSC_OK)
+            goto out;
+        res->sizes[k] = len;
+        psc__record(res, (unsigned)k, ns, o->samples, &res->lat[k]);
+        res->nsizes = (unsigned)k + 1;
+    }
+    if (res->status != PSC_RESULT_FAILED)
+        res->status = PSC_RESULT_PASSED;
+out:
+    psc__buffer_put(host);
+    psc__buffer_put(dev);
+    free(ns);
+    return st;
+}
+
+psc_status_t psc_lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc_lat_opts_t *o, psc_lat_result_t *out)
+{
+    const psc_lat_test_info_t *ti = c ? psc_lat_test_info(c->test) : NULL;
+    psc_status_t st;
+
+    if (!ctx || !c || !o || !out || !ti || !psc__valid_gpu(ctx, c->issuer) || o->samples < 1 || o->samples > 100000 ||
+        o->hops < 1 || o->copies < 1 || !(o->timeout_ms >= 1))
+        return PSC_ERR_INVALID;
+    if (ti->where == PSC_LAT_PEER && (!psc__valid_gpu(ctx, c->src) || !psc__valid_gpu(ctx, c->dst) || c->src == c->dst))
+        return PSC_ERR_INVALID;
+    memset(out, 0, sizeof(*out));
+    out->c = *c;
+    switch (ti->method) {
+    case PSC_LAT_CHASE: st = psc__run_chase(ctx, ti, c, o, out); break;
+    case PSC_LAT_FLAG: st = ti->where == PSC_LAT_PEER ? psc__run_flag_gpu(ctx, c, o, out) : psc__run_flag_cpu(ctx, c, o, out); break;
+    case PSC_LAT_COPY: st = psc__run_copy(ctx, ti, c, o, out); break;
+    default: st = psc__run_sync(ctx, ti, c, o, out); break;
+    }
+    if (st != PSC_OK) {
+        out->status = PSC_RESULT_FAILED;
+        snprintf(out->reason, sizeof(out->reason), "%s", ctx->last_error);
+    }
+    return PSC_OK;
+}
+
+psc_status_t psc_timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, double *host_ns)
+{
+    struct timespec res;
+    CUdeviceptr d = 0;
+    uint64_t step = 0;
+    psc_status_t st;
+
+    if (!ctx || !gpu_ns || !host_ns || !psc__valid_gpu(ctx, gpu))
+        return PSC_ERR_INVALID;
+    if ((st = psc__scratch(ctx, gpu, sizeof(uint64_t), &d)) != PSC_OK)
+        return st;
+    {
+        void *params[] = {&d};
+
+        if ((st = psc__launch(ctx, gpu, ctx->gpu[gpu].fn_probe, 1, 1, params)) == PSC_OK &&
+            (st = PSC_CU(ctx, cuStreamSynchronize, (ctx->gpu[gpu].stream))) == PSC_OK)
+            st = PSC_CU(ctx, cuMemcpyDtoH, (&step, d, sizeof(step)));
+    }
+    psc__scratch_free(ctx, gpu, d);
+    if (st != PSC_OK)
+        return st;
+    clock_getres(CLOCK_MONOTONIC, &res);
+    *gpu_ns = (double)step;
+    *host_ns = (double)res.tv_sec * 1e9 + (double)res.tv_nsec;
+    return PSC_OK;
+}

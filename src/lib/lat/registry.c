@@ -1,0 +1,198 @@
+/* The latency tests, their cases, and the pure helpers (percentiles, chains). */
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MiB (1ull << 20)
+#define T(n, t, d, m, w, off, to, h, ws, g) {n, t, d, PSC_LAT_##m, PSC_LAT_##w, off, to, PSC_HOSTMEM_##h, ws, g}
+
+static const psc_lat_test_info_t psc__lat_tests[] = {
+    T("local_chase", "GPU -> its own memory, pointer chase, 2 MiB working set (L2-resident)",
+      "dependent 8-byte loads by one thread, random order, 128-byte stride", CHASE, LOCAL, 0, 0, PINNED, 2 * MiB, 1),
+    T("local_chase_large", "GPU -> its own memory, pointer chase, 256 MiB working set (past the L2)",
+      "the same over a working set no cache holds", CHASE, LOCAL, 0, 0, PINNED, 256 * MiB, 1),
+    T("gpu_to_gpu_chase", "peer GPU memory -> GPU, pointer chase by the reading GPU, 2 MiB working set",
+      "every ordered pair: the chain lives in the peer's memory", CHASE, PEER, 0, 0, PINNED, 2 * MiB, 2),
+    T("gpu_to_gpu_chase_large", "peer GPU memory -> GPU, pointer chase by the reading GPU, 256 MiB working set",
+      "every ordered pair, a working set no cache holds", CHASE, PEER, 0, 0, PINNED, 256 * MiB, 2),
+    T("host_to_gpu_chase", "host (pinned) -> GPU, pointer chase by the GPU, 2 MiB working set",
+      "the chain lives in pinned host memory, read over PCIe", CHASE, HOST, 0, 0, PINNED, 2 * MiB, 1),
+    T("host_to_gpu_chase_large", "host (pinned) -> GPU, pointer chase by the GPU, 256 MiB working set",
+      "the same over a working set no cache holds", CHASE, HOST, 0, 0, PINNED, 256 * MiB, 1),
+    T("gpu_gpu_flag", "GPU -> GPU -> GPU flag round trip through each other's memory (one way = half)",
+      "a kernel writes into the peer, the peer's kernel answers back", FLAG, PEER, 0, 0, PINNED, 0, 2),
+    T("cpu_gpu_flag", "CPU -> GPU -> CPU flag round trip through mapped pinned memory (one way = half)",
+      "the CPU writes a flag, a GPU kernel polls it and answers", FLAG, HOST, 0, 0, PINNED, 0, 1),
+    T("gpu_to_gpu_copy_ce", "GPU -> GPU small copies, copy engine, P2P on, issued by the source",
+      "back-to-back copies of 4 B to 1 MiB: GPU time per copy and CPU time per call", COPY, PEER, 0, 0, PINNED, 0, 2),
+    T("gpu_to_gpu_copy_p2p_off_ce", "GPU -> GPU small copies, copy engine, P2P off (staged through the host)",
+      "the same with peer access off", COPY, PEER, 1, 0, PINNED, 0, 2),
+    T("host_to_gpu_sync_copy", "host (pinned) -> GPU, synchronous cuMemcpy per call, timed by the CPU",
+      "what a program pays per small transfer, 1 B to 1 MiB", SYNC, HOST, 0, 1, PINNED, 0, 1),
+    T("gpu_to_host_sync_copy", "GPU -> host (pinned), synchronous cuMemcpy per call, timed by the CPU",
+      "what a program pays per small transfer, 1 B to 1 MiB", SYNC, HOST, 0, 0, PINNED, 0, 1),
+    T("host_to_gpu_sync_copy_pageable", "host (pageable) -> GPU, synchronous cuMemcpy per call, timed by the CPU",
+      "the same from malloc'd memory", SYNC, HOST, 0, 1, PAGEABLE, 0, 1),
+    T("gpu_to_host_sync_copy_pageable", "GPU -> host (pageable), synchronous cuMemcpy per call, timed by the CPU",
+      "the same into malloc'd memory", SYNC, HOST, 0, 0, PAGEABLE, 0, 1),
+};
+
+#undef T
+
+int psc_lat_test_count(void)
+{
+    return (int)(sizeof(psc__lat_tests) / sizeof(psc__lat_tests[0]));
+}
+
+const psc_lat_test_info_t *psc_lat_test_info(psc_lat_test_t t)
+{
+    return t >= 0 && t < psc_lat_test_count() ? &psc__lat_tests[t] : NULL;
+}
+
+psc_status_t psc_lat_test_from_name(const char *name, psc_lat_test_t *out)
+{
+    for (int t = 0; name && t < psc_lat_test_count(); t++)
+        if (strcmp(name, psc__lat_tests[t].name) == 0) {
+            *out = t;
+            return PSC_OK;
+        }
+    return PSC_ERR_INVALID;
+}
+
+int psc_lat_test_match(const char *glob, psc_lat_test_t *out, int cap)
+{
+    int n = 0;
+
+    for (int t = 0; glob && t < psc_lat_test_count(); t++) {
+        if (fnmatch(glob, psc__lat_tests[t].name, 0) != 0)
+            continue;
+        if (out && n < cap)
+            out[n] = t;
+        n++;
+    }
+    return n;
+}
+
+psc_status_t psc_lat_cases(const psc_context_t *ctx, psc_lat_test_t test, const int *devices, int ndev,
+                           psc_lat_case_t *cases, size_t cap, size_t *n)
+{
+    const psc_lat_test_info_t *ti = psc_lat_test_info(test);
+    int d[PSC_MAX_GPUS], m = ndev ? ndev : psc_device_count(ctx);
+    size_t k = 0;
+
+    if (!ctx || !n || !ti || ndev < 0 || (ndev > 0 && !devices) || m > PSC_MAX_GPUS)
+        return PSC_ERR_INVALID;
+    for (int i = 0; i < m; i++) {
+        d[i] = ndev ? devices[i] : i;
+        if (!psc__valid_gpu(ctx, d[i]))
+            return PSC_ERR_INVALID;
+        for (int j = 0; j < i; j++)
+            if (d[j] == d[i])
+                return PSC_ERR_INVALID;
+    }
+    for (int i = 0; m >= ti->min_gpus && i < m; i++) {
+        if (ti->where != PSC_LAT_PEER) {
+            psc_lat_case_t c = {test, d[i], d[i], d[i]};
+
+            if (ti->where == PSC_LAT_HOST && !(ti->method == PSC_LAT_SYNC && !ti->to_gpu))
+                c.src = PSC_HOST;
+            if (ti->method == PSC_LAT_SYNC && !ti->to_gpu)
+                c.dst = PSC_HOST;
+            if (cases && k < cap)
+                cases[k] = c;
+            k++;
+            continue;
+        }
+        for (int j = 0; j < m; j++) {
+            /* chase: the chain is on i, read by j; flag and copy: i starts, j answers or receives */
+            psc_lat_case_t c = {test, d[i], d[j], ti->method == PSC_LAT_CHASE ? d[j] : d[i]};
+
+            if (i == j)
+                continue;
+            if (cases && k < cap)
+                cases[k] = c;
+            k++;
+        }
+    }
+    *n = k;
+    return PSC_OK;
+}
+
+static int psc__cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+psc_status_t psc_percentiles(const double *v, unsigned n, psc_pctl_t *out)
+{
+    double *s, sum = 0;
+    psc_pctl_t p;
+
+    if (!v || !out || !n)
+        return PSC_ERR_INVALID;
+    s = malloc(n * sizeof(*s));
+    if (!s)
+        return PSC_ERR_NO_MEMORY;
+    memcpy(s, v, n * sizeof(*s));
+    qsort(s, n, sizeof(*s), psc__cmp);
+    for (unsigned i = 0; i < n; i++)
+        sum += s[i];
+    /* Nearest rank: the smallest value with at least p% of the samples at or below it. */
+#define PSC__RANK(pct) s[(unsigned)((pct) * n / 100.0 + 0.999999) > 0 ? (unsigned)((pct) * n / 100.0 + 0.999999) - 1 : 0]
+    p.n = n;
+    p.min = s[0];
+    p.max = s[n - 1];
+    p.p50 = PSC__RANK(50);
+    p.p90 = PSC__RANK(90);
+    p.p99 = PSC__RANK(99);
+    p.mean = sum / n;
+#undef PSC__RANK
+    free(s);
+    *out = p;
+    return PSC_OK;
+}
+
+/* splitmix64 steps: a small, seedable generator for the chain's order. */
+static uint64_t psc__rand(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+void psc_chain_build(uint32_t *next, uint32_t n, uint64_t seed)
+{
+    uint32_t *perm;
+
+    if (!next || n == 0)
+        return;
+    if (n == 1) {
+        next[0] = 0;
+        return;
+    }
+    perm = malloc(n * sizeof(*perm));
+    if (!perm) {
+        for (uint32_t i = 0; i < n; i++) /* still one cycle, just not random */
+            next[i] = (i + 1) % n;
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        perm[i] = i;
+    /* Sattolo: swapping only with earlier positions makes one n-cycle. */
+    for (uint32_t i = n - 1; i > 0; i--) {
+        uint32_t j = (uint32_t)(psc__rand(&seed) % i);
+        uint32_t t = perm[i];
+
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        next[i] = perm[i];
+    free(perm);
+}

@@ -1,0 +1,160 @@
+#include "render_lat.h"
+
+#include <stdlib.h>
+
+#include "render.h"
+#include "table.h"
+
+static const psc_lat_result_t *psc__find(const psc_lat_result_t *res, size_t n, int src, int dst)
+{
+    for (size_t i = 0; i < n; i++)
+        if (res[i].c.src == src && res[i].c.dst == dst)
+            return &res[i];
+    return NULL;
+}
+
+static void psc__cell(psc_table_t *t, unsigned r, unsigned c, const psc_lat_result_t *x)
+{
+    if (!x)
+        psc_table_set(t, r, c, "-");
+    else if (x->status != PSC_RESULT_PASSED)
+        psc_table_set(t, r, c, "%s", x->status == PSC_RESULT_WAIVED ? "n/a" : "FAIL");
+    else
+        psc_table_set(t, r, c, "%.0f (%.0f)", x->lat[0].p50, x->lat[0].p99);
+}
+
+static void psc__notes(FILE *f, const psc_lat_result_t *res, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char a[16], b[16];
+
+        if (res[i].status != PSC_RESULT_PASSED)
+            fprintf(f, "  %s -> %s: %s: %s\n", psc_endpoint_name(res[i].c.src, a, sizeof(a)),
+                    psc_endpoint_name(res[i].c.dst, b, sizeof(b)), psc_result_status_string(res[i].status),
+                    res[i].reason);
+    }
+}
+
+static void psc__by_size(FILE *f, const psc_lat_test_info_t *ti, const psc_lat_result_t *res, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const psc_lat_result_t *x = &res[i];
+        int copy = ti->method == PSC_LAT_COPY;
+        psc_table_t *t;
+        char a[16], b[16];
+
+        fprintf(f, "%s -> %s%s\n", psc_endpoint_name(x->c.src, a, sizeof(a)), psc_endpoint_name(x->c.dst, b, sizeof(b)),
+                x->status == PSC_RESULT_PASSED ? "" : "");
+        if (x->status != PSC_RESULT_PASSED) {
+            fprintf(f, "  %s: %s\n", psc_result_status_string(x->status), x->reason);
+            continue;
+        }
+        t = psc_table_new(x->nsizes + 1, copy ? 5 : 5);
+        if (!t)
+            return;
+        psc_table_set(t, 0, 0, "bytes");
+        psc_table_set(t, 0, 1, copy ? "GPU per copy p50" : "per call p50");
+        psc_table_set(t, 0, 2, copy ? "GPU p99" : "p90");
+        psc_table_set(t, 0, 3, copy ? "CPU submit p50" : "p99");
+        psc_table_set(t, 0, 4, copy ? "CPU submit p99" : "min");
+        for (unsigned k = 0; k < x->nsizes; k++) {
+            psc_table_set(t, k + 1, 0, "%llu", (unsigned long long)x->sizes[k]);
+            psc_table_set(t, k + 1, 1, "%.2f", x->lat[k].p50 / 1e3);
+            psc_table_set(t, k + 1, 2, "%.2f", copy ? x->lat[k].p99 / 1e3 : x->lat[k].p90 / 1e3);
+            psc_table_set(t, k + 1, 3, "%.2f", copy ? x->submit[k].p50 / 1e3 : x->lat[k].p99 / 1e3);
+            psc_table_set(t, k + 1, 4, "%.2f", copy ? x->submit[k].p99 / 1e3 : x->lat[k].min / 1e3);
+        }
+        psc_table_render(t, f);
+        psc_table_free(t);
+    }
+}
+
+void psc_render_lat(FILE *f, psc_lat_test_t test, const psc_lat_result_t *res, size_t n, const int *devs, int ndev)
+{
+    const psc_lat_test_info_t *ti = psc_lat_test_info(test);
+    psc_table_t *t;
+
+    if (!ti)
+        return;
+    fprintf(f, "\n%s: %s\n", ti->name, ti->title);
+    if (n == 0) {
+        fprintf(f, "  waived: needs at least %d GPUs\n", ti->min_gpus);
+        return;
+    }
+    if (ti->method == PSC_LAT_COPY || ti->method == PSC_LAT_SYNC) {
+        fprintf(f, "[microseconds; percentiles over %s]\n",
+                ti->method == PSC_LAT_COPY ? "samples of back-to-back copies; GPU time is events around them, "
+                                             "CPU submit is the host's time per cuMemcpy*Async call"
+                                           : "single synchronous calls timed by the host");
+        psc__by_size(f, ti, res, n);
+        return;
+    }
+    fprintf(f, "[nanoseconds, p50 (p99); %s]\n",
+            ti->method == PSC_LAT_CHASE ? "per dependent load; src = where the chain lives, dst = the reading GPU"
+                                        : "one way = round trip / 2");
+    if (ti->where == PSC_LAT_PEER) {
+        t = psc_table_new((unsigned)ndev + 1, (unsigned)ndev + 1);
+        if (!t)
+            return;
+        psc_table_set(t, 0, 0, "src \\ dst");
+        for (int j = 0; j < ndev; j++)
+            psc_table_set(t, 0, (unsigned)j + 1, "gpu%d", devs[j]);
+        for (int i = 0; i < ndev; i++) {
+            psc_table_set(t, (unsigned)i + 1, 0, "gpu%d", devs[i]);
+            for (int j = 0; j < ndev; j++)
+                psc__cell(t, (unsigned)i + 1, (unsigned)j + 1, i == j ? NULL : psc__find(res, n, devs[i], devs[j]));
+        }
+    } else {
+        t = psc_table_new(2, (unsigned)ndev + 1);
+        if (!t)
+            return;
+        psc_table_set(t, 1, 0, "%s", ti->where == PSC_LAT_HOST ? (ti->method == PSC_LAT_FLAG ? "cpu <-> gpu" : "host -> gpu")
+                                                               : "gpu -> gpu");
+        for (int j = 0; j < ndev; j++) {
+            psc_table_set(t, 0, (unsigned)j + 1, "gpu%d", devs[j]);
+            psc__cell(t, 1, (unsigned)j + 1, psc__find(res, n, ti->where == PSC_LAT_HOST ? PSC_HOST : devs[j], devs[j]));
+        }
+    }
+    psc_table_render(t, f);
+    psc_table_free(t);
+    psc__notes(f, res, n);
+}
+
+static json_t *psc__pctl(const psc_pctl_t *p)
+{
+    return json_pack("{s:i,s:f,s:f,s:f,s:f,s:f,s:f}", "n", (json_int_t)p->n, "min", p->min, "p50", p->p50, "p90",
+                     p->p90, "p99", p->p99, "max", p->max, "mean", p->mean);
+}
+
+json_t *psc_json_lat_result(const psc_lat_result_t *r)
+{
+    const psc_lat_test_info_t *ti = psc_lat_test_info(r->c.test);
+    json_t *o = json_object(), *sizes = json_array();
+    char a[16], b[16], iss[16], dir[40];
+
+    snprintf(dir, sizeof(dir), "%s -> %s", psc_endpoint_name(r->c.src, a, sizeof(a)),
+             psc_endpoint_name(r->c.dst, b, sizeof(b)));
+    json_object_set_new(o, "name", json_string(ti ? ti->name : "unknown"));
+    json_object_set_new(o, "title", json_string(ti ? ti->title : "unknown"));
+    json_object_set_new(o, "direction", json_string(dir));
+    json_object_set_new(o, "issuer", json_string(psc_endpoint_name(r->c.issuer, iss, sizeof(iss))));
+    json_object_set_new(o, "status", json_string(psc_result_status_string(r->status)));
+    json_object_set_new(o, "reason", r->reason[0] ? json_string(r->reason) : json_null());
+    json_object_set_new(o, "unit", json_string("ns"));
+    json_object_set_new(o, "gpu_ns_per_cycle", r->ns_per_cycle > 0 ? json_real(r->ns_per_cycle) : json_null());
+    for (unsigned k = 0; k < r->nsizes; k++) {
+        json_t *e = json_object(), *raw = json_array();
+
+        json_object_set_new(e, ti && ti->method == PSC_LAT_CHASE ? "working_set_bytes" : "bytes",
+                            json_integer((json_int_t)r->sizes[k]));
+        json_object_set_new(e, "latency", psc__pctl(&r->lat[k]));
+        if (ti && ti->method == PSC_LAT_COPY)
+            json_object_set_new(e, "cpu_submit", psc__pctl(&r->submit[k]));
+        for (unsigned i = 0; i < r->nkept[k]; i++)
+            json_array_append_new(raw, json_real(r->kept[k][i]));
+        json_object_set_new(e, "samples", raw);
+        json_array_append_new(sizes, e);
+    }
+    json_object_set_new(o, "sizes", sizes);
+    return o;
+}

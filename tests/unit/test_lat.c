@@ -1,0 +1,155 @@
+/* Latency's pure parts: chains are single cycles, percentiles by nearest rank, the registry, cases, rendering. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "p2pscope.h"
+#include "report/render_lat.h"
+
+static void test_chain_is_one_cycle(void **state)
+{
+    const uint32_t sizes[] = {1, 2, 3, 7, 1000, 65536};
+
+    (void)state;
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        uint32_t n = sizes[k], *next = malloc(n * sizeof(*next)), at = 0, steps = 0;
+        unsigned char *seen = calloc(n, 1);
+
+        psc_chain_build(next, n, 42 + k);
+        do { /* every node once, then back to the start */
+            assert_true(next[at] < n);
+            assert_false(seen[at]);
+            seen[at] = 1;
+            at = next[at];
+            steps++;
+        } while (at != 0 && steps <= n);
+        assert_int_equal(at, 0);
+        assert_int_equal(steps, n);
+        free(next);
+        free(seen);
+    }
+}
+
+static void test_chain_is_random_and_seeded(void **state)
+{
+    uint32_t a[4096], b[4096], c[4096];
+    int same_ab = 1, same_ac = 1, sequential = 0;
+
+    (void)state;
+    psc_chain_build(a, 4096, 1);
+    psc_chain_build(b, 4096, 1);
+    psc_chain_build(c, 4096, 2);
+    for (int i = 0; i < 4096; i++) {
+        same_ab &= a[i] == b[i];
+        same_ac &= a[i] == c[i];
+        sequential += a[i] == (uint32_t)(i + 1) % 4096;
+    }
+    assert_true(same_ab);  /* the same seed, the same chain */
+    assert_false(same_ac); /* another seed, another chain */
+    assert_true(sequential < 16); /* not a walk in address order that a prefetcher would follow */
+}
+
+static void test_percentiles(void **state)
+{
+    double v[100], one = 7;
+    psc_pctl_t p;
+
+    (void)state;
+    for (int i = 0; i < 100; i++)
+        v[i] = 100 - i; /* 100 .. 1, unsorted order */
+    assert_int_equal(psc_percentiles(v, 100, &p), PSC_OK);
+    assert_float_equal(p.min, 1, 0);
+    assert_float_equal(p.p50, 50, 0);
+    assert_float_equal(p.p90, 90, 0);
+    assert_float_equal(p.p99, 99, 0);
+    assert_float_equal(p.max, 100, 0);
+    assert_float_equal(p.mean, 50.5, 1e-12);
+    assert_float_equal(v[0], 100, 0); /* input untouched */
+    assert_int_equal(psc_percentiles(&one, 1, &p), PSC_OK);
+    assert_float_equal(p.p99, 7, 0);
+    assert_int_equal(psc_percentiles(v, 0, &p), PSC_ERR_INVALID);
+}
+
+static void test_registry(void **state)
+{
+    psc_lat_test_t t, found[32];
+
+    (void)state;
+    assert_true(psc_lat_test_count() >= 14);
+    for (int i = 0; i < psc_lat_test_count(); i++) {
+        const psc_lat_test_info_t *x = psc_lat_test_info(i);
+
+        assert_non_null(strstr(x->title, "->"));
+        assert_int_equal(psc_lat_test_from_name(x->name, &t), PSC_OK);
+        assert_int_equal(t, i);
+        if (x->method == PSC_LAT_CHASE)
+            assert_true(x->working_set >= (2u << 20));
+    }
+    assert_int_equal(psc_lat_test_match("*_flag", found, 32), 2);
+    assert_int_equal(psc_lat_test_match("*sync_copy*", found, 32), 4);
+    assert_null(psc_lat_test_info(psc_lat_test_count()));
+}
+
+static void test_render(void **state)
+{
+    static psc_lat_result_t r[2];
+    int devs[] = {0, 1};
+    psc_lat_test_t chase, copy;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    (void)state;
+    psc_lat_test_from_name("gpu_to_gpu_chase", &chase);
+    psc_lat_test_from_name("gpu_to_gpu_copy_ce", &copy);
+    memset(r, 0, sizeof(r));
+    r[0].c = (psc_lat_case_t){chase, 0, 1, 1};
+    r[1].c = (psc_lat_case_t){chase, 1, 0, 0};
+    r[0].status = r[1].status = PSC_RESULT_PASSED;
+    r[0].nsizes = r[1].nsizes = 1;
+    r[0].lat[0] = (psc_pctl_t){64, 800, 828, 840, 901, 950, 830};
+    r[1].lat[0] = (psc_pctl_t){64, 810, 831, 850, 899, 960, 832};
+    f = open_memstream(&buf, &len);
+    psc_render_lat(f, chase, r, 2, devs, 2);
+    fclose(f);
+    assert_non_null(strstr(buf, "src \\ dst       gpu0       gpu1\n"
+                                "gpu0               -  828 (901)\n"
+                                "gpu1       831 (899)          -\n"));
+    free(buf);
+    r[0].c = (psc_lat_case_t){copy, 0, 1, 0};
+    r[0].nsizes = 2;
+    r[0].sizes[0] = 4;
+    r[0].sizes[1] = 1048576;
+    r[0].lat[1] = (psc_pctl_t){20, 4000, 4500, 4700, 4800, 5000, 4550};
+    r[0].submit[0] = (psc_pctl_t){20, 1000, 1200, 1300, 1400, 1500, 1250};
+    f = open_memstream(&buf, &len);
+    psc_render_lat(f, copy, r, 1, devs, 2);
+    fclose(f);
+    assert_non_null(strstr(buf, "CPU submit is the host's time per cuMemcpy*Async call"));
+    assert_non_null(strstr(buf, "bytes    GPU per copy p50  GPU p99  CPU submit p50  CPU submit p99\n"
+                                "4                    0.83     0.90            1.20            1.40\n"));
+    free(buf);
+    {
+        json_t *j = psc_json_lat_result(&r[0]);
+
+        assert_string_equal(json_string_value(json_object_get(j, "direction")), "gpu0 -> gpu1");
+        assert_int_equal(json_array_size(json_object_get(j, "sizes")), 2);
+        assert_float_equal(json_real_value(json_object_get(json_object_get(json_array_get(json_object_get(j, "sizes"), 0),
+                                                                           "cpu_submit"), "p50")), 1200, 0);
+        json_decref(j);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chain_is_one_cycle), cmocka_unit_test(test_chain_is_random_and_seeded),
+        cmocka_unit_test(test_percentiles),        cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_render),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
