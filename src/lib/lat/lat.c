@@ -16,7 +16,7 @@
 #define PSC__CHASE_STRIDE 128
 #define PSC__SYNC_WARMUP 10
 
-static const uint64_t psc__copy_sizes[] = {4, 64, 1024, 16384, 262144, 1048576};
+static const uint64_t psc__copy_sizes[] = {4, 16, 64, 1024, 16384, 262144, 1048576};
 static const uint64_t psc__sync_sizes[] = {1, 8, 64, 1024, 16384, 262144, 1048576};
 
 void psc_lat_opts_default(psc_lat_opts_t *o)
