@@ -151,6 +151,23 @@ int psc__valid_gpu(const psc_context_t *ctx, int i)
     return ctx && i >= 0 && i < ctx->ndev;
 }
 
+int psc__resolve_devices(const psc_context_t *ctx, const int *devices, int ndev, int *d, int cap)
+{
+    int m = ndev ? ndev : psc_device_count(ctx);
+
+    if (!ctx || ndev < 0 || (ndev > 0 && !devices) || m > cap)
+        return -1;
+    for (int i = 0; i < m; i++) {
+        d[i] = ndev ? devices[i] : i;
+        if (!psc__valid_gpu(ctx, d[i]))
+            return -1;
+        for (int j = 0; j < i; j++)
+            if (d[j] == d[i])
+                return -1;
+    }
+    return m;
+}
+
 static psc_status_t psc__gpu_setup(psc_context_t *ctx, int i)
 {
     psc_gpu_t *g = &ctx->gpu[i];

@@ -90,4 +90,14 @@ unsigned psc__grid_blocks(const psc_context_t *ctx, int i);
 
 int psc__valid_gpu(const psc_context_t *ctx, int i);
 
+/*
+ * The GPUs a test runs over: `devices` (ndev of them) or every GPU when ndev
+ * is 0, into d (cap entries). The count, or -1 when one is out of range,
+ * named twice, or there are more than cap.
+ */
+int psc__resolve_devices(const psc_context_t *ctx, const int *devices, int ndev, int *d, int cap);
+
+/* qsort comparator for doubles, ascending. */
+int psc__cmp_double(const void *a, const void *b);
+
 #endif

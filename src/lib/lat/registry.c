@@ -79,19 +79,11 @@ psc_status_t psc_lat_cases(const psc_context_t *ctx, psc_lat_test_t test, const 
                            psc_lat_case_t *cases, size_t cap, size_t *n)
 {
     const psc_lat_test_info_t *ti = psc_lat_test_info(test);
-    int d[PSC_MAX_GPUS], m = ndev ? ndev : psc_device_count(ctx);
+    int d[PSC_MAX_GPUS], m = psc__resolve_devices(ctx, devices, ndev, d, PSC_MAX_GPUS);
     size_t k = 0;
 
-    if (!ctx || !n || !ti || ndev < 0 || (ndev > 0 && !devices) || m > PSC_MAX_GPUS)
+    if (!n || !ti || m < 0)
         return PSC_ERR_INVALID;
-    for (int i = 0; i < m; i++) {
-        d[i] = ndev ? devices[i] : i;
-        if (!psc__valid_gpu(ctx, d[i]))
-            return PSC_ERR_INVALID;
-        for (int j = 0; j < i; j++)
-            if (d[j] == d[i])
-                return PSC_ERR_INVALID;
-    }
     for (int i = 0; m >= ti->min_gpus && i < m; i++) {
         if (ti->where != PSC_LAT_PEER) {
             psc_lat_case_t c = {test, d[i], d[i], d[i]};
@@ -120,13 +112,6 @@ psc_status_t psc_lat_cases(const psc_context_t *ctx, psc_lat_test_t test, const 
     return PSC_OK;
 }
 
-static int psc__cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 psc_status_t psc_percentiles(const double *v, unsigned n, psc_pctl_t *out)
 {
     double *s, sum = 0;
@@ -138,7 +123,7 @@ psc_status_t psc_percentiles(const double *v, unsigned n, psc_pctl_t *out)
     if (!s)
         return PSC_ERR_NO_MEMORY;
     memcpy(s, v, n * sizeof(*s));
-    qsort(s, n, sizeof(*s), psc__cmp);
+    qsort(s, n, sizeof(*s), psc__cmp_double);
     for (unsigned i = 0; i < n; i++)
         sum += s[i];
     /* Nearest rank: the smallest value with at least p% of the samples at or below it. */

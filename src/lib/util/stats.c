@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "p2pscope.h"
+#include "internal.h"
 
-static int psc__cmp_double(const void *a, const void *b)
+int psc__cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
 

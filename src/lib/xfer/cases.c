@@ -120,19 +120,11 @@ psc_status_t psc_bw_cases(const psc_context_t *ctx, psc_bw_test_t test, const in
                           psc_bw_case_t *cases, size_t cap, size_t *n)
 {
     const psc_bw_test_info_t *ti = psc_bw_test_info(test);
-    int d[PSC_MAX_XFERS], m = ndev ? ndev : psc_device_count(ctx);
+    int d[PSC_MAX_XFERS], m = psc__resolve_devices(ctx, devices, ndev, d, PSC_MAX_XFERS);
     psc__case_list_t l = {cases, cap, 0};
 
-    if (!ctx || !n || !ti || ndev < 0 || (ndev > 0 && !devices) || m > PSC_MAX_XFERS)
+    if (!n || !ti || m < 0)
         return PSC_ERR_INVALID;
-    for (int i = 0; i < m; i++) {
-        d[i] = ndev ? devices[i] : i;
-        if (!psc__valid_gpu(ctx, d[i]))
-            return PSC_ERR_INVALID;
-        for (int j = 0; j < i; j++)
-            if (d[j] == d[i])
-                return PSC_ERR_INVALID;
-    }
     if (m >= ti->min_gpus)
         psc__generate(ti, test, d, m, &l);
     *n = l.n;
