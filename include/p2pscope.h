@@ -528,6 +528,54 @@ psc_status_t psc_lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc_
 /* The timers: %globaltimer's smallest step on GPU g and CLOCK_MONOTONIC's resolution, both in ns. */
 psc_status_t psc_timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, double *host_ns);
 
+/* ---------------------------------------------------------------- integrity */
+
+typedef enum { PSC_FAULT_NONE, PSC_FAULT_FLIP, PSC_FAULT_DROP, PSC_FAULT_MISPLACE } psc_fault_t;
+
+#define PSC_PATTERN_KINDS 6 /* random, address, walking ones, walking zeros, zero, ones */
+const char *psc_pattern_kind_name(int kind);
+
+typedef struct {
+    uint64_t max_size;      /* largest copy (default 64 MiB; pageable host memory stops at 1 MiB) */
+    unsigned pattern_mask;  /* bit k: pattern kind k (default: all) */
+    int unaligned;          /* also copy between unaligned source and destination offsets (default 1) */
+    uint64_t seed;          /* recorded in the results; each copy derives its own */
+    /* Test hook: after each copy of fault_size bytes (0: every copy), damage the first destination:
+     * flip the byte at fault_offset, drop fault_len bytes there, or write them fault_len further on. */
+    psc_fault_t fault;
+    uint64_t fault_offset, fault_len, fault_size;
+} psc_verify_opts_t;
+
+void psc_verify_opts_default(psc_verify_opts_t *o);
+
+typedef struct {
+    psc_bw_case_t c;
+    psc_result_status_t status;
+    char reason[512];
+    uint64_t copies;             /* copies made and checked */
+    uint64_t bytes_copied;
+    uint64_t bytes_checked;      /* destination ranges, the canaries around them, sources and sentinels */
+    uint64_t bad_bytes;
+    unsigned bad_copies;
+    struct {                     /* the first wrong byte seen */
+        int pattern, xfer;
+        uint64_t size, src_off, dst_off;
+        int64_t offset;          /* from the start of the destination range; negative: before it */
+        uint8_t expected, found;
+        int where;               /* 0 destination range, 1 canary, 2 source, 3 sentinel */
+    } first;
+} psc_verify_result_t;
+
+/*
+ * Copy and check every size, offset and pattern of the plan over one case's
+ * transfers (any bandwidth test's case: every engine and memory kind), with
+ * canaries around each destination range, the sources re-checked, and
+ * sentinel buffers on the GPUs involved that must stay untouched. Checks run
+ * on the GPU (the CPU for pageable memory). Failed results return PSC_OK.
+ */
+psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
+                            psc_verify_result_t *out);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -14,7 +14,7 @@ enum {
     PSC_EXIT_NA = 77,     /* nothing applicable */
 };
 
-typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT } psc_cli_cmd_t;
+typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY } psc_cli_cmd_t;
 
 #define PSC_CLI_MAX_DEVS 64
 #define PSC_CLI_MAX_TESTS 128
@@ -28,6 +28,8 @@ typedef struct {
     int tests[PSC_CLI_MAX_TESTS];
     int list_tests;                       /* bw -l */
     int samples_given;                    /* -n was on the command line */
+    unsigned seconds;                     /* verify --seconds: stress for this long */
+    psc_verify_opts_t verify;             /* verify: plan and the test-only fault */
     uint64_t sweep_min, sweep_max;        /* -b/-e: a size sweep; 0: each test's one size */
     unsigned sweep_factor;                /* -f */
     int ndev;                             /* 0: every GPU */
@@ -58,6 +60,7 @@ int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_lat_list(void);
+int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o);
 /* Run every case of one test with these options; results into res (cap), progress on stderr. */
 size_t psc_cli_run_cases(psc_context_t *ctx, const psc_measure_opts_t *m, psc_bw_test_t test, const int *devs,
                          int ndev, psc_bw_result_t *res, size_t cap, size_t *done, size_t total);

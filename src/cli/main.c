@@ -89,6 +89,7 @@ int main(int argc, char **argv)
         case PSC_CMD_DOCTOR: rc = psc_cmd_doctor(ctx, &o); break;
         case PSC_CMD_NVLINK: rc = psc_cmd_nvlink(ctx, &o); break;
         case PSC_CMD_LAT: rc = psc_cmd_lat(ctx, &o); break;
+        case PSC_CMD_VERIFY: rc = psc_cmd_verify(ctx, &o); break;
         default: rc = psc_cmd_bw(ctx, &o); break;
         }
     psc_context_destroy(ctx);

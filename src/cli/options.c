@@ -6,7 +6,7 @@
 
 #include "cli.h"
 
-enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE };
+enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT };
 
 static const struct option psc__long_opts[] = {
     {"test", required_argument, NULL, 't'},
@@ -22,6 +22,8 @@ static const struct option psc__long_opts[] = {
     {"host-node", required_argument, NULL, OPT_HOST_NODE},
     {"max-samples", required_argument, NULL, OPT_MAX_SAMPLES},
     {"stable", required_argument, NULL, OPT_STABLE},
+    {"seconds", required_argument, NULL, OPT_SECONDS},
+    {"test-fault", required_argument, NULL, OPT_TEST_FAULT},
     {"gate-timeout", required_argument, NULL, OPT_GATE_TIMEOUT},
     {"json", optional_argument, NULL, OPT_JSON},
     {"test-corrupt-offset", required_argument, NULL, OPT_TEST_CORRUPT},
@@ -42,6 +44,7 @@ void psc_cli_usage(void)
            "  devices   the GPUs, the driver and how GPUs are numbered\n"
            "  bw        bandwidth tests: all, or those named with --test\n"
            "  lat       latency tests: pointer chases, flag round trips, small and synchronous copies\n"
+           "  verify    every path moves the right bytes: patterns, sizes, unaligned offsets, canaries\n"
            "  list      the names of the bandwidth tests\n"
            "  topo      how the GPUs connect: path matrix, P2P access and attributes, PCIe, BAR1, IOMMU, ACS\n"
            "  nvlink    every NVLink: state, speed, remote end, capabilities, traffic counters\n"
@@ -67,6 +70,7 @@ void psc_cli_usage(void)
            "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
            "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, captured /sys tree, or --save JSON)\n"
            "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"
+           "      --seconds N            verify: repeat with new seeds for N seconds (a stress test)\n"
            "      --watch                nvlink: run the --test tests (default gpu_to_gpu_write_ce) and show\n"
            "                             the bytes each link carried\n"
            "  -h, --help                 this text\n"
@@ -155,6 +159,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
     static const struct { const char *name; psc_cli_cmd_t cmd; } cmds[] = {
         {"report", PSC_CMD_REPORT}, {"devices", PSC_CMD_DEVICES}, {"bw", PSC_CMD_BW}, {"list", PSC_CMD_LIST},
         {"topo", PSC_CMD_TOPO}, {"doctor", PSC_CMD_DOCTOR}, {"nvlink", PSC_CMD_NVLINK}, {"lat", PSC_CMD_LAT},
+        {"verify", PSC_CMD_VERIFY},
     };
 
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -163,7 +168,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
             return 0;
         }
     }
-    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, list, topo, nvlink, doctor (see p2pscope --help)", word);
+    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, list, topo, nvlink, doctor (see p2pscope --help)", word);
     return PSC_EXIT_USAGE;
 }
 
@@ -276,6 +281,31 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
     case OPT_WATCH:
         o->watch = 1;
         return 0;
+    case OPT_SECONDS:
+        if (psc__uint(arg, 86400, &v) != 0 || v < 1) {
+            snprintf(err, errlen, "bad --seconds '%s': accepted 1 to 86400", arg);
+            return PSC_EXIT_USAGE;
+        }
+        o->seconds = (unsigned)v;
+        return 0;
+    case OPT_TEST_FAULT: {
+        char kind[16];
+        unsigned long long off = 0, len = 1, size = 0;
+        int got = sscanf(arg, "%15[a-z]:%llu:%llu:%llu", kind, &off, &len, &size);
+
+        o->verify.fault = got < 2 ? PSC_FAULT_NONE
+                          : strcmp(kind, "flip") == 0 ? PSC_FAULT_FLIP
+                          : strcmp(kind, "drop") == 0 ? PSC_FAULT_DROP
+                          : strcmp(kind, "misplace") == 0 ? PSC_FAULT_MISPLACE : PSC_FAULT_NONE;
+        if (o->verify.fault == PSC_FAULT_NONE || len < 1) {
+            snprintf(err, errlen, "bad --test-fault '%s': accepted flip|drop|misplace:OFFSET[:LEN[:SIZE]]", arg);
+            return PSC_EXIT_USAGE;
+        }
+        o->verify.fault_offset = off;
+        o->verify.fault_len = len;
+        o->verify.fault_size = size;
+        return 0;
+    }
     case 'h':
         o->help = 1;
         return 0;
@@ -297,6 +327,7 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
 
     memset(o, 0, sizeof(*o));
     psc_measure_opts_default(&o->measure);
+    psc_verify_opts_default(&o->verify);
     o->cmd = PSC_CMD_REPORT;
     if (argc > 1 && argv[1][0] != '-') {
         if ((rc = psc__command(argv[1], o, err, errlen)) != 0)
@@ -320,7 +351,8 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
     /* -n raises the cap with it; --max-samples below -n is an error the check names. */
     if (o->measure.max_samples < o->measure.samples && !max_given)
         o->measure.max_samples = o->measure.samples;
-    if ((o->sweep_min || o->sweep_max) && (!o->sweep_min || !o->sweep_max || o->sweep_min > o->sweep_max)) {
+    if (o->cmd != PSC_CMD_VERIFY && (o->sweep_min || o->sweep_max) &&
+        (!o->sweep_min || !o->sweep_max || o->sweep_min > o->sweep_max)) {
         snprintf(err, errlen, "a size sweep needs -b MIN and -e MAX with MIN <= MAX");
         return PSC_EXIT_USAGE;
     }
@@ -336,6 +368,12 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
         snprintf(err, errlen, "--topology goes with topo, nvlink or doctor (not with --watch)");
         return PSC_EXIT_USAGE;
     }
+    if ((o->seconds || o->verify.fault) && o->cmd != PSC_CMD_VERIFY) {
+        snprintf(err, errlen, "--seconds and --test-fault go with verify");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->cmd == PSC_CMD_VERIFY && o->sweep_max)
+        o->verify.max_size = o->sweep_max; /* verify -e SIZE: the largest copy */
     if (o->watch && o->cmd != PSC_CMD_NVLINK) {
         snprintf(err, errlen, "--watch goes with nvlink");
         return PSC_EXIT_USAGE;

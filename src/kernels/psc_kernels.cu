@@ -245,3 +245,79 @@ extern "C" __global__ void psc_timer_probe(u64 *min_step)
     }
     *min_step = best;
 }
+
+/*
+ * Integrity: prepare and check a whole destination buffer. Inside the copied
+ * range [begin, end) each byte must equal the source's byte at off + delta
+ * (prepared as its complement, so nothing stale passes); every byte outside
+ * must still be the canary. 16-byte accesses; expected bytes are built from
+ * at most three pattern words per chunk.
+ */
+struct psc_expect {
+    int kind;
+    u64 seed, begin, end;
+    long long delta;
+};
+
+static __device__ __forceinline__ u64 psc_expect_word(const psc_expect &e, u64 off, int invert)
+{
+    u64 w = 0;
+
+    for (int b = 0; b < 8; b++)
+        w |= (u64)psc_expect_byte(e.kind, e.seed, off + b, e.begin, e.end, e.delta, invert) << (8 * b);
+    return w;
+}
+
+extern "C" __global__ void psc_prepare_ex(unsigned char *p, u64 n, int kind, u64 seed, u64 begin, u64 end,
+                                          long long delta)
+{
+    const psc_expect e = {kind, seed, begin, end, delta};
+    const u64 words = n / 8, stride = (u64)gridDim.x * blockDim.x;
+
+    for (u64 w = (u64)blockIdx.x * blockDim.x + threadIdx.x; w < words; w += stride)
+        reinterpret_cast<u64 *>(p)[w] = psc_expect_word(e, w * 8, 1);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        for (u64 o = words * 8; o < n; o++)
+            p[o] = psc_expect_byte(kind, seed, o, begin, end, delta, 1);
+}
+
+/* A source: the pattern of `kind` over the whole buffer. */
+extern "C" __global__ void psc_fill_kind(unsigned char *p, u64 n, int kind, u64 seed)
+{
+    const u64 words = n / 8, stride = (u64)gridDim.x * blockDim.x;
+
+    for (u64 w = (u64)blockIdx.x * blockDim.x + threadIdx.x; w < words; w += stride)
+        reinterpret_cast<u64 *>(p)[w] = psc_pattern_kind_word(kind, seed, w);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        for (u64 o = words * 8; o < n; o++)
+            p[o] = psc_pattern_kind_byte(kind, seed, o);
+}
+
+extern "C" __global__ void psc_verify_ex(const unsigned char *p, u64 n, int kind, u64 seed, u64 begin, u64 end,
+                                         long long delta, psc_verify_words *out)
+{
+    const psc_expect e = {kind, seed, begin, end, delta};
+    const u64 words = n / 8, stride = (u64)gridDim.x * blockDim.x;
+
+    for (u64 w = (u64)blockIdx.x * blockDim.x + threadIdx.x; w < words; w += stride) {
+        u64 got = reinterpret_cast<const u64 *>(p)[w], want = psc_expect_word(e, w * 8, 0);
+
+        if (got != want)
+            psc_note_bad(out, got, want, w * 8);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        for (u64 o = words * 8; o < n; o++)
+            if (p[o] != psc_expect_byte(kind, seed, o, begin, end, delta, 0)) {
+                atomicAdd(&out->bad_bytes, 1ull);
+                atomicMin(&out->first_bad, o);
+            }
+}
+
+/* SM copy for addresses that are not 16-byte aligned: one byte per thread step. */
+extern "C" __global__ void psc_copy_bytes(unsigned char *d, const unsigned char *s, u64 n)
+{
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        d[i] = s[i];
+}

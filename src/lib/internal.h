@@ -27,6 +27,7 @@ typedef struct {
     CUmodule module;
     CUfunction fn_gate, fn_fill, fn_verify, fn_flip, fn_copy;
     CUfunction fn_chase, fn_ping, fn_pong, fn_probe;
+    CUfunction fn_copy_bytes, fn_fill_kind, fn_prepare_ex, fn_verify_ex;
     CUstream stream;            /* work this GPU issues */
     CUstream xstreams[PSC_MAX_XFERS]; /* extra streams for concurrent transfers, made on demand */
     psc_gate_words_t *gate;     /* pinned, mapped */

@@ -9,6 +9,7 @@
 #include "mem/buffer.h"
 #include "verify/pattern.h"
 #include "verify/verify.h"
+#include "xfer/copy.h"
 #include "xfer/timing.h"
 
 #define PSC__DEFAULT_DEVICE_SIZE (512ull << 20)
@@ -230,29 +231,10 @@ static void psc__teardown(psc_context_t *ctx, psc__case_run_t *r)
 
 static psc_status_t psc__enqueue(psc_context_t *ctx, const psc__case_run_t *r, const psc__xfer_run_t *x)
 {
-    CUdeviceptr d = psc__ptr(x->dst), s = psc__ptr(x->src);
-    uint64_t n = r->size;
-    psc_status_t st = PSC_OK;
+    psc_copy_route_t route = {r->ti->engine, r->ti->pattern == PSC_PATTERN_P2P_OFF, x->x.issuer,
+                              x->x.src == PSC_HOST ? x->x.issuer : x->x.src, x->x.dst == PSC_HOST ? x->x.issuer : x->x.dst};
 
-    if (r->ti->engine == PSC_ENGINE_SM) {
-        /* All of a sample's copies in one launch: the kernel makes `iterations` passes. */
-        unsigned reps = r->iterations;
-        void *params[] = {&d, &s, &n, &reps};
-        unsigned blocks = (unsigned)(ctx->info[x->x.issuer].sm_count > 0 ? ctx->info[x->x.issuer].sm_count : 16) *
-                          (unsigned)ctx->sm_blocks_per_sm;
-
-        return psc__launch_on(ctx, x->stream, ctx->gpu[x->x.issuer].fn_copy, blocks, (unsigned)ctx->sm_threads,
-                              params);
-    }
-    for (unsigned k = 0; k < r->iterations && st == PSC_OK; k++) {
-        if (r->ti->pattern == PSC_PATTERN_P2P_OFF) {
-            st = PSC_CU(ctx, cuMemcpyPeerAsync,
-                        (d, ctx->gpu[x->x.dst].ctx, s, ctx->gpu[x->x.src].ctx, n, x->stream));
-        } else {
-            st = PSC_CU(ctx, cuMemcpyAsync, (d, s, n, x->stream));
-        }
-    }
-    return st;
+    return psc__copy_enqueue(ctx, &route, psc__ptr(x->dst), psc__ptr(x->src), r->size, r->iterations, x->stream);
 }
 
 /* One round: queue every transfer (behind gates when gated), release, wait, read the times. */

@@ -1,0 +1,376 @@
+/*
+ * p2pscope verify: copy with every pattern, size and offset of the plan over
+ * a case's transfers, and check every byte of each destination buffer (the
+ * range and the canaries around it), the sources, and sentinels on the GPUs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem/buffer.h"
+#include "verify/pattern.h"
+#include "verify/verify.h"
+#include "xfer/copy.h"
+
+#define PSC__GUARD 64                      /* canary bytes before a destination range */
+#define PSC__SLACK 256                     /* room for offsets and canaries after it */
+#define PSC__PAGEABLE_MAX ((1ull << 20) + 13)
+#define PSC__SENTINEL (1ull << 20)
+#define PSC__THREADS 512u
+
+static const uint64_t psc__sizes[] = {1, 7, 4096 + 5, (1ull << 20) + 13, (16ull << 20) + 3, (64ull << 20) + 1};
+static const uint64_t psc__offsets[][2] = {{0, 0}, {5, 11}}; /* source, destination */
+
+const char *psc_pattern_kind_name(int kind)
+{
+    static const char *const names[] = {"random", "address", "walking-ones", "walking-zeros", "zeros", "ones"};
+
+    return kind >= 0 && kind < PSC_PATTERN_KINDS ? names[kind] : "unknown";
+}
+
+void psc_verify_opts_default(psc_verify_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->max_size = 64ull << 20;
+    o->pattern_mask = (1u << PSC_PATTERN_KINDS) - 1;
+    o->unaligned = 1;
+    o->seed = 0x7665726966790000ull; /* "verify" */
+}
+
+/* The expectation one kernel (or the CPU) applies to a whole buffer. */
+typedef struct {
+    int kind;
+    uint64_t seed, begin, end;
+    int64_t delta;
+} psc__expect_t;
+
+static void psc__cpu_apply(const psc_buffer_t *b, const psc__expect_t *e, int fill_source, int invert,
+                           psc_check_t *chk)
+{
+    uint8_t *p = b->host;
+
+    for (uint64_t o = 0; o < b->size; o++) {
+        uint8_t want = fill_source ? psc_pattern_kind_byte(e->kind, e->seed, o)
+                                   : psc_expect_byte(e->kind, e->seed, o, e->begin, e->end, e->delta, invert);
+
+        if (!chk) {
+            p[o] = want;
+        } else if (p[o] != want) {
+            chk->bad_bytes++;
+            if (chk->first_bad < 0) {
+                chk->first_bad = (int64_t)o;
+                chk->expected = want;
+                chk->found = p[o];
+            }
+        }
+    }
+}
+
+/* Fill a source (fill_source), prepare a destination (invert), or check (chk) a whole buffer. */
+static psc_status_t psc__apply(psc_context_t *ctx, const psc_buffer_t *b, const psc__expect_t *e, int fill_source,
+                               int invert, psc_check_t *chk)
+{
+    int g = b->gpu;
+    psc_gpu_t *gp = &ctx->gpu[g];
+    CUdeviceptr p = b->dptr, words;
+    uint64_t n = b->size, begin = e->begin, end = e->end, seed = e->seed;
+    long long delta = e->delta;
+    int kind = e->kind;
+    psc_verify_words_t w = {0, UINT64_MAX};
+    psc_status_t st;
+
+    if (chk)
+        *chk = (psc_check_t){0, -1, 0, 0};
+    if (b->kind == PSC_MEM_PAGEABLE) {
+        psc__cpu_apply(b, e, fill_source, invert, chk);
+        return PSC_OK;
+    }
+    if ((st = psc__gpu_use(ctx, g)) != PSC_OK)
+        return st;
+    if (fill_source) {
+        void *params[] = {&p, &n, &kind, &seed};
+
+        st = psc__launch(ctx, g, gp->fn_fill_kind, psc__grid_blocks(ctx, g), PSC__THREADS, params);
+    } else if (!chk) {
+        void *params[] = {&p, &n, &kind, &seed, &begin, &end, &delta};
+
+        st = psc__launch(ctx, g, gp->fn_prepare_ex, psc__grid_blocks(ctx, g), PSC__THREADS, params);
+    } else {
+        void *params[] = {&p, &n, &kind, &seed, &begin, &end, &delta, &words};
+
+        words = gp->verify_words;
+        if ((st = PSC_CU(ctx, cuMemcpyHtoD, (words, &w, sizeof(w)))) == PSC_OK)
+            st = psc__launch(ctx, g, gp->fn_verify_ex, psc__grid_blocks(ctx, g), PSC__THREADS, params);
+    }
+    if (st == PSC_OK)
+        st = PSC_CU(ctx, cuStreamSynchronize, (gp->stream));
+    if (st != PSC_OK || !chk)
+        return st;
+    if ((st = PSC_CU(ctx, cuMemcpyDtoH, (&w, words, sizeof(w)))) != PSC_OK)
+        return st;
+    chk->bad_bytes = w.bad_bytes;
+    if (w.bad_bytes && w.first_bad < n) {
+        chk->first_bad = (int64_t)w.first_bad;
+        chk->expected = psc_expect_byte(kind, seed, w.first_bad, begin, end, delta, 0);
+        if (b->host)
+            chk->found = ((volatile uint8_t *)b->host)[w.first_bad];
+        else if ((st = PSC_CU(ctx, cuMemcpyDtoH, (&chk->found, p + w.first_bad, 1))) != PSC_OK)
+            return st;
+    }
+    return PSC_OK;
+}
+
+typedef struct {
+    psc_xfer_t x;
+    psc_buffer_t *src, *dst;
+    CUstream stream;
+} psc__vx_t;
+
+static CUdeviceptr psc__ptr(const psc_buffer_t *b, uint64_t off)
+{
+    return (b->kind == PSC_MEM_PAGEABLE ? (CUdeviceptr)(uintptr_t)b->host : b->dptr) + off;
+}
+
+/* Test hook: damage the destination range of transfer 0 the way the options say. */
+static psc_status_t psc__inject(psc_context_t *ctx, const psc_verify_opts_t *o, const psc__vx_t *x,
+                                const psc__expect_t *e, uint64_t size)
+{
+    uint64_t at = e->begin + o->fault_offset, len = o->fault_len ? o->fault_len : 1;
+    uint8_t *old;
+    psc_status_t st;
+
+    if (o->fault == PSC_FAULT_NONE || (o->fault_size && o->fault_size != size) || o->fault_offset >= size ||
+        (o->fault != PSC_FAULT_FLIP && o->fault_offset + len * (o->fault == PSC_FAULT_MISPLACE ? 2 : 1) > size))
+        return PSC_OK;
+    if (o->fault == PSC_FAULT_FLIP)
+        return psc__flip_byte(ctx, x->dst, at);
+    if (o->fault == PSC_FAULT_MISPLACE) {
+        /* The chunk lands len bytes too far... */
+        if ((st = psc__gpu_use(ctx, x->dst->gpu)) != PSC_OK ||
+            (st = PSC_CU(ctx, cuMemcpyAsync, (psc__ptr(x->dst, at + len), psc__ptr(x->dst, at), len,
+                                              ctx->gpu[x->dst->gpu].stream))) != PSC_OK ||
+            (st = PSC_CU(ctx, cuStreamSynchronize, (ctx->gpu[x->dst->gpu].stream))) != PSC_OK)
+            return st;
+    }
+    /* ...and its own place keeps what it held before the copy: as if the chunk were dropped.
+     * Written from the host, byte-exact at any alignment (it is a test hook, and small). */
+    old = malloc(len);
+    if (!old)
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    for (uint64_t i = 0; i < len; i++)
+        old[i] = psc_expect_byte(e->kind, e->seed, at + i, e->begin, e->end, e->delta, 1);
+    if (x->dst->host)
+        memcpy((uint8_t *)x->dst->host + at, old, len);
+    else if ((st = psc__gpu_use(ctx, x->dst->gpu)) != PSC_OK ||
+             (st = PSC_CU(ctx, cuMemcpyHtoD, (x->dst->dptr + at, old, len))) != PSC_OK) {
+        free(old);
+        return st;
+    }
+    free(old);
+    return PSC_OK;
+}
+
+static void psc__note(psc_verify_result_t *r, const psc_check_t *c, int where, int pattern, int xfer, uint64_t size,
+                      const uint64_t *offs, uint64_t begin)
+{
+    if (!c->bad_bytes)
+        return;
+    r->bad_bytes += c->bad_bytes;
+    if (r->first.offset != INT64_MIN)
+        return;
+    r->first.where = where;
+    r->first.pattern = pattern;
+    r->first.xfer = xfer;
+    r->first.size = size;
+    r->first.src_off = offs[0];
+    r->first.dst_off = offs[1];
+    r->first.offset = where == 0 || where == 1 ? c->first_bad - (int64_t)begin : c->first_bad;
+    r->first.expected = c->expected;
+    r->first.found = c->found;
+}
+
+/* One size, offset pair and pattern over every transfer of the case. */
+static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, psc__vx_t *x, int n,
+                             const psc_verify_opts_t *o, uint64_t size, const uint64_t *offs, int kind, uint64_t seed,
+                             psc_verify_result_t *r)
+{
+    psc__expect_t e[PSC_MAX_XFERS] = {{0}};
+    psc_status_t st = PSC_OK;
+    int bad = 0;
+
+    for (int i = 0; i < n; i++) {
+        psc__expect_t src = {kind, seed + (uint64_t)i, 0, 0, 0};
+
+        e[i] = (psc__expect_t){kind, seed + (uint64_t)i, PSC__GUARD + offs[1], PSC__GUARD + offs[1] + size,
+                               (int64_t)offs[0] - (int64_t)(PSC__GUARD + offs[1])};
+        if ((st = psc__apply(ctx, x[i].src, &src, 1, 0, NULL)) != PSC_OK ||
+            (st = psc__apply(ctx, x[i].dst, &e[i], 0, 1, NULL)) != PSC_OK)
+            return st;
+    }
+    for (int i = 0; i < n && st == PSC_OK; i++) { /* all transfers in flight together */
+        psc_copy_route_t route = {ti->engine, ti->pattern == PSC_PATTERN_P2P_OFF, x[i].x.issuer,
+                                  x[i].x.src == PSC_HOST ? x[i].x.issuer : x[i].x.src,
+                                  x[i].x.dst == PSC_HOST ? x[i].x.issuer : x[i].x.dst};
+
+        if ((st = psc__gpu_use(ctx, x[i].x.issuer)) == PSC_OK)
+            st = psc__copy_enqueue(ctx, &route, psc__ptr(x[i].dst, e[i].begin), psc__ptr(x[i].src, offs[0]), size, 1,
+                                   x[i].stream);
+    }
+    for (int i = 0; i < n; i++)
+        if (psc__gpu_use(ctx, x[i].x.issuer) == PSC_OK && ctx->cu.p_cuStreamSynchronize(x[i].stream) != CUDA_SUCCESS &&
+            st == PSC_OK)
+            st = psc__fail(ctx, PSC_ERR_DRIVER, "a copy failed on GPU %d", x[i].x.issuer);
+    if (st != PSC_OK || (st = psc__inject(ctx, o, &x[0], &e[0], size)) != PSC_OK)
+        return st;
+    for (int i = 0; i < n; i++) {
+        psc__expect_t src = {kind, seed + (uint64_t)i, 0, x[i].src->size, 0};
+        psc_check_t cd, cs;
+
+        if ((st = psc__apply(ctx, x[i].dst, &e[i], 0, 0, &cd)) != PSC_OK ||
+            (st = psc__apply(ctx, x[i].src, &src, 0, 0, &cs)) != PSC_OK)
+            return st;
+        psc__note(r, &cd, cd.first_bad >= (int64_t)e[i].begin && cd.first_bad < (int64_t)e[i].end ? 0 : 1, kind, i,
+                  size, offs, e[i].begin);
+        psc__note(r, &cs, 2, kind, i, size, offs, 0);
+        bad |= cd.bad_bytes || cs.bad_bytes;
+        r->bytes_checked += x[i].dst->size + x[i].src->size;
+        r->bytes_copied += size;
+    }
+    r->copies += (uint64_t)n;
+    r->bad_copies += (unsigned)bad;
+    return PSC_OK;
+}
+
+static psc_status_t psc__peers(psc_context_t *ctx, const psc_bw_test_info_t *ti, const psc__vx_t *x, int n,
+                               psc_verify_result_t *r)
+{
+    psc_status_t st = PSC_OK;
+
+    for (int i = 0; i < n && st == PSC_OK; i++) {
+        int a = x[i].x.src, b = x[i].x.dst, peer = x[i].x.issuer == a ? b : a, can = 0;
+
+        if (a < 0 || b < 0 || a == b)
+            continue;
+        if (ti->pattern == PSC_PATTERN_P2P_OFF) {
+            if ((st = psc__gpu_peer_disable(ctx, a, b)) == PSC_OK)
+                st = psc__gpu_peer_disable(ctx, b, a);
+            continue;
+        }
+        if ((st = PSC_CU(ctx, cuDeviceCanAccessPeer, (&can, ctx->gpu[x[i].x.issuer].dev, ctx->gpu[peer].dev))) != PSC_OK)
+            return st;
+        if (!can) {
+            r->status = PSC_RESULT_WAIVED;
+            snprintf(r->reason, sizeof(r->reason), "no peer access from GPU %d to GPU %d", x[i].x.issuer, peer);
+            return PSC_OK;
+        }
+        st = psc__gpu_peer_enable(ctx, x[i].x.issuer, peer);
+    }
+    return st;
+}
+
+psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
+                            psc_verify_result_t *out)
+{
+    const psc_bw_test_info_t *ti = c ? psc_bw_test_info(c->test) : NULL;
+    psc_mem_kind_t hk = ti ? psc__mem_kind_of(ti->hostmem) : PSC_MEM_PINNED;
+    psc_buffer_t *sent[PSC_MAX_GPUS] = {0};
+    psc__vx_t x[PSC_MAX_XFERS];
+    psc_verify_result_t r;
+    uint64_t max;
+    int per_gpu[PSC_MAX_GPUS] = {0}, n;
+    psc_status_t st = PSC_OK;
+
+    if (!ctx || !c || !o || !out || !ti || c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS || !o->max_size ||
+        !(o->pattern_mask & ((1u << PSC_PATTERN_KINDS) - 1)))
+        return PSC_ERR_INVALID;
+    for (int i = 0; i < c->nxfer; i++)
+        if (!psc__valid_gpu(ctx, c->xfer[i].issuer) || (c->xfer[i].src != PSC_HOST && !psc__valid_gpu(ctx, c->xfer[i].src)) ||
+            (c->xfer[i].dst != PSC_HOST && !psc__valid_gpu(ctx, c->xfer[i].dst)))
+            return PSC_ERR_INVALID;
+    memset(&r, 0, sizeof(r));
+    memset(x, 0, sizeof(x));
+    r.c = *c;
+    r.first.offset = INT64_MIN;
+    n = c->nxfer;
+    max = o->max_size;
+    if (ti->hostmem == PSC_HOSTMEM_PAGEABLE && (c->src == PSC_HOST || c->dst == PSC_HOST) && max > PSC__PAGEABLE_MAX)
+        max = PSC__PAGEABLE_MAX;
+    for (int i = 0; i < n; i++)
+        x[i].x = c->xfer[i];
+    if ((st = psc__peers(ctx, ti, x, n, &r)) != PSC_OK || r.status == PSC_RESULT_WAIVED)
+        goto done;
+    for (int i = 0; i < n; i++) {
+        int g = x[i].x.issuer, node = ctx->info[g].numa_node;
+
+        if ((st = psc__buffer_get(ctx, x[i].x.src == PSC_HOST ? hk : PSC_MEM_DEVICE,
+                                  x[i].x.src == PSC_HOST ? g : x[i].x.src, node, max + PSC__SLACK, &x[i].src)) != PSC_OK ||
+            (st = psc__buffer_get(ctx, x[i].x.dst == PSC_HOST ? hk : PSC_MEM_DEVICE,
+                                  x[i].x.dst == PSC_HOST ? g : x[i].x.dst, node, max + PSC__SLACK, &x[i].dst)) != PSC_OK ||
+            (st = psc__gpu_stream(ctx, g, per_gpu[g]++, &x[i].stream)) != PSC_OK)
+            goto done;
+    }
+    /* Sentinels: a buffer on every GPU involved that nothing may touch. */
+    for (int g = 0; g < ctx->ndev; g++) {
+        psc__expect_t se = {PSC_PAT_RANDOM, o->seed ^ 0x5e47, 0, 0, 0};
+
+        if (!per_gpu[g] && !(c->src == g || c->dst == g))
+            continue;
+        if ((st = psc__buffer_get(ctx, PSC_MEM_DEVICE, g, -1, PSC__SENTINEL, &sent[g])) != PSC_OK ||
+            (st = psc__apply(ctx, sent[g], &se, 1, 0, NULL)) != PSC_OK)
+            goto done;
+    }
+    for (size_t s = 0; s < sizeof(psc__sizes) / sizeof(psc__sizes[0]); s++) {
+        if (psc__sizes[s] > max)
+            continue;
+        for (size_t k = 0; k < (o->unaligned ? 2u : 1u); k++)
+            for (int kind = 0; kind < PSC_PATTERN_KINDS; kind++) {
+                if (!(o->pattern_mask & (1u << kind)))
+                    continue;
+                st = psc__one(ctx, ti, x, n, o, psc__sizes[s], psc__offsets[k], kind,
+                              o->seed ^ ((uint64_t)s << 40) ^ ((uint64_t)k << 32) ^ ((uint64_t)kind << 24), &r);
+                if (st != PSC_OK)
+                    goto done;
+            }
+    }
+    for (int g = 0; g < ctx->ndev; g++) {
+        psc__expect_t se = {PSC_PAT_RANDOM, o->seed ^ 0x5e47, 0, PSC__SENTINEL, 0};
+        psc_check_t chk;
+        const uint64_t none[2] = {0, 0};
+
+        if (!sent[g])
+            continue;
+        if ((st = psc__apply(ctx, sent[g], &se, 0, 0, &chk)) != PSC_OK)
+            goto done;
+        psc__note(&r, &chk, 3, PSC_PAT_RANDOM, -1, PSC__SENTINEL, none, 0);
+        r.bytes_checked += PSC__SENTINEL;
+    }
+done:
+    for (int i = 0; i < n; i++) {
+        psc__buffer_put(x[i].src);
+        psc__buffer_put(x[i].dst);
+    }
+    for (int g = 0; g < PSC_MAX_GPUS; g++)
+        psc__buffer_put(sent[g]);
+    if (st != PSC_OK) {
+        r.status = PSC_RESULT_FAILED;
+        snprintf(r.reason, sizeof(r.reason), "%s", ctx->last_error);
+    } else if (r.status != PSC_RESULT_WAIVED && r.bad_bytes) {
+        static const char *const where[] = {"in the destination", "in the canary around the destination",
+                                            "in the source", "in a sentinel buffer"};
+
+        r.status = PSC_RESULT_FAILED;
+        snprintf(r.reason, sizeof(r.reason),
+                 "wrong data: %llu bad bytes in %u of %llu copies; first %s at offset %lld of a %llu-byte copy "
+                 "(%s pattern, source offset %llu, destination offset %llu): expected 0x%02x, found 0x%02x",
+                 (unsigned long long)r.bad_bytes, r.bad_copies, (unsigned long long)r.copies, where[r.first.where],
+                 (long long)r.first.offset, (unsigned long long)r.first.size, psc_pattern_kind_name(r.first.pattern),
+                 (unsigned long long)r.first.src_off, (unsigned long long)r.first.dst_off, r.first.expected,
+                 r.first.found);
+    } else if (r.status != PSC_RESULT_WAIVED) {
+        r.status = PSC_RESULT_PASSED;
+    }
+    if (r.first.offset == INT64_MIN)
+        r.first.offset = -1;
+    *out = r;
+    return PSC_OK;
+}

@@ -1,0 +1,21 @@
+/* Issue one copy as a test names it: copy engine, peer-staged copy engine, or SM kernel. */
+#ifndef PSC_XFER_COPY_H
+#define PSC_XFER_COPY_H
+
+#include "internal.h"
+
+typedef struct {
+    psc_engine_t engine;
+    int p2p_off;        /* GPU -> GPU through the host: cuMemcpyPeerAsync with peer access off */
+    int issuer, src_gpu, dst_gpu;
+} psc_copy_route_t;
+
+/*
+ * Queue `reps` copies of n bytes from s to d on stream `stream` of the
+ * issuer (its context current). SM copies of addresses not 16-byte aligned
+ * take a byte-wise kernel.
+ */
+psc_status_t psc__copy_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CUdeviceptr d, CUdeviceptr s, uint64_t n,
+                               unsigned reps, CUstream stream);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * p2pscope verify on the real GPUs: clean runs pass on each engine and memory
+ * kind; every kind of injected fault is found, at exactly its offset; the
+ * binary exits 1 with a fault and 0 without.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "gpu_common.h"
+
+static psc_verify_opts_t psc__plan(void)
+{
+    psc_verify_opts_t o;
+
+    psc_verify_opts_default(&o);
+    o.max_size = (1ull << 20) + 13; /* 1, 7, 4101 and 1 MiB + 13 bytes */
+    return o;
+}
+
+static void test_clean_paths(void **state)
+{
+    const char *const tests[] = {"gpu_local_ce", "gpu_local_sm", "host_to_gpu_ce", "gpu_to_host_wc_sm",
+                                 "gpu_to_host_pageable_ce", "host_to_gpu_registered_sm"};
+    psc_verify_opts_t o = psc__plan();
+
+    (void)state;
+    for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++) {
+        int h2d = strncmp(tests[t], "host_to", 7) == 0, d2h = strncmp(tests[t], "gpu_to_host", 11) == 0;
+        psc_bw_case_t c = psc_test_case(tests[t], h2d ? PSC_HOST : 0, d2h ? PSC_HOST : 0, 0);
+        psc_verify_result_t r;
+
+        assert_int_equal(psc_verify_run(g_ctx, &c, &o, &r), PSC_OK);
+        printf("  %-28s %s, %llu copies, %.1f MB checked\n", tests[t], psc_result_status_string(r.status),
+               (unsigned long long)r.copies, r.bytes_checked / 1e6);
+        if (r.status != PSC_RESULT_PASSED)
+            fprintf(stderr, "  %s\n", r.reason);
+        assert_int_equal(r.status, PSC_RESULT_PASSED);
+        assert_int_equal(r.copies, 4 * 2 * PSC_PATTERN_KINDS); /* sizes x offsets x patterns */
+        assert_int_equal(r.bad_bytes, 0);
+        assert_true(r.bytes_checked > r.bytes_copied);
+    }
+}
+
+static void psc__fault(const char *test, int src, int dst, int issuer, psc_fault_t kind)
+{
+    psc_verify_opts_t o = psc__plan();
+    psc_bw_case_t c = psc_test_case(test, src, dst, issuer);
+    psc_verify_result_t r;
+    uint64_t copies_hit = 2 * PSC_PATTERN_KINDS; /* every copy of the faulted size */
+
+    o.fault = kind;
+    o.fault_offset = 1000;
+    o.fault_len = 64;
+    o.fault_size = (1ull << 20) + 13;
+    assert_int_equal(psc_verify_run(g_ctx, &c, &o, &r), PSC_OK);
+    printf("  %s fault %d: %s\n", test, kind, r.reason);
+    assert_int_equal(r.status, PSC_RESULT_FAILED);
+    assert_int_equal(r.first.where, 0);     /* in the destination range */
+    assert_int_equal(r.first.offset, 1000); /* exactly where it was put */
+    assert_int_equal(r.first.size, o.fault_size);
+    assert_int_equal(r.bad_copies, copies_hit);
+    if (kind == PSC_FAULT_FLIP)
+        assert_int_equal(r.bad_bytes, copies_hit);
+    else if (kind == PSC_FAULT_DROP)
+        assert_int_equal(r.bad_bytes, copies_hit * 64);
+    else
+        assert_true(r.bad_bytes >= copies_hit * 64);
+    assert_true(r.first.expected != r.first.found);
+}
+
+static void test_faults_found_and_located(void **state)
+{
+    (void)state;
+    psc__fault("gpu_local_ce", 0, 0, 0, PSC_FAULT_FLIP);
+    psc__fault("gpu_local_sm", 0, 0, 0, PSC_FAULT_DROP);
+    psc__fault("gpu_local_ce", 0, 0, 0, PSC_FAULT_MISPLACE);
+    psc__fault("gpu_to_host_ce", 0, PSC_HOST, 0, PSC_FAULT_DROP);
+    if (psc_device_count(g_ctx) >= 2) {
+        psc__fault("gpu_to_gpu_write_sm", 0, 1, 0, PSC_FAULT_FLIP);
+        psc__fault("gpu_to_gpu_read_ce", 0, 1, 1, PSC_FAULT_MISPLACE);
+        psc__fault("gpu_to_gpu_p2p_off_ce", 1, 0, 1, PSC_FAULT_DROP);
+    }
+}
+
+static int psc__run_cli(const char *args)
+{
+    char cmd[512];
+    int st;
+
+    snprintf(cmd, sizeof(cmd), "%s verify %s > /dev/null 2>&1", P2PSCOPE_BIN, args);
+    st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_exit_codes(void **state)
+{
+    (void)state;
+    assert_int_equal(psc__run_cli("-t gpu_local_ce -d 0 -e 64K"), 0);
+    assert_int_equal(psc__run_cli("-t gpu_local_ce -d 0 -e 64K --test-fault flip:77"), 1);
+    assert_int_equal(psc__run_cli("-t gpu_local_ce -d 0 -e 64K --test-fault drop:5:100"), 1);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_clean_paths),
+    cmocka_unit_test(test_faults_found_and_located),
+    cmocka_unit_test(test_exit_codes),
+};
+
+PSC_GPU_TEST_MAIN(tests)
