@@ -536,7 +536,7 @@ typedef enum { PSC_FAULT_NONE, PSC_FAULT_FLIP, PSC_FAULT_DROP, PSC_FAULT_MISPLAC
 const char *psc_pattern_kind_name(int kind);
 
 typedef struct {
-    uint64_t max_size;      /* largest copy (default 64 MiB; pageable host memory stops at 1 MiB) */
+    uint64_t max_size;      /* largest copy (default 256 MiB + 7; pageable host memory stops at 1 MiB + 13) */
     unsigned pattern_mask;  /* bit k: pattern kind k (default: all) */
     int unaligned;          /* also copy between unaligned source and destination offsets (default 1) */
     uint64_t seed;          /* recorded in the results; each copy derives its own */

@@ -18,7 +18,8 @@
 #define PSC__SENTINEL (1ull << 20)
 #define PSC__THREADS 512u
 
-static const uint64_t psc__sizes[] = {1, 7, 4096 + 5, (1ull << 20) + 13, (16ull << 20) + 3, (64ull << 20) + 1};
+static const uint64_t psc__sizes[] = {1,          7, 4096 + 5, (1ull << 20) + 13, (16ull << 20) + 3, (64ull << 20) + 1,
+                                      (256ull << 20) + 7};
 static const uint64_t psc__offsets[][2] = {{0, 0}, {5, 11}}; /* source, destination */
 
 const char *psc_pattern_kind_name(int kind)
@@ -31,7 +32,7 @@ const char *psc_pattern_kind_name(int kind)
 void psc_verify_opts_default(psc_verify_opts_t *o)
 {
     memset(o, 0, sizeof(*o));
-    o->max_size = 64ull << 20;
+    o->max_size = (256ull << 20) + 7; /* the plan's largest size, included */
     o->pattern_mask = (1u << PSC_PATTERN_KINDS) - 1;
     o->unaligned = 1;
     o->seed = 0x7665726966790000ull; /* "verify" */
