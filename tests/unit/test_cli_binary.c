@@ -134,6 +134,11 @@ static void test_help_version_list(void **state)
     assert_int_equal(r.rc, 0);
     assert_non_null(strstr(r.out, "gpu_to_gpu_p2p_off_ce"));
     psc__free(&r);
+    r = psc__run((const char *[]){"lat", "-l", NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(psc__lines(r.out), psc_lat_test_count());
+    assert_non_null(strstr(r.out, "gpu_to_gpu_chase"));
+    psc__free(&r);
 }
 
 static void test_usage_errors_exit_2(void **state)
@@ -150,7 +155,8 @@ static void test_usage_errors_exit_2(void **state)
 
 static void test_no_driver_exit_3(void **state)
 {
-    const char *const cmds[][3] = {{NULL}, {"report", NULL}, {"devices", NULL}, {"bw", "-t", "gpu_local_ce"}};
+    const char *const cmds[][3] = {{NULL}, {"report", NULL}, {"devices", NULL}, {"bw", "-t", "gpu_local_ce"},
+                                   {"lat", NULL}, {"verify", NULL}, {"topo", NULL}, {"doctor", NULL}, {"nvlink", NULL}};
     char json[] = "/tmp/psc-nodrv-XXXXXX", arg[64];
 
     (void)state;

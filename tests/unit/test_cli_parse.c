@@ -74,6 +74,20 @@ static void test_values(void **state)
     assert_true(o.list_tests);
     assert_int_equal(PARSE(&o, "bw", "-b", "1K", "-e", "8K"), 0);
     assert_int_equal(o.sweep_factor, 2); /* the default factor */
+    assert_int_equal(PARSE(&o, "verify", "-t", "gpu_local_*", "-e", "2M", "--seconds", "30", "--test-fault", "drop:5:100:4096"), 0);
+    assert_int_equal(o.cmd, PSC_CMD_VERIFY);
+    assert_int_equal(o.ntests, 2);
+    assert_int_equal(o.verify.max_size, 2ull << 20);
+    assert_int_equal(o.seconds, 30);
+    assert_int_equal(o.verify.fault, PSC_FAULT_DROP);
+    assert_int_equal(o.verify.fault_offset, 5);
+    assert_int_equal(o.verify.fault_len, 100);
+    assert_int_equal(o.verify.fault_size, 4096);
+    assert_int_equal(PARSE(&o, "lat", "-t", "*_flag", "-n", "32"), 0);
+    assert_int_equal(o.cmd, PSC_CMD_LAT);
+    assert_int_equal(o.ntests, 2);
+    assert_string_equal(psc_lat_test_info(o.tests[0])->name, "gpu_gpu_flag");
+    assert_true(o.samples_given);
     assert_int_equal(PARSE(&o, "--devices", "all", "-h"), 0);
     assert_int_equal(o.ndev, 0);
     assert_true(o.help);
@@ -112,6 +126,10 @@ static void test_usage_errors(void **state)
     BAD("bad --host-node", "--host-node", "x");
     BAD("max samples 4 out of range", "-n", "5", "--max-samples", "4");
     BAD("bad --stable", "--stable", "200");
+    BAD("bad --test-fault", "verify", "--test-fault", "scribble:3");
+    BAD("bad --seconds", "verify", "--seconds", "0");
+    BAD("go with verify", "bw", "--seconds", "5");
+    BAD("no test named 'nope'", "lat", "-t", "nope");
     BAD("needs a value", "bw", "--size");
     BAD("unexpected argument 'extra'", "bw", "extra");
     BAD("empty --json", "--json=");
