@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "p2pscope.h"
 
 enum {
@@ -65,8 +67,12 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o);
 size_t psc_cli_run_cases(psc_context_t *ctx, const psc_measure_opts_t *m, psc_bw_test_t test, const int *devs,
                          int ndev, psc_bw_result_t *res, size_t cap, size_t *done, size_t total);
 
+/* Seconds on CLOCK_MONOTONIC. */
+double psc_cli_now(void);
+/* Stamp wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */
+int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc);
+
 /* Full report: topology after the inventory, findings after the tests (fed by their verified copies). */
-#include <jansson.h>
 psc_facts_t *psc_report_begin(psc_context_t *ctx, const psc_cli_opts_t *o, json_t *run);
 void psc_report_note_results(psc_facts_t *f, const psc_bw_result_t *res, size_t n);
 int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run); /* number of error findings */

@@ -9,14 +9,6 @@
 #include "report/json.h"
 #include "report/render.h"
 
-static double psc__now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Progress on stderr: a live line on a terminal, one line per finished case otherwise. */
 static void psc__progress(const psc_bw_case_t *c, const psc_bw_result_t *r, size_t k, size_t total, int tty)
 {
@@ -124,7 +116,7 @@ static psc_bw_result_t *psc__room(psc__results_t *r, size_t more)
 
 int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
-    const double t0 = psc__now();
+    const double t0 = psc_cli_now();
     const int tables = psc_cli_tables(o);
     const size_t cap = (size_t)PSC_CLI_MAX_DEVS * PSC_CLI_MAX_DEVS;
     psc_device_info_t devs[PSC_CLI_MAX_DEVS];
@@ -136,7 +128,6 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_facts_t *facts = NULL;
     int rc, failed = 0;
     psc__plan_t p;
-    char err[256];
 
     if ((rc = psc__plan(ctx, o, &p)) != PSC_EXIT_OK)
         return rc;
@@ -207,14 +198,8 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
         failed = 1;
     rc = failed ? PSC_EXIT_FAILED : PSC_EXIT_OK;
     if (tables)
-        printf("\nwall time: %.1f s\n", psc__now() - t0);
-    if (run) {
-        psc_json_run_finish(run, psc__now() - t0, rc);
-        if (psc_json_write(run, o->json_path, err, sizeof(err)) != PSC_OK) {
-            fprintf(stderr, "p2pscope: %s\n", err);
-            rc = PSC_EXIT_FAILED;
-        }
-    }
+        printf("\nwall time: %.1f s\n", psc_cli_now() - t0);
+    rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
 out:
     psc_facts_free(facts);
     json_decref(run);

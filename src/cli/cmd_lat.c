@@ -17,6 +17,7 @@ int psc_cmd_lat_list(void)
 
 int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
+    const double t0 = psc_cli_now();
     const int tables = psc_cli_tables(o), tty = isatty(STDERR_FILENO);
     int devs[PSC_CLI_MAX_DEVS], ndev = o->ndev ? o->ndev : psc_device_count(ctx);
     const size_t cap = (size_t)ndev * (size_t)ndev; /* a test has at most one case per ordered pair */
@@ -28,7 +29,6 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_system_info_t sys;
     psc_lat_opts_t lo;
     json_t *run = NULL;
-    char err[256];
 
     if (!cases || !res) {
         fprintf(stderr, "p2pscope: out of host memory\n");
@@ -93,13 +93,7 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
         if (tables)
             psc_render_lat(stdout, test, res, n < cap ? n : cap, devs, ndev);
     }
-    if (run) {
-        psc_json_run_finish(run, 0, rc);
-        if (psc_json_write(run, o->json_path, err, sizeof(err)) != PSC_OK) {
-            fprintf(stderr, "p2pscope: %s\n", err);
-            rc = PSC_EXIT_FAILED;
-        }
-    }
+    rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
 out:
     json_decref(run);
     free(cases);

@@ -11,14 +11,6 @@
 #include "report/render_doctor.h"
 #include "report/table.h"
 
-static double psc__now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Per path over every pass: what was checked and what was wrong. */
 typedef struct {
     psc_verify_result_t last;    /* the last pass's result, or the first failing one */
@@ -131,7 +123,7 @@ static int psc__feed_doctor(psc_context_t *ctx, const psc__path_t *paths, size_t
 
 int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
-    const double t0 = psc__now();
+    const double t0 = psc_cli_now();
     const int tables = psc_cli_tables(o), tty = isatty(STDERR_FILENO);
     int devs[PSC_CLI_MAX_DEVS], ndev = o->ndev ? o->ndev : psc_device_count(ctx);
     int ntests = o->ntests ? o->ntests : psc_bw_test_count(), rc = PSC_EXIT_OK;
@@ -141,7 +133,6 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_device_info_t info[PSC_CLI_MAX_DEVS];
     psc_system_info_t sys;
     json_t *run = NULL, *arr;
-    char err[256];
 
     for (int i = 0; i < ndev; i++)
         devs[i] = o->ndev ? o->devs[i] : i;
@@ -198,13 +189,13 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
                         psc_bw_test_name(cases[k].test), label, psc_result_status_string(r.status),
                         (unsigned long long)r.copies);
         }
-        if (!o->seconds || psc__now() - t0 >= o->seconds)
+        if (!o->seconds || psc_cli_now() - t0 >= o->seconds)
             break;
     }
     if (tty)
         fprintf(stderr, "\r\033[K");
     if (tables)
-        psc__render(paths, npaths, psc__now() - t0);
+        psc__render(paths, npaths, psc_cli_now() - t0);
     if (o->json) {
         run = psc_json_run_new("verify", &sys, info, ndev);
         arr = json_array();
@@ -215,13 +206,7 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
     }
     if (rc == PSC_EXIT_FAILED && psc__feed_doctor(ctx, paths, npaths, tables, run) > 0)
         rc = PSC_EXIT_FAILED;
-    if (run) {
-        psc_json_run_finish(run, psc__now() - t0, rc);
-        if (psc_json_write(run, o->json_path, err, sizeof(err)) != PSC_OK) {
-            fprintf(stderr, "p2pscope: %s\n", err);
-            rc = PSC_EXIT_FAILED;
-        }
-    }
+    rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
 out:
     json_decref(run);
     free(cases);
