@@ -18,7 +18,7 @@
 #define PSC__SENTINEL (1ull << 20)
 #define PSC__THREADS 512u
 
-static const uint64_t psc__sizes[] = {1,          7, 4096 + 5, (1ull << 20) + 13, (16ull << 20) + 3, (64ull << 20) + 1,
+static const uint64_t psc__sizes[] = {1, 7, 4096 + 5, (1ull << 20) + 13, (16ull << 20) + 3, (64ull << 20) + 1,
                                       (256ull << 20) + 7};
 static const uint64_t psc__offsets[][2] = {{0, 0}, {5, 11}}; /* source, destination */
 
