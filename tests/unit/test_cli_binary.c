@@ -224,6 +224,37 @@ static void test_fake_gpus_inventory_and_failures(void **state)
     psc__free(&r);
 }
 
+/* Every command on two GPUs that cannot make a context: each case fails with the reason, the run ends, exit 1. */
+static void test_fake_gpus_every_command(void **state)
+{
+    char dir[] = "/tmp/psc-cmds-XXXXXX", arg[128], path[96];
+    const char *const cmds[] = {"report", "lat", "verify"};
+    json_error_t jerr;
+    json_t *doc;
+    psc__run_t r;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s.json", dir, cmds[i]);
+        snprintf(arg, sizeof(arg), "--json=%s", path);
+        r = psc__run((const char *[]){cmds[i], "-d", "0", arg, NULL}, psc__fake_gpus);
+        if (r.rc != 1)
+            fprintf(stderr, "%s: rc=%d\n%s", cmds[i], r.rc, r.err);
+        assert_int_equal(r.rc, 1);
+        assert_non_null(strstr(r.out, "Fake GPU 0"));
+        /* The driver's reason reaches the user, in the tables or the progress lines. */
+        assert_true(strstr(r.out, "CUDA_ERROR_NOT_SUPPORTED") || strstr(r.err, "failed"));
+        doc = json_load_file(path, 0, &jerr);
+        assert_non_null(doc);
+        assert_int_equal(json_integer_value(json_object_get(doc, "exit_code")), 1);
+        json_decref(doc);
+        unlink(path);
+        psc__free(&r);
+    }
+    rmdir(dir);
+}
+
 static void test_topology_replays(void **state)
 {
     psc__run_t r;
@@ -260,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_fake_driver_paths),
         cmocka_unit_test(test_fake_gpus_inventory_and_failures),
         cmocka_unit_test(test_topology_replays),
+        cmocka_unit_test(test_fake_gpus_every_command),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
