@@ -171,7 +171,7 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
             for (size_t k = 0; k < n; k++) {
                 failed |= slot[k].status == PSC_RESULT_FAILED;
                 if (run)
-                    psc_json_run_add_test(run, psc_json_bw_result(&slot[k], &o->measure));
+                    psc_json_run_add_test(run, psc_json_bw_result(&slot[k]));
             }
             psc_report_note_results(facts, slot, n);
             all.n += n;

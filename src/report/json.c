@@ -95,13 +95,12 @@ void psc_json_run_set_parameters(json_t *run, const psc_measure_opts_t *o, const
     json_object_set_new(run, "parameters", p);
 }
 
-json_t *psc_json_bw_result(const psc_bw_result_t *r, const psc_measure_opts_t *o)
+json_t *psc_json_bw_result(const psc_bw_result_t *r)
 {
     const psc_bw_test_info_t *ti = psc_bw_test_info(r->c.test);
     json_t *t = json_object(), *samples = json_array(), *v = json_object(), *xfers = json_array();
     char label[48], a[16], b[16], iss[16];
 
-    (void)o;
     json_object_set_new(t, "name", json_string(psc_bw_test_name(r->c.test)));
     json_object_set_new(t, "title", json_string(psc_bw_test_title(r->c.test)));
     json_object_set_new(t, "direction", json_string(psc_case_label(&r->c, label, sizeof(label))));

@@ -16,7 +16,7 @@ void psc_json_run_set_parameters(json_t *run, const psc_measure_opts_t *o, const
                                  const psc_bw_test_t *tests, int ntests);
 
 /* One bandwidth result: names, direction, issuer, status, samples, statistics, verification. */
-json_t *psc_json_bw_result(const psc_bw_result_t *r, const psc_measure_opts_t *o);
+json_t *psc_json_bw_result(const psc_bw_result_t *r);
 
 /* Append a test object (reference stolen). */
 void psc_json_run_add_test(json_t *run, json_t *test);

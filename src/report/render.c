@@ -149,9 +149,8 @@ static void psc__units_line(FILE *f, const psc_bw_result_t *res, size_t n)
     fprintf(f, "[GB/s, 1 GB = 1e9 bytes; median of %u", lo);
     if (hi != lo)
         fprintf(f, "-%u", hi);
-    fprintf(f, " samples; %.0f MiB x %u copies a sample%s%s]\n", any->size / 1048576.0, any->iterations,
-            any->gated ? "" : "; timed without gates (the copies block the host)",
-            any->host_node >= 0 ? "" : "");
+    fprintf(f, " samples; %.0f MiB x %u copies a sample%s]\n", any->size / 1048576.0, any->iterations,
+            any->gated ? "" : "; timed without gates (the copies block the host)");
     if (any->host_node >= 0)
         fprintf(f, "[host memory on NUMA node %d]\n", any->host_node);
 }

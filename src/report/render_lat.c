@@ -43,13 +43,12 @@ static void psc__by_size(FILE *f, const psc_lat_test_info_t *ti, const psc_lat_r
         psc_table_t *t;
         char a[16], b[16];
 
-        fprintf(f, "%s -> %s%s\n", psc_endpoint_name(x->c.src, a, sizeof(a)), psc_endpoint_name(x->c.dst, b, sizeof(b)),
-                x->status == PSC_RESULT_PASSED ? "" : "");
+        fprintf(f, "%s -> %s\n", psc_endpoint_name(x->c.src, a, sizeof(a)), psc_endpoint_name(x->c.dst, b, sizeof(b)));
         if (x->status != PSC_RESULT_PASSED) {
             fprintf(f, "  %s: %s\n", psc_result_status_string(x->status), x->reason);
             continue;
         }
-        t = psc_table_new(x->nsizes + 1, copy ? 5 : 5);
+        t = psc_table_new(x->nsizes + 1, 5);
         if (!t)
             return;
         psc_table_set(t, 0, 0, "bytes");

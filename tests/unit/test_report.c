@@ -256,7 +256,7 @@ static json_t *psc__sample_run(void)
     psc_measure_opts_default(&o);
     run = psc_json_run_new("bw", &sys, &dev, 1);
     psc_json_run_set_parameters(run, &o, devs, 1, tests, 1);
-    psc_json_run_add_test(run, psc_json_bw_result(&r, &o));
+    psc_json_run_add_test(run, psc_json_bw_result(&r));
     psc_json_run_finish(run, 1.5, 1);
     return run;
 }

@@ -242,33 +242,6 @@ static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, p
     return PSC_OK;
 }
 
-static psc_status_t psc__peers(psc_context_t *ctx, const psc_bw_test_info_t *ti, const psc__vx_t *x, int n,
-                               psc_verify_result_t *r)
-{
-    psc_status_t st = PSC_OK;
-
-    for (int i = 0; i < n && st == PSC_OK; i++) {
-        int a = x[i].x.src, b = x[i].x.dst, peer = x[i].x.issuer == a ? b : a, can = 0;
-
-        if (a < 0 || b < 0 || a == b)
-            continue;
-        if (ti->pattern == PSC_PATTERN_P2P_OFF) {
-            if ((st = psc__gpu_peer_disable(ctx, a, b)) == PSC_OK)
-                st = psc__gpu_peer_disable(ctx, b, a);
-            continue;
-        }
-        if ((st = PSC_CU(ctx, cuDeviceCanAccessPeer, (&can, ctx->gpu[x[i].x.issuer].dev, ctx->gpu[peer].dev))) != PSC_OK)
-            return st;
-        if (!can) {
-            r->status = PSC_RESULT_WAIVED;
-            snprintf(r->reason, sizeof(r->reason), "no peer access from GPU %d to GPU %d", x[i].x.issuer, peer);
-            return PSC_OK;
-        }
-        st = psc__gpu_peer_enable(ctx, x[i].x.issuer, peer);
-    }
-    return st;
-}
-
 psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
                             psc_verify_result_t *out)
 {
@@ -278,7 +251,7 @@ psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const ps
     psc__vx_t x[PSC_MAX_XFERS];
     psc_verify_result_t r;
     uint64_t max;
-    int per_gpu[PSC_MAX_GPUS] = {0}, n;
+    int per_gpu[PSC_MAX_GPUS] = {0}, n, waived = 0;
     psc_status_t st = PSC_OK;
 
     if (!ctx || !c || !o || !out || !ti || c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS || !o->max_size ||
@@ -298,8 +271,13 @@ psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const ps
         max = PSC__PAGEABLE_MAX;
     for (int i = 0; i < n; i++)
         x[i].x = c->xfer[i];
-    if ((st = psc__peers(ctx, ti, x, n, &r)) != PSC_OK || r.status == PSC_RESULT_WAIVED)
+    if ((st = psc__peers_for(ctx, c->xfer, n, ti->pattern == PSC_PATTERN_P2P_OFF, &waived, r.reason,
+                             sizeof(r.reason))) != PSC_OK)
         goto done;
+    if (waived) {
+        r.status = PSC_RESULT_WAIVED;
+        goto done;
+    }
     for (int i = 0; i < n; i++) {
         int g = x[i].x.issuer, node = ctx->info[g].numa_node;
 

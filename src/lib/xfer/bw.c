@@ -152,35 +152,6 @@ static CUdeviceptr psc__ptr(const psc_buffer_t *b)
     return b->kind == PSC_MEM_PAGEABLE ? (CUdeviceptr)(uintptr_t)b->host : b->dptr;
 }
 
-/* Peer access as the test needs it: on (or waive), or off for P2P-off tests. */
-static psc_status_t psc__peers(psc_context_t *ctx, const psc__case_run_t *r, psc_bw_result_t *res)
-{
-    psc_status_t st = PSC_OK;
-
-    for (int i = 0; i < r->n && st == PSC_OK; i++) {
-        const psc_xfer_t *x = &r->x[i].x;
-        int peer = x->issuer == x->src ? x->dst : x->src, can = 0;
-
-        if (!psc__gpu_to_gpu(x))
-            continue;
-        if (r->ti->pattern == PSC_PATTERN_P2P_OFF) {
-            if ((st = psc__gpu_peer_disable(ctx, x->src, x->dst)) == PSC_OK)
-                st = psc__gpu_peer_disable(ctx, x->dst, x->src);
-            continue;
-        }
-        st = PSC_CU(ctx, cuDeviceCanAccessPeer, (&can, ctx->gpu[x->issuer].dev, ctx->gpu[peer].dev));
-        if (st == PSC_OK && !can) {
-            res->status = PSC_RESULT_WAIVED;
-            snprintf(res->reason, sizeof(res->reason),
-                     "no peer access from GPU %d to GPU %d (cuDeviceCanAccessPeer = 0)", x->issuer, peer);
-            return PSC_OK;
-        }
-        if (st == PSC_OK)
-            st = psc__gpu_peer_enable(ctx, x->issuer, peer);
-    }
-    return st;
-}
-
 static int psc__host_node(const psc_context_t *ctx, const psc_measure_opts_t *o, int gpu)
 {
     return o->host_node >= 0 ? o->host_node : ctx->info[gpu].numa_node;
@@ -375,6 +346,7 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
     psc__case_run_t *r;
     psc_bw_result_t res;
     psc_status_t st;
+    int waived = 0;
 
     if (!ctx || !c || !out || !ti || psc_measure_opts_check(o, NULL, 0) != PSC_OK || !psc__case_valid(ctx, c, ti))
         return PSC_ERR_INVALID;
@@ -407,10 +379,13 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
             res.host_node = 0;
     }
 
-    if ((st = psc__peers(ctx, r, &res)) != PSC_OK)
+    if ((st = psc__peers_for(ctx, c->xfer, c->nxfer, ti->pattern == PSC_PATTERN_P2P_OFF, &waived, res.reason,
+                             sizeof(res.reason))) != PSC_OK)
         goto failed;
-    if (res.status == PSC_RESULT_WAIVED)
+    if (waived) {
+        res.status = PSC_RESULT_WAIVED;
         goto done;
+    }
     if ((st = psc__setup(ctx, r, c, o)) != PSC_OK || (st = psc__sample(ctx, r, o, &res)) != PSC_OK)
         goto failed;
     psc__finish(&res, r);

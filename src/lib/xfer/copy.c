@@ -1,5 +1,7 @@
 #include "xfer/copy.h"
 
+#include <stdio.h>
+
 psc_status_t psc__copy_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CUdeviceptr d, CUdeviceptr s, uint64_t n,
                                unsigned reps, CUstream stream)
 {
@@ -24,6 +26,34 @@ psc_status_t psc__copy_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CU
         } else {
             st = PSC_CU(ctx, cuMemcpyAsync, (d, s, n, stream));
         }
+    }
+    return st;
+}
+
+psc_status_t psc__peers_for(psc_context_t *ctx, const psc_xfer_t *x, int n, int p2p_off, int *waived, char *why,
+                            size_t len)
+{
+    psc_status_t st = PSC_OK;
+
+    *waived = 0;
+    for (int i = 0; i < n && st == PSC_OK; i++) {
+        int a = x[i].src, b = x[i].dst, peer = x[i].issuer == a ? b : a, can = 0;
+
+        if (a < 0 || b < 0 || a == b)
+            continue;
+        if (p2p_off) {
+            if ((st = psc__gpu_peer_disable(ctx, a, b)) == PSC_OK)
+                st = psc__gpu_peer_disable(ctx, b, a);
+            continue;
+        }
+        st = PSC_CU(ctx, cuDeviceCanAccessPeer, (&can, ctx->gpu[x[i].issuer].dev, ctx->gpu[peer].dev));
+        if (st == PSC_OK && !can) {
+            *waived = 1;
+            snprintf(why, len, "no peer access from GPU %d to GPU %d (cuDeviceCanAccessPeer = 0)", x[i].issuer, peer);
+            return PSC_OK;
+        }
+        if (st == PSC_OK)
+            st = psc__gpu_peer_enable(ctx, x[i].issuer, peer);
     }
     return st;
 }

@@ -18,4 +18,12 @@ typedef struct {
 psc_status_t psc__copy_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CUdeviceptr d, CUdeviceptr s, uint64_t n,
                                unsigned reps, CUstream stream);
 
+/*
+ * Peer access as a case's transfers need it: enabled from each issuing GPU
+ * to the other end, or (p2p_off) disabled both ways. A pair without peer
+ * access sets *waived and says why in `why`.
+ */
+psc_status_t psc__peers_for(psc_context_t *ctx, const psc_xfer_t *x, int n, int p2p_off, int *waived, char *why,
+                            size_t len);
+
 #endif
