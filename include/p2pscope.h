@@ -386,6 +386,7 @@ typedef struct {
     double gate_timeout_ms; /* how long the gate kernel waits for the host */
     uint64_t seed;          /* pattern seed; each case derives its own */
     int host_node;          /* NUMA node for host memory; -1: the node nearest each GPU */
+    int verify;             /* 1 (default): check every destination after every sample; 0: do not */
     /* Test hook: flip the destination byte at this offset after each timed
      * sample's copies, before verification. Negative: off. */
     int64_t test_corrupt_offset;
@@ -430,13 +431,17 @@ typedef struct {
     psc_stats_t stats;          /* of the aggregate */
     double xfer_gbs[PSC_MAX_XFERS]; /* median of each transfer alone */
     psc_verify_report_t verify;
+    double run_ms;              /* wall time of the whole case: setup, samples, checks */
+    double verify_ms;           /* of that, preparing destinations and checking them */
 } psc_bw_result_t;
 
 /*
- * Run one case: fill every source with a pattern, then per sample poison the
- * destinations, hold each issuing stream on a gate kernel while the copies
- * are queued, time each stream with its own events, and check every
- * destination against the pattern. The aggregate of a sample is all bytes
+ * Run one case: fill every source with a pattern, then per sample hold each
+ * issuing stream on a gate kernel while the copies are queued, time each
+ * stream with its own events, and check every destination against the
+ * pattern. Samples alternate between two sources with different patterns
+ * (device sources; host sources poison the destination instead), so each
+ * check proves the sample's own copy landed. The aggregate of a sample is all bytes
  * over the longest stream's time. A result that failed or was waived still
  * returns PSC_OK; errors are for bad arguments.
  */

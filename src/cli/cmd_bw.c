@@ -197,8 +197,21 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
     if (facts && psc_report_end(facts, o, run) > 0)
         failed = 1;
     rc = failed ? PSC_EXIT_FAILED : PSC_EXIT_OK;
-    if (tables)
-        printf("\nwall time: %.1f s\n", psc_cli_now() - t0);
+    if (tables) {
+        double run_ms = 0, verify_ms = 0;
+
+        for (size_t k = 0; k < all.n; k++) {
+            run_ms += all.v[k].run_ms;
+            verify_ms += all.v[k].verify_ms;
+        }
+        printf("\nwall time: %.1f s", psc_cli_now() - t0);
+        if (o->measure.verify && run_ms > 0)
+            printf("; checking the data took %.2f s of the cases' %.1f s (%.1f %%)", verify_ms / 1e3, run_ms / 1e3,
+                   100.0 * verify_ms / run_ms);
+        else if (!o->measure.verify)
+            printf("; data not checked (--no-verify)");
+        printf("\n");
+    }
     rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
 out:
     psc_facts_free(facts);

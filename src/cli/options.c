@@ -6,7 +6,7 @@
 
 #include "cli.h"
 
-enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT };
+enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT, OPT_NO_VERIFY };
 
 static const struct option psc__long_opts[] = {
     {"test", required_argument, NULL, 't'},
@@ -24,6 +24,7 @@ static const struct option psc__long_opts[] = {
     {"stable", required_argument, NULL, OPT_STABLE},
     {"seconds", required_argument, NULL, OPT_SECONDS},
     {"test-fault", required_argument, NULL, OPT_TEST_FAULT},
+    {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
     {"gate-timeout", required_argument, NULL, OPT_GATE_TIMEOUT},
     {"json", optional_argument, NULL, OPT_JSON},
     {"test-corrupt-offset", required_argument, NULL, OPT_TEST_CORRUPT},
@@ -54,18 +55,21 @@ void psc_cli_usage(void)
            "  -t, --test NAME[,NAME...]  bandwidth tests to run, by name or glob (\"*_sm\"); repeatable\n"
            "  -l, --list                 list the bandwidth tests with a line each\n"
            "  -d, --devices LIST         GPUs to use, e.g. 0,1 (default: all)\n"
-           "  -s, --size SIZE            bytes per copy (default: 512MiB for GPU paths, 128MiB with host\n"
-           "                             memory); K/M/G/T and KiB/MiB/GiB/TiB are powers of 1024,\n"
+           "  -s, --size SIZE            bytes per copy (default: 512MiB for GPU paths, 32MiB with pinned\n"
+           "                             host memory, 64MiB pageable, 128MiB with P2P off); K/M/G/T and\n"
+           "                             KiB/MiB/GiB/TiB are powers of 1024,\n"
            "                             KB/MB/GB/TB powers of 1000\n"
            "  -b, --min-bytes SIZE       with -e: a size sweep from SIZE ...\n"
            "  -e, --max-bytes SIZE       ... to SIZE ...\n"
            "  -f, --step-factor N        ... multiplying by N (default 2)\n"
-           "  -i, --iterations N         copies per timed sample (default: about 256 MiB worth, 4 to 1000)\n"
+           "  -i, --iterations N         copies per timed sample (default: about 256 MiB worth, 512 MiB with\n"
+           "                             pinned host memory; 4 to 1000)\n"
            "  -n, --samples N            at least N timed samples, 1-%d (default 3); the median is reported\n"
            "      --max-samples N        sample until the median is stable, up to N (default 16)\n"
            "      --stable PCT           stable: the last three medians within PCT percent (default 0.5)\n"
            "  -w, --warmup N             untimed samples before them (default 1)\n"
            "      --host-node N          put host memory on NUMA node N (default: the GPU's nearest)\n"
+           "      --no-verify            bw, report: do not check the destinations after each sample\n"
            "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"
            "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
            "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, captured /sys tree, or --save JSON)\n"
@@ -288,6 +292,9 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
         }
         o->seconds = (unsigned)v;
         return 0;
+    case OPT_NO_VERIFY:
+        o->measure.verify = 0;
+        return 0;
     case OPT_TEST_FAULT: {
         char kind[16];
         unsigned long long off = 0, len = 1, size = 0;
@@ -366,6 +373,10 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
         return PSC_EXIT_USAGE;
     if (o->topology && ((o->cmd != PSC_CMD_TOPO && o->cmd != PSC_CMD_DOCTOR && o->cmd != PSC_CMD_NVLINK) || o->watch)) {
         snprintf(err, errlen, "--topology goes with topo, nvlink or doctor (not with --watch)");
+        return PSC_EXIT_USAGE;
+    }
+    if (!o->measure.verify && o->cmd != PSC_CMD_BW && o->cmd != PSC_CMD_REPORT) {
+        snprintf(err, errlen, "--no-verify goes with bw and report");
         return PSC_EXIT_USAGE;
     }
     if ((o->seconds || o->verify.fault) && o->cmd != PSC_CMD_VERIFY) {

@@ -101,4 +101,7 @@ int psc__resolve_devices(const psc_context_t *ctx, const int *devices, int ndev,
 /* qsort comparator for doubles, ascending. */
 int psc__cmp_double(const void *a, const void *b);
 
+/* CLOCK_MONOTONIC in nanoseconds. */
+double psc__now_ns(void);
+
 #endif

@@ -137,6 +137,8 @@ json_t *psc_json_bw_result(const psc_bw_result_t *r)
                                                   r->stats.max, "mean", r->stats.mean, "stddev", r->stats.stddev));
     else
         json_object_set_new(t, "stats", json_null());
+    json_object_set_new(t, "run_ms", json_real(r->run_ms));
+    json_object_set_new(v, "ms", json_real(r->verify_ms));
     json_object_set_new(v, "checked_samples", json_integer(r->verify.checked));
     json_object_set_new(v, "bad_samples", json_integer(r->verify.bad_samples));
     json_object_set_new(v, "bad_bytes", json_integer((json_int_t)r->verify.bad_bytes));

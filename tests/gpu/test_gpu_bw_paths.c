@@ -132,6 +132,38 @@ static void test_adaptive_sampling(void **state)
     assert_int_equal(r.verify.checked, o.warmup + r.nsamples);
 }
 
+/*
+ * Verification on and off: on, every round is checked and its time is
+ * accounted inside the case's; off, nothing is checked and the copies are the
+ * same. Device sources alternate patterns, so both parities are exercised.
+ */
+static void test_verify_on_off(void **state)
+{
+    const char *const tests[] = {"gpu_local_ce", "gpu_to_host_ce", "host_to_gpu_sm"};
+
+    (void)state;
+    for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++) {
+        psc_measure_opts_t o = psc_test_opts(8ull << 20);
+        int host_src = strstr(tests[t], "host_to_gpu") != NULL, host_dst = strstr(tests[t], "gpu_to_host") != NULL;
+        psc_bw_case_t c = psc_test_case(tests[t], host_src ? PSC_HOST : 0, host_dst ? PSC_HOST : 0, 0);
+        psc_bw_result_t on, off;
+
+        o.samples = 4; /* rounds 0..4: both sources twice */
+        o.max_samples = 4;
+        assert_int_equal(psc_bw_run(g_ctx, &c, &o, &on), PSC_OK);
+        psc__check_result(&c, &on, &o);
+        assert_true(on.verify_ms > 0 && on.verify_ms < on.run_ms);
+        o.verify = 0;
+        assert_int_equal(psc_bw_run(g_ctx, &c, &o, &off), PSC_OK);
+        assert_int_equal(off.status, PSC_RESULT_PASSED);
+        assert_int_equal(off.verify.checked, 0);
+        assert_true(off.verify_ms == 0 && off.run_ms > 0 && off.stats.median > 0);
+        printf("  %-16s verify %.2f of %.2f ms; without %.2f ms\n", tests[t], on.verify_ms, on.run_ms, off.run_ms);
+        o.test_corrupt_offset = 0; /* a corruption test needs the checks */
+        assert_int_equal(psc_bw_run(g_ctx, &c, &o, &off), PSC_ERR_INVALID);
+    }
+}
+
 static void test_bad_cases_rejected(void **state)
 {
     psc_measure_opts_t o = psc_test_opts(4096);
@@ -162,6 +194,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_odd_sizes_on_each_engine),
     cmocka_unit_test(test_p2p_off_is_slower),
     cmocka_unit_test(test_adaptive_sampling),
+    cmocka_unit_test(test_verify_on_off),
     cmocka_unit_test(test_bad_cases_rejected),
 };
 

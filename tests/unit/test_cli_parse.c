@@ -72,6 +72,9 @@ static void test_values(void **state)
     assert_float_equal(o.measure.stable_pct, 0.25, 1e-12);
     assert_int_equal(PARSE(&o, "bw", "-l"), 0);
     assert_true(o.list_tests);
+    assert_int_equal(o.measure.verify, 1); /* checked by default */
+    assert_int_equal(PARSE(&o, "bw", "--no-verify"), 0);
+    assert_int_equal(o.measure.verify, 0);
     assert_int_equal(PARSE(&o, "bw", "-b", "1K", "-e", "8K"), 0);
     assert_int_equal(o.sweep_factor, 2); /* the default factor */
     assert_int_equal(PARSE(&o, "verify", "-t", "gpu_local_*", "-e", "2M", "--seconds", "30", "--test-fault", "drop:5:100:4096"), 0);
@@ -129,6 +132,8 @@ static void test_usage_errors(void **state)
     BAD("bad --test-fault", "verify", "--test-fault", "scribble:3");
     BAD("bad --seconds", "verify", "--seconds", "0");
     BAD("go with verify", "bw", "--seconds", "5");
+    BAD("--no-verify goes with bw and report", "lat", "--no-verify");
+    BAD("needs verification on", "bw", "-s", "4K", "--test-corrupt-offset", "1", "--no-verify");
     BAD("no test named 'nope'", "lat", "-t", "nope");
     BAD("needs a value", "bw", "--size");
     BAD("unexpected argument 'extra'", "bw", "extra");

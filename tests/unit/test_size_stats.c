@@ -185,6 +185,10 @@ static void test_measure_opts_check(void **state)
     psc_measure_opts_default(&o);
     o.gate_timeout_ms = 0.5;
     assert_int_equal(psc_measure_opts_check(&o, err, sizeof(err)), PSC_ERR_INVALID);
+    psc_measure_opts_default(&o);
+    o.verify = 2;
+    assert_int_equal(psc_measure_opts_check(&o, err, sizeof(err)), PSC_ERR_INVALID);
+    assert_non_null(strstr(err, "accepted 0 (off) or 1 (on)"));
 }
 
 int main(void)

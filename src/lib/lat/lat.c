@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "mem/buffer.h"
 #include "verify/pattern.h"
@@ -25,14 +24,6 @@ void psc_lat_opts_default(psc_lat_opts_t *o)
     o->hops = 1024;
     o->copies = 100;
     o->timeout_ms = 2000;
-}
-
-static double psc__now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 /* Distribution of one size: percentiles, and the first PSC_LAT_KEEP samples kept raw. */

@@ -17,6 +17,7 @@
 
 /* Poison seeds are the pattern seed xor this, so poison never equals data. */
 #define PSC_POISON_XOR 0xA5A5A5A5DEADBEEFull
+#define PSC_ALT_XOR 0x5A5A5A5A0DDBA11Cull /* a bandwidth run's second source pattern */
 
 PSC_HD uint64_t psc_pattern_word(uint64_t seed, uint64_t word)
 {

@@ -13,9 +13,11 @@
 #include "xfer/timing.h"
 
 #define PSC__DEFAULT_DEVICE_SIZE (512ull << 20)
-#define PSC__DEFAULT_HOST_SIZE (128ull << 20)
+#define PSC__DEFAULT_STAGED_SIZE (128ull << 20) /* peer copies staged through the host (P2P off) */
+#define PSC__DEFAULT_HOST_SIZE (32ull << 20)    /* many copies a sample: a host destination's check is a 16th */
 #define PSC__DEFAULT_PAGEABLE_SIZE (64ull << 20) /* staged in small chunks: 64 MiB is steady state, and half the wait */
-#define PSC__ROUND_BYTES (256ull << 20) /* auto iterations aim at this much per transfer and sample */
+#define PSC__ROUND_BYTES (256ull << 20) /* auto iterations aim at this much per transfer and sample... */
+#define PSC__HOST_ROUND_BYTES (512ull << 20) /* ...and this much for pinned host memory */
 
 void psc_measure_opts_default(psc_measure_opts_t *o)
 {
@@ -29,6 +31,7 @@ void psc_measure_opts_default(psc_measure_opts_t *o)
     o->gate_timeout_ms = 5000.0;
     o->seed = 0x70327073636f7065ull; /* "p2pscope" */
     o->host_node = -1;
+    o->verify = 1;
     o->test_corrupt_offset = -1;
 }
 
@@ -64,6 +67,10 @@ psc_status_t psc_measure_opts_check(const psc_measure_opts_t *o, char *errbuf, s
         PSC__BAD("gate timeout %g ms out of range: accepted 1 to 600000 ms", o->gate_timeout_ms);
     if (o->host_node < -1)
         PSC__BAD("host NUMA node %d out of range: accepted 0 or more, or -1 for the GPU's own", o->host_node);
+    if (o->verify != 0 && o->verify != 1)
+        PSC__BAD("verify %d out of range: accepted 0 (off) or 1 (on)", o->verify);
+    if (o->test_corrupt_offset >= 0 && !o->verify)
+        PSC__BAD("a corruption test needs verification on");
     if (o->test_corrupt_offset >= 0 && o->size && (uint64_t)o->test_corrupt_offset >= o->size)
         PSC__BAD("corruption offset %" PRId64 " out of range: accepted 0 to size-1", o->test_corrupt_offset);
 #undef PSC__BAD
@@ -82,27 +89,34 @@ static uint64_t psc__resolve_size(const psc_bw_test_info_t *ti, const psc_measur
         return o->size;
     if (ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_pattern(ti->pattern))
         return PSC__DEFAULT_PAGEABLE_SIZE;
-    return psc__host_pattern(ti->pattern) || ti->pattern == PSC_PATTERN_P2P_OFF ? PSC__DEFAULT_HOST_SIZE
-                                                                                : PSC__DEFAULT_DEVICE_SIZE;
+    if (psc__host_pattern(ti->pattern))
+        return PSC__DEFAULT_HOST_SIZE;
+    return ti->pattern == PSC_PATTERN_P2P_OFF ? PSC__DEFAULT_STAGED_SIZE : PSC__DEFAULT_DEVICE_SIZE;
 }
 
-static unsigned psc__resolve_iterations(const psc_measure_opts_t *o, uint64_t size)
+static unsigned psc__resolve_iterations(const psc_bw_test_info_t *ti, const psc_measure_opts_t *o, uint64_t size)
 {
-    uint64_t it;
+    uint64_t it, round = psc__host_pattern(ti->pattern) && ti->hostmem != PSC_HOSTMEM_PAGEABLE ? PSC__HOST_ROUND_BYTES
+                                                                                               : PSC__ROUND_BYTES;
 
     if (o->iterations)
         return o->iterations;
-    it = (PSC__ROUND_BYTES + size - 1) / size;
+    it = (round + size - 1) / size;
     return (unsigned)(it < 4 ? 4 : it > 1000 ? 1000 : it);
 }
 
-/* One transfer of a running case. */
+/*
+ * One transfer of a running case. With a device source, odd samples copy
+ * from `alt` (another pattern), so the destination always holds the other
+ * pattern when a copy starts; host sources poison the destination instead
+ * (it is on a GPU: cheap), sparing a second pinned buffer.
+ */
 typedef struct {
     psc_xfer_t x;
-    psc_buffer_t *src, *dst;
+    psc_buffer_t *src, *dst, *alt;
     CUstream stream;
     CUevent start, stop;
-    uint64_t seed;
+    uint64_t seed, alt_seed;
     float ms;
     double gbs[PSC_MAX_SAMPLES];
 } psc__xfer_run_t;
@@ -114,7 +128,19 @@ typedef struct {
     int n;
     psc__xfer_run_t x[PSC_MAX_XFERS];
     unsigned char use[PSC_MAX_XFERS]; /* issuing GPUs (indexed by GPU) */
+    double verify_ns;                 /* spent preparing and checking destinations */
 } psc__case_run_t;
+
+/* The source a round copies from, and the pattern the destination must then hold. */
+static const psc_buffer_t *psc__round_src(const psc__xfer_run_t *x, unsigned round)
+{
+    return x->alt && (round & 1) ? x->alt : x->src;
+}
+
+static uint64_t psc__round_seed(const psc__xfer_run_t *x, unsigned round)
+{
+    return x->alt && (round & 1) ? x->alt_seed : x->seed;
+}
 
 static int psc__gpu_to_gpu(const psc_xfer_t *x)
 {
@@ -180,6 +206,21 @@ static psc_status_t psc__setup(psc_context_t *ctx, psc__case_run_t *r, const psc
             (st = PSC_CU(ctx, cuEventCreate, (&x->start, CU_EVENT_DEFAULT))) != PSC_OK ||
             (st = PSC_CU(ctx, cuEventCreate, (&x->stop, CU_EVENT_DEFAULT))) != PSC_OK)
             return st;
+        if (!o->verify)
+            continue;
+        {
+            double t0 = psc__now_ns();
+
+            x->alt_seed = x->seed ^ PSC_ALT_XOR;
+            if (x->x.src != PSC_HOST &&
+                ((st = psc__buffer_get(ctx, PSC_MEM_DEVICE, x->x.src, node, r->size, &x->alt)) != PSC_OK ||
+                 (st = psc__pattern_fill(ctx, x->alt, x->alt_seed)) != PSC_OK))
+                return st;
+            st = psc__pattern_fill(ctx, x->dst, x->seed ^ PSC_POISON_XOR);
+            r->verify_ns += psc__now_ns() - t0;
+            if (st != PSC_OK)
+                return st;
+        }
     }
     return PSC_OK;
 }
@@ -197,19 +238,23 @@ static void psc__teardown(psc_context_t *ctx, psc__case_run_t *r)
         }
         psc__buffer_put(x->src);
         psc__buffer_put(x->dst);
+        psc__buffer_put(x->alt);
     }
 }
 
-static psc_status_t psc__enqueue(psc_context_t *ctx, const psc__case_run_t *r, const psc__xfer_run_t *x)
+static psc_status_t psc__enqueue(psc_context_t *ctx, const psc__case_run_t *r, const psc__xfer_run_t *x,
+                                 unsigned round)
 {
     psc_copy_route_t route = {r->ti->engine, r->ti->pattern == PSC_PATTERN_P2P_OFF, x->x.issuer,
                               x->x.src == PSC_HOST ? x->x.issuer : x->x.src, x->x.dst == PSC_HOST ? x->x.issuer : x->x.dst};
 
-    return psc__copy_enqueue(ctx, &route, psc__ptr(x->dst), psc__ptr(x->src), r->size, r->iterations, x->stream);
+    return psc__copy_enqueue(ctx, &route, psc__ptr(x->dst), psc__ptr(psc__round_src(x, round)), r->size,
+                             r->iterations, x->stream);
 }
 
 /* One round: queue every transfer (behind gates when gated), release, wait, read the times. */
-static psc_status_t psc__round(psc_context_t *ctx, psc__case_run_t *r, int gated, const psc_measure_opts_t *o)
+static psc_status_t psc__round(psc_context_t *ctx, psc__case_run_t *r, unsigned round, int gated,
+                               const psc_measure_opts_t *o)
 {
     uint64_t timeout_ns = (uint64_t)(o->gate_timeout_ms * 1e6);
     psc_status_t st = PSC_OK, sst;
@@ -224,7 +269,7 @@ static psc_status_t psc__round(psc_context_t *ctx, psc__case_run_t *r, int gated
         psc__xfer_run_t *x = &r->x[i];
 
         if ((st = psc__gpu_use(ctx, x->x.issuer)) == PSC_OK && (st = PSC_CU(ctx, cuEventRecord, (x->start, x->stream))) == PSC_OK &&
-            (st = psc__enqueue(ctx, r, x)) == PSC_OK)
+            (st = psc__enqueue(ctx, r, x, round)) == PSC_OK)
             st = PSC_CU(ctx, cuEventRecord, (x->stop, x->stream));
     }
     /* Release even after a failed enqueue, so no stream waits for the timeout. */
@@ -244,23 +289,28 @@ static psc_status_t psc__round(psc_context_t *ctx, psc__case_run_t *r, int gated
     return st;
 }
 
-static psc_status_t psc__poison(psc_context_t *ctx, psc__case_run_t *r, unsigned round)
+/* Poison the destinations that need it before a round (all of them: a round is being redone). */
+static psc_status_t psc__poison(psc_context_t *ctx, psc__case_run_t *r, unsigned round, int all)
 {
+    double t0 = psc__now_ns();
     psc_status_t st = PSC_OK;
 
     for (int i = 0; i < r->n && st == PSC_OK; i++)
-        st = psc__pattern_fill(ctx, r->x[i].dst, r->x[i].seed ^ PSC_POISON_XOR ^ ((uint64_t)round << 32));
+        if (all || !r->x[i].alt)
+            st = psc__pattern_fill(ctx, r->x[i].dst, r->x[i].seed ^ PSC_POISON_XOR ^ ((uint64_t)round << 32));
+    r->verify_ns += psc__now_ns() - t0;
     return st;
 }
 
 /* Check every destination; one report entry per round. */
-static psc_status_t psc__check(psc_context_t *ctx, psc__case_run_t *r, psc_verify_report_t *rep)
+static psc_status_t psc__check(psc_context_t *ctx, psc__case_run_t *r, unsigned round, psc_verify_report_t *rep)
 {
+    double t0 = psc__now_ns();
     psc_check_t all = {0, -1, 0, 0}, c;
     psc_status_t st;
 
     for (int i = 0; i < r->n; i++) {
-        if ((st = psc__pattern_check(ctx, r->x[i].dst, r->x[i].seed, &c)) != PSC_OK)
+        if ((st = psc__pattern_check(ctx, r->x[i].dst, psc__round_seed(&r->x[i], round), &c)) != PSC_OK)
             return st;
         all.bad_bytes += c.bad_bytes;
         if (c.bad_bytes && all.first_bad < 0) {
@@ -270,6 +320,7 @@ static psc_status_t psc__check(psc_context_t *ctx, psc__case_run_t *r, psc_verif
         }
     }
     psc__verify_report_add(rep, &all);
+    r->verify_ns += psc__now_ns() - t0;
     return PSC_OK;
 }
 
@@ -305,15 +356,15 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
         int timed = round >= o->warmup;
         float longest = 0;
 
-        if ((st = psc__poison(ctx, r, round)) != PSC_OK)
+        if (o->verify && (st = psc__poison(ctx, r, round, 0)) != PSC_OK)
             return st;
-        st = psc__round(ctx, r, res->gated, o);
+        st = psc__round(ctx, r, round, res->gated, o);
         if (st == PSC_ERR_TIMEOUT && res->gated) {
             /* Something blocked the host while queuing (the driver staging a copy): time without gates. */
             psc__log(ctx, PSC_LOG_INFO, "%s: gate timed out, timing without gates", psc_bw_test_name(res->c.test));
             res->gated = 0;
-            if ((st = psc__poison(ctx, r, round)) == PSC_OK)
-                st = psc__round(ctx, r, 0, o);
+            if ((st = o->verify ? psc__poison(ctx, r, round, 1) : PSC_OK) == PSC_OK)
+                st = psc__round(ctx, r, round, 0, o);
         }
         if (st != PSC_OK)
             return st;
@@ -329,7 +380,7 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
                 (st = psc__flip_byte(ctx, r->x[0].dst, (uint64_t)o->test_corrupt_offset)) != PSC_OK)
                 return st;
         }
-        if ((st = psc__check(ctx, r, &res->verify)) != PSC_OK)
+        if (o->verify && (st = psc__check(ctx, r, round, &res->verify)) != PSC_OK)
             return st;
         if (res->nsamples >= o->max_samples)
             return PSC_OK;
@@ -347,6 +398,7 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
     psc_bw_result_t res;
     psc_status_t st;
     int waived = 0;
+    double t0 = psc__now_ns();
 
     if (!ctx || !c || !out || !ti || psc_measure_opts_check(o, NULL, 0) != PSC_OK || !psc__case_valid(ctx, c, ti))
         return PSC_ERR_INVALID;
@@ -358,7 +410,7 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
     for (int i = 0; i < r->n; i++) /* peers, buffers and streams all read the transfers */
         r->x[i].x = c->xfer[i];
     r->size = psc__resolve_size(ti, o);
-    r->iterations = psc__resolve_iterations(o, r->size);
+    r->iterations = psc__resolve_iterations(ti, o, r->size);
     if (o->test_corrupt_offset >= 0 && (uint64_t)o->test_corrupt_offset >= r->size) {
         free(r);
         return PSC_ERR_INVALID;
@@ -396,6 +448,8 @@ failed:
     snprintf(res.reason, sizeof(res.reason), "%s", ctx->last_error);
 done:
     psc__teardown(ctx, r);
+    res.verify_ms = r->verify_ns / 1e6;
+    res.run_ms = (psc__now_ns() - t0) / 1e6;
     free(r);
     *out = res;
     return PSC_OK;

@@ -1,0 +1,11 @@
+#include <time.h>
+
+#include "internal.h"
+
+double psc__now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
