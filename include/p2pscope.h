@@ -537,6 +537,33 @@ psc_status_t psc_timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, d
 
 typedef enum { PSC_FAULT_NONE, PSC_FAULT_FLIP, PSC_FAULT_DROP, PSC_FAULT_MISPLACE } psc_fault_t;
 
+/*
+ * Background traffic ("load") for verify: copy-engine copies kept running on
+ * the machine's other paths (host -> each GPU, each GPU -> host, each GPU ->
+ * the next GPU) while a path's copies are made and checked. The load's own
+ * destinations are checked each time a verify case starts, and at the stop.
+ */
+typedef struct psc_load psc_load_t;
+
+#define PSC_LOAD_MAX_PATHS (3 * PSC_MAX_GPUS)
+
+typedef struct {
+    int src, dst;               /* GPU index, or PSC_HOST */
+    uint64_t copies;            /* copies made */
+    uint64_t bytes_moved;
+    uint64_t bytes_checked;     /* destinations and sources */
+    uint64_t bad_bytes;
+    int64_t first_bad_offset;   /* -1 none */
+    uint8_t expected, found;
+} psc_load_path_report_t;
+
+/* Set up the load over `devices` (ndev of them; all when ndev is 0). Nothing runs until verify pumps it. */
+psc_status_t psc_load_start(psc_context_t *ctx, const int *devices, int ndev, psc_load_t **out);
+/* The paths' reports so far; returns the number of paths, writes at most cap. */
+int psc_load_report(const psc_load_t *load, psc_load_path_report_t *out, int cap);
+/* Wait for the copies in flight, check them, write the final reports (as psc_load_report), free the load. */
+psc_status_t psc_load_stop(psc_load_t *load, psc_load_path_report_t *out, int cap, int *n);
+
 #define PSC_PATTERN_KINDS 6 /* random, address, walking ones, walking zeros, zero, ones */
 const char *psc_pattern_kind_name(int kind);
 
@@ -549,6 +576,7 @@ typedef struct {
      * flip the byte at fault_offset, drop fault_len bytes there, or write them fault_len further on. */
     psc_fault_t fault;
     uint64_t fault_offset, fault_len, fault_size;
+    psc_load_t *load;       /* background traffic kept running while copying and checking; NULL none */
 } psc_verify_opts_t;
 
 void psc_verify_opts_default(psc_verify_opts_t *o);

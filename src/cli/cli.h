@@ -32,6 +32,7 @@ typedef struct {
     int samples_given;                    /* -n was on the command line */
     unsigned seconds;                     /* verify --seconds: stress for this long */
     psc_verify_opts_t verify;             /* verify: plan and the test-only fault */
+    int no_load;                          /* verify --no-load: no background traffic on the other paths */
     uint64_t sweep_min, sweep_max;        /* -b/-e: a size sweep; 0: each test's one size */
     unsigned sweep_factor;                /* -f */
     int ndev;                             /* 0: every GPU */

@@ -9,6 +9,7 @@
 #include "report/json.h"
 #include "report/render.h"
 #include "report/render_doctor.h"
+#include "report/render_load.h"
 #include "report/table.h"
 
 /* Per path over every pass: what was checked and what was wrong. */
@@ -133,6 +134,11 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_device_info_t info[PSC_CLI_MAX_DEVS];
     psc_system_info_t sys;
     json_t *run = NULL, *arr;
+    psc_load_t *load = NULL;
+    psc_load_path_report_t *lrep = NULL;
+    int nload = 0;
+    uint64_t checked = 0;
+    char load_error[512] = "";
 
     for (int i = 0; i < ndev; i++)
         devs[i] = o->ndev ? o->devs[i] : i;
@@ -159,16 +165,25 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
         psc_device_info(ctx, devs[i], &info[i]);
     if (tables)
         psc_render_devices(stdout, &sys, info, ndev);
+    if (!o->no_load && psc_load_start(ctx, devs, ndev, &load) != PSC_OK) {
+        /* Checked without it, and the run fails: it did not do what was asked. */
+        snprintf(load_error, sizeof(load_error), "%s", psc_context_last_error(ctx));
+        fprintf(stderr, "p2pscope: cannot set up the background traffic: %s (--no-load runs without it)\n",
+                load_error);
+        rc = PSC_EXIT_FAILED;
+    }
     for (unsigned pass = 0;; pass++) {
         psc_verify_opts_t vo = o->verify;
 
+        vo.load = load;
         vo.seed ^= (uint64_t)pass * 0x9E3779B97F4A7C15ull; /* each pass its own data */
         for (size_t k = 0; k < npaths; k++) {
             psc_verify_result_t r;
             char label[48];
 
             if (tty)
-                fprintf(stderr, "\r\033[Kpass %u [%zu/%zu] %s %s", pass + 1, k + 1, npaths, psc_bw_test_name(cases[k].test),
+                fprintf(stderr, "\r\033[K%.0f s, %.1f GB checked: pass %u [%zu/%zu] %s %s", psc_cli_now() - t0,
+                        checked / 1e9, pass + 1, k + 1, npaths, psc_bw_test_name(cases[k].test),
                         psc_case_label(&cases[k], label, sizeof(label)));
             if (psc_verify_run(ctx, &cases[k], &vo, &r) != PSC_OK) {
                 memset(&r, 0, sizeof(r));
@@ -180,20 +195,36 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
                 paths[k].last = r;
             paths[k].copies += r.copies;
             paths[k].bytes_checked += r.bytes_checked;
+            checked += r.bytes_checked;
             paths[k].bad_bytes += r.bad_bytes;
             paths[k].passes++;
             if (r.status == PSC_RESULT_FAILED)
                 rc = PSC_EXIT_FAILED;
             if (!tty)
-                fprintf(stderr, "pass %u [%zu/%zu] %s %s: %s, %llu copies\n", pass + 1, k + 1, npaths,
-                        psc_bw_test_name(cases[k].test), label, psc_result_status_string(r.status),
-                        (unsigned long long)r.copies);
+                fprintf(stderr, "%.0f s, %.1f GB checked: pass %u [%zu/%zu] %s %s: %s, %llu copies\n",
+                        psc_cli_now() - t0, checked / 1e9, pass + 1, k + 1, npaths, psc_bw_test_name(cases[k].test),
+                        label, psc_result_status_string(r.status), (unsigned long long)r.copies);
         }
         if (!o->seconds || psc_cli_now() - t0 >= o->seconds)
             break;
     }
     if (tty)
         fprintf(stderr, "\r\033[K");
+    if (load) {
+        lrep = calloc(PSC_LOAD_MAX_PATHS, sizeof(*lrep));
+        if (psc_load_stop(load, lrep, lrep ? PSC_LOAD_MAX_PATHS : 0, &nload) != PSC_OK) {
+            fprintf(stderr, "p2pscope: the background traffic failed: %s\n", psc_context_last_error(ctx));
+            rc = PSC_EXIT_FAILED;
+        }
+        for (int i = 0; lrep && i < nload; i++)
+            if (lrep[i].bad_bytes)
+                rc = PSC_EXIT_FAILED;
+        if (!lrep)
+            nload = 0;
+        load = NULL; /* freed by the stop */
+    }
+    if (tables && nload)
+        psc_render_load(stdout, lrep, nload);
     if (tables)
         psc__render(paths, npaths, psc_cli_now() - t0);
     if (o->json) {
@@ -202,6 +233,9 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
         for (size_t k = 0; k < npaths; k++)
             json_array_append_new(arr, psc__json_path(&paths[k]));
         json_object_set_new(run, "paths", arr);
+        json_object_set_new(run, "background", lrep ? psc_json_load(lrep, nload) : json_null());
+        if (load_error[0])
+            json_object_set_new(run, "background_error", json_string(load_error));
         json_object_set_new(run, "seed", json_integer((json_int_t)(o->verify.seed & 0x7fffffffffffffffull)));
     }
     if (rc == PSC_EXIT_FAILED && psc__feed_doctor(ctx, paths, npaths, tables, run) > 0)
@@ -209,6 +243,7 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
     rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
 out:
     json_decref(run);
+    free(lrep);
     free(cases);
     free(paths);
     return rc;

@@ -6,7 +6,7 @@
 
 #include "cli.h"
 
-enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT, OPT_NO_VERIFY };
+enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT, OPT_NO_VERIFY, OPT_NO_LOAD };
 
 static const struct option psc__long_opts[] = {
     {"test", required_argument, NULL, 't'},
@@ -25,6 +25,7 @@ static const struct option psc__long_opts[] = {
     {"seconds", required_argument, NULL, OPT_SECONDS},
     {"test-fault", required_argument, NULL, OPT_TEST_FAULT},
     {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
+    {"no-load", no_argument, NULL, OPT_NO_LOAD},
     {"gate-timeout", required_argument, NULL, OPT_GATE_TIMEOUT},
     {"json", optional_argument, NULL, OPT_JSON},
     {"test-corrupt-offset", required_argument, NULL, OPT_TEST_CORRUPT},
@@ -75,6 +76,7 @@ void psc_cli_usage(void)
            "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, captured /sys tree, or --save JSON)\n"
            "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"
            "      --seconds N            verify: repeat with new seeds for N seconds (a stress test)\n"
+           "      --no-load              verify: no background copies on the other paths while checking\n"
            "      --watch                nvlink: run the --test tests (default gpu_to_gpu_write_ce) and show\n"
            "                             the bytes each link carried\n"
            "  -h, --help                 this text\n"
@@ -295,6 +297,9 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
     case OPT_NO_VERIFY:
         o->measure.verify = 0;
         return 0;
+    case OPT_NO_LOAD:
+        o->no_load = 1;
+        return 0;
     case OPT_TEST_FAULT: {
         char kind[16];
         unsigned long long off = 0, len = 1, size = 0;
@@ -379,8 +384,8 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
         snprintf(err, errlen, "--no-verify goes with bw and report");
         return PSC_EXIT_USAGE;
     }
-    if ((o->seconds || o->verify.fault) && o->cmd != PSC_CMD_VERIFY) {
-        snprintf(err, errlen, "--seconds and --test-fault go with verify");
+    if ((o->seconds || o->verify.fault || o->no_load) && o->cmd != PSC_CMD_VERIFY) {
+        snprintf(err, errlen, "--seconds, --no-load and --test-fault go with verify");
         return PSC_EXIT_USAGE;
     }
     if (o->cmd == PSC_CMD_VERIFY && o->sweep_max)

@@ -88,6 +88,56 @@ static void test_faults_found_and_located(void **state)
     }
 }
 
+/*
+ * Background traffic: the cases pass while every other path is busy, every
+ * load path made copies and had them checked clean, P2P off in between
+ * (peer access toggled under the load) breaks nothing, and a fault in the
+ * checked path is still found exactly.
+ */
+static void test_under_load(void **state)
+{
+    const int ngpu = psc_device_count(g_ctx);
+    psc_verify_opts_t o = psc__plan();
+    psc_load_path_report_t rep[PSC_LOAD_MAX_PATHS];
+    psc_bw_case_t cases[3] = {psc_test_case("gpu_local_ce", 0, 0, 0), psc_test_case("gpu_to_host_ce", 0, PSC_HOST, 0),
+                              psc_test_case("gpu_local_sm", 0, 0, 0)};
+    psc_verify_result_t r;
+    psc_load_t *load = NULL;
+    int n = 0;
+
+    (void)state;
+    if (ngpu >= 2) {
+        cases[1] = psc_test_case("gpu_to_gpu_p2p_off_ce", 0, 1, 0);
+        cases[2] = psc_test_case("gpu_to_gpu_write_sm", 1, 0, 1);
+    }
+    assert_int_equal(psc_load_start(g_ctx, NULL, 0, &load), PSC_OK);
+    assert_int_equal(psc_load_report(load, NULL, 0), ngpu >= 2 ? 3 * ngpu : 2);
+    o.load = load;
+    o.max_size = (16ull << 20) + 3;
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(psc_verify_run(g_ctx, &cases[k], &o, &r), PSC_OK);
+        if (r.status != PSC_RESULT_PASSED)
+            fprintf(stderr, "  %s\n", r.reason);
+        assert_int_equal(r.status, PSC_RESULT_PASSED);
+    }
+    o.fault = PSC_FAULT_FLIP;
+    o.fault_offset = 4321;
+    o.fault_size = (16ull << 20) + 3;
+    assert_int_equal(psc_verify_run(g_ctx, &cases[0], &o, &r), PSC_OK);
+    assert_int_equal(r.status, PSC_RESULT_FAILED);
+    assert_int_equal(r.first.offset, 4321);
+    assert_int_equal(psc_load_stop(load, rep, PSC_LOAD_MAX_PATHS, &n), PSC_OK);
+    assert_int_equal(n, ngpu >= 2 ? 3 * ngpu : 2);
+    for (int i = 0; i < n; i++) {
+        printf("  load %d -> %d: %llu copies, %.1f GB\n", rep[i].src, rep[i].dst, (unsigned long long)rep[i].copies,
+               rep[i].bytes_moved / 1e9);
+        assert_true(rep[i].copies > 0);
+        assert_true(rep[i].bytes_checked >= 2 * rep[i].bytes_moved / rep[i].copies); /* destination and source */
+        assert_int_equal(rep[i].bad_bytes, 0);
+        assert_int_equal(rep[i].first_bad_offset, -1);
+    }
+}
+
 static int psc__run_cli(const char *args)
 {
     char cmd[512];
@@ -109,6 +159,7 @@ static void test_exit_codes(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_clean_paths),
     cmocka_unit_test(test_faults_found_and_located),
+    cmocka_unit_test(test_under_load),
     cmocka_unit_test(test_exit_codes),
 };
 

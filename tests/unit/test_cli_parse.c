@@ -82,10 +82,13 @@ static void test_values(void **state)
     assert_int_equal(o.ntests, 2);
     assert_int_equal(o.verify.max_size, 2ull << 20);
     assert_int_equal(o.seconds, 30);
+    assert_int_equal(o.no_load, 0); /* background traffic by default */
     assert_int_equal(o.verify.fault, PSC_FAULT_DROP);
     assert_int_equal(o.verify.fault_offset, 5);
     assert_int_equal(o.verify.fault_len, 100);
     assert_int_equal(o.verify.fault_size, 4096);
+    assert_int_equal(PARSE(&o, "verify", "--no-load"), 0);
+    assert_int_equal(o.no_load, 1);
     assert_int_equal(PARSE(&o, "lat", "-t", "*_flag", "-n", "32"), 0);
     assert_int_equal(o.cmd, PSC_CMD_LAT);
     assert_int_equal(o.ntests, 2);
@@ -132,6 +135,7 @@ static void test_usage_errors(void **state)
     BAD("bad --test-fault", "verify", "--test-fault", "scribble:3");
     BAD("bad --seconds", "verify", "--seconds", "0");
     BAD("go with verify", "bw", "--seconds", "5");
+    BAD("go with verify", "lat", "--no-load");
     BAD("--no-verify goes with bw and report", "lat", "--no-verify");
     BAD("needs verification on", "bw", "-s", "4K", "--test-corrupt-offset", "1", "--no-verify");
     BAD("no test named 'nope'", "lat", "-t", "nope");

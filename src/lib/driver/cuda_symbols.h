@@ -46,6 +46,7 @@
     X(cuStreamCreate, 2000, 1)                \
     X(cuStreamDestroy, 4000, 1)               \
     X(cuStreamSynchronize, 2000, 1)           \
+    X(cuStreamQuery, 2000, 1)                 \
     X(cuEventCreate, 2000, 1)                 \
     X(cuEventDestroy, 4000, 1)                \
     X(cuEventRecord, 2000, 1)                 \

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mem/buffer.h"
+#include "verify/load.h"
 #include "verify/pattern.h"
 #include "verify/verify.h"
 #include "xfer/copy.h"
@@ -196,9 +197,11 @@ static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, p
                              psc_verify_result_t *r)
 {
     psc__expect_t e[PSC_MAX_XFERS] = {{0}};
-    psc_status_t st = PSC_OK;
+    psc_status_t st;
     int bad = 0;
 
+    if ((st = psc__load_pump(o->load)) != PSC_OK) /* the other paths stay busy through fill, copy and check */
+        return st;
     for (int i = 0; i < n; i++) {
         psc__expect_t src = {kind, seed + (uint64_t)i, 0, 0, 0};
 
@@ -271,6 +274,9 @@ psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const ps
         max = PSC__PAGEABLE_MAX;
     for (int i = 0; i < n; i++)
         x[i].x = c->xfer[i];
+    /* The load's copies must be done before peer access changes under them. */
+    if ((st = psc__load_settle(o->load)) != PSC_OK)
+        goto done;
     if ((st = psc__peers_for(ctx, c->xfer, n, ti->pattern == PSC_PATTERN_P2P_OFF, &waived, r.reason,
                              sizeof(r.reason))) != PSC_OK)
         goto done;
