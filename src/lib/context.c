@@ -24,21 +24,27 @@ static psc_log_level_t psc__log_level_from_env(void)
     return PSC_LOG_WARN;
 }
 
-/* P2PSCOPE_SM_COPY="unroll:blocks_per_sm:threads" picks the SM copy kernel's shape (tuning). */
+/*
+ * P2PSCOPE_SM_COPY="unroll:blocks_per_sm:threads[:max_blocks]" picks the SM
+ * copy kernel's shape (tuning); max_blocks caps the grid (fewer SMs).
+ */
 static void psc__sm_copy_shape(psc_context_t *ctx)
 {
     const char *v = getenv("P2PSCOPE_SM_COPY");
-    int u = 4, b = 2, t = 1024;
+    int u = 4, b = 2, t = 1024, m = 0, got = v ? sscanf(v, "%d:%d:%d:%d", &u, &b, &t, &m) : 3;
 
-    if (v && sscanf(v, "%d:%d:%d", &u, &b, &t) != 3)
-        psc__log(ctx, PSC_LOG_WARN, "P2PSCOPE_SM_COPY=%s ignored: expected unroll:blocks_per_sm:threads", v);
-    if ((u != 1 && u != 2 && u != 4 && u != 8) || b < 1 || b > 32 || t < 32 || t > 1024 || t % 32) {
-        psc__log(ctx, PSC_LOG_WARN, "P2PSCOPE_SM_COPY out of range: using 4:2:1024");
-        u = 4, b = 2, t = 1024;
+    if (got != 3 && got != 4)
+        psc__log(ctx, PSC_LOG_WARN, "P2PSCOPE_SM_COPY=%s ignored: expected unroll:blocks_per_sm:threads[:max_blocks]", v);
+    if (got < 3 || (u != 1 && u != 2 && u != 4 && u != 8) || b < 1 || b > 32 || t < 32 || t > 1024 || t % 32 ||
+        m < 0) {
+        if (got >= 3)
+            psc__log(ctx, PSC_LOG_WARN, "P2PSCOPE_SM_COPY out of range: using 4:2:1024");
+        u = 4, b = 2, t = 1024, m = 0;
     }
     ctx->sm_unroll = u;
     ctx->sm_blocks_per_sm = b;
     ctx->sm_threads = t;
+    ctx->sm_max_blocks = m;
 }
 
 static const char *psc__copy_kernel_name(const psc_context_t *ctx)

@@ -10,6 +10,8 @@ psc_status_t psc__copy_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CU
                       (unsigned)ctx->sm_blocks_per_sm;
     psc_status_t st = PSC_OK;
 
+    if (ctx->sm_max_blocks > 0 && blocks > (unsigned)ctx->sm_max_blocks)
+        blocks = (unsigned)ctx->sm_max_blocks;
     if (r->engine == PSC_ENGINE_SM && ((d | s) & 15) == 0) {
         /* All of a sample's copies in one launch: the kernel makes `reps` passes. */
         void *params[] = {&d, &s, &n, &reps};
