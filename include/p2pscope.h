@@ -78,6 +78,7 @@ typedef struct {
     uint32_t pci_device_id;      /* (device << 16) | vendor, from NVML; 0 unknown */
     uint64_t memory_bytes;
     int sm_count;
+    int l2_bytes;                /* L2 cache size; 0 unknown */
     int cc_major, cc_minor;
     int async_engines;           /* copy engines the driver reports */
     int numa_node;               /* host NUMA node nearest the GPU; -1 unknown */

@@ -59,6 +59,22 @@ static void test_host_copy_corruption(void **state)
     psc__corrupt_and_catch(&registered, (16 << 20) + 1);
 }
 
+/* Several destinations checked at once (one per GPU, pageable ones on the CPU meanwhile): the bad one is found. */
+static void test_concurrent_checks_corruption(void **state)
+{
+    const char *const names[] = {"all_to_host_ce", "host_gpu_bidir_pageable_ce", "all_host_bidir_sm"};
+
+    (void)state;
+    for (size_t t = 0; t < sizeof(names) / sizeof(names[0]); t++) {
+        psc_bw_case_t c[PSC_MAX_GPUS];
+        size_t n = 0;
+
+        assert_int_equal(psc_bw_cases(g_ctx, psc_test_id(names[t]), NULL, 0, c, PSC_MAX_GPUS, &n), PSC_OK);
+        assert_true(n >= 1);
+        psc__corrupt_and_catch(&c[0], 2024);
+    }
+}
+
 static void test_peer_copy_corruption(void **state)
 {
     psc_bw_case_t rd = psc_test_case("gpu_to_gpu_read_ce", 1, 0, 0);
@@ -84,6 +100,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_pattern_is_not_poison),
     cmocka_unit_test(test_local_copy_corruption),
     cmocka_unit_test(test_host_copy_corruption),
+    cmocka_unit_test(test_concurrent_checks_corruption),
     cmocka_unit_test(test_peer_copy_corruption),
 };
 

@@ -105,6 +105,7 @@ psc_status_t psc__devices_probe(psc_context_t *ctx)
         d->nvml_index = -1;
         d->memory_bytes = mem;
         d->sm_count = psc__attr(ctx, dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+        d->l2_bytes = psc__attr(ctx, dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
         d->cc_major = psc__attr(ctx, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
         d->cc_minor = psc__attr(ctx, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
         d->async_engines = psc__attr(ctx, dev, CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT);

@@ -19,6 +19,10 @@ typedef struct {
 psc_status_t psc__pattern_check(psc_context_t *ctx, const psc_buffer_t *b, uint64_t seed,
                                 psc_check_t *out);
 
+/* Check n buffers (at most PSC_MAX_XFERS) at once: every GPU checks one of its own at a time, the CPU the pageable ones. */
+psc_status_t psc__pattern_check_many(psc_context_t *ctx, const psc_buffer_t *const *b, const uint64_t *seed, int n,
+                                     psc_check_t *out);
+
 /* Test hook: flip one byte of the buffer, and wait. */
 psc_status_t psc__flip_byte(psc_context_t *ctx, const psc_buffer_t *b, uint64_t offset);
 

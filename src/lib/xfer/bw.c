@@ -15,6 +15,7 @@
 #define PSC__DEFAULT_DEVICE_SIZE (512ull << 20)
 #define PSC__DEFAULT_STAGED_SIZE (128ull << 20) /* peer copies staged through the host (P2P off) */
 #define PSC__DEFAULT_HOST_SIZE (32ull << 20)    /* many copies a sample: a host destination's check is a 16th */
+/* (an SM kernel reading host memory copies more: psc__host_read_size) */
 #define PSC__DEFAULT_PAGEABLE_SIZE (64ull << 20) /* staged in small chunks: 64 MiB is steady state, and half the wait */
 #define PSC__ROUND_BYTES (256ull << 20) /* auto iterations aim at this much per transfer and sample... */
 #define PSC__HOST_ROUND_BYTES (512ull << 20) /* ...and this much for pinned host memory */
@@ -83,12 +84,36 @@ static int psc__host_pattern(psc_pattern_t p)
            p == PSC_PATTERN_HOST_TO_ALL || p == PSC_PATTERN_ALL_TO_HOST || p == PSC_PATTERN_ALL_HOST_BIDIR;
 }
 
-static uint64_t psc__resolve_size(const psc_bw_test_info_t *ti, const psc_measure_opts_t *o)
+/*
+ * An SM kernel reading mapped host memory goes through the GPU's L2: a
+ * buffer that fits there is read from L2 after the first pass. Such tests
+ * copy at least twice the largest L2 of the case's GPUs.
+ */
+static uint64_t psc__host_read_size(const psc_context_t *ctx, const psc_bw_case_t *c)
 {
+    uint64_t l2 = 0;
+
+    for (int i = 0; i < c->nxfer; i++)
+        if (c->xfer[i].src == PSC_HOST && ctx->info[c->xfer[i].issuer].l2_bytes > 0 &&
+            (uint64_t)ctx->info[c->xfer[i].issuer].l2_bytes > l2)
+            l2 = (uint64_t)ctx->info[c->xfer[i].issuer].l2_bytes;
+    l2 = (2 * l2 + (1ull << 20) - 1) & ~((1ull << 20) - 1);
+    return l2 > PSC__DEFAULT_STAGED_SIZE ? l2 : PSC__DEFAULT_STAGED_SIZE;
+}
+
+static uint64_t psc__resolve_size(const psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti,
+                                  const psc_measure_opts_t *o)
+{
+    int host_read = 0;
+
     if (o->size)
         return o->size;
     if (ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_pattern(ti->pattern))
         return PSC__DEFAULT_PAGEABLE_SIZE;
+    for (int i = 0; i < c->nxfer; i++)
+        host_read |= c->xfer[i].src == PSC_HOST;
+    if (psc__host_pattern(ti->pattern) && ti->engine == PSC_ENGINE_SM && host_read)
+        return psc__host_read_size(ctx, c);
     if (psc__host_pattern(ti->pattern))
         return PSC__DEFAULT_HOST_SIZE;
     return ti->pattern == PSC_PATTERN_P2P_OFF ? PSC__DEFAULT_STAGED_SIZE : PSC__DEFAULT_DEVICE_SIZE;
@@ -306,12 +331,20 @@ static psc_status_t psc__poison(psc_context_t *ctx, psc__case_run_t *r, unsigned
 static psc_status_t psc__check(psc_context_t *ctx, psc__case_run_t *r, unsigned round, psc_verify_report_t *rep)
 {
     double t0 = psc__now_ns();
-    psc_check_t all = {0, -1, 0, 0}, c;
+    const psc_buffer_t *dst[PSC_MAX_XFERS];
+    uint64_t seed[PSC_MAX_XFERS];
+    psc_check_t all = {0, -1, 0, 0}, v[PSC_MAX_XFERS];
     psc_status_t st;
 
     for (int i = 0; i < r->n; i++) {
-        if ((st = psc__pattern_check(ctx, r->x[i].dst, psc__round_seed(&r->x[i], round), &c)) != PSC_OK)
-            return st;
+        dst[i] = r->x[i].dst;
+        seed[i] = psc__round_seed(&r->x[i], round);
+    }
+    if ((st = psc__pattern_check_many(ctx, dst, seed, r->n, v)) != PSC_OK)
+        return st;
+    for (int i = 0; i < r->n; i++) {
+        const psc_check_t c = v[i];
+
         all.bad_bytes += c.bad_bytes;
         if (c.bad_bytes && all.first_bad < 0) {
             all.first_bad = c.first_bad;
@@ -409,7 +442,7 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
     r->n = c->nxfer;
     for (int i = 0; i < r->n; i++) /* peers, buffers and streams all read the transfers */
         r->x[i].x = c->xfer[i];
-    r->size = psc__resolve_size(ti, o);
+    r->size = psc__resolve_size(ctx, c, ti, o);
     r->iterations = psc__resolve_iterations(ti, o, r->size);
     if (o->test_corrupt_offset >= 0 && (uint64_t)o->test_corrupt_offset >= r->size) {
         free(r);
