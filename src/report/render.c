@@ -183,6 +183,18 @@ static void psc__gpu_row(psc_table_t *t, const psc_bw_test_info_t *ti, const psc
     }
 }
 
+/* 1 when a passed case has two transfers issued by the same GPU from the same source or into the same destination. */
+static int psc__shared_issuer(const psc_bw_result_t *res, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (int a = 0; res[i].status == PSC_RESULT_PASSED && a < res[i].c.nxfer; a++)
+            for (int b = a + 1; b < res[i].c.nxfer; b++)
+                if (res[i].c.xfer[a].issuer == res[i].c.xfer[b].issuer &&
+                    (res[i].c.xfer[a].src == res[i].c.xfer[b].src || res[i].c.xfer[a].dst == res[i].c.xfer[b].dst))
+                    return 1;
+    return 0;
+}
+
 /* Concurrent cases: a row per transfer, then the total (all bytes over the longest transfer's time). */
 static unsigned psc__xfer_rows(psc_table_t *t, const psc_bw_result_t *res, size_t n, psc__notes_t *notes)
 {
@@ -254,6 +266,10 @@ void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size
     if (t && notes.items) {
         psc_table_render(t, f);
         psc__notes_print(f, &notes);
+        if (psc__shared_issuer(res, n))
+            fprintf(f, "  one GPU issues several of these transfers: its copy engines or SMs may serve them one after "
+                       "another, so each transfer's figure (its own start to its own end) shows its share of the "
+                       "time; compare the totals\n");
     }
     free(notes.items);
     psc_table_free(t);

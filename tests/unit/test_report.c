@@ -114,6 +114,32 @@ static void psc__bw_fn(FILE *f, void *arg)
     psc_render_bw(f, x->test, x->res, x->n, x->devs, x->ndev);
 }
 
+/* A concurrent case with two transfers: one GPU issuing both gets the note about shares; two issuers do not. */
+static void test_concurrent_shared_issuer_note(void **state)
+{
+    psc__bw_fixture_t x = {.n = 1, .devs = {0, 1, 2}, .ndev = 3, .test = T("one_to_all_write_ce")};
+    char *out;
+
+    (void)state;
+    x.res[0] = psc__result(x.test, 0, PSC_ALL, 0, PSC_RESULT_PASSED, 396);
+    x.res[0].c.nxfer = 2;
+    x.res[0].c.xfer[1] = (psc_xfer_t){0, 2, 0};
+    x.res[0].xfer_gbs[1] = 198;
+    out = psc__render_to_string(psc__bw_fn, &x);
+    assert_non_null(strstr(out, "gpu0 -> gpu2 (gpu0)"));
+    assert_non_null(strstr(out, "compare the totals"));
+    free(out);
+    x.test = T("all_to_one_write_ce");
+    x.res[0] = psc__result(x.test, PSC_ALL, 0, PSC_ALL, PSC_RESULT_PASSED, 266);
+    x.res[0].c.xfer[0] = (psc_xfer_t){1, 0, 1};
+    x.res[0].c.nxfer = 2;
+    x.res[0].c.xfer[1] = (psc_xfer_t){2, 0, 2};
+    out = psc__render_to_string(psc__bw_fn, &x);
+    assert_non_null(strstr(out, "total"));
+    assert_null(strstr(out, "compare the totals"));
+    free(out);
+}
+
 static void test_bw_matrix_with_notes(void **state)
 {
     psc__bw_fixture_t x = {.n = 6, .devs = {0, 1, 2}, .ndev = 3, .test = T("gpu_to_gpu_read_ce")};
@@ -349,6 +375,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_alignment),      cmocka_unit_test(test_bw_matrix_with_notes),
+        cmocka_unit_test(test_concurrent_shared_issuer_note),
         cmocka_unit_test(test_bw_host_row_and_single_gpu), cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_json_atomic_write),   cmocka_unit_test(test_comparisons),
     };
