@@ -7,6 +7,8 @@
 #            bw run and the comparison with the default one
 #   stage b: verify --seconds stress, SM write grid caps, compute-sanitizer
 #            racecheck over lat and memcheck over verify with background load
+#   stage c: build, the README's report, bw with checks off, a long bw run and
+#            the comparison with the report's figures
 set -u
 OUT=${OUT:-/tmp/p2pscope-out}
 STAGE=${1:-a}
@@ -39,11 +41,23 @@ if [ "$STAGE" = a ]; then
   step "long rc=$?"; grep -E "Elapsed|Maximum" "$LOGS/long.err"
   python3 scripts/compare_runs.py "$OUT/bw.json" "$LOGS/long.json" > "$OUT/compare.txt"; tail -2 "$OUT/compare.txt"
   cp "$LOGS/bw.txt" "$OUT/bw.txt"
+elif [ "$STAGE" = c ]; then
+  step "build"; scripts/build.sh > "$LOGS/build.log" 2>&1 || { tail -30 "$LOGS/build.log"; exit 1; }
+  step "report (default)"
+  timed build/p2pscope --json="$OUT/report.json" > "$OUT/report.txt" 2> "$LOGS/report.err"
+  step "report rc=$?"; grep -aE "Elapsed|Maximum" "$LOGS/report.err"; summary "$OUT/report.txt"
+  step "bw --no-verify"
+  timed build/p2pscope bw --no-verify > "$LOGS/bw-noverify.txt" 2> "$LOGS/bw-nv.err"
+  step "bw --no-verify rc=$?"; grep -aE "Elapsed|Maximum" "$LOGS/bw-nv.err"; summary "$LOGS/bw-noverify.txt"
+  step "bw long (-n 20)"
+  timed build/p2pscope bw -n 20 --max-samples 20 --json="$LOGS/long.json" > "$LOGS/long.txt" 2> "$LOGS/long.err"
+  step "long rc=$?"; grep -aE "Elapsed|Maximum" "$LOGS/long.err"
+  python3 scripts/compare_runs.py "$OUT/report.json" "$LOGS/long.json" > "$OUT/compare.txt"; tail -2 "$OUT/compare.txt"
 else
   step "verify --seconds ${P2PSCOPE_STRESS:-60}"
   timed build/p2pscope verify --seconds "${P2PSCOPE_STRESS:-60}" -e 16M --json="$LOGS/stress.json" \
     > "$OUT/stress.txt" 2> "$LOGS/stress.err"
-  step "stress rc=$?"; grep -E "Elapsed|Maximum" "$LOGS/stress.err"; grep "GB checked" "$LOGS/stress.err" | tail -2
+  step "stress rc=$?"; grep -E "Elapsed|Maximum" "$LOGS/stress.err"; grep -a "GB checked" "$LOGS/stress.err" | tail -2
   summary "$OUT/stress.txt"; sed -n '/background traffic/,/^$/p' "$OUT/stress.txt"
   for shape in ${P2PSCOPE_SHAPES:-4:2:1024 4:2:1024:198 4:2:1024:132 4:1:1024:99 4:1:1024:66 8:1:1024:132}; do
     P2PSCOPE_SM_COPY=$shape build/p2pscope bw -t gpu_to_gpu_write_sm,gpu_to_gpu_read_sm -n 9 --max-samples 9 \
