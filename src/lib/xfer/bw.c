@@ -389,7 +389,8 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
         int timed = round >= o->warmup;
         float longest = 0;
 
-        if (o->verify && (st = psc__poison(ctx, r, round, 0)) != PSC_OK)
+        /* Timed rounds are checked; a warm-up round is not (its figure is not reported either). */
+        if (o->verify && timed && (st = psc__poison(ctx, r, round, 0)) != PSC_OK)
             return st;
         st = psc__round(ctx, r, round, res->gated, o);
         if (st == PSC_ERR_TIMEOUT && res->gated) {
@@ -413,7 +414,7 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
                 (st = psc__flip_byte(ctx, r->x[0].dst, (uint64_t)o->test_corrupt_offset)) != PSC_OK)
                 return st;
         }
-        if (o->verify && (st = psc__check(ctx, r, round, &res->verify)) != PSC_OK)
+        if (o->verify && timed && (st = psc__check(ctx, r, round, &res->verify)) != PSC_OK)
             return st;
         if (res->nsamples >= o->max_samples)
             return PSC_OK;
