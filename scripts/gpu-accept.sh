@@ -7,7 +7,7 @@
 #            bw run and the comparison with the default one
 #   stage b: verify --seconds stress, SM write grid caps, compute-sanitizer
 #            racecheck over lat and memcheck over verify with background load
-#   stage c: build, the README's report, bw with checks off, a long bw run and
+#   stage c: build, ctest, the README's report, bw with checks off, a long bw run and
 #            the comparison with the report's figures
 set -u
 OUT=${OUT:-/tmp/p2pscope-out}
@@ -43,6 +43,8 @@ if [ "$STAGE" = a ]; then
   cp "$LOGS/bw.txt" "$OUT/bw.txt"
 elif [ "$STAGE" = c ]; then
   step "build"; scripts/build.sh > "$LOGS/build.log" 2>&1 || { tail -30 "$LOGS/build.log"; exit 1; }
+  step "ctest"; ctest --test-dir build --output-on-failure > "$LOGS/ctest.log" 2>&1
+  step "ctest rc=$?"; grep -E "tests passed|\*\*\*Failed|FAILED" "$LOGS/ctest.log"
   step "report (default)"
   timed build/p2pscope --json="$OUT/report.json" > "$OUT/report.txt" 2> "$LOGS/report.err"
   step "report rc=$?"; grep -aE "Elapsed|Maximum" "$LOGS/report.err"; summary "$OUT/report.txt"
