@@ -181,10 +181,10 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
             psc_verify_result_t r;
             char label[48];
 
+            psc_case_label(&cases[k], label, sizeof(label));
             if (tty)
                 fprintf(stderr, "\r\033[K%.0f s, %.1f GB checked: pass %u [%zu/%zu] %s %s", psc_cli_now() - t0,
-                        checked / 1e9, pass + 1, k + 1, npaths, psc_bw_test_name(cases[k].test),
-                        psc_case_label(&cases[k], label, sizeof(label)));
+                        checked / 1e9, pass + 1, k + 1, npaths, psc_bw_test_name(cases[k].test), label);
             if (psc_verify_run(ctx, &cases[k], &vo, &r) != PSC_OK) {
                 memset(&r, 0, sizeof(r));
                 r.c = cases[k];

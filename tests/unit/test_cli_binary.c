@@ -245,6 +245,8 @@ static void test_fake_gpus_every_command(void **state)
         assert_non_null(strstr(r.out, "Fake GPU 0"));
         /* The driver's reason reaches the user, in the tables or the progress lines. */
         assert_true(strstr(r.out, "CUDA_ERROR_NOT_SUPPORTED") || strstr(r.err, "failed"));
+        if (strcmp(cmds[i], "verify") == 0) /* a progress line per path, naming it */
+            assert_non_null(strstr(r.err, "host_to_gpu_ce host -> gpu0: failed"));
         doc = json_load_file(path, 0, &jerr);
         assert_non_null(doc);
         assert_int_equal(json_integer_value(json_object_get(doc, "exit_code")), 1);
