@@ -9,6 +9,7 @@
 #            racecheck over lat and memcheck over verify with background load
 #   stage c: build, ctest, the README's report, bw with checks off, a long bw run and
 #            the comparison with the report's figures
+#   stage shapes: build, ctest, then SM copy shapes ($P2PSCOPE_SHAPES) on GPU -> GPU
 set -u
 OUT=${OUT:-/tmp/p2pscope-out}
 STAGE=${1:-a}
@@ -19,6 +20,16 @@ step() { echo "== $(date -u +%T) $*" | tee -a "$LOGS/steps.log"; }
 finish() { tar -C "$LOGS" -czf "$OUT/logs-$STAGE.tar.gz" . ; }
 trap finish EXIT
 timed() { /usr/bin/time -v "$@"; }
+# SM copy shapes (P2PSCOPE_SM_COPY values) on the GPU -> GPU SM tests, one line each.
+shapes() {
+  for shape in ${P2PSCOPE_SHAPES:-4:2:1024 4:2:1024:198 4:2:1024:132 4:1:1024:99 4:1:1024:66 8:1:1024:132}; do
+    P2PSCOPE_SM_COPY=$shape build/p2pscope bw -t gpu_to_gpu_write_sm,gpu_to_gpu_read_sm -n 9 --max-samples 9 \
+      --json="$LOGS/shape.json" > /dev/null 2>&1
+    printf '%s ' "$shape"; python3 -c "
+import json; d=json.load(open('$LOGS/shape.json'))
+print(' '.join('%s %s %.2f' % (t['name'][11:], t['direction'], t['stats']['median']) for t in d['tests']))"
+  done | tee "$OUT/sm-shapes.txt"
+}
 summary() { grep -E "wall time|GB checked|checking the data|data not checked" "$1"; }
 
 if [ "$STAGE" = a ]; then
@@ -55,19 +66,18 @@ elif [ "$STAGE" = c ]; then
   timed build/p2pscope bw -n 20 --max-samples 20 --json="$LOGS/long.json" > "$LOGS/long.txt" 2> "$LOGS/long.err"
   step "long rc=$?"; grep -aE "Elapsed|Maximum" "$LOGS/long.err"
   python3 scripts/compare_runs.py "$OUT/report.json" "$LOGS/long.json" > "$OUT/compare.txt"; tail -2 "$OUT/compare.txt"
+elif [ "$STAGE" = shapes ]; then
+  step "build"; scripts/build.sh > "$LOGS/build.log" 2>&1 || { tail -30 "$LOGS/build.log"; exit 1; }
+  step "ctest"; ctest --test-dir build --output-on-failure > "$LOGS/ctest.log" 2>&1
+  step "ctest rc=$?"; grep -E "tests passed|\*\*\*Failed|FAILED" "$LOGS/ctest.log"
+  shapes
 else
   step "verify --seconds ${P2PSCOPE_STRESS:-60}"
   timed build/p2pscope verify --seconds "${P2PSCOPE_STRESS:-60}" -e 16M --json="$LOGS/stress.json" \
     > "$OUT/stress.txt" 2> "$LOGS/stress.err"
   step "stress rc=$?"; grep -E "Elapsed|Maximum" "$LOGS/stress.err"; grep -a "GB checked" "$LOGS/stress.err" | tail -2
   summary "$OUT/stress.txt"; sed -n '/background traffic/,/^$/p' "$OUT/stress.txt"
-  for shape in ${P2PSCOPE_SHAPES:-4:2:1024 4:2:1024:198 4:2:1024:132 4:1:1024:99 4:1:1024:66 8:1:1024:132}; do
-    P2PSCOPE_SM_COPY=$shape build/p2pscope bw -t gpu_to_gpu_write_sm,gpu_to_gpu_read_sm -n 9 --max-samples 9 \
-      --json="$LOGS/shape.json" > /dev/null 2>&1
-    printf '%s ' "$shape"; python3 -c "
-import json; d=json.load(open('$LOGS/shape.json'))
-print(' '.join('%s %s %.2f' % (t['name'][11:], t['direction'], t['stats']['median']) for t in d['tests']))"
-  done | tee "$OUT/sm-shapes.txt"
+  shapes
   if command -v compute-sanitizer > /dev/null; then
     compute-sanitizer --tool racecheck --error-exitcode 9 build/p2pscope lat -t '*chase*,*copy*' -n 4 \
       > "$LOGS/racecheck-lat.log" 2>&1

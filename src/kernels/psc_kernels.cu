@@ -164,6 +164,73 @@ PSC_COPY_KERNEL(4)
 PSC_COPY_KERNEL(8)
 
 /*
+ * Two other layouts, to try against the grid-stride one (P2PSCOPE_SM_COPY's
+ * fifth field). "chunk": each block streams through one contiguous part of
+ * the buffer, U x blockDim 16-byte words a step, so a block's stores are
+ * contiguous. "stream": the grid-stride layout with evict-first stores
+ * (st.global.cs).
+ */
+template <int U>
+static __device__ __forceinline__ void psc_copy_chunk_body(uint4 *__restrict__ d, const uint4 *__restrict__ s, u64 n16)
+{
+    const u64 step = (u64)U * blockDim.x;
+    const u64 per = ((n16 + step - 1) / step + gridDim.x - 1) / gridDim.x; /* steps per block */
+    const u64 begin = (u64)blockIdx.x * per * step;
+    const u64 end = begin + per * step < n16 ? begin + per * step : n16;
+
+    for (u64 base = begin; base < end; base += step) {
+        if (base + step <= end) {
+            uint4 v[U];
+#pragma unroll
+            for (int k = 0; k < U; k++)
+                v[k] = s[base + (u64)k * blockDim.x + threadIdx.x];
+#pragma unroll
+            for (int k = 0; k < U; k++)
+                d[base + (u64)k * blockDim.x + threadIdx.x] = v[k];
+        } else {
+            for (u64 i = base + threadIdx.x; i < end; i += blockDim.x)
+                d[i] = s[i];
+        }
+    }
+}
+
+template <int U>
+static __device__ __forceinline__ void psc_copy_stream_body(uint4 *__restrict__ d, const uint4 *__restrict__ s, u64 n16)
+{
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+
+    for (; i + (U - 1) * stride < n16; i += U * stride) {
+        uint4 v[U];
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            v[k] = s[i + k * stride];
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            __stcs(&d[i + k * stride], v[k]);
+    }
+    for (; i < n16; i += stride)
+        __stcs(&d[i], s[i]);
+}
+
+#define PSC_COPY_LAYOUT_KERNEL(NAME, BODY, U)                                                             \
+    extern "C" __global__ void NAME(unsigned char *d, const unsigned char *s, u64 n, unsigned reps)       \
+    {                                                                                                    \
+        const u64 n16 = n / 16;                                                                          \
+        for (unsigned r = 0; r < reps; r++) {                                                            \
+            BODY<U>(reinterpret_cast<uint4 *>(d), reinterpret_cast<const uint4 *>(s), n16);              \
+            if (blockIdx.x == 0 && threadIdx.x == 0)                                                     \
+                for (u64 o = n16 * 16; o < n; o++)                                                       \
+                    d[o] = s[o];                                                                         \
+        }                                                                                                \
+    }
+
+PSC_COPY_LAYOUT_KERNEL(psc_copy_chunk_u4, psc_copy_chunk_body, 4)
+PSC_COPY_LAYOUT_KERNEL(psc_copy_chunk_u8, psc_copy_chunk_body, 8)
+PSC_COPY_LAYOUT_KERNEL(psc_copy_stream_u4, psc_copy_stream_body, 4)
+PSC_COPY_LAYOUT_KERNEL(psc_copy_stream_u8, psc_copy_stream_body, 8)
+
+/*
  * Latency. Per-sample times are SM cycles (clock64), converted to ns with the
  * run's own calibration: the %globaltimer and clock64 deltas over the whole
  * launch, both written to cal[0..1]. One thread does the work; the rest of

@@ -25,36 +25,41 @@ static psc_log_level_t psc__log_level_from_env(void)
 }
 
 /*
- * P2PSCOPE_SM_COPY="unroll:blocks_per_sm:threads[:max_blocks]" picks the SM
- * copy kernel's shape (tuning); max_blocks caps the grid (fewer SMs).
+ * P2PSCOPE_SM_COPY="unroll:blocks_per_sm:threads[:max_blocks[:layout]]"
+ * picks the SM copy kernel's shape (tuning): max_blocks caps the grid (0:
+ * none), layout is stride (the default), chunk or stream (unroll 4 or 8).
  */
 static void psc__sm_copy_shape(psc_context_t *ctx)
 {
     const char *v = getenv("P2PSCOPE_SM_COPY");
-    int u = 4, b = 2, t = 1024, m = 0, got = v ? sscanf(v, "%d:%d:%d:%d", &u, &b, &t, &m) : 3;
+    char layout[8] = "stride";
+    int u = 4, b = 2, t = 1024, m = 0, got = v ? sscanf(v, "%d:%d:%d:%d:%7s", &u, &b, &t, &m, layout) : 3;
+    int lay = strcmp(layout, "chunk") == 0 ? 1 : strcmp(layout, "stream") == 0 ? 2 : strcmp(layout, "stride") == 0 ? 0 : -1;
 
-    if (got != 3 && got != 4)
-        psc__log(ctx, PSC_LOG_WARN, "P2PSCOPE_SM_COPY=%s ignored: expected unroll:blocks_per_sm:threads[:max_blocks]", v);
+    if (got < 3)
+        psc__log(ctx, PSC_LOG_WARN,
+                 "P2PSCOPE_SM_COPY=%s ignored: expected unroll:blocks_per_sm:threads[:max_blocks[:stride|chunk|stream]]", v);
     if (got < 3 || (u != 1 && u != 2 && u != 4 && u != 8) || b < 1 || b > 32 || t < 32 || t > 1024 || t % 32 ||
-        m < 0) {
+        m < 0 || lay < 0 || (lay > 0 && u != 4 && u != 8)) {
         if (got >= 3)
             psc__log(ctx, PSC_LOG_WARN, "P2PSCOPE_SM_COPY out of range: using 4:2:1024");
-        u = 4, b = 2, t = 1024, m = 0;
+        u = 4, b = 2, t = 1024, m = 0, lay = 0;
     }
     ctx->sm_unroll = u;
     ctx->sm_blocks_per_sm = b;
     ctx->sm_threads = t;
     ctx->sm_max_blocks = m;
+    ctx->sm_layout = lay;
 }
 
 static const char *psc__copy_kernel_name(const psc_context_t *ctx)
 {
-    switch (ctx->sm_unroll) {
-    case 1: return "psc_copy_u1";
-    case 2: return "psc_copy_u2";
-    case 8: return "psc_copy_u8";
-    default: return "psc_copy_u4";
-    }
+    static const char *const names[3][4] = {{"psc_copy_u1", "psc_copy_u2", "psc_copy_u4", "psc_copy_u8"},
+                                            {"psc_copy_u1", "psc_copy_u2", "psc_copy_chunk_u4", "psc_copy_chunk_u8"},
+                                            {"psc_copy_u1", "psc_copy_u2", "psc_copy_stream_u4", "psc_copy_stream_u8"}};
+    int k = ctx->sm_unroll == 1 ? 0 : ctx->sm_unroll == 2 ? 1 : ctx->sm_unroll == 8 ? 3 : 2;
+
+    return names[ctx->sm_layout >= 0 && ctx->sm_layout < 3 ? ctx->sm_layout : 0][k];
 }
 
 psc_status_t psc_context_create(psc_context_t **out, char *errbuf, size_t errlen)

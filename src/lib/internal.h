@@ -48,8 +48,8 @@ struct psc_context {
     psc_system_info_t sys;
     struct psc_buffer *bufs;    /* buffer cache (mem/buffer.c) */
     psc_log_level_t log_level;
-    /* SM copy kernel shape: unroll, blocks per SM, threads per block, grid cap or 0 (P2PSCOPE_SM_COPY). */
-    int sm_unroll, sm_blocks_per_sm, sm_threads, sm_max_blocks;
+    /* SM copy kernel shape: unroll, blocks per SM, threads per block, grid cap or 0, layout (P2PSCOPE_SM_COPY). */
+    int sm_unroll, sm_blocks_per_sm, sm_threads, sm_max_blocks, sm_layout;
     char last_error[512];
 };
 

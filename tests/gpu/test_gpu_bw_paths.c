@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -164,6 +165,40 @@ static void test_verify_on_off(void **state)
     }
 }
 
+/* Every SM copy layout and a capped grid (P2PSCOPE_SM_COPY, read when a context is made) copy every byte. */
+static void test_sm_copy_layouts(void **state)
+{
+    const char *const shapes[] = {"4:2:1024:0:chunk", "8:1:1024:0:chunk", "4:2:1024:0:stream", "8:2:512:100:stream",
+                                  "4:2:1024:50"};
+    const uint64_t sizes[] = {(4ull << 20) + 13, 4096 + 3, 15};
+
+    (void)state;
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+        psc_context_t *ctx = NULL;
+        char err[256];
+
+        assert_int_equal(setenv("P2PSCOPE_SM_COPY", shapes[k], 1), 0);
+        assert_int_equal(psc_context_create(&ctx, err, sizeof(err)), PSC_OK);
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+            psc_measure_opts_t o = psc_test_opts(sizes[s]);
+            psc_bw_case_t c[2] = {psc_test_case("gpu_local_sm", 0, 0, 0), psc_test_case("gpu_to_gpu_write_sm", 0, 1, 0)};
+
+            for (int i = 0; i < (psc_device_count(ctx) >= 2 ? 2 : 1); i++) {
+                psc_bw_result_t r;
+
+                assert_int_equal(psc_bw_run(ctx, &c[i], &o, &r), PSC_OK);
+                if (r.status != PSC_RESULT_PASSED)
+                    fprintf(stderr, "  %s %s: %s\n", shapes[k], psc_bw_test_name(c[i].test), r.reason);
+                assert_int_equal(r.status, PSC_RESULT_PASSED);
+                assert_int_equal(r.verify.checked, o.samples);
+                assert_int_equal(r.verify.bad_bytes, 0);
+            }
+        }
+        psc_context_destroy(ctx);
+    }
+    unsetenv("P2PSCOPE_SM_COPY");
+}
+
 static void test_bad_cases_rejected(void **state)
 {
     psc_measure_opts_t o = psc_test_opts(4096);
@@ -195,6 +230,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_p2p_off_is_slower),
     cmocka_unit_test(test_adaptive_sampling),
     cmocka_unit_test(test_verify_on_off),
+    cmocka_unit_test(test_sm_copy_layouts),
     cmocka_unit_test(test_bad_cases_rejected),
 };
 
