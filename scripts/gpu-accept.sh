@@ -10,15 +10,8 @@
 #   stage c: build, ctest, the README's report, bw with checks off, a long bw run and
 #            the comparison with the report's figures
 #   stage shapes: build, ctest, then SM copy shapes ($P2PSCOPE_SHAPES) on GPU -> GPU
-set -u
-OUT=${OUT:-/tmp/p2pscope-out}
-STAGE=${1:-a}
-LOGS=$(mktemp -d)
-export NCCL_NVLS_ENABLE=0 P2PSCOPE_WERROR=1
-mkdir -p "$OUT"
-step() { echo "== $(date -u +%T) $*" | tee -a "$LOGS/steps.log"; }
-finish() { tar -C "$LOGS" -czf "$OUT/logs-$STAGE.tar.gz" . ; }
-trap finish EXIT
+STAGE_DEFAULT=a
+. "$(dirname "$0")/gpu-common.sh"
 timed() { /usr/bin/time -v "$@"; }
 # SM copy shapes (P2PSCOPE_SM_COPY values) on the GPU -> GPU SM tests, one line each.
 shapes() {

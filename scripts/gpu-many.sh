@@ -6,15 +6,8 @@
 #            doctor, nvlink, the latency suite
 #   stage b: the default verify, and bw with checks off (their share)
 # Results under $OUT (report, lat, verify: .txt and .json); logs-STAGE.tar.gz.
-set -u
-OUT=${OUT:-/tmp/p2pscope-out}
-STAGE=${1:-a}
-LOGS=$(mktemp -d)
-export NCCL_NVLS_ENABLE=0 P2PSCOPE_WERROR=1
-mkdir -p "$OUT"
-step() { echo "== $(date -u +%T) $*" | tee -a "$LOGS/steps.log"; }
-finish() { tar -C "$LOGS" -czf "$OUT/logs-$STAGE.tar.gz" . ; }
-trap finish EXIT
+STAGE_DEFAULT=a
+. "$(dirname "$0")/gpu-common.sh"
 # p2pscope ARGS... > $OUT/NAME.txt, its JSON to $OUT/NAME.json, time -v to the log
 run() {
   local name=$1; shift

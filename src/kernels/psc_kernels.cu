@@ -120,10 +120,11 @@ extern "C" __global__ void psc_flip_byte(unsigned char *p, u64 offset)
  * SM copy: 16-byte loads and stores, U of them in flight per thread before
  * the first store, grid-stride so any grid covers any size; the bytes past
  * the last whole 16 are copied by thread 0. Source and destination may be
- * local, peer (NVLink/PCIe) or mapped host memory.
+ * local, peer (NVLink/PCIe) or mapped host memory. EVICT_FIRST stores with
+ * st.global.cs (the "stream" layout, to try).
  */
-template <int U>
-static __device__ __forceinline__ void psc_copy_body(uint4 *__restrict__ d, const uint4 *__restrict__ s, u64 n16)
+template <int U, bool EVICT_FIRST>
+static __device__ __forceinline__ void psc_copy_stride(uint4 *__restrict__ d, const uint4 *__restrict__ s, u64 n16)
 {
     const u64 stride = (u64)gridDim.x * blockDim.x;
     u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -134,41 +135,37 @@ static __device__ __forceinline__ void psc_copy_body(uint4 *__restrict__ d, cons
         for (int k = 0; k < U; k++)
             v[k] = s[i + k * stride];
 #pragma unroll
-        for (int k = 0; k < U; k++)
-            d[i + k * stride] = v[k];
+        for (int k = 0; k < U; k++) {
+            if (EVICT_FIRST)
+                __stcs(&d[i + k * stride], v[k]);
+            else
+                d[i + k * stride] = v[k];
+        }
     }
-    for (; i < n16; i += stride)
-        d[i] = s[i];
+    for (; i < n16; i += stride) {
+        if (EVICT_FIRST)
+            __stcs(&d[i], s[i]);
+        else
+            d[i] = s[i];
+    }
+}
+
+template <int U>
+static __device__ __forceinline__ void psc_copy_body(uint4 *__restrict__ d, const uint4 *__restrict__ s, u64 n16)
+{
+    psc_copy_stride<U, false>(d, s, n16);
+}
+
+template <int U>
+static __device__ __forceinline__ void psc_copy_stream_body(uint4 *__restrict__ d, const uint4 *__restrict__ s, u64 n16)
+{
+    psc_copy_stride<U, true>(d, s, n16);
 }
 
 /*
- * `reps` whole passes over the buffer in one launch: a sample's copies cost
- * one launch's ramp-up and drain instead of one per copy. The passes are
- * independent (same bytes), so no grid-wide barrier is needed between them.
- */
-#define PSC_COPY_KERNEL(U)                                                                               \
-    extern "C" __global__ void psc_copy_u##U(unsigned char *d, const unsigned char *s, u64 n, unsigned reps) \
-    {                                                                                                    \
-        const u64 n16 = n / 16;                                                                          \
-        for (unsigned r = 0; r < reps; r++) {                                                            \
-            psc_copy_body<U>(reinterpret_cast<uint4 *>(d), reinterpret_cast<const uint4 *>(s), n16);     \
-            if (blockIdx.x == 0 && threadIdx.x == 0)                                                     \
-                for (u64 o = n16 * 16; o < n; o++)                                                       \
-                    d[o] = s[o];                                                                         \
-        }                                                                                                \
-    }
-
-PSC_COPY_KERNEL(1)
-PSC_COPY_KERNEL(2)
-PSC_COPY_KERNEL(4)
-PSC_COPY_KERNEL(8)
-
-/*
- * Two other layouts, to try against the grid-stride one (P2PSCOPE_SM_COPY's
- * fifth field). "chunk": each block streams through one contiguous part of
- * the buffer, U x blockDim 16-byte words a step, so a block's stores are
- * contiguous. "stream": the grid-stride layout with evict-first stores
- * (st.global.cs).
+ * The "chunk" layout, to try against the grid-stride one: each block streams
+ * through one contiguous part of the buffer, U x blockDim 16-byte words a
+ * step, so a block's stores are contiguous.
  */
 template <int U>
 static __device__ __forceinline__ void psc_copy_chunk_body(uint4 *__restrict__ d, const uint4 *__restrict__ s, u64 n16)
@@ -194,26 +191,13 @@ static __device__ __forceinline__ void psc_copy_chunk_body(uint4 *__restrict__ d
     }
 }
 
-template <int U>
-static __device__ __forceinline__ void psc_copy_stream_body(uint4 *__restrict__ d, const uint4 *__restrict__ s, u64 n16)
-{
-    const u64 stride = (u64)gridDim.x * blockDim.x;
-    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-
-    for (; i + (U - 1) * stride < n16; i += U * stride) {
-        uint4 v[U];
-#pragma unroll
-        for (int k = 0; k < U; k++)
-            v[k] = s[i + k * stride];
-#pragma unroll
-        for (int k = 0; k < U; k++)
-            __stcs(&d[i + k * stride], v[k]);
-    }
-    for (; i < n16; i += stride)
-        __stcs(&d[i], s[i]);
-}
-
-#define PSC_COPY_LAYOUT_KERNEL(NAME, BODY, U)                                                             \
+/*
+ * `reps` whole passes over the buffer in one launch: a sample's copies cost
+ * one launch's ramp-up and drain instead of one per copy. The passes are
+ * independent (same bytes), so no grid-wide barrier is needed between them.
+ * The layout (P2PSCOPE_SM_COPY's fifth field) picks BODY.
+ */
+#define PSC_COPY_KERNEL(NAME, BODY, U)                                                                   \
     extern "C" __global__ void NAME(unsigned char *d, const unsigned char *s, u64 n, unsigned reps)       \
     {                                                                                                    \
         const u64 n16 = n / 16;                                                                          \
@@ -225,10 +209,14 @@ static __device__ __forceinline__ void psc_copy_stream_body(uint4 *__restrict__ 
         }                                                                                                \
     }
 
-PSC_COPY_LAYOUT_KERNEL(psc_copy_chunk_u4, psc_copy_chunk_body, 4)
-PSC_COPY_LAYOUT_KERNEL(psc_copy_chunk_u8, psc_copy_chunk_body, 8)
-PSC_COPY_LAYOUT_KERNEL(psc_copy_stream_u4, psc_copy_stream_body, 4)
-PSC_COPY_LAYOUT_KERNEL(psc_copy_stream_u8, psc_copy_stream_body, 8)
+PSC_COPY_KERNEL(psc_copy_u1, psc_copy_body, 1)
+PSC_COPY_KERNEL(psc_copy_u2, psc_copy_body, 2)
+PSC_COPY_KERNEL(psc_copy_u4, psc_copy_body, 4)
+PSC_COPY_KERNEL(psc_copy_u8, psc_copy_body, 8)
+PSC_COPY_KERNEL(psc_copy_chunk_u4, psc_copy_chunk_body, 4)
+PSC_COPY_KERNEL(psc_copy_chunk_u8, psc_copy_chunk_body, 8)
+PSC_COPY_KERNEL(psc_copy_stream_u4, psc_copy_stream_body, 4)
+PSC_COPY_KERNEL(psc_copy_stream_u8, psc_copy_stream_body, 8)
 
 /*
  * Latency. Per-sample times are SM cycles (clock64), converted to ns with the
