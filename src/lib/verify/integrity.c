@@ -126,6 +126,7 @@ typedef struct {
     psc_xfer_t x;
     psc_buffer_t *src, *dst;
     CUstream stream;
+    int share; /* transfers of the case its issuer runs at once (SM kernels split the GPU) */
 } psc__vx_t;
 
 static CUdeviceptr psc__ptr(const psc_buffer_t *b, uint64_t off)
@@ -214,7 +215,7 @@ static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, p
     for (int i = 0; i < n && st == PSC_OK; i++) { /* all transfers in flight together */
         psc_copy_route_t route = {ti->engine, ti->pattern == PSC_PATTERN_P2P_OFF, x[i].x.issuer,
                                   x[i].x.src == PSC_HOST ? x[i].x.issuer : x[i].x.src,
-                                  x[i].x.dst == PSC_HOST ? x[i].x.issuer : x[i].x.dst};
+                                  x[i].x.dst == PSC_HOST ? x[i].x.issuer : x[i].x.dst, x[i].share};
 
         if ((st = psc__gpu_use(ctx, x[i].x.issuer)) == PSC_OK)
             st = psc__copy_enqueue(ctx, &route, psc__ptr(x[i].dst, e[i].begin), psc__ptr(x[i].src, offs[0]), size, 1,
@@ -272,8 +273,10 @@ psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const ps
     max = o->max_size;
     if (ti->hostmem == PSC_HOSTMEM_PAGEABLE && (c->src == PSC_HOST || c->dst == PSC_HOST) && max > PSC__PAGEABLE_MAX)
         max = PSC__PAGEABLE_MAX;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         x[i].x = c->xfer[i];
+        x[i].share = psc__issuer_share(c->xfer, n, i);
+    }
     /* The load's copies must be done before peer access changes under them. */
     if ((st = psc__load_settle(o->load)) != PSC_OK)
         goto done;

@@ -142,6 +142,7 @@ typedef struct {
     CUstream stream;
     CUevent start, stop;
     uint64_t seed, alt_seed;
+    int share; /* transfers of the case its issuer runs at once (SM kernels split the GPU) */
     float ms;
     double gbs[PSC_MAX_SAMPLES];
 } psc__xfer_run_t;
@@ -220,6 +221,7 @@ static psc_status_t psc__setup(psc_context_t *ctx, psc__case_run_t *r, const psc
         int node = psc__host_node(ctx, o, x->x.issuer);
 
         r->use[x->x.issuer] = 1;
+        x->share = psc__issuer_share(c->xfer, c->nxfer, i);
         x->seed = o->seed ^ psc_pattern_word((uint64_t)c->test * 131 + (uint64_t)i,
                                              (uint64_t)(x->x.src + 2) * 1024 + (uint64_t)(x->x.dst + 2));
         if ((st = psc__buffer_get(ctx, x->x.src == PSC_HOST ? hk : PSC_MEM_DEVICE,
@@ -271,7 +273,8 @@ static psc_status_t psc__enqueue(psc_context_t *ctx, const psc__case_run_t *r, c
                                  unsigned round)
 {
     psc_copy_route_t route = {r->ti->engine, r->ti->pattern == PSC_PATTERN_P2P_OFF, x->x.issuer,
-                              x->x.src == PSC_HOST ? x->x.issuer : x->x.src, x->x.dst == PSC_HOST ? x->x.issuer : x->x.dst};
+                              x->x.src == PSC_HOST ? x->x.issuer : x->x.src, x->x.dst == PSC_HOST ? x->x.issuer : x->x.dst,
+                              x->share};
 
     return psc__copy_enqueue(ctx, &route, psc__ptr(x->dst), psc__ptr(psc__round_src(x, round)), r->size,
                              r->iterations, x->stream);

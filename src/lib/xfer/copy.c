@@ -12,6 +12,10 @@ psc_status_t psc__copy_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CU
 
     if (ctx->sm_max_blocks > 0 && blocks > (unsigned)ctx->sm_max_blocks)
         blocks = (unsigned)ctx->sm_max_blocks;
+    /* Kernels that run side by side on one GPU split it: a kernel with the whole grid would hold every SM
+     * until it ends, and the others would wait, so "at once" would be one after another. */
+    if (r->share > 1)
+        blocks = (blocks + (unsigned)r->share - 1) / (unsigned)r->share;
     if (r->engine == PSC_ENGINE_SM && ((d | s) & 15) == 0) {
         /* All of a sample's copies in one launch: the kernel makes `reps` passes. */
         void *params[] = {&d, &s, &n, &reps};
@@ -30,6 +34,15 @@ psc_status_t psc__copy_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CU
         }
     }
     return st;
+}
+
+int psc__issuer_share(const psc_xfer_t *x, int n, int i)
+{
+    int k = 0;
+
+    for (int j = 0; j < n; j++)
+        k += x[j].issuer == x[i].issuer;
+    return k;
 }
 
 psc_status_t psc__peers_for(psc_context_t *ctx, const psc_xfer_t *x, int n, int p2p_off, int *waived, char *why,

@@ -8,7 +8,11 @@ typedef struct {
     psc_engine_t engine;
     int p2p_off;        /* GPU -> GPU through the host: cuMemcpyPeerAsync with peer access off */
     int issuer, src_gpu, dst_gpu;
+    int share;          /* SM: kernels the issuer runs at once in this case; each takes 1/share of the grid */
 } psc_copy_route_t;
+
+/* How many of the n transfers are issued by transfer i's issuer (the `share` of an SM copy). */
+int psc__issuer_share(const psc_xfer_t *x, int n, int i);
 
 /*
  * Queue `reps` copies of n bytes from s to d on stream `stream` of the
