@@ -165,32 +165,6 @@ static void test_verify_on_off(void **state)
     }
 }
 
-/*
- * Two SM kernels on one GPU run at once (each takes half the GPU): host <->
- * GPU both ways by SM kernels moves about what the copy engines move both
- * ways. With a whole grid each, the second kernel waited for the first and
- * the total was about one direction's.
- */
-static void test_sm_kernels_share_a_gpu(void **state)
-{
-    psc_measure_opts_t o = psc_test_opts(128ull << 20);
-    psc_bw_case_t sm, ce; /* the first case of each: host <-> gpu0, two transfers */
-    size_t n = 0;
-    psc_bw_result_t a, b;
-
-    (void)state;
-    assert_int_equal(psc_bw_cases(g_ctx, psc_test_id("host_gpu_bidir_sm"), NULL, 0, &sm, 1, &n), PSC_OK);
-    assert_int_equal(psc_bw_cases(g_ctx, psc_test_id("host_gpu_bidir_ce"), NULL, 0, &ce, 1, &n), PSC_OK);
-    o.iterations = 4;
-    assert_int_equal(psc_bw_run(g_ctx, &sm, &o, &a), PSC_OK);
-    assert_int_equal(psc_bw_run(g_ctx, &ce, &o, &b), PSC_OK);
-    assert_int_equal(a.status, PSC_RESULT_PASSED);
-    assert_int_equal(b.status, PSC_RESULT_PASSED);
-    printf("  host <-> gpu0 both ways: SM %.1f GB/s (%.1f + %.1f), CE %.1f GB/s\n", a.stats.median, a.xfer_gbs[0],
-           a.xfer_gbs[1], b.stats.median);
-    assert_true(a.stats.median >= 0.8 * b.stats.median);
-}
-
 /* Every SM copy layout and a capped grid (P2PSCOPE_SM_COPY, read when a context is made) copy every byte. */
 static void test_sm_copy_layouts(void **state)
 {
@@ -257,7 +231,6 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_adaptive_sampling),
     cmocka_unit_test(test_verify_on_off),
     cmocka_unit_test(test_sm_copy_layouts),
-    cmocka_unit_test(test_sm_kernels_share_a_gpu),
     cmocka_unit_test(test_bad_cases_rejected),
 };
 
