@@ -42,7 +42,7 @@ static json_t *psc__json_path(const psc__path_t *p)
 
 static void psc__render(const psc__path_t *paths, size_t n, double wall)
 {
-    psc_table_t *t = psc_table_new((unsigned)n + 1, 6);
+    psc_table_t *t = psc_table_new((unsigned)n + 1, 7);
     uint64_t bytes = 0, bad = 0;
 
     if (!t)
@@ -54,6 +54,7 @@ static void psc__render(const psc__path_t *paths, size_t n, double wall)
     psc_table_set(t, 0, 3, "MB checked");
     psc_table_set(t, 0, 4, "bad bytes");
     psc_table_set(t, 0, 5, "status");
+    psc_table_set(t, 0, 6, "passes");
     for (size_t i = 0; i < n; i++) {
         char label[48];
 
@@ -63,6 +64,7 @@ static void psc__render(const psc__path_t *paths, size_t n, double wall)
         psc_table_set(t, (unsigned)i + 1, 3, "%.1f", paths[i].bytes_checked / 1e6);
         psc_table_set(t, (unsigned)i + 1, 4, "%llu", (unsigned long long)paths[i].bad_bytes);
         psc_table_set(t, (unsigned)i + 1, 5, "%s", psc_result_status_string(paths[i].last.status));
+        psc_table_set(t, (unsigned)i + 1, 6, "%u", paths[i].passes);
         bytes += paths[i].bytes_checked;
         bad += paths[i].bad_bytes;
     }
@@ -181,6 +183,9 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
             psc_verify_result_t r;
             char label[48];
 
+            /* The first pass covers every path; later ones stop when the time is up. */
+            if (pass > 0 && psc_cli_now() - t0 >= o->seconds)
+                break;
             psc_case_label(&cases[k], label, sizeof(label));
             if (tty)
                 fprintf(stderr, "\r\033[K%.0f s, %.1f GB checked: pass %u [%zu/%zu] %s %s", psc_cli_now() - t0,
