@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "gpu_common.h"
@@ -148,6 +150,36 @@ static int psc__run_cli(const char *args)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* --seconds: passes until the time is up, then the summary; every pass counted per path. */
+static void test_stress_seconds(void **state)
+{
+    static char buf[1 << 20];
+    char path[] = "/tmp/psc-stress-XXXXXX", args[160], *at;
+    struct timespec t0, t1;
+    unsigned passes = 0;
+    FILE *f;
+    int fd = mkstemp(path);
+
+    (void)state;
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(args, sizeof(args), "-t gpu_local_ce -d 0 -e 4K --seconds 2 --json=%s", path);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(psc__run_cli(args), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_true((double)(t1.tv_sec - t0.tv_sec) < 20); /* 2 s, plus start-up and the last path */
+    f = fopen(path, "r");
+    assert_non_null(f);
+    memset(buf, 0, sizeof(buf));
+    assert_true(fread(buf, 1, sizeof(buf) - 1, f) > 0);
+    fclose(f);
+    unlink(path);
+    at = strstr(buf, "\"passes\"");
+    assert_non_null(at);
+    assert_int_equal(sscanf(at, "\"passes\": %u", &passes), 1);
+    assert_true(passes >= 2); /* a 4 KiB plan takes well under a second */
+}
+
 static void test_exit_codes(void **state)
 {
     (void)state;
@@ -160,6 +192,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_clean_paths),
     cmocka_unit_test(test_faults_found_and_located),
     cmocka_unit_test(test_under_load),
+    cmocka_unit_test(test_stress_seconds),
     cmocka_unit_test(test_exit_codes),
 };
 
