@@ -11,6 +11,22 @@ static int psc__is_host(psc_mem_kind_t k)
     return k != PSC_MEM_DEVICE;
 }
 
+/*
+ * A cached buffer serves a request for the same kind and size: device memory
+ * only on its own GPU; host memory on the same NUMA node for any GPU, since
+ * it is mapped for every context (portable) at the same address (unified
+ * addressing: the device pointer is the host pointer), so one host buffer
+ * can serve each GPU in turn instead of one per GPU.
+ */
+static int psc__serves(const psc_buffer_t *b, psc_mem_kind_t kind, int gpu, int node, uint64_t size)
+{
+    if (!b->size || b->in_use || b->kind != kind || b->size != size)
+        return 0;
+    if (!psc__is_host(kind))
+        return b->gpu == gpu;
+    return b->node == node && (b->gpu == gpu || kind == PSC_MEM_PAGEABLE || b->dptr == (CUdeviceptr)(uintptr_t)b->host);
+}
+
 static void psc__release(psc_context_t *ctx, psc_buffer_t *b)
 {
     switch (b->kind) {
@@ -98,9 +114,9 @@ psc_status_t psc__buffer_get(psc_context_t *ctx, psc_mem_kind_t kind, int gpu, i
     for (int i = 0; i < PSC_CACHE_MAX; i++) {
         psc_buffer_t *b = &ctx->bufs[i];
 
-        if (b->size && !b->in_use && b->kind == kind && b->gpu == gpu && b->size == size &&
-            (!psc__is_host(kind) || b->node == node)) {
+        if (psc__serves(b, kind, gpu, node, size)) {
             b->in_use = 1;
+            b->gpu = gpu; /* the GPU that now fills and checks it */
             *out = b;
             return PSC_OK;
         }

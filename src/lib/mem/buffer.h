@@ -35,8 +35,9 @@ static inline psc_mem_kind_t psc__mem_kind_of(psc_hostmem_t h)
 
 /*
  * A buffer of this kind and size for GPU `gpu` (host memory bound to NUMA
- * node `node`, -1 for none): a cached one when free, else a new one. Unused
- * cached buffers of other kinds or sizes are released first.
+ * node `node`, -1 for none): a cached one when free (host memory cached for
+ * another GPU of the node serves too), else a new one. Unused cached buffers
+ * of other kinds or sizes are released first.
  */
 psc_status_t psc__buffer_get(psc_context_t *ctx, psc_mem_kind_t kind, int gpu, int node, uint64_t size,
                              psc_buffer_t **out);
