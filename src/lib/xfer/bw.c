@@ -15,7 +15,7 @@
 #define PSC__DEFAULT_DEVICE_SIZE (512ull << 20)
 #define PSC__DEFAULT_STAGED_SIZE (128ull << 20) /* peer copies staged through the host (P2P off) */
 #define PSC__DEFAULT_HOST_SIZE (32ull << 20)    /* many copies a sample: a host destination's check is a 16th */
-/* (an SM kernel reading host memory copies more: psc__host_read_size) */
+#define PSC__HOST_READ_MIN (128ull << 20)    /* an SM kernel reading host memory: at least this (psc__host_read_size) */
 #define PSC__DEFAULT_PAGEABLE_SIZE (64ull << 20) /* staged in small chunks: 64 MiB is steady state, and half the wait */
 #define PSC__ROUND_BYTES (256ull << 20) /* auto iterations aim at this much per transfer and sample... */
 #define PSC__HOST_ROUND_BYTES (512ull << 20) /* ...and this much for pinned host memory */
@@ -98,7 +98,7 @@ static uint64_t psc__host_read_size(const psc_context_t *ctx, const psc_bw_case_
             (uint64_t)ctx->info[c->xfer[i].issuer].l2_bytes > l2)
             l2 = (uint64_t)ctx->info[c->xfer[i].issuer].l2_bytes;
     l2 = (2 * l2 + (1ull << 20) - 1) & ~((1ull << 20) - 1);
-    return l2 > PSC__DEFAULT_STAGED_SIZE ? l2 : PSC__DEFAULT_STAGED_SIZE;
+    return l2 > PSC__HOST_READ_MIN ? l2 : PSC__HOST_READ_MIN;
 }
 
 static uint64_t psc__resolve_size(const psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti,
