@@ -23,13 +23,18 @@ import json; d=json.load(open('$LOGS/shape.json'))
 print(' '.join('%s %s %.2f' % (t['name'][11:], t['direction'], t['stats']['median']) for t in d['tests']))"
   done | tee "$OUT/sm-shapes.txt"
 }
+# A long bw run (-n 20) beside the default run's JSON ($1), case by case, into $OUT/compare.txt.
+long_compare() {
+  step "bw long (-n 20)"
+  timed build/p2pscope bw -n 20 --max-samples 20 --json="$LOGS/long.json" > "$LOGS/long.txt" 2> "$LOGS/long.err"
+  step "long rc=$?"; grep -aE "Elapsed|Maximum" "$LOGS/long.err"
+  python3 scripts/compare_runs.py "$1" "$LOGS/long.json" > "$OUT/compare.txt"; tail -2 "$OUT/compare.txt"
+}
 summary() { grep -E "wall time|GB checked|checking the data|data not checked" "$1"; }
 
 if [ "$STAGE" = a ]; then
   { date -u; nvidia-smi; nvidia-smi topo -m; } > "$LOGS/nvidia-smi.txt" 2>&1
-  step "build"; scripts/build.sh > "$LOGS/build.log" 2>&1 || { tail -30 "$LOGS/build.log"; exit 1; }
-  step "ctest"; ctest --test-dir build --output-on-failure > "$LOGS/ctest.log" 2>&1
-  step "ctest rc=$?"; grep -E "Test +#|tests passed|\*\*\*|load |verify .* of" "$LOGS/ctest.log"
+  build_and_test
   step "verify (default)"
   timed build/p2pscope verify --json="$OUT/verify.json" > "$OUT/verify.txt" 2> "$LOGS/verify.err"
   step "verify rc=$?"; grep -E "Elapsed|Maximum" "$LOGS/verify.err"; summary "$OUT/verify.txt"
@@ -40,29 +45,19 @@ if [ "$STAGE" = a ]; then
   step "bw --no-verify"
   timed build/p2pscope bw --no-verify --json="$LOGS/bw-noverify.json" > "$LOGS/bw-noverify.txt" 2> "$LOGS/bw-nv.err"
   step "bw --no-verify rc=$?"; grep -E "Elapsed|Maximum" "$LOGS/bw-nv.err"; summary "$LOGS/bw-noverify.txt"
-  step "bw long (-n 20)"
-  timed build/p2pscope bw -n 20 --max-samples 20 --json="$LOGS/long.json" > "$LOGS/long.txt" 2> "$LOGS/long.err"
-  step "long rc=$?"; grep -E "Elapsed|Maximum" "$LOGS/long.err"
-  python3 scripts/compare_runs.py "$OUT/bw.json" "$LOGS/long.json" > "$OUT/compare.txt"; tail -2 "$OUT/compare.txt"
+  long_compare "$OUT/bw.json"
   cp "$LOGS/bw.txt" "$OUT/bw.txt"
 elif [ "$STAGE" = c ]; then
-  step "build"; scripts/build.sh > "$LOGS/build.log" 2>&1 || { tail -30 "$LOGS/build.log"; exit 1; }
-  step "ctest"; ctest --test-dir build --output-on-failure > "$LOGS/ctest.log" 2>&1
-  step "ctest rc=$?"; grep -E "tests passed|\*\*\*Failed|FAILED" "$LOGS/ctest.log"
+  build_and_test
   step "report (default)"
   timed build/p2pscope --json="$OUT/report.json" > "$OUT/report.txt" 2> "$LOGS/report.err"
   step "report rc=$?"; grep -aE "Elapsed|Maximum" "$LOGS/report.err"; summary "$OUT/report.txt"
   step "bw --no-verify"
   timed build/p2pscope bw --no-verify > "$LOGS/bw-noverify.txt" 2> "$LOGS/bw-nv.err"
   step "bw --no-verify rc=$?"; grep -aE "Elapsed|Maximum" "$LOGS/bw-nv.err"; summary "$LOGS/bw-noverify.txt"
-  step "bw long (-n 20)"
-  timed build/p2pscope bw -n 20 --max-samples 20 --json="$LOGS/long.json" > "$LOGS/long.txt" 2> "$LOGS/long.err"
-  step "long rc=$?"; grep -aE "Elapsed|Maximum" "$LOGS/long.err"
-  python3 scripts/compare_runs.py "$OUT/report.json" "$LOGS/long.json" > "$OUT/compare.txt"; tail -2 "$OUT/compare.txt"
+  long_compare "$OUT/report.json"
 elif [ "$STAGE" = shapes ]; then
-  step "build"; scripts/build.sh > "$LOGS/build.log" 2>&1 || { tail -30 "$LOGS/build.log"; exit 1; }
-  step "ctest"; ctest --test-dir build --output-on-failure > "$LOGS/ctest.log" 2>&1
-  step "ctest rc=$?"; grep -E "tests passed|\*\*\*Failed|FAILED" "$LOGS/ctest.log"
+  build_and_test
   shapes
 else
   step "verify --seconds ${P2PSCOPE_STRESS:-60}"

@@ -10,3 +10,9 @@ mkdir -p "$OUT"
 step() { echo "== $(date -u +%T) $*" | tee -a "$LOGS/steps.log"; }
 finish() { tar -C "$LOGS" -czf "$OUT/logs-$STAGE.tar.gz" . ; }
 trap finish EXIT
+# Build, then every test; the summary lines (and any failure) on stdout.
+build_and_test() {
+  step "build"; scripts/build.sh > "$LOGS/build.log" 2>&1 || { tail -30 "$LOGS/build.log"; exit 1; }
+  step "ctest"; ctest --test-dir build --output-on-failure > "$LOGS/ctest.log" 2>&1
+  step "ctest rc=$?"; grep -E "tests passed|\*\*\*Failed|FAILED|load " "$LOGS/ctest.log"
+}

@@ -19,9 +19,7 @@ run() {
 if [ "$STAGE" = a ]; then
   { date -u; nvidia-smi; nvidia-smi topo -m; nvidia-smi nvlink --status; nvidia-smi nvlink -c; } > "$LOGS/nvidia-smi.txt" 2>&1
   nvidia-smi topo -m > "$OUT/nvidia-smi-topo.txt" 2>&1
-  step "build"; scripts/build.sh > "$LOGS/build.log" 2>&1 || { tail -30 "$LOGS/build.log"; exit 1; }
-  step "ctest"; ctest --test-dir build --output-on-failure > "$LOGS/ctest.log" 2>&1
-  step "ctest rc=$?"; grep -E "tests passed|\*\*\*Failed|FAILED|load " "$LOGS/ctest.log"
+  build_and_test
   run report
   build/p2pscope topo > "$OUT/topo.txt" 2>&1; step "topo rc=$?"
   build/p2pscope doctor > "$LOGS/doctor.txt" 2>&1; step "doctor rc=$?"; cat "$LOGS/doctor.txt" | tail -15
