@@ -158,14 +158,10 @@ static void psc__units_line(FILE *f, const psc_bw_result_t *res, size_t n)
 static void psc__matrix(psc_table_t *t, const psc_bw_result_t *res, size_t n, const int *devs, int ndev,
                         psc__notes_t *notes)
 {
-    psc_table_set(t, 0, 0, "src \\ dst");
-    for (int j = 0; j < ndev; j++)
-        psc_table_set(t, 0, (unsigned)j + 1, "gpu%d", devs[j]);
-    for (int i = 0; i < ndev; i++) {
-        psc_table_set(t, (unsigned)i + 1, 0, "gpu%d", devs[i]);
+    psc_table_gpu_labels(t, "src \\ dst", devs, ndev);
+    for (int i = 0; i < ndev; i++)
         for (int j = 0; j < ndev; j++)
             psc__cell(t, (unsigned)i + 1, (unsigned)j + 1, i == j ? NULL : psc__find(res, n, devs[i], devs[j]), notes);
-    }
 }
 
 static void psc__gpu_row(psc_table_t *t, const psc_bw_test_info_t *ti, const psc_bw_result_t *res, size_t n,

@@ -95,14 +95,10 @@ void psc_render_lat(FILE *f, psc_lat_test_t test, const psc_lat_result_t *res, s
         t = psc_table_new((unsigned)ndev + 1, (unsigned)ndev + 1);
         if (!t)
             return;
-        psc_table_set(t, 0, 0, "src \\ dst");
-        for (int j = 0; j < ndev; j++)
-            psc_table_set(t, 0, (unsigned)j + 1, "gpu%d", devs[j]);
-        for (int i = 0; i < ndev; i++) {
-            psc_table_set(t, (unsigned)i + 1, 0, "gpu%d", devs[i]);
+        psc_table_gpu_labels(t, "src \\ dst", devs, ndev);
+        for (int i = 0; i < ndev; i++)
             for (int j = 0; j < ndev; j++)
                 psc__cell(t, (unsigned)i + 1, (unsigned)j + 1, i == j ? NULL : psc__find(res, n, devs[i], devs[j]));
-        }
     } else {
         t = psc_table_new(2, (unsigned)ndev + 1);
         if (!t)

@@ -54,10 +54,8 @@ static void psc__p2p_matrix(FILE *out, const psc_facts_t *f)
     }
     fprintf(out, "\nP2P access, src(row) -> dst(column): yes/no (cuDeviceCanAccessPeer); "
                  "perf rank / native atomics / CUDA arrays\n");
-    for (int j = 0; j < f->ngpu; j++)
-        psc_table_set(t, 0, (unsigned)j + 1, "gpu%d", j);
+    psc_table_gpu_labels(t, NULL, NULL, f->ngpu);
     for (int i = 0; i < f->ngpu; i++) {
-        psc_table_set(t, (unsigned)i + 1, 0, "gpu%d", i);
         for (int j = 0; j < f->ngpu; j++) {
             const psc_pair_facts_t *p = &f->pair[i][j];
 

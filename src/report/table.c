@@ -106,3 +106,13 @@ void psc_table_render_rows(const psc_table_t *t, FILE *f, unsigned rows)
     }
     free(width);
 }
+
+void psc_table_gpu_labels(psc_table_t *t, const char *corner, const int *devs, int n)
+{
+    if (corner)
+        psc_table_set(t, 0, 0, "%s", corner);
+    for (int i = 0; i < n; i++) {
+        psc_table_set(t, 0, (unsigned)i + 1, "gpu%d", devs ? devs[i] : i);
+        psc_table_set(t, (unsigned)i + 1, 0, "gpu%d", devs ? devs[i] : i);
+    }
+}

@@ -18,6 +18,12 @@ const char *psc_table_get(const psc_table_t *t, unsigned row, unsigned col);
 /* Left-align the first n columns (default 1); the rest stay right-aligned. */
 void psc_table_left_columns(psc_table_t *t, unsigned n);
 
+/*
+ * A GPU matrix's labels: `corner` (may be NULL) at row 0, column 0, and
+ * "gpuN" along row 0 and down column 0 for each of the n GPUs (devs NULL: 0 to n-1).
+ */
+void psc_table_gpu_labels(psc_table_t *t, const char *corner, const int *devs, int n);
+
 /* Row 0 is the header. Columns are separated by two spaces; no trailing blanks. */
 void psc_table_render(const psc_table_t *t, FILE *f);
 /* Only the first n rows (a table filled from the top, sized for the worst case). */
