@@ -213,9 +213,7 @@ static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, p
             return st;
     }
     for (int i = 0; i < n && st == PSC_OK; i++) { /* all transfers in flight together */
-        psc_copy_route_t route = {ti->engine, ti->pattern == PSC_PATTERN_P2P_OFF, x[i].x.issuer,
-                                  x[i].x.src == PSC_HOST ? x[i].x.issuer : x[i].x.src,
-                                  x[i].x.dst == PSC_HOST ? x[i].x.issuer : x[i].x.dst, x[i].share};
+        psc_copy_route_t route = psc__copy_route(ti, &x[i].x, x[i].share);
 
         if ((st = psc__gpu_use(ctx, x[i].x.issuer)) == PSC_OK)
             st = psc__copy_enqueue(ctx, &route, psc__ptr(x[i].dst, e[i].begin), psc__ptr(x[i].src, offs[0]), size, 1,

@@ -272,9 +272,7 @@ static void psc__teardown(psc_context_t *ctx, psc__case_run_t *r)
 static psc_status_t psc__enqueue(psc_context_t *ctx, const psc__case_run_t *r, const psc__xfer_run_t *x,
                                  unsigned round)
 {
-    psc_copy_route_t route = {r->ti->engine, r->ti->pattern == PSC_PATTERN_P2P_OFF, x->x.issuer,
-                              x->x.src == PSC_HOST ? x->x.issuer : x->x.src, x->x.dst == PSC_HOST ? x->x.issuer : x->x.dst,
-                              x->share};
+    psc_copy_route_t route = psc__copy_route(r->ti, &x->x, x->share);
 
     return psc__copy_enqueue(ctx, &route, psc__ptr(x->dst), psc__ptr(psc__round_src(x, round)), r->size,
                              r->iterations, x->stream);

@@ -14,6 +14,9 @@ typedef struct {
 /* How many of the n transfers are issued by transfer i's issuer (the `share` of an SM copy). */
 int psc__issuer_share(const psc_xfer_t *x, int n, int i);
 
+/* The route a test's transfer takes (host endpoints are served by the issuing GPU). */
+psc_copy_route_t psc__copy_route(const psc_bw_test_info_t *ti, const psc_xfer_t *x, int share);
+
 /*
  * Queue `reps` copies of n bytes from s to d on stream `stream` of the
  * issuer (its context current). SM copies of addresses not 16-byte aligned
