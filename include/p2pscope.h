@@ -98,6 +98,8 @@ typedef struct {
     char device_order[32];       /* CUDA_DEVICE_ORDER in effect: FASTEST_FIRST or PCI_BUS_ID */
     char visible_devices[128];   /* CUDA_VISIBLE_DEVICES, "" when unset */
     int numa_nodes;              /* host NUMA nodes (1 when unknown) */
+    int driver_device_count;     /* GPUs the driver reports; above PSC_MAX_GPUS only the first
+                                    PSC_MAX_GPUS are used (device_count); CUDA_VISIBLE_DEVICES picks them */
 } psc_system_info_t;
 
 int psc_device_count(const psc_context_t *ctx);

@@ -3,8 +3,9 @@
  * GPU needed). FAKE_CUDA_MODE picks what it pretends:
  *   nodevice  cuInit answers CUDA_ERROR_NO_DEVICE
  *   missing   the driver lacks cuMemcpyAsync
- *   gpus      two GPUs that enumerate but cannot make a context, so every
+ *   gpus      GPUs that enumerate but cannot make a context, so every
  *             measurement fails with the driver's error
+ * FAKE_CUDA_COUNT sets how many GPUs it reports (default 2; up to 10000).
  */
 #include <cuda.h>
 #include <stdio.h>
@@ -26,8 +27,16 @@ static CUresult fake_init(unsigned flags)
 }
 
 static CUresult fake_driver_version(int *v) { *v = 13000; return CUDA_SUCCESS; }
-static CUresult fake_count(int *n) { *n = 2; return CUDA_SUCCESS; }
-static CUresult fake_get(CUdevice *d, int i) { *d = i; return i >= 0 && i < 2 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE; }
+static int fake_ngpu(void)
+{
+    const char *s = getenv("FAKE_CUDA_COUNT");
+    int n = s ? atoi(s) : 2;
+
+    return n >= 0 && n <= 10000 ? n : 2;
+}
+
+static CUresult fake_count(int *n) { *n = fake_ngpu(); return CUDA_SUCCESS; }
+static CUresult fake_get(CUdevice *d, int i) { *d = i; return i >= 0 && i < fake_ngpu() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE; }
 
 static CUresult fake_name(char *name, int len, CUdevice d)
 {
@@ -37,7 +46,7 @@ static CUresult fake_name(char *name, int len, CUdevice d)
 
 static CUresult fake_bus_id(char *id, int len, CUdevice d)
 {
-    snprintf(id, (size_t)len, "0000:%02x:00.0", 0x10 + d);
+    snprintf(id, (size_t)len, "0000:%02x:%02x.0", (0x10 + d) % 256, (0x10 + d) / 256);
     return CUDA_SUCCESS;
 }
 

@@ -82,6 +82,12 @@ psc_status_t psc__devices_probe(psc_context_t *ctx)
 
     if ((st = PSC_CU(ctx, cuDeviceGetCount, (&n))) != PSC_OK)
         return st;
+    ctx->sys.driver_device_count = n;
+    /* Every per-GPU table is sized for PSC_MAX_GPUS: use the first ones, and say so. */
+    if (n > PSC_MAX_GPUS) {
+        psc__log(ctx, PSC_LOG_WARN, "the driver reports %d GPUs; p2pscope uses the first %d", n, PSC_MAX_GPUS);
+        n = PSC_MAX_GPUS;
+    }
     ctx->gpu = calloc((size_t)n, sizeof(*ctx->gpu));
     ctx->info = calloc((size_t)n, sizeof(*ctx->info));
     if (!ctx->gpu || !ctx->info)
