@@ -29,8 +29,9 @@ static int psc__open_parent(int root, char *rel, char **leaf)
 
         if (strcmp(comp, "..") == 0 || strcmp(comp, ".") == 0 || ++depth > PSC_FUZZ_MAX_DEPTH)
             goto fail;
-        mkdirat(dir, comp, 0755);
         sub = openat(dir, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        if (sub < 0 && mkdirat(dir, comp, 0755) == 0)
+            sub = openat(dir, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
         close(dir);
         if (sub < 0)
             return -1;

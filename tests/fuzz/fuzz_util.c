@@ -39,7 +39,8 @@ static void psc__cleanup(void)
 const char *psc_fuzz_scratch_dir(void)
 {
     if (!psc__scratch[0]) {
-        snprintf(psc__scratch, sizeof(psc__scratch), "/tmp/psc-fuzz-XXXXXX");
+        /* tmpfs where there is one: a capture is made and removed for every input. */
+        snprintf(psc__scratch, sizeof(psc__scratch), "%s/psc-fuzz-XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
         if (!mkdtemp(psc__scratch)) {
             perror("mkdtemp");
             abort();
