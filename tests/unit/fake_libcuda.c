@@ -5,7 +5,8 @@
  *   missing   the driver lacks cuMemcpyAsync
  *   gpus      GPUs that enumerate but cannot make a context, so every
  *             measurement fails with the driver's error
- * FAKE_CUDA_COUNT sets how many GPUs it reports (default 2; up to 10000).
+ * FAKE_CUDA_COUNT sets how many GPUs it reports (default 2; -10000 to 10000,
+ * since a broken driver may answer anything).
  */
 #include <cuda.h>
 #include <stdio.h>
@@ -32,7 +33,7 @@ static int fake_ngpu(void)
     const char *s = getenv("FAKE_CUDA_COUNT");
     int n = s ? atoi(s) : 2;
 
-    return n >= 0 && n <= 10000 ? n : 2;
+    return n >= -10000 && n <= 10000 ? n : 2;
 }
 
 static CUresult fake_count(int *n) { *n = fake_ngpu(); return CUDA_SUCCESS; }

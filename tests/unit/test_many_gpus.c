@@ -60,11 +60,29 @@ static void test_counts_at_and_below_the_tables(void **state)
     psc_context_destroy(ctx);
 }
 
+/* A driver that initialises yet counts no GPU, or a negative number, is a machine without GPUs. */
+static void test_no_or_negative_count(void **state)
+{
+    const char *counts[] = {"0", "-1"};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        psc_context_t *ctx = NULL;
+        char err[256] = "";
+
+        setenv("FAKE_CUDA_COUNT", counts[i], 1);
+        assert_int_equal(psc_context_create(&ctx, err, sizeof(err)), PSC_ERR_NO_DEVICE);
+        assert_null(ctx);
+        assert_non_null(strstr(err, "no GPU"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_more_gpus_than_tables),
         cmocka_unit_test(test_counts_at_and_below_the_tables),
+        cmocka_unit_test(test_no_or_negative_count),
     };
 
     setenv("P2PSCOPE_LIBCUDA", FAKE_LIBCUDA, 1);
