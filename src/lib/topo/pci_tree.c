@@ -83,6 +83,31 @@ static int psc__bridges_below(hwloc_obj_t o, hwloc_obj_t anc)
     return n;
 }
 
+/*
+ * The nearest object above both a and b, NULL when none. hwloc's
+ * hwloc_get_common_ancestor_obj compares depths, and I/O objects have
+ * negative special depths, so with bridge chains of different lengths it
+ * walks past the root; the parent chains are walked here instead.
+ */
+static hwloc_obj_t psc__common_ancestor(hwloc_obj_t a, hwloc_obj_t b)
+{
+    for (hwloc_obj_t pb = b->parent; pb; pb = pb->parent)
+        for (hwloc_obj_t pa = a->parent; pa; pa = pa->parent)
+            if (pa == pb)
+                return pa;
+    return NULL;
+}
+
+/*
+ * nvidia-smi topo -m's legend, from where the two paths up the tree meet:
+ * - at a PCIe switch port (a bridge below the host bridge): PIX when each
+ *   side crosses at most one bridge below it (its downstream port of one
+ *   switch), PXB when either crosses more (nested switches);
+ * - at a host bridge: PHB (different root ports, or switch vs root port);
+ * - above the host bridges (a CPU-side object): NODE when both host bridges
+ *   are local to the same NUMA node, SYS when they belong to different ones;
+ *   when that is not recorded, NODE on a single-node machine, else SYS.
+ */
 psc_path_t psc__pci_path(hwloc_topology_t t, const char *bus_a, const char *bus_b)
 {
     hwloc_obj_t a = psc__pci_find(t, bus_a), b = psc__pci_find(t, bus_b), anc;
@@ -92,19 +117,20 @@ psc_path_t psc__pci_path(hwloc_topology_t t, const char *bus_a, const char *bus_
         return PSC_PATH_UNKNOWN;
     if (a == b)
         return PSC_PATH_SELF;
-    anc = hwloc_get_common_ancestor_obj(t, a, b);
+    anc = psc__common_ancestor(a, b);
     if (anc && anc->type == HWLOC_OBJ_BRIDGE) {
         if (anc->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST)
             return PSC_PATH_PHB;
-        /* Below one switch's upstream port each side crosses only its downstream port. */
         if (psc__bridges_below(a, anc) <= 1 && psc__bridges_below(b, anc) <= 1)
             return PSC_PATH_PIX;
         return PSC_PATH_PXB;
     }
+    if (anc && anc->nodeset && hwloc_bitmap_weight(anc->nodeset) == 1)
+        return PSC_PATH_NODE;
     na = psc__numa_of(t, a);
     nb = psc__numa_of(t, b);
-    if (na >= 0 && na == nb)
-        return PSC_PATH_NODE;
+    if (na >= 0 && nb >= 0)
+        return na == nb ? PSC_PATH_NODE : PSC_PATH_SYS;
     if (hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE) <= 1)
         return PSC_PATH_NODE;
     return PSC_PATH_SYS;
