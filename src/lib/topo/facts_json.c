@@ -1,6 +1,11 @@
 #define _GNU_SOURCE
 #include "topo/facts_json.h"
 
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,110 +19,311 @@
 static const char *const psc__remote_names[] = {"unknown", "gpu", "switch", "cpu"};
 static const char *const psc__acs_names[] = {"not_recorded", "needs_root", "absent", "read"};
 
-/* Unknown (-1) is null. */
-static json_t *psc__jint(long long v)
+/* ---------------------------------------------------------------- UTF-8 */
+
+#define PSC__UTF8_CUT ((size_t)-1)
+
+/*
+ * Bytes of the valid UTF-8 sequence at s (n bytes left): 0 when invalid,
+ * PSC__UTF8_CUT when it is a sound start that the end of the text cuts short.
+ */
+static size_t psc__utf8_seq(const unsigned char *s, size_t n)
 {
-    return v < 0 ? json_null() : json_integer(v);
+    unsigned c = s[0], cp, min;
+    size_t len;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2, cp = c & 0x1f, min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3, cp = c & 0x0f, min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4, cp = c & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    for (size_t k = 1; k < len; k++) {
+        if (k >= n)
+            return PSC__UTF8_CUT;
+        if ((s[k] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[k] & 0x3f);
+    }
+    return cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : len;
 }
 
-static json_t *psc__jstr(const char *s)
+json_t *psc__json_text(const char *s, size_t max)
 {
-    return s && *s ? json_string(s) : json_null();
+    const unsigned char *u = (const unsigned char *)(s ? s : "");
+    size_t n = strlen((const char *)u), o = 0;
+    char *buf = malloc(n * 3 + 1);
+    json_t *j;
+
+    if (!buf)
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        size_t len = psc__utf8_seq(u + i, n - i), plen = len;
+        const char *piece = (const char *)u + i;
+
+        if (len == PSC__UTF8_CUT)
+            break; /* a fixed-size field truncated inside a character */
+        if (len == 0) {
+            piece = "\xef\xbf\xbd"; /* U+FFFD for a byte that is not UTF-8 */
+            plen = 3;
+            len = 1;
+        }
+        if (max && o + plen > max)
+            break;
+        memcpy(buf + o, piece, plen);
+        o += plen;
+        i += len;
+    }
+    j = json_stringn(buf, o);
+    free(buf);
+    return j;
 }
 
-static json_t *psc__host_json(const psc_host_facts_t *h)
-{
-    json_t *o = json_object();
+/* ---------------------------------------------------------------- fields, both ways */
 
-    json_object_set_new(o, "machine", psc__jstr(h->machine));
-    json_object_set_new(o, "numa_nodes", psc__jint(h->numa_nodes));
-    json_object_set_new(o, "hypervisor", psc__jint(h->hypervisor));
-    json_object_set_new(o, "iommu", psc__jint(h->iommu));
-    json_object_set_new(o, "iommu_groups", psc__jint(h->iommu_groups));
-    json_object_set_new(o, "cmdline", psc__jstr(h->cmdline));
-    json_object_set_new(o, "driver_open", psc__jint(h->driver_open));
-    json_object_set_new(o, "driver_release", psc__jstr(h->driver_release));
-    json_object_set_new(o, "cuda_driver_version", psc__jint(h->cuda_driver_version));
-    json_object_set_new(o, "acs_readable", psc__jint(h->acs_readable));
-    return o;
+typedef enum { PSC__F_INT, PSC__F_I64, PSC__F_U64, PSC__F_REAL, PSC__F_STR, PSC__F_ENUM } psc__ftype_t;
+
+#define PSC__HI_NGPU (-2) /* hi: the last GPU index of the recording */
+
+/*
+ * One JSON key of a struct: its C type and the values accepted. The writer
+ * writes a value outside [lo, hi] (an "unknown" such as -1) as null, and the
+ * reader turns null or a missing key back into unk; strings: "" <-> null.
+ * Reader and writer share these tables, so what one writes the other reads.
+ */
+typedef struct {
+    const char *key;
+    psc__ftype_t type;
+    size_t off, size;
+    long long lo, hi, unk;
+    const char *const *names; /* PSC__F_ENUM */
+    int nnames;
+} psc__field_t;
+
+#define PSC__FIELD(st, m, type, lo, hi, unk) {#m, type, offsetof(st, m), sizeof(((st *)0)->m), lo, hi, unk, NULL, 0}
+#define PSC__INT(st, m, lo, hi) PSC__FIELD(st, m, PSC__F_INT, lo, hi, -1)
+#define PSC__STR(st, m) PSC__FIELD(st, m, PSC__F_STR, 0, 0, 0)
+#define PSC__ENUM(st, m, n)                                                                                           \
+    {#m, PSC__F_ENUM, offsetof(st, m), sizeof(((st *)0)->m), 0, 0, 0, n, (int)(sizeof(n) / sizeof(n[0]))}
+#define PSC__NFIELDS(t) (sizeof(t) / sizeof(t[0]))
+
+static const psc__field_t psc__host_fields[] = {
+    PSC__STR(psc_host_facts_t, machine),
+    PSC__INT(psc_host_facts_t, numa_nodes, 1, 65536),
+    PSC__INT(psc_host_facts_t, hypervisor, 0, 1),
+    PSC__INT(psc_host_facts_t, iommu, 0, 1),
+    PSC__INT(psc_host_facts_t, iommu_groups, 0, INT_MAX),
+    PSC__STR(psc_host_facts_t, cmdline),
+    PSC__INT(psc_host_facts_t, driver_open, 0, 1),
+    PSC__STR(psc_host_facts_t, driver_release),
+    PSC__INT(psc_host_facts_t, cuda_driver_version, 0, INT_MAX),
+    PSC__INT(psc_host_facts_t, acs_readable, 0, 1),
+};
+
+/* Before "nvlinks" and "bridges", which are read and written apart. */
+static const psc__field_t psc__gpu_fields[] = {
+    PSC__STR(psc_gpu_facts_t, name),
+    PSC__STR(psc_gpu_facts_t, pci_bus_id),
+    PSC__STR(psc_gpu_facts_t, uuid),
+    PSC__FIELD(psc_gpu_facts_t, memory_bytes, PSC__F_U64, 1, INT64_MAX, 0),
+    PSC__FIELD(psc_gpu_facts_t, bar1_bytes, PSC__F_U64, 1, INT64_MAX, 0),
+    PSC__INT(psc_gpu_facts_t, pcie_gen, 1, 7),
+    PSC__INT(psc_gpu_facts_t, pcie_gen_max, 1, 7),
+    PSC__INT(psc_gpu_facts_t, pcie_width, 1, 32),
+    PSC__INT(psc_gpu_facts_t, pcie_width_max, 1, 32),
+    PSC__INT(psc_gpu_facts_t, numa_node, 0, 65535),
+    PSC__STR(psc_gpu_facts_t, cpuset),
+    PSC__INT(psc_gpu_facts_t, virt_mode, 0, 4),
+    PSC__INT(psc_gpu_facts_t, mig, 0, 1),
+    PSC__INT(psc_gpu_facts_t, ecc, 0, 1),
+    PSC__INT(psc_gpu_facts_t, persistence, 0, 1),
+    PSC__INT(psc_gpu_facts_t, sm_clock_mhz, 0, 100000),
+    PSC__INT(psc_gpu_facts_t, sm_clock_max_mhz, 0, 100000),
+    PSC__INT(psc_gpu_facts_t, temperature_c, 0, 1000),
+    PSC__FIELD(psc_gpu_facts_t, clock_event_reasons, PSC__F_I64, 0, INT64_MAX, -1),
+    PSC__INT(psc_gpu_facts_t, nvlink_count, 0, PSC_MAX_NVLINKS),
+};
+
+static const psc__field_t psc__gpu_tail_fields[] = {
+    PSC__INT(psc_gpu_facts_t, iommu_group, 0, INT_MAX),
+    PSC__STR(psc_gpu_facts_t, iommu_domain),
+};
+
+static const psc__field_t psc__nvlink_fields[] = {
+    PSC__INT(psc_nvlink_facts_t, active, 0, 1),
+    PSC__FIELD(psc_nvlink_facts_t, version, PSC__F_INT, 0, 100, 0),
+    PSC__FIELD(psc_nvlink_facts_t, speed_gbs, PSC__F_REAL, 0, 100000, 0),
+    PSC__ENUM(psc_nvlink_facts_t, remote, psc__remote_names),
+    PSC__STR(psc_nvlink_facts_t, remote_bus_id),
+    PSC__INT(psc_nvlink_facts_t, remote_gpu, 0, PSC__HI_NGPU),
+    PSC__INT(psc_nvlink_facts_t, cap_p2p, 0, 1),
+    PSC__INT(psc_nvlink_facts_t, cap_sysmem, 0, 1),
+    PSC__INT(psc_nvlink_facts_t, cap_p2p_atomics, 0, 1),
+    PSC__INT(psc_nvlink_facts_t, cap_sysmem_atomics, 0, 1),
+};
+
+static const psc__field_t psc__bridge_fields[] = {
+    PSC__STR(psc_bridge_facts_t, bus_id),
+    PSC__STR(psc_bridge_facts_t, ids),
+    PSC__ENUM(psc_bridge_facts_t, acs, psc__acs_names),
+    PSC__INT(psc_bridge_facts_t, acs_ctrl, 0, 0xffff),
+};
+
+/* After "src", "dst", "path" and "nvlinks" (derived again on load). */
+static const psc__field_t psc__pair_fields[] = {
+    PSC__INT(psc_pair_facts_t, can_access, 0, 1),
+    PSC__INT(psc_pair_facts_t, perf_rank, 0, INT_MAX),
+    PSC__INT(psc_pair_facts_t, native_atomics, 0, 1),
+    PSC__INT(psc_pair_facts_t, array_access, 0, 1),
+    PSC__INT(psc_pair_facts_t, nvml_p2p_read, 0, INT_MAX),
+    PSC__INT(psc_pair_facts_t, integrity, 0, 1),
+};
+
+static long long psc__hi(const psc__field_t *fd, int ngpu)
+{
+    return fd->hi == PSC__HI_NGPU ? ngpu - 1 : fd->hi;
 }
 
-static json_t *psc__gpu_json(const psc_gpu_facts_t *g)
+static long long psc__get_int(const psc__field_t *fd, const void *base)
+{
+    const char *p = (const char *)base + fd->off;
+    int i;
+    int64_t i64;
+
+    if (fd->type == PSC__F_I64) {
+        memcpy(&i64, p, sizeof(i64));
+        return i64;
+    }
+    memcpy(&i, p, sizeof(i)); /* ints and enums */
+    return i;
+}
+
+static void psc__set_int(const psc__field_t *fd, void *base, long long v)
+{
+    char *p = (char *)base + fd->off;
+    int i = (int)v;
+    int64_t i64 = v;
+    uint64_t u64 = (uint64_t)v;
+
+    if (fd->type == PSC__F_I64)
+        memcpy(p, &i64, sizeof(i64));
+    else if (fd->type == PSC__F_U64)
+        memcpy(p, &u64, sizeof(u64));
+    else
+        memcpy(p, &i, sizeof(i));
+}
+
+/* ---------------------------------------------------------------- writer */
+
+/* Insert or append, remembering a failure instead of dropping the key. */
+static void psc__put(json_t *o, const char *key, json_t *v, int *bad)
+{
+    if (!o || !v || json_object_set_new(o, key, v) != 0)
+        *bad = 1;
+}
+
+static void psc__push(json_t *a, json_t *v, int *bad)
+{
+    if (!a || !v || json_array_append_new(a, v) != 0)
+        *bad = 1;
+}
+
+static json_t *psc__field_json(const psc__field_t *fd, const void *base, int ngpu)
+{
+    const char *p = (const char *)base + fd->off;
+    long long v;
+    uint64_t u;
+    double d;
+
+    switch (fd->type) {
+    case PSC__F_STR:
+        return *p ? psc__json_text(p, fd->size - 1) : json_null();
+    case PSC__F_ENUM:
+        v = psc__get_int(fd, base);
+        return json_string(fd->names[v >= 0 && v < fd->nnames ? v : 0]);
+    case PSC__F_REAL:
+        memcpy(&d, p, sizeof(d));
+        return isfinite(d) && d >= (double)fd->lo && d <= (double)fd->hi ? json_real(d) : json_null();
+    case PSC__F_U64:
+        memcpy(&u, p, sizeof(u));
+        return u >= (uint64_t)fd->lo && u <= (uint64_t)fd->hi ? json_integer((json_int_t)u) : json_null();
+    default:
+        v = psc__get_int(fd, base);
+        return v >= fd->lo && v <= psc__hi(fd, ngpu) ? json_integer(v) : json_null();
+    }
+}
+
+static void psc__fields_json(json_t *o, const psc__field_t *t, size_t n, const void *base, int ngpu, int *bad)
+{
+    for (size_t k = 0; k < n; k++)
+        psc__put(o, t[k].key, psc__field_json(&t[k], base, ngpu), bad);
+}
+
+static json_t *psc__gpu_json(const psc_gpu_facts_t *g, int ngpu, int *bad)
 {
     json_t *o = json_object(), *links = json_array(), *bridges = json_array();
 
-    json_object_set_new(o, "name", psc__jstr(g->name));
-    json_object_set_new(o, "pci_bus_id", psc__jstr(g->pci_bus_id));
-    json_object_set_new(o, "uuid", psc__jstr(g->uuid));
-    json_object_set_new(o, "memory_bytes", g->memory_bytes ? json_integer((json_int_t)g->memory_bytes) : json_null());
-    json_object_set_new(o, "bar1_bytes", g->bar1_bytes ? json_integer((json_int_t)g->bar1_bytes) : json_null());
-    json_object_set_new(o, "pcie_gen", psc__jint(g->pcie_gen));
-    json_object_set_new(o, "pcie_gen_max", psc__jint(g->pcie_gen_max));
-    json_object_set_new(o, "pcie_width", psc__jint(g->pcie_width));
-    json_object_set_new(o, "pcie_width_max", psc__jint(g->pcie_width_max));
-    json_object_set_new(o, "numa_node", psc__jint(g->numa_node));
-    json_object_set_new(o, "cpuset", psc__jstr(g->cpuset));
-    json_object_set_new(o, "virt_mode", psc__jint(g->virt_mode));
-    json_object_set_new(o, "mig", psc__jint(g->mig));
-    json_object_set_new(o, "ecc", psc__jint(g->ecc));
-    json_object_set_new(o, "persistence", psc__jint(g->persistence));
-    json_object_set_new(o, "sm_clock_mhz", psc__jint(g->sm_clock_mhz));
-    json_object_set_new(o, "sm_clock_max_mhz", psc__jint(g->sm_clock_max_mhz));
-    json_object_set_new(o, "temperature_c", psc__jint(g->temperature_c));
-    json_object_set_new(o, "clock_event_reasons", psc__jint(g->clock_event_reasons));
-    json_object_set_new(o, "nvlink_count", psc__jint(g->nvlink_count));
+    psc__fields_json(o, psc__gpu_fields, PSC__NFIELDS(psc__gpu_fields), g, ngpu, bad);
     for (int l = 0; l < g->nvlink_count && l < PSC_MAX_NVLINKS; l++) {
-        const psc_nvlink_facts_t *nl = &g->nvlinks[l];
+        json_t *x = json_object();
 
-        json_array_append_new(links, json_pack("{s:o,s:o,s:f,s:s,s:o,s:o,s:o,s:o,s:o,s:o}",
-            "active", psc__jint(nl->active), "version", psc__jint(nl->version), "speed_gbs", nl->speed_gbs,
-            "remote", psc__remote_names[nl->remote], "remote_bus_id", psc__jstr(nl->remote_bus_id),
-            "remote_gpu", psc__jint(nl->remote_gpu), "cap_p2p", psc__jint(nl->cap_p2p),
-            "cap_sysmem", psc__jint(nl->cap_sysmem), "cap_p2p_atomics", psc__jint(nl->cap_p2p_atomics),
-            "cap_sysmem_atomics", psc__jint(nl->cap_sysmem_atomics)));
+        psc__fields_json(x, psc__nvlink_fields, PSC__NFIELDS(psc__nvlink_fields), &g->nvlinks[l], ngpu, bad);
+        psc__push(links, x, bad);
     }
-    json_object_set_new(o, "nvlinks", links);
-    for (int b = 0; b < g->nbridges; b++) {
-        const psc_bridge_facts_t *br = &g->bridges[b];
+    psc__put(o, "nvlinks", links, bad);
+    for (int b = 0; b < g->nbridges && b < PSC_MAX_BRIDGES; b++) {
+        json_t *x = json_object();
 
-        json_array_append_new(bridges, json_pack("{s:o,s:o,s:s,s:o}", "bus_id", psc__jstr(br->bus_id), "ids",
-                                                 psc__jstr(br->ids), "acs", psc__acs_names[br->acs], "acs_ctrl",
-                                                 psc__jint(br->acs_ctrl)));
+        psc__fields_json(x, psc__bridge_fields, PSC__NFIELDS(psc__bridge_fields), &g->bridges[b], ngpu, bad);
+        psc__push(bridges, x, bad);
     }
-    json_object_set_new(o, "bridges", bridges);
-    json_object_set_new(o, "iommu_group", psc__jint(g->iommu_group));
-    json_object_set_new(o, "iommu_domain", psc__jstr(g->iommu_domain));
+    psc__put(o, "bridges", bridges, bad);
+    psc__fields_json(o, psc__gpu_tail_fields, PSC__NFIELDS(psc__gpu_tail_fields), g, ngpu, bad);
     return o;
 }
 
 json_t *psc__facts_to_json(const psc_facts_t *f, int with_xml)
 {
-    json_t *o = json_object(), *gpus = json_array(), *pairs = json_array();
+    json_t *o = json_object(), *host = json_object(), *gpus = json_array(), *pairs = json_array();
+    int ngpu = f->ngpu < PSC_MAX_GPUS ? f->ngpu : PSC_MAX_GPUS, bad = 0;
     char label[16];
 
-    json_object_set_new(o, "format", json_string(PSC_FACTS_FORMAT));
-    json_object_set_new(o, "version", json_integer(PSC_FACTS_VERSION));
-    json_object_set_new(o, "source", json_string(f->source));
-    json_object_set_new(o, "has_driver", json_boolean(f->has_driver));
-    json_object_set_new(o, "host", psc__host_json(&f->host));
-    for (int i = 0; i < f->ngpu; i++)
-        json_array_append_new(gpus, psc__gpu_json(&f->gpu[i]));
-    json_object_set_new(o, "gpus", gpus);
-    for (int i = 0; i < f->ngpu; i++)
-        for (int j = 0; j < f->ngpu; j++) {
+    psc__put(o, "format", json_string(PSC_FACTS_FORMAT), &bad);
+    psc__put(o, "version", json_integer(PSC_FACTS_VERSION), &bad);
+    psc__put(o, "source", psc__json_text(f->source, 0), &bad);
+    psc__put(o, "has_driver", json_boolean(f->has_driver), &bad);
+    psc__fields_json(host, psc__host_fields, PSC__NFIELDS(psc__host_fields), &f->host, ngpu, &bad);
+    psc__put(o, "host", host, &bad);
+    for (int i = 0; i < ngpu; i++)
+        psc__push(gpus, psc__gpu_json(&f->gpu[i], ngpu, &bad), &bad);
+    psc__put(o, "gpus", gpus, &bad);
+    for (int i = 0; i < ngpu; i++)
+        for (int j = 0; j < ngpu; j++) {
             const psc_pair_facts_t *p = &f->pair[i][j];
+            json_t *x;
 
             if (i == j)
                 continue;
-            json_array_append_new(pairs, json_pack("{s:i,s:i,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o}", "src", i, "dst", j,
-                "path", psc_path_label(p->path, p->nvlinks, label, sizeof(label)), "nvlinks", p->nvlinks,
-                "can_access", psc__jint(p->can_access), "perf_rank", psc__jint(p->perf_rank),
-                "native_atomics", psc__jint(p->native_atomics), "array_access", psc__jint(p->array_access),
-                "nvml_p2p_read", psc__jint(p->nvml_p2p_read), "integrity", psc__jint(p->integrity)));
+            x = json_object();
+            psc__put(x, "src", json_integer(i), &bad);
+            psc__put(x, "dst", json_integer(j), &bad);
+            psc__put(x, "path", json_string(psc_path_label(p->path, p->nvlinks, label, sizeof(label))), &bad);
+            psc__put(x, "nvlinks", json_integer(p->nvlinks), &bad);
+            psc__fields_json(x, psc__pair_fields, PSC__NFIELDS(psc__pair_fields), p, ngpu, &bad);
+            psc__push(pairs, x, &bad);
         }
-    json_object_set_new(o, "pairs", pairs);
+    psc__put(o, "pairs", pairs, &bad);
     if (with_xml)
-        json_object_set_new(o, "hwloc_xml", psc__jstr(f->hwloc_xml));
+        psc__put(o, "hwloc_xml", f->hwloc_xml && *f->hwloc_xml ? psc__json_text(f->hwloc_xml, 0) : json_null(), &bad);
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 
@@ -129,163 +335,361 @@ char *psc_facts_json(const psc_facts_t *f, int with_hwloc_xml)
     if (!f)
         return NULL;
     o = psc__facts_to_json(f, with_hwloc_xml);
+    if (!o)
+        return NULL;
     text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(o);
     return text;
 }
 
-static int psc__gi(json_t *o, const char *key)
-{
-    json_t *v = json_object_get(o, key);
+/* ---------------------------------------------------------------- reader */
 
-    if (json_is_boolean(v))
-        return json_is_true(v);
-    return json_is_integer(v) ? (int)json_integer_value(v) : -1;
+typedef struct {
+    const char *file;
+    char *err;
+    size_t errlen;
+    int ngpu;
+} psc__rd_t;
+
+/* One line: "FILE: where.key: what was wrong: accepted what". */
+static psc_status_t psc__bad(const psc__rd_t *r, const char *where, const char *key, const char *fmt, ...)
+{
+    char msg[384];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(r->err, r->errlen, "%s: %s%s%s: %s", r->file, where, *where && key ? "." : "", key ? key : "", msg);
+    return PSC_ERR_INVALID;
 }
 
-static void psc__gs(json_t *o, const char *key, char *buf, size_t len)
+/* A value as the message shows it, cut at 40 characters. */
+static const char *psc__dump(json_t *v, char *buf, size_t len)
 {
-    const char *s = json_string_value(json_object_get(o, key));
+    char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 
-    snprintf(buf, len, "%s", s ? s : "");
+    if (text && strlen(text) > 40)
+        memcpy(text + 36, "...", 4);
+    snprintf(buf, len, "%s", text ? text : "the value");
+    free(text);
+    return buf;
 }
 
-static int psc__name_index(const char *const *names, int n, const char *s)
+/* `"5" is a string`, `[1, 2] is an array`. */
+static const char *psc__what(json_t *v, char *buf, size_t len)
 {
-    for (int i = 0; s && i < n; i++)
-        if (strcmp(names[i], s) == 0)
-            return i;
-    return 0;
+    static const char *const kinds[] = {"an object", "an array", "a string", "an integer", "a real number",
+                                        "a boolean", "a boolean", "null"};
+    char text[48];
+    unsigned kind = (unsigned)json_typeof(v);
+
+    snprintf(buf, len, "%s is %s", psc__dump(v, text, sizeof(text)), kind < 8 ? kinds[kind] : "a value");
+    return buf;
 }
 
-static void psc__gpu_from_json(json_t *o, psc_gpu_facts_t *g)
+static void psc__accepted(const psc__field_t *fd, int ngpu, char *buf, size_t len)
 {
+    size_t o;
+
+    switch (fd->type) {
+    case PSC__F_STR:
+        snprintf(buf, len, "a string of at most %zu bytes or null", fd->size - 1);
+        break;
+    case PSC__F_REAL:
+        snprintf(buf, len, "a number %lld..%lld or null", fd->lo, fd->hi);
+        break;
+    case PSC__F_ENUM:
+        o = (size_t)snprintf(buf, len, "one of");
+        for (int k = 0; k < fd->nnames && o < len; k++)
+            o += (size_t)snprintf(buf + o, len - o, "%s \"%s\"", k ? "," : "", fd->names[k]);
+        break;
+    default:
+        if (psc__hi(fd, ngpu) < fd->lo)
+            snprintf(buf, len, "null (the recording has no GPU to name)");
+        else
+            snprintf(buf, len, "an integer %lld..%lld or null", fd->lo, psc__hi(fd, ngpu));
+    }
+}
+
+static psc_status_t psc__field_read(const psc__rd_t *r, json_t *o, const char *where, const psc__field_t *fd,
+                                    void *base)
+{
+    json_t *v = json_object_get(o, fd->key);
+    char *p = (char *)base + fd->off, acc[160], what[96];
+    long long hi = psc__hi(fd, r->ngpu);
+
+    psc__accepted(fd, r->ngpu, acc, sizeof(acc));
+    if (!v || json_is_null(v)) {
+        if (fd->type == PSC__F_STR)
+            *p = '\0';
+        else if (fd->type == PSC__F_REAL)
+            memset(p, 0, sizeof(double));
+        else
+            psc__set_int(fd, base, fd->unk);
+        return PSC_OK;
+    }
+    switch (fd->type) {
+    case PSC__F_STR:
+        if (!json_is_string(v))
+            return psc__bad(r, where, fd->key, "%s: accepted %s", psc__what(v, what, sizeof(what)), acc);
+        if (json_string_length(v) >= fd->size)
+            return psc__bad(r, where, fd->key, "longer than %zu bytes", fd->size - 1);
+        memcpy(p, json_string_value(v), json_string_length(v) + 1);
+        return PSC_OK;
+    case PSC__F_ENUM:
+        for (int k = 0; json_is_string(v) && k < fd->nnames; k++)
+            if (strcmp(json_string_value(v), fd->names[k]) == 0) {
+                psc__set_int(fd, base, k);
+                return PSC_OK;
+            }
+        return psc__bad(r, where, fd->key, "%s: accepted %s", psc__what(v, what, sizeof(what)), acc);
+    case PSC__F_REAL: {
+        double d = json_number_value(v);
+
+        if (!json_is_number(v))
+            return psc__bad(r, where, fd->key, "%s: accepted %s", psc__what(v, what, sizeof(what)), acc);
+        if (!(d >= (double)fd->lo && d <= (double)fd->hi))
+            return psc__bad(r, where, fd->key, "%s is out of range: accepted %s", psc__dump(v, what, sizeof(what)),
+                            acc);
+        memcpy(p, &d, sizeof(d));
+        return PSC_OK;
+    }
+    default:
+        if (!json_is_integer(v))
+            return psc__bad(r, where, fd->key, "%s: accepted %s", psc__what(v, what, sizeof(what)), acc);
+        if (json_integer_value(v) < fd->lo || json_integer_value(v) > hi)
+            return psc__bad(r, where, fd->key, "%" JSON_INTEGER_FORMAT " is out of range: accepted %s",
+                            json_integer_value(v), acc);
+        psc__set_int(fd, base, json_integer_value(v));
+        return PSC_OK;
+    }
+}
+
+static psc_status_t psc__fields_read(const psc__rd_t *r, json_t *o, const char *where, const psc__field_t *t,
+                                     size_t n, void *base)
+{
+    for (size_t k = 0; k < n; k++) {
+        psc_status_t st = psc__field_read(r, o, where, &t[k], base);
+
+        if (st != PSC_OK)
+            return st;
+    }
+    return PSC_OK;
+}
+
+/* An object at where (an array element or a key's value); missing or null is fine when optional. */
+static psc_status_t psc__want(const psc__rd_t *r, json_t *v, const char *where, const char *key, int is_array,
+                              int optional)
+{
+    char what[96];
+
+    if (!v && !optional)
+        return psc__bad(r, where, key, "missing: accepted %s", is_array ? "an array" : "an object");
+    if (!v || (optional && json_is_null(v)) || (is_array ? json_is_array(v) : json_is_object(v)))
+        return PSC_OK;
+    return psc__bad(r, where, key, "%s: accepted %s%s", psc__what(v, what, sizeof(what)),
+                    is_array ? "an array" : "an object", optional ? " or null" : "");
+}
+
+/* "0000:18:00.0": hex domain, bus, device, function as the tools write them. */
+static int psc__busid_ok(const char *s)
+{
+    unsigned d, b, dev, fn;
+    int n = -1;
+
+    return sscanf(s, "%4x:%2x:%2x.%1x%n", &d, &b, &dev, &fn, &n) == 4 && n == (int)strlen(s) && dev < 32 && fn < 8;
+}
+
+static psc_status_t psc__gpu_read(const psc__rd_t *r, json_t *o, int i, psc_facts_t *f)
+{
+    psc_gpu_facts_t *g = &f->gpu[i];
     json_t *links = json_object_get(o, "nvlinks"), *bridges = json_object_get(o, "bridges");
-    json_t *v;
+    char where[64], sub[96];
+    psc_status_t st;
 
-    psc__gs(o, "name", g->name, sizeof(g->name));
-    psc__gs(o, "pci_bus_id", g->pci_bus_id, sizeof(g->pci_bus_id));
-    psc__gs(o, "uuid", g->uuid, sizeof(g->uuid));
-    v = json_object_get(o, "memory_bytes");
-    g->memory_bytes = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
-    v = json_object_get(o, "bar1_bytes");
-    g->bar1_bytes = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
-    g->pcie_gen = psc__gi(o, "pcie_gen");
-    g->pcie_gen_max = psc__gi(o, "pcie_gen_max");
-    g->pcie_width = psc__gi(o, "pcie_width");
-    g->pcie_width_max = psc__gi(o, "pcie_width_max");
-    g->numa_node = psc__gi(o, "numa_node");
-    psc__gs(o, "cpuset", g->cpuset, sizeof(g->cpuset));
-    g->virt_mode = psc__gi(o, "virt_mode");
-    g->mig = psc__gi(o, "mig");
-    g->ecc = psc__gi(o, "ecc");
-    g->persistence = psc__gi(o, "persistence");
-    g->sm_clock_mhz = psc__gi(o, "sm_clock_mhz");
-    g->sm_clock_max_mhz = psc__gi(o, "sm_clock_max_mhz");
-    g->temperature_c = psc__gi(o, "temperature_c");
-    v = json_object_get(o, "clock_event_reasons");
-    g->clock_event_reasons = json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
-    g->nvlink_count = psc__gi(o, "nvlink_count");
-    if (g->nvlink_count > PSC_MAX_NVLINKS)
-        g->nvlink_count = PSC_MAX_NVLINKS;
+    snprintf(where, sizeof(where), "gpus[%d]", i);
+    if ((st = psc__want(r, o, "", where, 0, 0)) != PSC_OK ||
+        (st = psc__fields_read(r, o, where, psc__gpu_fields, PSC__NFIELDS(psc__gpu_fields), g)) != PSC_OK ||
+        (st = psc__fields_read(r, o, where, psc__gpu_tail_fields, PSC__NFIELDS(psc__gpu_tail_fields), g)) != PSC_OK ||
+        (st = psc__want(r, links, where, "nvlinks", 1, 1)) != PSC_OK ||
+        (st = psc__want(r, bridges, where, "bridges", 1, 1)) != PSC_OK)
+        return st;
+    if (!g->pci_bus_id[0])
+        return psc__bad(r, where, "pci_bus_id", "missing: accepted a PCI bus id such as \"0000:18:00.0\"");
+    if (!psc__busid_ok(g->pci_bus_id))
+        return psc__bad(r, where, "pci_bus_id", "\"%s\" is not a PCI bus id: accepted one such as \"0000:18:00.0\"",
+                        g->pci_bus_id);
+    if (psc__gpu_index(f, g->pci_bus_id) != i) /* the first GPU with this id; later ones are still empty */
+        return psc__bad(r, where, "pci_bus_id", "\"%s\" is also gpus[%d]'s: accepted a bus id of its own",
+                        g->pci_bus_id, psc__gpu_index(f, g->pci_bus_id));
+    if (json_array_size(links) > PSC_MAX_NVLINKS)
+        return psc__bad(r, where, "nvlinks", "%zu links: accepted at most %d", json_array_size(links),
+                        PSC_MAX_NVLINKS);
+    if (g->nvlink_count < 0 && json_array_size(links) > 0)
+        return psc__bad(r, where, "nvlink_count", "null but %zu links are listed: accepted %zu",
+                        json_array_size(links), json_array_size(links));
+    if (g->nvlink_count >= 0 && (size_t)g->nvlink_count != json_array_size(links))
+        return psc__bad(r, where, "nvlink_count", "%d but %zu links are listed: accepted %zu", g->nvlink_count,
+                        json_array_size(links), json_array_size(links));
     for (int l = 0; l < g->nvlink_count; l++) {
         json_t *x = json_array_get(links, (size_t)l);
-        psc_nvlink_facts_t *nl = &g->nvlinks[l];
 
-        nl->active = psc__gi(x, "active");
-        nl->version = psc__gi(x, "version");
-        nl->speed_gbs = json_number_value(json_object_get(x, "speed_gbs"));
-        nl->remote = (psc_remote_t)psc__name_index(psc__remote_names, 4, json_string_value(json_object_get(x, "remote")));
-        psc__gs(x, "remote_bus_id", nl->remote_bus_id, sizeof(nl->remote_bus_id));
-        nl->remote_gpu = psc__gi(x, "remote_gpu");
-        nl->cap_p2p = psc__gi(x, "cap_p2p");
-        nl->cap_sysmem = psc__gi(x, "cap_sysmem");
-        nl->cap_p2p_atomics = psc__gi(x, "cap_p2p_atomics");
-        nl->cap_sysmem_atomics = psc__gi(x, "cap_sysmem_atomics");
+        snprintf(sub, sizeof(sub), "%s.nvlinks[%d]", where, l);
+        if ((st = psc__want(r, x, sub, NULL, 0, 0)) != PSC_OK ||
+            (st = psc__fields_read(r, x, sub, psc__nvlink_fields, PSC__NFIELDS(psc__nvlink_fields),
+                                   &g->nvlinks[l])) != PSC_OK)
+            return st;
     }
+    if (json_array_size(bridges) > PSC_MAX_BRIDGES)
+        return psc__bad(r, where, "bridges", "%zu bridges: accepted at most %d", json_array_size(bridges),
+                        PSC_MAX_BRIDGES);
     g->nbridges = (int)json_array_size(bridges);
-    if (g->nbridges > PSC_MAX_BRIDGES)
-        g->nbridges = PSC_MAX_BRIDGES;
     for (int b = 0; b < g->nbridges; b++) {
         json_t *x = json_array_get(bridges, (size_t)b);
-        psc_bridge_facts_t *br = &g->bridges[b];
 
-        psc__gs(x, "bus_id", br->bus_id, sizeof(br->bus_id));
-        psc__gs(x, "ids", br->ids, sizeof(br->ids));
-        br->acs = (psc_acs_state_t)psc__name_index(psc__acs_names, 4, json_string_value(json_object_get(x, "acs")));
-        br->acs_ctrl = psc__gi(x, "acs_ctrl");
+        snprintf(sub, sizeof(sub), "%s.bridges[%d]", where, b);
+        if ((st = psc__want(r, x, sub, NULL, 0, 0)) != PSC_OK ||
+            (st = psc__fields_read(r, x, sub, psc__bridge_fields, PSC__NFIELDS(psc__bridge_fields),
+                                   &g->bridges[b])) != PSC_OK)
+            return st;
     }
-    g->iommu_group = psc__gi(o, "iommu_group");
-    psc__gs(o, "iommu_domain", g->iommu_domain, sizeof(g->iommu_domain));
+    return PSC_OK;
+}
+
+static const psc__field_t psc__pair_ends[] = {
+    PSC__FIELD(psc_pair_facts_t, nvlinks, PSC__F_INT, 0, PSC_MAX_NVLINKS, 0),
+};
+
+static psc_status_t psc__pair_read(const psc__rd_t *r, json_t *x, size_t k, psc_facts_t *f)
+{
+    static const char *const ends[2] = {"src", "dst"};
+    psc_pair_facts_t scratch;
+    char where[48], what[96];
+    int end[2];
+    json_t *path = json_object_get(x, "path");
+    psc_status_t st;
+
+    snprintf(where, sizeof(where), "pairs[%zu]", k);
+    if ((st = psc__want(r, x, where, NULL, 0, 0)) != PSC_OK)
+        return st;
+    for (int e = 0; e < 2; e++) {
+        json_t *v = json_object_get(x, ends[e]);
+
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= r->ngpu)
+            return psc__bad(r, where, ends[e], "%s: accepted an integer 0..%d",
+                            v ? psc__what(v, what, sizeof(what)) : "missing", r->ngpu - 1);
+        end[e] = (int)json_integer_value(v);
+    }
+    if (end[0] == end[1])
+        return psc__bad(r, where, "dst", "%d is also src: accepted another GPU", end[1]);
+    if (path && !json_is_null(path) && !json_is_string(path))
+        return psc__bad(r, where, "path", "%s: accepted a string or null", psc__what(path, what, sizeof(what)));
+    /* path and nvlinks are derived again from the tree and the links, so they are checked, not kept. */
+    if ((st = psc__fields_read(r, x, where, psc__pair_ends, PSC__NFIELDS(psc__pair_ends), &scratch)) != PSC_OK)
+        return st;
+    return psc__fields_read(r, x, where, psc__pair_fields, PSC__NFIELDS(psc__pair_fields), &f->pair[end[0]][end[1]]);
+}
+
+/* Every key checked into s, which the caller hands over only when all of it is sound. */
+static psc_status_t psc__doc_read(const psc__rd_t *r0, json_t *doc, psc_facts_t *s)
+{
+    psc__rd_t r = *r0;
+    json_t *v, *gpus, *pairs, *host;
+    char what[96];
+    psc_status_t st;
+
+    if (!json_is_object(doc))
+        return psc__bad(&r, "", NULL, "the document is not a JSON object: accepted a p2pscope recording");
+    v = json_object_get(doc, "format");
+    if (!json_is_string(v) || strcmp(json_string_value(v), PSC_FACTS_FORMAT) != 0)
+        return psc__bad(&r, "", "format", "%s: not a p2pscope recording: accepted \"%s\"",
+                        v ? psc__what(v, what, sizeof(what)) : "missing", PSC_FACTS_FORMAT);
+    v = json_object_get(doc, "version");
+    if (!json_is_integer(v) || json_integer_value(v) != PSC_FACTS_VERSION)
+        return psc__bad(&r, "", "version", "%s: accepted %d", v ? psc__what(v, what, sizeof(what)) : "missing",
+                        PSC_FACTS_VERSION);
+    v = json_object_get(doc, "source");
+    if (v && !json_is_null(v) && !json_is_string(v))
+        return psc__bad(&r, "", "source", "%s: accepted a string or null", psc__what(v, what, sizeof(what)));
+    v = json_object_get(doc, "has_driver");
+    if (v && !json_is_boolean(v))
+        return psc__bad(&r, "", "has_driver", "%s: accepted true or false", psc__what(v, what, sizeof(what)));
+    s->has_driver = json_is_true(v);
+    host = json_object_get(doc, "host");
+    if ((st = psc__want(&r, host, "", "host", 0, 1)) != PSC_OK ||
+        (st = psc__fields_read(&r, host, "host", psc__host_fields, PSC__NFIELDS(psc__host_fields), &s->host)) !=
+            PSC_OK)
+        return st;
+    gpus = json_object_get(doc, "gpus");
+    if ((st = psc__want(&r, gpus, "", "gpus", 1, 0)) != PSC_OK)
+        return st;
+    if (json_array_size(gpus) > PSC_MAX_GPUS)
+        return psc__bad(&r, "", "gpus", "%zu GPUs: accepted at most %d", json_array_size(gpus), PSC_MAX_GPUS);
+    r.ngpu = s->ngpu = (int)json_array_size(gpus);
+    for (int i = 0; i < s->ngpu; i++)
+        if ((st = psc__gpu_read(&r, json_array_get(gpus, (size_t)i), i, s)) != PSC_OK)
+            return st;
+    pairs = json_object_get(doc, "pairs");
+    if ((st = psc__want(&r, pairs, "", "pairs", 1, 1)) != PSC_OK)
+        return st;
+    for (size_t k = 0; k < json_array_size(pairs); k++)
+        if ((st = psc__pair_read(&r, json_array_get(pairs, k), k, s)) != PSC_OK)
+            return st;
+    v = json_object_get(doc, "hwloc_xml");
+    if (v && !json_is_null(v) && !json_is_string(v))
+        return psc__bad(&r, "", "hwloc_xml", "%s: accepted a string or null", psc__what(v, what, sizeof(what)));
+    if (json_is_string(v) && json_string_length(v) > 0 && !(s->hwloc_xml = strdup(json_string_value(v))))
+        return psc__bad(&r, "", "hwloc_xml", "out of host memory");
+    return PSC_OK;
 }
 
 psc_status_t psc__facts_load_json(const char *path, psc_facts_t *f, char *errbuf, size_t errlen)
 {
+    psc__rd_t r = {path, errbuf, errlen, 0};
+    psc_facts_t *s = psc_facts_new();
+    psc_host_topo_t *topo = NULL;
     json_error_t jerr;
-    json_t *doc = json_load_file(path, 0, &jerr), *host, *gpus, *pairs, *xml;
-    size_t k;
+    json_t *doc = NULL;
+    psc_status_t st = PSC_ERR_NO_MEMORY;
 
+    if (!s) {
+        snprintf(errbuf, errlen, "%s: out of host memory", path);
+        goto out;
+    }
+    doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!doc) {
         snprintf(errbuf, errlen, "%s:%d: not valid JSON: %s", path, jerr.line, jerr.text);
-        return PSC_ERR_INVALID;
+        st = PSC_ERR_INVALID;
+        goto out;
     }
-    if (!json_is_string(json_object_get(doc, "format")) ||
-        strcmp(json_string_value(json_object_get(doc, "format")), PSC_FACTS_FORMAT) != 0 ||
-        psc__gi(doc, "version") != PSC_FACTS_VERSION) {
-        snprintf(errbuf, errlen, "%s: not a p2pscope recording (format \"%s\" version %d expected)", path,
-                 PSC_FACTS_FORMAT, PSC_FACTS_VERSION);
-        json_decref(doc);
-        return PSC_ERR_INVALID;
-    }
-    snprintf(f->source, sizeof(f->source), "%s", path);
-    f->has_driver = psc__gi(doc, "has_driver") == 1;
-    host = json_object_get(doc, "host");
-    psc__gs(host, "machine", f->host.machine, sizeof(f->host.machine));
-    f->host.numa_nodes = psc__gi(host, "numa_nodes");
-    f->host.hypervisor = psc__gi(host, "hypervisor");
-    f->host.iommu = psc__gi(host, "iommu");
-    f->host.iommu_groups = psc__gi(host, "iommu_groups");
-    psc__gs(host, "cmdline", f->host.cmdline, sizeof(f->host.cmdline));
-    f->host.driver_open = psc__gi(host, "driver_open");
-    psc__gs(host, "driver_release", f->host.driver_release, sizeof(f->host.driver_release));
-    f->host.cuda_driver_version = psc__gi(host, "cuda_driver_version");
-    f->host.acs_readable = psc__gi(host, "acs_readable");
-    gpus = json_object_get(doc, "gpus");
-    f->ngpu = (int)json_array_size(gpus) < PSC_MAX_GPUS ? (int)json_array_size(gpus) : PSC_MAX_GPUS;
-    for (int i = 0; i < f->ngpu; i++)
-        psc__gpu_from_json(json_array_get(gpus, (size_t)i), &f->gpu[i]);
-    pairs = json_object_get(doc, "pairs");
-    for (k = 0; k < json_array_size(pairs); k++) {
-        json_t *x = json_array_get(pairs, k);
-        int i = psc__gi(x, "src"), j = psc__gi(x, "dst");
-        psc_pair_facts_t *p;
+    st = psc__doc_read(&r, doc, s);
+    if (st != PSC_OK)
+        goto out;
+    snprintf(s->source, sizeof(s->source), "%s", path);
+    if (s->hwloc_xml) {
+        char why[256] = "";
 
-        if (i < 0 || j < 0 || i >= f->ngpu || j >= f->ngpu)
-            continue;
-        p = &f->pair[i][j];
-        p->can_access = psc__gi(x, "can_access");
-        p->perf_rank = psc__gi(x, "perf_rank");
-        p->native_atomics = psc__gi(x, "native_atomics");
-        p->array_access = psc__gi(x, "array_access");
-        p->nvml_p2p_read = psc__gi(x, "nvml_p2p_read");
-        p->integrity = psc__gi(x, "integrity");
+        topo = psc_host_topo_load_recorded(NULL, s->hwloc_xml, why, sizeof(why));
+        if (!topo) {
+            st = psc__bad(&r, "", "hwloc_xml", "%s", why[0] ? why : "not an hwloc XML topology");
+            goto out;
+        }
     }
-    xml = json_object_get(doc, "hwloc_xml");
-    free(f->hwloc_xml);
-    f->hwloc_xml = json_is_string(xml) ? strdup(json_string_value(xml)) : NULL;
-    {
-        /* Paths are derived again, so a recording replays through today's rules. */
-        psc_host_topo_t *topo = f->hwloc_xml ? psc_host_topo_load_recorded(NULL, f->hwloc_xml, NULL, 0) : NULL;
-
-        psc__classify_pairs(psc_host_topo_hwloc(topo), f);
-        psc_host_topo_free(topo);
-    }
-    json_decref(doc);
-    if (f->ngpu == 0) {
+    /* Paths are derived again, so a recording replays through today's rules. */
+    psc__classify_pairs(psc_host_topo_hwloc(topo), s);
+    if (s->ngpu == 0) {
         snprintf(errbuf, errlen, "%s: the recording holds no NVIDIA GPU", path);
-        return PSC_ERR_NO_DEVICE;
+        st = PSC_ERR_NO_DEVICE; /* a sound recording still: its host facts are handed over */
     }
-    return PSC_OK;
+    free(f->hwloc_xml);
+    *f = *s;
+    s->hwloc_xml = NULL;
+out:
+    psc_host_topo_free(topo);
+    json_decref(doc);
+    psc_facts_free(s);
+    return st;
 }
 
 psc_status_t psc_facts_save(const psc_facts_t *f, const char *path, char *errbuf, size_t errlen)
@@ -296,8 +700,10 @@ psc_status_t psc_facts_save(const psc_facts_t *f, const char *path, char *errbuf
     if (!f || !path)
         return PSC_ERR_INVALID;
     text = psc_facts_json(f, 1);
-    if (!text)
+    if (!text) {
+        snprintf(errbuf, errlen, "cannot turn the facts into JSON: out of host memory");
         return PSC_ERR_NO_MEMORY;
+    }
     st = psc_write_file_atomic(path, text, strlen(text), errbuf, errlen);
     free(text);
     return st;

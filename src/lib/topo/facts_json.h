@@ -3,10 +3,26 @@
 #define PSC_TOPO_FACTS_JSON_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 #include "p2pscope.h"
 
+/* The facts as a JSON object; NULL when a key could not be inserted (out of memory). */
 json_t *psc__facts_to_json(const psc_facts_t *f, int with_xml);
+
+/*
+ * A recording, every field checked for type and range; PSC_ERR_INVALID with
+ * one line naming the field by its JSON path and what is accepted. f is
+ * written only when the recording is sound (PSC_OK, or PSC_ERR_NO_DEVICE).
+ */
 psc_status_t psc__facts_load_json(const char *path, psc_facts_t *f, char *errbuf, size_t errlen);
+
+/*
+ * Any C string as a JSON string jansson accepts: a character cut short at the
+ * end is dropped, a byte that is not UTF-8 becomes U+FFFD, and the result
+ * stops at a character boundary within max bytes (0: no limit). NULL only
+ * when out of memory.
+ */
+json_t *psc__json_text(const char *s, size_t max);
 
 #endif
