@@ -124,7 +124,8 @@ static void refused(json_t *doc, const char *want)
 static const struct {
     const char *path, *value, *want;
 } cases[] = {
-    {"gpus[1].nvlinks[3].remote_gpu", "1000000", "gpus[1].nvlinks[3].remote_gpu: 1000000 is out of range: accepted an integer 0..1 or null"},
+    {"gpus[1].nvlinks[3].remote_gpu", "1000000",
+     "gpus[1].nvlinks[3].remote_gpu: 1000000 is out of range: accepted an integer 0..1 or null"},
     {"gpus[1].nvlinks[3].remote_gpu", "5", "gpus[1].nvlinks[3].remote_gpu: 5 is out of range"},
     {"gpus[0].nvlinks[0].remote_gpu", "-1", "gpus[0].nvlinks[0].remote_gpu: -1 is out of range"},
     {"gpus[0].pcie_gen", "\"5\"", "gpus[0].pcie_gen: \"5\" is a string: accepted an integer 1..7 or null"},
