@@ -7,21 +7,35 @@
 
 #include "p2pscope.h"
 
+/*
+ * Every builder here writes text through psc_json_str and checks each
+ * insert: a document comes back whole or not at all (NULL, or
+ * PSC_ERR_NO_MEMORY, only when out of memory); no key is dropped silently.
+ */
+
+/*
+ * Any C string (names, command lines, reasons, paths) as a JSON string:
+ * jansson refuses text that is not UTF-8, so a character cut short at the
+ * end is dropped and a byte that is not UTF-8 becomes U+FFFD. NULL only
+ * when out of memory.
+ */
+json_t *psc_json_str(const char *s);
+
 /* Tool, host, start time, driver and GPU facts; "tests" starts empty. */
 json_t *psc_json_run_new(const char *command, const psc_system_info_t *sys,
                          const psc_device_info_t *devs, int ndev);
 
 /* Every parameter of the measurement, the GPUs and tests chosen. */
-void psc_json_run_set_parameters(json_t *run, const psc_measure_opts_t *o, const int *devs, int ndev,
-                                 const psc_bw_test_t *tests, int ntests);
+psc_status_t psc_json_run_set_parameters(json_t *run, const psc_measure_opts_t *o, const int *devs, int ndev,
+                                         const psc_bw_test_t *tests, int ntests);
 
 /* One bandwidth result: names, direction, issuer, status, samples, statistics, verification. */
 json_t *psc_json_bw_result(const psc_bw_result_t *r);
 
-/* Append a test object (reference stolen). */
-void psc_json_run_add_test(json_t *run, json_t *test);
+/* Append a test object (reference stolen; NULL, a failed build, fails here). */
+psc_status_t psc_json_run_add_test(json_t *run, json_t *test);
 
-void psc_json_run_finish(json_t *run, double wall_s, int exit_code);
+psc_status_t psc_json_run_finish(json_t *run, double wall_s, int exit_code);
 
 /*
  * Write the document to path ("-" for stdout) through a temporary file in
