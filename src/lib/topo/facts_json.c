@@ -174,7 +174,12 @@ static const psc__field_t psc__bridge_fields[] = {
     PSC__INT(psc_bridge_facts_t, acs_ctrl, 0, 0xffff),
 };
 
-/* After "src", "dst", "path" and "nvlinks" (derived again on load). */
+/* "path" and "nvlinks" are derived again on load: checked, not kept. */
+static const psc__field_t psc__pair_derived[] = {
+    PSC__FIELD(psc_pair_facts_t, nvlinks, PSC__F_INT, 0, PSC_MAX_NVLINKS, 0),
+};
+
+/* After "src", "dst", "path" and "nvlinks". */
 static const psc__field_t psc__pair_fields[] = {
     PSC__INT(psc_pair_facts_t, can_access, 0, 1),
     PSC__INT(psc_pair_facts_t, perf_rank, 0, INT_MAX),
@@ -313,7 +318,7 @@ json_t *psc__facts_to_json(const psc_facts_t *f, int with_xml)
             psc__put(x, "src", json_integer(i), &bad);
             psc__put(x, "dst", json_integer(j), &bad);
             psc__put(x, "path", json_string(psc_path_label(p->path, p->nvlinks, label, sizeof(label))), &bad);
-            psc__put(x, "nvlinks", json_integer(p->nvlinks), &bad);
+            psc__fields_json(x, psc__pair_derived, PSC__NFIELDS(psc__pair_derived), p, ngpu, &bad);
             psc__fields_json(x, psc__pair_fields, PSC__NFIELDS(psc__pair_fields), p, ngpu, &bad);
             psc__push(pairs, x, &bad);
         }
@@ -557,10 +562,6 @@ static psc_status_t psc__gpu_read(const psc__rd_t *r, json_t *o, int i, psc_fact
     return PSC_OK;
 }
 
-static const psc__field_t psc__pair_ends[] = {
-    PSC__FIELD(psc_pair_facts_t, nvlinks, PSC__F_INT, 0, PSC_MAX_NVLINKS, 0),
-};
-
 static psc_status_t psc__pair_read(const psc__rd_t *r, json_t *x, size_t k, psc_facts_t *f)
 {
     static const char *const ends[2] = {"src", "dst"};
@@ -585,8 +586,7 @@ static psc_status_t psc__pair_read(const psc__rd_t *r, json_t *x, size_t k, psc_
         return psc__bad(r, where, "dst", "%d is also src: accepted another GPU", end[1]);
     if (path && !json_is_null(path) && !json_is_string(path))
         return psc__bad(r, where, "path", "%s: accepted a string or null", psc__what(path, what, sizeof(what)));
-    /* path and nvlinks are derived again from the tree and the links, so they are checked, not kept. */
-    if ((st = psc__fields_read(r, x, where, psc__pair_ends, PSC__NFIELDS(psc__pair_ends), &scratch)) != PSC_OK)
+    if ((st = psc__fields_read(r, x, where, psc__pair_derived, PSC__NFIELDS(psc__pair_derived), &scratch)) != PSC_OK)
         return st;
     return psc__fields_read(r, x, where, psc__pair_fields, PSC__NFIELDS(psc__pair_fields), &f->pair[end[0]][end[1]]);
 }
