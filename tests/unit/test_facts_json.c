@@ -156,6 +156,7 @@ static const struct {
     {"gpus[0].pci_bus_id", NULL, "gpus[0].pci_bus_id: missing"},
     {"gpus[0].pci_bus_id", "null", "gpus[0].pci_bus_id: missing"},
     {"gpus[0].pci_bus_id", "\"zz\"", "gpus[0].pci_bus_id: \"zz\" is not a PCI bus id"},
+    {"gpus[0].pci_bus_id", "\"\\u001b[2J\"", "gpus[0].pci_bus_id: \"\\u001B[2J\" is not a PCI bus id"}, /* escaped */
     {"gpus[1].pci_bus_id", "\"0000:00:06.0\"", "gpus[1].pci_bus_id: \"0000:00:06.0\" is also gpus[0]'s"},
     {"gpus[1]", "\"gpu\"", "gpus[1]: \"gpu\" is a string: accepted an object"},
     {"gpus", NULL, "gpus: missing"},

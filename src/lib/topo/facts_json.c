@@ -510,7 +510,7 @@ static psc_status_t psc__gpu_read(const psc__rd_t *r, json_t *o, int i, psc_fact
 {
     psc_gpu_facts_t *g = &f->gpu[i];
     json_t *links = json_object_get(o, "nvlinks"), *bridges = json_object_get(o, "bridges");
-    char where[64], sub[96];
+    char where[64], sub[96], id[48];
     psc_status_t st;
 
     snprintf(where, sizeof(where), "gpus[%d]", i);
@@ -522,12 +522,12 @@ static psc_status_t psc__gpu_read(const psc__rd_t *r, json_t *o, int i, psc_fact
         return st;
     if (!g->pci_bus_id[0])
         return psc__bad(r, where, "pci_bus_id", "missing: accepted a PCI bus id such as \"0000:18:00.0\"");
+    psc__dump(json_object_get(o, "pci_bus_id"), id, sizeof(id)); /* escaped, as a message must show it */
     if (!psc__busid_ok(g->pci_bus_id))
-        return psc__bad(r, where, "pci_bus_id", "\"%s\" is not a PCI bus id: accepted one such as \"0000:18:00.0\"",
-                        g->pci_bus_id);
+        return psc__bad(r, where, "pci_bus_id", "%s is not a PCI bus id: accepted one such as \"0000:18:00.0\"", id);
     if (psc__gpu_index(f, g->pci_bus_id) != i) /* the first GPU with this id; later ones are still empty */
-        return psc__bad(r, where, "pci_bus_id", "\"%s\" is also gpus[%d]'s: accepted a bus id of its own",
-                        g->pci_bus_id, psc__gpu_index(f, g->pci_bus_id));
+        return psc__bad(r, where, "pci_bus_id", "%s is also gpus[%d]'s: accepted a bus id of its own", id,
+                        psc__gpu_index(f, g->pci_bus_id));
     if (json_array_size(links) > PSC_MAX_NVLINKS)
         return psc__bad(r, where, "nvlinks", "%zu links: accepted at most %d", json_array_size(links),
                         PSC_MAX_NVLINKS);
