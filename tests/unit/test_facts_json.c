@@ -131,6 +131,9 @@ static const struct {
     {"gpus[0].pcie_gen", "\"5\"", "gpus[0].pcie_gen: \"5\" is a string: accepted an integer 1..7 or null"},
     {"gpus[0].pcie_gen", "4294967301", "gpus[0].pcie_gen: 4294967301 is out of range"},
     {"gpus[0].pcie_width", "0", "gpus[0].pcie_width: 0 is out of range"},
+    /* Shown escaped to ASCII, so the cut at 40 characters never splits a character. */
+    {"gpus[0].pcie_gen", "\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\"",
+     "gpus[0].pcie_gen: \"\\u00E9\\u00E9\\u00E9\\u00E9\\u00E9... is a string"},
     {"gpus[0].temperature_c", "39.5", "gpus[0].temperature_c: 39.5 is a real number"},
     {"gpus[0].mig", "true", "gpus[0].mig: true is a boolean"},
     {"gpus[0].ecc", "[1]", "gpus[0].ecc: [1] is an array"},

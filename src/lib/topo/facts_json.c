@@ -372,10 +372,15 @@ static psc_status_t psc__bad(const psc__rd_t *r, const char *where, const char *
 /* A value as the message shows it, cut at 40 characters. */
 static const char *psc__dump(json_t *v, char *buf, size_t len)
 {
-    char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII); /* a cut never splits a character */
 
-    if (text && strlen(text) > 40)
-        memcpy(text + 36, "...", 4);
+    if (text && strlen(text) > 40) {
+        size_t cut = 36;
+
+        for (size_t k = cut - 6; k < 36; k++)
+            cut = text[k] == '\\' ? k : cut; /* not inside an escape such as \u00e9 */
+        memcpy(text + cut, "...", 4);
+    }
     snprintf(buf, len, "%s", text ? text : "the value");
     free(text);
     return buf;
