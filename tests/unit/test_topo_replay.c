@@ -1,6 +1,6 @@
 /*
  * Topology from recordings, no driver: the DGX-2 (NVSwitch, PCIe switches),
- * a POWER8 with NVLink to CPUs, a 2-socket PCIe box, a captured /sys tree
+ * a POWER8 with NVLink to CPUs, 2-socket PCIe boxes, a captured /sys tree
  * without GPUs; --save recordings round-trip; ACS parsing of config space.
  */
 #define _GNU_SOURCE
@@ -83,6 +83,25 @@ static void test_power8_and_pcie_box(void **state)
     assert_int_equal(f->pair[1][2].path, PSC_PATH_PHB);
     assert_int_equal(f->pair[0][1].path, PSC_PATH_SYS);
     assert_int_equal(f->pair[0][2].path, PSC_PATH_SYS);
+    psc_facts_free(f);
+}
+
+/* A real recording with every bridge: root ports of one host bridge are PHB, across sockets SYS. */
+static void test_whole_io_tree(void **state)
+{
+    psc_facts_t *f = load_ok(TEST_DATA "/32em64t-2n8c2t-pci-wholeio.xml");
+    static const psc_path_t want[3][3] = {{PSC_PATH_SELF, PSC_PATH_SYS, PSC_PATH_SYS},
+                                          {PSC_PATH_SYS, PSC_PATH_SELF, PSC_PATH_PHB},
+                                          {PSC_PATH_SYS, PSC_PATH_PHB, PSC_PATH_SELF}};
+
+    (void)state;
+    assert_int_equal(f->ngpu, 3);
+    assert_string_equal(f->gpu[1].pci_bus_id, "0000:83:00.0");
+    assert_int_equal(f->gpu[1].nbridges, 2);
+    assert_string_equal(f->gpu[1].bridges[0].bus_id, "0000:80:02.0");
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            assert_int_equal(f->pair[i][j].path, want[i][j]);
     psc_facts_free(f);
 }
 
@@ -209,7 +228,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dgx2),           cmocka_unit_test(test_power8_and_pcie_box),
         cmocka_unit_test(test_save_round_trip), cmocka_unit_test(test_bad_recordings),
-        cmocka_unit_test(test_h200_recording),
+        cmocka_unit_test(test_h200_recording), cmocka_unit_test(test_whole_io_tree),
         cmocka_unit_test(test_acs_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
