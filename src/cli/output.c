@@ -20,6 +20,7 @@ int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int r
     if (!run)
         return rc;
     psc_json_run_finish(run, wall_s, rc);
+    fflush(stdout); /* tables first, when the JSON goes to /dev/stdout too */
     if (psc_json_write(run, o->json_path, err, sizeof(err)) != PSC_OK) {
         fprintf(stderr, "p2pscope: %s\n", err);
         return PSC_EXIT_FAILED;

@@ -45,8 +45,8 @@ static char *psc__slurp(int fd)
     return buf;
 }
 
-/* Run the binary with args; env is "NAME=value" pairs (NULL-terminated) added to ours. */
-static psc__run_t psc__run(const char *const *args, const char *const *env)
+/* Run the binary with args; env is "NAME=value" pairs (NULL-terminated) added to ours; stdout to stdout_path if set. */
+static psc__run_t psc__run_to(const char *const *args, const char *const *env, const char *stdout_path)
 {
     char outp[] = "/tmp/psc-out-XXXXXX", errp[] = "/tmp/psc-err-XXXXXX";
     int fo = mkstemp(outp), fe = mkstemp(errp), status = 0;
@@ -64,6 +64,13 @@ static psc__run_t psc__run(const char *const *args, const char *const *env)
     if (pid == 0) {
         for (int i = 0; env && env[i]; i++)
             putenv((char *)env[i]);
+        if (stdout_path) {
+            int fd = open(stdout_path, O_WRONLY);
+
+            if (fd < 0)
+                _exit(126);
+            dup2(fd, fo);
+        }
         dup2(fo, 1);
         dup2(fe, 2);
         execv(P2PSCOPE_BIN, argv);
@@ -75,6 +82,11 @@ static psc__run_t psc__run(const char *const *args, const char *const *env)
     r.out = psc__slurp(fo);
     r.err = psc__slurp(fe);
     return r;
+}
+
+static psc__run_t psc__run(const char *const *args, const char *const *env)
+{
+    return psc__run_to(args, env, NULL);
 }
 
 static int psc__lines(const char *s)
@@ -284,6 +296,69 @@ static void test_topology_replays(void **state)
     psc__expect_error((const char *[]){"bw", "--watch", NULL}, psc__no_driver, 2, "--watch goes with nvlink");
 }
 
+/* Output that cannot be written (stdout on a full disk) fails the run with one line, whatever the command. */
+static void test_stdout_write_errors(void **state)
+{
+    const char *const cmds[][4] = {{"--help", NULL}, {"list", NULL}, {"lat", "-l", NULL},
+                                   {"topo", "--topology", TEST_DATA "/nvidiaDGX2.xml", NULL}};
+    psc__run_t r;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        r = psc__run_to(cmds[i], psc__no_driver, "/dev/full");
+        if (r.rc != 1)
+            fprintf(stderr, "%s: rc=%d %s", cmds[i][0], r.rc, r.err);
+        assert_int_equal(r.rc, 1);
+        assert_non_null(strstr(r.err, "p2pscope: cannot write to standard output: No space left on device"));
+        assert_int_equal(psc__lines(r.err), 1);
+        psc__free(&r);
+    }
+}
+
+/* --json into a symlink, a private file and /dev/null: written through, mode kept, devices left devices. */
+static void test_json_output_files(void **state)
+{
+    char dir[] = "/tmp/psc-jout-XXXXXX", file[96], link[96], arg[128];
+    struct stat sb, null_before;
+    json_error_t jerr;
+    json_t *doc;
+    psc__run_t r;
+    int fd;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(file, sizeof(file), "%s/facts.json", dir);
+    snprintf(link, sizeof(link), "%s/latest.json", dir);
+    fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(chmod(file, 0600), 0);
+    assert_int_equal(symlink("facts.json", link), 0);
+    snprintf(arg, sizeof(arg), "--json=%s", link);
+    r = psc__run((const char *[]){"topo", "--topology", TEST_DATA "/nvidiaDGX2.xml", arg, NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    psc__free(&r);
+    assert_int_equal(lstat(link, &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode));
+    assert_int_equal(stat(file, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0600);
+    doc = json_load_file(file, 0, &jerr);
+    assert_non_null(doc);
+    json_decref(doc);
+
+    assert_int_equal(stat("/dev/null", &null_before), 0);
+    r = psc__run((const char *[]){"topo", "--topology", TEST_DATA "/nvidiaDGX2.xml", "--json=/dev/null", NULL},
+                 psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    psc__free(&r);
+    assert_int_equal(lstat("/dev/null", &sb), 0);
+    assert_true(S_ISCHR(sb.st_mode));
+    assert_int_equal(sb.st_ino, null_before.st_ino);
+    unlink(link);
+    unlink(file);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +369,8 @@ int main(void)
         cmocka_unit_test(test_fake_gpus_inventory_and_failures),
         cmocka_unit_test(test_topology_replays),
         cmocka_unit_test(test_fake_gpus_every_command),
+        cmocka_unit_test(test_stdout_write_errors),
+        cmocka_unit_test(test_json_output_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
