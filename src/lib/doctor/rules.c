@@ -348,7 +348,7 @@ size_t psc_doctor(const psc_facts_t *f, psc_finding_t *out, size_t cap)
     rule_numa(f, &fs);
     rule_not_checked(f, &fs);
     psc__sort_by_severity(fs.v, fs.n);
-    if (out && cap)
+    if (out && cap && fs.n) /* fs.v is NULL when nothing was found */
         memcpy(out, fs.v, (fs.n < cap ? fs.n : cap) * sizeof(*out));
     free(fs.v);
     return fs.n;
