@@ -81,6 +81,9 @@ int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run); /* num
 /* A small verified GPU->GPU copy on every pair with peer access, recorded in the facts' integrity. */
 void psc_cli_check_peer_integrity(psc_context_t *ctx, psc_facts_t *f);
 
+/* Every finding the doctor has for f, *n of them (none cut); NULL after saying why. Free it. */
+psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n);
+
 /* The facts: replayed (--topology) or gathered; NULL after printing why, *rc the exit code. */
 psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int *rc);
 

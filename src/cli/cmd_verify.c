@@ -87,8 +87,8 @@ static void psc__render(const psc__path_t *paths, size_t n, double wall)
 static int psc__feed_doctor(psc_context_t *ctx, const psc__path_t *paths, size_t n, int tables, json_t *run)
 {
     psc_facts_t *f = psc_facts_new();
-    psc_finding_t v[64];
-    size_t nf, errors = 0;
+    psc_finding_t *v = NULL;
+    size_t nf = 0, errors = 0;
 
     if (!f || psc_facts_gather(ctx, f) != PSC_OK) {
         psc_facts_free(f);
@@ -108,8 +108,7 @@ static int psc__feed_doctor(psc_context_t *ctx, const psc__path_t *paths, size_t
                 f->pair[a][b].integrity = 1;
         }
     }
-    nf = psc_doctor(f, v, 64);
-    nf = nf > 64 ? 64 : nf;
+    v = psc_cli_doctor(f, &nf);
     for (size_t k = 0; k < nf; k++) {
         if (strcmp(v[k].rule, "p2p_corrupts") != 0)
             continue;
@@ -120,6 +119,7 @@ static int psc__feed_doctor(psc_context_t *ctx, const psc__path_t *paths, size_t
     }
     if (run)
         json_object_set_new(run, "findings", psc_json_findings(v, nf));
+    free(v);
     psc_facts_free(f);
     return (int)errors;
 }

@@ -359,6 +359,63 @@ static void test_json_output_files(void **state)
     rmdir(dir);
 }
 
+/* A recording with more findings than any fixed buffer: the doctor shows and writes every one. */
+static void test_doctor_shows_every_finding(void **state)
+{
+    char dir[] = "/tmp/psc-many-XXXXXX", rec[96], out[96], arg[128], err[256];
+    psc_facts_t *f = psc_facts_new();
+    json_error_t jerr;
+    size_t want;
+    json_t *doc;
+    psc__run_t r;
+
+    (void)state;
+    assert_non_null(f);
+    assert_non_null(mkdtemp(dir));
+    snprintf(f->source, sizeof(f->source), "test");
+    f->has_driver = 1;
+    f->ngpu = PSC_MAX_GPUS;
+    f->host.numa_nodes = 2;
+    for (int i = 0; i < f->ngpu; i++) {
+        psc_gpu_facts_t *g = &f->gpu[i];
+
+        snprintf(g->name, sizeof(g->name), "NVIDIA GeForce RTX 4090");
+        snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "0000:%02x:00.0", i + 1);
+        g->memory_bytes = 24ull << 30;
+        g->bar1_bytes = 256ull << 20;
+        g->pcie_gen = 1;
+        g->pcie_gen_max = 4;
+        g->pcie_width = g->pcie_width_max = 16;
+        g->numa_node = i % 2;
+        for (int j = 0; j < f->ngpu; j++) {
+            f->pair[i][j].path = i == j ? PSC_PATH_SELF : PSC_PATH_SYS;
+            f->pair[i][j].can_access = i == j ? -1 : 0;
+        }
+    }
+    snprintf(rec, sizeof(rec), "%s/rec.json", dir);
+    snprintf(out, sizeof(out), "%s/out.json", dir);
+    snprintf(arg, sizeof(arg), "--json=%s", out);
+    assert_int_equal(psc_facts_save(f, rec, err, sizeof(err)), PSC_OK);
+    psc_facts_free(f);
+    f = psc_facts_new(); /* what the replay will see */
+    assert_int_equal(psc_facts_load(rec, f, err, sizeof(err)), PSC_OK);
+    want = psc_doctor(f, NULL, 0);
+    assert_true(want > 512);
+    r = psc__run((const char *[]){"doctor", "--topology", rec, arg, NULL}, psc__no_driver);
+    if (r.rc > 1)
+        fprintf(stderr, "rc=%d %s", r.rc, r.err);
+    assert_true(r.rc <= 1);
+    doc = json_load_file(out, 0, &jerr);
+    assert_non_null(doc);
+    assert_int_equal(json_array_size(json_object_get(doc, "findings")), want);
+    json_decref(doc);
+    psc__free(&r);
+    unlink(rec);
+    unlink(out);
+    rmdir(dir);
+    psc_facts_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -371,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_fake_gpus_every_command),
         cmocka_unit_test(test_stdout_write_errors),
         cmocka_unit_test(test_json_output_files),
+        cmocka_unit_test(test_doctor_shows_every_finding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
