@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "report/render.h"
 #include "report/table.h"
+#include "report/text.h"
 
 static const char *psc__yn(int v)
 {
@@ -16,7 +17,7 @@ static void psc__remote(const psc_facts_t *f, const psc_nvlink_facts_t *nl, char
 {
     if (nl->active != 1)
         snprintf(buf, len, "-");
-    else if (nl->remote == PSC_REMOTE_GPU && nl->remote_gpu >= 0)
+    else if (nl->remote == PSC_REMOTE_GPU && nl->remote_gpu >= 0 && nl->remote_gpu < f->ngpu)
         snprintf(buf, len, "gpu%d %s", nl->remote_gpu, f->gpu[nl->remote_gpu].pci_bus_id);
     else
         snprintf(buf, len, "%s %s", nl->remote == PSC_REMOTE_SWITCH ? "NVSwitch" : nl->remote == PSC_REMOTE_CPU ? "CPU"
@@ -35,13 +36,13 @@ static void psc__links(const psc_facts_t *f, int i, const uint64_t *tx0, const u
     psc_table_t *t;
 
     if (g->nvlink_count <= 0) {
-        printf("\ngpu%d %s (%s): no NVLink\n", i, g->name, g->pci_bus_id);
+        psc_report_printf(stdout, "\ngpu%d %s (%s): no NVLink\n", i, g->name, g->pci_bus_id);
         return;
     }
     t = psc_table_new((unsigned)g->nvlink_count + 1, cols);
     if (!t)
         return;
-    printf("\ngpu%d %s (%s): %d links%s\n", i, g->name, g->pci_bus_id, g->nvlink_count,
+    psc_report_printf(stdout, "\ngpu%d %s (%s): %d links%s\n", i, g->name, g->pci_bus_id, g->nvlink_count,
            tx1 ? "; traffic during the watched tests, 1 MB = 1e6 bytes" : "");
     for (unsigned c = 0; c < cols; c++)
         psc_table_set(t, 0, c, "%s", head[c]);

@@ -11,6 +11,7 @@
 #include "report/render_doctor.h"
 #include "report/render_load.h"
 #include "report/table.h"
+#include "report/text.h"
 
 /* Per path over every pass: what was checked and what was wrong. */
 typedef struct {
@@ -76,7 +77,7 @@ static void psc__render(const psc__path_t *paths, size_t n, double wall)
         if (paths[i].last.status != PSC_RESULT_PASSED) {
             char label[48];
 
-            printf("  %s %s: %s: %s\n", psc_bw_test_name(paths[i].last.c.test),
+            psc_report_printf(stdout, "  %s %s: %s: %s\n", psc_bw_test_name(paths[i].last.c.test),
                    psc_case_label(&paths[i].last.c, label, sizeof(label)),
                    psc_result_status_string(paths[i].last.status), paths[i].last.reason);
         }
@@ -114,7 +115,7 @@ static int psc__feed_doctor(psc_context_t *ctx, const psc__path_t *paths, size_t
             continue;
         errors++;
         if (tables)
-            printf("\n[%s] %s: %s\n    evidence: %s\n    fix: %s\n", psc_severity_string(v[k].severity), v[k].rule,
+            psc_report_printf(stdout, "\n[%s] %s: %s\n    evidence: %s\n    fix: %s\n", psc_severity_string(v[k].severity), v[k].rule,
                    v[k].what, v[k].evidence, v[k].fix);
     }
     if (run)

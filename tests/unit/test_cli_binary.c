@@ -416,6 +416,45 @@ static void test_doctor_shows_every_finding(void **state)
     psc_facts_free(f);
 }
 
+/* A recording's remote_gpu outside its GPUs names no phantom GPU and reads nothing out of bounds. */
+static void test_nvlink_remote_out_of_range(void **state)
+{
+    const int bad[] = {5, 1000000};
+    char dir[] = "/tmp/psc-remote-XXXXXX", rec[96], err[256];
+    psc__run_t r;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(rec, sizeof(rec), "%s/rec.json", dir);
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        psc_facts_t *f = psc_facts_new();
+        char phantom[32];
+
+        assert_non_null(f);
+        snprintf(f->source, sizeof(f->source), "test");
+        f->ngpu = 2;
+        for (int i = 0; i < 2; i++) {
+            snprintf(f->gpu[i].name, sizeof(f->gpu[i].name), "GPU %d", i);
+            snprintf(f->gpu[i].pci_bus_id, sizeof(f->gpu[i].pci_bus_id), "0000:%02x:00.0", i + 1);
+            f->gpu[i].nvlink_count = 1;
+            f->gpu[i].nvlinks[0].active = 1;
+            f->gpu[i].nvlinks[0].remote = PSC_REMOTE_GPU;
+            f->gpu[i].nvlinks[0].remote_gpu = bad[k];
+            for (int j = 0; j < 2; j++)
+                f->pair[i][j].path = i == j ? PSC_PATH_SELF : PSC_PATH_SYS;
+        }
+        assert_int_equal(psc_facts_save(f, rec, err, sizeof(err)), PSC_OK);
+        psc_facts_free(f);
+        r = psc__run((const char *[]){"nvlink", "--topology", rec, NULL}, psc__no_driver); /* asserts no crash */
+        snprintf(phantom, sizeof(phantom), "gpu%d ", bad[k]);
+        assert_true(r.rc == 0 || r.rc == 2); /* shown without the remote, or refused by the loader */
+        assert_null(strstr(r.out, phantom));
+        psc__free(&r);
+    }
+    unlink(rec);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -429,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_stdout_write_errors),
         cmocka_unit_test(test_json_output_files),
         cmocka_unit_test(test_doctor_shows_every_finding),
+        cmocka_unit_test(test_nvlink_remote_out_of_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
