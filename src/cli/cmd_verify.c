@@ -150,6 +150,16 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
 
         psc_bw_cases(ctx, o->ntests ? o->tests[t] : t, devs, ndev, NULL, 0, &n);
         cap += n;
+        if (o->ntests && n == 0) { /* a named test this machine cannot run: not a pass */
+            fprintf(stderr, "p2pscope: %s has no path to verify with %d GPU%s %s (it needs at least %d)\n",
+                    psc_bw_test_name(o->tests[t]), ndev, ndev == 1 ? "" : "s",
+                    o->ndev ? "selected with --devices" : "on this machine", psc_bw_test_info(o->tests[t])->min_gpus);
+            return PSC_EXIT_ENV;
+        }
+    }
+    if (cap == 0) {
+        fprintf(stderr, "p2pscope: nothing to verify: no test has a path with these GPUs\n");
+        return PSC_EXIT_NA;
     }
     cases = calloc(cap + 1, sizeof(*cases));
     paths = calloc(cap + 1, sizeof(*paths));
@@ -177,6 +187,7 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
     }
     for (unsigned pass = 0;; pass++) {
         psc_verify_opts_t vo = o->verify;
+        size_t ran = 0, tried = 0;
 
         vo.load = load;
         vo.seed ^= (uint64_t)pass * 0x9E3779B97F4A7C15ull; /* each pass its own data */
@@ -204,6 +215,8 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
             checked += r.bytes_checked;
             paths[k].bad_bytes += r.bad_bytes;
             paths[k].passes++;
+            tried++;
+            ran += r.copies > 0;
             if (r.status == PSC_RESULT_FAILED)
                 rc = PSC_EXIT_FAILED;
             if (!tty)
@@ -213,6 +226,11 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
         }
         if (!o->seconds || psc_cli_now() - t0 >= o->seconds)
             break;
+        /* Another pass would fail the same way at once: a busy loop, not a stress test. */
+        if (tried && !ran) {
+            fprintf(stderr, "p2pscope: no path could run in pass %u; the stress run stops\n", pass + 1);
+            break;
+        }
     }
     if (tty)
         fprintf(stderr, "\r\033[K");

@@ -452,6 +452,11 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
     }
     if (o->cmd == PSC_CMD_VERIFY && o->sweep_max)
         o->verify.max_size = o->sweep_max; /* verify -e SIZE: the largest copy */
+    /* Lists and link tables have no JSON form yet: say so rather than ignore --json. */
+    if (o->json && (o->cmd == PSC_CMD_LIST || o->cmd == PSC_CMD_NVLINK || o->list_tests)) {
+        snprintf(err, errlen, "--json goes with report, devices, bw, lat, verify, topo and doctor (not with list, -l or nvlink)");
+        return PSC_EXIT_USAGE;
+    }
     if (o->watch && o->cmd != PSC_CMD_NVLINK) {
         snprintf(err, errlen, "--watch goes with nvlink");
         return PSC_EXIT_USAGE;

@@ -455,6 +455,22 @@ static void test_nvlink_remote_out_of_range(void **state)
     rmdir(dir);
 }
 
+/* verify: a named test with no path here is not a pass; a stress run whose paths all fail at once stops. */
+static void test_verify_nothing_verified(void **state)
+{
+    psc__run_t r;
+
+    (void)state;
+    psc__expect_error((const char *[]){"verify", "-t", "gpu_to_gpu_read_ce", "-d", "1", NULL}, psc__fake_gpus, 3,
+                      "gpu_to_gpu_read_ce has no path to verify with 1 GPU");
+    r = psc__run((const char *[]){"verify", "-d", "0", "-e", "4K", "--no-load", "--seconds", "3", NULL},
+                 psc__fake_gpus);
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.err, "no path could run in pass 1; the stress run stops"));
+    assert_true(psc__lines(r.err) < 64); /* one pass: a line per path, not a busy loop's thousands */
+    psc__free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -469,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_json_output_files),
         cmocka_unit_test(test_doctor_shows_every_finding),
         cmocka_unit_test(test_nvlink_remote_out_of_range),
+        cmocka_unit_test(test_verify_nothing_verified),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
