@@ -74,6 +74,7 @@ void psc_cli_usage(void)
            "      --no-verify            bw, report: do not check the destinations after each sample\n"
            "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"
            "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
+           "                             (not with list, -l or nvlink); devices and FIFOs are written in place\n"
            "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, captured /sys tree, or --save JSON)\n"
            "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"
            "      --seconds N            verify: repeat with new seeds for N seconds (a stress test)\n"
