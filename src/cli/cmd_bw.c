@@ -24,7 +24,7 @@ static void psc__progress(const psc_bw_case_t *c, const psc_bw_result_t *r, size
                     psc_bw_test_name(c->test), label, r->stats.median, r->nsamples, (unsigned long long)r->size);
         else
             psc_report_printf(stderr, "[%zu/%zu] %s %s: %s: %s\n", k, total, psc_bw_test_name(c->test), label,
-                    psc_result_status_string(r->status), r->reason);
+                              psc_result_status_string(r->status), r->reason);
     }
     fflush(stderr);
 }

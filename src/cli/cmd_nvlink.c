@@ -43,7 +43,7 @@ static void psc__links(const psc_facts_t *f, int i, const uint64_t *tx0, const u
     if (!t)
         return;
     psc_report_printf(stdout, "\ngpu%d %s (%s): %d links%s\n", i, g->name, g->pci_bus_id, g->nvlink_count,
-           tx1 ? "; traffic during the watched tests, 1 MB = 1e6 bytes" : "");
+                              tx1 ? "; traffic during the watched tests, 1 MB = 1e6 bytes" : "");
     for (unsigned c = 0; c < cols; c++)
         psc_table_set(t, 0, c, "%s", head[c]);
     for (int l = 0; l < g->nvlink_count; l++) {

@@ -78,8 +78,8 @@ static void psc__render(const psc__path_t *paths, size_t n, double wall)
             char label[48];
 
             psc_report_printf(stdout, "  %s %s: %s: %s\n", psc_bw_test_name(paths[i].last.c.test),
-                   psc_case_label(&paths[i].last.c, label, sizeof(label)),
-                   psc_result_status_string(paths[i].last.status), paths[i].last.reason);
+                              psc_case_label(&paths[i].last.c, label, sizeof(label)),
+                              psc_result_status_string(paths[i].last.status), paths[i].last.reason);
         }
     printf("\n%.1f GB checked, %llu bad bytes, wall time %.1f s\n", bytes / 1e9, (unsigned long long)bad, wall);
 }
@@ -115,8 +115,8 @@ static int psc__feed_doctor(psc_context_t *ctx, const psc__path_t *paths, size_t
             continue;
         errors++;
         if (tables)
-            psc_report_printf(stdout, "\n[%s] %s: %s\n    evidence: %s\n    fix: %s\n", psc_severity_string(v[k].severity), v[k].rule,
-                   v[k].what, v[k].evidence, v[k].fix);
+            psc_report_printf(stdout, "\n[%s] %s: %s\n    evidence: %s\n    fix: %s\n",
+                              psc_severity_string(v[k].severity), v[k].rule, v[k].what, v[k].evidence, v[k].fix);
     }
     if (run)
         json_object_set_new(run, "findings", psc_json_findings(v, nf));

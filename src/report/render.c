@@ -25,12 +25,12 @@ void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_
     psc_table_t *t = psc_table_new((unsigned)ndev + 1, cols);
 
     psc_report_printf(f, "driver %s, CUDA driver API %d.%d; NVML %s\n",
-            sys->driver_release[0] ? sys->driver_release : "(version unknown)",
-            sys->cuda_driver_version / 1000, sys->cuda_driver_version % 1000 / 10,
-            sys->nvml_loaded ? "loaded" : sys->nvml_note);
+                      sys->driver_release[0] ? sys->driver_release : "(version unknown)",
+                      sys->cuda_driver_version / 1000, sys->cuda_driver_version % 1000 / 10,
+                      sys->nvml_loaded ? "loaded" : sys->nvml_note);
     psc_report_printf(f, "gpu indexes are CUDA ordinals (CUDA_DEVICE_ORDER=%s%s%s); 'nvml' is nvidia-smi's index, "
-               "which follows PCI bus id order\n",
-            sys->device_order, sys->visible_devices[0] ? ", CUDA_VISIBLE_DEVICES=" : "", sys->visible_devices);
+                         "which follows PCI bus id order\n",
+                      sys->device_order, sys->visible_devices[0] ? ", CUDA_VISIBLE_DEVICES=" : "", sys->visible_devices);
     if (!t)
         return;
     for (unsigned c = 0; c < cols; c++)
@@ -127,7 +127,7 @@ static void psc__notes_print(FILE *f, const psc__notes_t *notes)
         char label[48];
 
         psc_report_printf(f, "  [%u] %s: %s: %s\n", k + 1, psc_case_label(&x->c, label, sizeof(label)),
-                psc_result_status_string(x->status), x->reason);
+                          psc_result_status_string(x->status), x->reason);
     }
 }
 
@@ -151,7 +151,7 @@ static void psc__units_line(FILE *f, const psc_bw_result_t *res, size_t n)
     if (hi != lo)
         psc_report_printf(f, "-%u", hi);
     psc_report_printf(f, " samples; %.0f MiB x %u copies a sample%s]\n", any->size / 1048576.0, any->iterations,
-            any->gated ? "" : "; timed without gates (the copies block the host)");
+                      any->gated ? "" : "; timed without gates (the copies block the host)");
     if (any->host_node >= 0)
         psc_report_printf(f, "[host memory on NUMA node %d]\n", any->host_node);
 }
@@ -265,8 +265,8 @@ void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size
         psc__notes_print(f, &notes);
         if (psc__shared_issuer(res, n))
             psc_report_printf(f, "  one GPU issues several of these transfers: its copy engines or SMs may serve them one after "
-                       "another, so each transfer's figure (its own start to its own end) shows its share of the "
-                       "time; compare the totals\n");
+                                 "another, so each transfer's figure (its own start to its own end) shows its share of the "
+                                 "time; compare the totals\n");
     }
     free(notes.items);
     psc_table_free(t);
@@ -310,7 +310,7 @@ void psc_render_sweep(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, s
     psc_table_t *t;
 
     psc_report_printf(f, "\n%s: %s\n[GB/s by bytes per copy (K/M/G = 1024-based), 1 GB = 1e9 bytes; medians]\n",
-            psc_bw_test_name(test), psc_bw_test_title(test));
+                      psc_bw_test_name(test), psc_bw_test_title(test));
     for (size_t i = 0; i < n && nl < 256; i++) {
         char l[48];
         int seen = 0;
@@ -382,7 +382,7 @@ void psc_render_p2p_compare(FILE *f, const psc_bw_result_t *res, size_t n)
             if (!t)
                 return;
             psc_report_printf(f, "\nGPU -> GPU with P2P on (gpu_to_gpu_write_ce) and off (gpu_to_gpu_p2p_off_ce), "
-                       "copy engine issued by the source\n[GB/s, 1 GB = 1e9 bytes]\n");
+                                 "copy engine issued by the source\n[GB/s, 1 GB = 1e9 bytes]\n");
             psc_table_set(t, 0, 0, "src -> dst");
             psc_table_set(t, 0, 1, "P2P on");
             psc_table_set(t, 0, 2, "P2P off");
@@ -485,6 +485,6 @@ void psc_render_crossover(FILE *f, const psc_bw_result_t *res, size_t n)
             header = 1;
         }
         psc_report_printf(f, "  %-22s %-16s SM faster at: %s\n", ce, psc_case_label(&res[i].c, label, sizeof(label)),
-                pos ? wins : "no size");
+                          pos ? wins : "no size");
     }
 }

@@ -31,8 +31,8 @@ static void psc__notes(FILE *f, const psc_lat_result_t *res, size_t n)
 
         if (res[i].status != PSC_RESULT_PASSED)
             psc_report_printf(f, "  %s -> %s: %s: %s\n", psc_endpoint_name(res[i].c.src, a, sizeof(a)),
-                    psc_endpoint_name(res[i].c.dst, b, sizeof(b)), psc_result_status_string(res[i].status),
-                    res[i].reason);
+                              psc_endpoint_name(res[i].c.dst, b, sizeof(b)), psc_result_status_string(res[i].status),
+                              res[i].reason);
     }
 }
 
@@ -83,15 +83,15 @@ void psc_render_lat(FILE *f, psc_lat_test_t test, const psc_lat_result_t *res, s
     }
     if (ti->method == PSC_LAT_COPY || ti->method == PSC_LAT_SYNC) {
         psc_report_printf(f, "[microseconds; percentiles over %s]\n",
-                ti->method == PSC_LAT_COPY ? "samples of back-to-back copies; GPU time is events around them, "
-                                             "CPU submit is the host's time per cuMemcpy*Async call"
-                                           : "single synchronous calls timed by the host");
+                          ti->method == PSC_LAT_COPY ? "samples of back-to-back copies; GPU time is events around them, "
+                                                       "CPU submit is the host's time per cuMemcpy*Async call"
+                                                     : "single synchronous calls timed by the host");
         psc__by_size(f, ti, res, n);
         return;
     }
     psc_report_printf(f, "[nanoseconds, p50 (p99); %s]\n",
-            ti->method == PSC_LAT_CHASE ? "per dependent load; src = where the chain lives, dst = the reading GPU"
-                                        : "one way = round trip / 2");
+                      ti->method == PSC_LAT_CHASE ? "per dependent load; src = where the chain lives, dst = the reading GPU"
+                                                  : "one way = round trip / 2");
     if (ti->where == PSC_LAT_PEER) {
         t = psc_table_new((unsigned)ndev + 1, (unsigned)ndev + 1);
         if (!t)

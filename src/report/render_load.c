@@ -27,7 +27,7 @@ void psc_render_load(FILE *f, const psc_load_path_report_t *r, int n)
         psc_table_set(t, (unsigned)i + 1, 4, "%llu", (unsigned long long)r[i].bad_bytes);
     }
     psc_report_printf(f, "\nbackground traffic while checking [copy engine; each destination checked against its source "
-               "when a path's check starts, and at the end]\n");
+                         "when a path's check starts, and at the end]\n");
     psc_table_render(t, f);
     psc_table_free(t);
     for (int i = 0; i < n; i++) {
@@ -35,8 +35,8 @@ void psc_render_load(FILE *f, const psc_load_path_report_t *r, int n)
 
         if (r[i].bad_bytes)
             psc_report_printf(f, "  %s -> %s: wrong data: %llu bad bytes; first at offset %lld: expected 0x%02x, found 0x%02x\n",
-                    psc_endpoint_name(r[i].src, a, sizeof(a)), psc_endpoint_name(r[i].dst, b, sizeof(b)),
-                    (unsigned long long)r[i].bad_bytes, (long long)r[i].first_bad_offset, r[i].expected, r[i].found);
+                              psc_endpoint_name(r[i].src, a, sizeof(a)), psc_endpoint_name(r[i].dst, b, sizeof(b)),
+                              (unsigned long long)r[i].bad_bytes, (long long)r[i].first_bad_offset, r[i].expected, r[i].found);
     }
 }
 

@@ -49,9 +49,9 @@ static void psc__path_matrix(FILE *out, const psc_facts_t *f)
     psc_table_render(t, out);
     psc_table_free(t);
     psc_report_printf(out, "Legend: X = the same GPU; NV# = # NVLinks (direct, or through NVSwitches both reach); PIX = at "
-                 "most one PCIe switch;\n  PXB = several PCIe bridges, no host bridge; PHB = a PCIe host bridge; "
-                 "NODE = between host bridges of one NUMA node;\n  SYS = across the interconnect between NUMA "
-                 "nodes; ? = not established\n");
+                           "most one PCIe switch;\n  PXB = several PCIe bridges, no host bridge; PHB = a PCIe host bridge; "
+                           "NODE = between host bridges of one NUMA node;\n  SYS = across the interconnect between NUMA "
+                           "nodes; ? = not established\n");
 }
 
 static void psc__p2p_matrix(FILE *out, const psc_facts_t *f)
@@ -67,7 +67,7 @@ static void psc__p2p_matrix(FILE *out, const psc_facts_t *f)
         return;
     }
     psc_report_printf(out, "\nP2P access, src(row) -> dst(column): yes/no (cuDeviceCanAccessPeer); "
-                 "perf rank / native atomics / CUDA arrays\n");
+                           "perf rank / native atomics / CUDA arrays\n");
     psc_table_gpu_labels(t, NULL, NULL, f->ngpu);
     for (int i = 0; i < f->ngpu; i++) {
         for (int j = 0; j < f->ngpu; j++) {
@@ -160,9 +160,9 @@ static void psc__host(FILE *out, const psc_facts_t *f)
 
     psc_report_printf(out, "\nHost\n");
     psc_report_printf(out, "  machine: %s; NUMA nodes: %d; inside a VM: %s\n", h->machine[0] ? h->machine : "?", h->numa_nodes,
-            psc__yn(h->hypervisor));
+                      psc__yn(h->hypervisor));
     psc_report_printf(out, "  driver: %s (%s kernel module)\n", h->driver_release[0] ? h->driver_release : "?",
-            h->driver_open < 0 ? "?" : h->driver_open ? "open" : "proprietary");
+                      h->driver_open < 0 ? "?" : h->driver_open ? "open" : "proprietary");
     psc_report_printf(out, "  IOMMU: %s", h->iommu < 0 ? "?" : h->iommu ? "on" : "off");
     if (h->iommu_groups >= 0)
         psc_report_printf(out, " (%d groups)", h->iommu_groups);
@@ -174,7 +174,7 @@ static void psc__host(FILE *out, const psc_facts_t *f)
             psc_report_printf(out, "  gpu%d: IOMMU group none; bridges to the root:", i);
         else
             psc_report_printf(out, "  gpu%d: IOMMU group %d%s%s%s; bridges to the root:", i, g->iommu_group,
-                    g->iommu_domain[0] ? " (" : "", g->iommu_domain, g->iommu_domain[0] ? ")" : "");
+                              g->iommu_domain[0] ? " (" : "", g->iommu_domain, g->iommu_domain[0] ? ")" : "");
         if (!g->nbridges)
             psc_report_printf(out, " none recorded");
         for (int b = 0; b < g->nbridges; b++) {
@@ -191,7 +191,7 @@ static void psc__host(FILE *out, const psc_facts_t *f)
                 psc_report_printf(out, " [ACS %s]", bits);
             } else {
                 psc_report_printf(out, " [ACS %s]", br->acs == PSC_ACS_NEEDS_ROOT ? "unknown (needs root)"
-                                          : br->acs == PSC_ACS_ABSENT ? "absent" : "not recorded");
+                                                    : br->acs == PSC_ACS_ABSENT ? "absent" : "not recorded");
             }
             psc_report_printf(out, b + 1 < g->nbridges ? "," : "");
         }
