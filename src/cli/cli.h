@@ -70,6 +70,9 @@ size_t psc_cli_run_cases(psc_context_t *ctx, const psc_measure_opts_t *m, psc_bw
 
 /* Seconds on CLOCK_MONOTONIC. */
 double psc_cli_now(void);
+/* Write doc to --json's target; PSC_EXIT_FAILED after one line on stderr (a failed stdout: main's line). */
+int psc_cli_write_json(const json_t *doc, const psc_cli_opts_t *o);
+extern int psc_cli_stdout_errno; /* why JSON could not be written to stdout (0: it was) */
 /* Stamp wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */
 int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc);
 

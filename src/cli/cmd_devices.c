@@ -18,7 +18,6 @@ int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_device_info_t *devs = calloc((size_t)n, sizeof(*devs));
     psc_system_info_t sys;
     int rc = PSC_EXIT_OK;
-    char err[256];
 
     if (!devs)
         return PSC_EXIT_ENV;
@@ -30,9 +29,11 @@ int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o)
     if (o->json) {
         json_t *run = psc_json_run_new("devices", &sys, devs, n);
 
-        if (!run || psc_json_write(run, o->json_path, err, sizeof(err)) != PSC_OK) {
-            fprintf(stderr, "p2pscope: %s\n", run ? err : "out of memory");
+        if (!run) {
+            fprintf(stderr, "p2pscope: out of host memory\n");
             rc = PSC_EXIT_FAILED;
+        } else {
+            rc = psc_cli_write_json(run, o);
         }
         json_decref(run);
     }

@@ -67,7 +67,6 @@ int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_facts_t *f = psc_cli_facts(ctx, o, &rc);
     psc_finding_t *v;
     size_t n = 0;
-    char err[256];
 
     if (!f)
         return rc;
@@ -86,11 +85,8 @@ int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o)
     if (o->json) {
         json_t *doc = psc__json(f, v, n, rc);
 
-        fflush(stdout);
-        if (psc_json_write(doc, o->json_path, err, sizeof(err)) != PSC_OK) {
-            fprintf(stderr, "p2pscope: %s\n", err);
+        if (psc_cli_write_json(doc, o) != PSC_EXIT_OK)
             rc = PSC_EXIT_FAILED;
-        }
         json_decref(doc);
     }
     psc_facts_free(f);

@@ -113,13 +113,13 @@ static int psc__main(int argc, char **argv)
 /* Output that did not reach stdout (a full disk, a closed pipe) is a failed run, not a silent 0. */
 int main(int argc, char **argv)
 {
-    int rc = psc__main(argc, argv), failed;
+    int rc = psc__main(argc, argv), failed = ferror(stdout);
 
-    failed = ferror(stdout);
     errno = 0;
     if (fclose(stdout) != 0 || failed) {
-        fprintf(stderr, "p2pscope: cannot write to standard output%s%s\n", errno ? ": " : "",
-                errno ? strerror(errno) : "");
+        int e = errno ? errno : psc_cli_stdout_errno;
+
+        fprintf(stderr, "p2pscope: cannot write to standard output%s%s\n", e ? ": " : "", e ? strerror(e) : "");
         if (rc == PSC_EXIT_OK)
             rc = PSC_EXIT_FAILED;
     }

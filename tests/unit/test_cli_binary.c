@@ -299,8 +299,9 @@ static void test_topology_replays(void **state)
 /* Output that cannot be written (stdout on a full disk) fails the run with one line, whatever the command. */
 static void test_stdout_write_errors(void **state)
 {
-    const char *const cmds[][4] = {{"--help", NULL}, {"list", NULL}, {"lat", "-l", NULL},
-                                   {"topo", "--topology", TEST_DATA "/nvidiaDGX2.xml", NULL}};
+    const char *const cmds[][5] = {{"--help", NULL}, {"list", NULL}, {"lat", "-l", NULL},
+                                   {"topo", "--topology", TEST_DATA "/nvidiaDGX2.xml", NULL},
+                                   {"doctor", "--topology", TEST_DATA "/nvidiaDGX2.xml", "--json", NULL}};
     psc__run_t r;
 
     (void)state;
