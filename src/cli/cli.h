@@ -56,13 +56,16 @@ static inline int psc_cli_tables(const psc_cli_opts_t *o)
 
 int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o);
-int psc_cmd_list(void);
+int psc_cmd_list(const psc_cli_opts_t *o);
 /* topo and doctor take ctx NULL with --topology. */
 int psc_cmd_topo(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o);
-int psc_cmd_lat_list(void);
+int psc_cmd_lat_list(const psc_cli_opts_t *o);
+/* `list --json`, `bw -l --json`, `lat -l --json`: the tests by their registry's accessors. */
+int psc_cli_list_json(const char *command, int count, const char *(*name)(int), const char *(*title)(int),
+                      const char *(*description)(int), int (*min_gpus)(int), const psc_cli_opts_t *o);
 int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o);
 /* Run every case of one test with these options; results into res (cap), progress on stderr. */
 size_t psc_cli_run_cases(psc_context_t *ctx, const psc_measure_opts_t *m, psc_bw_test_t test, const int *devs,

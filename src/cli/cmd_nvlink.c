@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "report/render.h"
+#include "report/render_doctor.h"
 #include "report/table.h"
 #include "report/text.h"
 
@@ -131,6 +132,35 @@ out:
     return rc;
 }
 
+/* Each GPU's links as the facts record them: {"command": "nvlink", "source", "gpus": [{index, name, pci_bus_id, nvlinks}]}. */
+static int psc__json(const psc_facts_t *f, const psc_cli_opts_t *o, int rc)
+{
+    json_t *facts = psc_json_facts(f), *gpus = json_array();
+    json_t *doc = json_pack("{s:{s:s,s:s},s:s,s:s}", "tool", "name", "p2pscope", "version", PSC_VERSION_STRING,
+                            "command", "nvlink", "source", f->source);
+    size_t i;
+    json_t *g;
+
+    if (!facts || !gpus || !doc) {
+        json_decref(facts);
+        json_decref(gpus);
+        json_decref(doc);
+        fprintf(stderr, "p2pscope: out of host memory\n");
+        return PSC_EXIT_FAILED;
+    }
+    json_array_foreach(json_object_get(facts, "gpus"), i, g)
+        json_array_append_new(gpus, json_pack("{s:i,s:O,s:O,s:O}", "index", (int)i, "name", json_object_get(g, "name"),
+                                              "pci_bus_id", json_object_get(g, "pci_bus_id"), "nvlinks",
+                                              json_object_get(g, "nvlinks")));
+    json_object_set_new(doc, "gpus", gpus);
+    json_object_set_new(doc, "exit_code", json_integer(rc));
+    if (psc_cli_write_json(doc, o) != PSC_EXIT_OK)
+        rc = PSC_EXIT_FAILED;
+    json_decref(doc);
+    json_decref(facts);
+    return rc;
+}
+
 int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
     int rc, any = 0;
@@ -143,9 +173,11 @@ int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o)
     if (o->watch) {
         rc = psc__watch(ctx, o, f);
     } else {
-        for (int i = 0; i < f->ngpu; i++)
+        for (int i = 0; psc_cli_tables(o) && i < f->ngpu; i++)
             psc__links(f, i, NULL, NULL, NULL, NULL, 0);
         rc = any ? PSC_EXIT_OK : PSC_EXIT_NA;
+        if (o->json)
+            rc = psc__json(f, o, rc);
     }
     psc_facts_free(f);
     return rc;

@@ -79,13 +79,13 @@ static int psc__main(int argc, char **argv)
         printf("p2pscope %s\n", PSC_VERSION_STRING);
         return PSC_EXIT_OK;
     }
-    if (o.cmd == PSC_CMD_LAT && o.list_tests)
-        return psc_cmd_lat_list();
-    if (o.cmd == PSC_CMD_LIST || o.list_tests)
-        return psc_cmd_list();
     if ((rc = psc__check_json_path(o.json_path)) != PSC_EXIT_OK ||
         (rc = psc__check_json_path(o.save)) != PSC_EXIT_OK)
         return rc;
+    if (o.cmd == PSC_CMD_LAT && o.list_tests)
+        return psc_cmd_lat_list(&o);
+    if (o.cmd == PSC_CMD_LIST || o.list_tests)
+        return psc_cmd_list(&o);
     if (o.topology)
         return o.cmd == PSC_CMD_TOPO ? psc_cmd_topo(NULL, &o)
                : o.cmd == PSC_CMD_NVLINK ? psc_cmd_nvlink(NULL, &o) : psc_cmd_doctor(NULL, &o);

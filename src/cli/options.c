@@ -74,7 +74,7 @@ void psc_cli_usage(void)
            "      --no-verify            bw, report: do not check the destinations after each sample\n"
            "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"
            "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
-           "                             (not with list, -l or nvlink); devices and FIFOs are written in place\n"
+           "                             (not with nvlink --watch); devices and FIFOs are written in place\n"
            "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, captured /sys tree, or --save JSON)\n"
            "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"
            "      --seconds N            verify: repeat with new seeds for N seconds (a stress test)\n"
@@ -453,9 +453,9 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
     }
     if (o->cmd == PSC_CMD_VERIFY && o->sweep_max)
         o->verify.max_size = o->sweep_max; /* verify -e SIZE: the largest copy */
-    /* Lists and link tables have no JSON form yet: say so rather than ignore --json. */
-    if (o->json && (o->cmd == PSC_CMD_LIST || o->cmd == PSC_CMD_NVLINK || o->list_tests)) {
-        snprintf(err, errlen, "--json goes with report, devices, bw, lat, verify, topo and doctor (not with list, -l or nvlink)");
+    /* The watched traffic has no JSON form yet: say so rather than ignore --json. */
+    if (o->json && o->watch) {
+        snprintf(err, errlen, "--json does not go with nvlink --watch (accepted: nvlink --json, without --watch)");
         return PSC_EXIT_USAGE;
     }
     if (o->watch && o->cmd != PSC_CMD_NVLINK) {

@@ -472,6 +472,45 @@ static void test_verify_nothing_verified(void **state)
     psc__free(&r);
 }
 
+/* --json is honoured by the lists and nvlink, not ignored. */
+static void test_json_lists_and_nvlink(void **state)
+{
+    const struct { const char *args[5]; int count; } lists[] = {
+        {{"list", "--json", NULL}, psc_bw_test_count()},
+        {{"bw", "-l", "--json", NULL}, psc_bw_test_count()},
+        {{"lat", "-l", "--json", NULL}, psc_lat_test_count()},
+    };
+    json_error_t jerr;
+    json_t *doc, *t0;
+    psc__run_t r;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+        r = psc__run(lists[i].args, psc__no_driver);
+        assert_int_equal(r.rc, 0);
+        doc = json_loads(r.out, 0, &jerr);
+        assert_non_null(doc);
+        assert_int_equal(json_array_size(json_object_get(doc, "tests")), lists[i].count);
+        t0 = json_array_get(json_object_get(doc, "tests"), 0);
+        assert_non_null(json_string_value(json_object_get(t0, "name")));
+        assert_non_null(json_string_value(json_object_get(t0, "title")));
+        assert_non_null(json_string_value(json_object_get(t0, "description")));
+        json_decref(doc);
+        psc__free(&r);
+    }
+    r = psc__run((const char *[]){"nvlink", "--topology", TEST_DATA "/power8gpudistances.xml", "--json", NULL},
+                 psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    doc = json_loads(r.out, 0, &jerr);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "command")), "nvlink");
+    t0 = json_array_get(json_object_get(doc, "gpus"), 0);
+    assert_string_equal(json_string_value(json_object_get(t0, "pci_bus_id")), "0002:01:00.0");
+    assert_int_equal(json_array_size(json_object_get(t0, "nvlinks")), 4);
+    json_decref(doc);
+    psc__free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -487,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_doctor_shows_every_finding),
         cmocka_unit_test(test_nvlink_remote_out_of_range),
         cmocka_unit_test(test_verify_nothing_verified),
+        cmocka_unit_test(test_json_lists_and_nvlink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
