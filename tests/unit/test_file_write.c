@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,43 @@ static void test_fifo_is_written_in_place(void **state)
     assert_int_equal(psc__entries(psc__dir), 1);
 }
 
+/* A reader that leaves mid-write is an error for the writer, not a SIGPIPE that ends the process. */
+static void test_fifo_reader_leaving_is_an_error(void **state)
+{
+    const char *p = psc__path("fifo");
+    const size_t len = 4u << 20; /* far above a pipe's buffer: the write outlives the reader */
+    char *big = calloc(1, len), ready;
+    int sync[2], status = 0;
+    pid_t pid;
+
+    (void)state;
+    assert_non_null(big);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    assert_int_equal(pipe(sync), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* reader: open, say so, wait for the first bytes, take one and leave */
+        struct pollfd pfd = {.events = POLLIN};
+        char c;
+
+        pfd.fd = open(p, O_RDONLY | O_NONBLOCK);
+        if (pfd.fd < 0 || write(sync[1], "r", 1) != 1)
+            _exit(1);
+        while (poll(&pfd, 1, -1) < 0)
+            ;
+        _exit(read(pfd.fd, &c, 1) == 1 ? 0 : 2);
+    }
+    close(sync[1]);
+    assert_int_equal(read(sync[0], &ready, 1), 1);
+    close(sync[0]);
+    err[0] = '\0';
+    assert_int_equal(psc_write_file_atomic(p, big, len, err, sizeof(err)), PSC_ERR_IO);
+    assert_non_null(strstr(err, "Broken pipe"));
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    free(big);
+}
+
 static void test_missing_directory_fails_cleanly(void **state)
 {
     (void)state;
@@ -240,6 +278,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_file_gets_umask_mode, psc__setup, psc__teardown),
         cmocka_unit_test_setup_teardown(test_symlink_is_written_through, psc__setup, psc__teardown),
         cmocka_unit_test_setup_teardown(test_fifo_is_written_in_place, psc__setup, psc__teardown),
+        cmocka_unit_test_setup_teardown(test_fifo_reader_leaving_is_an_error, psc__setup, psc__teardown),
         cmocka_unit_test_setup_teardown(test_missing_directory_fails_cleanly, psc__setup, psc__teardown),
         cmocka_unit_test_setup_teardown(test_dev_null_stays_a_device, psc__setup, psc__teardown),
         cmocka_unit_test_setup_teardown(test_dev_stdout_is_written_through, psc__setup, psc__teardown),

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,31 @@ static int psc__write_all(int fd, const char *p, size_t len)
         len -= (size_t)n;
     }
     return 0;
+}
+
+/*
+ * A reader that goes away must fail the write with EPIPE, not kill the
+ * process that embeds us: SIGPIPE is held for this thread and one raised
+ * here is taken back before the old mask returns.
+ */
+static int psc__write_nosigpipe(int fd, const char *p, size_t len)
+{
+    const struct timespec zero = {0, 0};
+    sigset_t pipe_only, old, pending;
+    int rc, e, was_pending;
+
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    sigpending(&pending);
+    was_pending = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    rc = psc__write_all(fd, p, len);
+    e = errno;
+    if (rc != 0 && e == EPIPE && !was_pending)
+        sigtimedwait(&pipe_only, NULL, &zero);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return rc;
 }
 
 /* Directory part of path ("." when none) into buf. */
@@ -124,7 +151,7 @@ static psc_status_t psc__write_direct(const char *path, int magic, const void *d
         return PSC_ERR_IO;
     }
     flags = fcntl(fd, F_GETFL);
-    ok = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 && psc__write_all(fd, data, len) == 0;
+    ok = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 && psc__write_nosigpipe(fd, data, len) == 0;
     if (!ok)
         snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(errno));
     if (close(fd) != 0 && ok) {
