@@ -194,6 +194,8 @@ static void test_fake_driver_paths(void **state)
                       "GPU 5 does not exist: accepted 0 to 1 (this machine has 2 GPUs)");
     psc__expect_error((const char *[]){"bw", "-t", "gpu_to_gpu_read_ce", "-d", "1", NULL}, psc__fake_gpus, 3,
                       "gpu_to_gpu_read_ce needs at least 2 GPUs");
+    psc__expect_error((const char *[]){"lat", "-t", "gpu_to_gpu_chase", "-d", "1", NULL}, psc__fake_gpus, 3,
+                      "gpu_to_gpu_chase needs at least 2 GPUs");
 }
 
 static void test_fake_gpus_inventory_and_failures(void **state)
