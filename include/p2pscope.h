@@ -117,9 +117,13 @@ psc_status_t psc_device_info(const psc_context_t *ctx, int device, psc_device_in
 psc_status_t psc_size_parse(const char *text, uint64_t *out);
 
 /*
- * Write len bytes to path through a temporary file in the same directory,
- * fsync and rename, so a reader never sees a partial file. The file gets the
- * mode a plain fopen would give it. errbuf says what failed.
+ * Write len bytes to path. A regular file (or a new one) is written through a
+ * temporary file beside it, fsynced and renamed, so a reader never sees a
+ * partial file; it keeps the old file's mode and owner, a new one gets 0666
+ * less the umask (which is never changed). A symlink is followed and its
+ * target written that way. A device, a FIFO, /dev/stdout or /dev/fd/N is
+ * written in place, never created, replaced or deleted; a FIFO without a
+ * reader is an error. errbuf says what failed, in one line.
  */
 psc_status_t psc_write_file_atomic(const char *path, const void *data, size_t len, char *errbuf, size_t errlen);
 

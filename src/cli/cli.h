@@ -56,13 +56,16 @@ static inline int psc_cli_tables(const psc_cli_opts_t *o)
 
 int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o);
-int psc_cmd_list(void);
+int psc_cmd_list(const psc_cli_opts_t *o);
 /* topo and doctor take ctx NULL with --topology. */
 int psc_cmd_topo(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o);
-int psc_cmd_lat_list(void);
+int psc_cmd_lat_list(const psc_cli_opts_t *o);
+/* `list --json`, `bw -l --json`, `lat -l --json`: the tests by their registry's accessors. */
+int psc_cli_list_json(const char *command, int count, const char *(*name)(int), const char *(*title)(int),
+                      const char *(*description)(int), int (*min_gpus)(int), const psc_cli_opts_t *o);
 int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o);
 /* Run every case of one test with these options; results into res (cap), progress on stderr. */
 size_t psc_cli_run_cases(psc_context_t *ctx, const psc_measure_opts_t *m, psc_bw_test_t test, const int *devs,
@@ -70,6 +73,9 @@ size_t psc_cli_run_cases(psc_context_t *ctx, const psc_measure_opts_t *m, psc_bw
 
 /* Seconds on CLOCK_MONOTONIC. */
 double psc_cli_now(void);
+/* Write doc to --json's target; PSC_EXIT_FAILED after one line on stderr (a failed stdout: main's line). */
+int psc_cli_write_json(const json_t *doc, const psc_cli_opts_t *o);
+extern int psc_cli_stdout_errno; /* why JSON could not be written to stdout (0: it was) */
 /* Stamp wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */
 int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc);
 
@@ -80,6 +86,9 @@ int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run); /* num
 
 /* A small verified GPU->GPU copy on every pair with peer access, recorded in the facts' integrity. */
 void psc_cli_check_peer_integrity(psc_context_t *ctx, psc_facts_t *f);
+
+/* Every finding the doctor has for f, *n of them (none cut); NULL after saying why. Free it. */
+psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n);
 
 /* The facts: replayed (--topology) or gathered; NULL after printing why, *rc the exit code. */
 psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int *rc);

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "report/json.h"
 #include "report/render.h"
+#include "report/text.h"
 
 /* Progress on stderr: a live line on a terminal, one line per finished case otherwise. */
 static void psc__progress(const psc_bw_case_t *c, const psc_bw_result_t *r, size_t k, size_t total, int tty)
@@ -22,8 +23,8 @@ static void psc__progress(const psc_bw_case_t *c, const psc_bw_result_t *r, size
             fprintf(stderr, "[%zu/%zu] %s %s: %.2f GB/s passed (%u samples, %llu B)\n", k, total,
                     psc_bw_test_name(c->test), label, r->stats.median, r->nsamples, (unsigned long long)r->size);
         else
-            fprintf(stderr, "[%zu/%zu] %s %s: %s: %s\n", k, total, psc_bw_test_name(c->test), label,
-                    psc_result_status_string(r->status), r->reason);
+            psc_report_printf(stderr, "[%zu/%zu] %s %s: %s: %s\n", k, total, psc_bw_test_name(c->test), label,
+                              psc_result_status_string(r->status), r->reason);
     }
     fflush(stderr);
 }

@@ -5,8 +5,47 @@
 #include "report/json.h"
 #include "report/render.h"
 
-int psc_cmd_list(void)
+/* A list of tests as JSON: {"command": ..., "tests": [{name, title, description, min_gpus}]}. */
+int psc_cli_list_json(const char *command, int count, const char *(*name)(int), const char *(*title)(int),
+                      const char *(*description)(int), int (*min_gpus)(int), const psc_cli_opts_t *o)
 {
+    json_t *doc = json_pack("{s:{s:s,s:s},s:s,s:[]}", "tool", "name", "p2pscope", "version", PSC_VERSION_STRING,
+                            "command", command, "tests");
+    int rc;
+
+    if (!doc) {
+        fprintf(stderr, "p2pscope: out of host memory\n");
+        return PSC_EXIT_FAILED;
+    }
+    for (int t = 0; t < count; t++)
+        json_array_append_new(json_object_get(doc, "tests"),
+                              json_pack("{s:s,s:s,s:s,s:i}", "name", name(t), "title", title(t), "description",
+                                        description(t), "min_gpus", min_gpus(t)));
+    rc = psc_cli_write_json(doc, o);
+    json_decref(doc);
+    return rc;
+}
+
+static const char *psc__bw_title(int t)
+{
+    return psc_bw_test_info(t)->title;
+}
+
+static const char *psc__bw_description(int t)
+{
+    return psc_bw_test_info(t)->description;
+}
+
+static int psc__bw_min_gpus(int t)
+{
+    return psc_bw_test_info(t)->min_gpus;
+}
+
+int psc_cmd_list(const psc_cli_opts_t *o)
+{
+    if (o->json)
+        return psc_cli_list_json("list", psc_bw_test_count(), psc_bw_test_name, psc__bw_title, psc__bw_description,
+                                 psc__bw_min_gpus, o);
     for (int t = 0; t < psc_bw_test_count(); t++)
         printf("%-30s %s\n", psc_bw_test_name(t), psc_bw_test_info(t)->description);
     return PSC_EXIT_OK;
@@ -18,7 +57,6 @@ int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_device_info_t *devs = calloc((size_t)n, sizeof(*devs));
     psc_system_info_t sys;
     int rc = PSC_EXIT_OK;
-    char err[256];
 
     if (!devs)
         return PSC_EXIT_ENV;
@@ -30,9 +68,11 @@ int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o)
     if (o->json) {
         json_t *run = psc_json_run_new("devices", &sys, devs, n);
 
-        if (!run || psc_json_write(run, o->json_path, err, sizeof(err)) != PSC_OK) {
-            fprintf(stderr, "p2pscope: %s\n", run ? err : "out of memory");
+        if (!run) {
+            fprintf(stderr, "p2pscope: out of host memory\n");
             rc = PSC_EXIT_FAILED;
+        } else {
+            rc = psc_cli_write_json(run, o);
         }
         json_decref(run);
     }

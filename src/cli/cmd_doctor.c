@@ -7,8 +7,6 @@
 #include "report/json.h"
 #include "report/render_doctor.h"
 
-#define PSC_MAX_FINDINGS 512
-
 /* A small verified copy on every pair with peer access, so the integrity rule has its fact. */
 void psc_cli_check_peer_integrity(psc_context_t *ctx, psc_facts_t *f)
 {
@@ -36,6 +34,21 @@ void psc_cli_check_peer_integrity(psc_context_t *ctx, psc_facts_t *f)
         }
 }
 
+psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n)
+{
+    size_t want = psc_doctor(f, NULL, 0);
+    psc_finding_t *v = calloc(want ? want : 1, sizeof(*v));
+
+    if (!v) {
+        fprintf(stderr, "p2pscope: out of host memory\n");
+        return NULL;
+    }
+    *n = psc_doctor(f, v, want);
+    if (*n > want) /* the rules are pure: the same facts give the same count */
+        *n = want;
+    return v;
+}
+
 static json_t *psc__json(const psc_facts_t *f, const psc_finding_t *v, size_t n, int rc)
 {
     json_t *doc = json_object(), *facts = psc_json_facts(f);
@@ -50,21 +63,20 @@ static json_t *psc__json(const psc_facts_t *f, const psc_finding_t *v, size_t n,
 
 int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
-    psc_finding_t *v = calloc(PSC_MAX_FINDINGS, sizeof(*v));
     int rc = PSC_EXIT_OK;
-    psc_facts_t *f = v ? psc_cli_facts(ctx, o, &rc) : NULL;
-    size_t n;
-    char err[256];
+    psc_facts_t *f = psc_cli_facts(ctx, o, &rc);
+    psc_finding_t *v;
+    size_t n = 0;
 
-    if (!f) {
-        free(v);
-        return v ? rc : PSC_EXIT_ENV;
-    }
+    if (!f)
+        return rc;
     if (ctx)
         psc_cli_check_peer_integrity(ctx, f);
-    n = psc_doctor(f, v, PSC_MAX_FINDINGS);
-    if (n > PSC_MAX_FINDINGS)
-        n = PSC_MAX_FINDINGS;
+    v = psc_cli_doctor(f, &n);
+    if (!v) {
+        psc_facts_free(f);
+        return PSC_EXIT_ENV;
+    }
     for (size_t k = 0; k < n; k++)
         if (v[k].severity == PSC_SEV_ERROR)
             rc = PSC_EXIT_FAILED;
@@ -73,10 +85,8 @@ int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o)
     if (o->json) {
         json_t *doc = psc__json(f, v, n, rc);
 
-        if (psc_json_write(doc, o->json_path, err, sizeof(err)) != PSC_OK) {
-            fprintf(stderr, "p2pscope: %s\n", err);
+        if (psc_cli_write_json(doc, o) != PSC_EXIT_OK)
             rc = PSC_EXIT_FAILED;
-        }
         json_decref(doc);
     }
     psc_facts_free(f);

@@ -5,7 +5,9 @@
 
 #include "cli.h"
 #include "report/render.h"
+#include "report/render_doctor.h"
 #include "report/table.h"
+#include "report/text.h"
 
 static const char *psc__yn(int v)
 {
@@ -16,7 +18,7 @@ static void psc__remote(const psc_facts_t *f, const psc_nvlink_facts_t *nl, char
 {
     if (nl->active != 1)
         snprintf(buf, len, "-");
-    else if (nl->remote == PSC_REMOTE_GPU && nl->remote_gpu >= 0)
+    else if (nl->remote == PSC_REMOTE_GPU && nl->remote_gpu >= 0 && nl->remote_gpu < f->ngpu)
         snprintf(buf, len, "gpu%d %s", nl->remote_gpu, f->gpu[nl->remote_gpu].pci_bus_id);
     else
         snprintf(buf, len, "%s %s", nl->remote == PSC_REMOTE_SWITCH ? "NVSwitch" : nl->remote == PSC_REMOTE_CPU ? "CPU"
@@ -35,14 +37,14 @@ static void psc__links(const psc_facts_t *f, int i, const uint64_t *tx0, const u
     psc_table_t *t;
 
     if (g->nvlink_count <= 0) {
-        printf("\ngpu%d %s (%s): no NVLink\n", i, g->name, g->pci_bus_id);
+        psc_report_printf(stdout, "\ngpu%d %s (%s): no NVLink\n", i, g->name, g->pci_bus_id);
         return;
     }
     t = psc_table_new((unsigned)g->nvlink_count + 1, cols);
     if (!t)
         return;
-    printf("\ngpu%d %s (%s): %d links%s\n", i, g->name, g->pci_bus_id, g->nvlink_count,
-           tx1 ? "; traffic during the watched tests, 1 MB = 1e6 bytes" : "");
+    psc_report_printf(stdout, "\ngpu%d %s (%s): %d links%s\n", i, g->name, g->pci_bus_id, g->nvlink_count,
+                              tx1 ? "; traffic during the watched tests, 1 MB = 1e6 bytes" : "");
     for (unsigned c = 0; c < cols; c++)
         psc_table_set(t, 0, c, "%s", head[c]);
     for (int l = 0; l < g->nvlink_count; l++) {
@@ -130,6 +132,35 @@ out:
     return rc;
 }
 
+/* Each GPU's links as the facts record them: {"command": "nvlink", "source", "gpus": [{index, name, pci_bus_id, nvlinks}]}. */
+static int psc__json(const psc_facts_t *f, const psc_cli_opts_t *o, int rc)
+{
+    json_t *facts = psc_json_facts(f), *gpus = json_array();
+    json_t *doc = json_pack("{s:{s:s,s:s},s:s,s:s}", "tool", "name", "p2pscope", "version", PSC_VERSION_STRING,
+                            "command", "nvlink", "source", f->source);
+    size_t i;
+    json_t *g;
+
+    if (!facts || !gpus || !doc) {
+        json_decref(facts);
+        json_decref(gpus);
+        json_decref(doc);
+        fprintf(stderr, "p2pscope: out of host memory\n");
+        return PSC_EXIT_FAILED;
+    }
+    json_array_foreach(json_object_get(facts, "gpus"), i, g)
+        json_array_append_new(gpus, json_pack("{s:i,s:O,s:O,s:O}", "index", (int)i, "name", json_object_get(g, "name"),
+                                              "pci_bus_id", json_object_get(g, "pci_bus_id"), "nvlinks",
+                                              json_object_get(g, "nvlinks")));
+    json_object_set_new(doc, "gpus", gpus);
+    json_object_set_new(doc, "exit_code", json_integer(rc));
+    if (psc_cli_write_json(doc, o) != PSC_EXIT_OK)
+        rc = PSC_EXIT_FAILED;
+    json_decref(doc);
+    json_decref(facts);
+    return rc;
+}
+
 int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
     int rc, any = 0;
@@ -142,9 +173,11 @@ int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o)
     if (o->watch) {
         rc = psc__watch(ctx, o, f);
     } else {
-        for (int i = 0; i < f->ngpu; i++)
+        for (int i = 0; psc_cli_tables(o) && i < f->ngpu; i++)
             psc__links(f, i, NULL, NULL, NULL, NULL, 0);
         rc = any ? PSC_EXIT_OK : PSC_EXIT_NA;
+        if (o->json)
+            rc = psc__json(f, o, rc);
     }
     psc_facts_free(f);
     return rc;

@@ -6,8 +6,6 @@
 #include "report/render_doctor.h"
 #include "report/render_topo.h"
 
-#define PSC_MAX_FINDINGS 512
-
 psc_facts_t *psc_report_begin(psc_context_t *ctx, const psc_cli_opts_t *o, json_t *run)
 {
     psc_facts_t *f = psc_facts_new();
@@ -42,17 +40,12 @@ void psc_report_note_results(psc_facts_t *f, const psc_bw_result_t *res, size_t 
 
 int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run)
 {
-    psc_finding_t *v = calloc(PSC_MAX_FINDINGS, sizeof(*v));
+    psc_finding_t *v;
     int errors = 0;
-    size_t n;
+    size_t n = 0;
 
-    if (!f || !v) {
-        free(v);
+    if (!f || !(v = psc_cli_doctor(f, &n)))
         return 0;
-    }
-    n = psc_doctor(f, v, PSC_MAX_FINDINGS);
-    if (n > PSC_MAX_FINDINGS)
-        n = PSC_MAX_FINDINGS;
     for (size_t k = 0; k < n; k++)
         errors += v[k].severity == PSC_SEV_ERROR;
     if (psc_cli_tables(o)) {

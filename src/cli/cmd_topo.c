@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "report/render_topo.h"
+#include "report/text.h"
 
 psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int *rc)
 {
@@ -19,7 +20,7 @@ psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int *rc)
     }
     st = o->topology ? psc_facts_load(o->topology, f, err, sizeof(err)) : psc_facts_gather(ctx, f);
     if (st != PSC_OK) {
-        fprintf(stderr, "p2pscope: %s\n", o->topology ? err : psc_context_last_error(ctx));
+        psc_report_printf(stderr, "p2pscope: %s\n", o->topology ? err : psc_context_last_error(ctx));
         *rc = st == PSC_ERR_NO_DEVICE ? PSC_EXIT_ENV : o->topology ? PSC_EXIT_USAGE : PSC_EXIT_ENV;
         psc_facts_free(f);
         return NULL;

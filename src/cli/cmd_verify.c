@@ -11,6 +11,7 @@
 #include "report/render_doctor.h"
 #include "report/render_load.h"
 #include "report/table.h"
+#include "report/text.h"
 
 /* Per path over every pass: what was checked and what was wrong. */
 typedef struct {
@@ -76,9 +77,9 @@ static void psc__render(const psc__path_t *paths, size_t n, double wall)
         if (paths[i].last.status != PSC_RESULT_PASSED) {
             char label[48];
 
-            printf("  %s %s: %s: %s\n", psc_bw_test_name(paths[i].last.c.test),
-                   psc_case_label(&paths[i].last.c, label, sizeof(label)),
-                   psc_result_status_string(paths[i].last.status), paths[i].last.reason);
+            psc_report_printf(stdout, "  %s %s: %s: %s\n", psc_bw_test_name(paths[i].last.c.test),
+                              psc_case_label(&paths[i].last.c, label, sizeof(label)),
+                              psc_result_status_string(paths[i].last.status), paths[i].last.reason);
         }
     printf("\n%.1f GB checked, %llu bad bytes, wall time %.1f s\n", bytes / 1e9, (unsigned long long)bad, wall);
 }
@@ -87,8 +88,8 @@ static void psc__render(const psc__path_t *paths, size_t n, double wall)
 static int psc__feed_doctor(psc_context_t *ctx, const psc__path_t *paths, size_t n, int tables, json_t *run)
 {
     psc_facts_t *f = psc_facts_new();
-    psc_finding_t v[64];
-    size_t nf, errors = 0;
+    psc_finding_t *v = NULL;
+    size_t nf = 0, errors = 0;
 
     if (!f || psc_facts_gather(ctx, f) != PSC_OK) {
         psc_facts_free(f);
@@ -108,18 +109,18 @@ static int psc__feed_doctor(psc_context_t *ctx, const psc__path_t *paths, size_t
                 f->pair[a][b].integrity = 1;
         }
     }
-    nf = psc_doctor(f, v, 64);
-    nf = nf > 64 ? 64 : nf;
+    v = psc_cli_doctor(f, &nf);
     for (size_t k = 0; k < nf; k++) {
         if (strcmp(v[k].rule, "p2p_corrupts") != 0)
             continue;
         errors++;
         if (tables)
-            printf("\n[%s] %s: %s\n    evidence: %s\n    fix: %s\n", psc_severity_string(v[k].severity), v[k].rule,
-                   v[k].what, v[k].evidence, v[k].fix);
+            psc_report_printf(stdout, "\n[%s] %s: %s\n    evidence: %s\n    fix: %s\n",
+                              psc_severity_string(v[k].severity), v[k].rule, v[k].what, v[k].evidence, v[k].fix);
     }
     if (run)
         json_object_set_new(run, "findings", psc_json_findings(v, nf));
+    free(v);
     psc_facts_free(f);
     return (int)errors;
 }
@@ -149,6 +150,16 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
 
         psc_bw_cases(ctx, o->ntests ? o->tests[t] : t, devs, ndev, NULL, 0, &n);
         cap += n;
+        if (o->ntests && n == 0) { /* a named test this machine cannot run: not a pass */
+            fprintf(stderr, "p2pscope: %s has no path to verify with %d GPU%s %s (it needs at least %d)\n",
+                    psc_bw_test_name(o->tests[t]), ndev, ndev == 1 ? "" : "s",
+                    o->ndev ? "selected with --devices" : "on this machine", psc_bw_test_info(o->tests[t])->min_gpus);
+            return PSC_EXIT_ENV;
+        }
+    }
+    if (cap == 0) {
+        fprintf(stderr, "p2pscope: nothing to verify: no test has a path with these GPUs\n");
+        return PSC_EXIT_NA;
     }
     cases = calloc(cap + 1, sizeof(*cases));
     paths = calloc(cap + 1, sizeof(*paths));
@@ -176,6 +187,7 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
     }
     for (unsigned pass = 0;; pass++) {
         psc_verify_opts_t vo = o->verify;
+        size_t ran = 0, tried = 0;
 
         vo.load = load;
         vo.seed ^= (uint64_t)pass * 0x9E3779B97F4A7C15ull; /* each pass its own data */
@@ -203,6 +215,8 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
             checked += r.bytes_checked;
             paths[k].bad_bytes += r.bad_bytes;
             paths[k].passes++;
+            tried++;
+            ran += r.copies > 0;
             if (r.status == PSC_RESULT_FAILED)
                 rc = PSC_EXIT_FAILED;
             if (!tty)
@@ -212,6 +226,11 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
         }
         if (!o->seconds || psc_cli_now() - t0 >= o->seconds)
             break;
+        /* Another pass would fail the same way at once: a busy loop, not a stress test. */
+        if (tried && !ran) {
+            fprintf(stderr, "p2pscope: no path could run in pass %u; the stress run stops\n", pass + 1);
+            break;
+        }
     }
     if (tty)
         fprintf(stderr, "\r\033[K");

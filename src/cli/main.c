@@ -1,4 +1,6 @@
 /* p2pscope: parse, open the driver, run one command, map the outcome to an exit code. */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,26 +10,38 @@
 
 #include "cli.h"
 
-/* Refuse a JSON path that cannot be written before spending minutes measuring. */
+/*
+ * Refuse a JSON path that cannot be written before spending minutes measuring.
+ * A device or FIFO (/dev/null, /dev/stdout) is written in place; a regular file
+ * or a new one needs a writable directory (the symlink's target's).
+ */
 static int psc__check_json_path(const char *path)
 {
-    char copy[4096];
+    char copy[4096], *real = NULL;
     struct stat sb;
     const char *dir;
+    int rc = PSC_EXIT_OK;
 
     if (!path || strcmp(path, "-") == 0)
         return PSC_EXIT_OK;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "p2pscope: %s is a directory: accepted a file path\n", path);
-        return PSC_EXIT_USAGE;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode) || S_ISSOCK(sb.st_mode)) {
+            fprintf(stderr, "p2pscope: %s is a %s: accepted a file path\n", path,
+                    S_ISDIR(sb.st_mode) ? "directory" : "socket");
+            return PSC_EXIT_USAGE;
+        }
+        if (!S_ISREG(sb.st_mode))
+            return PSC_EXIT_OK;
+        real = realpath(path, NULL);
     }
-    snprintf(copy, sizeof(copy), "%s", path);
+    snprintf(copy, sizeof(copy), "%s", real ? real : path);
     dir = dirname(copy);
     if (access(dir, W_OK) != 0) {
         fprintf(stderr, "p2pscope: cannot write %s: directory %s is missing or not writable\n", path, dir);
-        return PSC_EXIT_USAGE;
+        rc = PSC_EXIT_USAGE;
     }
-    return PSC_EXIT_OK;
+    free(real);
+    return rc;
 }
 
 static int psc__check_devices(const psc_context_t *ctx, const psc_cli_opts_t *o)
@@ -44,7 +58,7 @@ static int psc__check_devices(const psc_context_t *ctx, const psc_cli_opts_t *o)
     return PSC_EXIT_OK;
 }
 
-int main(int argc, char **argv)
+static int psc__main(int argc, char **argv)
 {
     char err[512];
     psc_cli_opts_t o;
@@ -65,13 +79,13 @@ int main(int argc, char **argv)
         printf("p2pscope %s\n", PSC_VERSION_STRING);
         return PSC_EXIT_OK;
     }
-    if (o.cmd == PSC_CMD_LAT && o.list_tests)
-        return psc_cmd_lat_list();
-    if (o.cmd == PSC_CMD_LIST || o.list_tests)
-        return psc_cmd_list();
     if ((rc = psc__check_json_path(o.json_path)) != PSC_EXIT_OK ||
         (rc = psc__check_json_path(o.save)) != PSC_EXIT_OK)
         return rc;
+    if (o.cmd == PSC_CMD_LAT && o.list_tests)
+        return psc_cmd_lat_list(&o);
+    if (o.cmd == PSC_CMD_LIST || o.list_tests)
+        return psc_cmd_list(&o);
     if (o.topology)
         return o.cmd == PSC_CMD_TOPO ? psc_cmd_topo(NULL, &o)
                : o.cmd == PSC_CMD_NVLINK ? psc_cmd_nvlink(NULL, &o) : psc_cmd_doctor(NULL, &o);
@@ -93,5 +107,21 @@ int main(int argc, char **argv)
         default: rc = psc_cmd_bw(ctx, &o); break;
         }
     psc_context_destroy(ctx);
+    return rc;
+}
+
+/* Output that did not reach stdout (a full disk, a closed pipe) is a failed run, not a silent 0. */
+int main(int argc, char **argv)
+{
+    int rc = psc__main(argc, argv), failed = ferror(stdout);
+
+    errno = 0;
+    if (fclose(stdout) != 0 || failed) {
+        int e = errno ? errno : psc_cli_stdout_errno;
+
+        fprintf(stderr, "p2pscope: cannot write to standard output%s%s\n", e ? ": " : "", e ? strerror(e) : "");
+        if (rc == PSC_EXIT_OK)
+            rc = PSC_EXIT_FAILED;
+    }
     return rc;
 }

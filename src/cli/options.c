@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -73,6 +74,7 @@ void psc_cli_usage(void)
            "      --no-verify            bw, report: do not check the destinations after each sample\n"
            "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"
            "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
+           "                             (not with nvlink --watch); devices and FIFOs are written in place\n"
            "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, captured /sys tree, or --save JSON)\n"
            "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"
            "      --seconds N            verify: repeat with new seeds for N seconds (a stress test)\n"
@@ -103,61 +105,87 @@ static int psc__uint(const char *s, unsigned long max, unsigned long *out)
     return 0;
 }
 
-static int psc__add_tests(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen)
+/*
+ * Split a comma list into items, each handed to one(); any length, and an
+ * empty list or an empty item (",", "a,,b", "a,") is a usage error naming what.
+ */
+static int psc__each_item(const char *arg, const char *what, const char *accepted,
+                          int (*one)(psc_cli_opts_t *, const char *, char *, size_t), psc_cli_opts_t *o, char *err,
+                          size_t errlen)
 {
-    char buf[1024], *save = NULL;
+    const char *p = arg;
 
-    snprintf(buf, sizeof(buf), "%s", arg);
-    for (char *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-        int found[PSC_CLI_MAX_TESTS];
-        int lat = o->cmd == PSC_CMD_LAT;
-        int n = lat ? psc_lat_test_match(name, found, PSC_CLI_MAX_TESTS) : psc_bw_test_match(name, found, PSC_CLI_MAX_TESTS);
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char *item;
+        int rc;
 
-        if (n == 0) {
-            snprintf(err, errlen, "no test named '%s': accepted a name or glob from 'p2pscope %s -l', e.g. %s", name,
-                     lat ? "lat" : "bw", lat ? "gpu_to_gpu_chase or '*_flag'" : "gpu_to_gpu_read_ce or '*_sm'");
+        if (len == 0) {
+            snprintf(err, errlen, "empty %s in '%s': accepted %s", what, arg, accepted);
             return PSC_EXIT_USAGE;
         }
-        for (int k = 0; k < n && k < PSC_CLI_MAX_TESTS; k++) {
-            int dup = 0;
+        item = strndup(p, len);
+        if (!item) {
+            snprintf(err, errlen, "out of host memory");
+            return PSC_EXIT_USAGE;
+        }
+        rc = one(o, item, err, errlen);
+        free(item);
+        if (rc != 0 || !comma)
+            return rc;
+        p = comma + 1;
+    }
+}
 
-            for (int i = 0; i < o->ntests; i++)
-                dup |= o->tests[i] == found[k];
-            if (!dup && o->ntests < PSC_CLI_MAX_TESTS)
-                o->tests[o->ntests++] = found[k];
+static int psc__add_test(psc_cli_opts_t *o, const char *name, char *err, size_t errlen)
+{
+    int found[PSC_CLI_MAX_TESTS];
+    int lat = o->cmd == PSC_CMD_LAT;
+    int n = lat ? psc_lat_test_match(name, found, PSC_CLI_MAX_TESTS) : psc_bw_test_match(name, found, PSC_CLI_MAX_TESTS);
+
+    if (n == 0) {
+        snprintf(err, errlen, "no test named '%.200s': accepted a name or glob from 'p2pscope %s -l', e.g. %s", name,
+                 lat ? "lat" : "bw", lat ? "gpu_to_gpu_chase or '*_flag'" : "gpu_to_gpu_read_ce or '*_sm'");
+        return PSC_EXIT_USAGE;
+    }
+    for (int k = 0; k < n && k < PSC_CLI_MAX_TESTS; k++) {
+        int dup = 0;
+
+        for (int i = 0; i < o->ntests; i++)
+            dup |= o->tests[i] == found[k];
+        if (!dup && o->ntests < PSC_CLI_MAX_TESTS)
+            o->tests[o->ntests++] = found[k];
+    }
+    return 0;
+}
+
+static int psc__add_device(psc_cli_opts_t *o, const char *tok, char *err, size_t errlen)
+{
+    unsigned long v;
+
+    if (psc__uint(tok, PSC_CLI_MAX_DEVS - 1, &v) != 0) {
+        snprintf(err, errlen, "bad GPU index '%.40s' in --devices: accepted a comma list of indexes 0 to %d, e.g. 0,1, or 'all'",
+                 tok, PSC_CLI_MAX_DEVS - 1);
+        return PSC_EXIT_USAGE;
+    }
+    for (int i = 0; i < o->ndev; i++) {
+        if (o->devs[i] == (int)v) {
+            snprintf(err, errlen, "GPU %lu named twice in --devices", v);
+            return PSC_EXIT_USAGE;
         }
     }
+    o->devs[o->ndev++] = (int)v;
     return 0;
 }
 
 static int psc__set_devices(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen)
 {
-    char buf[512], *save = NULL;
-
     o->ndev = 0;
     if (strcmp(arg, "all") == 0)
         return 0;
-    snprintf(buf, sizeof(buf), "%s", arg);
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        unsigned long v;
-
-        if (psc__uint(tok, PSC_CLI_MAX_DEVS - 1, &v) != 0) {
-            snprintf(err, errlen, "bad GPU index '%s' in --devices: accepted a comma list of indexes, e.g. 0,1, or 'all'", tok);
-            return PSC_EXIT_USAGE;
-        }
-        for (int i = 0; i < o->ndev; i++) {
-            if (o->devs[i] == (int)v) {
-                snprintf(err, errlen, "GPU %lu named twice in --devices", v);
-                return PSC_EXIT_USAGE;
-            }
-        }
-        o->devs[o->ndev++] = (int)v;
-    }
-    if (o->ndev == 0) {
-        snprintf(err, errlen, "empty --devices: accepted a comma list of indexes, e.g. 0,1, or 'all'");
-        return PSC_EXIT_USAGE;
-    }
-    return 0;
+    return psc__each_item(arg, "GPU index", "a comma list of indexes, e.g. 0,1, or 'all'", psc__add_device, o, err,
+                          errlen);
 }
 
 static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t errlen)
@@ -185,7 +213,8 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
 
     switch (c) {
     case 't':
-        return psc__add_tests(o, arg, err, errlen);
+        return psc__each_item(arg, "test name", "a comma list of names or globs from 'p2pscope bw -l' or 'p2pscope lat -l'",
+                              psc__add_test, o, err, errlen);
     case 'd':
         return psc__set_devices(o, arg, err, errlen);
     case 's':
@@ -197,7 +226,8 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
     case 'b':
     case 'e':
         if (psc_size_parse(arg, c == 'b' ? &o->sweep_min : &o->sweep_max) != PSC_OK) {
-            snprintf(err, errlen, "bad %s '%s': accepted 1 B to 1 TiB, e.g. 4K, 64M, 1G", optname, arg);
+            snprintf(err, errlen, "bad %s '%s': accepted 1 B to 1 TiB, e.g. 4K, 64M, 1G",
+                     c == 'b' ? "--min-bytes" : "--max-bytes", arg);
             return PSC_EXIT_USAGE;
         }
         return 0;
@@ -333,6 +363,34 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
     }
 }
 
+/*
+ * The option as the user wrote it, for messages: getopt's optind points past
+ * the value, or stays inside a cluster like -s4Kq, so it cannot name it.
+ */
+static void psc__option_name(int c, int idx, char **argv, char *buf, size_t len)
+{
+    const char *word = optind > 0 ? argv[optind - 1] : "";
+    int key = c == '?' || c == ':' ? optopt : c;
+
+    if (idx >= 0) {
+        snprintf(buf, len, "--%s", psc__long_opts[idx].name);
+        return;
+    }
+    if (key == 0) { /* an unknown long option: the word getopt stepped over */
+        snprintf(buf, len, "%.*s", (int)strcspn(word, "="), word);
+        return;
+    }
+    /* A long option missing its value has its own word; long-only options have no letter. */
+    if (key >= 256 || (c == ':' && strncmp(word, "--", 2) == 0)) {
+        for (const struct option *lo = psc__long_opts; lo->name; lo++)
+            if (lo->val == key) {
+                snprintf(buf, len, "--%s", lo->name);
+                return;
+            }
+    }
+    snprintf(buf, len, "-%c", key);
+}
+
 int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
 {
     int first = 1, c, rc, max_given = 0;
@@ -349,9 +407,14 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
     optind = 0; /* GNU: full reinitialisation, so the parser can run more than once */
     opterr = 0;
     argv[first - 1] = argv[0];
-    while ((c = getopt_long(argc - first + 1, argv + first - 1, ":t:d:s:i:n:w:lb:e:f:hV", psc__long_opts, NULL)) != -1) {
-        const char *name = argv[first - 1 + optind - 1];
+    for (;;) {
+        char name[64];
+        int idx = -1;
 
+        c = getopt_long(argc - first + 1, argv + first - 1, ":t:d:s:i:n:w:lb:e:f:hV", psc__long_opts, &idx);
+        if (c == -1)
+            break;
+        psc__option_name(c, idx, argv + first - 1, name, sizeof(name));
         max_given |= c == OPT_MAX_SAMPLES;
         if ((rc = psc__option(c, optarg, name, o, err, errlen)) != 0)
             return rc;
@@ -390,6 +453,11 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
     }
     if (o->cmd == PSC_CMD_VERIFY && o->sweep_max)
         o->verify.max_size = o->sweep_max; /* verify -e SIZE: the largest copy */
+    /* The watched traffic has no JSON form yet: say so rather than ignore --json. */
+    if (o->json && o->watch) {
+        snprintf(err, errlen, "--json does not go with nvlink --watch (accepted: nvlink --json, without --watch)");
+        return PSC_EXIT_USAGE;
+    }
     if (o->watch && o->cmd != PSC_CMD_NVLINK) {
         snprintf(err, errlen, "--watch goes with nvlink");
         return PSC_EXIT_USAGE;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "table.h"
+#include "text.h"
 
 const char *psc_endpoint_name(int endpoint, char *buf, size_t len)
 {
@@ -23,13 +24,13 @@ void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_
     const unsigned cols = sizeof(head) / sizeof(head[0]);
     psc_table_t *t = psc_table_new((unsigned)ndev + 1, cols);
 
-    fprintf(f, "driver %s, CUDA driver API %d.%d; NVML %s\n",
-            sys->driver_release[0] ? sys->driver_release : "(version unknown)",
-            sys->cuda_driver_version / 1000, sys->cuda_driver_version % 1000 / 10,
-            sys->nvml_loaded ? "loaded" : sys->nvml_note);
-    fprintf(f, "gpu indexes are CUDA ordinals (CUDA_DEVICE_ORDER=%s%s%s); 'nvml' is nvidia-smi's index, "
-               "which follows PCI bus id order\n",
-            sys->device_order, sys->visible_devices[0] ? ", CUDA_VISIBLE_DEVICES=" : "", sys->visible_devices);
+    psc_report_printf(f, "driver %s, CUDA driver API %d.%d; NVML %s\n",
+                      sys->driver_release[0] ? sys->driver_release : "(version unknown)",
+                      sys->cuda_driver_version / 1000, sys->cuda_driver_version % 1000 / 10,
+                      sys->nvml_loaded ? "loaded" : sys->nvml_note);
+    psc_report_printf(f, "gpu indexes are CUDA ordinals (CUDA_DEVICE_ORDER=%s%s%s); 'nvml' is nvidia-smi's index, "
+                         "which follows PCI bus id order\n",
+                      sys->device_order, sys->visible_devices[0] ? ", CUDA_VISIBLE_DEVICES=" : "", sys->visible_devices);
     if (!t)
         return;
     for (unsigned c = 0; c < cols; c++)
@@ -125,8 +126,8 @@ static void psc__notes_print(FILE *f, const psc__notes_t *notes)
         const psc_bw_result_t *x = notes->items[k];
         char label[48];
 
-        fprintf(f, "  [%u] %s: %s: %s\n", k + 1, psc_case_label(&x->c, label, sizeof(label)),
-                psc_result_status_string(x->status), x->reason);
+        psc_report_printf(f, "  [%u] %s: %s: %s\n", k + 1, psc_case_label(&x->c, label, sizeof(label)),
+                          psc_result_status_string(x->status), x->reason);
     }
 }
 
@@ -143,16 +144,16 @@ static void psc__units_line(FILE *f, const psc_bw_result_t *res, size_t n)
         hi = res[i].nsamples > hi ? res[i].nsamples : hi;
     }
     if (!any) {
-        fprintf(f, "[GB/s, 1 GB = 1e9 bytes]\n");
+        psc_report_printf(f, "[GB/s, 1 GB = 1e9 bytes]\n");
         return;
     }
-    fprintf(f, "[GB/s, 1 GB = 1e9 bytes; median of %u", lo);
+    psc_report_printf(f, "[GB/s, 1 GB = 1e9 bytes; median of %u", lo);
     if (hi != lo)
-        fprintf(f, "-%u", hi);
-    fprintf(f, " samples; %.0f MiB x %u copies a sample%s]\n", any->size / 1048576.0, any->iterations,
-            any->gated ? "" : "; timed without gates (the copies block the host)");
+        psc_report_printf(f, "-%u", hi);
+    psc_report_printf(f, " samples; %.0f MiB x %u copies a sample%s]\n", any->size / 1048576.0, any->iterations,
+                      any->gated ? "" : "; timed without gates (the copies block the host)");
     if (any->host_node >= 0)
-        fprintf(f, "[host memory on NUMA node %d]\n", any->host_node);
+        psc_report_printf(f, "[host memory on NUMA node %d]\n", any->host_node);
 }
 
 static void psc__matrix(psc_table_t *t, const psc_bw_result_t *res, size_t n, const int *devs, int ndev,
@@ -229,9 +230,9 @@ void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size
 
     if (!ti)
         return;
-    fprintf(f, "\n%s: %s\n", ti->name, ti->title);
+    psc_report_printf(f, "\n%s: %s\n", ti->name, ti->title);
     if (n == 0) {
-        fprintf(f, "  waived: needs at least %d GPUs\n", ti->min_gpus);
+        psc_report_printf(f, "  waived: needs at least %d GPUs\n", ti->min_gpus);
         return;
     }
     psc__units_line(f, res, n);
@@ -263,9 +264,9 @@ void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size
         psc_table_render(t, f);
         psc__notes_print(f, &notes);
         if (psc__shared_issuer(res, n))
-            fprintf(f, "  one GPU issues several of these transfers: its copy engines or SMs may serve them one after "
-                       "another, so each transfer's figure (its own start to its own end) shows its share of the "
-                       "time; compare the totals\n");
+            psc_report_printf(f, "  one GPU issues several of these transfers: its copy engines or SMs may serve them one after "
+                                 "another, so each transfer's figure (its own start to its own end) shows its share of the "
+                                 "time; compare the totals\n");
     }
     free(notes.items);
     psc_table_free(t);
@@ -308,8 +309,8 @@ void psc_render_sweep(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, s
     int nl = 0;
     psc_table_t *t;
 
-    fprintf(f, "\n%s: %s\n[GB/s by bytes per copy (K/M/G = 1024-based), 1 GB = 1e9 bytes; medians]\n",
-            psc_bw_test_name(test), psc_bw_test_title(test));
+    psc_report_printf(f, "\n%s: %s\n[GB/s by bytes per copy (K/M/G = 1024-based), 1 GB = 1e9 bytes; medians]\n",
+                      psc_bw_test_name(test), psc_bw_test_title(test));
     for (size_t i = 0; i < n && nl < 256; i++) {
         char l[48];
         int seen = 0;
@@ -380,8 +381,8 @@ void psc_render_p2p_compare(FILE *f, const psc_bw_result_t *res, size_t n)
             t = psc_table_new((unsigned)n + 1, 4);
             if (!t)
                 return;
-            fprintf(f, "\nGPU -> GPU with P2P on (gpu_to_gpu_write_ce) and off (gpu_to_gpu_p2p_off_ce), "
-                       "copy engine issued by the source\n[GB/s, 1 GB = 1e9 bytes]\n");
+            psc_report_printf(f, "\nGPU -> GPU with P2P on (gpu_to_gpu_write_ce) and off (gpu_to_gpu_p2p_off_ce), "
+                                 "copy engine issued by the source\n[GB/s, 1 GB = 1e9 bytes]\n");
             psc_table_set(t, 0, 0, "src -> dst");
             psc_table_set(t, 0, 1, "P2P on");
             psc_table_set(t, 0, 2, "P2P off");
@@ -431,7 +432,7 @@ void psc_render_hostmem_compare(FILE *f, const psc_bw_result_t *res, size_t n)
         }
     }
     if (r > 1) {
-        fprintf(f, "\nHost <-> GPU by host memory kind, copy engine [GB/s, 1 GB = 1e9 bytes]\n");
+        psc_report_printf(f, "\nHost <-> GPU by host memory kind, copy engine [GB/s, 1 GB = 1e9 bytes]\n");
         psc_table_render_rows(t, f, r);
     }
     psc_table_free(t);
@@ -480,10 +481,10 @@ void psc_render_crossover(FILE *f, const psc_bw_result_t *res, size_t n)
         if (!psc__find_case(res, n, sm, res[i].c.src, res[i].c.dst, 0))
             continue;
         if (!header) {
-            fprintf(f, "\nWhere the SM kernel beats the copy engine (sizes per copy, from the sweeps)\n");
+            psc_report_printf(f, "\nWhere the SM kernel beats the copy engine (sizes per copy, from the sweeps)\n");
             header = 1;
         }
-        fprintf(f, "  %-22s %-16s SM faster at: %s\n", ce, psc_case_label(&res[i].c, label, sizeof(label)),
-                pos ? wins : "no size");
+        psc_report_printf(f, "  %-22s %-16s SM faster at: %s\n", ce, psc_case_label(&res[i].c, label, sizeof(label)),
+                          pos ? wins : "no size");
     }
 }

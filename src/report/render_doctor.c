@@ -2,19 +2,21 @@
 
 #include <stdlib.h>
 
+#include "text.h"
+
 void psc_render_findings(FILE *out, const psc_facts_t *f, const psc_finding_t *v, size_t n)
 {
     size_t count[3] = {0, 0, 0};
 
     for (size_t k = 0; k < n; k++)
         count[v[k].severity]++;
-    fprintf(out, "doctor: %d GPU%s (%s): %zu error%s, %zu warning%s, %zu note%s\n", f->ngpu, f->ngpu == 1 ? "" : "s",
-            f->source, count[PSC_SEV_ERROR], count[PSC_SEV_ERROR] == 1 ? "" : "s", count[PSC_SEV_WARNING],
-            count[PSC_SEV_WARNING] == 1 ? "" : "s", count[PSC_SEV_INFO], count[PSC_SEV_INFO] == 1 ? "" : "s");
+    psc_report_printf(out, "doctor: %d GPU%s (%s): %zu error%s, %zu warning%s, %zu note%s\n", f->ngpu, f->ngpu == 1 ? "" : "s",
+                      f->source, count[PSC_SEV_ERROR], count[PSC_SEV_ERROR] == 1 ? "" : "s", count[PSC_SEV_WARNING],
+                      count[PSC_SEV_WARNING] == 1 ? "" : "s", count[PSC_SEV_INFO], count[PSC_SEV_INFO] == 1 ? "" : "s");
     for (size_t k = 0; k < n; k++) {
-        fprintf(out, "\n[%s] %s: %s\n", psc_severity_string(v[k].severity), v[k].rule, v[k].what);
-        fprintf(out, "    evidence: %s\n", v[k].evidence);
-        fprintf(out, "    fix: %s\n", v[k].fix);
+        psc_report_printf(out, "\n[%s] %s: %s\n", psc_severity_string(v[k].severity), v[k].rule, v[k].what);
+        psc_report_printf(out, "    evidence: %s\n", v[k].evidence);
+        psc_report_printf(out, "    fix: %s\n", v[k].fix);
     }
 }
 

@@ -4,6 +4,7 @@
 
 #include "render.h"
 #include "table.h"
+#include "text.h"
 
 static const psc_lat_result_t *psc__find(const psc_lat_result_t *res, size_t n, int src, int dst)
 {
@@ -29,9 +30,9 @@ static void psc__notes(FILE *f, const psc_lat_result_t *res, size_t n)
         char a[16], b[16];
 
         if (res[i].status != PSC_RESULT_PASSED)
-            fprintf(f, "  %s -> %s: %s: %s\n", psc_endpoint_name(res[i].c.src, a, sizeof(a)),
-                    psc_endpoint_name(res[i].c.dst, b, sizeof(b)), psc_result_status_string(res[i].status),
-                    res[i].reason);
+            psc_report_printf(f, "  %s -> %s: %s: %s\n", psc_endpoint_name(res[i].c.src, a, sizeof(a)),
+                              psc_endpoint_name(res[i].c.dst, b, sizeof(b)), psc_result_status_string(res[i].status),
+                              res[i].reason);
     }
 }
 
@@ -43,9 +44,9 @@ static void psc__by_size(FILE *f, const psc_lat_test_info_t *ti, const psc_lat_r
         psc_table_t *t;
         char a[16], b[16];
 
-        fprintf(f, "%s -> %s\n", psc_endpoint_name(x->c.src, a, sizeof(a)), psc_endpoint_name(x->c.dst, b, sizeof(b)));
+        psc_report_printf(f, "%s -> %s\n", psc_endpoint_name(x->c.src, a, sizeof(a)), psc_endpoint_name(x->c.dst, b, sizeof(b)));
         if (x->status != PSC_RESULT_PASSED) {
-            fprintf(f, "  %s: %s\n", psc_result_status_string(x->status), x->reason);
+            psc_report_printf(f, "  %s: %s\n", psc_result_status_string(x->status), x->reason);
             continue;
         }
         t = psc_table_new(x->nsizes + 1, 5);
@@ -75,22 +76,22 @@ void psc_render_lat(FILE *f, psc_lat_test_t test, const psc_lat_result_t *res, s
 
     if (!ti)
         return;
-    fprintf(f, "\n%s: %s\n", ti->name, ti->title);
+    psc_report_printf(f, "\n%s: %s\n", ti->name, ti->title);
     if (n == 0) {
-        fprintf(f, "  waived: needs at least %d GPUs\n", ti->min_gpus);
+        psc_report_printf(f, "  waived: needs at least %d GPUs\n", ti->min_gpus);
         return;
     }
     if (ti->method == PSC_LAT_COPY || ti->method == PSC_LAT_SYNC) {
-        fprintf(f, "[microseconds; percentiles over %s]\n",
-                ti->method == PSC_LAT_COPY ? "samples of back-to-back copies; GPU time is events around them, "
-                                             "CPU submit is the host's time per cuMemcpy*Async call"
-                                           : "single synchronous calls timed by the host");
+        psc_report_printf(f, "[microseconds; percentiles over %s]\n",
+                          ti->method == PSC_LAT_COPY ? "samples of back-to-back copies; GPU time is events around them, "
+                                                       "CPU submit is the host's time per cuMemcpy*Async call"
+                                                     : "single synchronous calls timed by the host");
         psc__by_size(f, ti, res, n);
         return;
     }
-    fprintf(f, "[nanoseconds, p50 (p99); %s]\n",
-            ti->method == PSC_LAT_CHASE ? "per dependent load; src = where the chain lives, dst = the reading GPU"
-                                        : "one way = round trip / 2");
+    psc_report_printf(f, "[nanoseconds, p50 (p99); %s]\n",
+                      ti->method == PSC_LAT_CHASE ? "per dependent load; src = where the chain lives, dst = the reading GPU"
+                                                  : "one way = round trip / 2");
     if (ti->where == PSC_LAT_PEER) {
         t = psc_table_new((unsigned)ndev + 1, (unsigned)ndev + 1);
         if (!t)

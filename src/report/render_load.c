@@ -2,6 +2,7 @@
 
 #include "report/render.h"
 #include "report/table.h"
+#include "report/text.h"
 
 void psc_render_load(FILE *f, const psc_load_path_report_t *r, int n)
 {
@@ -25,17 +26,17 @@ void psc_render_load(FILE *f, const psc_load_path_report_t *r, int n)
         psc_table_set(t, (unsigned)i + 1, 3, "%.1f", r[i].bytes_checked / 1e6);
         psc_table_set(t, (unsigned)i + 1, 4, "%llu", (unsigned long long)r[i].bad_bytes);
     }
-    fprintf(f, "\nbackground traffic while checking [copy engine; each destination checked against its source "
-               "when a path's check starts, and at the end]\n");
+    psc_report_printf(f, "\nbackground traffic while checking [copy engine; each destination checked against its source "
+                         "when a path's check starts, and at the end]\n");
     psc_table_render(t, f);
     psc_table_free(t);
     for (int i = 0; i < n; i++) {
         char a[16], b[16];
 
         if (r[i].bad_bytes)
-            fprintf(f, "  %s -> %s: wrong data: %llu bad bytes; first at offset %lld: expected 0x%02x, found 0x%02x\n",
-                    psc_endpoint_name(r[i].src, a, sizeof(a)), psc_endpoint_name(r[i].dst, b, sizeof(b)),
-                    (unsigned long long)r[i].bad_bytes, (long long)r[i].first_bad_offset, r[i].expected, r[i].found);
+            psc_report_printf(f, "  %s -> %s: wrong data: %llu bad bytes; first at offset %lld: expected 0x%02x, found 0x%02x\n",
+                              psc_endpoint_name(r[i].src, a, sizeof(a)), psc_endpoint_name(r[i].dst, b, sizeof(b)),
+                              (unsigned long long)r[i].bad_bytes, (long long)r[i].first_bad_offset, r[i].expected, r[i].found);
     }
 }
 

@@ -4,10 +4,24 @@
 #include <string.h>
 
 #include "table.h"
+#include "text.h"
 
 static const char *psc__yn(int v)
 {
     return v < 0 ? "?" : v ? "yes" : "no";
+}
+
+/* "Gen5 x16", with "?" for a part not known. */
+static const char *psc__link(int gen, int width, char *buf, size_t len)
+{
+    char g[16] = "?", w[16] = "?";
+
+    if (gen > 0)
+        snprintf(g, sizeof(g), "%d", gen);
+    if (width > 0)
+        snprintf(w, sizeof(w), "%d", width);
+    snprintf(buf, len, "Gen%s x%s", g, w);
+    return buf;
 }
 
 static void psc__path_matrix(FILE *out, const psc_facts_t *f)
@@ -17,7 +31,7 @@ static void psc__path_matrix(FILE *out, const psc_facts_t *f)
 
     if (!t)
         return;
-    fprintf(out, "GPU topology (source: %s)\n", f->source);
+    psc_report_printf(out, "GPU topology (source: %s)\n", f->source);
     for (int j = 0; j < f->ngpu; j++)
         psc_table_set(t, 0, (unsigned)j + 1, "gpu%d", j);
     psc_table_set(t, 0, (unsigned)f->ngpu + 1, "CPU affinity");
@@ -34,10 +48,10 @@ static void psc__path_matrix(FILE *out, const psc_facts_t *f)
     }
     psc_table_render(t, out);
     psc_table_free(t);
-    fprintf(out, "Legend: X = the same GPU; NV# = # NVLinks (direct, or through NVSwitches both reach); PIX = at "
-                 "most one PCIe switch;\n  PXB = several PCIe bridges, no host bridge; PHB = a PCIe host bridge; "
-                 "NODE = between host bridges of one NUMA node;\n  SYS = across the interconnect between NUMA "
-                 "nodes; ? = not established\n");
+    psc_report_printf(out, "Legend: X = the same GPU; NV# = # NVLinks (direct, or through NVSwitches both reach); PIX = at "
+                           "most one PCIe switch;\n  PXB = several PCIe bridges, no host bridge; PHB = a PCIe host bridge; "
+                           "NODE = between host bridges of one NUMA node;\n  SYS = across the interconnect between NUMA "
+                           "nodes; ? = not established\n");
 }
 
 static void psc__p2p_matrix(FILE *out, const psc_facts_t *f)
@@ -48,12 +62,12 @@ static void psc__p2p_matrix(FILE *out, const psc_facts_t *f)
     if (!t)
         return;
     if (!f->has_driver) {
-        fprintf(out, "\nP2P access: not recorded (a replay without driver facts)\n");
+        psc_report_printf(out, "\nP2P access: not recorded (a replay without driver facts)\n");
         psc_table_free(t);
         return;
     }
-    fprintf(out, "\nP2P access, src(row) -> dst(column): yes/no (cuDeviceCanAccessPeer); "
-                 "perf rank / native atomics / CUDA arrays\n");
+    psc_report_printf(out, "\nP2P access, src(row) -> dst(column): yes/no (cuDeviceCanAccessPeer); "
+                           "perf rank / native atomics / CUDA arrays\n");
     psc_table_gpu_labels(t, NULL, NULL, f->ngpu);
     for (int i = 0; i < f->ngpu; i++) {
         for (int j = 0; j < f->ngpu; j++) {
@@ -73,7 +87,7 @@ static void psc__p2p_matrix(FILE *out, const psc_facts_t *f)
     for (int i = 0; i < f->ngpu; i++)
         for (int j = 0; j < f->ngpu; j++)
             if (i != j && f->pair[i][j].can_access != 1)
-                fprintf(out, "  gpu%d -> gpu%d: no P2P: %s\n", i, j, psc_p2p_reason(f, i, j, why, sizeof(why)));
+                psc_report_printf(out, "  gpu%d -> gpu%d: no P2P: %s\n", i, j, psc_p2p_reason(f, i, j, why, sizeof(why)));
 }
 
 static void psc__gpu_table(FILE *out, const psc_facts_t *f)
@@ -86,12 +100,13 @@ static void psc__gpu_table(FILE *out, const psc_facts_t *f)
 
     if (!t)
         return;
-    fprintf(out, "\nGPUs\n");
+    psc_report_printf(out, "\nGPUs\n");
     for (unsigned c = 0; c < cols; c++)
         psc_table_set(t, 0, c, "%s", head[c]);
     for (int i = 0; i < f->ngpu; i++) {
         const psc_gpu_facts_t *g = &f->gpu[i];
         unsigned r = (unsigned)i + 1;
+        char now[32], max[32];
         int up = 0;
 
         for (int l = 0; l < g->nvlink_count; l++)
@@ -99,8 +114,9 @@ static void psc__gpu_table(FILE *out, const psc_facts_t *f)
         psc_table_set(t, r, 0, "gpu%d", i);
         psc_table_set(t, r, 1, "%s", g->name);
         psc_table_set(t, r, 2, "%s", g->pci_bus_id);
-        if (g->pcie_gen >= 0)
-            psc_table_set(t, r, 3, "Gen%d x%d / Gen%d x%d", g->pcie_gen, g->pcie_width, g->pcie_gen_max, g->pcie_width_max);
+        if (g->pcie_gen > 0 || g->pcie_gen_max > 0)
+            psc_table_set(t, r, 3, "%s / %s", psc__link(g->pcie_gen, g->pcie_width, now, sizeof(now)),
+                          psc__link(g->pcie_gen_max, g->pcie_width_max, max, sizeof(max)));
         else
             psc_table_set(t, r, 3, "?");
         if (g->bar1_bytes && g->memory_bytes)
@@ -142,44 +158,44 @@ static void psc__host(FILE *out, const psc_facts_t *f)
 {
     const psc_host_facts_t *h = &f->host;
 
-    fprintf(out, "\nHost\n");
-    fprintf(out, "  machine: %s; NUMA nodes: %d; inside a VM: %s\n", h->machine[0] ? h->machine : "?", h->numa_nodes,
-            psc__yn(h->hypervisor));
-    fprintf(out, "  driver: %s (%s kernel module)\n", h->driver_release[0] ? h->driver_release : "?",
-            h->driver_open < 0 ? "?" : h->driver_open ? "open" : "proprietary");
-    fprintf(out, "  IOMMU: %s", h->iommu < 0 ? "?" : h->iommu ? "on" : "off");
+    psc_report_printf(out, "\nHost\n");
+    psc_report_printf(out, "  machine: %s; NUMA nodes: %d; inside a VM: %s\n", h->machine[0] ? h->machine : "?", h->numa_nodes,
+                      psc__yn(h->hypervisor));
+    psc_report_printf(out, "  driver: %s (%s kernel module)\n", h->driver_release[0] ? h->driver_release : "?",
+                      h->driver_open < 0 ? "?" : h->driver_open ? "open" : "proprietary");
+    psc_report_printf(out, "  IOMMU: %s", h->iommu < 0 ? "?" : h->iommu ? "on" : "off");
     if (h->iommu_groups >= 0)
-        fprintf(out, " (%d groups)", h->iommu_groups);
-    fprintf(out, "; kernel command line: %s\n", h->cmdline[0] ? h->cmdline : "?");
+        psc_report_printf(out, " (%d groups)", h->iommu_groups);
+    psc_report_printf(out, "; kernel command line: %s\n", h->cmdline[0] ? h->cmdline : "?");
     for (int i = 0; i < f->ngpu; i++) {
         const psc_gpu_facts_t *g = &f->gpu[i];
 
         if (g->iommu_group < 0)
-            fprintf(out, "  gpu%d: IOMMU group none; bridges to the root:", i);
+            psc_report_printf(out, "  gpu%d: IOMMU group none; bridges to the root:", i);
         else
-            fprintf(out, "  gpu%d: IOMMU group %d%s%s%s; bridges to the root:", i, g->iommu_group,
-                    g->iommu_domain[0] ? " (" : "", g->iommu_domain, g->iommu_domain[0] ? ")" : "");
+            psc_report_printf(out, "  gpu%d: IOMMU group %d%s%s%s; bridges to the root:", i, g->iommu_group,
+                              g->iommu_domain[0] ? " (" : "", g->iommu_domain, g->iommu_domain[0] ? ")" : "");
         if (!g->nbridges)
-            fprintf(out, " none recorded");
+            psc_report_printf(out, " none recorded");
         for (int b = 0; b < g->nbridges; b++) {
             const psc_bridge_facts_t *br = &g->bridges[b];
             char bits[64];
 
             if (!br->bus_id[0]) {
-                fprintf(out, " host bridge");
+                psc_report_printf(out, " host bridge");
                 continue;
             }
-            fprintf(out, " %s", br->bus_id);
+            psc_report_printf(out, " %s", br->bus_id);
             if (br->acs == PSC_ACS_READ) {
                 psc__acs_bits(br->acs_ctrl, bits, sizeof(bits));
-                fprintf(out, " [ACS %s]", bits);
+                psc_report_printf(out, " [ACS %s]", bits);
             } else {
-                fprintf(out, " [ACS %s]", br->acs == PSC_ACS_NEEDS_ROOT ? "unknown (needs root)"
-                                          : br->acs == PSC_ACS_ABSENT ? "absent" : "not recorded");
+                psc_report_printf(out, " [ACS %s]", br->acs == PSC_ACS_NEEDS_ROOT ? "unknown (needs root)"
+                                                    : br->acs == PSC_ACS_ABSENT ? "absent" : "not recorded");
             }
-            fprintf(out, b + 1 < g->nbridges ? "," : "");
+            psc_report_printf(out, b + 1 < g->nbridges ? "," : "");
         }
-        fprintf(out, "\n");
+        psc_report_printf(out, "\n");
     }
 }
 

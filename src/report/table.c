@@ -1,4 +1,5 @@
 #include "table.h"
+#include "text.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -41,13 +42,16 @@ void psc_table_free(psc_table_t *t)
 
 void psc_table_set(psc_table_t *t, unsigned row, unsigned col, const char *fmt, ...)
 {
+    char raw[PSC_CELL_LEN];
     va_list ap;
 
     if (!t || row >= t->rows || col >= t->cols)
         return;
     va_start(ap, fmt);
-    vsnprintf(t->cells[row * t->cols + col], PSC_CELL_LEN, fmt, ap);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
+    /* A cell is one line of plain text, whatever a name from outside holds. */
+    psc_text_escape(raw, NULL, t->cells[row * t->cols + col], PSC_CELL_LEN);
 }
 
 const char *psc_table_get(const psc_table_t *t, unsigned row, unsigned col)

@@ -45,8 +45,8 @@ static char *psc__slurp(int fd)
     return buf;
 }
 
-/* Run the binary with args; env is "NAME=value" pairs (NULL-terminated) added to ours. */
-static psc__run_t psc__run(const char *const *args, const char *const *env)
+/* Run the binary with args; env is "NAME=value" pairs (NULL-terminated) added to ours; stdout to stdout_path if set. */
+static psc__run_t psc__run_to(const char *const *args, const char *const *env, const char *stdout_path)
 {
     char outp[] = "/tmp/psc-out-XXXXXX", errp[] = "/tmp/psc-err-XXXXXX";
     int fo = mkstemp(outp), fe = mkstemp(errp), status = 0;
@@ -64,6 +64,13 @@ static psc__run_t psc__run(const char *const *args, const char *const *env)
     if (pid == 0) {
         for (int i = 0; env && env[i]; i++)
             putenv((char *)env[i]);
+        if (stdout_path) {
+            int fd = open(stdout_path, O_WRONLY);
+
+            if (fd < 0)
+                _exit(126);
+            dup2(fd, fo);
+        }
         dup2(fo, 1);
         dup2(fe, 2);
         execv(P2PSCOPE_BIN, argv);
@@ -75,6 +82,11 @@ static psc__run_t psc__run(const char *const *args, const char *const *env)
     r.out = psc__slurp(fo);
     r.err = psc__slurp(fe);
     return r;
+}
+
+static psc__run_t psc__run(const char *const *args, const char *const *env)
+{
+    return psc__run_to(args, env, NULL);
 }
 
 static int psc__lines(const char *s)
@@ -182,6 +194,8 @@ static void test_fake_driver_paths(void **state)
                       "GPU 5 does not exist: accepted 0 to 1 (this machine has 2 GPUs)");
     psc__expect_error((const char *[]){"bw", "-t", "gpu_to_gpu_read_ce", "-d", "1", NULL}, psc__fake_gpus, 3,
                       "gpu_to_gpu_read_ce needs at least 2 GPUs");
+    psc__expect_error((const char *[]){"lat", "-t", "gpu_to_gpu_chase", "-d", "1", NULL}, psc__fake_gpus, 3,
+                      "gpu_to_gpu_chase needs at least 2 GPUs");
 }
 
 static void test_fake_gpus_inventory_and_failures(void **state)
@@ -284,6 +298,221 @@ static void test_topology_replays(void **state)
     psc__expect_error((const char *[]){"bw", "--watch", NULL}, psc__no_driver, 2, "--watch goes with nvlink");
 }
 
+/* Output that cannot be written (stdout on a full disk) fails the run with one line, whatever the command. */
+static void test_stdout_write_errors(void **state)
+{
+    const char *const cmds[][5] = {{"--help", NULL}, {"list", NULL}, {"lat", "-l", NULL},
+                                   {"topo", "--topology", TEST_DATA "/nvidiaDGX2.xml", NULL},
+                                   {"doctor", "--topology", TEST_DATA "/nvidiaDGX2.xml", "--json", NULL}};
+    psc__run_t r;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        r = psc__run_to(cmds[i], psc__no_driver, "/dev/full");
+        if (r.rc != 1)
+            fprintf(stderr, "%s: rc=%d %s", cmds[i][0], r.rc, r.err);
+        assert_int_equal(r.rc, 1);
+        assert_non_null(strstr(r.err, "p2pscope: cannot write to standard output: No space left on device"));
+        assert_int_equal(psc__lines(r.err), 1);
+        psc__free(&r);
+    }
+}
+
+/* --json into a symlink, a private file and /dev/null: written through, mode kept, devices left devices. */
+static void test_json_output_files(void **state)
+{
+    char dir[] = "/tmp/psc-jout-XXXXXX", file[96], link[96], arg[128];
+    struct stat sb, null_before;
+    json_error_t jerr;
+    json_t *doc;
+    psc__run_t r;
+    int fd;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(file, sizeof(file), "%s/facts.json", dir);
+    snprintf(link, sizeof(link), "%s/latest.json", dir);
+    fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(chmod(file, 0600), 0);
+    assert_int_equal(symlink("facts.json", link), 0);
+    snprintf(arg, sizeof(arg), "--json=%s", link);
+    r = psc__run((const char *[]){"topo", "--topology", TEST_DATA "/nvidiaDGX2.xml", arg, NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    psc__free(&r);
+    assert_int_equal(lstat(link, &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode));
+    assert_int_equal(stat(file, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0600);
+    doc = json_load_file(file, 0, &jerr);
+    assert_non_null(doc);
+    json_decref(doc);
+
+    assert_int_equal(stat("/dev/null", &null_before), 0);
+    r = psc__run((const char *[]){"topo", "--topology", TEST_DATA "/nvidiaDGX2.xml", "--json=/dev/null", NULL},
+                 psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    psc__free(&r);
+    assert_int_equal(lstat("/dev/null", &sb), 0);
+    assert_true(S_ISCHR(sb.st_mode));
+    assert_int_equal(sb.st_ino, null_before.st_ino);
+    unlink(link);
+    unlink(file);
+    rmdir(dir);
+}
+
+/* A recording with more findings than any fixed buffer: the doctor shows and writes every one. */
+static void test_doctor_shows_every_finding(void **state)
+{
+    char dir[] = "/tmp/psc-many-XXXXXX", rec[96], out[96], arg[128], err[256];
+    psc_facts_t *f = psc_facts_new();
+    json_error_t jerr;
+    size_t want;
+    json_t *doc;
+    psc__run_t r;
+
+    (void)state;
+    assert_non_null(f);
+    assert_non_null(mkdtemp(dir));
+    snprintf(f->source, sizeof(f->source), "test");
+    f->has_driver = 1;
+    f->ngpu = PSC_MAX_GPUS;
+    f->host.numa_nodes = 2;
+    for (int i = 0; i < f->ngpu; i++) {
+        psc_gpu_facts_t *g = &f->gpu[i];
+
+        snprintf(g->name, sizeof(g->name), "NVIDIA GeForce RTX 4090");
+        snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "0000:%02x:00.0", i + 1);
+        g->memory_bytes = 24ull << 30;
+        g->bar1_bytes = 256ull << 20;
+        g->pcie_gen = 1;
+        g->pcie_gen_max = 4;
+        g->pcie_width = g->pcie_width_max = 16;
+        g->numa_node = i % 2;
+        for (int j = 0; j < f->ngpu; j++) {
+            f->pair[i][j].path = i == j ? PSC_PATH_SELF : PSC_PATH_SYS;
+            f->pair[i][j].can_access = i == j ? -1 : 0;
+        }
+    }
+    snprintf(rec, sizeof(rec), "%s/rec.json", dir);
+    snprintf(out, sizeof(out), "%s/out.json", dir);
+    snprintf(arg, sizeof(arg), "--json=%s", out);
+    assert_int_equal(psc_facts_save(f, rec, err, sizeof(err)), PSC_OK);
+    psc_facts_free(f);
+    f = psc_facts_new(); /* what the replay will see */
+    assert_int_equal(psc_facts_load(rec, f, err, sizeof(err)), PSC_OK);
+    want = psc_doctor(f, NULL, 0);
+    assert_true(want > 512);
+    r = psc__run((const char *[]){"doctor", "--topology", rec, arg, NULL}, psc__no_driver);
+    if (r.rc > 1)
+        fprintf(stderr, "rc=%d %s", r.rc, r.err);
+    assert_true(r.rc <= 1);
+    doc = json_load_file(out, 0, &jerr);
+    assert_non_null(doc);
+    assert_int_equal(json_array_size(json_object_get(doc, "findings")), want);
+    json_decref(doc);
+    psc__free(&r);
+    unlink(rec);
+    unlink(out);
+    rmdir(dir);
+    psc_facts_free(f);
+}
+
+/* A recording's remote_gpu outside its GPUs names no phantom GPU and reads nothing out of bounds. */
+static void test_nvlink_remote_out_of_range(void **state)
+{
+    const int bad[] = {5, 1000000};
+    char dir[] = "/tmp/psc-remote-XXXXXX", rec[96], err[256];
+    psc__run_t r;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(rec, sizeof(rec), "%s/rec.json", dir);
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        psc_facts_t *f = psc_facts_new();
+        char phantom[32];
+
+        assert_non_null(f);
+        snprintf(f->source, sizeof(f->source), "test");
+        f->ngpu = 2;
+        for (int i = 0; i < 2; i++) {
+            snprintf(f->gpu[i].name, sizeof(f->gpu[i].name), "GPU %d", i);
+            snprintf(f->gpu[i].pci_bus_id, sizeof(f->gpu[i].pci_bus_id), "0000:%02x:00.0", i + 1);
+            f->gpu[i].nvlink_count = 1;
+            f->gpu[i].nvlinks[0].active = 1;
+            f->gpu[i].nvlinks[0].remote = PSC_REMOTE_GPU;
+            f->gpu[i].nvlinks[0].remote_gpu = bad[k];
+            for (int j = 0; j < 2; j++)
+                f->pair[i][j].path = i == j ? PSC_PATH_SELF : PSC_PATH_SYS;
+        }
+        assert_int_equal(psc_facts_save(f, rec, err, sizeof(err)), PSC_OK);
+        psc_facts_free(f);
+        r = psc__run((const char *[]){"nvlink", "--topology", rec, NULL}, psc__no_driver); /* asserts no crash */
+        snprintf(phantom, sizeof(phantom), "gpu%d ", bad[k]);
+        assert_true(r.rc == 0 || r.rc == 2); /* shown without the remote, or refused by the loader */
+        assert_null(strstr(r.out, phantom));
+        psc__free(&r);
+    }
+    unlink(rec);
+    rmdir(dir);
+}
+
+/* verify: a named test with no path here is not a pass; a stress run whose paths all fail at once stops. */
+static void test_verify_nothing_verified(void **state)
+{
+    psc__run_t r;
+
+    (void)state;
+    psc__expect_error((const char *[]){"verify", "-t", "gpu_to_gpu_read_ce", "-d", "1", NULL}, psc__fake_gpus, 3,
+                      "gpu_to_gpu_read_ce has no path to verify with 1 GPU");
+    r = psc__run((const char *[]){"verify", "-d", "0", "-e", "4K", "--no-load", "--seconds", "3", NULL},
+                 psc__fake_gpus);
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.err, "no path could run in pass 1; the stress run stops"));
+    assert_true(psc__lines(r.err) < 64); /* one pass: a line per path, not a busy loop's thousands */
+    psc__free(&r);
+}
+
+/* --json is honoured by the lists and nvlink, not ignored. */
+static void test_json_lists_and_nvlink(void **state)
+{
+    const struct { const char *args[5]; int count; } lists[] = {
+        {{"list", "--json", NULL}, psc_bw_test_count()},
+        {{"bw", "-l", "--json", NULL}, psc_bw_test_count()},
+        {{"lat", "-l", "--json", NULL}, psc_lat_test_count()},
+    };
+    json_error_t jerr;
+    json_t *doc, *t0;
+    psc__run_t r;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+        r = psc__run(lists[i].args, psc__no_driver);
+        assert_int_equal(r.rc, 0);
+        doc = json_loads(r.out, 0, &jerr);
+        assert_non_null(doc);
+        assert_int_equal(json_array_size(json_object_get(doc, "tests")), lists[i].count);
+        t0 = json_array_get(json_object_get(doc, "tests"), 0);
+        assert_non_null(json_string_value(json_object_get(t0, "name")));
+        assert_non_null(json_string_value(json_object_get(t0, "title")));
+        assert_non_null(json_string_value(json_object_get(t0, "description")));
+        json_decref(doc);
+        psc__free(&r);
+    }
+    r = psc__run((const char *[]){"nvlink", "--topology", TEST_DATA "/power8gpudistances.xml", "--json", NULL},
+                 psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    doc = json_loads(r.out, 0, &jerr);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "command")), "nvlink");
+    t0 = json_array_get(json_object_get(doc, "gpus"), 0);
+    assert_string_equal(json_string_value(json_object_get(t0, "pci_bus_id")), "0002:01:00.0");
+    assert_int_equal(json_array_size(json_object_get(t0, "nvlinks")), 4);
+    json_decref(doc);
+    psc__free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +523,12 @@ int main(void)
         cmocka_unit_test(test_fake_gpus_inventory_and_failures),
         cmocka_unit_test(test_topology_replays),
         cmocka_unit_test(test_fake_gpus_every_command),
+        cmocka_unit_test(test_stdout_write_errors),
+        cmocka_unit_test(test_json_output_files),
+        cmocka_unit_test(test_doctor_shows_every_finding),
+        cmocka_unit_test(test_nvlink_remote_out_of_range),
+        cmocka_unit_test(test_verify_nothing_verified),
+        cmocka_unit_test(test_json_lists_and_nvlink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -144,7 +144,48 @@ static void test_usage_errors(void **state)
     BAD("empty --json", "--json=");
     BAD("bad --gate-timeout", "--gate-timeout", "0");
     BAD("corruption offset", "-s", "4K", "--test-corrupt-offset", "4096");
+    /* Empty lists and items are errors, not "every test" or a skipped item. */
+    BAD("empty test name", "bw", "-t", "");
+    BAD("empty test name", "bw", "-t", ",");
+    BAD("empty test name", "bw", "-t", "gpu_local_ce,");
+    BAD("empty test name", "lat", "-t", ",gpu_to_gpu_chase");
+    BAD("empty GPU index", "-d", "0,,1");
+    BAD("empty GPU index", "-d", ",0");
+    BAD("empty GPU index", "-d", "0,");
+    BAD("empty GPU index", "-d", "");
+    /* The offending option is named, whatever came before it and however it was written. */
+    BAD("unknown option '-Z'", "bw", "-s", "4K", "-Zq");
+    BAD("unknown option '-Z'", "bw", "-s", "4K", "-lZ");
+    BAD("unknown option '-Z'", "bw", "-s4K", "-Z");
+    BAD("unknown option '--bogus'", "bw", "-s", "4K", "--bogus=3");
+    BAD("option -s needs a value", "bw", "-t", "gpu_local_ce", "-s");
+    BAD("option --size needs a value", "bw", "-t", "gpu_local_ce", "--size");
+    BAD("option --seconds needs a value", "verify", "-s", "4K", "--seconds");
+    BAD("bad --min-bytes 'x'", "bw", "-b", "x", "-e", "4K");
+    BAD("bad --max-bytes 'y'", "bw", "-b4K", "-ey");
+    /* --json where there is no JSON to write is refused, not ignored. */
+    BAD("--json does not go with nvlink --watch", "nvlink", "--watch", "--json");
 #undef BAD
+}
+
+/* Values of any length are taken whole, never cut. */
+static void test_long_values(void **state)
+{
+    char tests[2048] = "", devs[1024] = "0,";
+    psc_cli_opts_t o;
+
+    (void)state;
+    while (strlen(tests) < 1200)
+        strcat(tests, "host_to_gpu_ce,");
+    strcat(tests, "gpu_local_ce");
+    assert_int_equal(PARSE(&o, "bw", "-t", tests), 0);
+    assert_int_equal(o.ntests, 2);
+    assert_string_equal(psc_bw_test_name(o.tests[1]), "gpu_local_ce");
+    memset(devs + 2, '0', 700);
+    strcpy(devs + 702, "1");
+    assert_int_equal(PARSE(&o, "-d", devs), 0);
+    assert_int_equal(o.ndev, 2);
+    assert_int_equal(o.devs[1], 1);
 }
 
 int main(void)
@@ -153,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_values),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_long_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -359,6 +359,19 @@ static void test_capacity_is_respected(void **state)
     psc_facts_free(f);
 }
 
+/* A healthy machine: no findings, none written (under UBSan: no copy from a NULL list). */
+static void test_clean_machine_has_no_findings(void **state)
+{
+    psc_facts_t *f = machine(1, "NVIDIA L4", 24ull << 30, 32ull << 30, PSC_PATH_SYS, -1);
+    psc_finding_t one[1] = {{.rule = "untouched"}};
+
+    (void)state;
+    assert_int_equal(psc_doctor(f, one, 1), 0);
+    assert_string_equal(one[0].rule, "untouched");
+    assert_int_equal(psc_doctor(f, NULL, 0), 0);
+    psc_facts_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_p2p_inconsistent_and_corrupt), cmocka_unit_test(test_p2p_reasons),
         cmocka_unit_test(test_numa_clocks_vm),          cmocka_unit_test(test_recorded_dgx2_is_clean),
         cmocka_unit_test(test_capacity_is_respected), cmocka_unit_test(test_recorded_h200_vm),
+        cmocka_unit_test(test_clean_machine_has_no_findings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,10 @@
 
 #include "report/json.h"
 #include "report/render.h"
+#include "report/render_doctor.h"
+#include "report/render_topo.h"
 #include "report/table.h"
+#include "report/text.h"
 
 static char *psc__render_to_string(void (*fn)(FILE *, void *), void *arg)
 {
@@ -371,9 +374,84 @@ static void test_json_atomic_write(void **state)
     json_decref(run);
 }
 
+static void psc__topo_fn(FILE *f, void *arg)
+{
+    psc_render_topo(f, arg);
+}
+
+static void psc__findings_fn(FILE *f, void *arg)
+{
+    psc_finding_t v = {.severity = PSC_SEV_WARNING, .rule = "bar1_small"};
+
+    snprintf(v.what, sizeof(v.what), "gpu0 \x1b]0;owned\x07 is slow");
+    snprintf(v.evidence, sizeof(v.evidence), "name \xc2\x9b" "2J");
+    snprintf(v.fix, sizeof(v.fix), "none");
+    psc_render_findings(f, arg, &v, 1);
+}
+
+/* No byte of a control sequence from outside reaches the terminal: tables, plain lines, findings. */
+static void test_control_characters_escaped(void **state)
+{
+    psc_facts_t *f = psc_facts_new();
+    psc_table_t *t = psc_table_new(1, 1);
+    char *out;
+
+    (void)state;
+    psc_table_set(t, 0, 0, "a\x1b[31mb\nc");
+    assert_string_equal(psc_table_get(t, 0, 0), "a\\x1b[31mb\\x0ac");
+    psc_table_free(t);
+
+    assert_non_null(f);
+    snprintf(f->source, sizeof(f->source), "rec\x1b[2J.json");
+    f->ngpu = 1;
+    snprintf(f->gpu[0].name, sizeof(f->gpu[0].name), "Evil\x1b[8mGPU");
+    snprintf(f->gpu[0].pci_bus_id, sizeof(f->gpu[0].pci_bus_id), "0000:01:00.0");
+    snprintf(f->host.cmdline, sizeof(f->host.cmdline), "quiet\r\x1b[1Aroot=/dev/sda \xc2\x9b" "31m");
+    snprintf(f->host.machine, sizeof(f->host.machine), "box\x07");
+    f->pair[0][0].path = PSC_PATH_SELF;
+    out = psc__render_to_string(psc__topo_fn, f);
+    assert_null(strchr(out, '\x1b'));
+    assert_null(strchr(out, '\r'));
+    assert_null(strchr(out, '\x07'));
+    assert_null(strstr(out, "\xc2\x9b"));
+    assert_non_null(strstr(out, "Evil\\x1b[8mGPU"));
+    assert_non_null(strstr(out, "quiet\\x0d\\x1b[1Aroot=/dev/sda \\xc2\\x9b31m"));
+    free(out);
+    out = psc__render_to_string(psc__findings_fn, f);
+    assert_null(strchr(out, '\x1b'));
+    assert_null(strstr(out, "\xc2\x9b"));
+    assert_non_null(strstr(out, "gpu0 \\x1b]0;owned\\x07 is slow"));
+    free(out);
+    psc_facts_free(f);
+}
+
+/* A PCIe maximum not known prints as "?", never as "Gen-1 x-1". */
+static void test_unknown_pcie_max(void **state)
+{
+    psc_facts_t *f = psc_facts_new();
+    char *out;
+
+    (void)state;
+    assert_non_null(f);
+    f->ngpu = 1;
+    snprintf(f->gpu[0].name, sizeof(f->gpu[0].name), "GPU");
+    f->pair[0][0].path = PSC_PATH_SELF;
+    f->gpu[0].pcie_gen = 4;
+    f->gpu[0].pcie_width = 16;
+    f->gpu[0].pcie_gen_max = -1;
+    f->gpu[0].pcie_width_max = -1;
+    out = psc__render_to_string(psc__topo_fn, f);
+    assert_non_null(strstr(out, "Gen4 x16 / Gen? x?"));
+    assert_null(strstr(out, "Gen-1"));
+    assert_null(strstr(out, "x-1"));
+    free(out);
+    psc_facts_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_control_characters_escaped), cmocka_unit_test(test_unknown_pcie_max),
         cmocka_unit_test(test_table_alignment),      cmocka_unit_test(test_bw_matrix_with_notes),
         cmocka_unit_test(test_concurrent_shared_issuer_note),
         cmocka_unit_test(test_bw_host_row_and_single_gpu), cmocka_unit_test(test_json_round_trip),

@@ -1,12 +1,25 @@
+/*
+ * Output files: a regular file is replaced atomically (keeping its mode and
+ * owner), a symlink is written through to its target, and a device, a FIFO or
+ * /dev/stdout is written in place. Nothing here deletes or renames over a file
+ * that is not regular, and the process umask is never touched.
+ */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "p2pscope.h"
+
+#define PSC__MAX_LINKS 40 /* the kernel's own limit on a chain of symlinks */
 
 static int psc__write_all(int fd, const char *p, size_t len)
 {
@@ -15,51 +28,246 @@ static int psc__write_all(int fd, const char *p, size_t len)
 
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
             return -1;
+        }
         p += n;
         len -= (size_t)n;
     }
     return 0;
 }
 
-psc_status_t psc_write_file_atomic(const char *path, const void *data, size_t len, char *errbuf, size_t errlen)
+/*
+ * A reader that goes away must fail the write with EPIPE, not kill the
+ * process that embeds us: SIGPIPE is held for this thread and one raised
+ * here is taken back before the old mask returns.
+ */
+static int psc__write_nosigpipe(int fd, const char *p, size_t len)
 {
-    char scratch[8], *tmp = NULL;
-    mode_t mask;
-    int fd, ok;
+    const struct timespec zero = {0, 0};
+    sigset_t pipe_only, old, pending;
+    int rc, e, was_pending;
 
-    if (!errbuf || !errlen) {
-        errbuf = scratch;
-        errlen = sizeof(scratch);
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    sigpending(&pending);
+    was_pending = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    rc = psc__write_all(fd, p, len);
+    e = errno;
+    if (rc != 0 && e == EPIPE && !was_pending)
+        sigtimedwait(&pipe_only, NULL, &zero);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return rc;
+}
+
+/* Directory part of path ("." when none) into buf. */
+static void psc__dir_of(const char *path, char *buf, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (!slash)
+        snprintf(buf, len, ".");
+    else if (slash == path)
+        snprintf(buf, len, "/");
+    else
+        snprintf(buf, len, "%.*s", (int)(slash - path), path);
+}
+
+/*
+ * Follow path's symlinks (a dangling one included) to the name that will be
+ * written, with its directory made canonical. *magic is set when a link lives
+ * under /proc (/dev/stdout, /dev/fd/N): those name an open file, not a place
+ * to make files in. 0 or an errno.
+ */
+static int psc__resolve(const char *path, char *out, size_t outlen, int *magic)
+{
+    char cur[PATH_MAX], dir[PATH_MAX], canon[PATH_MAX], target[PATH_MAX];
+    struct stat sb;
+
+    *magic = 0;
+    if (snprintf(cur, sizeof(cur), "%s", path) >= (int)sizeof(cur))
+        return ENAMETOOLONG;
+    for (int hop = 0;; hop++) {
+        const char *base;
+        ssize_t n;
+
+        psc__dir_of(cur, dir, sizeof(dir));
+        if (!realpath(dir, canon))
+            return errno;
+        if (strncmp(canon, "/proc/", 6) == 0) {
+            *magic = 1;
+            break;
+        }
+        base = strrchr(cur, '/') ? strrchr(cur, '/') + 1 : cur;
+        if (!*base)
+            return EISDIR;
+        if (snprintf(target, sizeof(target), "%s%s%s", canon, strcmp(canon, "/") ? "/" : "", base) >=
+            (int)sizeof(target))
+            return ENAMETOOLONG;
+        memcpy(cur, target, sizeof(cur));
+        if (lstat(cur, &sb) != 0) {
+            if (errno != ENOENT)
+                return errno;
+            break; /* a new file */
+        }
+        if (!S_ISLNK(sb.st_mode))
+            break;
+        if (hop == PSC__MAX_LINKS)
+            return ELOOP;
+        n = readlink(cur, target, sizeof(target) - 1);
+        if (n < 0)
+            return errno;
+        target[n] = '\0';
+        if (target[0] == '/')
+            memcpy(cur, target, (size_t)n + 1);
+        else if (snprintf(cur, sizeof(cur), "%s/%s", canon, target) >= (int)sizeof(cur))
+            return ENAMETOOLONG;
     }
-    if (!path || (!data && len)) {
-        snprintf(errbuf, errlen, "no file or no data given");
-        return PSC_ERR_INVALID;
-    }
-    if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
-        snprintf(errbuf, errlen, "out of host memory");
-        return PSC_ERR_NO_MEMORY;
-    }
-    fd = mkstemp(tmp);
+    if (snprintf(out, outlen, "%s", *magic ? path : cur) >= (int)outlen)
+        return ENAMETOOLONG;
+    return 0;
+}
+
+/*
+ * A device, a FIFO or an open file named through /proc: write in place,
+ * never created, truncated or replaced. A FIFO is opened without blocking so
+ * that one without a reader is an error, not a hang.
+ */
+static psc_status_t psc__write_direct(const char *path, int magic, const void *data, size_t len, char *errbuf,
+                                      size_t errlen)
+{
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK | (magic ? O_APPEND : 0));
+    int flags, ok;
+
     if (fd < 0) {
-        snprintf(errbuf, errlen, "cannot create a file beside %s: %s", path, strerror(errno));
-        free(tmp);
+        if (errno == ENXIO)
+            snprintf(errbuf, errlen, "cannot write %s: no process is reading it", path);
+        else
+            snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(errno));
         return PSC_ERR_IO;
     }
-    ok = psc__write_all(fd, data, len) == 0 && fsync(fd) == 0;
-    ok = close(fd) == 0 && ok;
-    if (ok) {
-        /* mkstemp makes 0600 files; give the result the mode a plain fopen would. */
-        mask = umask(0);
-        umask(mask);
-        chmod(tmp, 0666 & ~mask);
-        ok = rename(tmp, path) == 0;
+    flags = fcntl(fd, F_GETFL);
+    ok = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 && psc__write_nosigpipe(fd, data, len) == 0;
+    if (!ok)
+        snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(errno));
+    if (close(fd) != 0 && ok) {
+        snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(errno));
+        ok = 0;
     }
+    return ok ? PSC_OK : PSC_ERR_IO;
+}
+
+/* A new file beside path with a name of its own; open(2) applies the umask to mode, as fopen would. */
+static int psc__create_beside(const char *path, mode_t mode, char **tmp)
+{
+    static unsigned counter;
+    struct timespec ts;
+
+    for (int attempt = 0; attempt < 100; attempt++) {
+        char *name = NULL;
+        int fd;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (asprintf(&name, "%s.tmp.%ld.%lx%x", path, (long)getpid(), (unsigned long)ts.tv_nsec,
+                     __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED)) < 0) {
+            errno = ENOMEM;
+            return -1;
+        }
+        fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd >= 0) {
+            *tmp = name;
+            return fd;
+        }
+        free(name);
+        if (errno != EEXIST)
+            return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/*
+ * Give the new file the old one's owner (before the mode: fchown clears
+ * set-id bits). Only root may give a file away; anyone else keeps what is
+ * allowed (the group, when a member), and the file becomes theirs, as with
+ * any editor that saves by rename.
+ */
+static void psc__keep_owner(int fd, const struct stat *old)
+{
+    if (old->st_uid == geteuid() && old->st_gid == getegid())
+        return;
+    if (fchown(fd, old->st_uid, old->st_gid) != 0 && fchown(fd, (uid_t)-1, old->st_gid) != 0)
+        return; /* ours, with the old mode */
+}
+
+/* old: the file being replaced (NULL: a new one). */
+static psc_status_t psc__write_replace(const char *path, const struct stat *old, const void *data, size_t len,
+                                       char *errbuf, size_t errlen)
+{
+    char *tmp = NULL;
+    int fd, ok;
+
+    if (old && access(path, W_OK) != 0) {
+        snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(errno));
+        return PSC_ERR_IO;
+    }
+    /* Replacing: private until it has the old file's owner and mode. */
+    fd = psc__create_beside(path, old ? 0600 : 0666, &tmp);
+    if (fd < 0) {
+        snprintf(errbuf, errlen, "cannot create a file beside %s: %s", path, strerror(errno));
+        return PSC_ERR_IO;
+    }
+    ok = psc__write_all(fd, data, len) == 0;
+    if (ok && old) {
+        psc__keep_owner(fd, old);
+        ok = fchmod(fd, old->st_mode & 07777) == 0;
+    }
+    ok = ok && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    ok = ok && rename(tmp, path) == 0;
     if (!ok) {
         snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(errno));
         unlink(tmp);
     }
     free(tmp);
     return ok ? PSC_OK : PSC_ERR_IO;
+}
+
+psc_status_t psc_write_file_atomic(const char *path, const void *data, size_t len, char *errbuf, size_t errlen)
+{
+    char scratch[8], final[PATH_MAX];
+    struct stat sb;
+    int magic, e;
+
+    if (!errbuf || !errlen) {
+        errbuf = scratch;
+        errlen = sizeof(scratch);
+    }
+    if (!path || !*path || (!data && len)) {
+        snprintf(errbuf, errlen, "no file or no data given");
+        return PSC_ERR_INVALID;
+    }
+    if ((e = psc__resolve(path, final, sizeof(final), &magic)) != 0) {
+        snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(e));
+        return PSC_ERR_IO;
+    }
+    if (stat(final, &sb) != 0) {
+        if (errno != ENOENT || magic) {
+            snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(errno));
+            return PSC_ERR_IO;
+        }
+        return psc__write_replace(final, NULL, data, len, errbuf, errlen);
+    }
+    if (S_ISDIR(sb.st_mode) || S_ISSOCK(sb.st_mode)) {
+        snprintf(errbuf, errlen, "cannot write %s: it is a %s; accepted a regular file, a device or a FIFO", path,
+                 S_ISDIR(sb.st_mode) ? "directory" : "socket");
+        return PSC_ERR_INVALID;
+    }
+    if (magic || !S_ISREG(sb.st_mode))
+        return psc__write_direct(magic ? path : final, magic, data, len, errbuf, errlen);
+    return psc__write_replace(final, &sb, data, len, errbuf, errlen);
 }
