@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "report/text.h"
 
 enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT, OPT_NO_VERIFY, OPT_NO_LOAD };
 
@@ -391,7 +392,7 @@ static void psc__option_name(int c, int idx, char **argv, char *buf, size_t len)
     snprintf(buf, len, "-%c", key);
 }
 
-int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
+static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
 {
     int first = 1, c, rc, max_given = 0;
 
@@ -467,4 +468,20 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
         return PSC_EXIT_USAGE;
     }
     return 0;
+}
+
+int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    int rc = psc__parse(argc, argv, o, err, errlen);
+
+    /* Messages quote what was typed: one line, and no escape sequence reaches the terminal. */
+    if (rc != 0 && errlen) {
+        char *raw = strdup(err);
+
+        if (raw) {
+            psc_text_escape(raw, NULL, err, errlen);
+            free(raw);
+        }
+    }
+    return rc;
 }

@@ -188,6 +188,20 @@ static void test_long_values(void **state)
     assert_int_equal(o.devs[1], 1);
 }
 
+/* What was typed is quoted on one line, with control characters escaped (found by fuzz_cli_args). */
+static void test_messages_quote_safely(void **state)
+{
+    psc_cli_opts_t o;
+
+    (void)state;
+    assert_int_equal(PARSE(&o, "bw", "-t", "g?\n\x1b[31mred"), 2);
+    assert_null(strchr(err, '\n'));
+    assert_null(strchr(err, '\x1b'));
+    assert_non_null(strstr(err, "g?\\x0a\\x1b[31mred"));
+    assert_int_equal(PARSE(&o, "--\x07" "bell"), 2);
+    assert_non_null(strstr(err, "\\x07bell"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +209,7 @@ int main(void)
         cmocka_unit_test(test_values),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_long_values),
+        cmocka_unit_test(test_messages_quote_safely),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
