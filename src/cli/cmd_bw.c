@@ -91,8 +91,8 @@ static int psc__plan(const psc_context_t *ctx, const psc_cli_opts_t *o, psc__pla
 
 static json_t *psc__json_waived(psc_bw_test_t t, const char *why)
 {
-    return json_pack("{s:s,s:s,s:s,s:s}", "name", psc_bw_test_name(t), "title", psc_bw_test_title(t), "status",
-                     "waived", "reason", why);
+    return json_pack("{s:s,s:s,s:s,s:o}", "name", psc_bw_test_name(t), "title", psc_bw_test_title(t), "status",
+                     "waived", "reason", psc_json_str(why));
 }
 
 typedef struct {

@@ -26,7 +26,7 @@ static json_t *psc__json_path(const psc__path_t *p)
     json_t *o = json_pack("{s:s,s:s,s:s,s:o,s:I,s:I,s:I,s:i}", "name", psc_bw_test_name(p->last.c.test), "direction",
                           psc_case_label(&p->last.c, label, sizeof(label)), "status",
                           psc_result_status_string(p->last.status), "reason",
-                          p->last.reason[0] ? json_string(p->last.reason) : json_null(), "copies",
+                          p->last.reason[0] ? psc_json_str(p->last.reason) : json_null(), "copies",
                           (json_int_t)p->copies, "bytes_checked", (json_int_t)p->bytes_checked, "bad_bytes",
                           (json_int_t)p->bad_bytes, "passes", (int)p->passes);
 

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include "json.h"
 #include "text.h"
 
 void psc_render_findings(FILE *out, const psc_facts_t *f, const psc_finding_t *v, size_t n)
@@ -24,10 +25,17 @@ json_t *psc_json_findings(const psc_finding_t *v, size_t n)
 {
     json_t *arr = json_array();
 
-    for (size_t k = 0; k < n; k++)
-        json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:s}", "severity", psc_severity_string(v[k].severity),
-                                             "rule", v[k].rule, "what", v[k].what, "evidence", v[k].evidence, "fix",
-                                             v[k].fix));
+    /* The texts carry names and command lines from outside: through psc_json_str, and all or nothing. */
+    for (size_t k = 0; arr && k < n; k++) {
+        json_t *o = json_pack("{s:s,s:o,s:o,s:o,s:o}", "severity", psc_severity_string(v[k].severity), "rule",
+                              psc_json_str(v[k].rule), "what", psc_json_str(v[k].what), "evidence",
+                              psc_json_str(v[k].evidence), "fix", psc_json_str(v[k].fix));
+
+        if (json_array_append_new(arr, o) != 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    }
     return arr;
 }
 

@@ -4,6 +4,7 @@
 
 #include "render.h"
 #include "table.h"
+#include "json.h"
 #include "text.h"
 
 static const psc_lat_result_t *psc__find(const psc_lat_result_t *res, size_t n, int src, int dst)
@@ -135,7 +136,7 @@ json_t *psc_json_lat_result(const psc_lat_result_t *r)
     json_object_set_new(o, "direction", json_string(dir));
     json_object_set_new(o, "issuer", json_string(psc_endpoint_name(r->c.issuer, iss, sizeof(iss))));
     json_object_set_new(o, "status", json_string(psc_result_status_string(r->status)));
-    json_object_set_new(o, "reason", r->reason[0] ? json_string(r->reason) : json_null());
+    json_object_set_new(o, "reason", r->reason[0] ? psc_json_str(r->reason) : json_null());
     json_object_set_new(o, "unit", json_string("ns"));
     json_object_set_new(o, "gpu_ns_per_cycle", r->ns_per_cycle > 0 ? json_real(r->ns_per_cycle) : json_null());
     for (unsigned k = 0; k < r->nsizes; k++) {

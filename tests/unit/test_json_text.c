@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "report/json.h"
+#include "report/render_doctor.h"
 
 static size_t count_keys(json_t *o)
 {
@@ -99,11 +100,44 @@ static void test_json_str(void **state)
     json_decref(j);
 }
 
+/* The doctor table once showed 3 findings and its JSON 1: findings whose text is not UTF-8 were dropped. */
+static void test_every_finding_survives(void **state)
+{
+    psc_finding_t v[3];
+    json_t *arr, *back;
+    char *text;
+
+    (void)state;
+    memset(v, 0, sizeof(v));
+    for (int k = 0; k < 3; k++) {
+        v[k].severity = PSC_SEV_WARNING;
+        snprintf(v[k].rule, sizeof(v[k].rule), "rule%d", k);
+        snprintf(v[k].fix, sizeof(v[k].fix), "fix it");
+    }
+    snprintf(v[0].what, sizeof(v[0].what), "GPU \"NVIDIA H200\" is fine");
+    snprintf(v[1].what, sizeof(v[1].what), "cut inside a character \xe2\x82");
+    snprintf(v[2].evidence, sizeof(v[2].evidence), "cmdline: quiet \xff\xfe iommu=pt");
+    arr = psc_json_findings(v, 3);
+    assert_non_null(arr);
+    text = json_dumps(arr, JSON_COMPACT);
+    assert_non_null(text);
+    back = json_loads(text, 0, NULL);
+    free(text);
+    assert_non_null(back);
+    assert_int_equal(json_array_size(back), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(back, 1), "what")), "cut inside a character ");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(back, 2), "evidence")),
+                        "cmdline: quiet \xef\xbf\xbd\xef\xbf\xbd iommu=pt");
+    json_decref(back);
+    json_decref(arr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_key_survives),
         cmocka_unit_test(test_json_str),
+        cmocka_unit_test(test_every_finding_survives),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
