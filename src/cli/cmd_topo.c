@@ -46,8 +46,10 @@ static int psc__facts_json_out(const psc_facts_t *f, const char *path)
     {
         char *text = psc_facts_json(f, 0);
 
-        if (!text)
+        if (!text) {
+            fprintf(stderr, "p2pscope: out of host memory while writing the facts as JSON\n");
             return PSC_EXIT_FAILED;
+        }
         printf("%s\n", text);
         free(text);
     }

@@ -37,6 +37,9 @@ int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int r
 {
     if (!run)
         return rc;
-    psc_json_run_finish(run, wall_s, rc);
+    if (psc_json_run_finish(run, wall_s, rc) != PSC_OK) {
+        fprintf(stderr, "p2pscope: out of host memory: the JSON results are incomplete and were not written\n");
+        return PSC_EXIT_FAILED;
+    }
     return psc_cli_write_json(run, o) != PSC_EXIT_OK ? PSC_EXIT_FAILED : rc;
 }

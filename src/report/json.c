@@ -102,6 +102,18 @@ json_t *psc_json_run_new(const char *command, const psc_system_info_t *sys, cons
     return psc__done(run, bad);
 }
 
+/*
+ * A part that could not be added marks the document incomplete: callers
+ * need not check every step, since finishing it then fails and nothing is
+ * written.
+ */
+static psc_status_t psc__run_status(json_t *run, int bad)
+{
+    if (bad)
+        json_object_set_new(run, "incomplete", json_true());
+    return bad ? PSC_ERR_NO_MEMORY : PSC_OK;
+}
+
 psc_status_t psc_json_run_set_parameters(json_t *run, const psc_measure_opts_t *o, const int *devs, int ndev,
                                          const psc_bw_test_t *tests, int ntests)
 {
@@ -124,7 +136,7 @@ psc_status_t psc_json_run_set_parameters(json_t *run, const psc_measure_opts_t *
     psc__set(p, "devices", d, &bad);
     psc__set(p, "tests", t, &bad);
     psc__set(run, "parameters", p, &bad);
-    return bad ? PSC_ERR_NO_MEMORY : PSC_OK;
+    return psc__run_status(run, bad);
 }
 
 json_t *psc_json_bw_result(const psc_bw_result_t *r)
@@ -194,7 +206,7 @@ psc_status_t psc_json_run_add_test(json_t *run, json_t *test)
     int bad = 0;
 
     psc__push(json_object_get(run, "tests"), test, &bad);
-    return bad ? PSC_ERR_NO_MEMORY : PSC_OK;
+    return psc__run_status(run, bad);
 }
 
 psc_status_t psc_json_run_finish(json_t *run, double wall_s, int exit_code)
@@ -203,7 +215,7 @@ psc_status_t psc_json_run_finish(json_t *run, double wall_s, int exit_code)
 
     psc__set(run, "wall_s", json_real(wall_s), &bad);
     psc__set(run, "exit_code", json_integer(exit_code), &bad);
-    return bad ? PSC_ERR_NO_MEMORY : PSC_OK;
+    return bad || json_object_get(run, "incomplete") ? PSC_ERR_NO_MEMORY : PSC_OK;
 }
 
 psc_status_t psc_json_write(const json_t *doc, const char *path, char *errbuf, size_t errlen)

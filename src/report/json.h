@@ -35,6 +35,7 @@ json_t *psc_json_bw_result(const psc_bw_result_t *r);
 /* Append a test object (reference stolen; NULL, a failed build, fails here). */
 psc_status_t psc_json_run_add_test(json_t *run, json_t *test);
 
+/* Wall time and exit code; PSC_ERR_NO_MEMORY also when an earlier part could not be added (do not write it). */
 psc_status_t psc_json_run_finish(json_t *run, double wall_s, int exit_code);
 
 /*
