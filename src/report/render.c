@@ -31,6 +31,9 @@ void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_
     psc_report_printf(f, "gpu indexes are CUDA ordinals (CUDA_DEVICE_ORDER=%s%s%s); 'nvml' is nvidia-smi's index, "
                          "which follows PCI bus id order\n",
                       sys->device_order, sys->visible_devices[0] ? ", CUDA_VISIBLE_DEVICES=" : "", sys->visible_devices);
+    if (sys->driver_device_count > sys->device_count)
+        psc_report_printf(f, "the driver reports %d GPUs; p2pscope uses the first %d (CUDA_VISIBLE_DEVICES chooses "
+                             "which)\n", sys->driver_device_count, sys->device_count);
     if (!t)
         return;
     for (unsigned c = 0; c < cols; c++)

@@ -458,6 +458,41 @@ static void test_nvlink_remote_out_of_range(void **state)
     rmdir(dir);
 }
 
+/* A driver with more GPUs than the tables hold: every command uses the first PSC_MAX_GPUS and says so, none crashes. */
+static void test_more_gpus_than_tables(void **state)
+{
+    static const char *const env[] = {"P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "FAKE_CUDA_MODE=gpus", "FAKE_CUDA_COUNT=100",
+                                      "P2PSCOPE_LIBNVML=/nonexistent/libnvidia-ml.so.1", NULL};
+    static const struct {
+        const char *args[12];
+        int rc; /* every measurement fails on the fake GPUs: 1 */
+    } runs[] = {
+        {{"devices", NULL}, 0},
+        {{"bw", "-t", "gpu_to_gpu_read_ce,all_to_one_write_ce,ring_write_ce", "-s", "4K", NULL}, 1},
+        {{"lat", "-t", "gpu_to_gpu_chase,gpu_gpu_flag,gpu_to_gpu_copy_ce", NULL}, 1},
+        {{"verify", "-t", "gpu_to_gpu_write_ce,host_to_all_ce", "-e", "4K", NULL}, 1},
+        {{"verify", "-t", "gpu_to_gpu_write_ce", "-e", "4K", "--no-load", "--seconds", "1", NULL}, 1},
+        {{"nvlink", "--watch", "-s", "4K", NULL}, 1},
+        {{"report", "-s", "4K", NULL}, 1},
+    };
+    psc__run_t r;
+
+    (void)state;
+    for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+        r = psc__run(runs[k].args, env); /* asserts no crash */
+        if (r.rc != runs[k].rc)
+            fprintf(stderr, "%s: rc=%d stderr=%.400s\n", runs[k].args[0], r.rc, r.err);
+        assert_int_equal(r.rc, runs[k].rc);
+        assert_null(strstr(r.out, "gpu64"));
+        assert_null(strstr(r.err, "gpu64"));
+        if (k == 0) {
+            assert_non_null(strstr(r.out, "gpu63 "));
+            assert_non_null(strstr(r.out, "the driver reports 100 GPUs; p2pscope uses the first 64"));
+        }
+        psc__free(&r);
+    }
+}
+
 /* verify: a named test with no path here is not a pass; a stress run whose paths all fail at once stops. */
 static void test_verify_nothing_verified(void **state)
 {
@@ -527,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_json_output_files),
         cmocka_unit_test(test_doctor_shows_every_finding),
         cmocka_unit_test(test_nvlink_remote_out_of_range),
+        cmocka_unit_test(test_more_gpus_than_tables),
         cmocka_unit_test(test_verify_nothing_verified),
         cmocka_unit_test(test_json_lists_and_nvlink),
     };
