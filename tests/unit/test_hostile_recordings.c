@@ -307,19 +307,15 @@ static void test_sysfs_reads_stay_inside(void **state)
 /* Unreadable is "permission denied", not missing and not "not hwloc XML"; root reads all, so drop it. */
 static void test_unreadable_recordings(void **state)
 {
-    char sub[160], path[200];
+    char sub[160], path[200], cmd[512];
     load_result_t r;
 
     (void)state;
     snprintf(sub, sizeof(sub), "%s/locked", g_dir);
     assert_int_equal(mkdir(sub, 0755), 0);
     snprintf(path, sizeof(path), "%s/topo.xml", sub);
-    {
-        char cmd[512];
-
-        snprintf(cmd, sizeof(cmd), "cp %s/24em64t-2n6c2t-pci.xml %s", TEST_DATA, path);
-        assert_int_equal(system(cmd), 0);
-    }
+    snprintf(cmd, sizeof(cmd), "cp %s/24em64t-2n6c2t-pci.xml %s", TEST_DATA, path);
+    assert_int_equal(system(cmd), 0);
     assert_int_equal(chmod(path, 0), 0);
     r = load_guarded(path, 10, 1);
     assert_alive(&r);
@@ -328,13 +324,13 @@ static void test_unreadable_recordings(void **state)
         fail_msg("\"%s\" does not say permission denied", r.err);
     /* A directory that may not be searched: the file is there, just not reachable. */
     assert_int_equal(chmod(path, 0644), 0);
-    assert_int_equal(chmod(sub, 0700), 0);
+    assert_int_equal(chmod(sub, 0), 0);
     r = load_guarded(path, 10, 1);
+    assert_int_equal(chmod(sub, 0755), 0);
     assert_alive(&r);
     assert_int_equal(r.st, PSC_ERR_IO);
     if (!strstr(r.err, "permission denied"))
         fail_msg("\"%s\" does not say permission denied", r.err);
-    assert_int_equal(chmod(sub, 0755), 0);
     unlink(path);
     rmdir(sub);
 }
