@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -135,6 +136,13 @@ static void __attribute__((noreturn)) psc__child(int fd, const char *xml, const 
     const char *refused = xml ? "not an hwloc XML topology hwloc can load" : "hwloc could not read a /sys tree there";
 
     psc__child_limits(seconds);
+#ifdef SYS_close_range
+    /* Another thread's parse pipe held open in here would keep its EOF from coming. */
+    if (fd != 3 && dup2(fd, 3) == 3)
+        fd = 3;
+    if (fd == 3)
+        syscall(SYS_close_range, 4u, ~0u, 0u);
+#endif
     /* One line from the caller, not hwloc's own complaints. */
     null = open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (null >= 0) {
@@ -219,6 +227,10 @@ psc_status_t psc__xml_sandbox_parse(const char *name, const char *xml, const cha
     char *buf;
     pid_t pid;
 
+    if (!xml && !fsroot) {
+        snprintf(errbuf, errlen, "%s: nothing to parse", name);
+        return PSC_ERR_INVALID;
+    }
     if (xml && strlen(xml) > PSC_XML_MAX_BYTES) {
         snprintf(errbuf, errlen, "%s: larger than %u bytes: accepted recordings of up to %u", name,
                  PSC_XML_MAX_BYTES, PSC_XML_MAX_BYTES);
