@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "p2pscope.h"
 #include "topo/host_topo.h"
@@ -203,6 +204,40 @@ static void test_xml_with_huge_os_index(void **state)
     r = load_guarded(path, 10, 0);
     assert_refused_quickly(&r, "OS index 2000000000");
     unlink(path);
+}
+
+/* The XML inside a JSON recording is someone else's too: the crashing one, in the H200 recording. */
+static void test_json_with_crashing_xml(void **state)
+{
+    char path[160], xml[160];
+    json_t *doc = json_load_file(TEST_DATA "/h200x2-nv18.json", 0, NULL);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp;
+    load_result_t r;
+
+    (void)state;
+    assert_non_null(doc);
+    snprintf(xml, sizeof(xml), "%s/no-complete-cpuset.xml", g_dir);
+    write_topology(xml, "", "os_index=\"0\"", "", 0);
+    fp = fopen(xml, "r");
+    assert_non_null(fp);
+    assert_true(getdelim(&text, &len, '\0', fp) > 0);
+    fclose(fp);
+    assert_int_equal(json_object_set_new(doc, "hwloc_xml", json_string(text)), 0);
+    snprintf(path, sizeof(path), "%s/crashing-xml.json", g_dir);
+    assert_int_equal(json_dump_file(doc, path, 0), 0);
+    json_decref(doc);
+    free(text);
+    r = load_guarded(path, 10, 0);
+    assert_alive(&r);
+    assert_true(r.seconds < 5.0);
+    assert_false(r.children_left);
+    /* The GPUs and pairs recorded in the JSON still load. */
+    assert_int_equal(r.st, PSC_OK);
+    assert_int_equal(r.ngpu, 2);
+    unlink(path);
+    unlink(xml);
 }
 
 /* Opening a FIFO waits for a writer that never comes. */
@@ -429,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_xml_without_complete_cpuset),
         cmocka_unit_test(test_xml_with_1e5_siblings),
         cmocka_unit_test(test_xml_with_huge_os_index),
+        cmocka_unit_test(test_json_with_crashing_xml),
         cmocka_unit_test(test_fifo_as_recording),
         cmocka_unit_test(test_fifo_as_captured_cmdline),
         cmocka_unit_test(test_fifo_as_captured_bridge_config),
