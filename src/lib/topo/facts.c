@@ -1,5 +1,6 @@
 /* Topology facts: live gathering through the driver, NVML, hwloc and /sys; replay of recordings. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,8 @@
 #include "topo/facts_json.h"
 #include "topo/pci_tree.h"
 #include "topo/sysfs_facts.h"
+#include "topo/xml_sandbox.h"
+#include "util/safe_read.h"
 
 const char *psc_path_label(psc_path_t path, int nvlinks, char *buf, size_t len)
 {
@@ -287,28 +290,24 @@ psc_status_t psc_facts_gather(psc_context_t *ctx, psc_facts_t *f)
     return PSC_OK;
 }
 
-static int psc__is_json(const char *path)
+/* JSON by its name, or by its first character. */
+static int psc__is_json(const char *path, const char *text)
 {
     size_t n = strlen(path);
-    FILE *fp;
-    int c = EOF;
 
     if (n > 5 && strcmp(path + n - 5, ".json") == 0)
         return 1;
-    fp = fopen(path, "r");
-    if (!fp)
-        return 0;
-    while ((c = fgetc(fp)) == ' ' || c == '\n' || c == '\t' || c == '\r')
-        ;
-    fclose(fp);
-    return c == '{';
+    text += strspn(text, " \t\r\n");
+    return *text == '{';
 }
 
 psc_status_t psc_facts_load(const char *path, psc_facts_t *f, char *errbuf, size_t errlen)
 {
-    char scratch[8];
-    psc_host_topo_t *topo;
+    char scratch[8], *text = NULL;
+    psc_host_topo_t *topo = NULL;
+    psc_status_t st;
     struct stat sb;
+    size_t len;
     int is_dir;
 
     if (!errbuf || !errlen) {
@@ -320,16 +319,39 @@ psc_status_t psc_facts_load(const char *path, psc_facts_t *f, char *errbuf, size
         return PSC_ERR_INVALID;
     }
     if (stat(path, &sb) != 0) {
-        snprintf(errbuf, errlen, "%s: no such file or directory", path);
+        int e = errno;
+
+        snprintf(errbuf, errlen, "%s: %s", path,
+                 e == ENOENT || e == ENOTDIR ? "no such file or directory"
+                 : e == EACCES               ? "permission denied"
+                                             : strerror(e));
         return PSC_ERR_IO;
     }
     is_dir = S_ISDIR(sb.st_mode);
-    if (!is_dir && psc__is_json(path))
-        return psc__facts_load_json(path, f, errbuf, errlen);
-
-    topo = psc_host_topo_load_recorded(path, NULL, errbuf, errlen);
-    if (!topo)
-        return PSC_ERR_IO;
+    /* A FIFO would hang the first read, a device may act on being opened: refused before either. */
+    if (!is_dir && !S_ISREG(sb.st_mode)) {
+        snprintf(errbuf, errlen,
+                 "%s: %s: accepted are an hwloc XML file, a p2pscope JSON recording or a directory holding a "
+                 "captured /sys tree",
+                 path, psc__file_kind(sb.st_mode));
+        return PSC_ERR_INVALID;
+    }
+    if (is_dir) {
+        st = psc__capture_check(path, PSC_CAPTURE_MAX_ENTRIES, errbuf, errlen);
+        if (st == PSC_OK)
+            st = psc_host_topo_open_recorded(path, NULL, path, &topo, errbuf, errlen);
+    } else {
+        st = psc__safe_read_file(NULL, path, PSC_XML_MAX_BYTES, &text, &len, errbuf, errlen);
+        if (st == PSC_OK && psc__is_json(path, text)) {
+            free(text);
+            return psc__facts_load_json(path, f, errbuf, errlen);
+        }
+        if (st == PSC_OK)
+            st = psc_host_topo_open_recorded(path, text, NULL, &topo, errbuf, errlen);
+        free(text);
+    }
+    if (st != PSC_OK)
+        return st;
     snprintf(f->source, sizeof(f->source), "%s", path);
     f->has_driver = 0;
     {

@@ -6,6 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "topo/xml_sandbox.h"
+#include "util/safe_read.h"
+
 struct psc_host_topo {
     hwloc_topology_t topo;
 };
@@ -15,89 +18,81 @@ typedef struct {
     hwloc_membind_policy_t policy;
 } psc__membind_saved_t;
 
+/* Past the first `end` at or after p, NULL when none; by hand, as strstr in a loop is quadratic under ASan. */
+static char *psc__past(char *p, const char *end)
+{
+    size_t n = strlen(end);
+
+    for (; *p; p++)
+        if (*p == end[0] && strncmp(p, end, n) == 0)
+            return p + n;
+    return NULL;
+}
+
+/* The root element: past space, <?...?>, <!--...--> and <!DOCTYPE ...[...]>; NULL when there is none. */
+static char *psc__xml_root_tag(char *p)
+{
+    for (;;) {
+        p += strspn(p, " \t\r\n");
+        if (strncmp(p, "\xef\xbb\xbf", 3) == 0) {
+            p += 3;
+        } else if (strncmp(p, "<?", 2) == 0) {
+            if (!(p = psc__past(p + 2, "?>")))
+                return NULL;
+        } else if (strncmp(p, "<!--", 4) == 0) {
+            if (!(p = psc__past(p + 4, "-->")))
+                return NULL;
+        } else if (strncmp(p, "<!", 2) == 0) {
+            int nest = 0;
+
+            for (p += 2; *p && (nest > 0 || *p != '>'); p++)
+                nest += *p == '[' ? 1 : *p == ']' ? -1 : 0;
+            if (!*p)
+                return NULL;
+            p++;
+        } else {
+            return *p == '<' ? p : NULL;
+        }
+    }
+}
+
 /*
  * hwloc 2.x refuses XML that newer hwloc writes as format 3.0, yet reads it
  * whole once told it is 2.0: the objects, PCI attributes and distances that
  * p2pscope uses are written the same way (seen with the recordings in
- * shared/topologies; hwloc 2.9 then skips one trailing <info> tag).
+ * shared/topologies; hwloc 2.9 then skips one trailing <info> tag). Only the
+ * root <topology> tag's version is changed, never text elsewhere (a comment).
  */
-static char *psc__read_xml_as_v2(const char *path)
+static void psc__xml_as_v2(char *xml)
 {
-    static const char v3[] = "<topology version=\"3.0\">";
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL, *hit;
-    long len;
+    char *tag = psc__xml_root_tag(xml), *end;
 
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
-        !(buf = malloc((size_t)len + 1)) || fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        free(buf);
-        fclose(f);
-        return NULL;
+    if (!tag || strncmp(tag, "<topology", 9) != 0 || !tag[9] || !strchr(" \t\r\n", tag[9]))
+        return;
+    end = strchr(tag, '>');
+    for (char *a = tag + 9; end && a < end; a++) {
+        if (!strchr(" \t\r\n", *a))
+            continue;
+        if ((strncmp(a + 1, "version=\"3.0\"", 13) == 0 || strncmp(a + 1, "version='3.0'", 13) == 0) &&
+            a + 14 <= end) {
+            a[10] = '2'; /* the '3' of "3.0" */
+            return;
+        }
     }
-    fclose(f);
-    buf[len] = '\0';
-    hit = strstr(buf, v3);
-    if (hit)
-        hit[sizeof(v3) - 6] = '2'; /* the '3' of "3.0" */
-    return buf;
 }
 
 psc_host_topo_t *psc_host_topo_load(void)
 {
-    return psc_host_topo_load_recorded(NULL, NULL, NULL, 0);
-}
-
-psc_host_topo_t *psc_host_topo_load_recorded(const char *path, const char *xml_text, char *errbuf,
-                                             size_t errlen)
-{
     psc_host_topo_t *t = calloc(1, sizeof(*t));
-    char *old_root = NULL;
-    struct stat sb;
-    int is_dir = path && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-    int rc;
 
+    /* This machine's own topology: trusted, loaded in-process. */
     if (!t)
         return NULL;
     if (hwloc_topology_init(&t->topo) != 0)
         goto err_free;
     hwloc_topology_set_io_types_filter(t->topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    if (xml_text && hwloc_topology_set_xmlbuffer(t->topo, xml_text, (int)strlen(xml_text) + 1) != 0) {
-        if (errbuf)
-            snprintf(errbuf, errlen, "the recorded hwloc XML could not be parsed");
+    if (hwloc_topology_load(t->topo) != 0)
         goto err_destroy;
-    }
-    if (path && !is_dir) {
-        char *xml = psc__read_xml_as_v2(path);
-        int bad = !xml || hwloc_topology_set_xmlbuffer(t->topo, xml, (int)strlen(xml) + 1) != 0;
-
-        free(xml);
-        if (bad) {
-            if (errbuf)
-                snprintf(errbuf, errlen, "%s: not an hwloc XML file hwloc can read", path);
-            goto err_destroy;
-        }
-    }
-    if (is_dir) {
-        /* hwloc 2 reads a captured /sys tree only through HWLOC_FSROOT. */
-        old_root = getenv("HWLOC_FSROOT") ? strdup(getenv("HWLOC_FSROOT")) : NULL;
-        setenv("HWLOC_FSROOT", path, 1);
-    }
-    rc = hwloc_topology_load(t->topo);
-    if (is_dir) {
-        if (old_root)
-            setenv("HWLOC_FSROOT", old_root, 1);
-        else
-            unsetenv("HWLOC_FSROOT");
-        free(old_root);
-    }
-    if (rc != 0) {
-        if (errbuf)
-            snprintf(errbuf, errlen, "%s: %s", path ? path : "this machine",
-                     is_dir ? "hwloc could not read a /sys tree there" : "not an hwloc XML topology hwloc can load");
-        goto err_destroy;
-    }
     return t;
 
 err_destroy:
@@ -105,6 +100,83 @@ err_destroy:
 err_free:
     free(t);
     return NULL;
+}
+
+psc_status_t psc_host_topo_open_recorded(const char *name, const char *xml_text, const char *fsroot,
+                                         psc_host_topo_t **out, char *errbuf, size_t errlen)
+{
+    psc_host_topo_t *t;
+    char *xml = NULL, *vetted = NULL;
+    psc_status_t st;
+
+    if (xml_text && !(xml = strdup(xml_text))) {
+        snprintf(errbuf, errlen, "%s: out of host memory", name);
+        return PSC_ERR_NO_MEMORY;
+    }
+    if (xml)
+        psc__xml_as_v2(xml);
+    /* Someone else's recording: hwloc parses it in a child under limits, we load only what it gives back. */
+    st = psc__xml_sandbox_parse(name, xml, xml ? NULL : fsroot, &vetted, errbuf, errlen);
+    free(xml);
+    if (st != PSC_OK)
+        return st;
+    st = PSC_ERR_NO_MEMORY;
+    t = calloc(1, sizeof(*t));
+    if (!t) {
+        snprintf(errbuf, errlen, "%s: out of host memory", name);
+        goto err_vetted;
+    }
+    st = PSC_ERR_IO;
+    if (hwloc_topology_init(&t->topo) != 0) {
+        snprintf(errbuf, errlen, "%s: hwloc could not start", name);
+        goto err_free;
+    }
+    hwloc_topology_set_io_types_filter(t->topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    if (hwloc_topology_set_xmlbuffer(t->topo, vetted, (int)strlen(vetted) + 1) != 0 ||
+        hwloc_topology_load(t->topo) != 0) {
+        snprintf(errbuf, errlen, "%s: hwloc could not load its own XML export of it", name);
+        goto err_destroy;
+    }
+    free(vetted);
+    *out = t;
+    return PSC_OK;
+
+err_destroy:
+    hwloc_topology_destroy(t->topo);
+err_free:
+    free(t);
+err_vetted:
+    free(vetted);
+    return st;
+}
+
+psc_host_topo_t *psc_host_topo_load_recorded(const char *path, const char *xml_text, char *errbuf,
+                                             size_t errlen)
+{
+    psc_host_topo_t *t = NULL;
+    char scratch[8], *xml = NULL;
+    struct stat sb;
+    size_t len;
+
+    if (!errbuf || !errlen) {
+        errbuf = scratch;
+        errlen = sizeof(scratch);
+    }
+    if (!path && !xml_text)
+        return psc_host_topo_load();
+    if (!path) {
+        psc_host_topo_open_recorded("the recorded hwloc XML", xml_text, NULL, &t, errbuf, errlen);
+        return t;
+    }
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        if (psc__capture_check(path, PSC_CAPTURE_MAX_ENTRIES, errbuf, errlen) == PSC_OK)
+            psc_host_topo_open_recorded(path, NULL, path, &t, errbuf, errlen);
+        return t;
+    }
+    if (psc__safe_read_file(NULL, path, PSC_XML_MAX_BYTES, &xml, &len, errbuf, errlen) == PSC_OK)
+        psc_host_topo_open_recorded(path, xml, NULL, &t, errbuf, errlen);
+    free(xml);
+    return t;
 }
 
 hwloc_topology_t psc_host_topo_hwloc(const psc_host_topo_t *t)

@@ -8,11 +8,22 @@
 
 typedef struct psc_host_topo psc_host_topo_t;
 
-/* Load this machine's topology with PCI devices; NULL when hwloc fails. */
+/* Load this machine's topology with PCI devices, in-process; NULL when hwloc fails. */
 psc_host_topo_t *psc_host_topo_load(void);
 /*
- * Load a recording: an hwloc XML file, an XML text in memory (xml_text,
- * path NULL), or a directory holding a captured /sys and /proc tree.
+ * Load a recording someone else made: an XML text (xml_text) or, xml_text
+ * NULL, the captured /sys and /proc tree at fsroot (checked by the caller
+ * with psc__capture_check). hwloc parses it in a child process under limits
+ * (topo/xml_sandbox.h); name is what messages call it. PSC_ERR_IO when hwloc
+ * refuses it, PSC_ERR_INVALID when it is hostile or out of shape; one line in
+ * errbuf. *out is set on success only.
+ */
+psc_status_t psc_host_topo_open_recorded(const char *name, const char *xml_text, const char *fsroot,
+                                         psc_host_topo_t **out, char *errbuf, size_t errlen);
+/*
+ * The same for an hwloc XML file, an XML text in memory (xml_text, path
+ * NULL), or a directory holding a captured tree; NULL on failure, why in
+ * errbuf. Neither: this machine.
  */
 psc_host_topo_t *psc_host_topo_load_recorded(const char *path, const char *xml_text, char *errbuf,
                                              size_t errlen);

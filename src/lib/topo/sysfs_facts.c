@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "topo/sysfs_facts.h"
+#include "util/safe_read.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -21,18 +22,24 @@ static void psc__set(char *dst, size_t len, const char *src)
     dst[n] = '\0';
 }
 
+/*
+ * A text file under root, cut to len - 1 bytes. Regular files only, read
+ * without waiting (a FIFO in a capture would hang us), and in a capture only
+ * what lies inside it (proc/cmdline -> /etc/shadow is not read).
+ */
 static int psc__read_text(const char *root, const char *path, char *buf, size_t len)
 {
-    char full[PATH_MAX];
-    FILE *f;
-    size_t n;
+    char err[8];
+    psc_status_t st;
+    ssize_t n;
+    int fd = psc__safe_open(root, path, &st, err, sizeof(err));
 
-    snprintf(full, sizeof(full), "%s%s", root, path);
-    f = fopen(full, "r");
-    if (!f)
+    if (fd < 0)
         return -1;
-    n = fread(buf, 1, len - 1, f);
-    fclose(f);
+    n = psc__read_up_to(fd, buf, len - 1);
+    close(fd);
+    if (n < 0)
+        return -1;
     buf[n] = '\0';
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
         buf[--n] = '\0';
@@ -116,21 +123,24 @@ psc_acs_state_t psc__acs_parse(const unsigned char *cfg, size_t len, int privile
 
 static void psc__bridge_acs(const char *root, psc_bridge_facts_t *b)
 {
-    char path[PATH_MAX];
+    char path[PATH_MAX], err[8];
     unsigned char cfg[4096];
-    size_t n;
-    FILE *f;
+    psc_status_t st;
+    ssize_t n;
+    int fd;
 
     if (!b->bus_id[0])
         return;
-    snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/%s/config", root, b->bus_id);
-    f = fopen(path, "rb");
-    if (!f)
+    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", b->bus_id);
+    fd = psc__safe_open(root, path, &st, err, sizeof(err));
+    if (fd < 0)
         return;
-    n = fread(cfg, 1, sizeof(cfg), f);
-    fclose(f);
+    n = psc__read_up_to(fd, (char *)cfg, sizeof(cfg));
+    close(fd);
+    if (n < 0)
+        return;
     /* A captured tree was recorded by someone else: its size says what they could read. */
-    b->acs = psc__acs_parse(cfg, n, root[0] ? 0 : geteuid() == 0, &b->acs_ctrl);
+    b->acs = psc__acs_parse(cfg, (size_t)n, root[0] ? 0 : geteuid() == 0, &b->acs_ctrl);
 }
 
 void psc__sysfs_gpu(const char *root, psc_gpu_facts_t *g)
