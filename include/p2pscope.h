@@ -258,7 +258,13 @@ psc_status_t psc_facts_gather(psc_context_t *ctx, psc_facts_t *facts);
 /*
  * Replay a recording with no driver: an hwloc XML file, a directory holding
  * a captured /sys and /proc tree, or a JSON file written by psc_facts_save.
- * PSC_ERR_NO_DEVICE when it holds no NVIDIA GPU; errbuf says why on failure.
+ * The recording is untrusted: hwloc parses it in a child process under
+ * limits (10 s, 1 GiB, 64 MiB of XML, 65536 objects), special files and links
+ * out of a capture are refused, and a JSON recording's fields are checked.
+ * PSC_ERR_INVALID (or PSC_ERR_IO when unreadable) with errbuf naming what is
+ * wrong; PSC_ERR_NO_DEVICE when it holds no NVIDIA GPU. facts is written only
+ * on success (and with PSC_ERR_NO_DEVICE, a sound recording without GPUs).
+ * Forks a child: not for use from a signal handler.
  */
 psc_status_t psc_facts_load(const char *path, psc_facts_t *facts, char *errbuf, size_t errlen);
 
