@@ -6,9 +6,11 @@
 #include <hwloc.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -26,8 +28,13 @@
 /* Memory the child may map on top of what it inherited (a driver may have reserved much). */
 #define PSC_XML_CHILD_MEMORY (1ull << 30)
 
-/* What the child answers with, in the first byte. */
+/*
+ * What the child answers: a kind byte, the text's length in 8 bytes
+ * (little-endian), the text. Only a whole answer counts: a child killed
+ * half-way through its XML must not hand the caller a cut one to parse.
+ */
 enum { PSC__REPLY_OK = 'O', PSC__REPLY_REFUSED = 'E', PSC__REPLY_LIMIT = 'L' };
+#define PSC__REPLY_HEAD 9
 
 static unsigned psc__time_limit = 10;
 
@@ -39,7 +46,7 @@ unsigned psc__xml_sandbox_set_time_limit(unsigned seconds)
     return old;
 }
 
-static void psc__write_all(int fd, const char *p, size_t len)
+static int psc__write_all(int fd, const char *p, size_t len)
 {
     while (len) {
         ssize_t n = write(fd, p, len);
@@ -47,17 +54,21 @@ static void psc__write_all(int fd, const char *p, size_t len)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return;
+            return -1;
         p += n;
         len -= (size_t)n;
     }
+    return 0;
 }
 
 static void __attribute__((noreturn)) psc__child_reply(int fd, char kind, const char *text, size_t len)
 {
-    psc__write_all(fd, &kind, 1);
-    psc__write_all(fd, text, len);
-    _exit(0);
+    char head[PSC__REPLY_HEAD];
+
+    head[0] = kind;
+    for (int i = 0; i < 8; i++)
+        head[1 + i] = (char)((uint64_t)len >> (8 * i));
+    _exit(psc__write_all(fd, head, sizeof(head)) == 0 && psc__write_all(fd, text, len) == 0 ? 0 : 1);
 }
 
 /* Limits on the child: CPU time, no core file, no file written, memory. */
@@ -127,7 +138,26 @@ static int psc__check_shape(hwloc_topology_t t, char *msg, size_t len)
     return 0;
 }
 
-static void __attribute__((noreturn)) psc__child(int fd, const char *xml, const char *fsroot, unsigned seconds)
+/* hwloc loads its own export again and finds the same shape: the caller parses only XML that passed here. */
+static int psc__check_export(const char *xml, char *msg, size_t len)
+{
+    hwloc_topology_t t;
+    int bad;
+
+    if (hwloc_topology_init(&t) != 0)
+        return -1;
+    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    bad = hwloc_topology_set_xmlbuffer(t, xml, (int)strlen(xml) + 1) != 0 || hwloc_topology_load(t) != 0;
+    if (bad)
+        snprintf(msg, len, "hwloc could not read back what it made of it");
+    else
+        bad = psc__check_shape(t, msg, len) != 0;
+    hwloc_topology_destroy(t);
+    return bad ? -1 : 0;
+}
+
+static void __attribute__((noreturn)) psc__child(int fd, const char *xml, const char *fsroot, unsigned seconds,
+                                                 pid_t parent)
 {
     char msg[256];
     hwloc_topology_t t;
@@ -135,7 +165,13 @@ static void __attribute__((noreturn)) psc__child(int fd, const char *xml, const 
     int null, len = 0;
     const char *refused = xml ? "not an hwloc XML topology hwloc can load" : "hwloc could not read a /sys tree there";
 
+    /* A child blocked on a FIFO uses no CPU time: it dies with the caller instead. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(1);
     psc__child_limits(seconds);
+    /* The caller's HWLOC_* settings (HWLOC_XMLFILE, HWLOC_COMPONENTS, ...) would change what is parsed. */
+    clearenv();
 #ifdef SYS_close_range
     /* Another thread's parse pipe held open in here would keep its EOF from coming. */
     if (fd != 3 && dup2(fd, 3) == 3)
@@ -154,8 +190,11 @@ static void __attribute__((noreturn)) psc__child(int fd, const char *xml, const 
     hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     if (xml && hwloc_topology_set_xmlbuffer(t, xml, (int)strlen(xml) + 1) != 0)
         psc__child_reply(fd, PSC__REPLY_REFUSED, refused, strlen(refused));
-    /* hwloc 2 reads a captured /sys tree only through HWLOC_FSROOT: set here, the caller's stays as it was. */
-    if (!xml && setenv("HWLOC_FSROOT", fsroot, 1) != 0)
+    /*
+     * hwloc 2 reads a captured /sys tree only through HWLOC_FSROOT: set here, the caller's stays as it was.
+     * Without the x86 backend, which would read this machine's CPUID into another machine's tree.
+     */
+    if (!xml && (setenv("HWLOC_FSROOT", fsroot, 1) != 0 || setenv("HWLOC_COMPONENTS", "-x86", 1) != 0))
         psc__child_reply(fd, PSC__REPLY_REFUSED, refused, strlen(refused));
     if (hwloc_topology_load(t) != 0)
         psc__child_reply(fd, PSC__REPLY_REFUSED, refused, strlen(refused));
@@ -165,6 +204,8 @@ static void __attribute__((noreturn)) psc__child(int fd, const char *xml, const 
         snprintf(msg, sizeof(msg), "hwloc could not write it back as XML");
         psc__child_reply(fd, PSC__REPLY_LIMIT, msg, strlen(msg));
     }
+    if (psc__check_export(buf, msg, sizeof(msg)) != 0)
+        psc__child_reply(fd, PSC__REPLY_LIMIT, msg, strlen(msg));
     psc__child_reply(fd, PSC__REPLY_OK, buf, strlen(buf));
 }
 
@@ -190,7 +231,7 @@ static double psc__now(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Everything the child writes, up to cap bytes; 1 when the deadline passed first. */
+/* Everything the child writes, up to cap bytes: 0 at its end (EOF), 1 when the deadline passed first, -1 else. */
 static int psc__read_reply(int fd, char *buf, size_t cap, size_t *got, double deadline)
 {
     *got = 0;
@@ -206,26 +247,28 @@ static int psc__read_reply(int fd, char *buf, size_t cap, size_t *got, double de
         if (rc < 0 && errno == EINTR)
             continue;
         if (rc < 0)
-            return 0;
+            return -1;
         if (rc == 0)
             continue;
         n = read(fd, buf + *got, cap - *got);
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
-        if (n <= 0 || (*got += (size_t)n) >= cap)
+        if (n == 0)
             return 0;
+        if (n < 0 || (*got += (size_t)n) >= cap)
+            return -1;
     }
 }
 
 psc_status_t psc__xml_sandbox_parse(const char *name, const char *xml, const char *fsroot, char **vetted,
                                     char *errbuf, size_t errlen)
 {
-    size_t cap = PSC_XML_MAX_BYTES + 2, got = 0;
+    size_t cap = PSC_XML_MAX_BYTES + PSC__REPLY_HEAD + 1, got = 0, len = 0;
     unsigned seconds = psc__time_limit;
     psc_status_t st = PSC_ERR_INVALID;
-    int fds[2], status = 0, late, waited;
+    int fds[2], status = 0, end, waited;
+    pid_t pid, parent = getpid();
     char *buf;
-    pid_t pid;
 
     if (!xml && !fsroot) {
         snprintf(errbuf, errlen, "%s: nothing to parse", name);
@@ -259,17 +302,20 @@ psc_status_t psc__xml_sandbox_parse(const char *name, const char *xml, const cha
     }
     if (pid == 0) {
         close(fds[0]);
-        psc__child(fds[1], xml, fsroot, seconds);
+        psc__child(fds[1], xml, fsroot, seconds, parent);
     }
     close(fds[1]);
-    late = psc__read_reply(fds[0], buf, cap, &got, psc__now() + seconds);
-    if (late || got >= cap)
+    end = psc__read_reply(fds[0], buf, cap, &got, psc__now() + seconds);
+    /* Anything but the child's own end of output: it goes, so the wait below cannot block. */
+    if (end != 0)
         kill(pid, SIGKILL);
     close(fds[0]);
     /* Always reaped, whatever happened; ECHILD where the caller has SIGCHLD ignored. */
     while ((waited = (int)waitpid(pid, &status, 0)) < 0 && errno == EINTR)
         ;
-    if (late) {
+    for (int i = 0; got >= PSC__REPLY_HEAD && i < 8; i++)
+        len |= (size_t)(unsigned char)buf[1 + i] << (8 * i);
+    if (end == 1) {
         snprintf(errbuf, errlen, "%s: parsing took longer than %u s", name, seconds);
     } else if (got >= cap) {
         snprintf(errbuf, errlen, "%s: hwloc's topology from it is larger than %u bytes of XML", name,
@@ -278,19 +324,20 @@ psc_status_t psc__xml_sandbox_parse(const char *name, const char *xml, const cha
         snprintf(errbuf, errlen, "%s: parsing took longer than %u s", name, seconds);
     } else if (waited == pid && WIFSIGNALED(status)) {
         snprintf(errbuf, errlen, "%s: hwloc could not parse this (it crashed: signal %d)", name, WTERMSIG(status));
-    } else if (got == 0 || (waited == pid && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))) {
-        snprintf(errbuf, errlen, "%s: hwloc could not parse this (its process ended without an answer)", name);
+    } else if (end != 0 || got < PSC__REPLY_HEAD || len != got - PSC__REPLY_HEAD ||
+               (waited == pid && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))) {
+        snprintf(errbuf, errlen, "%s: hwloc could not parse this (its process ended without a whole answer)", name);
     } else if (buf[0] == PSC__REPLY_OK) {
         char *small;
 
         buf[got] = '\0';
-        memmove(buf, buf + 1, got);
-        small = realloc(buf, got);
+        memmove(buf, buf + PSC__REPLY_HEAD, len + 1);
+        small = realloc(buf, len + 1);
         *vetted = small ? small : buf;
         return PSC_OK;
     } else {
         buf[got] = '\0';
-        snprintf(errbuf, errlen, "%s: %s", name, buf + 1);
+        snprintf(errbuf, errlen, "%s: %s", name, buf + PSC__REPLY_HEAD);
         st = buf[0] == PSC__REPLY_REFUSED ? PSC_ERR_IO : PSC_ERR_INVALID;
     }
 err_free:

@@ -1,8 +1,15 @@
 /*
  * hwloc parsing of recordings someone else made, in a child process under
  * limits: hwloc 2.9 crashes, aborts or runs for minutes and gigabytes on some
- * malformed XML. The child checks the result's shape and hands back hwloc's
- * own export of it, which the caller loads in-process.
+ * malformed XML. The child checks the result's shape, loads hwloc's own
+ * export of it once more and hands that back whole (length-framed); only
+ * then does the caller load it in-process.
+ *
+ * The child forks without exec and runs hwloc there. In a caller with other
+ * threads, a lock another thread held at the fork (hwloc's component lock
+ * during its own topology init, the environment lock) stays held in the
+ * child: that parse then ends at the deadline as "took longer than 10 s",
+ * never as a hang. The child dies with its parent (PR_SET_PDEATHSIG).
  */
 #ifndef PSC_TOPO_XML_SANDBOX_H
 #define PSC_TOPO_XML_SANDBOX_H
