@@ -343,8 +343,9 @@ psc_status_t psc_facts_load(const char *path, psc_facts_t *f, char *errbuf, size
     } else {
         st = psc__safe_read_file(NULL, path, PSC_XML_MAX_BYTES, &text, &len, errbuf, errlen);
         if (st == PSC_OK && psc__is_json(path, text)) {
+            st = psc__facts_load_json(path, text, len, f, errbuf, errlen);
             free(text);
-            return psc__facts_load_json(path, f, errbuf, errlen);
+            return st;
         }
         if (st == PSC_OK)
             st = psc_host_topo_open_recorded(path, text, NULL, &topo, errbuf, errlen);

@@ -649,7 +649,8 @@ static psc_status_t psc__doc_read(const psc__rd_t *r0, json_t *doc, psc_facts_t 
     return PSC_OK;
 }
 
-psc_status_t psc__facts_load_json(const char *path, psc_facts_t *f, char *errbuf, size_t errlen)
+psc_status_t psc__facts_load_json(const char *path, const char *text, size_t len, psc_facts_t *f, char *errbuf,
+                                  size_t errlen)
 {
     psc__rd_t r = {path, errbuf, errlen, 0};
     psc_facts_t *s = psc_facts_new();
@@ -662,7 +663,8 @@ psc_status_t psc__facts_load_json(const char *path, psc_facts_t *f, char *errbuf
         snprintf(errbuf, errlen, "%s: out of host memory", path);
         goto out;
     }
-    doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    /* The text the caller read once, safely: the file is not opened again (it could be a FIFO by now). */
+    doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!doc) {
         snprintf(errbuf, errlen, "%s:%d: not valid JSON: %s", path, jerr.line, jerr.text);
         st = PSC_ERR_INVALID;

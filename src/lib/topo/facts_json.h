@@ -11,11 +11,13 @@
 json_t *psc__facts_to_json(const psc_facts_t *f, int with_xml);
 
 /*
- * A recording, every field checked for type and range; PSC_ERR_INVALID with
- * one line naming the field by its JSON path and what is accepted. f is
- * written only when the recording is sound (PSC_OK, or PSC_ERR_NO_DEVICE).
+ * A recording's text (len bytes, read from path, which messages name), every
+ * field checked for type and range; PSC_ERR_INVALID with one line naming the
+ * field by its JSON path and what is accepted. f is written only when the
+ * recording is sound (PSC_OK, or PSC_ERR_NO_DEVICE).
  */
-psc_status_t psc__facts_load_json(const char *path, psc_facts_t *f, char *errbuf, size_t errlen);
+psc_status_t psc__facts_load_json(const char *path, const char *text, size_t len, psc_facts_t *f, char *errbuf,
+                                  size_t errlen);
 
 /*
  * Any C string as a JSON string jansson accepts: a character cut short at the
