@@ -72,6 +72,9 @@ static double now(void)
  * order first; assert_alive() then. as_nobody drops root first (for
  * permission tests that root would pass).
  */
+/* load_guarded's died when root could not become nobody (a user namespace without that id, say). */
+#define PSC__NO_NOBODY (-3)
+
 static load_result_t load_guarded(const char *path, unsigned limit, int as_nobody)
 {
     static const int crash[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS};
@@ -114,6 +117,8 @@ static load_result_t load_guarded(const char *path, unsigned limit, int as_nobod
         r.died = -1;
     else if (WIFSIGNALED(status))
         r.died = WTERMSIG(status);
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+        r.died = PSC__NO_NOBODY;
     else
         r.died = WIFEXITED(status) && WEXITSTATUS(status) == 0 && n == (ssize_t)sizeof(r) ? 0 : -1;
     return r;
@@ -156,7 +161,7 @@ static void assert_refused_quickly(const load_result_t *r, const char *words)
         fail_msg("\"%s\" does not say \"%s\"", r->err, words);
     assert_int_equal(r->st, PSC_ERR_INVALID);
     assert_null(strchr(r->err, '\n'));
-    assert_true(r->seconds < 5.0);
+    assert_true(r->seconds < 9.0); /* a hang would run into the 10 s deadline */
     assert_false(r->children_left);
 }
 
@@ -170,7 +175,13 @@ static void test_xml_without_complete_cpuset(void **state)
     snprintf(path, sizeof(path), "%s/no-complete-cpuset.xml", g_dir);
     write_topology(path, "", "os_index=\"0\"", "", 0);
     r = load_guarded(path, 30, 0);
-    assert_refused_quickly(&r, "crashed");
+    /* hwloc 2.9 crashes on it (a fixed hwloc refuses it): one line naming the file either way. */
+    assert_alive(&r);
+    if (r.st == PSC_ERR_INVALID)
+        assert_refused_quickly(&r, "crashed");
+    else
+        assert_int_equal(r.st, PSC_ERR_IO);
+    assert_null(strchr(r.err, '\n'));
     assert_non_null(strstr(r.err, path));
     unlink(path);
 }
@@ -231,7 +242,7 @@ static void test_json_with_crashing_xml(void **state)
     free(text);
     r = load_guarded(path, 10, 0);
     assert_alive(&r);
-    assert_true(r.seconds < 5.0);
+    assert_true(r.seconds < 9.0); /* a hang would run into the 10 s deadline */
     assert_false(r.children_left);
     /* Loaded without the XML, or refused naming it; either way one line and no crash. */
     if (r.st != PSC_OK && !(r.st == PSC_ERR_INVALID && strstr(r.err, "hwloc_xml") && strstr(r.err, "crashed")))
@@ -354,6 +365,12 @@ static void test_unreadable_recordings(void **state)
     assert_int_equal(system(cmd), 0);
     assert_int_equal(chmod(path, 0), 0);
     r = load_guarded(path, 10, 1);
+    if (r.died == PSC__NO_NOBODY || (geteuid() != 0 && access(path, R_OK) == 0)) {
+        chmod(path, 0644);
+        unlink(path);
+        rmdir(sub);
+        skip(); /* nobody to become, or a process that reads past modes (CAP_DAC_OVERRIDE) */
+    }
     assert_alive(&r);
     assert_int_equal(r.st, PSC_ERR_IO);
     if (!strstr(r.err, "permission denied"))
@@ -433,7 +450,7 @@ static void test_parse_deadline(void **state)
     assert_int_equal(st, PSC_ERR_INVALID);
     assert_null(t);
     assert_non_null(strstr(err, "longer than 1 s"));
-    assert_true(t0 < 4.0);
+    assert_true(t0 < 8.0); /* the 1 s deadline held, with room for a busy machine */
     assert_true(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
 }
 
