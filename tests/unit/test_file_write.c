@@ -73,7 +73,7 @@ static int psc__entries(const char *dir)
 
     assert_non_null(d);
     while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0; /* temporaries start with '.' */
     closedir(d);
     return n;
 }
@@ -231,6 +231,22 @@ static void test_missing_directory_fails_cleanly(void **state)
     assert_non_null(strstr(err, "is a directory"));
 }
 
+/* A file name near NAME_MAX still has room for the temporary beside it. */
+static void test_long_file_name(void **state)
+{
+    char name[256], path[512];
+
+    (void)state;
+    memset(name, 'n', 240);
+    strcpy(name + 240, ".json");
+    snprintf(path, sizeof(path), "%s/%s", psc__dir, name);
+    psc__write(path, "long");
+    psc__expect_content(path, "long");
+    psc__write(path, "longer");
+    psc__expect_content(path, "longer");
+    assert_int_equal(psc__entries(psc__dir), 1);
+}
+
 static void test_dev_null_stays_a_device(void **state)
 {
     struct stat before, after;
@@ -288,6 +304,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fifo_is_written_in_place, psc__setup, psc__teardown),
         cmocka_unit_test_setup_teardown(test_fifo_reader_leaving_is_an_error, psc__setup, psc__teardown),
         cmocka_unit_test_setup_teardown(test_missing_directory_fails_cleanly, psc__setup, psc__teardown),
+        cmocka_unit_test_setup_teardown(test_long_file_name, psc__setup, psc__teardown),
         cmocka_unit_test_setup_teardown(test_dev_null_stays_a_device, psc__setup, psc__teardown),
         cmocka_unit_test_setup_teardown(test_dev_stdout_is_written_through, psc__setup, psc__teardown),
     };

@@ -161,18 +161,22 @@ static psc_status_t psc__write_direct(const char *path, int magic, const void *d
     return ok ? PSC_OK : PSC_ERR_IO;
 }
 
-/* A new file beside path with a name of its own; open(2) applies the umask to mode, as fopen would. */
+/*
+ * A new file beside path with a short name of its own (".p2pscope-PID-N", so
+ * a long file name still fits); open(2) applies the umask to mode, as fopen
+ * would.
+ */
 static int psc__create_beside(const char *path, mode_t mode, char **tmp)
 {
     static unsigned counter;
-    struct timespec ts;
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
 
     for (int attempt = 0; attempt < 100; attempt++) {
         char *name = NULL;
         int fd;
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        if (asprintf(&name, "%s.tmp.%ld.%lx%x", path, (long)getpid(), (unsigned long)ts.tv_nsec,
+        if (asprintf(&name, "%.*s.p2pscope-%ld-%x", dirlen, path, (long)getpid(),
                      __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED)) < 0) {
             errno = ENOMEM;
             return -1;
@@ -188,6 +192,16 @@ static int psc__create_beside(const char *path, mode_t mode, char **tmp)
     }
     errno = EEXIST;
     return -1;
+}
+
+/* path is still what was found there (old, or nothing): a FIFO or device put there meanwhile is never renamed over. */
+static int psc__unchanged(const char *path, const struct stat *old)
+{
+    struct stat now;
+
+    if (lstat(path, &now) != 0)
+        return !old && errno == ENOENT;
+    return S_ISREG(now.st_mode) && (!old || (now.st_dev == old->st_dev && now.st_ino == old->st_ino));
 }
 
 /*
@@ -211,7 +225,7 @@ static psc_status_t psc__write_replace(const char *path, const struct stat *old,
     char *tmp = NULL;
     int fd, ok;
 
-    if (old && access(path, W_OK) != 0) {
+    if (old && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0) {
         snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(errno));
         return PSC_ERR_IO;
     }
@@ -228,6 +242,12 @@ static psc_status_t psc__write_replace(const char *path, const struct stat *old,
     }
     ok = ok && fsync(fd) == 0;
     ok = close(fd) == 0 && ok;
+    if (ok && !psc__unchanged(path, old)) {
+        snprintf(errbuf, errlen, "cannot write %s: it changed while being written (accepted: a regular file)", path);
+        unlink(tmp);
+        free(tmp);
+        return PSC_ERR_IO;
+    }
     ok = ok && rename(tmp, path) == 0;
     if (!ok) {
         snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(errno));
