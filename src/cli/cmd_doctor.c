@@ -49,15 +49,13 @@ psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n)
     return v;
 }
 
+/* The whole document, or NULL (out of memory): never one with a part missing. */
 static json_t *psc__json(const psc_facts_t *f, const psc_finding_t *v, size_t n, int rc)
 {
-    json_t *doc = json_object(), *facts = psc_json_facts(f);
+    json_t *doc = json_pack("{s:{s:s,s:s},s:s,s:o,s:o,s:i}", "tool", "name", "p2pscope", "version",
+                            PSC_VERSION_STRING, "command", "doctor", "findings", psc_json_findings(v, n), "facts",
+                            psc_json_facts(f), "exit_code", rc);
 
-    json_object_set_new(doc, "tool", json_pack("{s:s,s:s}", "name", "p2pscope", "version", PSC_VERSION_STRING));
-    json_object_set_new(doc, "command", json_string("doctor"));
-    json_object_set_new(doc, "findings", psc_json_findings(v, n));
-    json_object_set_new(doc, "facts", facts ? facts : json_null());
-    json_object_set_new(doc, "exit_code", json_integer(rc));
     return doc;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "report/json.h"
 #include "report/render.h"
 #include "report/render_doctor.h"
 #include "report/table.h"
@@ -136,10 +137,11 @@ out:
 static int psc__json(const psc_facts_t *f, const psc_cli_opts_t *o, int rc)
 {
     json_t *facts = psc_json_facts(f), *gpus = json_array();
-    json_t *doc = json_pack("{s:{s:s,s:s},s:s,s:s}", "tool", "name", "p2pscope", "version", PSC_VERSION_STRING,
-                            "command", "nvlink", "source", f->source);
+    json_t *doc = json_pack("{s:{s:s,s:s},s:s,s:o}", "tool", "name", "p2pscope", "version", PSC_VERSION_STRING,
+                            "command", "nvlink", "source", psc_json_str(f->source));
     size_t i;
     json_t *g;
+    int bad = 0;
 
     if (!facts || !gpus || !doc) {
         json_decref(facts);
@@ -149,12 +151,13 @@ static int psc__json(const psc_facts_t *f, const psc_cli_opts_t *o, int rc)
         return PSC_EXIT_FAILED;
     }
     json_array_foreach(json_object_get(facts, "gpus"), i, g)
-        json_array_append_new(gpus, json_pack("{s:i,s:O,s:O,s:O}", "index", (int)i, "name", json_object_get(g, "name"),
-                                              "pci_bus_id", json_object_get(g, "pci_bus_id"), "nvlinks",
-                                              json_object_get(g, "nvlinks")));
-    json_object_set_new(doc, "gpus", gpus);
-    json_object_set_new(doc, "exit_code", json_integer(rc));
-    if (psc_cli_write_json(doc, o) != PSC_EXIT_OK)
+        bad |= json_array_append_new(gpus, json_pack("{s:i,s:O,s:O,s:O}", "index", (int)i, "name",
+                                                     json_object_get(g, "name"), "pci_bus_id",
+                                                     json_object_get(g, "pci_bus_id"), "nvlinks",
+                                                     json_object_get(g, "nvlinks"))) != 0;
+    bad |= json_object_set_new(doc, "gpus", gpus) != 0;
+    bad |= json_object_set_new(doc, "exit_code", json_integer(rc)) != 0;
+    if (psc_cli_write_json(bad ? NULL : doc, o) != PSC_EXIT_OK)
         rc = PSC_EXIT_FAILED;
     json_decref(doc);
     json_decref(facts);

@@ -254,13 +254,16 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
     if (o->json) {
         run = psc_json_run_new("verify", &sys, info, ndev);
         arr = json_array();
-        for (size_t k = 0; k < npaths; k++)
-            json_array_append_new(arr, psc__json_path(&paths[k]));
-        json_object_set_new(run, "paths", arr);
-        json_object_set_new(run, "background", lrep ? psc_json_load(lrep, nload) : json_null());
+        for (size_t k = 0; arr && k < npaths; k++)
+            if (json_array_append_new(arr, psc__json_path(&paths[k])) != 0) {
+                json_decref(arr);
+                arr = NULL; /* the run is then incomplete, and not written */
+            }
+        psc_json_run_set(run, "paths", arr);
+        psc_json_run_set(run, "background", lrep ? psc_json_load(lrep, nload) : json_null());
         if (load_error[0])
-            json_object_set_new(run, "background_error", json_string(load_error));
-        json_object_set_new(run, "seed", json_integer((json_int_t)(o->verify.seed & 0x7fffffffffffffffull)));
+            psc_json_run_set(run, "background_error", psc_json_str(load_error));
+        psc_json_run_set(run, "seed", json_integer((json_int_t)(o->verify.seed & 0x7fffffffffffffffull)));
     }
     if (rc == PSC_EXIT_FAILED && psc__feed_doctor(ctx, paths, npaths, tables, run) > 0)
         rc = PSC_EXIT_FAILED;

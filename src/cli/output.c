@@ -22,6 +22,10 @@ int psc_cli_write_json(const json_t *doc, const psc_cli_opts_t *o)
     const int to_stdout = !o->json_path || strcmp(o->json_path, "-") == 0;
     char err[512];
 
+    if (!doc) {
+        fprintf(stderr, "p2pscope: out of host memory: the JSON results are incomplete and were not written\n");
+        return PSC_EXIT_FAILED;
+    }
     fflush(stdout); /* tables first, when the JSON goes to /dev/stdout too */
     if (psc_json_write(doc, o->json_path, err, sizeof(err)) != PSC_OK) {
         if (to_stdout && ferror(stdout)) /* main reports a failed stdout, once */

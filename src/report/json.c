@@ -114,6 +114,14 @@ static psc_status_t psc__run_status(json_t *run, int bad)
     return bad ? PSC_ERR_NO_MEMORY : PSC_OK;
 }
 
+psc_status_t psc_json_run_set(json_t *run, const char *key, json_t *value)
+{
+    int bad = 0;
+
+    psc__set(run, key, value, &bad);
+    return psc__run_status(run, bad);
+}
+
 psc_status_t psc_json_run_set_parameters(json_t *run, const psc_measure_opts_t *o, const int *devs, int ndev,
                                          const psc_bw_test_t *tests, int ntests)
 {

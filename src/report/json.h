@@ -32,6 +32,9 @@ psc_status_t psc_json_run_set_parameters(json_t *run, const psc_measure_opts_t *
 /* One bandwidth result: names, direction, issuer, status, samples, statistics, verification. */
 json_t *psc_json_bw_result(const psc_bw_result_t *r);
 
+/* Set run[key] (reference stolen; NULL, a failed build, fails here and leaves the document incomplete). */
+psc_status_t psc_json_run_set(json_t *run, const char *key, json_t *value);
+
 /* Append a test object (reference stolen; NULL, a failed build, fails here). */
 psc_status_t psc_json_run_add_test(json_t *run, json_t *test);
 

@@ -464,6 +464,36 @@ static void test_nvlink_remote_out_of_range(void **state)
     rmdir(dir);
 }
 
+/* A recording whose path is not UTF-8 still gives whole JSON from nvlink and doctor. */
+static void test_json_with_non_utf8_path(void **state)
+{
+    static const char *const cmds[] = {"nvlink", "doctor"};
+    char dir[] = "/tmp/psc-utf8-XXXXXX", path[96], cmd[256];
+    json_error_t jerr;
+    psc__run_t r;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/rec-\xff\xfe.json", dir);
+    snprintf(cmd, sizeof(cmd), "cp %s/h200x2-nv18.json '%s'", TEST_DATA, path);
+    assert_int_equal(system(cmd), 0);
+    for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+        json_t *doc;
+
+        r = psc__run((const char *[]){cmds[k], "--topology", path, "--json", NULL}, psc__no_driver);
+        if (r.rc != 0)
+            fprintf(stderr, "%s: rc=%d %s\n", cmds[k], r.rc, r.err);
+        assert_int_equal(r.rc, 0);
+        doc = json_loads(r.out, 0, &jerr);
+        assert_non_null(doc);
+        assert_non_null(json_object_get(doc, cmds[k][0] == 'n' ? "gpus" : "findings"));
+        json_decref(doc);
+        psc__free(&r);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 /* A driver with more GPUs than the tables hold: every command uses the first PSC_MAX_GPUS and says so, none crashes. */
 static void test_more_gpus_than_tables(void **state)
 {
@@ -569,6 +599,7 @@ int main(void)
         cmocka_unit_test(test_doctor_shows_every_finding),
         cmocka_unit_test(test_nvlink_remote_out_of_range),
         cmocka_unit_test(test_more_gpus_than_tables),
+        cmocka_unit_test(test_json_with_non_utf8_path),
         cmocka_unit_test(test_verify_nothing_verified),
         cmocka_unit_test(test_json_lists_and_nvlink),
     };
