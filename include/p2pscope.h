@@ -160,6 +160,9 @@ typedef enum {
 /* nvidia-smi's label into buf: "X", "NV18", "PIX", ... ("?" unknown). */
 const char *psc_path_label(psc_path_t path, int nvlinks, char *buf, size_t len);
 
+/* A PCIe link into buf: "Gen5 x16", with "?" for a part not known (below 1). */
+const char *psc_pcie_label(int gen, int width, char *buf, size_t len);
+
 typedef enum { PSC_REMOTE_UNKNOWN, PSC_REMOTE_GPU, PSC_REMOTE_SWITCH, PSC_REMOTE_CPU } psc_remote_t;
 
 typedef struct {

@@ -11,19 +11,6 @@ static const char *psc__yn(int v)
     return v < 0 ? "?" : v ? "yes" : "no";
 }
 
-/* "Gen5 x16", with "?" for a part not known. */
-static const char *psc__link(int gen, int width, char *buf, size_t len)
-{
-    char g[16] = "?", w[16] = "?";
-
-    if (gen > 0)
-        snprintf(g, sizeof(g), "%d", gen);
-    if (width > 0)
-        snprintf(w, sizeof(w), "%d", width);
-    snprintf(buf, len, "Gen%s x%s", g, w);
-    return buf;
-}
-
 static void psc__path_matrix(FILE *out, const psc_facts_t *f)
 {
     psc_table_t *t = psc_table_new((unsigned)f->ngpu + 1, (unsigned)f->ngpu + 3);
@@ -115,8 +102,8 @@ static void psc__gpu_table(FILE *out, const psc_facts_t *f)
         psc_table_set(t, r, 1, "%s", g->name);
         psc_table_set(t, r, 2, "%s", g->pci_bus_id);
         if (g->pcie_gen > 0 || g->pcie_gen_max > 0)
-            psc_table_set(t, r, 3, "%s / %s", psc__link(g->pcie_gen, g->pcie_width, now, sizeof(now)),
-                          psc__link(g->pcie_gen_max, g->pcie_width_max, max, sizeof(max)));
+            psc_table_set(t, r, 3, "%s / %s", psc_pcie_label(g->pcie_gen, g->pcie_width, now, sizeof(now)),
+                          psc_pcie_label(g->pcie_gen_max, g->pcie_width_max, max, sizeof(max)));
         else
             psc_table_set(t, r, 3, "?");
         if (g->bar1_bytes && g->memory_bytes)

@@ -15,6 +15,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "json_keys.h"
+
 #include "p2pscope.h"
 #include "topo/facts_json.h"
 
@@ -300,22 +302,6 @@ static void test_good_round_trip(void **state)
     assert_string_equal(b->hwloc_xml, a->hwloc_xml);
     psc_facts_free(a);
     psc_facts_free(b);
-}
-
-static size_t count_keys(json_t *o)
-{
-    size_t n = json_object_size(o);
-    const char *k;
-    json_t *v;
-
-    json_object_foreach(o, k, v) {
-        if (json_is_object(v))
-            n += count_keys(v);
-        if (json_is_array(v))
-            for (size_t i = 0; i < json_array_size(v); i++)
-                n += json_is_object(json_array_get(v, i)) ? count_keys(json_array_get(v, i)) : 0;
-    }
-    return n;
 }
 
 /* Names cut inside a character or holding bytes that are not UTF-8 keep every key, and load back. */

@@ -14,24 +14,10 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "json_keys.h"
+
 #include "report/json.h"
 #include "report/render_doctor.h"
-
-static size_t count_keys(json_t *o)
-{
-    size_t n = json_object_size(o);
-    const char *k;
-    json_t *v;
-
-    json_object_foreach(o, k, v) {
-        if (json_is_object(v))
-            n += count_keys(v);
-        if (json_is_array(v))
-            for (size_t i = 0; i < json_array_size(v); i++)
-                n += json_is_object(json_array_get(v, i)) ? count_keys(json_array_get(v, i)) : 0;
-    }
-    return n;
-}
 
 static json_t *run_doc(const char *name, const char *command, const char *release, const char *reason)
 {

@@ -146,19 +146,6 @@ static void rule_acs(const psc_facts_t *f, psc__findings_t *fs)
     }
 }
 
-/* "Gen5 x16", with "?" for a part not known. */
-static const char *psc__link(int gen, int width, char *buf, size_t len)
-{
-    char g[16] = "?", w[16] = "?";
-
-    if (gen > 0)
-        snprintf(g, sizeof(g), "%d", gen);
-    if (width > 0)
-        snprintf(w, sizeof(w), "%d", width);
-    snprintf(buf, len, "Gen%s x%s", g, w);
-    return buf;
-}
-
 static void rule_pcie_link(const psc_facts_t *f, psc__findings_t *fs)
 {
     for (int i = 0; i < f->ngpu; i++) {
@@ -168,8 +155,8 @@ static void rule_pcie_link(const psc_facts_t *f, psc__findings_t *fs)
         if (g->pcie_gen < 0 || g->pcie_width < 0)
             continue;
         snprintf(ev, sizeof(ev), "gpu%d %s: PCIe %s now, %s at most; clocks event reasons 0x%llx", i, g->pci_bus_id,
-                 psc__link(g->pcie_gen, g->pcie_width, now, sizeof(now)),
-                 psc__link(g->pcie_gen_max, g->pcie_width_max, max, sizeof(max)),
+                 psc_pcie_label(g->pcie_gen, g->pcie_width, now, sizeof(now)),
+                 psc_pcie_label(g->pcie_gen_max, g->pcie_width_max, max, sizeof(max)),
                  (unsigned long long)(g->clock_event_reasons < 0 ? 0 : g->clock_event_reasons));
         if (g->pcie_width_max > 0 && g->pcie_width < g->pcie_width_max)
             psc__add(fs, PSC_SEV_WARNING, "pcie_width",

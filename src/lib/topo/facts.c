@@ -25,6 +25,18 @@ const char *psc_path_label(psc_path_t path, int nvlinks, char *buf, size_t len)
     return buf;
 }
 
+const char *psc_pcie_label(int gen, int width, char *buf, size_t len)
+{
+    char g[16] = "?", w[16] = "?";
+
+    if (gen > 0)
+        snprintf(g, sizeof(g), "%d", gen);
+    if (width > 0)
+        snprintf(w, sizeof(w), "%d", width);
+    snprintf(buf, len, "Gen%s x%s", g, w);
+    return buf;
+}
+
 static void psc__gpu_facts_init(psc_gpu_facts_t *g)
 {
     memset(g, 0, sizeof(*g));
