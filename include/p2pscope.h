@@ -121,7 +121,8 @@ psc_status_t psc_size_parse(const char *text, uint64_t *out);
  * temporary file beside it, fsynced and renamed, so a reader never sees a
  * partial file; it keeps the old file's mode and owner, a new one gets 0666
  * less the umask (which is never changed). A symlink is followed and its
- * target written that way. A device, a FIFO, /dev/stdout or /dev/fd/N is
+ * target written that way. /dev/stdout, /dev/stderr and /dev/fd/N are written
+ * through the open descriptor itself (a socket too). A device or a FIFO is
  * written in place, never created, replaced or deleted; a FIFO without a
  * reader is an error. errbuf says what failed, in one line.
  */

@@ -22,7 +22,8 @@ static int psc__check_json_path(const char *path)
     const char *dir;
     int rc = PSC_EXIT_OK;
 
-    if (!path || strcmp(path, "-") == 0)
+    /* Devices and open descriptors by name (/dev/stdout, /dev/fd/N): the writer takes them as they are. */
+    if (!path || strcmp(path, "-") == 0 || strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0)
         return PSC_EXIT_OK;
     if (stat(path, &sb) == 0) {
         if (S_ISDIR(sb.st_mode) || S_ISSOCK(sb.st_mode)) {

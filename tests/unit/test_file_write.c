@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -231,6 +232,27 @@ static void test_missing_directory_fails_cleanly(void **state)
     assert_non_null(strstr(err, "is a directory"));
 }
 
+/* /dev/fd/N is the open descriptor itself, whatever it is: a socket (a journal) too. */
+static void test_fd_name_is_a_socket(void **state)
+{
+    char path[32], buf[64];
+    int sv[2];
+    ssize_t n;
+
+    (void)state;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    snprintf(path, sizeof(path), "/dev/fd/%d", sv[0]);
+    psc__write(path, "to the socket");
+    n = read(sv[1], buf, sizeof(buf) - 1);
+    assert_true(n > 0);
+    buf[n] = '\0';
+    assert_string_equal(buf, "to the socket");
+    close(sv[0]);
+    close(sv[1]);
+    assert_int_equal(psc_write_file_atomic("/dev/fd/999", "x", 1, err, sizeof(err)), PSC_ERR_IO);
+    assert_non_null(strstr(err, "not open"));
+}
+
 /* A file name near NAME_MAX still has room for the temporary beside it. */
 static void test_long_file_name(void **state)
 {
@@ -305,6 +327,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fifo_reader_leaving_is_an_error, psc__setup, psc__teardown),
         cmocka_unit_test_setup_teardown(test_missing_directory_fails_cleanly, psc__setup, psc__teardown),
         cmocka_unit_test_setup_teardown(test_long_file_name, psc__setup, psc__teardown),
+        cmocka_unit_test_setup_teardown(test_fd_name_is_a_socket, psc__setup, psc__teardown),
         cmocka_unit_test_setup_teardown(test_dev_null_stays_a_device, psc__setup, psc__teardown),
         cmocka_unit_test_setup_teardown(test_dev_stdout_is_written_through, psc__setup, psc__teardown),
     };

@@ -257,6 +257,49 @@ static psc_status_t psc__write_replace(const char *path, const struct stat *old,
     return ok ? PSC_OK : PSC_ERR_IO;
 }
 
+/* The descriptor a name stands for (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), -1 for any other. */
+static int psc__fd_of_name(const char *path)
+{
+    static const char *const dirs[] = {"/dev/fd/", "/proc/self/fd/"};
+    char *end;
+    long n;
+
+    if (strcmp(path, "/dev/stdout") == 0)
+        return STDOUT_FILENO;
+    if (strcmp(path, "/dev/stderr") == 0)
+        return STDERR_FILENO;
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        size_t k = strlen(dirs[i]);
+
+        if (strncmp(path, dirs[i], k) == 0 && path[k] >= '0' && path[k] <= '9') {
+            n = strtol(path + k, &end, 10);
+            return *end || n > INT_MAX ? -1 : (int)n;
+        }
+    }
+    return -1;
+}
+
+/*
+ * An open descriptor named by path: written through a copy of it, at its own
+ * offset (after what it already holds), whatever it is: a file, a pipe, a
+ * terminal or a socket (a journal).
+ */
+static psc_status_t psc__write_fd(const char *path, int fd, const void *data, size_t len, char *errbuf,
+                                  size_t errlen)
+{
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3), ok;
+
+    if (copy < 0) {
+        snprintf(errbuf, errlen, "cannot write %s: %s", path, errno == EBADF ? "it is not open" : strerror(errno));
+        return PSC_ERR_IO;
+    }
+    ok = psc__write_nosigpipe(copy, data, len) == 0;
+    if (!ok)
+        snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(errno));
+    close(copy);
+    return ok ? PSC_OK : PSC_ERR_IO;
+}
+
 psc_status_t psc_write_file_atomic(const char *path, const void *data, size_t len, char *errbuf, size_t errlen)
 {
     char scratch[8], final[PATH_MAX];
@@ -271,6 +314,8 @@ psc_status_t psc_write_file_atomic(const char *path, const void *data, size_t le
         snprintf(errbuf, errlen, "no file or no data given");
         return PSC_ERR_INVALID;
     }
+    if ((e = psc__fd_of_name(path)) >= 0)
+        return psc__write_fd(path, e, data, len, errbuf, errlen);
     if ((e = psc__resolve(path, final, sizeof(final), &magic)) != 0) {
         snprintf(errbuf, errlen, "cannot write %s: %s", path, strerror(e));
         return PSC_ERR_IO;
