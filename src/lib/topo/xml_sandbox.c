@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/safe_read.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 #define PSC_ASAN 1
 #elif defined(__has_feature)
@@ -44,21 +46,6 @@ unsigned psc__xml_sandbox_set_time_limit(unsigned seconds)
 
     psc__time_limit = seconds ? seconds : 1;
     return old;
-}
-
-static int psc__write_all(int fd, const char *p, size_t len)
-{
-    while (len) {
-        ssize_t n = write(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
 }
 
 static void __attribute__((noreturn)) psc__child_reply(int fd, char kind, const char *text, size_t len)

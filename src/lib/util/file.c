@@ -18,26 +18,9 @@
 #include <unistd.h>
 
 #include "p2pscope.h"
+#include "util/safe_read.h"
 
 #define PSC__MAX_LINKS 40 /* the kernel's own limit on a chain of symlinks */
-
-static int psc__write_all(int fd, const char *p, size_t len)
-{
-    while (len) {
-        ssize_t n = write(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n == 0)
-                errno = EIO;
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 /*
  * A reader that goes away must fail the write with EPIPE, not kill the

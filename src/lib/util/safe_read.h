@@ -26,6 +26,9 @@ int psc__safe_open(const char *root, const char *path, psc_status_t *st, char *e
 /* Read up to cap bytes (to the end or cap, whichever comes first); -1 on a read error. */
 ssize_t psc__read_up_to(int fd, char *buf, size_t cap);
 
+/* Write all len bytes, retrying short writes and EINTR; -1 with errno (EIO for a write of nothing) else. */
+int psc__write_all(int fd, const char *p, size_t len);
+
 /*
  * The whole file (psc__safe_open's rules), NUL-terminated, malloc'd, in *out
  * and its length in *len; PSC_ERR_INVALID when it is larger than max bytes.
