@@ -2,6 +2,7 @@
  * Reading files of recordings someone else made: regular files only (a FIFO
  * or a device is refused before it is opened), bounded reads, and inside a
  * capture nothing reached through a symbolic link that leads out of it.
+ * Beside them, the one write-all loop of the library.
  */
 #ifndef PSC_UTIL_SAFE_READ_H
 #define PSC_UTIL_SAFE_READ_H
