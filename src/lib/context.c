@@ -193,18 +193,15 @@ static psc_status_t psc__gpu_setup(psc_context_t *ctx, int i)
     if ((st = PSC_CU(ctx, cuCtxSetCurrent, (g->ctx))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleLoadData, (&g->module, psc__fatbin))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_gate, g->module, "psc_gate"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_fill, g->module, "psc_fill"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_verify, g->module, "psc_verify"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_flip, g->module, "psc_flip_byte"))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_fill, g->module, "psc_pattern_fill"))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_check, g->module, "psc_pattern_check"))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_flip, g->module, "psc_pattern_flip"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_copy, g->module, psc__copy_kernel_name(ctx)))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_chase, g->module, "psc_chase"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_ping, g->module, "psc_flag_ping"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_pong, g->module, "psc_flag_pong"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_probe, g->module, "psc_timer_probe"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_copy_bytes, g->module, "psc_copy_bytes"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_fill_kind, g->module, "psc_fill_kind"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_prepare_ex, g->module, "psc_prepare_ex"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_verify_ex, g->module, "psc_verify_ex"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuStreamCreate, (&g->stream, CU_STREAM_NON_BLOCKING))) != PSC_OK ||
         (st = PSC_CU(ctx, cuMemHostAlloc, (&gate, sizeof(psc_gate_words_t), CU_MEMHOSTALLOC_DEVICEMAP))) != PSC_OK)
         goto err;

@@ -25,9 +25,9 @@ typedef struct {
     int ready;                  /* context, module and stream set up */
     CUcontext ctx;              /* primary context, retained */
     CUmodule module;
-    CUfunction fn_gate, fn_fill, fn_verify, fn_flip, fn_copy;
+    CUfunction fn_gate, fn_fill, fn_check, fn_flip, fn_copy; /* fill, check, flip: the data-pattern family */
     CUfunction fn_chase, fn_ping, fn_pong, fn_probe;
-    CUfunction fn_copy_bytes, fn_fill_kind, fn_prepare_ex, fn_verify_ex;
+    CUfunction fn_copy_bytes;
     CUstream stream;            /* work this GPU issues */
     CUstream xstreams[PSC_MAX_XFERS]; /* extra streams for concurrent transfers, made on demand */
     psc_gate_words_t *gate;     /* pinned, mapped */

@@ -8,8 +8,7 @@
 #include <string.h>
 
 #include "mem/buffer.h"
-#include "verify/pattern.h"
-#include "verify/verify.h"
+#include "pattern/check.h"
 #include "xfer/timing.h"
 
 #define PSC__CHASE_STRIDE 128

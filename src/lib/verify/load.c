@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "verify/load.h"
-#include "verify/pattern.h"
 
 #define PSC__LOAD_HOST_BYTES (32ull << 20)  /* a copy over PCIe: about 0.6 ms */
 #define PSC__LOAD_PEER_BYTES (128ull << 20) /* a copy over NVLink: about 0.35 ms */
@@ -44,7 +43,7 @@ static psc_status_t psc__path_open(psc_load_t *l, int src, int dst, int issuer)
     p->rep.first_bad_offset = -1;
     p->issuer = issuer;
     p->size = host ? PSC__LOAD_HOST_BYTES : PSC__LOAD_PEER_BYTES;
-    p->seed = 0x6c6f6164ull ^ psc_pattern_word((uint64_t)(src + 2), (uint64_t)(dst + 2)); /* "load" */
+    p->seed = 0x6c6f6164ull ^ psc_pattern_mix((uint64_t)(src + 2), (uint64_t)(dst + 2)); /* "load" */
     l->n++;
     if ((st = psc__buffer_get(ctx, src == PSC_HOST ? PSC_MEM_PINNED : PSC_MEM_DEVICE, src == PSC_HOST ? issuer : src,
                               node, p->size, &p->from)) != PSC_OK ||
@@ -136,13 +135,14 @@ psc_status_t psc__load_pump(psc_load_t *l)
 /* Fold one check of a load buffer into its path's report. */
 static void psc__load_note(psc__load_path_t *p, const psc_check_t *c, uint64_t size)
 {
+    psc_check_t acc = {p->rep.bad_bytes, p->rep.first_bad_offset, p->rep.expected, p->rep.found};
+
+    psc__check_fold(&acc, c);
     p->rep.bytes_checked += size;
-    p->rep.bad_bytes += c->bad_bytes;
-    if (c->bad_bytes && p->rep.first_bad_offset < 0) {
-        p->rep.first_bad_offset = c->first_bad;
-        p->rep.expected = c->expected;
-        p->rep.found = c->found;
-    }
+    p->rep.bad_bytes = acc.bad_bytes;
+    p->rep.first_bad_offset = acc.first_bad;
+    p->rep.expected = acc.expected;
+    p->rep.found = acc.found;
 }
 
 psc_status_t psc__load_settle(psc_load_t *l)

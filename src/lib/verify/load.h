@@ -2,7 +2,7 @@
 #ifndef PSC_VERIFY_LOAD_H
 #define PSC_VERIFY_LOAD_H
 
-#include "verify/verify.h"
+#include "pattern/check.h"
 
 /* Queue another batch of copies on every path whose last batch is done. NULL: nothing. */
 psc_status_t psc__load_pump(psc_load_t *l);

@@ -7,8 +7,7 @@
 #include <string.h>
 
 #include "mem/buffer.h"
-#include "verify/pattern.h"
-#include "verify/verify.h"
+#include "pattern/check.h"
 #include "xfer/copy.h"
 #include "xfer/timing.h"
 
@@ -222,7 +221,7 @@ static psc_status_t psc__setup(psc_context_t *ctx, psc__case_run_t *r, const psc
 
         r->use[x->x.issuer] = 1;
         x->share = psc__issuer_share(c->xfer, c->nxfer, i);
-        x->seed = o->seed ^ psc_pattern_word((uint64_t)c->test * 131 + (uint64_t)i,
+        x->seed = o->seed ^ psc_pattern_mix((uint64_t)c->test * 131 + (uint64_t)i,
                                              (uint64_t)(x->x.src + 2) * 1024 + (uint64_t)(x->x.dst + 2));
         if ((st = psc__buffer_get(ctx, x->x.src == PSC_HOST ? hk : PSC_MEM_DEVICE,
                                   x->x.src == PSC_HOST ? x->x.issuer : x->x.src, node, r->size, &x->src)) != PSC_OK ||
@@ -334,7 +333,7 @@ static psc_status_t psc__check(psc_context_t *ctx, psc__case_run_t *r, unsigned 
     double t0 = psc__now_ns();
     const psc_buffer_t *dst[PSC_MAX_XFERS];
     uint64_t seed[PSC_MAX_XFERS];
-    psc_check_t all = {0, -1, 0, 0}, v[PSC_MAX_XFERS];
+    psc_check_t all = PSC_CHECK_CLEAN, v[PSC_MAX_XFERS];
     psc_status_t st;
 
     for (int i = 0; i < r->n; i++) {
@@ -343,17 +342,9 @@ static psc_status_t psc__check(psc_context_t *ctx, psc__case_run_t *r, unsigned 
     }
     if ((st = psc__pattern_check_many(ctx, dst, seed, r->n, v)) != PSC_OK)
         return st;
-    for (int i = 0; i < r->n; i++) {
-        const psc_check_t c = v[i];
-
-        all.bad_bytes += c.bad_bytes;
-        if (c.bad_bytes && all.first_bad < 0) {
-            all.first_bad = c.first_bad;
-            all.expected = c.expected;
-            all.found = c.found;
-        }
-    }
-    psc__verify_report_add(rep, &all);
+    for (int i = 0; i < r->n; i++)
+        psc__check_fold(&all, &v[i]);
+    psc__check_report_add(rep, &all);
     r->verify_ns += psc__now_ns() - t0;
     return PSC_OK;
 }
@@ -412,7 +403,7 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
             }
             res->samples_gbs[k] = (double)res->bytes_per_sample / (longest * 1e-3) / 1e9;
             if (o->test_corrupt_offset >= 0 &&
-                (st = psc__flip_byte(ctx, r->x[0].dst, (uint64_t)o->test_corrupt_offset)) != PSC_OK)
+                (st = psc__pattern_flip(ctx, r->x[0].dst, (uint64_t)o->test_corrupt_offset)) != PSC_OK)
                 return st;
         }
         if (o->verify && timed && (st = psc__check(ctx, r, round, &res->verify)) != PSC_OK)
