@@ -497,6 +497,22 @@ const psc_lat_test_info_t *psc_lat_test_info(psc_lat_test_t t); /* NULL out of r
 psc_status_t psc_lat_test_from_name(const char *name, psc_lat_test_t *out);
 int psc_lat_test_match(const char *glob, psc_lat_test_t *out, int cap);
 
+/*
+ * The test registries (bandwidth, latency) seen alike, for listings: each
+ * entry's name, title, description and minimum GPU count. Entry i is test i.
+ */
+typedef struct psc_registry psc_registry_t;
+typedef struct {
+    const char *name, *title, *description;
+    int min_gpus;
+} psc_registry_entry_t;
+
+const psc_registry_t *psc_bw_registry(void);
+const psc_registry_t *psc_lat_registry(void);
+int psc_registry_count(const psc_registry_t *reg);
+/* PSC_ERR_INVALID when reg or out is NULL or i is out of range (0 to count-1). */
+psc_status_t psc_registry_entry(const psc_registry_t *reg, int i, psc_registry_entry_t *out);
+
 typedef struct {
     psc_lat_test_t test;
     int src, dst;   /* memory owner -> reader for a chase; initiator -> responder for a flag; copy endpoints */

@@ -63,9 +63,8 @@ int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_lat_list(const psc_cli_opts_t *o);
-/* `list --json`, `bw -l --json`, `lat -l --json`: the tests by their registry's accessors. */
-int psc_cli_list_json(const char *command, int count, const char *(*name)(int), const char *(*title)(int),
-                      const char *(*description)(int), int (*min_gpus)(int), const psc_cli_opts_t *o);
+/* `list --json`, `bw -l --json`, `lat -l --json`: the tests of a registry (psc_bw_registry(), psc_lat_registry()). */
+int psc_cli_list_json(const char *command, const psc_registry_t *reg, const psc_cli_opts_t *o);
 int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o);
 /* Run every case of one test with these options; results into res (cap), progress on stderr. */
 size_t psc_cli_run_cases(psc_context_t *ctx, const psc_measure_opts_t *m, psc_bw_test_t test, const int *devs,

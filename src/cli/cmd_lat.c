@@ -8,31 +8,10 @@
 #include "report/render.h"
 #include "report/render_lat.h"
 
-static const char *psc__name(int t)
-{
-    return psc_lat_test_info(t)->name;
-}
-
-static const char *psc__title(int t)
-{
-    return psc_lat_test_info(t)->title;
-}
-
-static const char *psc__description(int t)
-{
-    return psc_lat_test_info(t)->description;
-}
-
-static int psc__min_gpus(int t)
-{
-    return psc_lat_test_info(t)->min_gpus;
-}
-
 int psc_cmd_lat_list(const psc_cli_opts_t *o)
 {
     if (o->json)
-        return psc_cli_list_json("lat_list", psc_lat_test_count(), psc__name, psc__title, psc__description,
-                                 psc__min_gpus, o);
+        return psc_cli_list_json("lat_list", psc_lat_registry(), o);
     for (int t = 0; t < psc_lat_test_count(); t++)
         printf("%-32s %s\n", psc_lat_test_info(t)->name, psc_lat_test_info(t)->description);
     return PSC_EXIT_OK;
