@@ -5,11 +5,11 @@
 
 #include "internal.h"
 #include "mem/buffer.h"
+#include "topo/devices.h"
+#include "topo/host_topo.h"
 
 /* The device fatbin, embedded by cmake/fatbin_embed.S.in. */
 extern const unsigned char psc__fatbin[];
-
-psc_status_t psc__devices_probe(psc_context_t *ctx); /* topo/devices.c */
 
 static psc_log_level_t psc__log_level_from_env(void)
 {

@@ -7,7 +7,8 @@
 #include "driver/cuda_driver.h"
 #include "driver/nvml_driver.h"
 #include "p2pscope.h"
-#include "topo/host_topo.h"
+
+typedef struct psc_host_topo psc_host_topo_t; /* topo/host_topo.h */
 
 /* Host words the gate kernel reads and writes, in pinned mapped memory. */
 typedef struct {
@@ -63,9 +64,6 @@ psc_status_t psc__fail(psc_context_t *ctx, psc_status_t st, const char *fmt, ...
 /* Map a driver result to a status; on failure record "call: CUDA_ERROR_X (text)". */
 psc_status_t psc__cu_result(psc_context_t *ctx, CUresult rc, const char *call);
 #define PSC_CU(ctx, fn, args) psc__cu_result((ctx), (ctx)->cu.p_##fn args, #fn)
-
-/* NVML handle of GPU i, NULL without NVML. */
-psc_nvmlDevice_t psc__nvml_handle(const psc_context_t *ctx, int i);
 
 /* Make GPU i's context current, setting it up (context, module, stream) on first use. */
 psc_status_t psc__gpu_use(psc_context_t *ctx, int i);

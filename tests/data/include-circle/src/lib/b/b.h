@@ -1,0 +1,2 @@
+/* Part of a planted include circle for scripts/check-includes.sh. */
+#include "a/a.h"
