@@ -177,13 +177,27 @@ psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const ps
     int per_gpu[PSC_MAX_GPUS] = {0}, n, waived = 0;
     psc_status_t st = PSC_OK;
 
-    if (!ctx || !c || !o || !out || !ti || c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS || !o->max_size ||
-        !(o->pattern_mask & ((1u << PSC_PATTERN_KINDS) - 1)))
+    if (!ctx)
         return PSC_ERR_INVALID;
+    if (!c || !o || !out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_verify_run: no %s given", !c ? "case" : !o ? "options" : "result");
+    if (!ti)
+        return psc__fail(ctx, PSC_ERR_INVALID, "bandwidth test %d does not exist: accepted 0 to %d", c->test,
+                         psc_bw_test_count() - 1);
+    if (c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS)
+        return psc__fail(ctx, PSC_ERR_INVALID, "a case of %d transfers: accepted 1 to %d", c->nxfer, PSC_MAX_XFERS);
+    if (!o->max_size)
+        return psc__fail(ctx, PSC_ERR_INVALID, "largest copy size 0: accepted 1 byte or more");
+    if (!(o->pattern_mask & ((1u << PSC_PATTERN_KINDS) - 1)))
+        return psc__fail(ctx, PSC_ERR_INVALID, "pattern mask 0x%x names no pattern: accepted bits 0 to %d",
+                         o->pattern_mask, PSC_PATTERN_KINDS - 1);
     for (int i = 0; i < c->nxfer; i++)
         if (!psc__valid_gpu(ctx, c->xfer[i].issuer) || (c->xfer[i].src != PSC_HOST && !psc__valid_gpu(ctx, c->xfer[i].src)) ||
             (c->xfer[i].dst != PSC_HOST && !psc__valid_gpu(ctx, c->xfer[i].dst)))
-            return PSC_ERR_INVALID;
+            return psc__fail(ctx, PSC_ERR_INVALID,
+                             "transfer %d: %d -> %d issued by %d names a GPU that does not exist (accepted 0 to %d, or "
+                             "PSC_HOST at one end)",
+                             i, c->xfer[i].src, c->xfer[i].dst, c->xfer[i].issuer, ctx->ndev - 1);
     memset(&r, 0, sizeof(r));
     memset(x, 0, sizeof(x));
     r.c = *c;

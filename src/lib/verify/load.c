@@ -77,11 +77,19 @@ psc_status_t psc_load_start(psc_context_t *ctx, const int *devices, int ndev, ps
     psc_load_t *l;
     psc_status_t st = PSC_OK;
 
-    if (!ctx || !out || (n = psc__resolve_devices(ctx, devices, ndev, d, PSC_MAX_GPUS)) < 1)
+    if (!ctx)
         return PSC_ERR_INVALID;
-    *out = NULL;
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_load_start: no place for the load given");
+    if ((n = psc__resolve_devices(ctx, devices, ndev, d, PSC_MAX_GPUS)) < 0)
+        return psc__fail(ctx, PSC_ERR_INVALID,
+                         "GPUs for the load: one of the %d named is out of range or named twice (accepted 0 to %d, "
+                         "each once)",
+                         ndev, psc_device_count(ctx) - 1);
+    if (n == 0)
+        return psc__fail(ctx, PSC_ERR_INVALID, "no GPU to put the load on");
     if (!(l = calloc(1, sizeof(*l))))
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the background load");
     l->ctx = ctx;
     for (int i = 0; i < n && st == PSC_OK; i++) {
         if ((st = psc__path_open(l, PSC_HOST, d[i], d[i])) == PSC_OK &&

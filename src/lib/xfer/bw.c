@@ -173,29 +173,46 @@ static int psc__gpu_to_gpu(const psc_xfer_t *x)
     return x->src >= 0 && x->dst >= 0 && x->src != x->dst;
 }
 
-static int psc__case_valid(const psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti)
+/* Whether the case's transfers are ones the test makes; when not, why (what was wrong, what is accepted). */
+static int psc__case_valid(const psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti, char *why,
+                           size_t len)
 {
     int host = psc__host_pattern(ti->pattern), local = ti->pattern == PSC_PATTERN_LOCAL;
 
-    if (c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS || ctx->ndev > PSC_MAX_XFERS)
-        return 0;
+#define PSC__NO(...)                         \
+    do {                                     \
+        snprintf(why, len, __VA_ARGS__);     \
+        return 0;                            \
+    } while (0)
+    if (c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS)
+        PSC__NO("a case of %d transfers: accepted 1 to %d", c->nxfer, PSC_MAX_XFERS);
+    if (ctx->ndev > PSC_MAX_XFERS)
+        PSC__NO("%d GPUs: bandwidth cases take at most %d", ctx->ndev, PSC_MAX_XFERS);
     for (int i = 0; i < c->nxfer; i++) {
         const psc_xfer_t *x = &c->xfer[i];
 
-        if (!psc__valid_gpu(ctx, x->issuer) || (x->src != PSC_HOST && !psc__valid_gpu(ctx, x->src)) ||
-            (x->dst != PSC_HOST && !psc__valid_gpu(ctx, x->dst)) || (x->src == PSC_HOST && x->dst == PSC_HOST))
-            return 0;
+        if (!psc__valid_gpu(ctx, x->issuer))
+            PSC__NO("transfer %d: issuing GPU %d does not exist (accepted 0 to %d)", i, x->issuer, ctx->ndev - 1);
+        if ((x->src != PSC_HOST && !psc__valid_gpu(ctx, x->src)) || (x->dst != PSC_HOST && !psc__valid_gpu(ctx, x->dst)))
+            PSC__NO("transfer %d: %d -> %d names a GPU that does not exist (accepted 0 to %d, or PSC_HOST)", i, x->src,
+                    x->dst, ctx->ndev - 1);
+        if (x->src == PSC_HOST && x->dst == PSC_HOST)
+            PSC__NO("transfer %d: host -> host: accepted a GPU at one end at least", i);
         if (x->issuer != x->src && x->issuer != x->dst)
-            return 0;
+            PSC__NO("transfer %d: GPU %d issues %d -> %d: accepted the source or the destination GPU", i, x->issuer,
+                    x->src, x->dst);
         if (host != (x->src == PSC_HOST || x->dst == PSC_HOST) || local != (x->src == x->dst))
-            return 0;
+            PSC__NO("transfer %d: %d -> %d is not a transfer of %s (%s)", i, x->src, x->dst, ti->name, ti->title);
         if (psc__gpu_to_gpu(x) && x->issuer != (ti->by_reader ? x->dst : x->src))
-            return 0;
+            PSC__NO("transfer %d: %s is issued by the %s GPU (%d), not GPU %d", i, ti->name,
+                    ti->by_reader ? "destination" : "source", ti->by_reader ? x->dst : x->src, x->issuer);
         /* One-way host patterns move data one way only. */
         if (((ti->pattern == PSC_PATTERN_H2D || ti->pattern == PSC_PATTERN_HOST_TO_ALL) && x->src != PSC_HOST) ||
             ((ti->pattern == PSC_PATTERN_D2H || ti->pattern == PSC_PATTERN_ALL_TO_HOST) && x->dst != PSC_HOST))
-            return 0;
+            PSC__NO("transfer %d: %d -> %d runs against %s, which moves data one way only", i, x->src, x->dst,
+                    ti->name);
     }
+#undef PSC__NO
     return 1;
 }
 
@@ -426,12 +443,20 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
     psc_status_t st;
     int waived = 0;
     double t0 = psc__now_ns();
+    char why[256];
 
-    if (!ctx || !c || !out || !ti || psc_measure_opts_check(o, NULL, 0) != PSC_OK || !psc__case_valid(ctx, c, ti))
+    if (!ctx)
         return PSC_ERR_INVALID;
+    if (!c || !o || !out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_run: no %s given", !c ? "case" : !o ? "options" : "result");
+    if (!ti)
+        return psc__fail(ctx, PSC_ERR_INVALID, "bandwidth test %d does not exist: accepted 0 to %d", c->test,
+                         psc_bw_test_count() - 1);
+    if (psc_measure_opts_check(o, why, sizeof(why)) != PSC_OK || !psc__case_valid(ctx, c, ti, why, sizeof(why)))
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s", why);
     r = calloc(1, sizeof(*r));
     if (!r)
-        return PSC_ERR_NO_MEMORY;
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a %s case", ti->name);
     r->ti = ti;
     r->n = c->nxfer;
     for (int i = 0; i < r->n; i++) /* peers, buffers and streams all read the transfers */
@@ -439,8 +464,10 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
     r->size = psc__resolve_size(ctx, c, ti, o);
     r->iterations = psc__resolve_iterations(ti, o, r->size);
     if (o->test_corrupt_offset >= 0 && (uint64_t)o->test_corrupt_offset >= r->size) {
+        st = psc__fail(ctx, PSC_ERR_INVALID, "corruption offset %" PRId64 " out of range: accepted 0 to %" PRIu64,
+                       o->test_corrupt_offset, r->size - 1);
         free(r);
-        return PSC_ERR_INVALID;
+        return st;
     }
     memset(&res, 0, sizeof(res));
     res.c = *c;
