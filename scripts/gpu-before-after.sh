@@ -39,7 +39,8 @@ for kind in ("lat", "verify"):
     key = "tests" if kind == "lat" else "paths"
     for x, y in zip(a.get(key, []), b.get(key, [])):
         line = f"{kind:6} {x.get('name','')[:28]:28} {x.get('direction','')[:16]:16} {x.get('status')} / {y.get('status')}"
-        if kind == "lat" and x.get("results") and y.get("results"):
-            line += "  p50 %s / %s ns" % (x["results"][0].get("p50"), y["results"][0].get("p50"))
+        if kind == "lat" and x.get("sizes") and y.get("sizes"):
+            p = lambda t: t["sizes"][0].get("latency", {}).get("p50", 0)
+            line += "  p50 %.1f / %.1f ns" % (p(x), p(y))
         print(line)
 PY
