@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 struct psc_registry {
     const void *entries;

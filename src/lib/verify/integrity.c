@@ -28,9 +28,10 @@ const char *psc_pattern_kind_name(int kind)
     return kind >= 0 && kind < PSC_PATTERN_KINDS ? names[kind] : "unknown";
 }
 
-void psc_verify_opts_default(psc_verify_opts_t *o)
+void psc__verify_opts_fill(psc_verify_opts_t *o)
 {
     memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
     o->max_size = (256ull << 20) + 7; /* the plan's largest size, included */
     o->pattern_mask = (1u << PSC_PATTERN_KINDS) - 1;
     o->unaligned = 1;
@@ -49,10 +50,10 @@ static CUdeviceptr psc__ptr(const psc_buffer_t *b, uint64_t off)
     return (b->kind == PSC_MEM_PAGEABLE ? (CUdeviceptr)(uintptr_t)b->host : b->dptr) + off;
 }
 
-/* Test hook: damage the destination range of transfer 0 the way the options say. */
-static psc_status_t psc__inject(psc_context_t *ctx, const psc_verify_opts_t *o, const psc__vx_t *x,
-                                const psc_expect_t *e, uint64_t size)
+/* Test hook: damage the destination range of transfer 0 the way the context's hooks say. */
+static psc_status_t psc__inject(psc_context_t *ctx, const psc__vx_t *x, const psc_expect_t *e, uint64_t size)
 {
+    const psc_test_hooks_t *o = &ctx->hooks;
     uint64_t at = e->begin + o->fault_offset, len = o->fault_len ? o->fault_len : 1;
     psc_expect_t before = *e;
     uint8_t *old;
@@ -143,7 +144,7 @@ static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, p
         if (psc__gpu_use(ctx, x[i].x.issuer) == PSC_OK && ctx->cu.p_cuStreamSynchronize(x[i].stream) != CUDA_SUCCESS &&
             st == PSC_OK)
             st = psc__fail(ctx, PSC_ERR_DRIVER, "a copy failed on GPU %d", x[i].x.issuer);
-    if (st != PSC_OK || (st = psc__inject(ctx, o, &x[0], &e[0], size)) != PSC_OK)
+    if (st != PSC_OK || (st = psc__inject(ctx, &x[0], &e[0], size)) != PSC_OK)
         return st;
     for (int i = 0; i < n; i++) {
         psc_expect_t src = psc_expect_pattern(kind, seed + (uint64_t)i, x[i].src->size);
@@ -164,7 +165,7 @@ static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, p
     return PSC_OK;
 }
 
-psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
+psc_status_t psc__verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
                             psc_verify_result_t *out)
 {
     const psc_bw_test_info_t *ti = c ? psc_bw_test_info(c->test) : NULL;
@@ -213,7 +214,7 @@ psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const ps
     /* The load's copies must be done before peer access changes under them. */
     if ((st = psc__load_settle(o->load)) != PSC_OK)
         goto done;
-    if ((st = psc__peers_for(ctx, c->xfer, n, ti->pattern == PSC_PATTERN_P2P_OFF, &waived, r.reason,
+    if ((st = psc__peers_for(ctx, c->xfer, n, ti->shape == PSC_SHAPE_P2P_OFF, &waived, r.reason,
                              sizeof(r.reason))) != PSC_OK)
         goto done;
     if (waived) {

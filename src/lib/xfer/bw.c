@@ -20,9 +20,10 @@
 #define PSC__ROUND_BYTES (256ull << 20) /* auto iterations aim at this much per transfer and sample... */
 #define PSC__HOST_ROUND_BYTES (512ull << 20) /* ...and this much for pinned host memory */
 
-void psc_measure_opts_default(psc_measure_opts_t *o)
+void psc__measure_opts_fill(psc_measure_opts_t *o)
 {
     memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
     o->size = 0;        /* each test's own */
     o->iterations = 0;  /* enough copies for about 256 MiB a sample */
     o->warmup = 1;
@@ -33,10 +34,9 @@ void psc_measure_opts_default(psc_measure_opts_t *o)
     o->seed = 0x70327073636f7065ull; /* "p2pscope" */
     o->host_node = -1;
     o->verify = 1;
-    o->test_corrupt_offset = -1;
 }
 
-psc_status_t psc_measure_opts_check(const psc_measure_opts_t *o, char *errbuf, size_t errlen)
+psc_status_t psc__measure_opts_check(const psc_measure_opts_t *o, char *errbuf, size_t errlen)
 {
     char scratch[8];
 
@@ -70,18 +70,14 @@ psc_status_t psc_measure_opts_check(const psc_measure_opts_t *o, char *errbuf, s
         PSC__BAD("host NUMA node %d out of range: accepted 0 or more, or -1 for the GPU's own", o->host_node);
     if (o->verify != 0 && o->verify != 1)
         PSC__BAD("verify %d out of range: accepted 0 (off) or 1 (on)", o->verify);
-    if (o->test_corrupt_offset >= 0 && !o->verify)
-        PSC__BAD("a corruption test needs verification on");
-    if (o->test_corrupt_offset >= 0 && o->size && (uint64_t)o->test_corrupt_offset >= o->size)
-        PSC__BAD("corruption offset %" PRId64 " out of range: accepted 0 to size-1", o->test_corrupt_offset);
 #undef PSC__BAD
     return PSC_OK;
 }
 
-static int psc__host_pattern(psc_pattern_t p)
+static int psc__host_shape(psc_shape_t p)
 {
-    return p == PSC_PATTERN_H2D || p == PSC_PATTERN_D2H || p == PSC_PATTERN_HOST_BIDIR ||
-           p == PSC_PATTERN_HOST_TO_ALL || p == PSC_PATTERN_ALL_TO_HOST || p == PSC_PATTERN_ALL_HOST_BIDIR;
+    return p == PSC_SHAPE_H2D || p == PSC_SHAPE_D2H || p == PSC_SHAPE_HOST_BIDIR ||
+           p == PSC_SHAPE_HOST_TO_ALL || p == PSC_SHAPE_ALL_TO_HOST || p == PSC_SHAPE_ALL_HOST_BIDIR;
 }
 
 /*
@@ -108,20 +104,20 @@ static uint64_t psc__resolve_size(const psc_context_t *ctx, const psc_bw_case_t 
 
     if (o->size)
         return o->size;
-    if (ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_pattern(ti->pattern))
+    if (ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_shape(ti->shape))
         return PSC__DEFAULT_PAGEABLE_SIZE;
     for (int i = 0; i < c->nxfer; i++)
         host_read |= c->xfer[i].src == PSC_HOST;
-    if (psc__host_pattern(ti->pattern) && ti->engine == PSC_ENGINE_SM && host_read)
+    if (psc__host_shape(ti->shape) && ti->engine == PSC_ENGINE_SM && host_read)
         return psc__host_read_size(ctx, c);
-    if (psc__host_pattern(ti->pattern))
+    if (psc__host_shape(ti->shape))
         return PSC__DEFAULT_HOST_SIZE;
-    return ti->pattern == PSC_PATTERN_P2P_OFF ? PSC__DEFAULT_STAGED_SIZE : PSC__DEFAULT_DEVICE_SIZE;
+    return ti->shape == PSC_SHAPE_P2P_OFF ? PSC__DEFAULT_STAGED_SIZE : PSC__DEFAULT_DEVICE_SIZE;
 }
 
 static unsigned psc__resolve_iterations(const psc_bw_test_info_t *ti, const psc_measure_opts_t *o, uint64_t size)
 {
-    uint64_t it, round = psc__host_pattern(ti->pattern) && ti->hostmem != PSC_HOSTMEM_PAGEABLE ? PSC__HOST_ROUND_BYTES
+    uint64_t it, round = psc__host_shape(ti->shape) && ti->hostmem != PSC_HOSTMEM_PAGEABLE ? PSC__HOST_ROUND_BYTES
                                                                                                : PSC__ROUND_BYTES;
 
     if (o->iterations)
@@ -177,7 +173,7 @@ static int psc__gpu_to_gpu(const psc_xfer_t *x)
 static int psc__case_valid(const psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti, char *why,
                            size_t len)
 {
-    int host = psc__host_pattern(ti->pattern), local = ti->pattern == PSC_PATTERN_LOCAL;
+    int host = psc__host_shape(ti->shape), local = ti->shape == PSC_SHAPE_LOCAL;
 
 #define PSC__NO(...)                         \
     do {                                     \
@@ -207,8 +203,8 @@ static int psc__case_valid(const psc_context_t *ctx, const psc_bw_case_t *c, con
             PSC__NO("transfer %d: %s is issued by the %s GPU (%d), not GPU %d", i, ti->name,
                     ti->by_reader ? "destination" : "source", ti->by_reader ? x->dst : x->src, x->issuer);
         /* One-way host patterns move data one way only. */
-        if (((ti->pattern == PSC_PATTERN_H2D || ti->pattern == PSC_PATTERN_HOST_TO_ALL) && x->src != PSC_HOST) ||
-            ((ti->pattern == PSC_PATTERN_D2H || ti->pattern == PSC_PATTERN_ALL_TO_HOST) && x->dst != PSC_HOST))
+        if (((ti->shape == PSC_SHAPE_H2D || ti->shape == PSC_SHAPE_HOST_TO_ALL) && x->src != PSC_HOST) ||
+            ((ti->shape == PSC_SHAPE_D2H || ti->shape == PSC_SHAPE_ALL_TO_HOST) && x->dst != PSC_HOST))
             PSC__NO("transfer %d: %d -> %d runs against %s, which moves data one way only", i, x->src, x->dst,
                     ti->name);
     }
@@ -420,8 +416,8 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
                 r->x[i].gbs[k] = (double)r->size * r->iterations / (r->x[i].ms * 1e-3) / 1e9;
             }
             res->samples_gbs[k] = (double)res->bytes_per_sample / (longest * 1e-3) / 1e9;
-            if (o->test_corrupt_offset >= 0 &&
-                (st = psc__pattern_flip(ctx, r->x[0].dst, (uint64_t)o->test_corrupt_offset)) != PSC_OK)
+            if (ctx->hooks.corrupt_offset >= 0 &&
+                (st = psc__pattern_flip(ctx, r->x[0].dst, (uint64_t)ctx->hooks.corrupt_offset)) != PSC_OK)
                 return st;
         }
         if (o->verify && timed && (st = psc__check(ctx, r, round, &res->verify)) != PSC_OK)
@@ -429,12 +425,12 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
         if (res->nsamples >= o->max_samples)
             return PSC_OK;
         if (res->nsamples >= o->samples &&
-            (o->max_samples == o->samples || psc_sampling_stable(res->samples_gbs, res->nsamples, o->stable_pct)))
+            (o->max_samples == o->samples || psc__sampling_stable(res->samples_gbs, res->nsamples, o->stable_pct)))
             return PSC_OK;
     }
 }
 
-psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
+psc_status_t psc__bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
                         psc_bw_result_t *out)
 {
     const psc_bw_test_info_t *ti = c ? psc_bw_test_info(c->test) : NULL;
@@ -452,7 +448,7 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
     if (!ti)
         return psc__fail(ctx, PSC_ERR_INVALID, "bandwidth test %d does not exist: accepted 0 to %d", c->test,
                          psc_bw_test_count() - 1);
-    if (psc_measure_opts_check(o, why, sizeof(why)) != PSC_OK || !psc__case_valid(ctx, c, ti, why, sizeof(why)))
+    if (psc__measure_opts_check(o, why, sizeof(why)) != PSC_OK || !psc__case_valid(ctx, c, ti, why, sizeof(why)))
         return psc__fail(ctx, PSC_ERR_INVALID, "%s", why);
     r = calloc(1, sizeof(*r));
     if (!r)
@@ -463,11 +459,13 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
         r->x[i].x = c->xfer[i];
     r->size = psc__resolve_size(ctx, c, ti, o);
     r->iterations = psc__resolve_iterations(ti, o, r->size);
-    if (o->test_corrupt_offset >= 0 && (uint64_t)o->test_corrupt_offset >= r->size) {
-        st = psc__fail(ctx, PSC_ERR_INVALID, "corruption offset %" PRId64 " out of range: accepted 0 to %" PRIu64,
-                       o->test_corrupt_offset, r->size - 1);
+    if (ctx->hooks.corrupt_offset >= 0 && (!o->verify || (uint64_t)ctx->hooks.corrupt_offset >= r->size)) {
+        unsigned long long size = r->size;
+
         free(r);
-        return st;
+        return psc__fail(ctx, PSC_ERR_INVALID,
+                         "corruption offset %lld: accepted with verification on and 0 to %llu (the size - 1)",
+                         (long long)ctx->hooks.corrupt_offset, size - 1);
     }
     memset(&res, 0, sizeof(res));
     res.c = *c;
@@ -476,16 +474,16 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
     res.bytes_per_sample = r->size * r->iterations * (uint64_t)c->nxfer;
     res.verify.first_bad_offset = -1;
     /* Pageable memory and host-staged peer copies block the host while queued: no gate for them. */
-    res.gated = !(ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_pattern(ti->pattern)) &&
-                ti->pattern != PSC_PATTERN_P2P_OFF;
+    res.gated = !(ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_shape(ti->shape)) &&
+                ti->shape != PSC_SHAPE_P2P_OFF;
     res.host_node = -1;
-    if (psc__host_pattern(ti->pattern)) {
+    if (psc__host_shape(ti->shape)) {
         res.host_node = psc__host_node(ctx, o, c->xfer[0].issuer);
         if (res.host_node < 0 && psc_host_topo_numa_count(ctx->host) == 1)
             res.host_node = 0;
     }
 
-    if ((st = psc__peers_for(ctx, c->xfer, c->nxfer, ti->pattern == PSC_PATTERN_P2P_OFF, &waived, res.reason,
+    if ((st = psc__peers_for(ctx, c->xfer, c->nxfer, ti->shape == PSC_SHAPE_P2P_OFF, &waived, res.reason,
                              sizeof(res.reason))) != PSC_OK)
         goto failed;
     if (waived) {
