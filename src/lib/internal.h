@@ -70,6 +70,9 @@ psc_status_t psc__fail(psc_context_t *ctx, psc_status_t st, const char *fmt, ...
 psc_status_t psc__cu_result(psc_context_t *ctx, CUresult rc, const char *call);
 #define PSC_CU(ctx, fn, args) psc__cu_result((ctx), (ctx)->cu.p_##fn args, #fn)
 
+/* Release GPU g's streams, words, module and primary context (the context is closing). */
+void psc__gpu_teardown(psc_context_t *ctx, psc_gpu_t *g);
+
 /* Make GPU i's context current, setting it up (context, module, stream) on first use. */
 psc_status_t psc__gpu_use(psc_context_t *ctx, int i);
 
