@@ -10,11 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
-
-void psc__measure_opts_fill(psc_measure_opts_t *o); /* xfer/bw.c */
-void psc__lat_opts_fill(psc_lat_opts_t *o);         /* lat/lat.c */
-void psc__verify_opts_fill(psc_verify_opts_t *o);   /* verify/integrity.c */
+#include "lat/lat.h"
+#include "opts.h"
+#include "verify/integrity.h"
+#include "xfer/bw.h"
 
 /* The end of each struct's last field in the first release (0.1): the smallest struct_size accepted. */
 #define PSC__END(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lat/lat.h"
 #include "mem/buffer.h"
 #include "pattern/check.h"
 #include "xfer/timing.h"

@@ -9,6 +9,7 @@
 
 #include "mem/buffer.h"
 #include "pattern/check.h"
+#include "verify/integrity.h"
 #include "verify/load.h"
 #include "xfer/copy.h"
 

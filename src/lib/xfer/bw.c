@@ -8,6 +8,7 @@
 
 #include "mem/buffer.h"
 #include "pattern/check.h"
+#include "xfer/bw.h"
 #include "topo/host_topo.h"
 #include "xfer/copy.h"
 #include "xfer/timing.h"

@@ -1,2 +1,6 @@
-/* Part of a planted include circle for scripts/check-includes.sh. */
+/* b/b.h: the other half of the planted include circle. */
+#ifndef FIXTURE_B_H
+#define FIXTURE_B_H
 #include "a/a.h"
+int psc_fixture_b(int n);
+#endif
