@@ -258,15 +258,9 @@ psc_status_t psc__pattern_flip(psc_context_t *ctx, const psc_buffer_t *b, uint64
 
 void psc__check_report_add(psc_verify_report_t *r, const psc_check_t *c)
 {
-    psc_check_t acc = {r->bad_bytes, r->first_bad_offset, r->expected, r->found};
-
     r->checked++;
     if (!c->bad_bytes)
         return;
     r->bad_samples++;
-    psc__check_fold(&acc, c);
-    r->bad_bytes = acc.bad_bytes;
-    r->first_bad_offset = acc.first_bad;
-    r->expected = acc.expected;
-    r->found = acc.found;
+    psc__check_fold_fields(&r->bad_bytes, &r->first_bad_offset, &r->expected, &r->found, c);
 }

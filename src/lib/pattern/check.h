@@ -34,6 +34,20 @@ static inline int psc__check_fold(psc_check_t *acc, const psc_check_t *c)
     return 1;
 }
 
+/* The same fold into a public report's four fields (bad bytes, first bad offset, expected, found). */
+static inline int psc__check_fold_fields(uint64_t *bad_bytes, int64_t *first_bad, uint8_t *expected, uint8_t *found,
+                                         const psc_check_t *c)
+{
+    psc_check_t acc = {*bad_bytes, *first_bad, *expected, *found};
+    int first = psc__check_fold(&acc, c);
+
+    *bad_bytes = acc.bad_bytes;
+    *first_bad = acc.first_bad;
+    *expected = acc.expected;
+    *found = acc.found;
+    return first;
+}
+
 /* One byte compared: a bad one folds in as a check of its own. */
 static inline void psc__check_byte(psc_check_t *acc, uint64_t off, uint8_t want, uint8_t got)
 {

@@ -143,14 +143,8 @@ psc_status_t psc__load_pump(psc_load_t *l)
 /* Fold one check of a load buffer into its path's report. */
 static void psc__load_note(psc__load_path_t *p, const psc_check_t *c, uint64_t size)
 {
-    psc_check_t acc = {p->rep.bad_bytes, p->rep.first_bad_offset, p->rep.expected, p->rep.found};
-
-    psc__check_fold(&acc, c);
     p->rep.bytes_checked += size;
-    p->rep.bad_bytes = acc.bad_bytes;
-    p->rep.first_bad_offset = acc.first_bad;
-    p->rep.expected = acc.expected;
-    p->rep.found = acc.found;
+    psc__check_fold_fields(&p->rep.bad_bytes, &p->rep.first_bad_offset, &p->rep.expected, &p->rep.found, c);
 }
 
 psc_status_t psc__load_settle(psc_load_t *l)
