@@ -93,9 +93,12 @@ extern "C" __global__ void psc_pattern_check(const unsigned char *p, u64 n, psc_
         uint4 v[2];
         u64 idx[2] = {i, i + stride};
 
+        /* unrolled, so v and idx stay in registers */
+#pragma unroll
         for (int k = 0; k < 2; k++)
             if (idx[k] < chunks)
                 v[k] = q[idx[k]];
+#pragma unroll
         for (int k = 0; k < 2; k++) {
             if (idx[k] >= chunks)
                 continue;
