@@ -626,6 +626,119 @@ typedef struct {
 psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
                             psc_verify_result_t *out);
 
+
+/* ---- issue 12: moved from the CLI (lead: place in the split headers) */
+
+/*
+ * Integrity evidence for the doctor (application API, beside psc_doctor).
+ * psc_doctor's p2p_corrupts rule reads pair[i][j].integrity; these fill it.
+ *
+ * The fold, one rule for every kind of result: on each GPU -> GPU transfer of
+ * a result's case (source and destination two different GPUs of the facts),
+ * wrong bytes set pair[src][dst].integrity to 0; a passed result sets it to 1
+ * unless it is already 0. A result that failed without wrong bytes, or was
+ * waived, changes nothing. Wrong bytes are not traced to one transfer of a
+ * concurrent case: every GPU -> GPU transfer of that case is marked.
+ */
+void psc_facts_note_bw(psc_facts_t *facts, const psc_bw_result_t *results, size_t n);
+void psc_facts_note_verify(psc_facts_t *facts, const psc_verify_result_t *results, size_t n);
+
+/*
+ * A small verified copy (8 MiB, copy engine, the source GPU issuing) from
+ * GPU i to GPU j on every ordered pair whose can_access is 1, folded into the
+ * facts by the rule above. A pair whose copy could not run keeps its value.
+ * ctx is the context the facts were gathered with. PSC_ERR_INVALID for a
+ * missing argument; otherwise PSC_OK.
+ */
+psc_status_t psc_facts_check_integrity(psc_context_t *ctx, psc_facts_t *facts);
+
+/*
+ * The verify stress run (benchmark API): psc_verify_run over every case,
+ * pass after pass, each pass with its own seed (opts->seed, the pass number
+ * mixed in; pass 0 uses opts->seed itself). The first pass covers every case;
+ * with seconds > 0 later passes run until that many seconds have passed
+ * since the start (checked before each case), and the run stops early after a
+ * pass in which no case could copy anything (another pass would fail the same
+ * way at once). seconds 0: one pass.
+ */
+typedef struct {
+    psc_verify_result_t last;    /* the last pass's result, or the first failed one */
+    uint64_t copies, bytes_checked, bad_bytes; /* summed over the passes */
+    unsigned passes;             /* passes that checked this case */
+} psc_verify_path_sum_t;
+
+typedef struct {
+    double elapsed_s;            /* since the stress run began */
+    uint64_t bytes_checked;      /* over every case and pass so far */
+    unsigned pass;               /* 1 for the first */
+    size_t index, count;         /* the case (0-based) among count */
+    const psc_bw_case_t *c;
+    const psc_verify_result_t *result; /* NULL: the case is about to run; else what it gave */
+} psc_verify_progress_t;
+
+/* Called before and after each case, on the calling thread. */
+typedef void (*psc_verify_progress_fn)(const psc_verify_progress_t *progress, void *user);
+
+typedef struct {
+    unsigned passes;             /* passes begun */
+    unsigned idle_pass;          /* the pass in which no case could run, which ended the run; 0 none */
+    uint64_t bytes_checked;      /* over every case and pass */
+} psc_verify_stress_info_t;
+
+/*
+ * Run the stress over cases[0..n) with opts (opts->load is pumped as by
+ * psc_verify_run); sums[k] is case k's record (n of them), info (may be NULL)
+ * the run's. A case psc_verify_run refuses is a failed result, "invalid case".
+ * PSC_ERR_INVALID, before anything runs, for a missing argument, n 0 or
+ * seconds negative.
+ */
+psc_status_t psc_verify_stress(psc_context_t *ctx, const psc_bw_case_t *cases, size_t n, const psc_verify_opts_t *opts,
+                               double seconds, psc_verify_progress_fn progress, void *user,
+                               psc_verify_path_sum_t *sums, psc_verify_stress_info_t *info);
+
+/* The fold above over a stress run's records: a case's summed wrong bytes, and "passed" when every pass passed. */
+void psc_facts_note_verify_sums(psc_facts_t *facts, const psc_verify_path_sum_t *sums, size_t n);
+
+/*
+ * NVLink traffic between two moments (application API, beside
+ * psc_nvlink_counters): take a snapshot before and after, then the
+ * difference per link.
+ */
+typedef struct {
+    int nlinks;                  /* links read; 0: counters not available on this GPU */
+    uint64_t tx[PSC_MAX_NVLINKS], rx[PSC_MAX_NVLINKS]; /* bytes, as psc_nvlink_counters */
+} psc_nvlink_gpu_counters_t;
+
+typedef struct {
+    int ngpu;
+    psc_nvlink_gpu_counters_t gpu[PSC_MAX_GPUS];
+} psc_nvlink_snapshot_t;
+
+/* Every GPU's counters now; a GPU whose counters cannot be read gets nlinks 0. PSC_ERR_INVALID for NULL. */
+psc_status_t psc_nvlink_snapshot(const psc_context_t *ctx, psc_nvlink_snapshot_t *snap);
+
+typedef struct {
+    int nlinks;                  /* the later snapshot's links; 0: its counters were not available */
+    uint64_t tx[PSC_MAX_NVLINKS], rx[PSC_MAX_NVLINKS]; /* bytes moved between the snapshots */
+    int known[PSC_MAX_NVLINKS];  /* 1: tx and rx hold the traffic; 0: the link was not counted in the
+                                    earlier snapshot, or a counter was reset (went backwards) */
+} psc_nvlink_gpu_traffic_t;
+
+typedef struct {
+    int ngpu;                    /* the later snapshot's */
+    psc_nvlink_gpu_traffic_t gpu[PSC_MAX_GPUS];
+} psc_nvlink_traffic_t;
+
+/*
+ * after - before, per link. A counter that went backwards by more than half
+ * its range wrapped (the difference is taken modulo 2^64); by less, it was
+ * reset, and the link's traffic is not known. Links or GPUs missing from the
+ * earlier snapshot are not known; those missing from the later one are left
+ * out. PSC_ERR_INVALID for NULL or counts out of range.
+ */
+psc_status_t psc_nvlink_traffic(const psc_nvlink_snapshot_t *before, const psc_nvlink_snapshot_t *after,
+                                psc_nvlink_traffic_t *out);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif
