@@ -29,8 +29,9 @@ static int psc__delta(uint64_t before, uint64_t after, uint64_t *out)
 {
     const uint64_t d = after - before; /* modulo 2^64: right across a wrap */
 
-    /* Backwards by less than half the range is a reset (driver reload, counters cleared), not a wrap. */
-    if (after < before && d < (1ull << 63))
+    /* Backwards by less than half the range (d in the upper half) is a reset (driver reload, counters
+     * cleared), not a wrap. */
+    if (after < before && d >= (1ull << 63))
         return 0;
     *out = d;
     return 1;
