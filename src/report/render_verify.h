@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 /* A row per path (copies, MB checked, bad bytes, status, passes), each failure's reason, and the totals line. */
 void psc_render_verify(FILE *f, const psc_verify_path_sum_t *paths, size_t n, double wall_s);

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 #include "verify/stress.h"
 
 #define MAXCALLS 256
@@ -258,7 +258,7 @@ static void test_fake_driver(void **state)
     psc_context_t *ctx = NULL;
     psc_verify_path_sum_t sums[8];
     psc_verify_stress_info_t info;
-    psc_verify_opts_t o;
+    psc_verify_opts_t o, bad;
     psc_bw_case_t cases[8];
     psc_bw_test_t t;
     char err[256];
@@ -272,6 +272,9 @@ static void test_fake_driver(void **state)
     psc_verify_opts_default(&o);
     assert_int_equal(psc_verify_stress(ctx, cases, n, &o, 0, NULL, NULL, NULL, NULL), PSC_ERR_INVALID);
     assert_non_null(strstr(psc_context_last_error(ctx), "psc_verify_stress"));
+    memset(&bad, 0, sizeof(bad)); /* not from psc_verify_opts_default: no struct_size */
+    assert_int_equal(psc_verify_stress(ctx, cases, n, &bad, 0, NULL, NULL, sums, &info), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(ctx), "struct_size"));
     assert_int_equal(psc_verify_stress(ctx, cases, n, &o, 100, NULL, NULL, sums, &info), PSC_OK);
     assert_int_equal(info.idle_pass, 1);
     for (size_t k = 0; k < n; k++) {

@@ -5,6 +5,9 @@
 #include "internal.h"
 #include "verify/stress.h"
 
+/* opts.c: the caller's options at whatever size its header had, completed with the defaults. */
+psc_status_t psc__verify_opts_adopt(psc_context_t *ctx, const psc_verify_opts_t *in, psc_verify_opts_t *out);
+
 /* Golden-ratio step: consecutive passes' seeds differ in many bits. */
 #define PSC__SEED_STEP 0x9E3779B97F4A7C15ull
 
@@ -93,10 +96,16 @@ psc_status_t psc_verify_stress(psc_context_t *ctx, const psc_bw_case_t *cases, s
                                double seconds, psc_verify_progress_fn progress, void *user,
                                psc_verify_path_sum_t *sums, psc_verify_stress_info_t *info)
 {
+    psc_verify_opts_t full;
+    psc_status_t st;
+
     if (!ctx)
         return PSC_ERR_INVALID;
     if (!cases || !n || !opts || !sums || !(seconds >= 0))
         return psc__fail(ctx, PSC_ERR_INVALID,
                          "psc_verify_stress: accepted cases and sums of n >= 1 entries, options, and seconds >= 0");
-    return psc__verify_stress_hooked(NULL, ctx, cases, n, opts, seconds, progress, user, sums, info);
+    /* Each pass copies the options: at this library's size, whatever header the caller was built with. */
+    if ((st = psc__verify_opts_adopt(ctx, opts, &full)) != PSC_OK)
+        return st;
+    return psc__verify_stress_hooked(NULL, ctx, cases, n, &full, seconds, progress, user, sums, info);
 }

@@ -2,7 +2,7 @@
 #ifndef PSC_VERIFY_STRESS_H
 #define PSC_VERIFY_STRESS_H
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 typedef struct {
     /* psc_verify_run's contract */
