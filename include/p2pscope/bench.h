@@ -411,6 +411,26 @@ psc_status_t psc_verify_stress(psc_context_t *ctx, const psc_bw_case_t *cases, s
 /* The fold above over a stress run's records: a case's summed wrong bytes, and "passed" when every pass passed. */
 void psc_facts_note_verify_sums(psc_facts_t *facts, const psc_verify_path_sum_t *sums, size_t n);
 
+/*
+ * Every case of one test over the given GPUs (as psc_bw_cases or
+ * psc_lat_cases), run in order with opts: res[k] is case k's result, *n how
+ * many ran (the first cap cases at most). progress (may be NULL) is called on
+ * the calling thread before each case (result NULL) and after it (its
+ * result). A case the run refuses is a failed result: for bandwidth with the
+ * context's last error as the reason, for latency "invalid case".
+ * PSC_ERR_INVALID for a test or GPU list the case generator refuses or a
+ * missing argument, PSC_ERR_NO_MEMORY; nothing runs then.
+ */
+typedef void (*psc_bw_progress_fn)(const psc_bw_case_t *c, const psc_bw_result_t *result, void *user);
+psc_status_t psc_bw_run_test(psc_context_t *ctx, psc_bw_test_t test, const int *devices, int ndev,
+                             const psc_measure_opts_t *opts, psc_bw_progress_fn progress, void *user,
+                             psc_bw_result_t *res, size_t cap, size_t *n);
+
+typedef void (*psc_lat_progress_fn)(const psc_lat_case_t *c, const psc_lat_result_t *result, void *user);
+psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const int *devices, int ndev,
+                              const psc_lat_opts_t *opts, psc_lat_progress_fn progress, void *user,
+                              psc_lat_result_t *res, size_t cap, size_t *n);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif
