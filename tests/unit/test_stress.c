@@ -28,6 +28,7 @@ typedef struct {
     unsigned bad_call;          /* the call that finds wrong bytes (1-based; 0 none) */
     unsigned progress_before, progress_after;
     uint64_t last_progress_bytes;
+    size_t n;                   /* cases of the run */
 } sim_t;
 
 static sim_t g_sim;
@@ -97,7 +98,8 @@ static void count_progress(const psc_verify_progress_t *p, void *user)
 {
     sim_t *s = user;
 
-    assert_int_equal(p->count, 2);
+    assert_int_equal(p->count, s->n);
+    assert_true(p->index < p->count);
     assert_ptr_equal(p->c, &g_cases[p->index]);
     assert_true(p->bytes_checked >= s->last_progress_bytes); /* totals only grow */
     s->last_progress_bytes = p->bytes_checked;
@@ -114,6 +116,7 @@ static psc_status_t stress(size_t n, double seconds, psc_verify_path_sum_t *sums
 
     psc_verify_opts_default(&o);
     o.seed = 0x1234;
+    g_sim.n = n;
     return psc__verify_stress_hooked(&h, NULL, g_cases, n, &o, seconds, count_progress, &g_sim, sums, info);
 }
 
@@ -171,6 +174,20 @@ static void test_time_box_and_seeds(void **state)
     assert_true(g_sim.seed[2] != g_sim.seed[0]);
     assert_true(g_sim.seed[4] != g_sim.seed[0]);
     assert_true(g_sim.seed[4] != g_sim.seed[2]);
+}
+
+/* The first pass covers every case even when the time is up before it ends. */
+static void test_first_pass_complete(void **state)
+{
+    psc_verify_path_sum_t sums[3];
+    psc_verify_stress_info_t info;
+
+    (void)state;
+    assert_int_equal(stress(3, 1, sums, &info), PSC_OK);
+    assert_int_equal(g_sim.calls, 3);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(sums[k].passes, 1);
+    assert_int_equal(info.passes, 1);
 }
 
 /* The sums add every pass up; the first failure is the result kept, later passes do not replace it. */
@@ -291,6 +308,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_zero_seconds_one_pass, setup),
         cmocka_unit_test_setup(test_time_box_and_seeds, setup),
+        cmocka_unit_test_setup(test_first_pass_complete, setup),
         cmocka_unit_test_setup(test_sums_and_first_failure, setup),
         cmocka_unit_test_setup(test_stops_when_no_path_ran, setup),
         cmocka_unit_test_setup(test_refused_case, setup),
