@@ -401,8 +401,9 @@ typedef struct {
  * Run the stress over cases[0..n) with opts (opts->load is pumped as by
  * psc_verify_run); sums[k] is case k's record (n of them), info (may be NULL)
  * the run's. A case psc_verify_run refuses is a failed result, "invalid case".
- * PSC_ERR_INVALID, before anything runs, for a missing argument, n 0 or
- * seconds negative.
+ * PSC_ERR_INVALID, before anything runs or is written, for a missing
+ * argument, n 0, seconds negative or not a number, or options not set up by
+ * psc_verify_opts_default. Uses ctx: one thread at a time.
  */
 psc_status_t psc_verify_stress(psc_context_t *ctx, const psc_bw_case_t *cases, size_t n, const psc_verify_opts_t *opts,
                                double seconds, psc_verify_progress_fn progress, void *user,
