@@ -4,6 +4,7 @@
  * from it, and the peer check on a context of the fake driver (whose copies
  * cannot run, so no pair may be called good or bad).
  */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -244,6 +245,51 @@ static void test_check_integrity_fake_driver(void **state)
     psc_facts_free(f);
 }
 
+/*
+ * On the fake driver's "contexts" mode (contexts and peer access work, kernels
+ * do not launch): the check leaves the caller's current context and peer
+ * access as they were, and runs that fail without wrong bytes prove nothing.
+ */
+static void test_check_integrity_keeps_caller_state(void **state)
+{
+    void *const caller = (void *)0xC0FFEE0;
+    void *(*current)(void);
+    void (*set_current)(void *);
+    int (*peer)(int, int);
+    void (*set_peer)(int, int, int);
+    psc_context_t *ctx = NULL;
+    psc_facts_t *f = facts_of(2);
+    char err[256];
+    void *h;
+
+    (void)state;
+    setenv("FAKE_CUDA_MODE", "contexts", 1);
+    assert_int_equal(psc_context_create(&ctx, err, sizeof(err)), PSC_OK);
+    h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD); /* the copy the library loaded */
+    assert_non_null(h);
+    *(void **)&current = dlsym(h, "fake_cuda_current");
+    *(void **)&set_current = dlsym(h, "fake_cuda_set_current");
+    *(void **)&peer = dlsym(h, "fake_cuda_peer");
+    *(void **)&set_peer = dlsym(h, "fake_cuda_set_peer");
+    assert_true(current && set_current && peer && set_peer);
+    f->pair[0][1].can_access = f->pair[1][0].can_access = 1;
+    set_current(caller);
+    set_peer(0, 1, 0);
+    set_peer(1, 0, 1);
+    assert_int_equal(psc_facts_check_integrity(ctx, f), PSC_OK);
+    assert_ptr_equal(current(), caller);
+    assert_int_equal(peer(0, 1), 0);
+    assert_int_equal(peer(1, 0), 1);
+    assert_int_equal(f->pair[0][1].integrity, -1);
+    assert_int_equal(f->pair[1][0].integrity, -1);
+    set_peer(1, 0, 0);
+    set_current(NULL);
+    psc_context_destroy(ctx);
+    psc_facts_free(f);
+    dlclose(h);
+    setenv("FAKE_CUDA_MODE", "gpus", 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_stress_sums),
         cmocka_unit_test(test_doctor_reports_p2p_corrupts),
         cmocka_unit_test(test_check_integrity_fake_driver),
+        cmocka_unit_test(test_check_integrity_keeps_caller_state),
     };
 
     setenv("P2PSCOPE_LIBCUDA", FAKE_LIBCUDA, 1);
