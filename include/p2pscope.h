@@ -320,7 +320,7 @@ typedef struct {
  */
 size_t psc_doctor(const psc_facts_t *facts, psc_finding_t *out, size_t cap);
 
-/* ---- issue 12: moved from the CLI (lead: place in the split headers) */
+/* ---------------------------------------------------------------- integrity evidence, NVLink traffic */
 
 /*
  * The evidence for psc_doctor's p2p_corrupts rule: a small verified copy

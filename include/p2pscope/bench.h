@@ -347,7 +347,7 @@ typedef struct {
 psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
                             psc_verify_result_t *out);
 
-/* ---- issue 12: moved from the CLI (lead: place in the split headers) */
+/* ---------------------------------------------------------------- evidence for the doctor, stress, whole tests */
 
 /*
  * Integrity evidence for the doctor from runs' results (psc_facts_check_integrity

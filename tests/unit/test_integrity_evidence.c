@@ -139,6 +139,24 @@ static void test_only_gpu_to_gpu_pairs(void **state)
     psc_facts_free(f);
 }
 
+/* A copy staged through host memory with peer access off says nothing about P2P: no evidence either way. */
+static void test_p2p_off_is_no_evidence(void **state)
+{
+    psc_facts_t *f = facts_of(2);
+    psc_bw_case_t off = one(0, 1), on = one(1, 0);
+    psc_bw_result_t r[2];
+
+    (void)state;
+    assert_int_equal(psc_bw_test_from_name("gpu_to_gpu_p2p_off_ce", &off.test), PSC_OK);
+    assert_int_equal(psc_bw_test_from_name("gpu_to_gpu_write_ce", &on.test), PSC_OK);
+    r[0] = bw(off, PSC_RESULT_FAILED, 7);
+    r[1] = bw(on, PSC_RESULT_PASSED, 0);
+    psc_facts_note_bw(f, r, 2);
+    assert_int_equal(f->pair[0][1].integrity, -1);
+    assert_int_equal(f->pair[1][0].integrity, 1);
+    psc_facts_free(f);
+}
+
 /* Every GPU -> GPU transfer of a concurrent case counts, not only the case's summary endpoints. */
 static void test_concurrent_case_marks_each_transfer(void **state)
 {
@@ -297,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_bad_bytes_stick),
         cmocka_unit_test(test_failed_or_waived_change_nothing),
         cmocka_unit_test(test_only_gpu_to_gpu_pairs),
+        cmocka_unit_test(test_p2p_off_is_no_evidence),
         cmocka_unit_test(test_concurrent_case_marks_each_transfer),
         cmocka_unit_test(test_verify_results_same_rule),
         cmocka_unit_test(test_stress_sums),

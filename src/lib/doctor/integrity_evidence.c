@@ -4,7 +4,10 @@
 /* The rule, for one case: wrong bytes mark each GPU -> GPU transfer bad; a pass marks it good unless it was bad. */
 static void psc__note_case(psc_facts_t *f, const psc_bw_case_t *c, int passed, uint64_t bad_bytes)
 {
-    if (!bad_bytes && !passed)
+    const psc_bw_test_info_t *ti = psc_bw_test_info(c->test);
+
+    /* Staged through host memory with peer access off: no evidence about P2P (the finding's subject). */
+    if ((!bad_bytes && !passed) || (ti && ti->shape == PSC_SHAPE_P2P_OFF))
         return;
     for (int k = 0; k < c->nxfer && k < PSC_MAX_XFERS; k++) {
         const int a = c->xfer[k].src, b = c->xfer[k].dst;
