@@ -34,6 +34,8 @@ int main(int argc, char **argv)
         psc_facts_free(facts);
         return 3;
     }
+    if (ctx) /* a verified peer copy on each pair: the evidence for p2p_corrupts */
+        psc_facts_check_integrity(ctx, facts);
     n = psc_doctor(facts, NULL, 0);
     findings = calloc(n ? n : 1, sizeof(*findings));
     if (!findings)

@@ -80,13 +80,9 @@ extern int psc_cli_stdout_errno; /* why JSON could not be written to stdout (0: 
 /* Stamp wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */
 int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc);
 
-/* Full report: topology after the inventory, findings after the tests (fed by their verified copies). */
+/* Full report: topology after the inventory, findings after the tests (fed by psc_facts_note_bw). */
 psc_facts_t *psc_report_begin(psc_context_t *ctx, const psc_cli_opts_t *o, json_t *run);
-void psc_report_note_results(psc_facts_t *f, const psc_bw_result_t *res, size_t n);
 int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run); /* number of error findings */
-
-/* A small verified GPU->GPU copy on every pair with peer access, recorded in the facts' integrity. */
-void psc_cli_check_peer_integrity(psc_context_t *ctx, psc_facts_t *f);
 
 /* Every finding the doctor has for f, *n of them (none cut); NULL after saying why. Free it. */
 psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n);
