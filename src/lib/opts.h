@@ -1,4 +1,4 @@
-/* Option structs as the caller's header had them (opts.c): adopted over the library's defaults. */
+/* Option structs as the caller's header had them (opts.c): adopted over the library's defaults, kept there too. */
 #ifndef PSC_OPTS_H
 #define PSC_OPTS_H
 

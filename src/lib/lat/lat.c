@@ -19,16 +19,6 @@
 static const uint64_t psc__copy_sizes[] = {4, 16, 64, 1024, 16384, 262144, 1048576};
 static const uint64_t psc__sync_sizes[] = {1, 8, 64, 1024, 16384, 262144, 1048576};
 
-void psc__lat_opts_fill(psc_lat_opts_t *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
-    o->samples = 64;
-    o->hops = 1024;
-    o->copies = 100;
-    o->timeout_ms = 2000;
-}
-
 /* Distribution of one size: percentiles, and the first PSC_LAT_KEEP samples kept raw. */
 static void psc__record(psc_lat_result_t *r, unsigned k, const double *v, unsigned n, psc_pctl_t *into)
 {

@@ -29,16 +29,6 @@ const char *psc_pattern_kind_name(int kind)
     return kind >= 0 && kind < PSC_PATTERN_KINDS ? names[kind] : "unknown";
 }
 
-void psc__verify_opts_fill(psc_verify_opts_t *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
-    o->max_size = (256ull << 20) + 7; /* the plan's largest size, included */
-    o->pattern_mask = (1u << PSC_PATTERN_KINDS) - 1;
-    o->unaligned = 1;
-    o->seed = 0x7665726966790000ull; /* "verify" */
-}
-
 typedef struct {
     psc_xfer_t x;
     psc_buffer_t *src, *dst;

@@ -1,11 +1,8 @@
-/* Integrity runs (verify/integrity.c): the work behind psc_verify_run, for the API guard and opts.c. */
+/* Integrity runs (verify/integrity.c): the work behind psc_verify_run, for the API guard. */
 #ifndef PSC_VERIFY_INTEGRITY_H
 #define PSC_VERIFY_INTEGRITY_H
 
 #include "internal.h"
-
-/* The defaults of every field of the library's own psc_verify_opts_t. */
-void psc__verify_opts_fill(psc_verify_opts_t *o);
 
 psc_status_t psc__verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
                              psc_verify_result_t *out);

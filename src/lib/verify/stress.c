@@ -3,10 +3,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "opts.h"
 #include "verify/stress.h"
-
-/* opts.c: the caller's options at whatever size its header had, completed with the defaults. */
-psc_status_t psc__verify_opts_adopt(psc_context_t *ctx, const psc_verify_opts_t *in, psc_verify_opts_t *out);
 
 /* Golden-ratio step: consecutive passes' seeds differ in many bits. */
 #define PSC__SEED_STEP 0x9E3779B97F4A7C15ull

@@ -21,22 +21,6 @@
 #define PSC__ROUND_BYTES (256ull << 20) /* auto iterations aim at this much per transfer and sample... */
 #define PSC__HOST_ROUND_BYTES (512ull << 20) /* ...and this much for pinned host memory */
 
-void psc__measure_opts_fill(psc_measure_opts_t *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
-    o->size = 0;        /* each test's own */
-    o->iterations = 0;  /* enough copies for about 256 MiB a sample */
-    o->warmup = 1;
-    o->samples = 3;
-    o->max_samples = 16;
-    o->stable_pct = 0.5;
-    o->gate_timeout_ms = 5000.0;
-    o->seed = 0x70327073636f7065ull; /* "p2pscope" */
-    o->host_node = -1;
-    o->verify = 1;
-}
-
 psc_status_t psc__measure_opts_check(const psc_measure_opts_t *o, char *errbuf, size_t errlen)
 {
     char scratch[8];

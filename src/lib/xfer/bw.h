@@ -1,11 +1,8 @@
-/* Bandwidth runs (xfer/bw.c): the work behind psc_bw_run and its options, for the API guard and opts.c. */
+/* Bandwidth runs (xfer/bw.c): the work behind psc_bw_run and its options, for the API guard. */
 #ifndef PSC_XFER_BW_H
 #define PSC_XFER_BW_H
 
 #include "internal.h"
-
-/* The defaults of every field of the library's own psc_measure_opts_t. */
-void psc__measure_opts_fill(psc_measure_opts_t *o);
 
 /* Check whole options (the library's own size); errbuf says what is wrong and what is accepted. */
 psc_status_t psc__measure_opts_check(const psc_measure_opts_t *o, char *errbuf, size_t errlen);
