@@ -6,6 +6,8 @@
 
 #define PSC__THREADS 512u
 
+_Static_assert(PSC_PAT_KINDS == PSC_PATTERN_KINDS, "the public header counts the data patterns of pattern.h");
+
 /* Pageable memory: the GPU cannot address it, so the CPU fills and checks it in place, a word at a time. */
 static void psc__cpu_fill_range(uint8_t *p, uint64_t begin, uint64_t end, const psc_expect_t *e)
 {
