@@ -453,11 +453,37 @@ psc_status_t psc_lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc_
     const psc_lat_test_info_t *ti = c ? psc_lat_test_info(c->test) : NULL;
     psc_status_t st;
 
-    if (!ctx || !c || !o || !out || !ti || !psc__valid_gpu(ctx, c->issuer) || o->samples < 1 || o->samples > 100000 ||
-        o->hops < 1 || o->copies < 1 || !(o->timeout_ms >= 1))
-        return PSC_ERR_INVALID;
-    if (ti->where == PSC_LAT_PEER && (!psc__valid_gpu(ctx, c->src) || !psc__valid_gpu(ctx, c->dst) || c->src == c->dst))
-        return PSC_ERR_INVALID;
+    if (!ctx)
+        return PSC_ERR_INVALID; /* no context to hold the reason */
+    if (!c || !o || !out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: %s is NULL (accepted: %s)",
+                         !c ? "the case" : !o ? "the options" : "out",
+                         !c ? "a case from psc_lat_cases" : !o ? "options from psc_lat_opts_default"
+                                                           : "a psc_lat_result_t to fill");
+    if (!ti)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: latency test %d does not exist (accepted: 0..%d)",
+                         c->test, psc_lat_test_count() - 1);
+    if (!psc__valid_gpu(ctx, c->issuer))
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: issuer GPU %d does not exist (accepted: 0..%d)",
+                         c->issuer, ctx->ndev - 1);
+    if (o->samples < 1 || o->samples > 100000)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: samples %u (accepted: 1 to 100000)", o->samples);
+    if (o->hops < 1)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: hops 0 (accepted: 1 or more)");
+    if (o->copies < 1)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: copies 0 (accepted: 1 or more)");
+    if (!(o->timeout_ms >= 1))
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: timeout_ms %g (accepted: 1 or more)", o->timeout_ms);
+    if (ti->where == PSC_LAT_PEER) {
+        if (!psc__valid_gpu(ctx, c->src) || !psc__valid_gpu(ctx, c->dst))
+            return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: %s GPU %d does not exist (accepted: 0..%d)",
+                             !psc__valid_gpu(ctx, c->src) ? "source" : "destination",
+                             !psc__valid_gpu(ctx, c->src) ? c->src : c->dst, ctx->ndev - 1);
+        if (c->src == c->dst)
+            return psc__fail(ctx, PSC_ERR_INVALID,
+                             "psc_lat_run: %s is GPU to GPU but both ends are GPU %d (accepted: two different GPUs)",
+                             ti->name, c->src);
+    }
     memset(out, 0, sizeof(*out));
     out->c = *c;
     switch (ti->method) {
@@ -480,8 +506,14 @@ psc_status_t psc_timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, d
     uint64_t step = 0;
     psc_status_t st;
 
-    if (!ctx || !gpu_ns || !host_ns || !psc__valid_gpu(ctx, gpu))
-        return PSC_ERR_INVALID;
+    if (!ctx)
+        return PSC_ERR_INVALID; /* no context to hold the reason */
+    if (!psc__valid_gpu(ctx, gpu))
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_timer_resolution: GPU %d does not exist (accepted: 0..%d)", gpu,
+                         ctx->ndev - 1);
+    if (!gpu_ns || !host_ns)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_timer_resolution: %s is NULL (accepted: a double to fill)",
+                         !gpu_ns ? "gpu_ns" : "host_ns");
     if ((st = psc__scratch(ctx, gpu, sizeof(uint64_t), &d)) != PSC_OK)
         return st;
     {
