@@ -456,8 +456,8 @@ psc_status_t psc_lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc_
     if (!ctx)
         return PSC_ERR_INVALID; /* no context to hold the reason */
     if (!c || !o || !out)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: %s is NULL (accepted: %s)",
-                         !c ? "the case" : !o ? "the options" : "out",
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: no %s given (accepted: %s)",
+                         !c ? "case" : !o ? "options" : "result",
                          !c ? "a case from psc_lat_cases" : !o ? "options from psc_lat_opts_default"
                                                            : "a psc_lat_result_t to fill");
     if (!ti)
