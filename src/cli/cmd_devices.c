@@ -15,7 +15,7 @@ int psc_cli_list_json(const char *command, int count, const char *(*name)(int), 
 
     if (!doc) {
         fprintf(stderr, "p2pscope: out of host memory\n");
-        return PSC_EXIT_FAILED;
+        return PSC_EXIT_NO_MEMORY;
     }
     for (int t = 0; t < count; t++)
         json_array_append_new(json_object_get(doc, "tests"),
@@ -58,8 +58,10 @@ int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_system_info_t sys;
     int rc = PSC_EXIT_OK;
 
-    if (!devs)
-        return PSC_EXIT_ENV;
+    if (!devs) {
+        fprintf(stderr, "p2pscope: out of host memory\n");
+        return PSC_EXIT_NO_MEMORY;
+    }
     psc_system_info(ctx, &sys);
     for (int i = 0; i < n; i++)
         psc_device_info(ctx, i, &devs[i]);
@@ -70,7 +72,7 @@ int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o)
 
         if (!run) {
             fprintf(stderr, "p2pscope: out of host memory\n");
-            rc = PSC_EXIT_FAILED;
+            rc = PSC_EXIT_NO_MEMORY;
         } else {
             rc = psc_cli_write_json(run, o);
         }

@@ -148,7 +148,7 @@ static int psc__json(const psc_facts_t *f, const psc_cli_opts_t *o, int rc)
         json_decref(gpus);
         json_decref(doc);
         fprintf(stderr, "p2pscope: out of host memory\n");
-        return PSC_EXIT_FAILED;
+        return PSC_EXIT_NO_MEMORY;
     }
     json_array_foreach(json_object_get(facts, "gpus"), i, g)
         bad |= json_array_append_new(gpus, json_pack("{s:i,s:O,s:O,s:O}", "index", (int)i, "name",
