@@ -329,20 +329,20 @@ typedef enum {
 const char *psc_hostmem_name(psc_hostmem_t kind); /* "pinned", "pageable", ... */
 
 typedef enum {
-    PSC_PATTERN_PAIR,          /* one GPU -> another GPU */
-    PSC_PATTERN_PAIR_BIDIR,    /* both directions between two GPUs at once */
-    PSC_PATTERN_P2P_OFF,       /* GPU -> GPU with peer access off: staged through the host */
-    PSC_PATTERN_LOCAL,         /* inside one GPU */
-    PSC_PATTERN_H2D,           /* host -> GPU */
-    PSC_PATTERN_D2H,           /* GPU -> host */
-    PSC_PATTERN_HOST_BIDIR,    /* host -> GPU and GPU -> host at once */
-    PSC_PATTERN_ALL_TO_ONE,    /* every other GPU -> one GPU, at once */
-    PSC_PATTERN_ONE_TO_ALL,    /* one GPU -> every other GPU, at once */
-    PSC_PATTERN_RING,          /* every GPU -> the next one, at once */
-    PSC_PATTERN_HOST_TO_ALL,   /* host -> every GPU, at once */
-    PSC_PATTERN_ALL_TO_HOST,   /* every GPU -> host, at once */
-    PSC_PATTERN_ALL_HOST_BIDIR /* host <-> every GPU, both directions, at once */
-} psc_pattern_t;
+    PSC_SHAPE_PAIR,          /* one GPU -> another GPU */
+    PSC_SHAPE_PAIR_BIDIR,    /* both directions between two GPUs at once */
+    PSC_SHAPE_P2P_OFF,       /* GPU -> GPU with peer access off: staged through the host */
+    PSC_SHAPE_LOCAL,         /* inside one GPU */
+    PSC_SHAPE_H2D,           /* host -> GPU */
+    PSC_SHAPE_D2H,           /* GPU -> host */
+    PSC_SHAPE_HOST_BIDIR,    /* host -> GPU and GPU -> host at once */
+    PSC_SHAPE_ALL_TO_ONE,    /* every other GPU -> one GPU, at once */
+    PSC_SHAPE_ONE_TO_ALL,    /* one GPU -> every other GPU, at once */
+    PSC_SHAPE_RING,          /* every GPU -> the next one, at once */
+    PSC_SHAPE_HOST_TO_ALL,   /* host -> every GPU, at once */
+    PSC_SHAPE_ALL_TO_HOST,   /* every GPU -> host, at once */
+    PSC_SHAPE_ALL_HOST_BIDIR /* host <-> every GPU, both directions, at once */
+} psc_shape_t;
 
 typedef int psc_bw_test_t; /* index into the test registry */
 
@@ -350,7 +350,7 @@ typedef struct {
     const char *name;          /* "gpu_to_gpu_read_ce", ... */
     const char *title;         /* one line for a table title: direction, engine, issuer */
     const char *description;   /* one line for `bw -l` */
-    psc_pattern_t pattern;
+    psc_shape_t shape;         /* the traffic: which endpoints copy to which, at once */
     psc_engine_t engine;
     int by_reader;             /* GPU -> GPU: the destination GPU issues (read); else the source (write) */
     psc_hostmem_t hostmem;     /* host tests */

@@ -278,7 +278,7 @@ psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const ps
     /* The load's copies must be done before peer access changes under them. */
     if ((st = psc__load_settle(o->load)) != PSC_OK)
         goto done;
-    if ((st = psc__peers_for(ctx, c->xfer, n, ti->pattern == PSC_PATTERN_P2P_OFF, &waived, r.reason,
+    if ((st = psc__peers_for(ctx, c->xfer, n, ti->shape == PSC_SHAPE_P2P_OFF, &waived, r.reason,
                              sizeof(r.reason))) != PSC_OK)
         goto done;
     if (waived) {

@@ -78,10 +78,10 @@ psc_status_t psc_measure_opts_check(const psc_measure_opts_t *o, char *errbuf, s
     return PSC_OK;
 }
 
-static int psc__host_pattern(psc_pattern_t p)
+static int psc__host_shape(psc_shape_t p)
 {
-    return p == PSC_PATTERN_H2D || p == PSC_PATTERN_D2H || p == PSC_PATTERN_HOST_BIDIR ||
-           p == PSC_PATTERN_HOST_TO_ALL || p == PSC_PATTERN_ALL_TO_HOST || p == PSC_PATTERN_ALL_HOST_BIDIR;
+    return p == PSC_SHAPE_H2D || p == PSC_SHAPE_D2H || p == PSC_SHAPE_HOST_BIDIR ||
+           p == PSC_SHAPE_HOST_TO_ALL || p == PSC_SHAPE_ALL_TO_HOST || p == PSC_SHAPE_ALL_HOST_BIDIR;
 }
 
 /*
@@ -108,20 +108,20 @@ static uint64_t psc__resolve_size(const psc_context_t *ctx, const psc_bw_case_t 
 
     if (o->size)
         return o->size;
-    if (ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_pattern(ti->pattern))
+    if (ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_shape(ti->shape))
         return PSC__DEFAULT_PAGEABLE_SIZE;
     for (int i = 0; i < c->nxfer; i++)
         host_read |= c->xfer[i].src == PSC_HOST;
-    if (psc__host_pattern(ti->pattern) && ti->engine == PSC_ENGINE_SM && host_read)
+    if (psc__host_shape(ti->shape) && ti->engine == PSC_ENGINE_SM && host_read)
         return psc__host_read_size(ctx, c);
-    if (psc__host_pattern(ti->pattern))
+    if (psc__host_shape(ti->shape))
         return PSC__DEFAULT_HOST_SIZE;
-    return ti->pattern == PSC_PATTERN_P2P_OFF ? PSC__DEFAULT_STAGED_SIZE : PSC__DEFAULT_DEVICE_SIZE;
+    return ti->shape == PSC_SHAPE_P2P_OFF ? PSC__DEFAULT_STAGED_SIZE : PSC__DEFAULT_DEVICE_SIZE;
 }
 
 static unsigned psc__resolve_iterations(const psc_bw_test_info_t *ti, const psc_measure_opts_t *o, uint64_t size)
 {
-    uint64_t it, round = psc__host_pattern(ti->pattern) && ti->hostmem != PSC_HOSTMEM_PAGEABLE ? PSC__HOST_ROUND_BYTES
+    uint64_t it, round = psc__host_shape(ti->shape) && ti->hostmem != PSC_HOSTMEM_PAGEABLE ? PSC__HOST_ROUND_BYTES
                                                                                                : PSC__ROUND_BYTES;
 
     if (o->iterations)
@@ -175,7 +175,7 @@ static int psc__gpu_to_gpu(const psc_xfer_t *x)
 
 static int psc__case_valid(const psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti)
 {
-    int host = psc__host_pattern(ti->pattern), local = ti->pattern == PSC_PATTERN_LOCAL;
+    int host = psc__host_shape(ti->shape), local = ti->shape == PSC_SHAPE_LOCAL;
 
     if (c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS || ctx->ndev > PSC_MAX_XFERS)
         return 0;
@@ -192,8 +192,8 @@ static int psc__case_valid(const psc_context_t *ctx, const psc_bw_case_t *c, con
         if (psc__gpu_to_gpu(x) && x->issuer != (ti->by_reader ? x->dst : x->src))
             return 0;
         /* One-way host patterns move data one way only. */
-        if (((ti->pattern == PSC_PATTERN_H2D || ti->pattern == PSC_PATTERN_HOST_TO_ALL) && x->src != PSC_HOST) ||
-            ((ti->pattern == PSC_PATTERN_D2H || ti->pattern == PSC_PATTERN_ALL_TO_HOST) && x->dst != PSC_HOST))
+        if (((ti->shape == PSC_SHAPE_H2D || ti->shape == PSC_SHAPE_HOST_TO_ALL) && x->src != PSC_HOST) ||
+            ((ti->shape == PSC_SHAPE_D2H || ti->shape == PSC_SHAPE_ALL_TO_HOST) && x->dst != PSC_HOST))
             return 0;
     }
     return 1;
@@ -457,16 +457,16 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
     res.bytes_per_sample = r->size * r->iterations * (uint64_t)c->nxfer;
     res.verify.first_bad_offset = -1;
     /* Pageable memory and host-staged peer copies block the host while queued: no gate for them. */
-    res.gated = !(ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_pattern(ti->pattern)) &&
-                ti->pattern != PSC_PATTERN_P2P_OFF;
+    res.gated = !(ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_shape(ti->shape)) &&
+                ti->shape != PSC_SHAPE_P2P_OFF;
     res.host_node = -1;
-    if (psc__host_pattern(ti->pattern)) {
+    if (psc__host_shape(ti->shape)) {
         res.host_node = psc__host_node(ctx, o, c->xfer[0].issuer);
         if (res.host_node < 0 && psc_host_topo_numa_count(ctx->host) == 1)
             res.host_node = 0;
     }
 
-    if ((st = psc__peers_for(ctx, c->xfer, c->nxfer, ti->pattern == PSC_PATTERN_P2P_OFF, &waived, res.reason,
+    if ((st = psc__peers_for(ctx, c->xfer, c->nxfer, ti->shape == PSC_SHAPE_P2P_OFF, &waived, res.reason,
                              sizeof(res.reason))) != PSC_OK)
         goto failed;
     if (waived) {

@@ -11,8 +11,8 @@
 #define WC PSC_HOSTMEM_WC
 #define REG PSC_HOSTMEM_REGISTERED
 
-/* name, title, description, pattern, engine, by_reader, host memory, minimum GPUs */
-#define T(n, t, d, p, e, r, h, g) {n, t, d, PSC_PATTERN_##p, e, r, h, g}
+/* name, title, description, shape, engine, by_reader, host memory, minimum GPUs */
+#define T(n, t, d, p, e, r, h, g) {n, t, d, PSC_SHAPE_##p, e, r, h, g}
 
 static const psc_bw_test_info_t psc__tests[] = {
     T("gpu_to_gpu_read_ce", "GPU -> GPU, copy engine, read (the destination GPU issues the copy)",
