@@ -472,7 +472,7 @@ static const struct {
      "no usable NVIDIA driver: cuInit failed: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"},
     {"init:3", PSC_ERR_NO_DRIVER, 3, "no usable NVIDIA driver: cuInit failed: CUDA_ERROR_NOT_INITIALIZED"},
     {"init:304", PSC_ERR_DRIVER, 3, "the CUDA driver failed to start: cuInit failed: CUDA_ERROR_OPERATING_SYSTEM"},
-    {"init:2", PSC_ERR_NO_MEMORY, 4, "cuInit failed: CUDA_ERROR_OUT_OF_MEMORY"},
+    {"init:2", PSC_ERR_NO_MEMORY, 4, "out of memory: cuInit failed: CUDA_ERROR_OUT_OF_MEMORY"},
 };
 
 static void test_cuinit_classes_in_the_library(void **state)

@@ -64,6 +64,9 @@ static void psc__cuda_init_message(const psc_cuda_t *cu, CUresult rc, const char
     case CUDA_ERROR_STUB_LIBRARY: hint = "this is the CUDA toolkit's stub library: install the NVIDIA driver"; break;
     case CUDA_ERROR_NOT_INITIALIZED:
     case CUDA_ERROR_DEINITIALIZED: hint = "the driver could not start: check nvidia-smi and the kernel log"; break;
+    case CUDA_ERROR_OUT_OF_MEMORY:
+        snprintf(errbuf, errlen, "out of memory: %s failed: %s", call, text);
+        return;
     default:
         snprintf(errbuf, errlen, "the CUDA driver failed to start: %s failed: %s", call, text);
         return;
