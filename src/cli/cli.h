@@ -6,7 +6,8 @@
 
 #include <jansson.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
+#include "test_hooks.h"
 
 enum {
     PSC_EXIT_OK = 0,      /* everything asked for passed */
@@ -35,7 +36,8 @@ typedef struct {
     int list_tests;                       /* bw -l */
     int samples_given;                    /* -n was on the command line */
     unsigned seconds;                     /* verify --seconds: stress for this long */
-    psc_verify_opts_t verify;             /* verify: plan and the test-only fault */
+    psc_verify_opts_t verify;             /* verify: the plan */
+    psc_test_hooks_t hooks;               /* --test-corrupt-offset, --test-fault: installed on the context */
     int no_load;                          /* verify --no-load: no background traffic on the other paths */
     uint64_t sweep_min, sweep_max;        /* -b/-e: a size sweep; 0: each test's one size */
     unsigned sweep_factor;                /* -f */

@@ -81,6 +81,7 @@ psc_status_t psc_context_create(psc_context_t **out, char *errbuf, size_t errlen
         return PSC_ERR_NO_MEMORY;
     }
     ctx->log_level = psc__log_level_from_env();
+    psc__test_hooks_default(&ctx->hooks);
     psc__sm_copy_shape(ctx);
 
     st = psc_cuda_load(&ctx->cu, errbuf, errlen);
@@ -134,16 +135,22 @@ static void psc__gpu_teardown(psc_context_t *ctx, psc_gpu_t *g)
     ctx->cu.p_cuCtxSetCurrent(NULL);
     ctx->cu.p_cuDevicePrimaryCtxRelease(g->dev);
     free(g->peer_on);
+    free(g->peer_orig);
     memset(g, 0, sizeof(*g));
 }
 
 void psc_context_destroy(psc_context_t *ctx)
 {
+    CUcontext current = NULL;
+
     if (!ctx)
         return;
+    /* The caller's current context survives (a primary context the caller retained stays valid). */
+    ctx->cu.p_cuCtxGetCurrent(&current);
     psc__buffer_cache_free(ctx);
     for (int i = 0; i < ctx->ndev; i++)
         psc__gpu_teardown(ctx, &ctx->gpu[i]);
+    ctx->cu.p_cuCtxSetCurrent(current);
     free(ctx->gpu);
     free(ctx->info);
     psc_host_topo_free(ctx->host);
@@ -217,7 +224,10 @@ static psc_status_t psc__gpu_setup(psc_context_t *ctx, int i)
         (st = PSC_CU(ctx, cuMemcpyHtoD, (g->verify_words, &init, sizeof(init)))) != PSC_OK)
         goto err;
     g->peer_on = calloc((size_t)ctx->ndev, 1);
-    if (!g->peer_on) {
+    g->peer_orig = malloc((size_t)ctx->ndev);
+    if (g->peer_orig)
+        memset(g->peer_orig, -1, (size_t)ctx->ndev);
+    if (!g->peer_on || !g->peer_orig) {
         st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
         goto err;
     }
@@ -251,6 +261,8 @@ psc_status_t psc__gpu_peer_enable(psc_context_t *ctx, int from, int to)
     rc = ctx->cu.p_cuCtxEnablePeerAccess(ctx->gpu[to].ctx, 0);
     if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
         return psc__cu_result(ctx, rc, "cuCtxEnablePeerAccess");
+    if (ctx->gpu[from].peer_orig[to] < 0) /* the first change in this call: what the caller had */
+        ctx->gpu[from].peer_orig[to] = rc == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
     ctx->gpu[from].peer_on[to] = 1;
     return PSC_OK;
 }
@@ -265,6 +277,8 @@ psc_status_t psc__gpu_peer_disable(psc_context_t *ctx, int from, int to)
     rc = ctx->cu.p_cuCtxDisablePeerAccess(ctx->gpu[to].ctx);
     if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
         return psc__cu_result(ctx, rc, "cuCtxDisablePeerAccess");
+    if (ctx->gpu[from].peer_orig[to] < 0)
+        ctx->gpu[from].peer_orig[to] = rc == CUDA_SUCCESS;
     ctx->gpu[from].peer_on[to] = 0;
     return PSC_OK;
 }

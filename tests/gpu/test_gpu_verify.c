@@ -55,17 +55,21 @@ static void psc__fault(const char *test, int src, int dst, int issuer, psc_fault
     psc_bw_case_t c = psc_test_case(test, src, dst, issuer);
     psc_verify_result_t r;
     uint64_t copies_hit = 2 * PSC_PATTERN_KINDS; /* every copy of the faulted size */
+    psc_test_hooks_t h;
 
-    o.fault = kind;
-    o.fault_offset = 1000;
-    o.fault_len = 64;
-    o.fault_size = (1ull << 20) + 13;
+    psc__test_hooks_default(&h);
+    h.fault = kind;
+    h.fault_offset = 1000;
+    h.fault_len = 64;
+    h.fault_size = (1ull << 20) + 13;
+    assert_int_equal(psc__test_hooks_set(g_ctx, &h), PSC_OK);
     assert_int_equal(psc_verify_run(g_ctx, &c, &o, &r), PSC_OK);
+    assert_int_equal(psc__test_hooks_set(g_ctx, NULL), PSC_OK);
     printf("  %s fault %d: %s\n", test, kind, r.reason);
     assert_int_equal(r.status, PSC_RESULT_FAILED);
     assert_int_equal(r.first.where, 0);     /* in the destination range */
     assert_int_equal(r.first.offset, 1000); /* exactly where it was put */
-    assert_int_equal(r.first.size, o.fault_size);
+    assert_int_equal(r.first.size, h.fault_size);
     assert_int_equal(r.bad_copies, copies_hit);
     if (kind == PSC_FAULT_FLIP)
         assert_int_equal(r.bad_bytes, copies_hit);
@@ -105,6 +109,7 @@ static void test_under_load(void **state)
                               psc_test_case("gpu_local_sm", 0, 0, 0)};
     psc_verify_result_t r;
     psc_load_t *load = NULL;
+    psc_test_hooks_t h;
     int n = 0;
 
     (void)state;
@@ -122,10 +127,13 @@ static void test_under_load(void **state)
             fprintf(stderr, "  %s\n", r.reason);
         assert_int_equal(r.status, PSC_RESULT_PASSED);
     }
-    o.fault = PSC_FAULT_FLIP;
-    o.fault_offset = 4321;
-    o.fault_size = (16ull << 20) + 3;
+    psc__test_hooks_default(&h);
+    h.fault = PSC_FAULT_FLIP;
+    h.fault_offset = 4321;
+    h.fault_size = (16ull << 20) + 3;
+    assert_int_equal(psc__test_hooks_set(g_ctx, &h), PSC_OK);
     assert_int_equal(psc_verify_run(g_ctx, &cases[0], &o, &r), PSC_OK);
+    assert_int_equal(psc__test_hooks_set(g_ctx, NULL), PSC_OK);
     assert_int_equal(r.status, PSC_RESULT_FAILED);
     assert_int_equal(r.first.offset, 4321);
     assert_int_equal(psc_load_stop(load, rep, PSC_LOAD_MAX_PATHS, &n), PSC_OK);

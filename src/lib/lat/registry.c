@@ -151,7 +151,7 @@ static uint64_t psc__rand(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-void psc_chain_build(uint32_t *next, uint32_t n, uint64_t seed)
+void psc__chain_build(uint32_t *next, uint32_t n, uint64_t seed)
 {
     uint32_t *perm;
 

@@ -30,9 +30,10 @@ const char *psc_pattern_kind_name(int kind)
     return kind >= 0 && kind < PSC_PATTERN_KINDS ? names[kind] : "unknown";
 }
 
-void psc_verify_opts_default(psc_verify_opts_t *o)
+void psc__verify_opts_fill(psc_verify_opts_t *o)
 {
     memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
     o->max_size = (256ull << 20) + 7; /* the plan's largest size, included */
     o->pattern_mask = (1u << PSC_PATTERN_KINDS) - 1;
     o->unaligned = 1;
@@ -134,10 +135,10 @@ static CUdeviceptr psc__ptr(const psc_buffer_t *b, uint64_t off)
     return (b->kind == PSC_MEM_PAGEABLE ? (CUdeviceptr)(uintptr_t)b->host : b->dptr) + off;
 }
 
-/* Test hook: damage the destination range of transfer 0 the way the options say. */
-static psc_status_t psc__inject(psc_context_t *ctx, const psc_verify_opts_t *o, const psc__vx_t *x,
-                                const psc__expect_t *e, uint64_t size)
+/* Test hook: damage the destination range of transfer 0 the way the context's hooks say. */
+static psc_status_t psc__inject(psc_context_t *ctx, const psc__vx_t *x, const psc__expect_t *e, uint64_t size)
 {
+    const psc_test_hooks_t *o = &ctx->hooks;
     uint64_t at = e->begin + o->fault_offset, len = o->fault_len ? o->fault_len : 1;
     uint8_t *old;
     psc_status_t st;
@@ -223,7 +224,7 @@ static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, p
         if (psc__gpu_use(ctx, x[i].x.issuer) == PSC_OK && ctx->cu.p_cuStreamSynchronize(x[i].stream) != CUDA_SUCCESS &&
             st == PSC_OK)
             st = psc__fail(ctx, PSC_ERR_DRIVER, "a copy failed on GPU %d", x[i].x.issuer);
-    if (st != PSC_OK || (st = psc__inject(ctx, o, &x[0], &e[0], size)) != PSC_OK)
+    if (st != PSC_OK || (st = psc__inject(ctx, &x[0], &e[0], size)) != PSC_OK)
         return st;
     for (int i = 0; i < n; i++) {
         psc__expect_t src = {kind, seed + (uint64_t)i, 0, x[i].src->size, 0};
@@ -244,7 +245,7 @@ static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, p
     return PSC_OK;
 }
 
-psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
+psc_status_t psc__verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
                             psc_verify_result_t *out)
 {
     const psc_bw_test_info_t *ti = c ? psc_bw_test_info(c->test) : NULL;

@@ -72,7 +72,7 @@ static void psc__load_free(psc_load_t *l)
     free(l);
 }
 
-psc_status_t psc_load_start(psc_context_t *ctx, const int *devices, int ndev, psc_load_t **out)
+psc_status_t psc__load_start(psc_context_t *ctx, const int *devices, int ndev, psc_load_t **out)
 {
     int d[PSC_MAX_GPUS], n;
     psc_load_t *l;
@@ -180,7 +180,7 @@ int psc_load_report(const psc_load_t *l, psc_load_path_report_t *out, int cap)
     return l ? l->n : 0;
 }
 
-psc_status_t psc_load_stop(psc_load_t *l, psc_load_path_report_t *out, int cap, int *n)
+psc_status_t psc__load_stop(psc_load_t *l, psc_load_path_report_t *out, int cap, int *n)
 {
     psc_status_t st;
 
@@ -191,4 +191,9 @@ psc_status_t psc_load_stop(psc_load_t *l, psc_load_path_report_t *out, int cap, 
         *n = psc_load_report(l, out, cap);
     psc__load_free(l);
     return st;
+}
+
+psc_context_t *psc__load_context(const psc_load_t *l)
+{
+    return l ? l->ctx : NULL;
 }

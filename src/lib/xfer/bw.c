@@ -20,9 +20,10 @@
 #define PSC__ROUND_BYTES (256ull << 20) /* auto iterations aim at this much per transfer and sample... */
 #define PSC__HOST_ROUND_BYTES (512ull << 20) /* ...and this much for pinned host memory */
 
-void psc_measure_opts_default(psc_measure_opts_t *o)
+void psc__measure_opts_fill(psc_measure_opts_t *o)
 {
     memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
     o->size = 0;        /* each test's own */
     o->iterations = 0;  /* enough copies for about 256 MiB a sample */
     o->warmup = 1;
@@ -33,10 +34,9 @@ void psc_measure_opts_default(psc_measure_opts_t *o)
     o->seed = 0x70327073636f7065ull; /* "p2pscope" */
     o->host_node = -1;
     o->verify = 1;
-    o->test_corrupt_offset = -1;
 }
 
-psc_status_t psc_measure_opts_check(const psc_measure_opts_t *o, char *errbuf, size_t errlen)
+psc_status_t psc__measure_opts_check(const psc_measure_opts_t *o, char *errbuf, size_t errlen)
 {
     char scratch[8];
 
@@ -70,10 +70,6 @@ psc_status_t psc_measure_opts_check(const psc_measure_opts_t *o, char *errbuf, s
         PSC__BAD("host NUMA node %d out of range: accepted 0 or more, or -1 for the GPU's own", o->host_node);
     if (o->verify != 0 && o->verify != 1)
         PSC__BAD("verify %d out of range: accepted 0 (off) or 1 (on)", o->verify);
-    if (o->test_corrupt_offset >= 0 && !o->verify)
-        PSC__BAD("a corruption test needs verification on");
-    if (o->test_corrupt_offset >= 0 && o->size && (uint64_t)o->test_corrupt_offset >= o->size)
-        PSC__BAD("corruption offset %" PRId64 " out of range: accepted 0 to size-1", o->test_corrupt_offset);
 #undef PSC__BAD
     return PSC_OK;
 }
@@ -411,8 +407,8 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
                 r->x[i].gbs[k] = (double)r->size * r->iterations / (r->x[i].ms * 1e-3) / 1e9;
             }
             res->samples_gbs[k] = (double)res->bytes_per_sample / (longest * 1e-3) / 1e9;
-            if (o->test_corrupt_offset >= 0 &&
-                (st = psc__flip_byte(ctx, r->x[0].dst, (uint64_t)o->test_corrupt_offset)) != PSC_OK)
+            if (ctx->hooks.corrupt_offset >= 0 &&
+                (st = psc__flip_byte(ctx, r->x[0].dst, (uint64_t)ctx->hooks.corrupt_offset)) != PSC_OK)
                 return st;
         }
         if (o->verify && timed && (st = psc__check(ctx, r, round, &res->verify)) != PSC_OK)
@@ -420,12 +416,12 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
         if (res->nsamples >= o->max_samples)
             return PSC_OK;
         if (res->nsamples >= o->samples &&
-            (o->max_samples == o->samples || psc_sampling_stable(res->samples_gbs, res->nsamples, o->stable_pct)))
+            (o->max_samples == o->samples || psc__sampling_stable(res->samples_gbs, res->nsamples, o->stable_pct)))
             return PSC_OK;
     }
 }
 
-psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
+psc_status_t psc__bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
                         psc_bw_result_t *out)
 {
     const psc_bw_test_info_t *ti = c ? psc_bw_test_info(c->test) : NULL;
@@ -435,7 +431,7 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
     int waived = 0;
     double t0 = psc__now_ns();
 
-    if (!ctx || !c || !out || !ti || psc_measure_opts_check(o, NULL, 0) != PSC_OK || !psc__case_valid(ctx, c, ti))
+    if (!ctx || !c || !out || !ti || psc__measure_opts_check(o, NULL, 0) != PSC_OK || !psc__case_valid(ctx, c, ti))
         return PSC_ERR_INVALID;
     r = calloc(1, sizeof(*r));
     if (!r)
@@ -446,9 +442,13 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
         r->x[i].x = c->xfer[i];
     r->size = psc__resolve_size(ctx, c, ti, o);
     r->iterations = psc__resolve_iterations(ti, o, r->size);
-    if (o->test_corrupt_offset >= 0 && (uint64_t)o->test_corrupt_offset >= r->size) {
+    if (ctx->hooks.corrupt_offset >= 0 && (!o->verify || (uint64_t)ctx->hooks.corrupt_offset >= r->size)) {
+        unsigned long long size = r->size;
+
         free(r);
-        return PSC_ERR_INVALID;
+        return psc__fail(ctx, PSC_ERR_INVALID,
+                         "corruption offset %lld: accepted with verification on and 0 to %llu (the size - 1)",
+                         (long long)ctx->hooks.corrupt_offset, size - 1);
     }
     memset(&res, 0, sizeof(res));
     res.c = *c;

@@ -2,7 +2,7 @@
 #include <fnmatch.h>
 #include <string.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 #define CE PSC_ENGINE_CE
 #define SM PSC_ENGINE_SM
