@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 /* Set while an allocation failure is wanted: every malloc, calloc and realloc of the library fails. */
 static int g_fail_alloc;
@@ -175,7 +176,7 @@ static void test_lat_run_names_its_argument(void **state)
         expect_reason(psc_lat_run(g_ctx, &c, &o, r), PSC_ERR_INVALID, bad[k].want);
     }
     provoke_stale();
-    expect_reason(psc_lat_run(g_ctx, &c, NULL, r), PSC_ERR_INVALID, "psc_lat_run: no options given");
+    expect_reason(psc_lat_run(g_ctx, &c, NULL, r), PSC_ERR_INVALID, "no lat options given");
     /* Not one byte of the result written by a call that failed. */
     for (size_t i = 0; i < sizeof(*r); i++)
         assert_int_equal(((unsigned char *)r)[i], 0x5a);
