@@ -29,14 +29,18 @@ void psc__lat_opts_fill(psc_lat_opts_t *o)
 }
 
 /* Distribution of one size: percentiles, and the first PSC_LAT_KEEP samples kept raw. */
-static void psc__record(psc_lat_result_t *r, unsigned k, const double *v, unsigned n, psc_pctl_t *into)
+static psc_status_t psc__record(psc_context_t *ctx, psc_lat_result_t *r, unsigned k, const double *v, unsigned n,
+                                psc_pctl_t *into)
 {
-    psc_percentiles(v, n, into);
+    /* n >= 1 here: only memory can fail, and a figure of zeros must not pass for a result. */
+    if (psc_percentiles(v, n, into) != PSC_OK)
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the percentiles of %u samples", n);
     if (into != &r->lat[k])
-        return;
+        return PSC_OK;
     r->nkept[k] = n < PSC_LAT_KEEP ? n : PSC_LAT_KEEP;
     for (unsigned i = 0; i < r->nkept[k]; i++)
         r->kept[k][i] = (float)v[i];
+    return PSC_OK;
 }
 
 /* Small device scratch for kernel outputs, freed by the caller. */
@@ -150,7 +154,8 @@ static psc_status_t psc__run_chase(psc_context_t *ctx, const psc_lat_test_info_t
         ns[s - 1] = (double)cycles[s] * res->ns_per_cycle / (double)o->hops;
     res->nsizes = 1;
     res->sizes[0] = ws;
-    psc__record(res, 0, ns, samples - 1, &res->lat[0]);
+    if ((st = psc__record(ctx, res, 0, ns, samples - 1, &res->lat[0])) != PSC_OK)
+        goto out;
     res->status = PSC_RESULT_PASSED;
 out:
     if (img && (!b || img != b->host))
@@ -220,7 +225,8 @@ static psc_status_t psc__run_flag_gpu(psc_context_t *ctx, const psc_lat_case_t *
         ns[i] = (double)cycles[i] * res->ns_per_cycle / 2.0;
     res->nsizes = 1;
     res->sizes[0] = 4;
-    psc__record(res, 0, ns, iters, &res->lat[0]);
+    if ((st = psc__record(ctx, res, 0, ns, iters, &res->lat[0])) != PSC_OK)
+        goto out;
     res->status = PSC_RESULT_PASSED;
 out:
     psc__scratch_free(ctx, b, flag_b);
@@ -287,7 +293,8 @@ static psc_status_t psc__run_flag_cpu(psc_context_t *ctx, const psc_lat_case_t *
     }
     res->nsizes = 1;
     res->sizes[0] = 4;
-    psc__record(res, 0, ns, iters, &res->lat[0]);
+    if ((st = psc__record(ctx, res, 0, ns, iters, &res->lat[0])) != PSC_OK)
+        goto out;
     res->status = PSC_RESULT_PASSED;
 out:
     psc__scratch_free(ctx, g, derr);
@@ -384,8 +391,10 @@ static psc_status_t psc__run_copy(psc_context_t *ctx, const psc_lat_test_info_t 
         if ((st = psc__check_prefix(ctx, dst, len, seed, res)) != PSC_OK)
             goto out;
         res->sizes[k] = len;
-        psc__record(res, (unsigned)k, gpu, o->samples, &res->lat[k]);
-        psc__record(res, (unsigned)k, cpu, o->samples, &res->submit[k]);
+        if ((st = psc__record(ctx, res, (unsigned)k, gpu, o->samples, &res->lat[k])) != PSC_OK)
+            goto out;
+        if ((st = psc__record(ctx, res, (unsigned)k, cpu, o->samples, &res->submit[k])) != PSC_OK)
+            goto out;
         res->nsizes = (unsigned)k + 1;
     }
     if (res->status != PSC_RESULT_FAILED)
@@ -438,7 +447,8 @@ static psc_status_t psc__run_sync(psc_context_t *ctx, const psc_lat_test_info_t 
         if (st != PSC_OK || (st = psc__check_prefix(ctx, ti->to_gpu ? dev : host, len, seed, res)) != PSC_OK)
             goto out;
         res->sizes[k] = len;
-        psc__record(res, (unsigned)k, ns, o->samples, &res->lat[k]);
+        if ((st = psc__record(ctx, res, (unsigned)k, ns, o->samples, &res->lat[k])) != PSC_OK)
+            goto out;
         res->nsizes = (unsigned)k + 1;
     }
     if (res->status != PSC_RESULT_FAILED)
