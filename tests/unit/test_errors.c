@@ -381,6 +381,28 @@ static void test_load_replaces_not_merges(void **state)
     psc_facts_free(fresh);
 }
 
+/* Calls without a context name the bad argument in their errbuf. */
+static void test_errbuf_calls_name_their_argument(void **state)
+{
+    psc_facts_t *f = psc_facts_new();
+    char err[512];
+
+    (void)state;
+    assert_non_null(f);
+    assert_int_equal(psc_facts_load(TEST_DATA "/pcie-two-sockets.xml", NULL, err, sizeof(err)), PSC_ERR_INVALID);
+    assert_non_null(strstr(err, "no facts object to load into"));
+    assert_int_equal(psc_facts_load(NULL, f, err, sizeof(err)), PSC_ERR_INVALID);
+    assert_non_null(strstr(err, "no recording given"));
+    assert_int_equal(psc_facts_save(NULL, "/tmp/psc-errors-unused.json", err, sizeof(err)), PSC_ERR_INVALID);
+    assert_non_null(strstr(err, "no facts to record"));
+    assert_int_equal(psc_facts_save(f, NULL, err, sizeof(err)), PSC_ERR_INVALID);
+    assert_non_null(strstr(err, "no file given"));
+    assert_int_equal(access("/tmp/psc-errors-unused.json", F_OK), -1);
+    /* Without an errbuf the status still says it. */
+    assert_int_equal(psc_facts_save(f, NULL, NULL, 0), PSC_ERR_INVALID);
+    psc_facts_free(f);
+}
+
 /* Pure functions report by status only, and write nothing on failure. */
 static void test_pure_functions_write_nothing_on_failure(void **state)
 {
@@ -553,6 +575,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failed_load_leaves_facts_alone),
         cmocka_unit_test(test_load_replaces_not_merges),
+        cmocka_unit_test(test_errbuf_calls_name_their_argument),
         cmocka_unit_test(test_pure_functions_write_nothing_on_failure),
         cmocka_unit_test(test_doctor_count_is_stable),
         cmocka_unit_test(test_cuinit_classes_in_the_library),
