@@ -323,6 +323,60 @@ typedef struct {
  */
 size_t psc_doctor(const psc_facts_t *facts, psc_finding_t *out, size_t cap);
 
+/* ---------------------------------------------------------------- integrity evidence, NVLink traffic */
+
+/*
+ * The evidence for psc_doctor's p2p_corrupts rule: a small verified copy
+ * (8 MiB, copy engine, the source GPU issuing) from GPU i to GPU j on every
+ * ordered pair whose can_access is 1. Wrong bytes set pair[i][j].integrity
+ * to 0; a pass sets it to 1 unless it is already 0 (the rule of
+ * psc_facts_note_bw in <p2pscope/bench.h>, which folds other runs' results
+ * in). A pair whose copy could not run keeps its value. ctx is the context
+ * the facts were gathered with. PSC_ERR_INVALID for a missing argument;
+ * otherwise PSC_OK.
+ */
+psc_status_t psc_facts_check_integrity(psc_context_t *ctx, psc_facts_t *facts);
+
+/*
+ * NVLink traffic between two moments (application API, beside
+ * psc_nvlink_counters): take a snapshot before and after, then the
+ * difference per link.
+ */
+typedef struct {
+    int nlinks;                  /* links read; 0: counters not available on this GPU */
+    uint64_t tx[PSC_MAX_NVLINKS], rx[PSC_MAX_NVLINKS]; /* bytes, as psc_nvlink_counters */
+} psc_nvlink_gpu_counters_t;
+
+typedef struct {
+    int ngpu;
+    psc_nvlink_gpu_counters_t gpu[PSC_MAX_GPUS];
+} psc_nvlink_snapshot_t;
+
+/* Every GPU's counters now; a GPU whose counters cannot be read gets nlinks 0. PSC_ERR_INVALID for NULL. */
+psc_status_t psc_nvlink_snapshot(const psc_context_t *ctx, psc_nvlink_snapshot_t *snap);
+
+typedef struct {
+    int nlinks;                  /* the later snapshot's links; 0: its counters were not available */
+    uint64_t tx[PSC_MAX_NVLINKS], rx[PSC_MAX_NVLINKS]; /* bytes moved between the snapshots */
+    int known[PSC_MAX_NVLINKS];  /* 1: tx and rx hold the traffic; 0: the link was not counted in the
+                                    earlier snapshot, or a counter was reset (went backwards) */
+} psc_nvlink_gpu_traffic_t;
+
+typedef struct {
+    int ngpu;                    /* the later snapshot's */
+    psc_nvlink_gpu_traffic_t gpu[PSC_MAX_GPUS];
+} psc_nvlink_traffic_t;
+
+/*
+ * after - before, per link. A counter that went backwards by more than half
+ * its range wrapped (the difference is taken modulo 2^64); by less, it was
+ * reset, and the link's traffic is not known. Links or GPUs missing from the
+ * earlier snapshot are not known; those missing from the later one are left
+ * out. Pure (no context, no I/O). PSC_ERR_INVALID for NULL or counts out of range.
+ */
+psc_status_t psc_nvlink_traffic(const psc_nvlink_snapshot_t *before, const psc_nvlink_snapshot_t *after,
+                                psc_nvlink_traffic_t *out);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

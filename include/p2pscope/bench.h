@@ -228,6 +228,22 @@ const psc_lat_test_info_t *psc_lat_test_info(psc_lat_test_t t); /* NULL out of r
 psc_status_t psc_lat_test_from_name(const char *name, psc_lat_test_t *out);
 int psc_lat_test_match(const char *glob, psc_lat_test_t *out, int cap);
 
+/*
+ * The test registries (bandwidth, latency) seen alike, for listings: each
+ * entry's name, title, description and minimum GPU count. Entry i is test i.
+ */
+typedef struct psc_registry psc_registry_t;
+typedef struct {
+    const char *name, *title, *description;
+    int min_gpus;
+} psc_registry_entry_t;
+
+const psc_registry_t *psc_bw_registry(void);
+const psc_registry_t *psc_lat_registry(void);
+int psc_registry_count(const psc_registry_t *reg);
+/* PSC_ERR_INVALID when reg or out is NULL or i is out of range (0 to count-1). */
+psc_status_t psc_registry_entry(const psc_registry_t *reg, int i, psc_registry_entry_t *out);
+
 typedef struct {
     psc_lat_test_t test;
     int src, dst;   /* memory owner -> reader for a chase; initiator -> responder for a flag; copy endpoints */
@@ -347,6 +363,91 @@ typedef struct {
  */
 psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
                             psc_verify_result_t *out);
+
+/* ---------------------------------------------------------------- evidence for the doctor, stress, whole tests */
+
+/*
+ * Integrity evidence for the doctor from runs' results (psc_facts_check_integrity
+ * in <p2pscope.h> makes its own). psc_doctor's p2p_corrupts rule reads
+ * pair[i][j].integrity; these fill it. Pure: thread-safe for distinct facts.
+ *
+ * The fold, one rule for every kind of result: on each GPU -> GPU transfer of
+ * a result's case (source and destination two different GPUs of the facts),
+ * wrong bytes set pair[src][dst].integrity to 0; a passed result sets it to 1
+ * unless it is already 0. A result that failed without wrong bytes, or was
+ * waived, changes nothing. Wrong bytes are not traced to one transfer of a
+ * concurrent case: every GPU -> GPU transfer of that case is marked.
+ */
+void psc_facts_note_bw(psc_facts_t *facts, const psc_bw_result_t *results, size_t n);
+void psc_facts_note_verify(psc_facts_t *facts, const psc_verify_result_t *results, size_t n);
+
+/*
+ * The verify stress run (benchmark API): psc_verify_run over every case,
+ * pass after pass, each pass with its own seed (opts->seed, the pass number
+ * mixed in; pass 0 uses opts->seed itself). The first pass covers every case;
+ * with seconds > 0 later passes run until that many seconds have passed
+ * since the start (checked before each case), and the run stops early after a
+ * pass in which no case could copy anything (another pass would fail the same
+ * way at once). seconds 0: one pass.
+ */
+typedef struct {
+    psc_verify_result_t last;    /* the last pass's result, or the first failed one */
+    uint64_t copies, bytes_checked, bad_bytes; /* summed over the passes */
+    unsigned passes;             /* passes that checked this case */
+} psc_verify_path_sum_t;
+
+typedef struct {
+    double elapsed_s;            /* since the stress run began */
+    uint64_t bytes_checked;      /* over every case and pass so far */
+    unsigned pass;               /* 1 for the first */
+    size_t index, count;         /* the case (0-based) among count */
+    const psc_bw_case_t *c;
+    const psc_verify_result_t *result; /* NULL: the case is about to run; else what it gave */
+} psc_verify_progress_t;
+
+/* Called before and after each case, on the calling thread. */
+typedef void (*psc_verify_progress_fn)(const psc_verify_progress_t *progress, void *user);
+
+typedef struct {
+    unsigned passes;             /* passes begun */
+    unsigned idle_pass;          /* the pass in which no case could run, which ended the run; 0 none */
+    uint64_t bytes_checked;      /* over every case and pass */
+} psc_verify_stress_info_t;
+
+/*
+ * Run the stress over cases[0..n) with opts (opts->load is pumped as by
+ * psc_verify_run); sums[k] is case k's record (n of them), info (may be NULL)
+ * the run's. A case psc_verify_run refuses is a failed result, "invalid case".
+ * PSC_ERR_INVALID, before anything runs or is written, for a missing
+ * argument, n 0, seconds negative or not a number, or options not set up by
+ * psc_verify_opts_default. Uses ctx: one thread at a time.
+ */
+psc_status_t psc_verify_stress(psc_context_t *ctx, const psc_bw_case_t *cases, size_t n, const psc_verify_opts_t *opts,
+                               double seconds, psc_verify_progress_fn progress, void *user,
+                               psc_verify_path_sum_t *sums, psc_verify_stress_info_t *info);
+
+/* The fold above over a stress run's records: a case's summed wrong bytes, and "passed" when every pass passed. */
+void psc_facts_note_verify_sums(psc_facts_t *facts, const psc_verify_path_sum_t *sums, size_t n);
+
+/*
+ * Every case of one test over the given GPUs (as psc_bw_cases or
+ * psc_lat_cases), run in order with opts: res[k] is case k's result, *n how
+ * many ran (the first cap cases at most). progress (may be NULL) is called on
+ * the calling thread before each case (result NULL) and after it (its
+ * result). A case the run refuses is a failed result: for bandwidth with the
+ * context's last error as the reason, for latency "invalid case".
+ * PSC_ERR_INVALID for a test or GPU list the case generator refuses or a
+ * missing argument, PSC_ERR_NO_MEMORY; nothing runs then.
+ */
+typedef void (*psc_bw_progress_fn)(const psc_bw_case_t *c, const psc_bw_result_t *result, void *user);
+psc_status_t psc_bw_run_test(psc_context_t *ctx, psc_bw_test_t test, const int *devices, int ndev,
+                             const psc_measure_opts_t *opts, psc_bw_progress_fn progress, void *user,
+                             psc_bw_result_t *res, size_t cap, size_t *n);
+
+typedef void (*psc_lat_progress_fn)(const psc_lat_case_t *c, const psc_lat_result_t *result, void *user);
+psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const int *devices, int ndev,
+                              const psc_lat_opts_t *opts, psc_lat_progress_fn progress, void *user,
+                              psc_lat_result_t *res, size_t cap, size_t *n);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

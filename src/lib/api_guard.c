@@ -5,26 +5,12 @@
  * contexts left as the call found them. The work itself is in psc__*.
  */
 #include "internal.h"
-#include "verify/verify.h"
-
-psc_status_t psc__bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
-                         psc_bw_result_t *out);
-psc_status_t psc__measure_opts_check(const psc_measure_opts_t *o, char *errbuf, size_t errlen);
-psc_status_t psc__lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc_lat_opts_t *o,
-                          psc_lat_result_t *out);
-psc_status_t psc__timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, double *host_ns);
-psc_status_t psc__verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
-                             psc_verify_result_t *out);
-psc_status_t psc__load_start(psc_context_t *ctx, const int *devices, int ndev, psc_load_t **out);
-psc_status_t psc__load_stop(psc_load_t *l, psc_load_path_report_t *out, int cap, int *n);
-psc_status_t psc__load_settle(psc_load_t *l);
-psc_context_t *psc__load_context(const psc_load_t *l);
-void psc__bw_release_buffers(psc_context_t *ctx);
-
-psc_status_t psc__measure_opts_adopt(psc_context_t *ctx, const psc_measure_opts_t *in, psc_measure_opts_t *out,
-                                     char *errbuf, size_t errlen);
-psc_status_t psc__lat_opts_adopt(psc_context_t *ctx, const psc_lat_opts_t *in, psc_lat_opts_t *out);
-psc_status_t psc__verify_opts_adopt(psc_context_t *ctx, const psc_verify_opts_t *in, psc_verify_opts_t *out);
+#include "lat/lat.h"
+#include "mem/buffer.h"
+#include "opts.h"
+#include "verify/integrity.h"
+#include "verify/load.h"
+#include "xfer/bw.h"
 
 void psc__guard_enter(psc_context_t *ctx)
 {

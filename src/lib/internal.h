@@ -8,7 +8,8 @@
 #include "driver/nvml_driver.h"
 #include "p2pscope/bench.h"
 #include "test_hooks.h"
-#include "topo/host_topo.h"
+
+typedef struct psc_host_topo psc_host_topo_t; /* topo/host_topo.h */
 
 /* Host words the gate kernel reads and writes, in pinned mapped memory. */
 typedef struct {
@@ -26,9 +27,9 @@ typedef struct {
     int ready;                  /* context, module and stream set up */
     CUcontext ctx;              /* primary context, retained */
     CUmodule module;
-    CUfunction fn_gate, fn_fill, fn_verify, fn_flip, fn_copy;
+    CUfunction fn_gate, fn_fill, fn_check, fn_flip, fn_copy; /* fill, check, flip: the data-pattern family */
     CUfunction fn_chase, fn_ping, fn_pong, fn_probe;
-    CUfunction fn_copy_bytes, fn_fill_kind, fn_prepare_ex, fn_verify_ex;
+    CUfunction fn_copy_bytes;
     CUstream stream;            /* work this GPU issues */
     CUstream xstreams[PSC_MAX_XFERS]; /* extra streams for concurrent transfers, made on demand */
     psc_gate_words_t *gate;     /* pinned, mapped */
@@ -74,8 +75,8 @@ psc_status_t psc__fail(const psc_context_t *ctx, psc_status_t st, const char *fm
 psc_status_t psc__cu_result(psc_context_t *ctx, CUresult rc, const char *call);
 #define PSC_CU(ctx, fn, args) psc__cu_result((ctx), (ctx)->cu.p_##fn args, #fn)
 
-/* NVML handle of GPU i, NULL without NVML. */
-psc_nvmlDevice_t psc__nvml_handle(const psc_context_t *ctx, int i);
+/* Release GPU g's streams, words, module and primary context (the context is closing). */
+void psc__gpu_teardown(psc_context_t *ctx, psc_gpu_t *g);
 
 /* Make GPU i's context current, setting it up (context, module, stream) on first use. */
 psc_status_t psc__gpu_use(psc_context_t *ctx, int i);

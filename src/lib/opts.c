@@ -4,17 +4,51 @@
  * the caller was compiled with. The library reads that many bytes over its
  * own defaults, so a caller built against an older (shorter) struct gets the
  * defaults for the fields it does not know; a longer one (a newer header than
- * this library) or an uninitialised one is refused.
+ * this library) or an uninitialised one is refused. The defaults live here
+ * too, below the runs that take the options (xfer/, lat/, verify/).
  */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "opts.h"
 
-void psc__measure_opts_fill(psc_measure_opts_t *o); /* xfer/bw.c */
-void psc__lat_opts_fill(psc_lat_opts_t *o);         /* lat/lat.c */
-void psc__verify_opts_fill(psc_verify_opts_t *o);   /* verify/integrity.c */
+/* Each struct's defaults, every field. */
+static void psc__measure_opts_fill(psc_measure_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->size = 0;        /* each test's own */
+    o->iterations = 0;  /* enough copies for about 256 MiB a sample */
+    o->warmup = 1;
+    o->samples = 3;
+    o->max_samples = 16;
+    o->stable_pct = 0.5;
+    o->gate_timeout_ms = 5000.0;
+    o->seed = 0x70327073636f7065ull; /* "p2pscope" */
+    o->host_node = -1;
+    o->verify = 1;
+}
+
+static void psc__lat_opts_fill(psc_lat_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->samples = 64;
+    o->hops = 1024;
+    o->copies = 100;
+    o->timeout_ms = 2000;
+}
+
+static void psc__verify_opts_fill(psc_verify_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->max_size = (256ull << 20) + 7; /* verify/integrity.c's largest size, included */
+    o->pattern_mask = (1u << PSC_PATTERN_KINDS) - 1;
+    o->unaligned = 1;
+    o->seed = 0x7665726966790000ull; /* "verify" */
+}
 
 /* The end of each struct's last field in the first release (0.1): the smallest struct_size accepted. */
 #define PSC__END(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))

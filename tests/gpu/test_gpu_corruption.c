@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "gpu_common.h"
-#include "../../src/lib/verify/pattern.h"
+#include "../../src/lib/pattern/pattern.h"
 
 static void psc__corrupt_and_catch(const psc_bw_case_t *c, int64_t offset)
 {
@@ -91,8 +91,8 @@ static void test_pattern_is_not_poison(void **state)
 {
     (void)state;
     for (uint64_t w = 0; w < 100000; w++) {
-        assert_true(psc_pattern_word(1, w) != psc_pattern_word(1 ^ PSC_POISON_XOR, w));
-        assert_true(psc_pattern_word(1, w) != psc_pattern_word(1, w + 1));
+        assert_true(psc_pattern_mix(1, w) != psc_pattern_mix(1 ^ PSC_POISON_XOR, w));
+        assert_true(psc_pattern_mix(1, w) != psc_pattern_mix(1, w + 1));
     }
 }
 

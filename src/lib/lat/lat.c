@@ -6,10 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "lat/lat.h"
 #include "mem/buffer.h"
-#include "verify/pattern.h"
-#include "verify/verify.h"
+#include "pattern/check.h"
 #include "xfer/timing.h"
 
 #define PSC__CHASE_STRIDE 128
@@ -17,16 +18,6 @@
 
 static const uint64_t psc__copy_sizes[] = {4, 16, 64, 1024, 16384, 262144, 1048576};
 static const uint64_t psc__sync_sizes[] = {1, 8, 64, 1024, 16384, 262144, 1048576};
-
-void psc__lat_opts_fill(psc_lat_opts_t *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
-    o->samples = 64;
-    o->hops = 1024;
-    o->copies = 100;
-    o->timeout_ms = 2000;
-}
 
 /* Distribution of one size: percentiles, and the first PSC_LAT_KEEP samples kept raw. */
 static psc_status_t psc__record(psc_context_t *ctx, psc_lat_result_t *r, unsigned k, const double *v, unsigned n,

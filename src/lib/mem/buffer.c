@@ -1,5 +1,7 @@
 #include "mem/buffer.h"
 
+#include "topo/host_topo.h"
+
 #include <stdlib.h>
 #include <string.h>
 
