@@ -239,6 +239,13 @@ static void rule_nvlink(const psc_facts_t *f, psc__findings_t *fs)
                      "check nvidia-smi nvlink --status and the fabric manager; a link that stays down needs the "
                      "board or baseboard looked at",
                      ev, "gpu%d: %d of %d NVLinks are down", i, g->nvlink_count - up, g->nvlink_count);
+        else if (want && up < want && f->ngpu < 2)
+            /* The only GPU here (a one-GPU slice of a baseboard, a VM): its links lead to GPUs not in view. */
+            psc__add(fs, PSC_SEV_INFO, "nvlink_missing",
+                     "nothing to do for this GPU alone; if it should reach others over NVLink, check the fabric "
+                     "manager and what the VM or partition was given",
+                     ev, "gpu%d has %d active NVLinks; a %s has %d, to GPUs not visible here", i, up, g->name,
+                     want);
         else if (want && up < want)
             psc__add(fs, PSC_SEV_ERROR, "nvlink_missing",
                      "on NVSwitch systems start nvidia-fabricmanager; otherwise check the NVLink bridges or "
