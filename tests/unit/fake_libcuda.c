@@ -2,6 +2,7 @@
  * A stand-in for libcuda.so.1 for control-flow tests of the real binary (no
  * GPU needed). FAKE_CUDA_MODE picks what it pretends:
  *   nodevice  cuInit answers CUDA_ERROR_NO_DEVICE
+ *   initfail  cuInit answers CUDA_ERROR_UNKNOWN (a driver that is there but broken)
  *   missing   the driver lacks cuMemcpyAsync
  *   gpus      GPUs that enumerate but cannot make a context, so every
  *             measurement fails with the driver's error
@@ -24,6 +25,8 @@ static CUresult fake_unsupported(void) { return CUDA_ERROR_NOT_SUPPORTED; }
 static CUresult fake_init(unsigned flags)
 {
     (void)flags;
+    if (strcmp(fake_mode(), "initfail") == 0)
+        return CUDA_ERROR_UNKNOWN;
     return strcmp(fake_mode(), "nodevice") == 0 ? CUDA_ERROR_NO_DEVICE : CUDA_SUCCESS;
 }
 
