@@ -188,9 +188,24 @@ if ! cmake -S "$tree" -B "$build" -DP2PSCOPE_CUDA_ARCHS=90 -DP2PSCOPE_WERROR=OFF
     exit 2
 fi
 
-run_tests() { # $1: log file
+# The unit tests (never the GPU ones). A mutant runs the quick tests first and
+# the slow ones (over 2 s in the baseline) only when the quick ones pass, so a
+# killed mutant costs seconds.
+slow=""
+ctest_unit() { # $1: log file; the rest: ctest arguments
+    local log=$1
+
+    shift
     timeout 900 ctest --test-dir "$build" -L unit -LE gpu -j"$jobs" --timeout 120 --stop-on-failure \
-        --output-on-failure >"$1" 2>&1
+        --output-on-failure "$@" >>"$log" 2>&1
+}
+run_tests() { # $1: log file
+    : >"$1"
+    if [ -z "$slow" ]; then
+        ctest_unit "$1"
+    else
+        ctest_unit "$1" -E "$slow" && ctest_unit "$1" -R "$slow"
+    fi
 }
 
 echo "mutate.sh: baseline unit tests"
@@ -199,11 +214,19 @@ if ! run_tests "$work/logs/baseline.log"; then
     keep=1
     exit 2
 fi
+slow=$(awk '/ Test +#[0-9]+: .* Passed +[0-9.]+ sec/ { for (i = 1; i < NF; i++) if ($i == "Passed" && $(i + 1) > 2) print $4 }' \
+    "$work/logs/baseline.log" | sed 's/[]\\.*^$+?(){}|[]/\\&/g' | paste -sd'|' -)
+[ -z "$slow" ] || slow="^($slow)\$"
+# The targets those tests run (their dependencies follow), so a mutant does not relink the GPU tests.
+targets=$(ctest --test-dir "$build" -N -V -L unit -LE gpu | sed -n 's/.*Test command: *\([^ ]*\).*/\1/p' |
+    xargs -n1 basename | sort -u)
+[ -n "$targets" ] || { echo "mutate.sh: no unit tests found in $build" >&2; exit 2; }
 
 # ---- the mutants -------------------------------------------------------------
 killed=0 survived=0 errors=0
 results=()
 for i in "${selected[@]}"; do
+    t0=$SECONDS
     name=${names[$i]} file=${files[$i]}
     f="$tree/$file"
     log="$work/logs/$name.log"
@@ -214,7 +237,8 @@ for i in "${selected[@]}"; do
     else
         current=$i
         apply "$f" "${froms[$i]}" "${tos[$i]}"
-        if ! timeout 900 nice cmake --build "$build" -j"$jobs" >"$log" 2>&1; then
+        # shellcheck disable=SC2086 # one word per target
+        if ! timeout 900 nice cmake --build "$build" -j"$jobs" --target $targets >"$log" 2>&1; then
             r="ERROR (does not build)"
         elif run_tests "$log.tests"; then
             r="survived"
@@ -229,7 +253,7 @@ for i in "${selected[@]}"; do
     *) errors=$((errors + 1)); echo "mutate.sh: $name: $r: ${froms[$i]}" >&2 ;;
     esac
     results+=("$(printf '%-34s %-36s %s' "$name" "$file" "$r")")
-    printf '%-34s %s\n' "$name" "$r"
+    printf '%-34s %-10s %3d s\n' "$name" "$r" $((SECONDS - t0))
 done
 
 echo
