@@ -448,6 +448,21 @@ static void test_acs_completion_redirect_and_nvlink(void **state)
     f->pair[0][1].nvlinks = f->pair[1][0].nvlinks = 4;
     n = run(f);
     assert_false(has(n, "acs_redirect"));
+    /* A bridge between a GPU and two peers is one finding, not one per peer. */
+    {
+        psc_facts_t *g = machine(3, "NVIDIA A40", 48ull << 30, 64ull << 30, PSC_PATH_PIX, 1);
+
+        for (int k = 0; k < 3; k++) {
+            char port[16];
+
+            snprintf(port, sizeof(port), "0000:03:%02x.0", 8 * (k + 1));
+            set_bridge(&g->gpu[k], 0, port, PSC_ACS_READ, k == 0 ? PSC_ACS_RR : 0);
+            set_bridge(&g->gpu[k], 1, "0000:02:00.0", PSC_ACS_READ, 0);
+        }
+        n = run(g);
+        assert_int_equal(count(n, "acs_redirect", PSC_SEV_ERROR), 1);
+        psc_facts_free(g);
+    }
     /* Unreadable ACS matters only where a pair goes over PCIe. */
     f->gpu[0].bridges[0].acs = PSC_ACS_NEEDS_ROOT;
     n = run(f);
