@@ -172,13 +172,19 @@ trap 'exit 130' INT TERM
 
 # The working tree as git sees it (tracked and untracked files, ignored ones
 # left out); a file is copied only when it differs, so a kept build stays warm.
+# Files gone from the tree go from the copy too.
 echo "mutate.sh: copying the tree to $tree"
-(cd "$root" && git ls-files -z --cached --others --exclude-standard) | while IFS= read -r -d '' f; do
+(cd "$root" && git ls-files -z --cached --others --exclude-standard) >"$work/listed" || exit 2
+: >"$work/files"
+while IFS= read -r -d '' f; do
     [ -f "$root/$f" ] || continue
+    printf '%s\0' "$f" >>"$work/files"
     if ! cmp -s "$root/$f" "$tree/$f"; then
         mkdir -p "$tree/$(dirname "$f")" && cp "$root/$f" "$tree/$f" || exit 2
     fi
-done || exit 2
+done <"$work/listed"
+(cd "$tree" && find . -type f -printf '%P\0') | sort -z >"$work/copied"
+sort -z "$work/files" | comm -z -23 "$work/copied" - | (cd "$tree" && xargs -0 -r rm -f --) || exit 2
 
 echo "mutate.sh: building in $build"
 if ! cmake -S "$tree" -B "$build" -DP2PSCOPE_CUDA_ARCHS=90 -DP2PSCOPE_WERROR=OFF >"$work/logs/configure.log" 2>&1 ||
