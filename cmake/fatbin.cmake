@@ -18,7 +18,7 @@ add_custom_command(
   COMMAND ${CUDAToolkit_NVCC_EXECUTABLE} -fatbin -O3 -std=c++17
           -I${PROJECT_SOURCE_DIR}/src/lib ${_psc_gencode}
           -o ${PSC_FATBIN} ${PSC_KERNEL_SOURCES}
-  DEPENDS ${PSC_KERNEL_SOURCES} ${PROJECT_SOURCE_DIR}/src/lib/verify/pattern.h
+  DEPENDS ${PSC_KERNEL_SOURCES} ${PROJECT_SOURCE_DIR}/src/lib/pattern/pattern.h
   COMMENT "nvcc: building device fatbin (sm ${P2PSCOPE_CUDA_ARCHS} + compute_${P2PSCOPE_PTX_ARCH})"
   VERBATIM)
 

@@ -6,7 +6,8 @@
 
 #include <jansson.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
+#include "test_hooks.h"
 
 enum {
     PSC_EXIT_OK = 0,      /* everything asked for passed */
@@ -31,7 +32,8 @@ typedef struct {
     int list_tests;                       /* bw -l */
     int samples_given;                    /* -n was on the command line */
     unsigned seconds;                     /* verify --seconds: stress for this long */
-    psc_verify_opts_t verify;             /* verify: plan and the test-only fault */
+    psc_verify_opts_t verify;             /* verify: the plan */
+    psc_test_hooks_t hooks;               /* --test-corrupt-offset, --test-fault: installed on the context */
     int no_load;                          /* verify --no-load: no background traffic on the other paths */
     uint64_t sweep_min, sweep_max;        /* -b/-e: a size sweep; 0: each test's one size */
     unsigned sweep_factor;                /* -f */
@@ -63,9 +65,8 @@ int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_lat_list(const psc_cli_opts_t *o);
-/* `list --json`, `bw -l --json`, `lat -l --json`: the tests by their registry's accessors. */
-int psc_cli_list_json(const char *command, int count, const char *(*name)(int), const char *(*title)(int),
-                      const char *(*description)(int), int (*min_gpus)(int), const psc_cli_opts_t *o);
+/* `list --json`, `bw -l --json`, `lat -l --json`: the tests of a registry (psc_bw_registry(), psc_lat_registry()). */
+int psc_cli_list_json(const char *command, const psc_registry_t *reg, const psc_cli_opts_t *o);
 int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o);
 /* Run every case of one test with these options; results into res (cap), progress on stderr. */
 size_t psc_cli_run_cases(psc_context_t *ctx, const psc_measure_opts_t *m, psc_bw_test_t test, const int *devs,
@@ -79,13 +80,9 @@ extern int psc_cli_stdout_errno; /* why JSON could not be written to stdout (0: 
 /* Stamp wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */
 int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc);
 
-/* Full report: topology after the inventory, findings after the tests (fed by their verified copies). */
+/* Full report: topology after the inventory, findings after the tests (fed by psc_facts_note_bw). */
 psc_facts_t *psc_report_begin(psc_context_t *ctx, const psc_cli_opts_t *o, json_t *run);
-void psc_report_note_results(psc_facts_t *f, const psc_bw_result_t *res, size_t n);
 int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run); /* number of error findings */
-
-/* A small verified GPU->GPU copy on every pair with peer access, recorded in the facts' integrity. */
-void psc_cli_check_peer_integrity(psc_context_t *ctx, psc_facts_t *f);
 
 /* Every finding the doctor has for f, *n of them (none cut); NULL after saying why. Free it. */
 psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n);

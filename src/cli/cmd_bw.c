@@ -10,20 +10,27 @@
 #include "report/render.h"
 #include "report/text.h"
 
+typedef struct {
+    size_t *done, total;
+    int tty;
+} psc__progress_t;
+
 /* Progress on stderr: a live line on a terminal, one line per finished case otherwise. */
-static void psc__progress(const psc_bw_case_t *c, const psc_bw_result_t *r, size_t k, size_t total, int tty)
+static void psc__progress(const psc_bw_case_t *c, const psc_bw_result_t *r, void *user)
 {
+    psc__progress_t *p = user;
+    const size_t k = r ? ++*p->done : *p->done + 1;
     char label[48];
 
     psc_case_label(c, label, sizeof(label));
-    if (tty && !r) {
-        fprintf(stderr, "\r\033[K[%zu/%zu] %s %s", k, total, psc_bw_test_name(c->test), label);
-    } else if (!tty && r) {
+    if (p->tty && !r) {
+        fprintf(stderr, "\r\033[K[%zu/%zu] %s %s", k, p->total, psc_bw_test_name(c->test), label);
+    } else if (!p->tty && r) {
         if (r->status == PSC_RESULT_PASSED)
-            fprintf(stderr, "[%zu/%zu] %s %s: %.2f GB/s passed (%u samples, %llu B)\n", k, total,
+            fprintf(stderr, "[%zu/%zu] %s %s: %.2f GB/s passed (%u samples, %llu B)\n", k, p->total,
                     psc_bw_test_name(c->test), label, r->stats.median, r->nsamples, (unsigned long long)r->size);
         else
-            psc_report_printf(stderr, "[%zu/%zu] %s %s: %s: %s\n", k, total, psc_bw_test_name(c->test), label,
+            psc_report_printf(stderr, "[%zu/%zu] %s %s: %s: %s\n", k, p->total, psc_bw_test_name(c->test), label,
                               psc_result_status_string(r->status), r->reason);
     }
     fflush(stderr);
@@ -32,28 +39,15 @@ static void psc__progress(const psc_bw_case_t *c, const psc_bw_result_t *r, size
 size_t psc_cli_run_cases(psc_context_t *ctx, const psc_measure_opts_t *m, psc_bw_test_t test, const int *devs,
                          int ndev, psc_bw_result_t *res, size_t cap, size_t *done, size_t total)
 {
-    const int tty = isatty(STDERR_FILENO);
-    psc_bw_case_t *cases = calloc(cap ? cap : 1, sizeof(*cases));
+    psc__progress_t p = {done, total, isatty(STDERR_FILENO)};
     size_t n = 0;
 
-    if (!cases)
-        return 0;
-    psc_bw_cases(ctx, test, devs, ndev, cases, cap, &n);
-    if (n > cap)
-        n = cap;
-    for (size_t k = 0; k < n; k++) {
-        psc__progress(&cases[k], NULL, *done + 1, total, tty);
-        if (psc_bw_run(ctx, &cases[k], m, &res[k]) != PSC_OK) {
-            memset(&res[k], 0, sizeof(res[k]));
-            res[k].c = cases[k];
-            res[k].status = PSC_RESULT_FAILED;
-            snprintf(res[k].reason, sizeof(res[k].reason), "%s", psc_context_last_error(ctx));
-        }
-        psc__progress(&cases[k], &res[k], ++*done, total, tty);
+    if (psc_bw_run_test(ctx, test, devs, ndev, m, psc__progress, &p, res, cap, &n) != PSC_OK) {
+        psc_report_printf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
+        n = 0;
     }
-    if (tty)
+    if (p.tty)
         fprintf(stderr, "\r\033[K");
-    free(cases);
     return n;
 }
 
@@ -174,7 +168,7 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
                 if (run)
                     psc_json_run_add_test(run, psc_json_bw_result(&slot[k]));
             }
-            psc_report_note_results(facts, slot, n);
+            psc_facts_note_bw(facts, slot, n); /* the doctor's integrity evidence (no facts: nothing) */
             all.n += n;
         }
         if (run && all.n == first[t])

@@ -6,8 +6,7 @@
 #include "report/render.h"
 
 /* A list of tests as JSON: {"command": ..., "tests": [{name, title, description, min_gpus}]}. */
-int psc_cli_list_json(const char *command, int count, const char *(*name)(int), const char *(*title)(int),
-                      const char *(*description)(int), int (*min_gpus)(int), const psc_cli_opts_t *o)
+int psc_cli_list_json(const char *command, const psc_registry_t *reg, const psc_cli_opts_t *o)
 {
     json_t *doc = json_pack("{s:{s:s,s:s},s:s,s:[]}", "tool", "name", "p2pscope", "version", PSC_VERSION_STRING,
                             "command", command, "tests");
@@ -17,35 +16,23 @@ int psc_cli_list_json(const char *command, int count, const char *(*name)(int), 
         fprintf(stderr, "p2pscope: out of host memory\n");
         return PSC_EXIT_FAILED;
     }
-    for (int t = 0; t < count; t++)
-        json_array_append_new(json_object_get(doc, "tests"),
-                              json_pack("{s:s,s:s,s:s,s:i}", "name", name(t), "title", title(t), "description",
-                                        description(t), "min_gpus", min_gpus(t)));
+    for (int t = 0; t < psc_registry_count(reg); t++) {
+        psc_registry_entry_t e;
+
+        if (psc_registry_entry(reg, t, &e) == PSC_OK)
+            json_array_append_new(json_object_get(doc, "tests"),
+                                  json_pack("{s:s,s:s,s:s,s:i}", "name", e.name, "title", e.title, "description",
+                                            e.description, "min_gpus", e.min_gpus));
+    }
     rc = psc_cli_write_json(doc, o);
     json_decref(doc);
     return rc;
 }
 
-static const char *psc__bw_title(int t)
-{
-    return psc_bw_test_info(t)->title;
-}
-
-static const char *psc__bw_description(int t)
-{
-    return psc_bw_test_info(t)->description;
-}
-
-static int psc__bw_min_gpus(int t)
-{
-    return psc_bw_test_info(t)->min_gpus;
-}
-
 int psc_cmd_list(const psc_cli_opts_t *o)
 {
     if (o->json)
-        return psc_cli_list_json("list", psc_bw_test_count(), psc_bw_test_name, psc__bw_title, psc__bw_description,
-                                 psc__bw_min_gpus, o);
+        return psc_cli_list_json("list", psc_bw_registry(), o);
     for (int t = 0; t < psc_bw_test_count(); t++)
         printf("%-30s %s\n", psc_bw_test_name(t), psc_bw_test_info(t)->description);
     return PSC_EXIT_OK;

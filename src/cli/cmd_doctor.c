@@ -7,33 +7,6 @@
 #include "report/json.h"
 #include "report/render_doctor.h"
 
-/* A small verified copy on every pair with peer access, so the integrity rule has its fact. */
-void psc_cli_check_peer_integrity(psc_context_t *ctx, psc_facts_t *f)
-{
-    psc_measure_opts_t o;
-    psc_bw_test_t write_ce = 0;
-
-    psc_bw_test_from_name("gpu_to_gpu_write_ce", &write_ce);
-    psc_measure_opts_default(&o);
-    o.size = 8ull << 20;
-    o.iterations = 1;
-    o.warmup = 0;
-    o.samples = o.max_samples = 1;
-    for (int i = 0; i < f->ngpu; i++)
-        for (int j = 0; j < f->ngpu; j++) {
-            psc_bw_case_t c = {.test = write_ce, .src = i, .dst = j, .issuer = i, .nxfer = 1};
-            psc_bw_result_t r;
-
-            c.xfer[0] = (psc_xfer_t){i, j, i};
-            if (i == j || f->pair[i][j].can_access != 1 || psc_bw_run(ctx, &c, &o, &r) != PSC_OK)
-                continue;
-            if (r.status == PSC_RESULT_PASSED)
-                f->pair[i][j].integrity = 1;
-            else if (r.verify.bad_bytes)
-                f->pair[i][j].integrity = 0;
-        }
-}
-
 psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n)
 {
     size_t want = psc_doctor(f, NULL, 0);
@@ -68,8 +41,8 @@ int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o)
 
     if (!f)
         return rc;
-    if (ctx)
-        psc_cli_check_peer_integrity(ctx, f);
+    if (ctx) /* a pair whose copy cannot run keeps "not run": the finding needs wrong bytes */
+        psc_facts_check_integrity(ctx, f);
     v = psc_cli_doctor(f, &n);
     if (!v) {
         psc_facts_free(f);

@@ -7,45 +7,40 @@
 #include "report/json.h"
 #include "report/render.h"
 #include "report/render_lat.h"
-
-static const char *psc__name(int t)
-{
-    return psc_lat_test_info(t)->name;
-}
-
-static const char *psc__title(int t)
-{
-    return psc_lat_test_info(t)->title;
-}
-
-static const char *psc__description(int t)
-{
-    return psc_lat_test_info(t)->description;
-}
-
-static int psc__min_gpus(int t)
-{
-    return psc_lat_test_info(t)->min_gpus;
-}
+#include "report/text.h"
 
 int psc_cmd_lat_list(const psc_cli_opts_t *o)
 {
     if (o->json)
-        return psc_cli_list_json("lat_list", psc_lat_test_count(), psc__name, psc__title, psc__description,
-                                 psc__min_gpus, o);
+        return psc_cli_list_json("lat_list", psc_lat_registry(), o);
     for (int t = 0; t < psc_lat_test_count(); t++)
         printf("%-32s %s\n", psc_lat_test_info(t)->name, psc_lat_test_info(t)->description);
     return PSC_EXIT_OK;
 }
 
+/* Progress on stderr: a live line on a terminal, one line per finished case otherwise. */
+static void psc__progress(const psc_lat_case_t *c, const psc_lat_result_t *r, void *user)
+{
+    const int tty = *(const int *)user;
+    char a[16], b[16];
+
+    if (tty && !r)
+        fprintf(stderr, "\r\033[K%s %s -> %s", psc_lat_test_info(c->test)->name,
+                psc_endpoint_name(c->src, a, sizeof(a)), psc_endpoint_name(c->dst, b, sizeof(b)));
+    else if (!tty && r)
+        fprintf(stderr, "%s %s -> %s: %s %.0f ns p50\n", psc_lat_test_info(c->test)->name,
+                psc_endpoint_name(c->src, a, sizeof(a)), psc_endpoint_name(c->dst, b, sizeof(b)),
+                psc_result_status_string(r->status), r->lat[0].p50);
+}
+
 int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
     const double t0 = psc_cli_now();
-    const int tables = psc_cli_tables(o), tty = isatty(STDERR_FILENO);
+    const int tables = psc_cli_tables(o);
+    int tty = isatty(STDERR_FILENO); /* the progress callback's argument */
     int devs[PSC_CLI_MAX_DEVS], ndev = o->ndev ? o->ndev : psc_device_count(ctx);
     const size_t cap = (size_t)ndev * (size_t)ndev; /* a test has at most one case per ordered pair */
     int ntests = o->ntests ? o->ntests : psc_lat_test_count(), rc = PSC_EXIT_OK;
-    psc_lat_case_t *cases = calloc(cap, sizeof(*cases));
     psc_lat_result_t *res = calloc(cap, sizeof(*res));
     psc_device_info_t info[PSC_CLI_MAX_DEVS];
     double gres = 0, hres = 0;
@@ -53,7 +48,7 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_lat_opts_t lo;
     json_t *run = NULL;
 
-    if (!cases || !res) {
+    if (!res) {
         fprintf(stderr, "p2pscope: out of host memory\n");
         rc = PSC_EXIT_ENV;
         goto out;
@@ -90,22 +85,9 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
         psc_lat_test_t test = o->ntests ? o->tests[t] : t;
         size_t n = 0;
 
-        psc_lat_cases(ctx, test, devs, ndev, cases, cap, &n);
-        for (size_t k = 0; k < n && k < cap; k++) {
-            char a[16], b[16];
-
-            if (tty)
-                fprintf(stderr, "\r\033[K%s %s -> %s", psc_lat_test_info(test)->name,
-                        psc_endpoint_name(cases[k].src, a, sizeof(a)), psc_endpoint_name(cases[k].dst, b, sizeof(b)));
-            if (psc_lat_run(ctx, &cases[k], &lo, &res[k]) != PSC_OK) {
-                res[k].c = cases[k];
-                res[k].status = PSC_RESULT_FAILED;
-                snprintf(res[k].reason, sizeof(res[k].reason), "invalid case");
-            }
-            if (!tty)
-                fprintf(stderr, "%s %s -> %s: %s %.0f ns p50\n", psc_lat_test_info(test)->name,
-                        psc_endpoint_name(cases[k].src, a, sizeof(a)), psc_endpoint_name(cases[k].dst, b, sizeof(b)),
-                        psc_result_status_string(res[k].status), res[k].lat[0].p50);
+        if (psc_lat_run_test(ctx, test, devs, ndev, &lo, psc__progress, &tty, res, cap, &n) != PSC_OK)
+            psc_report_printf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
+        for (size_t k = 0; k < n; k++) {
             if (res[k].status == PSC_RESULT_FAILED)
                 rc = PSC_EXIT_FAILED;
             if (run)
@@ -114,12 +96,11 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
         if (tty)
             fprintf(stderr, "\r\033[K");
         if (tables)
-            psc_render_lat(stdout, test, res, n < cap ? n : cap, devs, ndev);
+            psc_render_lat(stdout, test, res, n, devs, ndev);
     }
     rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
 out:
     json_decref(run);
-    free(cases);
     free(res);
     return rc;
 }

@@ -24,20 +24,6 @@ psc_facts_t *psc_report_begin(psc_context_t *ctx, const psc_cli_opts_t *o, json_
     return f;
 }
 
-void psc_report_note_results(psc_facts_t *f, const psc_bw_result_t *res, size_t n)
-{
-    for (size_t k = 0; f && k < n; k++) {
-        const psc_bw_case_t *c = &res[k].c;
-
-        if (c->src < 0 || c->dst < 0 || c->src == c->dst || c->src >= f->ngpu || c->dst >= f->ngpu)
-            continue;
-        if (res[k].status == PSC_RESULT_PASSED && f->pair[c->src][c->dst].integrity != 0)
-            f->pair[c->src][c->dst].integrity = 1;
-        else if (res[k].verify.bad_bytes)
-            f->pair[c->src][c->dst].integrity = 0;
-    }
-}
-
 int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run)
 {
     psc_finding_t *v;

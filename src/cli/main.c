@@ -97,6 +97,10 @@ static int psc__main(int argc, char **argv)
         return PSC_EXIT_ENV;
     }
     rc = psc__check_devices(ctx, &o);
+    if (rc == PSC_EXIT_OK && psc__test_hooks_set(ctx, &o.hooks) != PSC_OK) {
+        fprintf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
+        rc = PSC_EXIT_USAGE;
+    }
     if (rc == PSC_EXIT_OK)
         switch (o.cmd) {
         case PSC_CMD_DEVICES: rc = psc_cmd_devices(ctx, &o); break;

@@ -303,8 +303,8 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
         return 0;
     case OPT_TEST_CORRUPT:
         errno = 0;
-        o->measure.test_corrupt_offset = strtoll(arg, &end, 10);
-        if (errno || *end || arg == end || o->measure.test_corrupt_offset < 0) {
+        o->hooks.corrupt_offset = strtoll(arg, &end, 10);
+        if (errno || *end || arg == end || o->hooks.corrupt_offset < 0) {
             snprintf(err, errlen, "bad --test-corrupt-offset '%s': accepted a byte offset below --size", arg);
             return PSC_EXIT_USAGE;
         }
@@ -336,17 +336,17 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
         unsigned long long off = 0, len = 1, size = 0;
         int got = sscanf(arg, "%15[a-z]:%llu:%llu:%llu", kind, &off, &len, &size);
 
-        o->verify.fault = got < 2 ? PSC_FAULT_NONE
+        o->hooks.fault = got < 2 ? PSC_FAULT_NONE
                           : strcmp(kind, "flip") == 0 ? PSC_FAULT_FLIP
                           : strcmp(kind, "drop") == 0 ? PSC_FAULT_DROP
                           : strcmp(kind, "misplace") == 0 ? PSC_FAULT_MISPLACE : PSC_FAULT_NONE;
-        if (o->verify.fault == PSC_FAULT_NONE || len < 1) {
+        if (o->hooks.fault == PSC_FAULT_NONE || len < 1) {
             snprintf(err, errlen, "bad --test-fault '%s': accepted flip|drop|misplace:OFFSET[:LEN[:SIZE]]", arg);
             return PSC_EXIT_USAGE;
         }
-        o->verify.fault_offset = off;
-        o->verify.fault_len = len;
-        o->verify.fault_size = size;
+        o->hooks.fault_offset = off;
+        o->hooks.fault_len = len;
+        o->hooks.fault_size = size;
         return 0;
     }
     case 'h':
@@ -399,6 +399,7 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
     memset(o, 0, sizeof(*o));
     psc_measure_opts_default(&o->measure);
     psc_verify_opts_default(&o->verify);
+    psc__test_hooks_default(&o->hooks);
     o->cmd = PSC_CMD_REPORT;
     if (argc > 1 && argv[1][0] != '-') {
         if ((rc = psc__command(argv[1], o, err, errlen)) != 0)
@@ -440,6 +441,15 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
         o->sweep_factor = 2;
     if (psc_measure_opts_check(&o->measure, err, errlen) != PSC_OK)
         return PSC_EXIT_USAGE;
+    if (o->hooks.corrupt_offset >= 0 && !o->measure.verify) {
+        snprintf(err, errlen, "a corruption test needs verification on (--test-corrupt-offset without --no-verify)");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->hooks.corrupt_offset >= 0 && o->measure.size && (uint64_t)o->hooks.corrupt_offset >= o->measure.size) {
+        snprintf(err, errlen, "corruption offset %lld out of range: accepted 0 to --size - 1",
+                 (long long)o->hooks.corrupt_offset);
+        return PSC_EXIT_USAGE;
+    }
     if (o->topology && ((o->cmd != PSC_CMD_TOPO && o->cmd != PSC_CMD_DOCTOR && o->cmd != PSC_CMD_NVLINK) || o->watch)) {
         snprintf(err, errlen, "--topology goes with topo, nvlink or doctor (not with --watch)");
         return PSC_EXIT_USAGE;
@@ -448,7 +458,7 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
         snprintf(err, errlen, "--no-verify goes with bw and report");
         return PSC_EXIT_USAGE;
     }
-    if ((o->seconds || o->verify.fault || o->no_load) && o->cmd != PSC_CMD_VERIFY) {
+    if ((o->seconds || o->hooks.fault || o->no_load) && o->cmd != PSC_CMD_VERIFY) {
         snprintf(err, errlen, "--seconds, --no-load and --test-fault go with verify");
         return PSC_EXIT_USAGE;
     }

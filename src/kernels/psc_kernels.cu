@@ -1,11 +1,12 @@
 /*
  * Device code of p2pscope: the gate that holds a stream until the host has
- * queued all timed work, and the pattern fill, check and corruption hook.
+ * queued all timed work, the data patterns' one fill and check kernel family
+ * (and its corruption hook), the copy kernels and the latency kernels.
  * C-style, extern "C" names, loaded by the host with cuModuleLoadData.
  */
 #include <stdint.h>
 
-#include "verify/pattern.h"
+#include "pattern/pattern.h"
 
 typedef unsigned long long u64;
 
@@ -31,8 +32,14 @@ extern "C" __global__ void psc_gate(const volatile unsigned int *release, unsign
     }
 }
 
-/* 16-byte stores of the pattern; the bytes past the last whole 16 by thread 0. */
-extern "C" __global__ void psc_fill(unsigned char *p, u64 n, u64 seed)
+/*
+ * The fill and check family: every data pattern, source, poisoned or
+ * prepared destination is an expectation (pattern/pattern.h) over a whole
+ * buffer; these kernels write or compare exactly psc_expect_word's bytes.
+ * 16-byte accesses (buffers are whole allocations, 16-byte aligned); the
+ * bytes past the last whole 16 by thread 0.
+ */
+extern "C" __global__ void psc_pattern_fill(unsigned char *p, u64 n, psc_expect_t e)
 {
     const u64 chunks = n / 16;
     const u64 stride = (u64)gridDim.x * blockDim.x;
@@ -40,7 +47,7 @@ extern "C" __global__ void psc_fill(unsigned char *p, u64 n, u64 seed)
 
     for (; i < chunks; i += stride) {
         uint4 v;
-        u64 a = psc_pattern_word(seed, 2 * i), b = psc_pattern_word(seed, 2 * i + 1);
+        u64 a = psc_expect_word(&e, 16 * i), b = psc_expect_word(&e, 16 * i + 8);
         v.x = (unsigned)a;
         v.y = (unsigned)(a >> 32);
         v.z = (unsigned)b;
@@ -49,7 +56,7 @@ extern "C" __global__ void psc_fill(unsigned char *p, u64 n, u64 seed)
     }
     if (blockIdx.x == 0 && threadIdx.x == 0)
         for (u64 o = chunks * 16; o < n; o++)
-            p[o] = psc_pattern_byte(seed, o);
+            p[o] = psc_expect_byte(&e, o);
 }
 
 struct psc_verify_words {
@@ -57,7 +64,7 @@ struct psc_verify_words {
     u64 first_bad;
 };
 
-/* Count the differing bytes of word w (at byte offset off) and note the first. */
+/* The device side of the bad-byte fold: count the differing bytes of a word (at byte offset off), note the first. */
 static __device__ __forceinline__ void psc_note_bad(psc_verify_words *out, u64 got, u64 want, u64 off)
 {
     u64 diff = got ^ want;
@@ -74,8 +81,8 @@ static __device__ __forceinline__ void psc_note_bad(psc_verify_words *out, u64 g
     atomicMin(&out->first_bad, off + first);
 }
 
-/* Compare n bytes at p with the pattern; two 16-byte loads in flight per thread. */
-extern "C" __global__ void psc_verify(const unsigned char *p, u64 n, u64 seed, psc_verify_words *out)
+/* Compare n bytes at p with the expectation; two 16-byte loads in flight per thread. */
+extern "C" __global__ void psc_pattern_check(const unsigned char *p, u64 n, psc_expect_t e, psc_verify_words *out)
 {
     const u64 chunks = n / 16;
     const u64 stride = (u64)gridDim.x * blockDim.x;
@@ -86,14 +93,17 @@ extern "C" __global__ void psc_verify(const unsigned char *p, u64 n, u64 seed, p
         uint4 v[2];
         u64 idx[2] = {i, i + stride};
 
+        /* unrolled, so v and idx stay in registers */
+#pragma unroll
         for (int k = 0; k < 2; k++)
             if (idx[k] < chunks)
                 v[k] = q[idx[k]];
+#pragma unroll
         for (int k = 0; k < 2; k++) {
             if (idx[k] >= chunks)
                 continue;
             u64 lo = ((u64)v[k].y << 32) | v[k].x, hi = ((u64)v[k].w << 32) | v[k].z;
-            u64 wlo = psc_pattern_word(seed, 2 * idx[k]), whi = psc_pattern_word(seed, 2 * idx[k] + 1);
+            u64 wlo = psc_expect_word(&e, 16 * idx[k]), whi = psc_expect_word(&e, 16 * idx[k] + 8);
             if (lo != wlo)
                 psc_note_bad(out, lo, wlo, idx[k] * 16);
             if (hi != whi)
@@ -102,7 +112,7 @@ extern "C" __global__ void psc_verify(const unsigned char *p, u64 n, u64 seed, p
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         for (u64 o = chunks * 16; o < n; o++) {
-            if (p[o] != psc_pattern_byte(seed, o)) {
+            if (p[o] != psc_expect_byte(&e, o)) {
                 atomicAdd(&out->bad_bytes, 1ull);
                 atomicMin(&out->first_bad, o);
             }
@@ -111,7 +121,7 @@ extern "C" __global__ void psc_verify(const unsigned char *p, u64 n, u64 seed, p
 }
 
 /* Test hook: corrupt one byte so the checks can be shown to catch it. */
-extern "C" __global__ void psc_flip_byte(unsigned char *p, u64 offset)
+extern "C" __global__ void psc_pattern_flip(unsigned char *p, u64 offset)
 {
     p[offset] ^= 0x5A;
 }
@@ -299,73 +309,6 @@ extern "C" __global__ void psc_timer_probe(u64 *min_step)
         last = now;
     }
     *min_step = best;
-}
-
-/*
- * Integrity: prepare and check a whole destination buffer. Inside the copied
- * range [begin, end) each byte must equal the source's byte at off + delta
- * (prepared as its complement, so nothing stale passes); every byte outside
- * must still be the canary. 16-byte accesses; expected bytes are built from
- * at most three pattern words per chunk.
- */
-struct psc_expect {
-    int kind;
-    u64 seed, begin, end;
-    long long delta;
-};
-
-static __device__ __forceinline__ u64 psc_expect_word(const psc_expect &e, u64 off, int invert)
-{
-    u64 w = 0;
-
-    for (int b = 0; b < 8; b++)
-        w |= (u64)psc_expect_byte(e.kind, e.seed, off + b, e.begin, e.end, e.delta, invert) << (8 * b);
-    return w;
-}
-
-extern "C" __global__ void psc_prepare_ex(unsigned char *p, u64 n, int kind, u64 seed, u64 begin, u64 end,
-                                          long long delta)
-{
-    const psc_expect e = {kind, seed, begin, end, delta};
-    const u64 words = n / 8, stride = (u64)gridDim.x * blockDim.x;
-
-    for (u64 w = (u64)blockIdx.x * blockDim.x + threadIdx.x; w < words; w += stride)
-        reinterpret_cast<u64 *>(p)[w] = psc_expect_word(e, w * 8, 1);
-    if (blockIdx.x == 0 && threadIdx.x == 0)
-        for (u64 o = words * 8; o < n; o++)
-            p[o] = psc_expect_byte(kind, seed, o, begin, end, delta, 1);
-}
-
-/* A source: the pattern of `kind` over the whole buffer. */
-extern "C" __global__ void psc_fill_kind(unsigned char *p, u64 n, int kind, u64 seed)
-{
-    const u64 words = n / 8, stride = (u64)gridDim.x * blockDim.x;
-
-    for (u64 w = (u64)blockIdx.x * blockDim.x + threadIdx.x; w < words; w += stride)
-        reinterpret_cast<u64 *>(p)[w] = psc_pattern_kind_word(kind, seed, w);
-    if (blockIdx.x == 0 && threadIdx.x == 0)
-        for (u64 o = words * 8; o < n; o++)
-            p[o] = psc_pattern_kind_byte(kind, seed, o);
-}
-
-extern "C" __global__ void psc_verify_ex(const unsigned char *p, u64 n, int kind, u64 seed, u64 begin, u64 end,
-                                         long long delta, psc_verify_words *out)
-{
-    const psc_expect e = {kind, seed, begin, end, delta};
-    const u64 words = n / 8, stride = (u64)gridDim.x * blockDim.x;
-
-    for (u64 w = (u64)blockIdx.x * blockDim.x + threadIdx.x; w < words; w += stride) {
-        u64 got = reinterpret_cast<const u64 *>(p)[w], want = psc_expect_word(e, w * 8, 0);
-
-        if (got != want)
-            psc_note_bad(out, got, want, w * 8);
-    }
-    if (blockIdx.x == 0 && threadIdx.x == 0)
-        for (u64 o = words * 8; o < n; o++)
-            if (p[o] != psc_expect_byte(kind, seed, o, begin, end, delta, 0)) {
-                atomicAdd(&out->bad_bytes, 1ull);
-                atomicMin(&out->first_bad, o);
-            }
 }
 
 /* SM copy for addresses that are not 16-byte aligned: one byte per thread step. */

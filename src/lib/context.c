@@ -1,3 +1,8 @@
+/*
+ * A context's life: open (load the drivers, hwloc, probe the GPUs) and close
+ * (release the buffer cache and every GPU). The top of the library's core:
+ * it calls into mem/ and topo/, which use the GPU runtime in gpu.c below.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -5,11 +10,8 @@
 
 #include "internal.h"
 #include "mem/buffer.h"
-
-/* The device fatbin, embedded by cmake/fatbin_embed.S.in. */
-extern const unsigned char psc__fatbin[];
-
-psc_status_t psc__devices_probe(psc_context_t *ctx); /* topo/devices.c */
+#include "topo/devices.h"
+#include "topo/host_topo.h"
 
 static psc_log_level_t psc__log_level_from_env(void)
 {
@@ -52,16 +54,6 @@ static void psc__sm_copy_shape(psc_context_t *ctx)
     ctx->sm_layout = lay;
 }
 
-static const char *psc__copy_kernel_name(const psc_context_t *ctx)
-{
-    static const char *const names[3][4] = {{"psc_copy_u1", "psc_copy_u2", "psc_copy_u4", "psc_copy_u8"},
-                                            {"psc_copy_u1", "psc_copy_u2", "psc_copy_chunk_u4", "psc_copy_chunk_u8"},
-                                            {"psc_copy_u1", "psc_copy_u2", "psc_copy_stream_u4", "psc_copy_stream_u8"}};
-    int k = ctx->sm_unroll == 1 ? 0 : ctx->sm_unroll == 2 ? 1 : ctx->sm_unroll == 8 ? 3 : 2;
-
-    return names[ctx->sm_layout >= 0 && ctx->sm_layout < 3 ? ctx->sm_layout : 0][k];
-}
-
 psc_status_t psc_context_create(psc_context_t **out, char *errbuf, size_t errlen)
 {
     char scratch[256];
@@ -81,6 +73,7 @@ psc_status_t psc_context_create(psc_context_t **out, char *errbuf, size_t errlen
         return PSC_ERR_NO_MEMORY;
     }
     ctx->log_level = psc__log_level_from_env();
+    psc__test_hooks_default(&ctx->hooks);
     psc__sm_copy_shape(ctx);
 
     st = psc_cuda_load(&ctx->cu, errbuf, errlen);
@@ -113,37 +106,18 @@ err_free:
     return st;
 }
 
-static void psc__gpu_teardown(psc_context_t *ctx, psc_gpu_t *g)
-{
-    if (!g->ctx)
-        return;
-    ctx->cu.p_cuCtxSetCurrent(g->ctx);
-    for (int k = 0; k < PSC_MAX_XFERS; k++)
-        if (g->xstreams[k])
-            ctx->cu.p_cuStreamDestroy(g->xstreams[k]);
-    if (g->stream) {
-        ctx->cu.p_cuStreamSynchronize(g->stream);
-        ctx->cu.p_cuStreamDestroy(g->stream);
-    }
-    if (g->verify_words)
-        ctx->cu.p_cuMemFree(g->verify_words);
-    if (g->gate)
-        ctx->cu.p_cuMemFreeHost((void *)g->gate);
-    if (g->module)
-        ctx->cu.p_cuModuleUnload(g->module);
-    ctx->cu.p_cuCtxSetCurrent(NULL);
-    ctx->cu.p_cuDevicePrimaryCtxRelease(g->dev);
-    free(g->peer_on);
-    memset(g, 0, sizeof(*g));
-}
-
 void psc_context_destroy(psc_context_t *ctx)
 {
+    CUcontext current = NULL;
+
     if (!ctx)
         return;
+    /* The caller's current context survives (a primary context the caller retained stays valid). */
+    ctx->cu.p_cuCtxGetCurrent(&current);
     psc__buffer_cache_free(ctx);
     for (int i = 0; i < ctx->ndev; i++)
         psc__gpu_teardown(ctx, &ctx->gpu[i]);
+    ctx->cu.p_cuCtxSetCurrent(current);
     free(ctx->gpu);
     free(ctx->info);
     psc_host_topo_free(ctx->host);
@@ -157,153 +131,16 @@ const char *psc_context_last_error(const psc_context_t *ctx)
     return ctx ? ctx->last_error : "no context";
 }
 
-int psc__valid_gpu(const psc_context_t *ctx, int i)
+psc_status_t psc__test_hooks_set(psc_context_t *ctx, const psc_test_hooks_t *h)
 {
-    return ctx && i >= 0 && i < ctx->ndev;
-}
-
-int psc__resolve_devices(const psc_context_t *ctx, const int *devices, int ndev, int *d, int cap)
-{
-    int m = ndev ? ndev : psc_device_count(ctx);
-
-    if (!ctx || ndev < 0 || (ndev > 0 && !devices) || m > cap)
-        return -1;
-    for (int i = 0; i < m; i++) {
-        d[i] = ndev ? devices[i] : i;
-        if (!psc__valid_gpu(ctx, d[i]))
-            return -1;
-        for (int j = 0; j < i; j++)
-            if (d[j] == d[i])
-                return -1;
-    }
-    return m;
-}
-
-static psc_status_t psc__gpu_setup(psc_context_t *ctx, int i)
-{
-    psc_gpu_t *g = &ctx->gpu[i];
-    psc_verify_words_t init = {0, UINT64_MAX};
-    CUdevice dev = g->dev;
-    psc_status_t st;
-    void *gate = NULL;
-
-    st = PSC_CU(ctx, cuDevicePrimaryCtxRetain, (&g->ctx, dev));
-    if (st != PSC_OK)
-        return st;
-    if ((st = PSC_CU(ctx, cuCtxSetCurrent, (g->ctx))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleLoadData, (&g->module, psc__fatbin))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_gate, g->module, "psc_gate"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_fill, g->module, "psc_fill"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_verify, g->module, "psc_verify"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_flip, g->module, "psc_flip_byte"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_copy, g->module, psc__copy_kernel_name(ctx)))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_chase, g->module, "psc_chase"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_ping, g->module, "psc_flag_ping"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_pong, g->module, "psc_flag_pong"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_probe, g->module, "psc_timer_probe"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_copy_bytes, g->module, "psc_copy_bytes"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_fill_kind, g->module, "psc_fill_kind"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_prepare_ex, g->module, "psc_prepare_ex"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_verify_ex, g->module, "psc_verify_ex"))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuStreamCreate, (&g->stream, CU_STREAM_NON_BLOCKING))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuMemHostAlloc, (&gate, sizeof(psc_gate_words_t), CU_MEMHOSTALLOC_DEVICEMAP))) != PSC_OK)
-        goto err;
-    g->gate = gate;
-    if ((st = PSC_CU(ctx, cuMemHostGetDevicePointer, (&g->gate_dptr, gate, 0))) != PSC_OK)
-        goto err;
-    g->gate->release = 0;
-    g->gate->timed_out = 0;
-    if ((st = PSC_CU(ctx, cuMemAlloc, (&g->verify_words, sizeof(psc_verify_words_t)))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuMemcpyHtoD, (g->verify_words, &init, sizeof(init)))) != PSC_OK)
-        goto err;
-    g->peer_on = calloc((size_t)ctx->ndev, 1);
-    if (!g->peer_on) {
-        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
-        goto err;
-    }
-    g->ready = 1;
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if (h && (h->fault < PSC_FAULT_NONE || h->fault > PSC_FAULT_MISPLACE))
+        return psc__fail(ctx, PSC_ERR_INVALID, "fault kind %d out of range: accepted none, flip, drop, misplace",
+                         (int)h->fault);
+    if (h)
+        ctx->hooks = *h;
+    else
+        psc__test_hooks_default(&ctx->hooks);
     return PSC_OK;
-
-err:
-    psc__gpu_teardown(ctx, g);
-    g->dev = dev;
-    return st;
-}
-
-psc_status_t psc__gpu_use(psc_context_t *ctx, int i)
-{
-    if (!psc__valid_gpu(ctx, i))
-        return psc__fail(ctx, PSC_ERR_INVALID, "GPU %d does not exist (accepted: 0..%d)", i, ctx->ndev - 1);
-    if (!ctx->gpu[i].ready)
-        return psc__gpu_setup(ctx, i);
-    return PSC_CU(ctx, cuCtxSetCurrent, (ctx->gpu[i].ctx));
-}
-
-psc_status_t psc__gpu_peer_enable(psc_context_t *ctx, int from, int to)
-{
-    psc_status_t st;
-    CUresult rc;
-
-    if ((st = psc__gpu_use(ctx, to)) != PSC_OK || (st = psc__gpu_use(ctx, from)) != PSC_OK)
-        return st;
-    if (ctx->gpu[from].peer_on[to])
-        return PSC_OK;
-    rc = ctx->cu.p_cuCtxEnablePeerAccess(ctx->gpu[to].ctx, 0);
-    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
-        return psc__cu_result(ctx, rc, "cuCtxEnablePeerAccess");
-    ctx->gpu[from].peer_on[to] = 1;
-    return PSC_OK;
-}
-
-psc_status_t psc__gpu_peer_disable(psc_context_t *ctx, int from, int to)
-{
-    psc_status_t st;
-    CUresult rc;
-
-    if ((st = psc__gpu_use(ctx, to)) != PSC_OK || (st = psc__gpu_use(ctx, from)) != PSC_OK)
-        return st;
-    rc = ctx->cu.p_cuCtxDisablePeerAccess(ctx->gpu[to].ctx);
-    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
-        return psc__cu_result(ctx, rc, "cuCtxDisablePeerAccess");
-    ctx->gpu[from].peer_on[to] = 0;
-    return PSC_OK;
-}
-
-psc_status_t psc__gpu_stream(psc_context_t *ctx, int i, int k, CUstream *out)
-{
-    psc_gpu_t *g;
-    psc_status_t st;
-
-    if (k < 0 || k >= PSC_MAX_XFERS)
-        return psc__fail(ctx, PSC_ERR_INVALID, "stream %d out of range", k);
-    if ((st = psc__gpu_use(ctx, i)) != PSC_OK)
-        return st;
-    g = &ctx->gpu[i];
-    if (k == 0) {
-        *out = g->stream;
-        return PSC_OK;
-    }
-    if (!g->xstreams[k] && (st = PSC_CU(ctx, cuStreamCreate, (&g->xstreams[k], CU_STREAM_NON_BLOCKING))) != PSC_OK)
-        return st;
-    *out = g->xstreams[k];
-    return PSC_OK;
-}
-
-psc_status_t psc__launch_on(psc_context_t *ctx, CUstream s, CUfunction fn, unsigned blocks, unsigned threads,
-                            void **params)
-{
-    return PSC_CU(ctx, cuLaunchKernel, (fn, blocks, 1, 1, threads, 1, 1, 0, s, params, NULL));
-}
-
-psc_status_t psc__launch(psc_context_t *ctx, int i, CUfunction fn, unsigned blocks,
-                         unsigned threads, void **params)
-{
-    return psc__launch_on(ctx, ctx->gpu[i].stream, fn, blocks, threads, params);
-}
-
-unsigned psc__grid_blocks(const psc_context_t *ctx, int i)
-{
-    int sms = ctx->info[i].sm_count > 0 ? ctx->info[i].sm_count : 16;
-
-    return (unsigned)sms * 4u;
 }

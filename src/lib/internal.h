@@ -6,8 +6,10 @@
 
 #include "driver/cuda_driver.h"
 #include "driver/nvml_driver.h"
-#include "p2pscope.h"
-#include "topo/host_topo.h"
+#include "p2pscope/bench.h"
+#include "test_hooks.h"
+
+typedef struct psc_host_topo psc_host_topo_t; /* topo/host_topo.h */
 
 /* Host words the gate kernel reads and writes, in pinned mapped memory. */
 typedef struct {
@@ -25,15 +27,16 @@ typedef struct {
     int ready;                  /* context, module and stream set up */
     CUcontext ctx;              /* primary context, retained */
     CUmodule module;
-    CUfunction fn_gate, fn_fill, fn_verify, fn_flip, fn_copy;
+    CUfunction fn_gate, fn_fill, fn_check, fn_flip, fn_copy; /* fill, check, flip: the data-pattern family */
     CUfunction fn_chase, fn_ping, fn_pong, fn_probe;
-    CUfunction fn_copy_bytes, fn_fill_kind, fn_prepare_ex, fn_verify_ex;
+    CUfunction fn_copy_bytes;
     CUstream stream;            /* work this GPU issues */
     CUstream xstreams[PSC_MAX_XFERS]; /* extra streams for concurrent transfers, made on demand */
     psc_gate_words_t *gate;     /* pinned, mapped */
     CUdeviceptr gate_dptr;      /* the same words as the GPU addresses them */
     CUdeviceptr verify_words;   /* psc_verify_words_t in device memory */
-    unsigned char *peer_on;     /* [ndev]: peer access to that GPU enabled */
+    unsigned char *peer_on;     /* [ndev]: peer access to that GPU enabled by this call */
+    signed char *peer_orig;     /* [ndev]: as the caller had it (1 on, 0 off), -1 untouched in this call */
 } psc_gpu_t;
 
 typedef enum { PSC_LOG_NONE, PSC_LOG_ERROR, PSC_LOG_WARN, PSC_LOG_INFO, PSC_LOG_DEBUG } psc_log_level_t;
@@ -51,6 +54,9 @@ struct psc_context {
     /* SM copy kernel shape: unroll, blocks per SM, threads per block, grid cap or 0, layout (P2PSCOPE_SM_COPY). */
     int sm_unroll, sm_blocks_per_sm, sm_threads, sm_max_blocks, sm_layout;
     char last_error[512];
+    psc_test_hooks_t hooks;     /* test_hooks.h: none unless a test installs them */
+    int guard_depth;            /* public calls in progress on this context (api_guard.c) */
+    CUcontext caller_current;   /* the calling thread's current context when the outermost call began */
 };
 
 void psc__log(const psc_context_t *ctx, psc_log_level_t level, const char *fmt, ...)
@@ -64,8 +70,8 @@ psc_status_t psc__fail(psc_context_t *ctx, psc_status_t st, const char *fmt, ...
 psc_status_t psc__cu_result(psc_context_t *ctx, CUresult rc, const char *call);
 #define PSC_CU(ctx, fn, args) psc__cu_result((ctx), (ctx)->cu.p_##fn args, #fn)
 
-/* NVML handle of GPU i, NULL without NVML. */
-psc_nvmlDevice_t psc__nvml_handle(const psc_context_t *ctx, int i);
+/* Release GPU g's streams, words, module and primary context (the context is closing). */
+void psc__gpu_teardown(psc_context_t *ctx, psc_gpu_t *g);
 
 /* Make GPU i's context current, setting it up (context, module, stream) on first use. */
 psc_status_t psc__gpu_use(psc_context_t *ctx, int i);
@@ -82,6 +88,16 @@ psc_status_t psc__launch_on(psc_context_t *ctx, CUstream s, CUfunction fn, unsig
 
 /* Stream k of GPU i for concurrent transfers (k = 0 is the main stream), made on first use. */
 psc_status_t psc__gpu_stream(psc_context_t *ctx, int i, int k, CUstream *out);
+
+/*
+ * The caller's CUDA state around a public call that uses the GPUs (api_guard.c):
+ * enter saves the calling thread's current context; leave, at the outermost
+ * call, puts back the peer access the call changed and that context. Leave
+ * returns the call's status st; when the call succeeded but the caller's
+ * state could not be put back, that failure instead (recorded).
+ */
+void psc__guard_enter(psc_context_t *ctx);
+psc_status_t psc__guard_leave(psc_context_t *ctx, psc_status_t st);
 
 /* Disable peer access from GPU `from` to GPU `to` (for P2P-off measurements). */
 psc_status_t psc__gpu_peer_disable(psc_context_t *ctx, int from, int to);

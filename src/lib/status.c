@@ -1,4 +1,4 @@
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 const char *psc_status_string(psc_status_t status)
 {

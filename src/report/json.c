@@ -81,7 +81,7 @@ json_t *psc_json_run_new(const char *command, const psc_system_info_t *sys, cons
     if (gmtime_r(&now, &tm))
         strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
     psc__set(tool, "name", psc_json_str("p2pscope"), &bad);
-    psc__set(tool, "version", psc_json_str(PSC_VERSION_STRING), &bad);
+    psc__set(tool, "version", psc_json_str(psc_version(NULL, NULL, NULL)), &bad);
     psc__set(run, "tool", tool, &bad);
     psc__set(run, "command", psc_json_str(command), &bad);
     psc__set(run, "hostname", psc_json_str(host), &bad);

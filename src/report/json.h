@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 /*
  * Every builder here writes text through psc_json_str and checks each

@@ -73,10 +73,10 @@ const char *psc_case_label(const psc_bw_case_t *c, char *buf, size_t len)
 {
     const psc_bw_test_info_t *ti = psc_bw_test_info(c->test);
     char a[16], b[16];
-    int bidir = ti && (ti->pattern == PSC_PATTERN_PAIR_BIDIR || ti->pattern == PSC_PATTERN_HOST_BIDIR ||
-                       ti->pattern == PSC_PATTERN_ALL_HOST_BIDIR);
+    int bidir = ti && (ti->shape == PSC_SHAPE_PAIR_BIDIR || ti->shape == PSC_SHAPE_HOST_BIDIR ||
+                       ti->shape == PSC_SHAPE_ALL_HOST_BIDIR);
 
-    if (ti && ti->pattern == PSC_PATTERN_RING) {
+    if (ti && ti->shape == PSC_SHAPE_RING) {
         snprintf(buf, len, "ring");
         return buf;
     }
@@ -84,7 +84,7 @@ const char *psc_case_label(const psc_bw_case_t *c, char *buf, size_t len)
         snprintf(a, sizeof(a), "all");
     else
         psc_endpoint_name(c->src, a, sizeof(a));
-    if (c->dst == PSC_ALL || (ti && ti->pattern == PSC_PATTERN_ALL_HOST_BIDIR))
+    if (c->dst == PSC_ALL || (ti && ti->shape == PSC_SHAPE_ALL_HOST_BIDIR))
         snprintf(b, sizeof(b), "all");
     else
         psc_endpoint_name(c->dst, b, sizeof(b));
@@ -172,11 +172,11 @@ static void psc__gpu_row(psc_table_t *t, const psc_bw_test_info_t *ti, const psc
                          const int *devs, int ndev, psc__notes_t *notes)
 {
     psc_table_set(t, 0, 0, "%s", "");
-    psc_table_set(t, 1, 0, ti->pattern == PSC_PATTERN_H2D ? "host -> gpu"
-                           : ti->pattern == PSC_PATTERN_D2H ? "gpu -> host" : "gpu -> same gpu");
+    psc_table_set(t, 1, 0, ti->shape == PSC_SHAPE_H2D ? "host -> gpu"
+                           : ti->shape == PSC_SHAPE_D2H ? "gpu -> host" : "gpu -> same gpu");
     for (int j = 0; j < ndev; j++) {
-        int src = ti->pattern == PSC_PATTERN_H2D ? PSC_HOST : devs[j];
-        int dst = ti->pattern == PSC_PATTERN_D2H ? PSC_HOST : devs[j];
+        int src = ti->shape == PSC_SHAPE_H2D ? PSC_HOST : devs[j];
+        int dst = ti->shape == PSC_SHAPE_D2H ? PSC_HOST : devs[j];
 
         psc_table_set(t, 0, (unsigned)j + 1, "gpu%d", devs[j]);
         psc__cell(t, 1, (unsigned)j + 1, psc__find(res, n, src, dst), notes);
@@ -242,16 +242,16 @@ void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size
     for (size_t i = 0; i < n; i++)
         rows += (unsigned)res[i].c.nxfer + 1;
     notes.items = calloc(n + 1, sizeof(*notes.items));
-    switch (ti->pattern) {
-    case PSC_PATTERN_PAIR:
-    case PSC_PATTERN_P2P_OFF:
+    switch (ti->shape) {
+    case PSC_SHAPE_PAIR:
+    case PSC_SHAPE_P2P_OFF:
         t = psc_table_new((unsigned)ndev + 1, (unsigned)ndev + 1);
         if (t && notes.items)
             psc__matrix(t, res, n, devs, ndev, &notes);
         break;
-    case PSC_PATTERN_LOCAL:
-    case PSC_PATTERN_H2D:
-    case PSC_PATTERN_D2H:
+    case PSC_SHAPE_LOCAL:
+    case PSC_SHAPE_H2D:
+    case PSC_SHAPE_D2H:
         t = psc_table_new(2, (unsigned)ndev + 1);
         if (t && notes.items)
             psc__gpu_row(t, ti, res, n, devs, ndev, &notes);

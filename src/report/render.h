@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 /* "gpu3", "host" or "all" (PSC_ALL) into buf. */
 const char *psc_endpoint_name(int endpoint, char *buf, size_t len);

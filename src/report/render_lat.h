@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 /* One test's results: a src -> dst matrix or a row of GPUs of "p50 (p99)" for chases and flags, a table by size for copies. */
 void psc_render_lat(FILE *f, psc_lat_test_t test, const psc_lat_result_t *res, size_t n, const int *devs, int ndev);

@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 /* A row per path: copies, GB moved, MB checked, bad bytes and the first one. */
 void psc_render_load(FILE *f, const psc_load_path_report_t *r, int n);

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

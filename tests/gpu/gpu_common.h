@@ -10,7 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
+#include "test_hooks.h"
 
 #define PSC_TEST_SKIP 77
 
@@ -39,6 +40,16 @@ static inline psc_context_t *psc_test_open(psc_status_t *st)
         return NULL;
     }
     return ctx;
+}
+
+/* Flip the destination byte at this offset after each timed sample of psc_bw_run (negative: off). */
+static inline void psc_test_corrupt(int64_t offset)
+{
+    psc_test_hooks_t h;
+
+    psc__test_hooks_default(&h);
+    h.corrupt_offset = offset;
+    psc__test_hooks_set(g_ctx, &h);
 }
 
 /* Small, quick measurement options that still cross several 16-byte chunks and a tail. */

@@ -128,10 +128,10 @@ static void test_adaptive_sampling(void **state)
     assert_int_equal(r.status, PSC_RESULT_PASSED);
     assert_in_range(r.nsamples, 3, 12);
     if (r.nsamples < 12)
-        assert_true(psc_sampling_stable(r.samples_gbs, r.nsamples, 0.5));
+        assert_true(psc__sampling_stable(r.samples_gbs, r.nsamples, 0.5));
     /* Before the last sample it was not yet stable (else it would have stopped there). */
     if (r.nsamples > 3)
-        assert_false(psc_sampling_stable(r.samples_gbs, r.nsamples - 1, 0.5));
+        assert_false(psc__sampling_stable(r.samples_gbs, r.nsamples - 1, 0.5));
     assert_int_equal(r.verify.checked, r.nsamples);
 }
 
@@ -162,8 +162,9 @@ static void test_verify_on_off(void **state)
         assert_int_equal(off.verify.checked, 0);
         assert_true(off.verify_ms == 0 && off.run_ms > 0 && off.stats.median > 0);
         printf("  %-16s verify %.2f of %.2f ms; without %.2f ms\n", tests[t], on.verify_ms, on.run_ms, off.run_ms);
-        o.test_corrupt_offset = 0; /* a corruption test needs the checks */
+        psc_test_corrupt(0); /* a corruption test needs the checks */
         assert_int_equal(psc_bw_run(g_ctx, &c, &o, &off), PSC_ERR_INVALID);
+        psc_test_corrupt(-1);
     }
 }
 

@@ -10,14 +10,14 @@
 #include <cmocka.h>
 
 #include "gpu_common.h"
-#include "../../src/lib/verify/pattern.h"
+#include "../../src/lib/pattern/pattern.h"
 
 static void psc__corrupt_and_catch(const psc_bw_case_t *c, int64_t offset)
 {
     psc_measure_opts_t o = psc_test_opts((16ull << 20) + 7);
     psc_bw_result_t r;
 
-    o.test_corrupt_offset = offset;
+    psc_test_corrupt(offset);
     assert_int_equal(psc_bw_run(g_ctx, c, &o, &r), PSC_OK);
     assert_int_equal(r.status, PSC_RESULT_FAILED);
     assert_int_equal(r.verify.checked, o.samples);
@@ -28,7 +28,7 @@ static void psc__corrupt_and_catch(const psc_bw_case_t *c, int64_t offset)
     assert_non_null(strstr(r.reason, "wrong data"));
     assert_int_equal(r.nsamples, o.samples);             /* the figures are still there */
 
-    o.test_corrupt_offset = -1;
+    psc_test_corrupt(-1);
     assert_int_equal(psc_bw_run(g_ctx, c, &o, &r), PSC_OK);
     assert_int_equal(r.status, PSC_RESULT_PASSED);
     assert_int_equal(r.verify.bad_bytes, 0);
@@ -91,8 +91,8 @@ static void test_pattern_is_not_poison(void **state)
 {
     (void)state;
     for (uint64_t w = 0; w < 100000; w++) {
-        assert_true(psc_pattern_word(1, w) != psc_pattern_word(1 ^ PSC_POISON_XOR, w));
-        assert_true(psc_pattern_word(1, w) != psc_pattern_word(1, w + 1));
+        assert_true(psc_pattern_mix(1, w) != psc_pattern_mix(1 ^ PSC_POISON_XOR, w));
+        assert_true(psc_pattern_mix(1, w) != psc_pattern_mix(1, w + 1));
     }
 }
 

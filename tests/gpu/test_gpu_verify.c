@@ -1,7 +1,8 @@
 /*
- * p2pscope verify on the real GPUs: clean runs pass on each engine and memory
- * kind; every kind of injected fault is found, at exactly its offset; the
- * binary exits 1 with a fault and 0 without.
+ * p2pscope verify on the real GPUs: the fill and check kernels produce
+ * exactly the host reference of every data pattern; clean runs pass on each
+ * engine and memory kind; every kind of injected fault is found, at exactly
+ * its offset; the binary exits 1 with a fault and 0 without.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "gpu_common.h"
+#include "pattern/check.h"
 
 static psc_verify_opts_t psc__plan(void)
 {
@@ -23,6 +25,56 @@ static psc_verify_opts_t psc__plan(void)
     psc_verify_opts_default(&o);
     o.max_size = (1ull << 20) + 13; /* 1, 7, 4101 and 1 MiB + 13 bytes */
     return o;
+}
+
+/*
+ * Every kind, as a plain source, a poisoned bandwidth buffer and a prepared
+ * destination (shifted by an odd delta, complemented, canaries around): the
+ * GPU's fill equals psc_expect_byte byte for byte over 4 KiB and an
+ * unaligned tail, its check of that fill is clean, and a flipped byte in
+ * the tail is found at its offset.
+ */
+static void test_fill_equals_host_reference(void **state)
+{
+    const uint64_t n = 4096 + 13;
+    static uint8_t got[4096 + 13];
+    psc_buffer_t *b = NULL;
+
+    (void)state;
+    assert_int_equal(psc__buffer_get(g_ctx, PSC_MEM_DEVICE, 0, -1, n, &b), PSC_OK);
+    for (int kind = 0; kind < PSC_PAT_KINDS; kind++) {
+        psc_expect_t e[3] = {psc_expect_pattern(kind, 0x1234567ull + (uint64_t)kind, n),
+                             psc_expect_pattern(kind, 0x1234567ull ^ PSC_POISON_XOR, n),
+                             {0xfeedull, 64 + 11, 64 + 11 + 4000, 5 - (64 + 11), kind, 1}};
+
+        for (int k = 0; k < 3; k++) {
+            psc_check_t c;
+            uint64_t bad = 0, first = UINT64_MAX;
+
+            assert_int_equal(psc__expect_fill(g_ctx, b, &e[k]), PSC_OK);
+            assert_int_equal(psc__gpu_use(g_ctx, 0), PSC_OK);
+            assert_int_equal(g_ctx->cu.p_cuMemcpyDtoH(got, b->dptr, n), CUDA_SUCCESS);
+            for (uint64_t o = 0; o < n; o++)
+                if (got[o] != psc_expect_byte(&e[k], o)) {
+                    bad++;
+                    first = first < o ? first : o;
+                }
+            if (bad)
+                fprintf(stderr, "  kind %d expectation %d: %llu bytes differ, first at %llu\n", kind, k,
+                        (unsigned long long)bad, (unsigned long long)first);
+            assert_int_equal(bad, 0);
+            assert_int_equal(psc__expect_check(g_ctx, b, &e[k], &c), PSC_OK);
+            assert_int_equal(c.bad_bytes, 0);
+            assert_int_equal(c.first_bad, -1);
+            assert_int_equal(psc__pattern_flip(g_ctx, b, n - 3), PSC_OK);
+            assert_int_equal(psc__expect_check(g_ctx, b, &e[k], &c), PSC_OK);
+            assert_int_equal(c.bad_bytes, 1);
+            assert_int_equal(c.first_bad, (int64_t)(n - 3));
+            assert_int_equal(c.expected, psc_expect_byte(&e[k], n - 3));
+            assert_int_equal(c.found, (uint8_t)(psc_expect_byte(&e[k], n - 3) ^ 0x5A));
+        }
+    }
+    psc__buffer_put(b);
 }
 
 static void test_clean_paths(void **state)
@@ -55,17 +107,21 @@ static void psc__fault(const char *test, int src, int dst, int issuer, psc_fault
     psc_bw_case_t c = psc_test_case(test, src, dst, issuer);
     psc_verify_result_t r;
     uint64_t copies_hit = 2 * PSC_PATTERN_KINDS; /* every copy of the faulted size */
+    psc_test_hooks_t h;
 
-    o.fault = kind;
-    o.fault_offset = 1000;
-    o.fault_len = 64;
-    o.fault_size = (1ull << 20) + 13;
+    psc__test_hooks_default(&h);
+    h.fault = kind;
+    h.fault_offset = 1000;
+    h.fault_len = 64;
+    h.fault_size = (1ull << 20) + 13;
+    assert_int_equal(psc__test_hooks_set(g_ctx, &h), PSC_OK);
     assert_int_equal(psc_verify_run(g_ctx, &c, &o, &r), PSC_OK);
+    assert_int_equal(psc__test_hooks_set(g_ctx, NULL), PSC_OK);
     printf("  %s fault %d: %s\n", test, kind, r.reason);
     assert_int_equal(r.status, PSC_RESULT_FAILED);
     assert_int_equal(r.first.where, 0);     /* in the destination range */
     assert_int_equal(r.first.offset, 1000); /* exactly where it was put */
-    assert_int_equal(r.first.size, o.fault_size);
+    assert_int_equal(r.first.size, h.fault_size);
     assert_int_equal(r.bad_copies, copies_hit);
     if (kind == PSC_FAULT_FLIP)
         assert_int_equal(r.bad_bytes, copies_hit);
@@ -105,6 +161,7 @@ static void test_under_load(void **state)
                               psc_test_case("gpu_local_sm", 0, 0, 0)};
     psc_verify_result_t r;
     psc_load_t *load = NULL;
+    psc_test_hooks_t h;
     int n = 0;
 
     (void)state;
@@ -122,10 +179,13 @@ static void test_under_load(void **state)
             fprintf(stderr, "  %s\n", r.reason);
         assert_int_equal(r.status, PSC_RESULT_PASSED);
     }
-    o.fault = PSC_FAULT_FLIP;
-    o.fault_offset = 4321;
-    o.fault_size = (16ull << 20) + 3;
+    psc__test_hooks_default(&h);
+    h.fault = PSC_FAULT_FLIP;
+    h.fault_offset = 4321;
+    h.fault_size = (16ull << 20) + 3;
+    assert_int_equal(psc__test_hooks_set(g_ctx, &h), PSC_OK);
     assert_int_equal(psc_verify_run(g_ctx, &cases[0], &o, &r), PSC_OK);
+    assert_int_equal(psc__test_hooks_set(g_ctx, NULL), PSC_OK);
     assert_int_equal(r.status, PSC_RESULT_FAILED);
     assert_int_equal(r.first.offset, 4321);
     assert_int_equal(psc_load_stop(load, rep, PSC_LOAD_MAX_PATHS, &n), PSC_OK);
@@ -189,6 +249,7 @@ static void test_exit_codes(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_fill_equals_host_reference),
     cmocka_unit_test(test_clean_paths),
     cmocka_unit_test(test_faults_found_and_located),
     cmocka_unit_test(test_under_load),

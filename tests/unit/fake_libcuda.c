@@ -6,10 +6,15 @@
  *   missing   the driver lacks cuMemcpyAsync
  *   gpus      GPUs that enumerate but cannot make a context, so every
  *             measurement fails with the driver's error
+ *   contexts  GPUs whose primary contexts, memory, streams and peer access
+ *             work (host memory stands in), while kernels cannot launch: for
+ *             what a call leaves behind (current context, peer access), which
+ *             fake_cuda_current() and fake_cuda_peer() let a test read
  * FAKE_CUDA_COUNT sets how many GPUs it reports (default 2; -10000 to 10000,
  * since a broken driver may answer anything).
  */
 #include <cuda.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +91,96 @@ static CUresult fake_error_string(CUresult rc, const char **s)
     return CUDA_SUCCESS;
 }
 
+/* ---- contexts mode: the calling thread's current context and peer access between primary contexts. */
+#define FAKE_MAX 64
+static _Thread_local CUcontext fake_current;
+static int fake_peer_on[FAKE_MAX][FAKE_MAX];
+static int fake_ctx_mode(void) { return strcmp(fake_mode(), "contexts") == 0; }
+/* Primary context of GPU d: a stable non-NULL handle. */
+static CUcontext fake_primary(int d) { return (CUcontext)(uintptr_t)(0x1000 + 16 * (d + 1)); }
+static int fake_ctx_gpu(CUcontext c)
+{
+    uintptr_t v = (uintptr_t)c;
+    return v > 0x1000 && (v - 0x1000) % 16 == 0 && (int)((v - 0x1000) / 16) - 1 < FAKE_MAX ? (int)((v - 0x1000) / 16) - 1 : -1;
+}
+
+/* For tests: the calling thread's current context, and peer access from GPU a's context to GPU b's. */
+void *fake_cuda_current(void) { return (void *)fake_current; }
+void fake_cuda_set_current(void *c) { fake_current = (CUcontext)c; }
+void *fake_cuda_primary(int d) { return (void *)fake_primary(d); }
+int fake_cuda_peer(int a, int b) { return a >= 0 && b >= 0 && a < FAKE_MAX && b < FAKE_MAX ? fake_peer_on[a][b] : -1; }
+void fake_cuda_set_peer(int a, int b, int on) { if (a >= 0 && b >= 0 && a < FAKE_MAX && b < FAKE_MAX) fake_peer_on[a][b] = on; }
+
+static CUresult fake_get_current(CUcontext *c) { *c = fake_current; return CUDA_SUCCESS; }
+static CUresult fake_set_current(CUcontext c) { fake_current = c; return CUDA_SUCCESS; }
+static CUresult fake_retain(CUcontext *c, CUdevice d)
+{
+    if (!fake_ctx_mode())
+        return CUDA_ERROR_NOT_SUPPORTED;
+    *c = fake_primary(d);
+    return CUDA_SUCCESS;
+}
+static CUresult fake_release(CUdevice d) { (void)d; return CUDA_SUCCESS; }
+static CUresult fake_ok(void) { return CUDA_SUCCESS; }
+static CUresult fake_module_load(CUmodule *m, const void *image) { (void)image; *m = (CUmodule)(uintptr_t)0x10; return CUDA_SUCCESS; }
+static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name) { (void)m; (void)name; *f = (CUfunction)(uintptr_t)0x20; return CUDA_SUCCESS; }
+static CUresult fake_stream_create(CUstream *s, unsigned flags) { (void)flags; *s = (CUstream)(uintptr_t)0x30; return CUDA_SUCCESS; }
+static CUresult fake_host_alloc(void **p, size_t n, unsigned flags) { (void)flags; *p = calloc(1, n ? n : 1); return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY; }
+static CUresult fake_free_host(void *p) { free(p); return CUDA_SUCCESS; }
+static CUresult fake_host_dptr(CUdeviceptr *d, void *p, unsigned flags) { (void)flags; *d = (CUdeviceptr)(uintptr_t)p; return CUDA_SUCCESS; }
+static CUresult fake_mem_alloc(CUdeviceptr *d, size_t n) { void *p = calloc(1, n ? n : 1); *d = (CUdeviceptr)(uintptr_t)p; return p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY; }
+static CUresult fake_mem_free(CUdeviceptr d) { free((void *)(uintptr_t)d); return CUDA_SUCCESS; }
+static CUresult fake_htod(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)(uintptr_t)d, s, n); return CUDA_SUCCESS; }
+static CUresult fake_dtoh(void *d, CUdeviceptr s, size_t n) { memcpy(d, (const void *)(uintptr_t)s, n); return CUDA_SUCCESS; }
+static CUresult fake_can_access(int *v, CUdevice a, CUdevice b) { *v = fake_ctx_mode() && a != b; return CUDA_SUCCESS; }
+static CUresult fake_peer_enable(CUcontext peer, unsigned flags)
+{
+    int a = fake_ctx_gpu(fake_current), b = fake_ctx_gpu(peer);
+
+    (void)flags;
+    if (a < 0 || b < 0 || a == b)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (fake_peer_on[a][b])
+        return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+    fake_peer_on[a][b] = 1;
+    return CUDA_SUCCESS;
+}
+static CUresult fake_peer_disable(CUcontext peer)
+{
+    int a = fake_ctx_gpu(fake_current), b = fake_ctx_gpu(peer);
+
+    if (a < 0 || b < 0 || a == b)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!fake_peer_on[a][b])
+        return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+    fake_peer_on[a][b] = 0;
+    return CUDA_SUCCESS;
+}
+
+static const struct { const char *name; void *fn; } fake_ctx_table[] = {
+    {"cuDevicePrimaryCtxRelease", (void *)fake_release},
+    {"cuModuleLoadData", (void *)fake_module_load},
+    {"cuModuleUnload", (void *)fake_ok},
+    {"cuModuleGetFunction", (void *)fake_get_function},
+    {"cuStreamCreate", (void *)fake_stream_create},
+    {"cuStreamDestroy", (void *)fake_ok},
+    {"cuStreamSynchronize", (void *)fake_ok},
+    {"cuMemHostAlloc", (void *)fake_host_alloc},
+    {"cuMemFreeHost", (void *)fake_free_host},
+    {"cuMemHostGetDevicePointer", (void *)fake_host_dptr},
+    {"cuMemAlloc", (void *)fake_mem_alloc},
+    {"cuMemFree", (void *)fake_mem_free},
+    {"cuMemcpyHtoD", (void *)fake_htod},
+    {"cuMemcpyDtoH", (void *)fake_dtoh},
+    {"cuDeviceCanAccessPeer", (void *)fake_can_access},
+    {"cuCtxEnablePeerAccess", (void *)fake_peer_enable},
+    {"cuCtxDisablePeerAccess", (void *)fake_peer_disable},
+};
+
 static const struct { const char *name; void *fn; } fake_table[] = {
+    {"cuCtxGetCurrent", (void *)fake_get_current},
+    {"cuCtxSetCurrent", (void *)fake_set_current},
+    {"cuDevicePrimaryCtxRetain", (void *)fake_retain},
     {"cuInit", (void *)fake_init},
     {"cuDriverGetVersion", (void *)fake_driver_version},
     {"cuDeviceGetCount", (void *)fake_count},
@@ -113,6 +207,9 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
     for (size_t i = 0; i < sizeof(fake_table) / sizeof(fake_table[0]); i++)
         if (strcmp(symbol, fake_table[i].name) == 0)
             *pfn = fake_table[i].fn;
+    for (size_t i = 0; fake_ctx_mode() && i < sizeof(fake_ctx_table) / sizeof(fake_ctx_table[0]); i++)
+        if (strcmp(symbol, fake_ctx_table[i].name) == 0)
+            *pfn = fake_ctx_table[i].fn;
     *status = CU_GET_PROC_ADDRESS_SUCCESS;
     return CUDA_SUCCESS;
 }

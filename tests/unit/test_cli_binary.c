@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #include "null_device.h"
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 #ifndef P2PSCOPE_BIN
 #error "P2PSCOPE_BIN must name the binary under test"

@@ -83,10 +83,10 @@ static void test_values(void **state)
     assert_int_equal(o.verify.max_size, 2ull << 20);
     assert_int_equal(o.seconds, 30);
     assert_int_equal(o.no_load, 0); /* background traffic by default */
-    assert_int_equal(o.verify.fault, PSC_FAULT_DROP);
-    assert_int_equal(o.verify.fault_offset, 5);
-    assert_int_equal(o.verify.fault_len, 100);
-    assert_int_equal(o.verify.fault_size, 4096);
+    assert_int_equal(o.hooks.fault, PSC_FAULT_DROP);
+    assert_int_equal(o.hooks.fault_offset, 5);
+    assert_int_equal(o.hooks.fault_len, 100);
+    assert_int_equal(o.hooks.fault_size, 4096);
     assert_int_equal(PARSE(&o, "verify", "--no-load"), 0);
     assert_int_equal(o.no_load, 1);
     assert_int_equal(PARSE(&o, "lat", "-t", "*_flag", "-n", "32"), 0);

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 #define MAXF 1024
 static psc_finding_t g_found[MAXF];

@@ -17,7 +17,7 @@
 
 #include "json_keys.h"
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 #include "topo/facts_json.h"
 
 #define GOOD TEST_DATA "/h200x2-nv18.json"

@@ -22,7 +22,7 @@
 
 #include "null_device.h"
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 static char psc__dir[64];
 static char err[512];

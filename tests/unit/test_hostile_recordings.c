@@ -23,7 +23,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 #include "topo/host_topo.h"
 #include "topo/sysfs_facts.h"
 #include "topo/xml_sandbox.h"

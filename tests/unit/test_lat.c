@@ -7,7 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
+#include "test_hooks.h"
 #include "report/render_lat.h"
 
 static void test_chain_is_one_cycle(void **state)
@@ -19,7 +20,7 @@ static void test_chain_is_one_cycle(void **state)
         uint32_t n = sizes[k], *next = malloc(n * sizeof(*next)), at = 0, steps = 0;
         unsigned char *seen = calloc(n, 1);
 
-        psc_chain_build(next, n, 42 + k);
+        psc__chain_build(next, n, 42 + k);
         do { /* every node once, then back to the start */
             assert_true(next[at] < n);
             assert_false(seen[at]);
@@ -40,9 +41,9 @@ static void test_chain_is_random_and_seeded(void **state)
     int same_ab = 1, same_ac = 1, sequential = 0;
 
     (void)state;
-    psc_chain_build(a, 4096, 1);
-    psc_chain_build(b, 4096, 1);
-    psc_chain_build(c, 4096, 2);
+    psc__chain_build(a, 4096, 1);
+    psc__chain_build(b, 4096, 1);
+    psc__chain_build(c, 4096, 2);
     for (int i = 0; i < 4096; i++) {
         same_ab &= a[i] == b[i];
         same_ac &= a[i] == c[i];

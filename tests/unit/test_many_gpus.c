@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 static psc_context_t *open_with(const char *count)
 {

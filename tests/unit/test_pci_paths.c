@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 #include "topo/pci_tree.h"
 
 #define MAXG 4

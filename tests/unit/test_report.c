@@ -13,6 +13,8 @@
 #include "report/json.h"
 #include "report/render.h"
 #include "report/render_doctor.h"
+#include "report/render_nvlink.h"
+#include "report/render_verify.h"
 #include "report/render_topo.h"
 #include "report/table.h"
 #include "report/text.h"
@@ -448,6 +450,273 @@ static void test_unknown_pcie_max(void **state)
     psc_facts_free(f);
 }
 
+/* Two GPUs; gpu0 has an active link to gpu1 and an inactive one, gpu1 no NVLink. */
+static psc_facts_t *psc__nvlink_facts(void)
+{
+    psc_facts_t *f = psc_facts_new();
+    psc_nvlink_facts_t *l;
+
+    assert_non_null(f);
+    snprintf(f->source, sizeof(f->source), "test");
+    f->ngpu = 2;
+    snprintf(f->gpu[0].name, sizeof(f->gpu[0].name), "H200");
+    snprintf(f->gpu[0].pci_bus_id, sizeof(f->gpu[0].pci_bus_id), "0000:18:00.0");
+    snprintf(f->gpu[1].name, sizeof(f->gpu[1].name), "H200");
+    snprintf(f->gpu[1].pci_bus_id, sizeof(f->gpu[1].pci_bus_id), "0000:2a:00.0");
+    f->gpu[0].nvlink_count = 2;
+    f->gpu[1].nvlink_count = 0;
+    l = &f->gpu[0].nvlinks[0];
+    *l = (psc_nvlink_facts_t){.active = 1, .version = 4, .speed_gbs = 26.562, .remote = PSC_REMOTE_GPU,
+                              .remote_gpu = 1, .cap_p2p = 1, .cap_sysmem = 1, .cap_p2p_atomics = 0,
+                              .cap_sysmem_atomics = -1};
+    l = &f->gpu[0].nvlinks[1];
+    *l = (psc_nvlink_facts_t){.active = 0, .version = 0, .speed_gbs = 0, .remote = PSC_REMOTE_UNKNOWN, .remote_gpu = -1};
+    return f;
+}
+
+typedef struct {
+    psc_facts_t *f;
+    int gpu;
+    const psc_nvlink_gpu_traffic_t *traffic;
+} psc__nvlink_arg_t;
+
+static void psc__nvlink_fn(FILE *f, void *arg)
+{
+    const psc__nvlink_arg_t *a = arg;
+
+    psc_render_nvlink(f, a->f, a->gpu, a->traffic);
+}
+
+static void test_nvlink_links(void **state)
+{
+    psc__nvlink_arg_t a = {psc__nvlink_facts(), 0, NULL};
+    char *out;
+
+    (void)state;
+    out = psc__render_to_string(psc__nvlink_fn, &a);
+    assert_string_equal(out,
+        "\ngpu0 H200 (0000:18:00.0): 2 links\n"
+        "link     state  version  GB/s/dir             remote  P2P  sysmem  P2P atomics  sysmem atomics\n"
+        "0       active        4    26.562  gpu1 0000:2a:00.0  yes     yes           no               ?\n"
+        "1     inactive        ?         -                  -   no      no           no              no\n");
+    free(out);
+    a.gpu = 1;
+    out = psc__render_to_string(psc__nvlink_fn, &a);
+    assert_string_equal(out, "\ngpu1 H200 (0000:2a:00.0): no NVLink\n");
+    free(out);
+    a.gpu = 2; /* beyond the facts: nothing */
+    out = psc__render_to_string(psc__nvlink_fn, &a);
+    assert_string_equal(out, "");
+    free(out);
+    psc_facts_free(a.f);
+}
+
+/* Traffic in MB; "?" where not known; nothing for a link the counters do not have. */
+static void test_nvlink_traffic_columns(void **state)
+{
+    psc_nvlink_gpu_traffic_t t;
+    psc__nvlink_arg_t a = {psc__nvlink_facts(), 0, &t};
+    char *out;
+
+    (void)state;
+    memset(&t, 0, sizeof(t));
+    t.nlinks = 2;
+    t.known[0] = 1;
+    t.tx[0] = 1234567890;
+    t.rx[0] = 0;
+    t.known[1] = 0;
+    out = psc__render_to_string(psc__nvlink_fn, &a);
+    assert_string_equal(out,
+        "\ngpu0 H200 (0000:18:00.0): 2 links; traffic during the watched tests, 1 MB = 1e6 bytes\n"
+        "link     state  version  GB/s/dir             remote  P2P  sysmem  P2P atomics  sysmem atomics  tx (MB)  rx (MB)\n"
+        "0       active        4    26.562  gpu1 0000:2a:00.0  yes     yes           no               ?   1234.6      0.0\n"
+        "1     inactive        ?         -                  -   no      no           no              no        ?        ?\n");
+    free(out);
+    t.nlinks = 1;
+    out = psc__render_to_string(psc__nvlink_fn, &a);
+    assert_non_null(strstr(out,
+        "0       active        4    26.562  gpu1 0000:2a:00.0  yes     yes           no               ?   1234.6      0.0\n"
+        "1     inactive        ?         -                  -   no      no           no              no\n"));
+    free(out);
+    psc_facts_free(a.f);
+}
+
+typedef struct {
+    psc_facts_t *f;
+    psc_nvlink_traffic_t *t;
+    size_t cases;
+    uint64_t moved;
+} psc__watch_arg_t;
+
+static void psc__watch_fn(FILE *f, void *arg)
+{
+    const psc__watch_arg_t *a = arg;
+
+    psc_render_nvlink_watch(f, a->f, a->t, a->cases, a->moved);
+}
+
+static void test_nvlink_watch(void **state)
+{
+    psc_nvlink_traffic_t *t = calloc(1, sizeof(*t));
+    psc__watch_arg_t a = {psc__nvlink_facts(), t, 1, 12345678};
+    char *out;
+
+    (void)state;
+    assert_non_null(t);
+    t->ngpu = 2;
+    t->gpu[0].nlinks = 2;
+    t->gpu[0].known[0] = t->gpu[0].known[1] = 1;
+    t->gpu[1].nlinks = 0;
+    out = psc__render_to_string(psc__watch_fn, &a);
+    assert_true(strncmp(out, "watched: 1 case moved 12.3 MB of payload (1 MB = 1e6 bytes)\n"
+                             "\ngpu0 H200 (0000:18:00.0): 2 links; traffic", 100) == 0);
+    assert_non_null(strstr(out, "no               ?      0.0      0.0\n"));
+    assert_non_null(strstr(out, "\ngpu1: NVLink counters not available\n"));
+    assert_null(strstr(out, "no NVLink"));
+    free(out);
+    a.cases = 3;
+    a.t = NULL; /* no traffic at all: every GPU says so */
+    out = psc__render_to_string(psc__watch_fn, &a);
+    assert_string_equal(out, "watched: 3 cases moved 12.3 MB of payload (1 MB = 1e6 bytes)\n"
+                             "\ngpu0: NVLink counters not available\n"
+                             "\ngpu1: NVLink counters not available\n");
+    free(out);
+    free(t);
+    psc_facts_free(a.f);
+}
+
+static void test_nvlink_json(void **state)
+{
+    psc_facts_t *f = psc__nvlink_facts();
+    json_t *doc = psc_json_nvlink(f, 77), *g;
+
+    (void)state;
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "command")), "nvlink");
+    assert_string_equal(json_string_value(json_object_get(doc, "source")), "test");
+    assert_int_equal(json_integer_value(json_object_get(doc, "exit_code")), 77);
+    assert_int_equal(json_array_size(json_object_get(doc, "gpus")), 2);
+    g = json_array_get(json_object_get(doc, "gpus"), 0);
+    assert_int_equal(json_integer_value(json_object_get(g, "index")), 0);
+    assert_string_equal(json_string_value(json_object_get(g, "pci_bus_id")), "0000:18:00.0");
+    assert_int_equal(json_array_size(json_object_get(g, "nvlinks")), 2);
+    g = json_array_get(json_object_get(doc, "gpus"), 1);
+    assert_int_equal(json_integer_value(json_object_get(g, "index")), 1);
+    assert_int_equal(json_array_size(json_object_get(g, "nvlinks")), 0);
+    json_decref(doc);
+    psc_facts_free(f);
+}
+
+static void psc__verify_paths(psc_verify_path_sum_t p[2])
+{
+    memset(p, 0, 2 * sizeof(*p));
+    for (int k = 0; k < 2; k++) {
+        p[k].last.c = (psc_bw_case_t){.test = T("gpu_to_gpu_read_ce"), .src = k, .dst = 1 - k, .issuer = 1 - k, .nxfer = 1};
+        p[k].last.c.xfer[0] = (psc_xfer_t){k, 1 - k, 1 - k};
+        p[k].last.first.offset = INT64_MIN; /* none */
+    }
+    p[0].last.status = PSC_RESULT_PASSED;
+    p[0].copies = 120;
+    p[0].bytes_checked = 2500000;
+    p[0].passes = 2;
+    p[1].last.status = PSC_RESULT_FAILED;
+    snprintf(p[1].last.reason, sizeof(p[1].last.reason), "wrong data at 0x10");
+    p[1].last.first.pattern = 2;
+    p[1].last.first.size = 4096;
+    p[1].last.first.src_off = 1;
+    p[1].last.first.dst_off = 3;
+    p[1].last.first.offset = 16;
+    p[1].last.first.expected = 0xa5;
+    p[1].last.first.found = 0x5a;
+    p[1].copies = 7;
+    p[1].bytes_checked = 123456789;
+    p[1].bad_bytes = 3;
+    p[1].passes = 1;
+}
+
+static void psc__verify_fn(FILE *f, void *arg)
+{
+    psc_render_verify(f, arg, 2, 12.34);
+}
+
+static void test_verify_table(void **state)
+{
+    psc_verify_path_sum_t p[2];
+    char *out;
+
+    (void)state;
+    psc__verify_paths(p);
+    out = psc__render_to_string(psc__verify_fn, p);
+    assert_string_equal(out,
+        "\nverify [1 MB = 1e6 bytes; patterns: random (seeded), address, walking ones, walking zeros, zeros, ones; "
+        "sizes 1 B to the largest, aligned and unaligned; canaries, sources and sentinels checked]\n"
+        "test                path          copies  MB checked  bad bytes  status  passes\n"
+        "gpu_to_gpu_read_ce  gpu0 -> gpu1     120         2.5          0  passed       2\n"
+        "gpu_to_gpu_read_ce  gpu1 -> gpu0       7       123.5          3  failed       1\n"
+        "  gpu_to_gpu_read_ce gpu1 -> gpu0: failed: wrong data at 0x10\n"
+        "\n0.1 GB checked, 3 bad bytes, wall time 12.3 s\n");
+    free(out);
+}
+
+static void test_verify_json_path(void **state)
+{
+    psc_verify_path_sum_t p[2];
+    json_t *o, *e;
+
+    (void)state;
+    psc__verify_paths(p);
+    o = psc_json_verify_path(&p[0]);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "direction")), "gpu0 -> gpu1");
+    assert_true(json_is_null(json_object_get(o, "reason")));
+    assert_int_equal(json_integer_value(json_object_get(o, "passes")), 2);
+    assert_null(json_object_get(o, "first_error")); /* passed: none */
+    json_decref(o);
+    o = psc_json_verify_path(&p[1]);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "status")), "failed");
+    assert_string_equal(json_string_value(json_object_get(o, "reason")), "wrong data at 0x10");
+    assert_int_equal(json_integer_value(json_object_get(o, "bad_bytes")), 3);
+    assert_int_equal(json_integer_value(json_object_get(o, "bytes_checked")), 123456789);
+    e = json_object_get(o, "first_error");
+    assert_non_null(e);
+    assert_string_equal(json_string_value(json_object_get(e, "pattern")), psc_pattern_kind_name(2));
+    assert_int_equal(json_integer_value(json_object_get(e, "offset")), 16);
+    assert_int_equal(json_integer_value(json_object_get(e, "dst_offset")), 3);
+    assert_int_equal(json_integer_value(json_object_get(e, "found")), 0x5a);
+    json_decref(o);
+    /* A first wrong byte at offset 0 is one, even when the sums say none (it is the one kept). */
+    p[0].last.first.offset = 0;
+    o = psc_json_verify_path(&p[0]);
+    assert_non_null(json_object_get(o, "first_error"));
+    json_decref(o);
+}
+
+static void psc__rule_fn(FILE *f, void *arg)
+{
+    psc_finding_t v[3];
+
+    memset(v, 0, sizeof(v));
+    v[0] = (psc_finding_t){.severity = PSC_SEV_ERROR, .rule = "p2p_corrupts", .what = "w0", .evidence = "e0", .fix = "f0"};
+    v[1] = (psc_finding_t){.severity = PSC_SEV_ERROR, .rule = "nvlink_down", .what = "w1", .evidence = "e1", .fix = "f1"};
+    v[2] = (psc_finding_t){.severity = PSC_SEV_WARNING, .rule = "p2p_corrupts", .what = "w2\x1b", .evidence = "e2", .fix = "f2"};
+    psc_render_findings_of_rule(f, v, 3, arg);
+}
+
+static void test_findings_of_rule(void **state)
+{
+    char *out;
+
+    (void)state;
+    out = psc__render_to_string(psc__rule_fn, "p2p_corrupts");
+    assert_string_equal(out, "\n[error] p2p_corrupts: w0\n    evidence: e0\n    fix: f0\n"
+                             "\n[warning] p2p_corrupts: w2\\x1b\n    evidence: e2\n    fix: f2\n");
+    free(out);
+    out = psc__render_to_string(psc__rule_fn, "bar1_small");
+    assert_string_equal(out, "");
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -456,6 +725,10 @@ int main(void)
         cmocka_unit_test(test_concurrent_shared_issuer_note),
         cmocka_unit_test(test_bw_host_row_and_single_gpu), cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_json_atomic_write),   cmocka_unit_test(test_comparisons),
+        cmocka_unit_test(test_nvlink_links),        cmocka_unit_test(test_nvlink_traffic_columns),
+        cmocka_unit_test(test_nvlink_watch),        cmocka_unit_test(test_nvlink_json),
+        cmocka_unit_test(test_verify_table),        cmocka_unit_test(test_verify_json_path),
+        cmocka_unit_test(test_findings_of_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

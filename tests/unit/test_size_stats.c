@@ -6,7 +6,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
+#include "test_hooks.h"
 
 static void test_size_accepts(void **state)
 {
@@ -143,18 +144,18 @@ static void test_sampling_stop_rule_edges(void **state)
     const double two[] = {100.0, 100.0};
 
     (void)state;
-    assert_true(psc_sampling_stable(flat, 3, 0.0)); /* no spread at all is stable at 0 % */
-    assert_true(psc_sampling_stable(drifting, 5, 10.0)); /* (100 - 90) / 100 = 10 %: on the bound */
-    assert_false(psc_sampling_stable(drifting, 5, 9.99));
-    assert_true(psc_sampling_stable(drifting, 5, 10.5)); /* relative to the largest: 10 %, not 11.1 % */
-    assert_false(psc_sampling_stable(two, 2, 100.0)); /* three medians need three samples */
-    assert_false(psc_sampling_stable(flat, 3, -1.0));
+    assert_true(psc__sampling_stable(flat, 3, 0.0)); /* no spread at all is stable at 0 % */
+    assert_true(psc__sampling_stable(drifting, 5, 10.0)); /* (100 - 90) / 100 = 10 %: on the bound */
+    assert_false(psc__sampling_stable(drifting, 5, 9.99));
+    assert_true(psc__sampling_stable(drifting, 5, 10.5)); /* relative to the largest: 10 %, not 11.1 % */
+    assert_false(psc__sampling_stable(two, 2, 100.0)); /* three medians need three samples */
+    assert_false(psc__sampling_stable(flat, 3, -1.0));
     /* Only the last three medians count: an early outlier is forgotten. */
     {
         const double v[] = {1.0, 500.0, 100.0, 100.0, 100.0, 100.0, 100.0};
 
-        assert_true(psc_sampling_stable(v, 7, 0.0));
-        assert_false(psc_sampling_stable(v, 4, 0.5)); /* medians of 2, 3, 4: 250.5, 100, 100 */
+        assert_true(psc__sampling_stable(v, 7, 0.0));
+        assert_false(psc__sampling_stable(v, 4, 0.5)); /* medians of 2, 3, 4: 250.5, 100, 100 */
     }
 }
 
@@ -165,14 +166,14 @@ static void test_sampling_stop_rule(void **state)
     const double settling[] = {50.0, 100.0, 100.1, 100.0, 99.9, 100.0};
 
     (void)state;
-    assert_false(psc_sampling_stable(steady, 2, 0.5)); /* too few */
-    assert_true(psc_sampling_stable(steady, 3, 0.5));
-    assert_true(psc_sampling_stable(steady, 5, 0.5));
-    assert_false(psc_sampling_stable(drifting, 5, 0.5));
-    assert_true(psc_sampling_stable(drifting, 5, 25.0));
-    assert_false(psc_sampling_stable(settling, 3, 0.5)); /* medians 75, 100, 100 */
-    assert_true(psc_sampling_stable(settling, 6, 0.5));
-    assert_false(psc_sampling_stable(NULL, 3, 0.5));
+    assert_false(psc__sampling_stable(steady, 2, 0.5)); /* too few */
+    assert_true(psc__sampling_stable(steady, 3, 0.5));
+    assert_true(psc__sampling_stable(steady, 5, 0.5));
+    assert_false(psc__sampling_stable(drifting, 5, 0.5));
+    assert_true(psc__sampling_stable(drifting, 5, 25.0));
+    assert_false(psc__sampling_stable(settling, 3, 0.5)); /* medians 75, 100, 100 */
+    assert_true(psc__sampling_stable(settling, 6, 0.5));
+    assert_false(psc__sampling_stable(NULL, 3, 0.5));
 }
 
 static void test_size_sweep(void **state)
@@ -215,10 +216,14 @@ static void test_measure_opts_check(void **state)
     o.samples = PSC_MAX_SAMPLES + 1;
     assert_int_equal(psc_measure_opts_check(&o, err, sizeof(err)), PSC_ERR_INVALID);
     assert_non_null(strstr(err, "accepted 1 to"));
-    psc_measure_opts_default(&o);
-    o.size = 4096;
-    o.test_corrupt_offset = 4096;
+    /* Options not set up by the default function, or from a newer header than the library: refused. */
+    memset(&o, 0, sizeof(o));
     assert_int_equal(psc_measure_opts_check(&o, err, sizeof(err)), PSC_ERR_INVALID);
+    assert_non_null(strstr(err, "psc_measure_opts_default"));
+    psc_measure_opts_default(&o);
+    o.struct_size = sizeof(o) + 8;
+    assert_int_equal(psc_measure_opts_check(&o, err, sizeof(err)), PSC_ERR_INVALID);
+    assert_non_null(strstr(err, "struct_size"));
     psc_measure_opts_default(&o);
     o.gate_timeout_ms = 0.5;
     assert_int_equal(psc_measure_opts_check(&o, err, sizeof(err)), PSC_ERR_INVALID);

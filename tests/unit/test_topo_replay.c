@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 #include "topo/sysfs_facts.h"
 
 static psc_facts_t *load_ok(const char *path)

@@ -26,6 +26,7 @@
     X(cuDevicePrimaryCtxRetain, 7000, 1)      \
     X(cuDevicePrimaryCtxRelease, 11000, 1)    \
     X(cuCtxSetCurrent, 4000, 1)               \
+    X(cuCtxGetCurrent, 4000, 1)               \
     X(cuCtxEnablePeerAccess, 4000, 1)         \
     X(cuCtxDisablePeerAccess, 4000, 1)        \
     X(cuModuleLoadData, 2000, 1)              \

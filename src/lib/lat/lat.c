@@ -6,10 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "lat/lat.h"
 #include "mem/buffer.h"
-#include "verify/pattern.h"
-#include "verify/verify.h"
+#include "pattern/check.h"
 #include "xfer/timing.h"
 
 #define PSC__CHASE_STRIDE 128
@@ -17,14 +18,6 @@
 
 static const uint64_t psc__copy_sizes[] = {4, 16, 64, 1024, 16384, 262144, 1048576};
 static const uint64_t psc__sync_sizes[] = {1, 8, 64, 1024, 16384, 262144, 1048576};
-
-void psc_lat_opts_default(psc_lat_opts_t *o)
-{
-    o->samples = 64;
-    o->hops = 1024;
-    o->copies = 100;
-    o->timeout_ms = 2000;
-}
 
 /* Distribution of one size: percentiles, and the first PSC_LAT_KEEP samples kept raw. */
 static void psc__record(psc_lat_result_t *r, unsigned k, const double *v, unsigned n, psc_pctl_t *into)
@@ -107,7 +100,7 @@ static psc_status_t psc__run_chase(psc_context_t *ctx, const psc_lat_test_info_t
                          ti->where == PSC_LAT_HOST ? g : c->src, ctx->info[g].numa_node, ws, &b);
     if (st != PSC_OK)
         goto out;
-    psc_chain_build(next, nodes, 0x6c61746e63ull ^ (uint64_t)c->src * 977 ^ (uint64_t)g);
+    psc__chain_build(next, nodes, 0x6c61746e63ull ^ (uint64_t)c->src * 977 ^ (uint64_t)g);
     img = b->host ? b->host : calloc(1, ws);
     if (!img) {
         st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
@@ -448,7 +441,7 @@ out:
     return st;
 }
 
-psc_status_t psc_lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc_lat_opts_t *o, psc_lat_result_t *out)
+psc_status_t psc__lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc_lat_opts_t *o, psc_lat_result_t *out)
 {
     const psc_lat_test_info_t *ti = c ? psc_lat_test_info(c->test) : NULL;
     psc_status_t st;
@@ -473,7 +466,7 @@ psc_status_t psc_lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc_
     return PSC_OK;
 }
 
-psc_status_t psc_timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, double *host_ns)
+psc_status_t psc__timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, double *host_ns)
 {
     struct timespec res;
     CUdeviceptr d = 0;

@@ -1,9 +1,9 @@
 /* The latency tests, their cases, and the pure helpers (percentiles, chains). */
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "util/registry.h"
 
 #define MiB (1ull << 20)
 #define T(n, t, d, m, w, off, to, h, ws, g) {n, t, d, PSC_LAT_##m, PSC_LAT_##w, off, to, PSC_HOSTMEM_##h, ws, g}
@@ -41,38 +41,36 @@ static const psc_lat_test_info_t psc__lat_tests[] = {
 
 #undef T
 
+static const psc_registry_t psc__registry = PSC_REGISTRY_OF(psc__lat_tests, psc_lat_test_info_t);
+
+const psc_registry_t *psc_lat_registry(void)
+{
+    return &psc__registry;
+}
+
 int psc_lat_test_count(void)
 {
-    return (int)(sizeof(psc__lat_tests) / sizeof(psc__lat_tests[0]));
+    return psc__registry.count;
 }
 
 const psc_lat_test_info_t *psc_lat_test_info(psc_lat_test_t t)
 {
-    return t >= 0 && t < psc_lat_test_count() ? &psc__lat_tests[t] : NULL;
+    return psc__registry_at(&psc__registry, t);
 }
 
 psc_status_t psc_lat_test_from_name(const char *name, psc_lat_test_t *out)
 {
-    for (int t = 0; name && t < psc_lat_test_count(); t++)
-        if (strcmp(name, psc__lat_tests[t].name) == 0) {
-            *out = t;
-            return PSC_OK;
-        }
-    return PSC_ERR_INVALID;
+    int t = psc__registry_find(&psc__registry, name);
+
+    if (t < 0 || !out)
+        return PSC_ERR_INVALID;
+    *out = t;
+    return PSC_OK;
 }
 
 int psc_lat_test_match(const char *glob, psc_lat_test_t *out, int cap)
 {
-    int n = 0;
-
-    for (int t = 0; glob && t < psc_lat_test_count(); t++) {
-        if (fnmatch(glob, psc__lat_tests[t].name, 0) != 0)
-            continue;
-        if (out && n < cap)
-            out[n] = t;
-        n++;
-    }
-    return n;
+    return psc__registry_match(&psc__registry, glob, out, cap);
 }
 
 psc_status_t psc_lat_cases(const psc_context_t *ctx, psc_lat_test_t test, const int *devices, int ndev,
@@ -151,7 +149,7 @@ static uint64_t psc__rand(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-void psc_chain_build(uint32_t *next, uint32_t n, uint64_t seed)
+void psc__chain_build(uint32_t *next, uint32_t n, uint64_t seed)
 {
     uint32_t *perm;
 

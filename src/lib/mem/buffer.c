@@ -1,5 +1,7 @@
 #include "mem/buffer.h"
 
+#include "topo/host_topo.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,7 +160,7 @@ void psc__buffer_cache_free(psc_context_t *ctx)
     ctx->bufs = NULL;
 }
 
-void psc_bw_release_buffers(psc_context_t *ctx)
+void psc__bw_release_buffers(psc_context_t *ctx)
 {
     for (int i = 0; ctx && ctx->bufs && i < PSC_CACHE_MAX; i++)
         if (ctx->bufs[i].size && !ctx->bufs[i].in_use)

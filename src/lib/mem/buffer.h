@@ -43,6 +43,9 @@ psc_status_t psc__buffer_get(psc_context_t *ctx, psc_mem_kind_t kind, int gpu, i
                              psc_buffer_t **out);
 void psc__buffer_put(psc_buffer_t *b);
 
+/* Release the cached buffers not in use (psc_bw_release_buffers). */
+void psc__bw_release_buffers(psc_context_t *ctx);
+
 /* Release every cached buffer (in use or not): the context is closing. */
 void psc__buffer_cache_free(psc_context_t *ctx);
 

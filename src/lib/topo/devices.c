@@ -3,9 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-
-psc_status_t psc__devices_probe(psc_context_t *ctx);
+#include "topo/devices.h"
+#include "topo/host_topo.h"
 
 static int psc__attr(psc_context_t *ctx, CUdevice dev, CUdevice_attribute a)
 {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "p2pscope/bench.h" /* psc_write_file_atomic */
 #include "topo/host_topo.h"
 #include "topo/pci_tree.h"
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 /* "a FIFO", "a character device", ... for a file that is not regular. */
 const char *psc__file_kind(mode_t mode);

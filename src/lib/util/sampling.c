@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 static double psc__median_of(const double *v, unsigned n)
 {
@@ -11,7 +11,7 @@ static double psc__median_of(const double *v, unsigned n)
     return psc_stats_compute(v, n, &s) == PSC_OK ? s.median : 0.0;
 }
 
-int psc_sampling_stable(const double *samples, unsigned n, double pct)
+int psc__sampling_stable(const double *samples, unsigned n, double pct)
 {
     double m[3], lo, hi;
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "p2pscope.h"
+#include "p2pscope/bench.h"
 
 static const struct {
     const char *suffix;

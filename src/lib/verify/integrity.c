@@ -8,16 +8,15 @@
 #include <string.h>
 
 #include "mem/buffer.h"
+#include "pattern/check.h"
+#include "verify/integrity.h"
 #include "verify/load.h"
-#include "verify/pattern.h"
-#include "verify/verify.h"
 #include "xfer/copy.h"
 
 #define PSC__GUARD 64                      /* canary bytes before a destination range */
 #define PSC__SLACK 256                     /* room for offsets and canaries after it */
 #define PSC__PAGEABLE_MAX ((1ull << 20) + 13)
 #define PSC__SENTINEL (1ull << 20)
-#define PSC__THREADS 512u
 
 static const uint64_t psc__sizes[] = {1, 7, 4096 + 5, (1ull << 20) + 13, (16ull << 20) + 3, (64ull << 20) + 1,
                                       (256ull << 20) + 7};
@@ -28,98 +27,6 @@ const char *psc_pattern_kind_name(int kind)
     static const char *const names[] = {"random", "address", "walking-ones", "walking-zeros", "zeros", "ones"};
 
     return kind >= 0 && kind < PSC_PATTERN_KINDS ? names[kind] : "unknown";
-}
-
-void psc_verify_opts_default(psc_verify_opts_t *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->max_size = (256ull << 20) + 7; /* the plan's largest size, included */
-    o->pattern_mask = (1u << PSC_PATTERN_KINDS) - 1;
-    o->unaligned = 1;
-    o->seed = 0x7665726966790000ull; /* "verify" */
-}
-
-/* The expectation one kernel (or the CPU) applies to a whole buffer. */
-typedef struct {
-    int kind;
-    uint64_t seed, begin, end;
-    int64_t delta;
-} psc__expect_t;
-
-static void psc__cpu_apply(const psc_buffer_t *b, const psc__expect_t *e, int fill_source, int invert,
-                           psc_check_t *chk)
-{
-    uint8_t *p = b->host;
-
-    for (uint64_t o = 0; o < b->size; o++) {
-        uint8_t want = fill_source ? psc_pattern_kind_byte(e->kind, e->seed, o)
-                                   : psc_expect_byte(e->kind, e->seed, o, e->begin, e->end, e->delta, invert);
-
-        if (!chk) {
-            p[o] = want;
-        } else if (p[o] != want) {
-            chk->bad_bytes++;
-            if (chk->first_bad < 0) {
-                chk->first_bad = (int64_t)o;
-                chk->expected = want;
-                chk->found = p[o];
-            }
-        }
-    }
-}
-
-/* Fill a source (fill_source), prepare a destination (invert), or check (chk) a whole buffer. */
-static psc_status_t psc__apply(psc_context_t *ctx, const psc_buffer_t *b, const psc__expect_t *e, int fill_source,
-                               int invert, psc_check_t *chk)
-{
-    int g = b->gpu;
-    psc_gpu_t *gp = &ctx->gpu[g];
-    CUdeviceptr p = b->dptr, words;
-    uint64_t n = b->size, begin = e->begin, end = e->end, seed = e->seed;
-    long long delta = e->delta;
-    int kind = e->kind;
-    psc_verify_words_t w = {0, UINT64_MAX};
-    psc_status_t st;
-
-    if (chk)
-        *chk = (psc_check_t){0, -1, 0, 0};
-    if (b->kind == PSC_MEM_PAGEABLE) {
-        psc__cpu_apply(b, e, fill_source, invert, chk);
-        return PSC_OK;
-    }
-    if ((st = psc__gpu_use(ctx, g)) != PSC_OK)
-        return st;
-    if (fill_source) {
-        void *params[] = {&p, &n, &kind, &seed};
-
-        st = psc__launch(ctx, g, gp->fn_fill_kind, psc__grid_blocks(ctx, g), PSC__THREADS, params);
-    } else if (!chk) {
-        void *params[] = {&p, &n, &kind, &seed, &begin, &end, &delta};
-
-        st = psc__launch(ctx, g, gp->fn_prepare_ex, psc__grid_blocks(ctx, g), PSC__THREADS, params);
-    } else {
-        void *params[] = {&p, &n, &kind, &seed, &begin, &end, &delta, &words};
-
-        words = gp->verify_words;
-        if ((st = PSC_CU(ctx, cuMemcpyHtoD, (words, &w, sizeof(w)))) == PSC_OK)
-            st = psc__launch(ctx, g, gp->fn_verify_ex, psc__grid_blocks(ctx, g), PSC__THREADS, params);
-    }
-    if (st == PSC_OK)
-        st = PSC_CU(ctx, cuStreamSynchronize, (gp->stream));
-    if (st != PSC_OK || !chk)
-        return st;
-    if ((st = PSC_CU(ctx, cuMemcpyDtoH, (&w, words, sizeof(w)))) != PSC_OK)
-        return st;
-    chk->bad_bytes = w.bad_bytes;
-    if (w.bad_bytes && w.first_bad < n) {
-        chk->first_bad = (int64_t)w.first_bad;
-        chk->expected = psc_expect_byte(kind, seed, w.first_bad, begin, end, delta, 0);
-        if (b->host)
-            chk->found = ((volatile uint8_t *)b->host)[w.first_bad];
-        else if ((st = PSC_CU(ctx, cuMemcpyDtoH, (&chk->found, p + w.first_bad, 1))) != PSC_OK)
-            return st;
-    }
-    return PSC_OK;
 }
 
 typedef struct {
@@ -134,11 +41,12 @@ static CUdeviceptr psc__ptr(const psc_buffer_t *b, uint64_t off)
     return (b->kind == PSC_MEM_PAGEABLE ? (CUdeviceptr)(uintptr_t)b->host : b->dptr) + off;
 }
 
-/* Test hook: damage the destination range of transfer 0 the way the options say. */
-static psc_status_t psc__inject(psc_context_t *ctx, const psc_verify_opts_t *o, const psc__vx_t *x,
-                                const psc__expect_t *e, uint64_t size)
+/* Test hook: damage the destination range of transfer 0 the way the context's hooks say. */
+static psc_status_t psc__inject(psc_context_t *ctx, const psc__vx_t *x, const psc_expect_t *e, uint64_t size)
 {
+    const psc_test_hooks_t *o = &ctx->hooks;
     uint64_t at = e->begin + o->fault_offset, len = o->fault_len ? o->fault_len : 1;
+    psc_expect_t before = *e;
     uint8_t *old;
     psc_status_t st;
 
@@ -146,7 +54,7 @@ static psc_status_t psc__inject(psc_context_t *ctx, const psc_verify_opts_t *o, 
         (o->fault != PSC_FAULT_FLIP && o->fault_offset + len * (o->fault == PSC_FAULT_MISPLACE ? 2 : 1) > size))
         return PSC_OK;
     if (o->fault == PSC_FAULT_FLIP)
-        return psc__flip_byte(ctx, x->dst, at);
+        return psc__pattern_flip(ctx, x->dst, at);
     if (o->fault == PSC_FAULT_MISPLACE) {
         /* The chunk lands len bytes too far... */
         if ((st = psc__gpu_use(ctx, x->dst->gpu)) != PSC_OK ||
@@ -160,8 +68,9 @@ static psc_status_t psc__inject(psc_context_t *ctx, const psc_verify_opts_t *o, 
     old = malloc(len);
     if (!old)
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    before.invert = 1;
     for (uint64_t i = 0; i < len; i++)
-        old[i] = psc_expect_byte(e->kind, e->seed, at + i, e->begin, e->end, e->delta, 1);
+        old[i] = psc_expect_byte(&before, at + i);
     if (x->dst->host)
         memcpy((uint8_t *)x->dst->host + at, old, len);
     else if ((st = psc__gpu_use(ctx, x->dst->gpu)) != PSC_OK ||
@@ -173,13 +82,14 @@ static psc_status_t psc__inject(psc_context_t *ctx, const psc_verify_opts_t *o, 
     return PSC_OK;
 }
 
-static void psc__note(psc_verify_result_t *r, const psc_check_t *c, int where, int pattern, int xfer, uint64_t size,
-                      const uint64_t *offs, uint64_t begin)
+/* Fold a buffer's check into the run's (acc); the run's first bad byte also says where it was. */
+static void psc__note(psc_verify_result_t *r, psc_check_t *acc, const psc_check_t *c, int where, int pattern, int xfer,
+                      uint64_t size, const uint64_t *offs, uint64_t begin)
 {
-    if (!c->bad_bytes)
-        return;
-    r->bad_bytes += c->bad_bytes;
-    if (r->first.offset != INT64_MIN)
+    int first = psc__check_fold(acc, c);
+
+    r->bad_bytes = acc->bad_bytes;
+    if (!first)
         return;
     r->first.where = where;
     r->first.pattern = pattern;
@@ -188,28 +98,30 @@ static void psc__note(psc_verify_result_t *r, const psc_check_t *c, int where, i
     r->first.src_off = offs[0];
     r->first.dst_off = offs[1];
     r->first.offset = where == 0 || where == 1 ? c->first_bad - (int64_t)begin : c->first_bad;
-    r->first.expected = c->expected;
-    r->first.found = c->found;
+    r->first.expected = acc->expected;
+    r->first.found = acc->found;
 }
 
 /* One size, offset pair and pattern over every transfer of the case. */
 static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, psc__vx_t *x, int n,
                              const psc_verify_opts_t *o, uint64_t size, const uint64_t *offs, int kind, uint64_t seed,
-                             psc_verify_result_t *r)
+                             psc_verify_result_t *r, psc_check_t *acc)
 {
-    psc__expect_t e[PSC_MAX_XFERS] = {{0}};
+    psc_expect_t e[PSC_MAX_XFERS] = {{0}};
     psc_status_t st;
     int bad = 0;
 
     if ((st = psc__load_pump(o->load)) != PSC_OK) /* the other paths stay busy through fill, copy and check */
         return st;
     for (int i = 0; i < n; i++) {
-        psc__expect_t src = {kind, seed + (uint64_t)i, 0, 0, 0};
+        psc_expect_t src = psc_expect_pattern(kind, seed + (uint64_t)i, x[i].src->size), prep;
 
-        e[i] = (psc__expect_t){kind, seed + (uint64_t)i, PSC__GUARD + offs[1], PSC__GUARD + offs[1] + size,
-                               (int64_t)offs[0] - (int64_t)(PSC__GUARD + offs[1])};
-        if ((st = psc__apply(ctx, x[i].src, &src, 1, 0, NULL)) != PSC_OK ||
-            (st = psc__apply(ctx, x[i].dst, &e[i], 0, 1, NULL)) != PSC_OK)
+        /* The destination range holds the source's bytes at offs[0]..., complemented until the copy. */
+        e[i] = (psc_expect_t){seed + (uint64_t)i, PSC__GUARD + offs[1], PSC__GUARD + offs[1] + size,
+                              (int64_t)offs[0] - (int64_t)(PSC__GUARD + offs[1]), kind, 0};
+        prep = e[i];
+        prep.invert = 1;
+        if ((st = psc__expect_fill(ctx, x[i].src, &src)) != PSC_OK || (st = psc__expect_fill(ctx, x[i].dst, &prep)) != PSC_OK)
             return st;
     }
     for (int i = 0; i < n && st == PSC_OK; i++) { /* all transfers in flight together */
@@ -223,18 +135,18 @@ static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, p
         if (psc__gpu_use(ctx, x[i].x.issuer) == PSC_OK && ctx->cu.p_cuStreamSynchronize(x[i].stream) != CUDA_SUCCESS &&
             st == PSC_OK)
             st = psc__fail(ctx, PSC_ERR_DRIVER, "a copy failed on GPU %d", x[i].x.issuer);
-    if (st != PSC_OK || (st = psc__inject(ctx, o, &x[0], &e[0], size)) != PSC_OK)
+    if (st != PSC_OK || (st = psc__inject(ctx, &x[0], &e[0], size)) != PSC_OK)
         return st;
     for (int i = 0; i < n; i++) {
-        psc__expect_t src = {kind, seed + (uint64_t)i, 0, x[i].src->size, 0};
+        psc_expect_t src = psc_expect_pattern(kind, seed + (uint64_t)i, x[i].src->size);
         psc_check_t cd, cs;
 
-        if ((st = psc__apply(ctx, x[i].dst, &e[i], 0, 0, &cd)) != PSC_OK ||
-            (st = psc__apply(ctx, x[i].src, &src, 0, 0, &cs)) != PSC_OK)
+        if ((st = psc__expect_check(ctx, x[i].dst, &e[i], &cd)) != PSC_OK ||
+            (st = psc__expect_check(ctx, x[i].src, &src, &cs)) != PSC_OK)
             return st;
-        psc__note(r, &cd, cd.first_bad >= (int64_t)e[i].begin && cd.first_bad < (int64_t)e[i].end ? 0 : 1, kind, i,
-                  size, offs, e[i].begin);
-        psc__note(r, &cs, 2, kind, i, size, offs, 0);
+        psc__note(r, acc, &cd, cd.first_bad >= (int64_t)e[i].begin && cd.first_bad < (int64_t)e[i].end ? 0 : 1, kind,
+                  i, size, offs, e[i].begin);
+        psc__note(r, acc, &cs, 2, kind, i, size, offs, 0);
         bad |= cd.bad_bytes || cs.bad_bytes;
         r->bytes_checked += x[i].dst->size + x[i].src->size;
         r->bytes_copied += size;
@@ -244,7 +156,7 @@ static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, p
     return PSC_OK;
 }
 
-psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
+psc_status_t psc__verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
                             psc_verify_result_t *out)
 {
     const psc_bw_test_info_t *ti = c ? psc_bw_test_info(c->test) : NULL;
@@ -252,17 +164,32 @@ psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const ps
     psc_buffer_t *sent[PSC_MAX_GPUS] = {0};
     psc__vx_t x[PSC_MAX_XFERS];
     psc_verify_result_t r;
+    psc_check_t acc = PSC_CHECK_CLEAN;
     uint64_t max;
     int per_gpu[PSC_MAX_GPUS] = {0}, n, waived = 0;
     psc_status_t st = PSC_OK;
 
-    if (!ctx || !c || !o || !out || !ti || c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS || !o->max_size ||
-        !(o->pattern_mask & ((1u << PSC_PATTERN_KINDS) - 1)))
+    if (!ctx)
         return PSC_ERR_INVALID;
+    if (!c || !o || !out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_verify_run: no %s given", !c ? "case" : !o ? "options" : "result");
+    if (!ti)
+        return psc__fail(ctx, PSC_ERR_INVALID, "bandwidth test %d does not exist: accepted 0 to %d", c->test,
+                         psc_bw_test_count() - 1);
+    if (c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS)
+        return psc__fail(ctx, PSC_ERR_INVALID, "a case of %d transfers: accepted 1 to %d", c->nxfer, PSC_MAX_XFERS);
+    if (!o->max_size)
+        return psc__fail(ctx, PSC_ERR_INVALID, "largest copy size 0: accepted 1 byte or more");
+    if (!(o->pattern_mask & ((1u << PSC_PATTERN_KINDS) - 1)))
+        return psc__fail(ctx, PSC_ERR_INVALID, "pattern mask 0x%x names no pattern: accepted bits 0 to %d",
+                         o->pattern_mask, PSC_PATTERN_KINDS - 1);
     for (int i = 0; i < c->nxfer; i++)
         if (!psc__valid_gpu(ctx, c->xfer[i].issuer) || (c->xfer[i].src != PSC_HOST && !psc__valid_gpu(ctx, c->xfer[i].src)) ||
             (c->xfer[i].dst != PSC_HOST && !psc__valid_gpu(ctx, c->xfer[i].dst)))
-            return PSC_ERR_INVALID;
+            return psc__fail(ctx, PSC_ERR_INVALID,
+                             "transfer %d: %d -> %d issued by %d names a GPU that does not exist (accepted 0 to %d, or "
+                             "PSC_HOST at one end)",
+                             i, c->xfer[i].src, c->xfer[i].dst, c->xfer[i].issuer, ctx->ndev - 1);
     memset(&r, 0, sizeof(r));
     memset(x, 0, sizeof(x));
     r.c = *c;
@@ -278,7 +205,7 @@ psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const ps
     /* The load's copies must be done before peer access changes under them. */
     if ((st = psc__load_settle(o->load)) != PSC_OK)
         goto done;
-    if ((st = psc__peers_for(ctx, c->xfer, n, ti->pattern == PSC_PATTERN_P2P_OFF, &waived, r.reason,
+    if ((st = psc__peers_for(ctx, c->xfer, n, ti->shape == PSC_SHAPE_P2P_OFF, &waived, r.reason,
                              sizeof(r.reason))) != PSC_OK)
         goto done;
     if (waived) {
@@ -297,12 +224,12 @@ psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const ps
     }
     /* Sentinels: a buffer on every GPU involved that nothing may touch. */
     for (int g = 0; g < ctx->ndev; g++) {
-        psc__expect_t se = {PSC_PAT_RANDOM, o->seed ^ 0x5e47, 0, 0, 0};
+        psc_expect_t se = psc_expect_pattern(PSC_PAT_RANDOM, o->seed ^ 0x5e47, PSC__SENTINEL);
 
         if (!per_gpu[g] && !(c->src == g || c->dst == g))
             continue;
         if ((st = psc__buffer_get(ctx, PSC_MEM_DEVICE, g, -1, PSC__SENTINEL, &sent[g])) != PSC_OK ||
-            (st = psc__apply(ctx, sent[g], &se, 1, 0, NULL)) != PSC_OK)
+            (st = psc__expect_fill(ctx, sent[g], &se)) != PSC_OK)
             goto done;
     }
     for (size_t s = 0; s < sizeof(psc__sizes) / sizeof(psc__sizes[0]); s++) {
@@ -313,21 +240,21 @@ psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const ps
                 if (!(o->pattern_mask & (1u << kind)))
                     continue;
                 st = psc__one(ctx, ti, x, n, o, psc__sizes[s], psc__offsets[k], kind,
-                              o->seed ^ ((uint64_t)s << 40) ^ ((uint64_t)k << 32) ^ ((uint64_t)kind << 24), &r);
+                              o->seed ^ ((uint64_t)s << 40) ^ ((uint64_t)k << 32) ^ ((uint64_t)kind << 24), &r, &acc);
                 if (st != PSC_OK)
                     goto done;
             }
     }
     for (int g = 0; g < ctx->ndev; g++) {
-        psc__expect_t se = {PSC_PAT_RANDOM, o->seed ^ 0x5e47, 0, PSC__SENTINEL, 0};
+        psc_expect_t se = psc_expect_pattern(PSC_PAT_RANDOM, o->seed ^ 0x5e47, PSC__SENTINEL);
         psc_check_t chk;
         const uint64_t none[2] = {0, 0};
 
         if (!sent[g])
             continue;
-        if ((st = psc__apply(ctx, sent[g], &se, 0, 0, &chk)) != PSC_OK)
+        if ((st = psc__expect_check(ctx, sent[g], &se, &chk)) != PSC_OK)
             goto done;
-        psc__note(&r, &chk, 3, PSC_PAT_RANDOM, -1, PSC__SENTINEL, none, 0);
+        psc__note(&r, &acc, &chk, 3, PSC_PAT_RANDOM, -1, PSC__SENTINEL, none, 0);
         r.bytes_checked += PSC__SENTINEL;
     }
 done:

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "verify/load.h"
-#include "verify/pattern.h"
 
 #define PSC__LOAD_HOST_BYTES (32ull << 20)  /* a copy over PCIe: about 0.6 ms */
 #define PSC__LOAD_PEER_BYTES (128ull << 20) /* a copy over NVLink: about 0.35 ms */
@@ -44,7 +43,7 @@ static psc_status_t psc__path_open(psc_load_t *l, int src, int dst, int issuer)
     p->rep.first_bad_offset = -1;
     p->issuer = issuer;
     p->size = host ? PSC__LOAD_HOST_BYTES : PSC__LOAD_PEER_BYTES;
-    p->seed = 0x6c6f6164ull ^ psc_pattern_word((uint64_t)(src + 2), (uint64_t)(dst + 2)); /* "load" */
+    p->seed = 0x6c6f6164ull ^ psc_pattern_mix((uint64_t)(src + 2), (uint64_t)(dst + 2)); /* "load" */
     l->n++;
     if ((st = psc__buffer_get(ctx, src == PSC_HOST ? PSC_MEM_PINNED : PSC_MEM_DEVICE, src == PSC_HOST ? issuer : src,
                               node, p->size, &p->from)) != PSC_OK ||
@@ -72,17 +71,25 @@ static void psc__load_free(psc_load_t *l)
     free(l);
 }
 
-psc_status_t psc_load_start(psc_context_t *ctx, const int *devices, int ndev, psc_load_t **out)
+psc_status_t psc__load_start(psc_context_t *ctx, const int *devices, int ndev, psc_load_t **out)
 {
     int d[PSC_MAX_GPUS], n;
     psc_load_t *l;
     psc_status_t st = PSC_OK;
 
-    if (!ctx || !out || (n = psc__resolve_devices(ctx, devices, ndev, d, PSC_MAX_GPUS)) < 1)
+    if (!ctx)
         return PSC_ERR_INVALID;
-    *out = NULL;
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_load_start: no place for the load given");
+    if ((n = psc__resolve_devices(ctx, devices, ndev, d, PSC_MAX_GPUS)) < 0)
+        return psc__fail(ctx, PSC_ERR_INVALID,
+                         "GPUs for the load: one of the %d named is out of range or named twice (accepted 0 to %d, "
+                         "each once)",
+                         ndev, psc_device_count(ctx) - 1);
+    if (n == 0)
+        return psc__fail(ctx, PSC_ERR_INVALID, "no GPU to put the load on");
     if (!(l = calloc(1, sizeof(*l))))
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the background load");
     l->ctx = ctx;
     for (int i = 0; i < n && st == PSC_OK; i++) {
         if ((st = psc__path_open(l, PSC_HOST, d[i], d[i])) == PSC_OK &&
@@ -137,12 +144,7 @@ psc_status_t psc__load_pump(psc_load_t *l)
 static void psc__load_note(psc__load_path_t *p, const psc_check_t *c, uint64_t size)
 {
     p->rep.bytes_checked += size;
-    p->rep.bad_bytes += c->bad_bytes;
-    if (c->bad_bytes && p->rep.first_bad_offset < 0) {
-        p->rep.first_bad_offset = c->first_bad;
-        p->rep.expected = c->expected;
-        p->rep.found = c->found;
-    }
+    psc__check_fold_fields(&p->rep.bad_bytes, &p->rep.first_bad_offset, &p->rep.expected, &p->rep.found, c);
 }
 
 psc_status_t psc__load_settle(psc_load_t *l)
@@ -180,7 +182,7 @@ int psc_load_report(const psc_load_t *l, psc_load_path_report_t *out, int cap)
     return l ? l->n : 0;
 }
 
-psc_status_t psc_load_stop(psc_load_t *l, psc_load_path_report_t *out, int cap, int *n)
+psc_status_t psc__load_stop(psc_load_t *l, psc_load_path_report_t *out, int cap, int *n)
 {
     psc_status_t st;
 
@@ -191,4 +193,9 @@ psc_status_t psc_load_stop(psc_load_t *l, psc_load_path_report_t *out, int cap, 
         *n = psc_load_report(l, out, cap);
     psc__load_free(l);
     return st;
+}
+
+psc_context_t *psc__load_context(const psc_load_t *l)
+{
+    return l ? l->ctx : NULL;
 }

@@ -7,8 +7,9 @@
 #include <string.h>
 
 #include "mem/buffer.h"
-#include "verify/pattern.h"
-#include "verify/verify.h"
+#include "pattern/check.h"
+#include "xfer/bw.h"
+#include "topo/host_topo.h"
 #include "xfer/copy.h"
 #include "xfer/timing.h"
 
@@ -20,23 +21,7 @@
 #define PSC__ROUND_BYTES (256ull << 20) /* auto iterations aim at this much per transfer and sample... */
 #define PSC__HOST_ROUND_BYTES (512ull << 20) /* ...and this much for pinned host memory */
 
-void psc_measure_opts_default(psc_measure_opts_t *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->size = 0;        /* each test's own */
-    o->iterations = 0;  /* enough copies for about 256 MiB a sample */
-    o->warmup = 1;
-    o->samples = 3;
-    o->max_samples = 16;
-    o->stable_pct = 0.5;
-    o->gate_timeout_ms = 5000.0;
-    o->seed = 0x70327073636f7065ull; /* "p2pscope" */
-    o->host_node = -1;
-    o->verify = 1;
-    o->test_corrupt_offset = -1;
-}
-
-psc_status_t psc_measure_opts_check(const psc_measure_opts_t *o, char *errbuf, size_t errlen)
+psc_status_t psc__measure_opts_check(const psc_measure_opts_t *o, char *errbuf, size_t errlen)
 {
     char scratch[8];
 
@@ -70,18 +55,14 @@ psc_status_t psc_measure_opts_check(const psc_measure_opts_t *o, char *errbuf, s
         PSC__BAD("host NUMA node %d out of range: accepted 0 or more, or -1 for the GPU's own", o->host_node);
     if (o->verify != 0 && o->verify != 1)
         PSC__BAD("verify %d out of range: accepted 0 (off) or 1 (on)", o->verify);
-    if (o->test_corrupt_offset >= 0 && !o->verify)
-        PSC__BAD("a corruption test needs verification on");
-    if (o->test_corrupt_offset >= 0 && o->size && (uint64_t)o->test_corrupt_offset >= o->size)
-        PSC__BAD("corruption offset %" PRId64 " out of range: accepted 0 to size-1", o->test_corrupt_offset);
 #undef PSC__BAD
     return PSC_OK;
 }
 
-static int psc__host_pattern(psc_pattern_t p)
+static int psc__host_shape(psc_shape_t p)
 {
-    return p == PSC_PATTERN_H2D || p == PSC_PATTERN_D2H || p == PSC_PATTERN_HOST_BIDIR ||
-           p == PSC_PATTERN_HOST_TO_ALL || p == PSC_PATTERN_ALL_TO_HOST || p == PSC_PATTERN_ALL_HOST_BIDIR;
+    return p == PSC_SHAPE_H2D || p == PSC_SHAPE_D2H || p == PSC_SHAPE_HOST_BIDIR ||
+           p == PSC_SHAPE_HOST_TO_ALL || p == PSC_SHAPE_ALL_TO_HOST || p == PSC_SHAPE_ALL_HOST_BIDIR;
 }
 
 /*
@@ -108,20 +89,20 @@ static uint64_t psc__resolve_size(const psc_context_t *ctx, const psc_bw_case_t 
 
     if (o->size)
         return o->size;
-    if (ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_pattern(ti->pattern))
+    if (ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_shape(ti->shape))
         return PSC__DEFAULT_PAGEABLE_SIZE;
     for (int i = 0; i < c->nxfer; i++)
         host_read |= c->xfer[i].src == PSC_HOST;
-    if (psc__host_pattern(ti->pattern) && ti->engine == PSC_ENGINE_SM && host_read)
+    if (psc__host_shape(ti->shape) && ti->engine == PSC_ENGINE_SM && host_read)
         return psc__host_read_size(ctx, c);
-    if (psc__host_pattern(ti->pattern))
+    if (psc__host_shape(ti->shape))
         return PSC__DEFAULT_HOST_SIZE;
-    return ti->pattern == PSC_PATTERN_P2P_OFF ? PSC__DEFAULT_STAGED_SIZE : PSC__DEFAULT_DEVICE_SIZE;
+    return ti->shape == PSC_SHAPE_P2P_OFF ? PSC__DEFAULT_STAGED_SIZE : PSC__DEFAULT_DEVICE_SIZE;
 }
 
 static unsigned psc__resolve_iterations(const psc_bw_test_info_t *ti, const psc_measure_opts_t *o, uint64_t size)
 {
-    uint64_t it, round = psc__host_pattern(ti->pattern) && ti->hostmem != PSC_HOSTMEM_PAGEABLE ? PSC__HOST_ROUND_BYTES
+    uint64_t it, round = psc__host_shape(ti->shape) && ti->hostmem != PSC_HOSTMEM_PAGEABLE ? PSC__HOST_ROUND_BYTES
                                                                                                : PSC__ROUND_BYTES;
 
     if (o->iterations)
@@ -173,29 +154,46 @@ static int psc__gpu_to_gpu(const psc_xfer_t *x)
     return x->src >= 0 && x->dst >= 0 && x->src != x->dst;
 }
 
-static int psc__case_valid(const psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti)
+/* Whether the case's transfers are ones the test makes; when not, why (what was wrong, what is accepted). */
+static int psc__case_valid(const psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti, char *why,
+                           size_t len)
 {
-    int host = psc__host_pattern(ti->pattern), local = ti->pattern == PSC_PATTERN_LOCAL;
+    int host = psc__host_shape(ti->shape), local = ti->shape == PSC_SHAPE_LOCAL;
 
-    if (c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS || ctx->ndev > PSC_MAX_XFERS)
-        return 0;
+#define PSC__NO(...)                         \
+    do {                                     \
+        snprintf(why, len, __VA_ARGS__);     \
+        return 0;                            \
+    } while (0)
+    if (c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS)
+        PSC__NO("a case of %d transfers: accepted 1 to %d", c->nxfer, PSC_MAX_XFERS);
+    if (ctx->ndev > PSC_MAX_XFERS)
+        PSC__NO("%d GPUs: bandwidth cases take at most %d", ctx->ndev, PSC_MAX_XFERS);
     for (int i = 0; i < c->nxfer; i++) {
         const psc_xfer_t *x = &c->xfer[i];
 
-        if (!psc__valid_gpu(ctx, x->issuer) || (x->src != PSC_HOST && !psc__valid_gpu(ctx, x->src)) ||
-            (x->dst != PSC_HOST && !psc__valid_gpu(ctx, x->dst)) || (x->src == PSC_HOST && x->dst == PSC_HOST))
-            return 0;
+        if (!psc__valid_gpu(ctx, x->issuer))
+            PSC__NO("transfer %d: issuing GPU %d does not exist (accepted 0 to %d)", i, x->issuer, ctx->ndev - 1);
+        if ((x->src != PSC_HOST && !psc__valid_gpu(ctx, x->src)) || (x->dst != PSC_HOST && !psc__valid_gpu(ctx, x->dst)))
+            PSC__NO("transfer %d: %d -> %d names a GPU that does not exist (accepted 0 to %d, or PSC_HOST)", i, x->src,
+                    x->dst, ctx->ndev - 1);
+        if (x->src == PSC_HOST && x->dst == PSC_HOST)
+            PSC__NO("transfer %d: host -> host: accepted a GPU at one end at least", i);
         if (x->issuer != x->src && x->issuer != x->dst)
-            return 0;
+            PSC__NO("transfer %d: GPU %d issues %d -> %d: accepted the source or the destination GPU", i, x->issuer,
+                    x->src, x->dst);
         if (host != (x->src == PSC_HOST || x->dst == PSC_HOST) || local != (x->src == x->dst))
-            return 0;
+            PSC__NO("transfer %d: %d -> %d is not a transfer of %s (%s)", i, x->src, x->dst, ti->name, ti->title);
         if (psc__gpu_to_gpu(x) && x->issuer != (ti->by_reader ? x->dst : x->src))
-            return 0;
+            PSC__NO("transfer %d: %s is issued by the %s GPU (%d), not GPU %d", i, ti->name,
+                    ti->by_reader ? "destination" : "source", ti->by_reader ? x->dst : x->src, x->issuer);
         /* One-way host patterns move data one way only. */
-        if (((ti->pattern == PSC_PATTERN_H2D || ti->pattern == PSC_PATTERN_HOST_TO_ALL) && x->src != PSC_HOST) ||
-            ((ti->pattern == PSC_PATTERN_D2H || ti->pattern == PSC_PATTERN_ALL_TO_HOST) && x->dst != PSC_HOST))
-            return 0;
+        if (((ti->shape == PSC_SHAPE_H2D || ti->shape == PSC_SHAPE_HOST_TO_ALL) && x->src != PSC_HOST) ||
+            ((ti->shape == PSC_SHAPE_D2H || ti->shape == PSC_SHAPE_ALL_TO_HOST) && x->dst != PSC_HOST))
+            PSC__NO("transfer %d: %d -> %d runs against %s, which moves data one way only", i, x->src, x->dst,
+                    ti->name);
     }
+#undef PSC__NO
     return 1;
 }
 
@@ -222,7 +220,7 @@ static psc_status_t psc__setup(psc_context_t *ctx, psc__case_run_t *r, const psc
 
         r->use[x->x.issuer] = 1;
         x->share = psc__issuer_share(c->xfer, c->nxfer, i);
-        x->seed = o->seed ^ psc_pattern_word((uint64_t)c->test * 131 + (uint64_t)i,
+        x->seed = o->seed ^ psc_pattern_mix((uint64_t)c->test * 131 + (uint64_t)i,
                                              (uint64_t)(x->x.src + 2) * 1024 + (uint64_t)(x->x.dst + 2));
         if ((st = psc__buffer_get(ctx, x->x.src == PSC_HOST ? hk : PSC_MEM_DEVICE,
                                   x->x.src == PSC_HOST ? x->x.issuer : x->x.src, node, r->size, &x->src)) != PSC_OK ||
@@ -334,7 +332,7 @@ static psc_status_t psc__check(psc_context_t *ctx, psc__case_run_t *r, unsigned 
     double t0 = psc__now_ns();
     const psc_buffer_t *dst[PSC_MAX_XFERS];
     uint64_t seed[PSC_MAX_XFERS];
-    psc_check_t all = {0, -1, 0, 0}, v[PSC_MAX_XFERS];
+    psc_check_t all = PSC_CHECK_CLEAN, v[PSC_MAX_XFERS];
     psc_status_t st;
 
     for (int i = 0; i < r->n; i++) {
@@ -343,17 +341,9 @@ static psc_status_t psc__check(psc_context_t *ctx, psc__case_run_t *r, unsigned 
     }
     if ((st = psc__pattern_check_many(ctx, dst, seed, r->n, v)) != PSC_OK)
         return st;
-    for (int i = 0; i < r->n; i++) {
-        const psc_check_t c = v[i];
-
-        all.bad_bytes += c.bad_bytes;
-        if (c.bad_bytes && all.first_bad < 0) {
-            all.first_bad = c.first_bad;
-            all.expected = c.expected;
-            all.found = c.found;
-        }
-    }
-    psc__verify_report_add(rep, &all);
+    for (int i = 0; i < r->n; i++)
+        psc__check_fold(&all, &v[i]);
+    psc__check_report_add(rep, &all);
     r->verify_ns += psc__now_ns() - t0;
     return PSC_OK;
 }
@@ -411,8 +401,8 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
                 r->x[i].gbs[k] = (double)r->size * r->iterations / (r->x[i].ms * 1e-3) / 1e9;
             }
             res->samples_gbs[k] = (double)res->bytes_per_sample / (longest * 1e-3) / 1e9;
-            if (o->test_corrupt_offset >= 0 &&
-                (st = psc__flip_byte(ctx, r->x[0].dst, (uint64_t)o->test_corrupt_offset)) != PSC_OK)
+            if (ctx->hooks.corrupt_offset >= 0 &&
+                (st = psc__pattern_flip(ctx, r->x[0].dst, (uint64_t)ctx->hooks.corrupt_offset)) != PSC_OK)
                 return st;
         }
         if (o->verify && timed && (st = psc__check(ctx, r, round, &res->verify)) != PSC_OK)
@@ -420,12 +410,12 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
         if (res->nsamples >= o->max_samples)
             return PSC_OK;
         if (res->nsamples >= o->samples &&
-            (o->max_samples == o->samples || psc_sampling_stable(res->samples_gbs, res->nsamples, o->stable_pct)))
+            (o->max_samples == o->samples || psc__sampling_stable(res->samples_gbs, res->nsamples, o->stable_pct)))
             return PSC_OK;
     }
 }
 
-psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
+psc_status_t psc__bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
                         psc_bw_result_t *out)
 {
     const psc_bw_test_info_t *ti = c ? psc_bw_test_info(c->test) : NULL;
@@ -434,21 +424,33 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
     psc_status_t st;
     int waived = 0;
     double t0 = psc__now_ns();
+    char why[256];
 
-    if (!ctx || !c || !out || !ti || psc_measure_opts_check(o, NULL, 0) != PSC_OK || !psc__case_valid(ctx, c, ti))
+    if (!ctx)
         return PSC_ERR_INVALID;
+    if (!c || !o || !out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_run: no %s given", !c ? "case" : !o ? "options" : "result");
+    if (!ti)
+        return psc__fail(ctx, PSC_ERR_INVALID, "bandwidth test %d does not exist: accepted 0 to %d", c->test,
+                         psc_bw_test_count() - 1);
+    if (psc__measure_opts_check(o, why, sizeof(why)) != PSC_OK || !psc__case_valid(ctx, c, ti, why, sizeof(why)))
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s", why);
     r = calloc(1, sizeof(*r));
     if (!r)
-        return PSC_ERR_NO_MEMORY;
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a %s case", ti->name);
     r->ti = ti;
     r->n = c->nxfer;
     for (int i = 0; i < r->n; i++) /* peers, buffers and streams all read the transfers */
         r->x[i].x = c->xfer[i];
     r->size = psc__resolve_size(ctx, c, ti, o);
     r->iterations = psc__resolve_iterations(ti, o, r->size);
-    if (o->test_corrupt_offset >= 0 && (uint64_t)o->test_corrupt_offset >= r->size) {
+    if (ctx->hooks.corrupt_offset >= 0 && (!o->verify || (uint64_t)ctx->hooks.corrupt_offset >= r->size)) {
+        unsigned long long size = r->size;
+
         free(r);
-        return PSC_ERR_INVALID;
+        return psc__fail(ctx, PSC_ERR_INVALID,
+                         "corruption offset %lld: accepted with verification on and 0 to %llu (the size - 1)",
+                         (long long)ctx->hooks.corrupt_offset, size - 1);
     }
     memset(&res, 0, sizeof(res));
     res.c = *c;
@@ -457,16 +459,16 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
     res.bytes_per_sample = r->size * r->iterations * (uint64_t)c->nxfer;
     res.verify.first_bad_offset = -1;
     /* Pageable memory and host-staged peer copies block the host while queued: no gate for them. */
-    res.gated = !(ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_pattern(ti->pattern)) &&
-                ti->pattern != PSC_PATTERN_P2P_OFF;
+    res.gated = !(ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_shape(ti->shape)) &&
+                ti->shape != PSC_SHAPE_P2P_OFF;
     res.host_node = -1;
-    if (psc__host_pattern(ti->pattern)) {
+    if (psc__host_shape(ti->shape)) {
         res.host_node = psc__host_node(ctx, o, c->xfer[0].issuer);
         if (res.host_node < 0 && psc_host_topo_numa_count(ctx->host) == 1)
             res.host_node = 0;
     }
 
-    if ((st = psc__peers_for(ctx, c->xfer, c->nxfer, ti->pattern == PSC_PATTERN_P2P_OFF, &waived, res.reason,
+    if ((st = psc__peers_for(ctx, c->xfer, c->nxfer, ti->shape == PSC_SHAPE_P2P_OFF, &waived, res.reason,
                              sizeof(res.reason))) != PSC_OK)
         goto failed;
     if (waived) {

@@ -43,9 +43,9 @@ static void psc__generate(const psc_bw_test_info_t *ti, psc_bw_test_t t, const i
 {
     psc_bw_case_t c;
 
-    switch (ti->pattern) {
-    case PSC_PATTERN_PAIR:
-    case PSC_PATTERN_P2P_OFF:
+    switch (ti->shape) {
+    case PSC_SHAPE_PAIR:
+    case PSC_SHAPE_P2P_OFF:
         for (int i = 0; i < m; i++)
             for (int j = 0; j < m; j++) {
                 if (i == j)
@@ -55,7 +55,7 @@ static void psc__generate(const psc_bw_test_info_t *ti, psc_bw_test_t t, const i
                 psc__emit(l, &c);
             }
         break;
-    case PSC_PATTERN_PAIR_BIDIR:
+    case PSC_SHAPE_PAIR_BIDIR:
         for (int i = 0; i < m; i++)
             for (int j = i + 1; j < m; j++) {
                 c = psc__case(t, d[i], d[j], PSC_ALL);
@@ -64,25 +64,25 @@ static void psc__generate(const psc_bw_test_info_t *ti, psc_bw_test_t t, const i
                 psc__emit(l, &c);
             }
         break;
-    case PSC_PATTERN_LOCAL:
-    case PSC_PATTERN_H2D:
-    case PSC_PATTERN_D2H:
-    case PSC_PATTERN_HOST_BIDIR:
+    case PSC_SHAPE_LOCAL:
+    case PSC_SHAPE_H2D:
+    case PSC_SHAPE_D2H:
+    case PSC_SHAPE_HOST_BIDIR:
         for (int i = 0; i < m; i++) {
-            int src = ti->pattern == PSC_PATTERN_H2D || ti->pattern == PSC_PATTERN_HOST_BIDIR ? PSC_HOST : d[i];
-            int dst = ti->pattern == PSC_PATTERN_D2H ? PSC_HOST : d[i];
+            int src = ti->shape == PSC_SHAPE_H2D || ti->shape == PSC_SHAPE_HOST_BIDIR ? PSC_HOST : d[i];
+            int dst = ti->shape == PSC_SHAPE_D2H ? PSC_HOST : d[i];
 
             c = psc__case(t, src, dst, d[i]);
             psc__add_xfer(&c, src, dst, d[i]);
-            if (ti->pattern == PSC_PATTERN_HOST_BIDIR)
+            if (ti->shape == PSC_SHAPE_HOST_BIDIR)
                 psc__add_xfer(&c, d[i], PSC_HOST, d[i]);
             psc__emit(l, &c);
         }
         break;
-    case PSC_PATTERN_ALL_TO_ONE:
-    case PSC_PATTERN_ONE_TO_ALL:
+    case PSC_SHAPE_ALL_TO_ONE:
+    case PSC_SHAPE_ONE_TO_ALL:
         for (int k = 0; k < m; k++) {
-            int to_one = ti->pattern == PSC_PATTERN_ALL_TO_ONE;
+            int to_one = ti->shape == PSC_SHAPE_ALL_TO_ONE;
 
             c = psc__case(t, to_one ? PSC_ALL : d[k], to_one ? d[k] : PSC_ALL, PSC_ALL);
             for (int o = 0; o < m; o++) {
@@ -94,21 +94,21 @@ static void psc__generate(const psc_bw_test_info_t *ti, psc_bw_test_t t, const i
             psc__emit(l, &c);
         }
         break;
-    case PSC_PATTERN_RING:
+    case PSC_SHAPE_RING:
         c = psc__case(t, PSC_ALL, PSC_ALL, PSC_ALL);
         for (int i = 0; i < m; i++)
             psc__add_xfer(&c, d[i], d[(i + 1) % m], psc__issuer(ti, d[i], d[(i + 1) % m]));
         psc__emit(l, &c);
         break;
-    case PSC_PATTERN_HOST_TO_ALL:
-    case PSC_PATTERN_ALL_TO_HOST:
-    case PSC_PATTERN_ALL_HOST_BIDIR:
-        c = psc__case(t, ti->pattern == PSC_PATTERN_ALL_TO_HOST ? PSC_ALL : PSC_HOST,
-                      ti->pattern == PSC_PATTERN_HOST_TO_ALL ? PSC_ALL : PSC_HOST, PSC_ALL);
+    case PSC_SHAPE_HOST_TO_ALL:
+    case PSC_SHAPE_ALL_TO_HOST:
+    case PSC_SHAPE_ALL_HOST_BIDIR:
+        c = psc__case(t, ti->shape == PSC_SHAPE_ALL_TO_HOST ? PSC_ALL : PSC_HOST,
+                      ti->shape == PSC_SHAPE_HOST_TO_ALL ? PSC_ALL : PSC_HOST, PSC_ALL);
         for (int i = 0; i < m; i++) {
-            if (ti->pattern != PSC_PATTERN_ALL_TO_HOST)
+            if (ti->shape != PSC_SHAPE_ALL_TO_HOST)
                 psc__add_xfer(&c, PSC_HOST, d[i], d[i]);
-            if (ti->pattern != PSC_PATTERN_HOST_TO_ALL)
+            if (ti->shape != PSC_SHAPE_HOST_TO_ALL)
                 psc__add_xfer(&c, d[i], PSC_HOST, d[i]);
         }
         psc__emit(l, &c);

@@ -1,8 +1,5 @@
 /* The bandwidth tests: one table, so the CLI, JSON and docs all name the same things. */
-#include <fnmatch.h>
-#include <string.h>
-
-#include "p2pscope.h"
+#include "util/registry.h"
 
 #define CE PSC_ENGINE_CE
 #define SM PSC_ENGINE_SM
@@ -11,8 +8,8 @@
 #define WC PSC_HOSTMEM_WC
 #define REG PSC_HOSTMEM_REGISTERED
 
-/* name, title, description, pattern, engine, by_reader, host memory, minimum GPUs */
-#define T(n, t, d, p, e, r, h, g) {n, t, d, PSC_PATTERN_##p, e, r, h, g}
+/* name, title, description, shape, engine, by_reader, host memory, minimum GPUs */
+#define T(n, t, d, p, e, r, h, g) {n, t, d, PSC_SHAPE_##p, e, r, h, g}
 
 static const psc_bw_test_info_t psc__tests[] = {
     T("gpu_to_gpu_read_ce", "GPU -> GPU, copy engine, read (the destination GPU issues the copy)",
@@ -115,14 +112,21 @@ static const psc_bw_test_info_t psc__tests[] = {
 
 #undef T
 
+static const psc_registry_t psc__registry = PSC_REGISTRY_OF(psc__tests, psc_bw_test_info_t);
+
+const psc_registry_t *psc_bw_registry(void)
+{
+    return &psc__registry;
+}
+
 int psc_bw_test_count(void)
 {
-    return (int)(sizeof(psc__tests) / sizeof(psc__tests[0]));
+    return psc__registry.count;
 }
 
 const psc_bw_test_info_t *psc_bw_test_info(psc_bw_test_t t)
 {
-    return t >= 0 && t < psc_bw_test_count() ? &psc__tests[t] : NULL;
+    return psc__registry_at(&psc__registry, t);
 }
 
 const char *psc_bw_test_name(psc_bw_test_t t)
@@ -141,27 +145,17 @@ const char *psc_bw_test_title(psc_bw_test_t t)
 
 psc_status_t psc_bw_test_from_name(const char *name, psc_bw_test_t *out)
 {
-    for (int t = 0; name && t < psc_bw_test_count(); t++) {
-        if (strcmp(name, psc__tests[t].name) == 0) {
-            *out = t;
-            return PSC_OK;
-        }
-    }
-    return PSC_ERR_INVALID;
+    int t = psc__registry_find(&psc__registry, name);
+
+    if (t < 0 || !out)
+        return PSC_ERR_INVALID;
+    *out = t;
+    return PSC_OK;
 }
 
 int psc_bw_test_match(const char *glob, psc_bw_test_t *out, int cap)
 {
-    int n = 0;
-
-    for (int t = 0; glob && t < psc_bw_test_count(); t++) {
-        if (fnmatch(glob, psc__tests[t].name, 0) != 0)
-            continue;
-        if (out && n < cap)
-            out[n] = t;
-        n++;
-    }
-    return n;
+    return psc__registry_match(&psc__registry, glob, out, cap);
 }
 
 const char *psc_hostmem_name(psc_hostmem_t kind)

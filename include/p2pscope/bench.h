@@ -1,0 +1,457 @@
+/*
+ * p2pscope's benchmark API: the registries of bandwidth and latency tests,
+ * their cases, options and runs, the integrity runs and their background
+ * load, and the small utilities a measurement tool needs (sizes, statistics,
+ * result files). Conventions, threads and ABI as in <p2pscope.h>.
+ *
+ * Threads: the registries, the case generators' pure parts, psc_size_parse,
+ * psc_size_sweep, psc_stats_compute and psc_percentiles are thread-safe; the
+ * runs use their context (one thread at a time per context).
+ */
+#ifndef P2PSCOPE_BENCH_H
+#define P2PSCOPE_BENCH_H
+
+#include "p2pscope.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
+/* ---------------------------------------------------------------- utilities */
+
+/*
+ * Parse a byte count: a whole number with an optional suffix. K/M/G/T and
+ * KiB/MiB/GiB/TiB are powers of 1024; KB/MB/GB/TB powers of 1000; B or no
+ * suffix is bytes. Accepts 1 byte to 1 TiB.
+ */
+psc_status_t psc_size_parse(const char *text, uint64_t *out);
+
+/*
+ * Write len bytes to path. A regular file (or a new one) is written through a
+ * temporary file beside it, fsynced and renamed, so a reader never sees a
+ * partial file; it keeps the old file's mode and owner, a new one gets 0666
+ * less the umask (which is never changed). A symlink is followed and its
+ * target written that way. /dev/stdout, /dev/stderr and /dev/fd/N are written
+ * through the open descriptor itself (a socket too). A device or a FIFO is
+ * written in place, never created, replaced or deleted; a FIFO without a
+ * reader is an error. errbuf says what failed, in one line.
+ */
+psc_status_t psc_write_file_atomic(const char *path, const void *data, size_t len, char *errbuf, size_t errlen);
+
+typedef struct {
+    unsigned n;
+    double median, min, max, mean, stddev; /* stddev: sample (n-1) */
+} psc_stats_t;
+
+/* Statistics of n >= 1 values (the input is not modified). */
+psc_status_t psc_stats_compute(const double *values, unsigned n, psc_stats_t *out);
+
+/* ---------------------------------------------------------------- bandwidth */
+
+#define PSC_HOST (-1) /* endpoint of a copy that is host memory */
+#define PSC_ALL (-2)  /* in a case's summary: every other GPU */
+
+typedef enum { PSC_ENGINE_CE, PSC_ENGINE_SM } psc_engine_t; /* copy engine, or an SM copy kernel */
+
+typedef enum {
+    PSC_HOSTMEM_PINNED,      /* cuMemHostAlloc: page-locked, mapped */
+    PSC_HOSTMEM_PAGEABLE,    /* plain malloc'd memory */
+    PSC_HOSTMEM_WC,          /* pinned write-combined */
+    PSC_HOSTMEM_REGISTERED,  /* malloc'd memory page-locked with cuMemHostRegister */
+    PSC_HOSTMEM_KIND_COUNT
+} psc_hostmem_t;
+const char *psc_hostmem_name(psc_hostmem_t kind); /* "pinned", "pageable", ... */
+
+typedef enum {
+    PSC_SHAPE_PAIR,          /* one GPU -> another GPU */
+    PSC_SHAPE_PAIR_BIDIR,    /* both directions between two GPUs at once */
+    PSC_SHAPE_P2P_OFF,       /* GPU -> GPU with peer access off: staged through the host */
+    PSC_SHAPE_LOCAL,         /* inside one GPU */
+    PSC_SHAPE_H2D,           /* host -> GPU */
+    PSC_SHAPE_D2H,           /* GPU -> host */
+    PSC_SHAPE_HOST_BIDIR,    /* host -> GPU and GPU -> host at once */
+    PSC_SHAPE_ALL_TO_ONE,    /* every other GPU -> one GPU, at once */
+    PSC_SHAPE_ONE_TO_ALL,    /* one GPU -> every other GPU, at once */
+    PSC_SHAPE_RING,          /* every GPU -> the next one, at once */
+    PSC_SHAPE_HOST_TO_ALL,   /* host -> every GPU, at once */
+    PSC_SHAPE_ALL_TO_HOST,   /* every GPU -> host, at once */
+    PSC_SHAPE_ALL_HOST_BIDIR /* host <-> every GPU, both directions, at once */
+} psc_shape_t;
+
+typedef int psc_bw_test_t; /* index into the test registry */
+
+typedef struct {
+    const char *name;          /* "gpu_to_gpu_read_ce", ... */
+    const char *title;         /* one line for a table title: direction, engine, issuer */
+    const char *description;   /* one line for `bw -l` */
+    psc_shape_t shape;         /* the traffic: which endpoints copy to which, at once */
+    psc_engine_t engine;
+    int by_reader;             /* GPU -> GPU: the destination GPU issues (read); else the source (write) */
+    psc_hostmem_t hostmem;     /* host tests */
+    int min_gpus;
+} psc_bw_test_info_t;
+
+int psc_bw_test_count(void);
+const psc_bw_test_info_t *psc_bw_test_info(psc_bw_test_t test); /* NULL when out of range */
+const char *psc_bw_test_name(psc_bw_test_t test);
+const char *psc_bw_test_title(psc_bw_test_t test);
+/* Parses a name of psc_bw_test_name(); PSC_ERR_INVALID when unknown. */
+psc_status_t psc_bw_test_from_name(const char *name, psc_bw_test_t *out);
+/* Tests whose name matches a shell glob ("*_sm", "host_to_gpu_*"); returns the count, writes at most cap. */
+int psc_bw_test_match(const char *glob, psc_bw_test_t *out, int cap);
+
+#define PSC_MAX_XFERS 64
+
+typedef struct {
+    int src, dst;   /* GPU index or PSC_HOST */
+    int issuer;     /* GPU whose stream runs the copy (its copy engine or SMs) */
+} psc_xfer_t;
+
+typedef struct {
+    psc_bw_test_t test;
+    int src, dst, issuer;      /* the case in one line: endpoints, PSC_ALL for "every other GPU" */
+    int nxfer;                 /* transfers that run at the same time */
+    psc_xfer_t xfer[PSC_MAX_XFERS];
+} psc_bw_case_t;
+
+/*
+ * The cases of one test over the given GPUs (all when ndev is 0): an ordered
+ * pair per case for GPU->GPU tests, an unordered pair for both directions,
+ * one per GPU for host and local tests and for all-to-one / one-to-all
+ * (that GPU is the one), one for a ring or all GPUs with the host. *n is set
+ * to the count; at most cap are written (cases may be NULL with cap 0).
+ */
+psc_status_t psc_bw_cases(const psc_context_t *ctx, psc_bw_test_t test,
+                          const int *devices, int ndev,
+                          psc_bw_case_t *cases, size_t cap, size_t *n);
+
+#define PSC_MAX_SAMPLES 64
+
+typedef struct {
+    size_t struct_size;     /* set by psc_measure_opts_default(); fields may be added after the last */
+    uint64_t size;          /* bytes per copy */
+    unsigned iterations;    /* copies per timed sample */
+    unsigned warmup;        /* untimed samples first */
+    unsigned samples;       /* minimum timed samples, 1..PSC_MAX_SAMPLES */
+    unsigned max_samples;   /* keep sampling up to this until the median is stable; = samples: fixed */
+    double stable_pct;      /* stable: the last three medians within this many percent */
+    double gate_timeout_ms; /* how long the gate kernel waits for the host */
+    uint64_t seed;          /* pattern seed; each case derives its own */
+    int host_node;          /* NUMA node for host memory; -1: the node nearest each GPU */
+    int verify;             /* 1 (default): check every destination after every sample; 0: do not */
+} psc_measure_opts_t;
+
+/* The defaults, struct_size included; call it through the macro, which passes the caller's struct size. */
+void psc_measure_opts_init(psc_measure_opts_t *opts, size_t struct_size);
+#define psc_measure_opts_default(opts) psc_measure_opts_init((opts), sizeof(*(opts)))
+/* PSC_ERR_INVALID with a line in errbuf naming the accepted range. */
+psc_status_t psc_measure_opts_check(const psc_measure_opts_t *opts, char *errbuf, size_t errlen);
+
+/* Sizes from min to max (inclusive) multiplying by factor >= 2; returns the count, writes at most cap. */
+int psc_size_sweep(uint64_t min, uint64_t max, unsigned factor, uint64_t *out, int cap);
+
+typedef enum { PSC_RESULT_PASSED, PSC_RESULT_FAILED, PSC_RESULT_WAIVED } psc_result_status_t;
+const char *psc_result_status_string(psc_result_status_t s); /* "passed", ... */
+
+typedef struct {
+    unsigned checked;           /* samples whose destinations were checked */
+    unsigned bad_samples;       /* of those, how many had wrong bytes */
+    uint64_t bad_bytes;         /* wrong bytes over all checked samples */
+    int64_t first_bad_offset;   /* byte offset of the first wrong byte seen; -1 none */
+    uint8_t expected, found;    /* at first_bad_offset */
+} psc_verify_report_t;
+
+typedef struct {
+    psc_bw_case_t c;
+    psc_result_status_t status;
+    char reason[512];           /* why failed or waived; "" when passed */
+    uint64_t size;              /* bytes per copy */
+    uint64_t bytes_per_sample;  /* size x iterations x transfers */
+    int host_node;              /* NUMA node the host buffers were bound to; -1 none or unknown */
+    unsigned iterations;        /* copies per transfer per sample */
+    int gated;                  /* 1 timed behind gate kernels; 0 without (pageable memory blocks the host) */
+    unsigned nsamples;          /* timed samples taken */
+    double samples_gbs[PSC_MAX_SAMPLES]; /* aggregate; 1 GB = 1e9 bytes */
+    psc_stats_t stats;          /* of the aggregate */
+    double xfer_gbs[PSC_MAX_XFERS]; /* median of each transfer alone */
+    psc_verify_report_t verify;
+    double run_ms;              /* wall time of the whole case: setup, samples, checks */
+    double verify_ms;           /* of that, preparing destinations and checking them */
+} psc_bw_result_t;
+
+/*
+ * Run one case: fill every source with a pattern, then per sample hold each
+ * issuing stream on a gate kernel while the copies are queued, time each
+ * stream with its own events, and check every destination against the
+ * pattern. Samples alternate between two sources with different patterns
+ * (device sources; host sources poison the destination instead), so each
+ * check proves the sample's own copy landed. The aggregate of a sample is all bytes
+ * over the longest stream's time. A result that failed or was waived still
+ * returns PSC_OK; errors are for bad arguments.
+ */
+psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c,
+                        const psc_measure_opts_t *opts, psc_bw_result_t *out);
+
+/* Release the buffers cached between cases (they are also released with the context). */
+void psc_bw_release_buffers(psc_context_t *ctx);
+
+/* ---------------------------------------------------------------- latency */
+
+typedef enum {
+    PSC_LAT_CHASE, /* one GPU thread follows a pointer chain through memory: ns per dependent load */
+    PSC_LAT_FLAG,  /* write a flag into the other side's memory, wait for its answer: one way = round trip / 2 */
+    PSC_LAT_COPY,  /* back-to-back small copy-engine copies: GPU time per copy, CPU submission time per call */
+    PSC_LAT_SYNC,  /* a synchronous cuMemcpy per call, timed by the CPU */
+} psc_lat_method_t;
+
+typedef enum { PSC_LAT_LOCAL, PSC_LAT_PEER, PSC_LAT_HOST } psc_lat_where_t;
+
+typedef int psc_lat_test_t;
+
+typedef struct {
+    const char *name, *title, *description;
+    psc_lat_method_t method;
+    psc_lat_where_t where;   /* where the memory (or the other side) is, seen from the issuing GPU */
+    int p2p_off;             /* copy: peer access off, staged through the host */
+    int to_gpu;              /* sync: host -> GPU; else GPU -> host */
+    psc_hostmem_t hostmem;   /* host memory kind */
+    uint64_t working_set;    /* chase: bytes the chain spans */
+    int min_gpus;
+} psc_lat_test_info_t;
+
+int psc_lat_test_count(void);
+const psc_lat_test_info_t *psc_lat_test_info(psc_lat_test_t t); /* NULL out of range */
+psc_status_t psc_lat_test_from_name(const char *name, psc_lat_test_t *out);
+int psc_lat_test_match(const char *glob, psc_lat_test_t *out, int cap);
+
+/*
+ * The test registries (bandwidth, latency) seen alike, for listings: each
+ * entry's name, title, description and minimum GPU count. Entry i is test i.
+ */
+typedef struct psc_registry psc_registry_t;
+typedef struct {
+    const char *name, *title, *description;
+    int min_gpus;
+} psc_registry_entry_t;
+
+const psc_registry_t *psc_bw_registry(void);
+const psc_registry_t *psc_lat_registry(void);
+int psc_registry_count(const psc_registry_t *reg);
+/* PSC_ERR_INVALID when reg or out is NULL or i is out of range (0 to count-1). */
+psc_status_t psc_registry_entry(const psc_registry_t *reg, int i, psc_registry_entry_t *out);
+
+typedef struct {
+    psc_lat_test_t test;
+    int src, dst;   /* memory owner -> reader for a chase; initiator -> responder for a flag; copy endpoints */
+    int issuer;     /* the GPU that runs the kernel or issues the copies */
+} psc_lat_case_t;
+
+psc_status_t psc_lat_cases(const psc_context_t *ctx, psc_lat_test_t test, const int *devices, int ndev,
+                           psc_lat_case_t *cases, size_t cap, size_t *n);
+
+/* Percentiles of n >= 1 values (nearest rank); the input is not modified. */
+typedef struct {
+    unsigned n;
+    double min, p50, p90, p99, max, mean;
+} psc_pctl_t;
+psc_status_t psc_percentiles(const double *v, unsigned n, psc_pctl_t *out);
+
+typedef struct {
+    size_t struct_size;      /* set by psc_lat_opts_default() */
+    unsigned samples;        /* chase: timed chains; flag: round trips; copy: samples per size; sync: calls per size */
+    uint64_t hops;           /* chase: loads per timed chain */
+    unsigned copies;         /* copy: back-to-back copies per sample */
+    double timeout_ms;       /* flag: how long a side waits for the other */
+} psc_lat_opts_t;
+void psc_lat_opts_init(psc_lat_opts_t *o, size_t struct_size);
+#define psc_lat_opts_default(o) psc_lat_opts_init((o), sizeof(*(o)))
+
+#define PSC_LAT_MAX_SIZES 8
+#define PSC_LAT_KEEP 512     /* raw samples kept per size for the distribution in JSON */
+
+typedef struct {
+    psc_lat_case_t c;
+    psc_result_status_t status;
+    char reason[512];
+    unsigned nsizes;                         /* 1 for chase and flag tests */
+    uint64_t sizes[PSC_LAT_MAX_SIZES];       /* bytes per copy; chase: working set; flag: 4 */
+    psc_pctl_t lat[PSC_LAT_MAX_SIZES];       /* ns: per load, one way, GPU time per copy, or per call */
+    psc_pctl_t submit[PSC_LAT_MAX_SIZES];    /* copy tests: CPU time to submit one copy, ns */
+    unsigned nkept[PSC_LAT_MAX_SIZES];
+    float kept[PSC_LAT_MAX_SIZES][PSC_LAT_KEEP]; /* raw samples, ns, in the order taken */
+    double ns_per_cycle;                     /* GPU clock calibration of this run (chase, flag) */
+} psc_lat_result_t;
+
+/* Run one latency case. Failed or waived results still return PSC_OK. */
+psc_status_t psc_lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc_lat_opts_t *o, psc_lat_result_t *out);
+
+/* The timers: %globaltimer's smallest step on GPU g and CLOCK_MONOTONIC's resolution, both in ns. */
+psc_status_t psc_timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, double *host_ns);
+
+/* ---------------------------------------------------------------- integrity */
+
+/*
+ * Background traffic ("load") for verify: copy-engine copies kept running on
+ * the machine's other paths (host -> each GPU, each GPU -> host, each GPU ->
+ * the next GPU) while a path's copies are made and checked. The load's own
+ * destinations are checked each time a verify case starts, and at the stop.
+ */
+typedef struct psc_load psc_load_t;
+
+#define PSC_LOAD_MAX_PATHS (3 * PSC_MAX_GPUS)
+
+typedef struct {
+    int src, dst;               /* GPU index, or PSC_HOST */
+    uint64_t copies;            /* copies made */
+    uint64_t bytes_moved;
+    uint64_t bytes_checked;     /* destinations and sources */
+    uint64_t bad_bytes;
+    int64_t first_bad_offset;   /* -1 none */
+    uint8_t expected, found;
+} psc_load_path_report_t;
+
+/* Set up the load over `devices` (ndev of them; all when ndev is 0). Nothing runs until verify pumps it. */
+psc_status_t psc_load_start(psc_context_t *ctx, const int *devices, int ndev, psc_load_t **out);
+/* The paths' reports so far; returns the number of paths, writes at most cap. */
+int psc_load_report(const psc_load_t *load, psc_load_path_report_t *out, int cap);
+/* Wait for the copies in flight, check them, write the final reports (as psc_load_report), free the load. */
+psc_status_t psc_load_stop(psc_load_t *load, psc_load_path_report_t *out, int cap, int *n);
+
+#define PSC_PATTERN_KINDS 6 /* random, address, walking ones, walking zeros, zero, ones */
+const char *psc_pattern_kind_name(int kind);
+
+typedef struct {
+    size_t struct_size;     /* set by psc_verify_opts_default() */
+    uint64_t max_size;      /* largest copy (default 256 MiB + 7; pageable host memory stops at 1 MiB + 13) */
+    unsigned pattern_mask;  /* bit k: pattern kind k (default: all) */
+    int unaligned;          /* also copy between unaligned source and destination offsets (default 1) */
+    uint64_t seed;          /* recorded in the results; each copy derives its own */
+    psc_load_t *load;       /* background traffic kept running while copying and checking; NULL none */
+} psc_verify_opts_t;
+
+void psc_verify_opts_init(psc_verify_opts_t *o, size_t struct_size);
+#define psc_verify_opts_default(o) psc_verify_opts_init((o), sizeof(*(o)))
+
+typedef struct {
+    psc_bw_case_t c;
+    psc_result_status_t status;
+    char reason[512];
+    uint64_t copies;             /* copies made and checked */
+    uint64_t bytes_copied;
+    uint64_t bytes_checked;      /* destination ranges, the canaries around them, sources and sentinels */
+    uint64_t bad_bytes;
+    unsigned bad_copies;
+    struct {                     /* the first wrong byte seen */
+        int pattern, xfer;
+        uint64_t size, src_off, dst_off;
+        int64_t offset;          /* from the start of the destination range; negative: before it */
+        uint8_t expected, found;
+        int where;               /* 0 destination range, 1 canary, 2 source, 3 sentinel */
+    } first;
+} psc_verify_result_t;
+
+/*
+ * Copy and check every size, offset and pattern of the plan over one case's
+ * transfers (any bandwidth test's case: every engine and memory kind), with
+ * canaries around each destination range, the sources re-checked, and
+ * sentinel buffers on the GPUs involved that must stay untouched. Checks run
+ * on the GPU (the CPU for pageable memory). Failed results return PSC_OK.
+ */
+psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
+                            psc_verify_result_t *out);
+
+/* ---------------------------------------------------------------- evidence for the doctor, stress, whole tests */
+
+/*
+ * Integrity evidence for the doctor from runs' results (psc_facts_check_integrity
+ * in <p2pscope.h> makes its own). psc_doctor's p2p_corrupts rule reads
+ * pair[i][j].integrity; these fill it. Pure: thread-safe for distinct facts.
+ *
+ * The fold, one rule for every kind of result: on each GPU -> GPU transfer of
+ * a result's case (source and destination two different GPUs of the facts),
+ * wrong bytes set pair[src][dst].integrity to 0; a passed result sets it to 1
+ * unless it is already 0. A result that failed without wrong bytes, or was
+ * waived, changes nothing. Wrong bytes are not traced to one transfer of a
+ * concurrent case: every GPU -> GPU transfer of that case is marked.
+ */
+void psc_facts_note_bw(psc_facts_t *facts, const psc_bw_result_t *results, size_t n);
+void psc_facts_note_verify(psc_facts_t *facts, const psc_verify_result_t *results, size_t n);
+
+/*
+ * The verify stress run (benchmark API): psc_verify_run over every case,
+ * pass after pass, each pass with its own seed (opts->seed, the pass number
+ * mixed in; pass 0 uses opts->seed itself). The first pass covers every case;
+ * with seconds > 0 later passes run until that many seconds have passed
+ * since the start (checked before each case), and the run stops early after a
+ * pass in which no case could copy anything (another pass would fail the same
+ * way at once). seconds 0: one pass.
+ */
+typedef struct {
+    psc_verify_result_t last;    /* the last pass's result, or the first failed one */
+    uint64_t copies, bytes_checked, bad_bytes; /* summed over the passes */
+    unsigned passes;             /* passes that checked this case */
+} psc_verify_path_sum_t;
+
+typedef struct {
+    double elapsed_s;            /* since the stress run began */
+    uint64_t bytes_checked;      /* over every case and pass so far */
+    unsigned pass;               /* 1 for the first */
+    size_t index, count;         /* the case (0-based) among count */
+    const psc_bw_case_t *c;
+    const psc_verify_result_t *result; /* NULL: the case is about to run; else what it gave */
+} psc_verify_progress_t;
+
+/* Called before and after each case, on the calling thread. */
+typedef void (*psc_verify_progress_fn)(const psc_verify_progress_t *progress, void *user);
+
+typedef struct {
+    unsigned passes;             /* passes begun */
+    unsigned idle_pass;          /* the pass in which no case could run, which ended the run; 0 none */
+    uint64_t bytes_checked;      /* over every case and pass */
+} psc_verify_stress_info_t;
+
+/*
+ * Run the stress over cases[0..n) with opts (opts->load is pumped as by
+ * psc_verify_run); sums[k] is case k's record (n of them), info (may be NULL)
+ * the run's. A case psc_verify_run refuses is a failed result, "invalid case".
+ * PSC_ERR_INVALID, before anything runs or is written, for a missing
+ * argument, n 0, seconds negative or not a number, or options not set up by
+ * psc_verify_opts_default. Uses ctx: one thread at a time.
+ */
+psc_status_t psc_verify_stress(psc_context_t *ctx, const psc_bw_case_t *cases, size_t n, const psc_verify_opts_t *opts,
+                               double seconds, psc_verify_progress_fn progress, void *user,
+                               psc_verify_path_sum_t *sums, psc_verify_stress_info_t *info);
+
+/* The fold above over a stress run's records: a case's summed wrong bytes, and "passed" when every pass passed. */
+void psc_facts_note_verify_sums(psc_facts_t *facts, const psc_verify_path_sum_t *sums, size_t n);
+
+/*
+ * Every case of one test over the given GPUs (as psc_bw_cases or
+ * psc_lat_cases), run in order with opts: res[k] is case k's result, *n how
+ * many ran (the first cap cases at most). progress (may be NULL) is called on
+ * the calling thread before each case (result NULL) and after it (its
+ * result). A case the run refuses is a failed result: for bandwidth with the
+ * context's last error as the reason, for latency "invalid case".
+ * PSC_ERR_INVALID for a test or GPU list the case generator refuses or a
+ * missing argument, PSC_ERR_NO_MEMORY; nothing runs then.
+ */
+typedef void (*psc_bw_progress_fn)(const psc_bw_case_t *c, const psc_bw_result_t *result, void *user);
+psc_status_t psc_bw_run_test(psc_context_t *ctx, psc_bw_test_t test, const int *devices, int ndev,
+                             const psc_measure_opts_t *opts, psc_bw_progress_fn progress, void *user,
+                             psc_bw_result_t *res, size_t cap, size_t *n);
+
+typedef void (*psc_lat_progress_fn)(const psc_lat_case_t *c, const psc_lat_result_t *result, void *user);
+psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const int *devices, int ndev,
+                              const psc_lat_opts_t *opts, psc_lat_progress_fn progress, void *user,
+                              psc_lat_result_t *res, size_t cap, size_t *n);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+#ifdef __cplusplus
+}
+#endif
+#endif /* P2PSCOPE_BENCH_H */

@@ -1,0 +1,46 @@
+#!/bin/bash
+# Run on the lent GPU machine, in the repository root, with .deps carried: the
+# same runs on an earlier version of p2pscope and on this tree, one after the
+# other on the same GPUs, to show that a change kept behaviour and figures.
+# Prepare here: git archive --prefix=base/ -o .deps/base.tar REF (the earlier version).
+# Then: build both, run the GPU tests on this tree, and for each of the full report, bw,
+# lat and verify a run of each version; bw figures are compared case by case
+# (compare_runs.py), the rest by status, exit code and wall time. Results in $OUT.
+STAGE_DEFAULT=before-after
+. "$(dirname "$0")/gpu-common.sh"
+[ -f .deps/base.tar ] || { echo "no .deps/base.tar: see the header of $0"; exit 2; }
+rm -rf "$LOGS/base" && tar -C "$LOGS" -xf .deps/base.tar
+cp -r .deps "$LOGS/base/.deps"
+step "build base"; (cd "$LOGS/base" && scripts/build.sh > "$LOGS/build-base.log" 2>&1) || { tail -20 "$LOGS/build-base.log"; exit 1; }
+build_and_test
+run() { # version label args...: JSON into $OUT/label.json, exit code and wall time on one line
+  local bin=$1 label=$2; shift 2
+  local t0; t0=$(date +%s.%N)
+  "$bin" "$@" --json="$OUT/$label.json" > "$LOGS/$label.txt" 2> "$LOGS/$label.err"
+  local rc=$?
+  printf '%-22s rc=%s wall=%.1f s\n' "$label" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)" | tee -a "$OUT/runs.txt"
+}
+for v in base this; do
+  bin=build/p2pscope; [ $v = base ] && bin=$LOGS/base/build/p2pscope
+  run $bin report-$v
+  run $bin bw-$v bw -n 9 --max-samples 9
+  run $bin lat-$v lat
+  run $bin verify-$v verify
+done
+for k in report bw; do
+  python3 scripts/compare_runs.py "$OUT/$k-base.json" "$OUT/$k-this.json" > "$OUT/compare-$k.txt"
+  step "$k: base against this"; tail -2 "$OUT/compare-$k.txt"
+done
+python3 - "$OUT" <<'PY' | tee "$OUT/compare-lat-verify.txt"
+import json, sys
+out = sys.argv[1]
+for kind in ("lat", "verify"):
+    a, b = (json.load(open(f"{out}/{kind}-{v}.json")) for v in ("base", "this"))
+    key = "tests" if kind == "lat" else "paths"
+    for x, y in zip(a.get(key, []), b.get(key, [])):
+        line = f"{kind:6} {x.get('name','')[:28]:28} {x.get('direction','')[:16]:16} {x.get('status')} / {y.get('status')}"
+        if kind == "lat" and x.get("sizes") and y.get("sizes"):
+            p = lambda t: t["sizes"][0].get("latency", {}).get("p50", 0)
+            line += "  p50 %.1f / %.1f ns" % (p(x), p(y))
+        print(line)
+PY

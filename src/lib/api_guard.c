@@ -1,0 +1,171 @@
+/*
+ * The public calls that use the GPUs, as an embedding application sees them:
+ * options adopted whatever header the caller was built with (opts.c), and the
+ * calling thread's current context and the peer access between primary
+ * contexts left as the call found them. The work itself is in psc__*.
+ */
+#include "internal.h"
+#include "lat/lat.h"
+#include "mem/buffer.h"
+#include "opts.h"
+#include "verify/integrity.h"
+#include "verify/load.h"
+#include "xfer/bw.h"
+
+void psc__guard_enter(psc_context_t *ctx)
+{
+    if (ctx->guard_depth++ > 0)
+        return;
+    ctx->caller_current = NULL;
+    if (ctx->cu.p_cuCtxGetCurrent(&ctx->caller_current) != CUDA_SUCCESS)
+        ctx->caller_current = NULL;
+}
+
+/* Put one pair back the way the caller had it; the pair is then untouched again. */
+static CUresult psc__peer_restore(psc_context_t *ctx, int from, int to, const char **call)
+{
+    psc_gpu_t *g = &ctx->gpu[from];
+    int was = g->peer_orig[to], now = g->peer_on[to];
+    CUresult rc;
+
+    g->peer_orig[to] = -1;
+    g->peer_on[to] = 0; /* unknown from here on: the caller may change it between calls */
+    if (was < 0 || was == now)
+        return CUDA_SUCCESS;
+    *call = "cuCtxSetCurrent";
+    if ((rc = ctx->cu.p_cuCtxSetCurrent(g->ctx)) != CUDA_SUCCESS)
+        return rc;
+    *call = was ? "cuCtxEnablePeerAccess" : "cuCtxDisablePeerAccess";
+    rc = was ? ctx->cu.p_cuCtxEnablePeerAccess(ctx->gpu[to].ctx, 0) : ctx->cu.p_cuCtxDisablePeerAccess(ctx->gpu[to].ctx);
+    return rc == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED || rc == CUDA_ERROR_PEER_ACCESS_NOT_ENABLED ? CUDA_SUCCESS : rc;
+}
+
+psc_status_t psc__guard_leave(psc_context_t *ctx, psc_status_t st)
+{
+    const char *call = NULL;
+    char why[200];
+    CUresult rc = CUDA_SUCCESS, r;
+    int from = -1, to = -1;
+
+    if (--ctx->guard_depth > 0)
+        return st;
+    for (int i = 0; i < ctx->ndev; i++)
+        for (int j = 0; ctx->gpu[i].ready && j < ctx->ndev; j++)
+            if ((r = psc__peer_restore(ctx, i, j, &call)) != CUDA_SUCCESS && rc == CUDA_SUCCESS)
+                rc = r, from = i, to = j;
+    if (rc == CUDA_SUCCESS && (rc = ctx->cu.p_cuCtxSetCurrent(ctx->caller_current)) != CUDA_SUCCESS)
+        call = "cuCtxSetCurrent";
+    ctx->caller_current = NULL;
+    if (rc == CUDA_SUCCESS)
+        return st;
+    /* The call's own failure is the one to report; a failed restore after a success is an error of its own. */
+    if (st != PSC_OK) {
+        psc__log(ctx, PSC_LOG_WARN, "the caller's CUDA state not put back: %s failed", call);
+        return st;
+    }
+    psc_cuda_error_text(&ctx->cu, rc, why, sizeof(why));
+    if (from >= 0)
+        return psc__fail(ctx, PSC_ERR_DRIVER, "peer access from GPU %d to GPU %d not put back as the caller had it: %s: %s",
+                         from, to, call, why);
+    return psc__fail(ctx, PSC_ERR_DRIVER, "the caller's current CUDA context not made current again: %s: %s", call, why);
+}
+
+psc_status_t psc_measure_opts_check(const psc_measure_opts_t *o, char *errbuf, size_t errlen)
+{
+    psc_measure_opts_t full;
+    char scratch[8];
+    psc_status_t st;
+
+    if (!errbuf || !errlen) {
+        errbuf = scratch;
+        errlen = sizeof(scratch);
+    }
+    if ((st = psc__measure_opts_adopt(NULL, o, &full, errbuf, errlen)) != PSC_OK)
+        return st;
+    return psc__measure_opts_check(&full, errbuf, errlen);
+}
+
+psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
+                        psc_bw_result_t *out)
+{
+    psc_measure_opts_t full;
+    psc_status_t st;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if ((st = psc__measure_opts_adopt(ctx, o, &full, NULL, 0)) != PSC_OK)
+        return st;
+    psc__guard_enter(ctx);
+    return psc__guard_leave(ctx, psc__bw_run(ctx, c, &full, out));
+}
+
+void psc_bw_release_buffers(psc_context_t *ctx)
+{
+    if (!ctx)
+        return;
+    psc__guard_enter(ctx);
+    psc__bw_release_buffers(ctx);
+    psc__guard_leave(ctx, PSC_OK);
+}
+
+psc_status_t psc_lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc_lat_opts_t *o, psc_lat_result_t *out)
+{
+    psc_lat_opts_t full;
+    psc_status_t st;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if ((st = psc__lat_opts_adopt(ctx, o, &full)) != PSC_OK)
+        return st;
+    psc__guard_enter(ctx);
+    return psc__guard_leave(ctx, psc__lat_run(ctx, c, &full, out));
+}
+
+psc_status_t psc_timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, double *host_ns)
+{
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    psc__guard_enter(ctx);
+    return psc__guard_leave(ctx, psc__timer_resolution(ctx, gpu, gpu_ns, host_ns));
+}
+
+psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
+                            psc_verify_result_t *out)
+{
+    psc_verify_opts_t full;
+    psc_status_t st;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if ((st = psc__verify_opts_adopt(ctx, o, &full)) != PSC_OK)
+        return st;
+    if (full.load && psc__load_context(full.load) != ctx)
+        return psc__fail(ctx, PSC_ERR_INVALID, "the background load belongs to another context");
+    psc__guard_enter(ctx);
+    st = psc__verify_run(ctx, c, &full, out);
+    /* The load's copies finish before peer access goes back under them (the next run starts them again). */
+    if (full.load && ctx->guard_depth == 1) {
+        psc_status_t ls = psc__load_settle(full.load);
+
+        st = st == PSC_OK ? ls : st;
+    }
+    return psc__guard_leave(ctx, st);
+}
+
+psc_status_t psc_load_start(psc_context_t *ctx, const int *devices, int ndev, psc_load_t **out)
+{
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    psc__guard_enter(ctx);
+    return psc__guard_leave(ctx, psc__load_start(ctx, devices, ndev, out));
+}
+
+psc_status_t psc_load_stop(psc_load_t *load, psc_load_path_report_t *out, int cap, int *n)
+{
+    psc_context_t *ctx = load ? psc__load_context(load) : NULL;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    psc__guard_enter(ctx);
+    return psc__guard_leave(ctx, psc__load_stop(load, out, cap, n));
+}

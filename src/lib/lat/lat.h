@@ -1,0 +1,10 @@
+/* Latency runs (lat/lat.c): the work behind psc_lat_run and psc_timer_resolution, for the API guard. */
+#ifndef PSC_LAT_LAT_H
+#define PSC_LAT_LAT_H
+
+#include "internal.h"
+
+psc_status_t psc__lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc_lat_opts_t *o, psc_lat_result_t *out);
+psc_status_t psc__timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, double *host_ns);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * Option structs that grow without breaking the ABI: each begins with
+ * struct_size, which the caller's psc_*_opts_default() macro sets to the size
+ * the caller was compiled with. The library reads that many bytes over its
+ * own defaults, so a caller built against an older (shorter) struct gets the
+ * defaults for the fields it does not know; a longer one (a newer header than
+ * this library) or an uninitialised one is refused. The defaults live here
+ * too, below the runs that take the options (xfer/, lat/, verify/).
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "opts.h"
+
+/* Each struct's defaults, every field. */
+static void psc__measure_opts_fill(psc_measure_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->size = 0;        /* each test's own */
+    o->iterations = 0;  /* enough copies for about 256 MiB a sample */
+    o->warmup = 1;
+    o->samples = 3;
+    o->max_samples = 16;
+    o->stable_pct = 0.5;
+    o->gate_timeout_ms = 5000.0;
+    o->seed = 0x70327073636f7065ull; /* "p2pscope" */
+    o->host_node = -1;
+    o->verify = 1;
+}
+
+static void psc__lat_opts_fill(psc_lat_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->samples = 64;
+    o->hops = 1024;
+    o->copies = 100;
+    o->timeout_ms = 2000;
+}
+
+static void psc__verify_opts_fill(psc_verify_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->max_size = (256ull << 20) + 7; /* verify/integrity.c's largest size, included */
+    o->pattern_mask = (1u << PSC_PATTERN_KINDS) - 1;
+    o->unaligned = 1;
+    o->seed = 0x7665726966790000ull; /* "verify" */
+}
+
+/* The end of each struct's last field in the first release (0.1): the smallest struct_size accepted. */
+#define PSC__END(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+#define PSC__MEASURE_V0 PSC__END(psc_measure_opts_t, verify)
+#define PSC__LAT_V0 PSC__END(psc_lat_opts_t, timeout_ms)
+#define PSC__VERIFY_V0 PSC__END(psc_verify_opts_t, load)
+
+/* The caller's struct_size bytes of in over the defaults already in out (full bytes). */
+static psc_status_t psc__adopt(psc_context_t *ctx, const char *what, const void *in, size_t v0, size_t full_size, void *out,
+                               char *errbuf, size_t errlen)
+{
+    size_t size;
+
+    if (!in) {
+        if (ctx)
+            return psc__fail(ctx, PSC_ERR_INVALID, "no %s options given", what);
+        snprintf(errbuf, errlen, "no %s options given", what);
+        return PSC_ERR_INVALID;
+    }
+    memcpy(&size, in, sizeof(size));
+    if (size < v0 || size > full_size) {
+        if (ctx)
+            return psc__fail(ctx, PSC_ERR_INVALID,
+                             "%s options not set up by psc_%s_opts_default (struct_size %zu; accepted %zu to %zu)",
+                             what, what, size, v0, full_size);
+        snprintf(errbuf, errlen, "%s options not set up by psc_%s_opts_default (struct_size %zu; accepted %zu to %zu)",
+                 what, what, size, v0, full_size);
+        return PSC_ERR_INVALID;
+    }
+    memcpy(out, in, size);
+    memcpy(out, &full_size, sizeof(full_size)); /* struct_size: the whole struct is now set */
+    return PSC_OK;
+}
+
+void psc_measure_opts_init(psc_measure_opts_t *o, size_t struct_size)
+{
+    psc_measure_opts_t full;
+
+    if (!o || struct_size < sizeof(size_t))
+        return;
+    psc__measure_opts_fill(&full);
+    full.struct_size = struct_size < sizeof(full) ? struct_size : sizeof(full);
+    memcpy(o, &full, full.struct_size);
+}
+
+void psc_lat_opts_init(psc_lat_opts_t *o, size_t struct_size)
+{
+    psc_lat_opts_t full;
+
+    if (!o || struct_size < sizeof(size_t))
+        return;
+    psc__lat_opts_fill(&full);
+    full.struct_size = struct_size < sizeof(full) ? struct_size : sizeof(full);
+    memcpy(o, &full, full.struct_size);
+}
+
+void psc_verify_opts_init(psc_verify_opts_t *o, size_t struct_size)
+{
+    psc_verify_opts_t full;
+
+    if (!o || struct_size < sizeof(size_t))
+        return;
+    psc__verify_opts_fill(&full);
+    full.struct_size = struct_size < sizeof(full) ? struct_size : sizeof(full);
+    memcpy(o, &full, full.struct_size);
+}
+
+psc_status_t psc__measure_opts_adopt(psc_context_t *ctx, const psc_measure_opts_t *in, psc_measure_opts_t *out,
+                                     char *errbuf, size_t errlen)
+{
+    psc__measure_opts_fill(out);
+    return psc__adopt(ctx, "measure", in, PSC__MEASURE_V0, sizeof(*out), out, errbuf, errlen);
+}
+
+psc_status_t psc__lat_opts_adopt(psc_context_t *ctx, const psc_lat_opts_t *in, psc_lat_opts_t *out)
+{
+    psc__lat_opts_fill(out);
+    return psc__adopt(ctx, "lat", in, PSC__LAT_V0, sizeof(*out), out, NULL, 0);
+}
+
+psc_status_t psc__verify_opts_adopt(psc_context_t *ctx, const psc_verify_opts_t *in, psc_verify_opts_t *out)
+{
+    psc__verify_opts_fill(out);
+    return psc__adopt(ctx, "verify", in, PSC__VERIFY_V0, sizeof(*out), out, NULL, 0);
+}

@@ -1,0 +1,67 @@
+/* NVLink traffic between two snapshots of every GPU's counters: wraps, resets and vanished links handled. */
+#include <string.h>
+
+#include "internal.h"
+
+psc_status_t psc_nvlink_snapshot(const psc_context_t *ctx, psc_nvlink_snapshot_t *snap)
+{
+    int ngpu;
+
+    if (!ctx || !snap)
+        return PSC_ERR_INVALID;
+    ngpu = psc_device_count(ctx);
+    if (ngpu > PSC_MAX_GPUS)
+        ngpu = PSC_MAX_GPUS;
+    memset(snap, 0, sizeof(*snap));
+    snap->ngpu = ngpu;
+    for (int i = 0; i < ngpu; i++) {
+        psc_nvlink_gpu_counters_t *g = &snap->gpu[i];
+
+        if (psc_nvlink_counters(ctx, i, g->tx, g->rx, &g->nlinks) != PSC_OK || g->nlinks < 0 ||
+            g->nlinks > PSC_MAX_NVLINKS)
+            memset(g, 0, sizeof(*g)); /* not readable now: no links rather than stale numbers */
+    }
+    return PSC_OK;
+}
+
+/* after - before for one counter; 0 when the counter was reset. */
+static int psc__delta(uint64_t before, uint64_t after, uint64_t *out)
+{
+    const uint64_t d = after - before; /* modulo 2^64: right across a wrap */
+
+    /* Backwards by less than half the range (d in the upper half) is a reset (driver reload, counters
+     * cleared), not a wrap. */
+    if (after < before && d >= (1ull << 63))
+        return 0;
+    *out = d;
+    return 1;
+}
+
+psc_status_t psc_nvlink_traffic(const psc_nvlink_snapshot_t *before, const psc_nvlink_snapshot_t *after,
+                                psc_nvlink_traffic_t *out)
+{
+    if (!before || !after || !out || before->ngpu < 0 || before->ngpu > PSC_MAX_GPUS || after->ngpu < 0 ||
+        after->ngpu > PSC_MAX_GPUS)
+        return PSC_ERR_INVALID;
+    for (int i = 0; i < after->ngpu; i++)
+        if (after->gpu[i].nlinks < 0 || after->gpu[i].nlinks > PSC_MAX_NVLINKS ||
+            (i < before->ngpu && (before->gpu[i].nlinks < 0 || before->gpu[i].nlinks > PSC_MAX_NVLINKS)))
+            return PSC_ERR_INVALID;
+    memset(out, 0, sizeof(*out));
+    out->ngpu = after->ngpu;
+    for (int i = 0; i < after->ngpu; i++) {
+        const psc_nvlink_gpu_counters_t *a = &after->gpu[i];
+        const int nb = i < before->ngpu ? before->gpu[i].nlinks : 0; /* a GPU new since: nothing to subtract */
+        psc_nvlink_gpu_traffic_t *t = &out->gpu[i];
+
+        t->nlinks = a->nlinks;
+        for (int l = 0; l < a->nlinks; l++) {
+            const psc_nvlink_gpu_counters_t *b = &before->gpu[i];
+
+            t->known[l] = l < nb && psc__delta(b->tx[l], a->tx[l], &t->tx[l]) && psc__delta(b->rx[l], a->rx[l], &t->rx[l]);
+            if (!t->known[l])
+                t->tx[l] = t->rx[l] = 0;
+        }
+    }
+    return PSC_OK;
+}

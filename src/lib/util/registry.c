@@ -1,0 +1,56 @@
+#include "util/registry.h"
+
+#include <fnmatch.h>
+#include <string.h>
+
+static const char *psc__registry_text(const psc_registry_t *r, int i, size_t off)
+{
+    const char *e = psc__registry_at(r, i);
+
+    return e ? *(const char *const *)(const void *)(e + off) : NULL;
+}
+
+const void *psc__registry_at(const psc_registry_t *r, int i)
+{
+    return r && i >= 0 && i < r->count ? (const char *)r->entries + (size_t)i * r->stride : NULL;
+}
+
+int psc__registry_find(const psc_registry_t *r, const char *name)
+{
+    for (int i = 0; name && r && i < r->count; i++)
+        if (strcmp(name, psc__registry_text(r, i, r->name_off)) == 0)
+            return i;
+    return -1;
+}
+
+int psc__registry_match(const psc_registry_t *r, const char *glob, int *out, int cap)
+{
+    int n = 0;
+
+    for (int i = 0; glob && r && i < r->count; i++) {
+        if (fnmatch(glob, psc__registry_text(r, i, r->name_off), 0) != 0)
+            continue;
+        if (out && n < cap)
+            out[n] = i;
+        n++;
+    }
+    return n;
+}
+
+int psc_registry_count(const psc_registry_t *r)
+{
+    return r ? r->count : 0;
+}
+
+psc_status_t psc_registry_entry(const psc_registry_t *r, int i, psc_registry_entry_t *out)
+{
+    const char *e = psc__registry_at(r, i);
+
+    if (!e || !out)
+        return PSC_ERR_INVALID;
+    out->name = psc__registry_text(r, i, r->name_off);
+    out->title = psc__registry_text(r, i, r->title_off);
+    out->description = psc__registry_text(r, i, r->description_off);
+    memcpy(&out->min_gpus, e + r->min_gpus_off, sizeof(out->min_gpus));
+    return PSC_OK;
+}

@@ -1,0 +1,14 @@
+/* Bandwidth runs (xfer/bw.c): the work behind psc_bw_run and its options, for the API guard. */
+#ifndef PSC_XFER_BW_H
+#define PSC_XFER_BW_H
+
+#include "internal.h"
+
+/* Check whole options (the library's own size); errbuf says what is wrong and what is accepted. */
+psc_status_t psc__measure_opts_check(const psc_measure_opts_t *o, char *errbuf, size_t errlen);
+
+/* psc_bw_run on adopted options, the caller's CUDA state already saved. */
+psc_status_t psc__bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
+                         psc_bw_result_t *out);
+
+#endif

@@ -1,0 +1,171 @@
+/*
+ * On the real driver: a call leaves the calling thread's current context and
+ * the peer access between primary contexts as the application had them. The
+ * test plays the application with the driver API itself (loaded with dlopen,
+ * as the library does, so that it builds and skips on a machine without one).
+ */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "gpu_common.h"
+
+static struct {
+    CUresult (*get_current)(CUcontext *);
+    CUresult (*set_current)(CUcontext);
+    CUresult (*retain)(CUcontext *, CUdevice);
+    CUresult (*release)(CUdevice);
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*enable_peer)(CUcontext, unsigned);
+    CUresult (*disable_peer)(CUcontext);
+    CUresult (*can_access)(int *, CUdevice, CUdevice);
+} cu;
+
+static CUcontext primary[2];
+
+static CUcontext current(void)
+{
+    CUcontext c = (CUcontext)(uintptr_t)1;
+
+    assert_int_equal(cu.get_current(&c), CUDA_SUCCESS);
+    return c;
+}
+
+static void run_case(const char *test, int src, int dst, int issuer)
+{
+    psc_bw_case_t c = psc_test_case(test, src, dst, issuer);
+    psc_measure_opts_t o = psc_test_opts(1 << 20);
+    psc_bw_result_t r;
+
+    assert_int_equal(psc_bw_run(g_ctx, &c, &o, &r), PSC_OK);
+    assert_int_equal(r.status, PSC_RESULT_PASSED);
+}
+
+/* Peer access from a's primary context to b's, as the driver has it now (left unchanged). */
+static int peer_on(int a, int b)
+{
+    CUresult rc;
+
+    assert_int_equal(cu.set_current(primary[a]), CUDA_SUCCESS);
+    rc = cu.disable_peer(primary[b]);
+    if (rc == CUDA_SUCCESS)
+        assert_int_equal(cu.enable_peer(primary[b], 0), CUDA_SUCCESS);
+    else
+        assert_int_equal(rc, CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+    cu.set_current(NULL);
+    return rc == CUDA_SUCCESS;
+}
+
+static void set_peer(int a, int b, int on)
+{
+    CUresult rc;
+
+    assert_int_equal(cu.set_current(primary[a]), CUDA_SUCCESS);
+    rc = on ? cu.enable_peer(primary[b], 0) : cu.disable_peer(primary[b]);
+    assert_true(rc == CUDA_SUCCESS || rc == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED ||
+                rc == CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+    cu.set_current(NULL);
+}
+
+static void test_current_context_kept(void **state)
+{
+    (void)state;
+    assert_int_equal(cu.set_current(NULL), CUDA_SUCCESS);
+    run_case("gpu_local_ce", 0, 0, 0);
+    assert_null(current());
+    run_case("host_to_gpu_ce", PSC_HOST, 0, 0);
+    assert_null(current());
+    assert_int_equal(cu.set_current(primary[0]), CUDA_SUCCESS);
+    run_case("gpu_local_sm", 0, 0, 0);
+    assert_ptr_equal(current(), primary[0]);
+    if (psc_device_count(g_ctx) >= 2) {
+        /* The application works on GPU 1; a run on GPU 0 must not leave GPU 0 current. */
+        assert_int_equal(cu.set_current(primary[1]), CUDA_SUCCESS);
+        run_case("gpu_local_ce", 0, 0, 0);
+        assert_ptr_equal(current(), primary[1]);
+        run_case("gpu_to_gpu_write_ce", 0, 1, 0);
+        assert_ptr_equal(current(), primary[1]);
+    }
+    cu.set_current(NULL);
+}
+
+static void test_peer_access_kept(void **state)
+{
+    int can = 0;
+
+    (void)state;
+    if (psc_device_count(g_ctx) < 2 || cu.can_access(&can, 0, 1) != CUDA_SUCCESS || !can) {
+        printf("  one GPU, or no peer access between GPUs 0 and 1: nothing to keep\n");
+        return;
+    }
+    /* On (the application's), through a run that needs it off. */
+    set_peer(0, 1, 1);
+    set_peer(1, 0, 1);
+    run_case("gpu_to_gpu_p2p_off_ce", 0, 1, 0);
+    assert_true(peer_on(0, 1));
+    assert_true(peer_on(1, 0));
+    /* Off, through runs that need it on: off after. */
+    set_peer(0, 1, 0);
+    set_peer(1, 0, 0);
+    run_case("gpu_to_gpu_write_sm", 0, 1, 0);
+    run_case("gpu_to_gpu_read_ce", 0, 1, 1);
+    assert_false(peer_on(0, 1));
+    assert_false(peer_on(1, 0));
+    /* Mixed. */
+    set_peer(0, 1, 1);
+    run_case("gpu_to_gpu_write_ce", 1, 0, 1);
+    run_case("gpu_to_gpu_p2p_off_ce", 1, 0, 1);
+    assert_true(peer_on(0, 1));
+    assert_false(peer_on(1, 0));
+    set_peer(0, 1, 0);
+}
+
+static int setup(void **state)
+{
+    CUresult (*init)(unsigned);
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+
+    (void)state;
+    if (!h)
+        return -1;
+    *(void **)&init = dlsym(h, "cuInit");
+    *(void **)&cu.get_current = dlsym(h, "cuCtxGetCurrent");
+    *(void **)&cu.set_current = dlsym(h, "cuCtxSetCurrent");
+    *(void **)&cu.retain = dlsym(h, "cuDevicePrimaryCtxRetain");
+    *(void **)&cu.release = dlsym(h, "cuDevicePrimaryCtxRelease_v2");
+    *(void **)&cu.device_get = dlsym(h, "cuDeviceGet");
+    *(void **)&cu.enable_peer = dlsym(h, "cuCtxEnablePeerAccess");
+    *(void **)&cu.disable_peer = dlsym(h, "cuCtxDisablePeerAccess");
+    *(void **)&cu.can_access = dlsym(h, "cuDeviceCanAccessPeer");
+    if (!cu.can_access || !init || !cu.get_current || !cu.set_current || !cu.retain || !cu.release || !cu.device_get ||
+        !cu.enable_peer || !cu.disable_peer || init(0) != CUDA_SUCCESS)
+        return -1;
+    for (int i = 0; i < 2 && i < psc_device_count(g_ctx); i++) {
+        CUdevice d;
+
+        if (cu.device_get(&d, i) != CUDA_SUCCESS || cu.retain(&primary[i], d) != CUDA_SUCCESS)
+            return -1;
+    }
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_current_context_kept),
+        cmocka_unit_test(test_peer_access_kept),
+    };
+    psc_status_t st;
+    int rc;
+
+    g_ctx = psc_test_open(&st);
+    if (!g_ctx)
+        return psc_test_skippable(st) ? PSC_TEST_SKIP : 1;
+    rc = cmocka_run_group_tests(tests, setup, NULL);
+    psc_context_destroy(g_ctx);
+    return rc;
+}
