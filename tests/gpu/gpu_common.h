@@ -1,4 +1,9 @@
-/* Shared by the GPU tests: open a context or skip (exit 77) on a machine without a GPU. */
+/*
+ * Shared by the GPU tests: open a context, or skip (exit 77) on a machine
+ * without a driver or a GPU. Any other failure to open one fails the test
+ * binary: a broken driver, a fatbin that does not load or a library bug must
+ * not pass as "skipped".
+ */
 #ifndef PSC_TESTS_GPU_COMMON_H
 #define PSC_TESTS_GPU_COMMON_H
 
@@ -13,15 +18,25 @@
 /* The context every test in the file uses; opened by PSC_GPU_TEST_MAIN. */
 static psc_context_t *g_ctx;
 
-/* Returns NULL after printing why when there is no driver or GPU. */
-static inline psc_context_t *psc_test_open(void)
+/* Skip only for these: nothing to measure on this machine. */
+static inline int psc_test_skippable(psc_status_t st)
 {
-    char err[512];
-    psc_context_t *ctx = NULL;
-    psc_status_t st = psc_context_create(&ctx, err, sizeof(err));
+    return st == PSC_ERR_NO_DRIVER || st == PSC_ERR_NO_DEVICE;
+}
 
-    if (st != PSC_OK) {
-        fprintf(stderr, "skipped: %s\n", err);
+/*
+ * The context, or NULL after printing why; *st says whether that is a skip
+ * (psc_test_skippable) or a failure.
+ */
+static inline psc_context_t *psc_test_open(psc_status_t *st)
+{
+    char err[512] = "";
+    psc_context_t *ctx = NULL;
+
+    *st = psc_context_create(&ctx, err, sizeof(err));
+    if (*st != PSC_OK) {
+        fprintf(stderr, "%s: %s (%s)\n", psc_test_skippable(*st) ? "skipped" : "FAILED to open a context",
+                err, psc_status_string(*st));
         return NULL;
     }
     return ctx;
@@ -74,17 +89,18 @@ static inline psc_bw_case_t psc_test_case(const char *test, int src, int dst, in
     return c;
 }
 
-/* main(): skip without a GPU, else run the file's cmocka tests with g_ctx open. */
-#define PSC_GPU_TEST_MAIN(tests)                            \
-    int main(void)                                          \
-    {                                                       \
-        int rc;                                             \
-        g_ctx = psc_test_open();                            \
-        if (!g_ctx)                                         \
-            return PSC_TEST_SKIP;                           \
-        rc = cmocka_run_group_tests(tests, NULL, NULL);     \
-        psc_context_destroy(g_ctx);                         \
-        return rc;                                          \
+/* main(): skip without a driver or GPU, fail on any other open error, else run the file's cmocka tests. */
+#define PSC_GPU_TEST_MAIN(tests)                                 \
+    int main(void)                                               \
+    {                                                            \
+        psc_status_t st;                                         \
+        int rc;                                                  \
+        g_ctx = psc_test_open(&st);                              \
+        if (!g_ctx)                                              \
+            return psc_test_skippable(st) ? PSC_TEST_SKIP : 1;   \
+        rc = cmocka_run_group_tests(tests, NULL, NULL);          \
+        psc_context_destroy(g_ctx);                              \
+        return rc;                                               \
     }
 
 #endif

@@ -3,6 +3,7 @@
  * GPU needed). FAKE_CUDA_MODE picks what it pretends:
  *   nodevice  cuInit answers CUDA_ERROR_NO_DEVICE
  *   init:N    cuInit answers CUresult N (e.g. init:803, CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)
+ *   initfail  cuInit answers CUDA_ERROR_UNKNOWN (a driver that is there but broken)
  *   missing   the driver lacks cuMemcpyAsync
  *   gpus      GPUs that enumerate but cannot make a context, so every
  *             measurement fails with the driver's error
@@ -34,6 +35,8 @@ static CUresult fake_init(unsigned flags)
     (void)flags;
     if (strncmp(m, "init:", 5) == 0)
         return (CUresult)atoi(m + 5);
+    if (strcmp(m, "initfail") == 0)
+        return CUDA_ERROR_UNKNOWN;
     return strcmp(m, "nodevice") == 0 ? CUDA_ERROR_NO_DEVICE : CUDA_SUCCESS;
 }
 

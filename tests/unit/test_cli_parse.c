@@ -202,6 +202,76 @@ static void test_messages_quote_safely(void **state)
     assert_non_null(strstr(err, "\\x07bell"));
 }
 
+/* Option combinations: which commands each option goes with, and the edges of each value. */
+static void test_combinations(void **state)
+{
+    psc_cli_opts_t o;
+
+    (void)state;
+#define OK(...) assert_int_equal(PARSE(&o, __VA_ARGS__), 0)
+#define BAD(want, ...)                                                        \
+    do {                                                                      \
+        err[0] = '\0';                                                        \
+        assert_int_equal(PARSE(&o, __VA_ARGS__), PSC_EXIT_USAGE);             \
+        assert_non_null(strstr(err, want));                                   \
+    } while (0)
+    /* A sweep of one size is a sweep. */
+    OK("bw", "-b", "4K", "-e", "4K");
+    assert_int_equal(o.sweep_min, 4096);
+    assert_int_equal(o.sweep_max, 4096);
+    assert_int_equal(o.sweep_factor, 2); /* the default factor */
+    OK("bw", "-b", "1K", "-e", "1M", "-f", "1024");
+    assert_int_equal(o.sweep_factor, 1024);
+    BAD("bad --step-factor", "bw", "-b", "1K", "-e", "1M", "-f", "1025");
+    /* verify -e alone is the largest copy, not a sweep. */
+    OK("verify", "-e", "8M");
+    assert_int_equal(o.verify.max_size, 8ull << 20);
+    /* Numbers are whole: no trailing text, no sign. */
+    BAD("bad --samples", "-n", "3x");
+    BAD("bad --iterations", "-i", "10k");
+    BAD("bad --warmup", "-w", "1.5");
+    BAD("bad --gate-timeout", "--gate-timeout", "+5");
+    BAD("bad --seconds", "verify", "--seconds", "5s");
+    OK("-n", "64", "-i", "100000", "-w", "100", "--gate-timeout", "600000");
+    assert_int_equal(o.measure.samples, 64);
+    assert_int_equal(o.measure.max_samples, 64); /* -n raises the default cap with it */
+    BAD("accepted 1 to 100000", "-i", "100001");
+    BAD("bad --gate-timeout", "--gate-timeout", "600001");
+    OK("--max-samples", "3", "-n", "3"); /* the cap may equal the minimum, in either order */
+    OK("--stable", "0");
+    OK("--stable", "100");
+    BAD("bad --stable", "--stable", "nan");
+    BAD("bad --stable", "--stable", "-0.5");
+    OK("--host-node", "0");
+    assert_int_equal(o.measure.host_node, 0);
+    /* --no-verify: bw and report (the default command) only. */
+    OK("--no-verify");
+    assert_int_equal(o.measure.verify, 0);
+    OK("report", "--no-verify");
+    OK("bw", "--no-verify");
+    BAD("--no-verify goes with bw and report", "verify", "--no-verify");
+    BAD("--no-verify goes with bw and report", "devices", "--no-verify");
+    /* --topology: topo, doctor, nvlink, and not with a live watch. */
+    OK("topo", "--topology", "x.xml");
+    OK("doctor", "--topology", "x.xml");
+    OK("nvlink", "--topology", "x.xml");
+    BAD("--topology goes with", "bw", "--topology", "x.xml");
+    BAD("--topology goes with", "nvlink", "--watch", "--topology", "x.xml");
+    /* --save: topo on the live machine only. */
+    OK("topo", "--save", "out.json");
+    BAD("--save goes with topo", "topo", "--save", "out.json", "--topology", "x.xml");
+    BAD("--save goes with topo", "doctor", "--save", "out.json");
+    /* --watch: nvlink only. */
+    OK("nvlink", "--watch");
+    BAD("--watch goes with nvlink", "bw", "--watch");
+    /* verify's own options. */
+    OK("verify", "--seconds", "86400", "--no-load");
+    BAD("bad --seconds", "verify", "--seconds", "86401");
+    BAD("go with verify", "report", "--test-fault", "flip:0");
+#undef OK
+#undef BAD
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_long_values),
         cmocka_unit_test(test_messages_quote_safely),
+        cmocka_unit_test(test_combinations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -372,6 +372,254 @@ static void test_clean_machine_has_no_findings(void **state)
     psc_facts_free(f);
 }
 
+/* BAR1: an error when a peer is reached over PCIe, a warning when every peer is on NVLink; equal is enough. */
+static void test_bar1_severity(void **state)
+{
+    psc_facts_t *f = machine(2, "NVIDIA A100-SXM4-80GB", 80ull << 30, 16ull << 30, PSC_PATH_NVLINK, 1);
+    size_t n;
+
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        f->gpu[i].nvlink_count = 12;
+        for (int l = 0; l < 12; l++)
+            f->gpu[i].nvlinks[l].active = 1;
+        f->pair[i][1 - i].nvlinks = 12;
+    }
+    n = run(f);
+    assert_int_equal(count(n, "bar1_small", PSC_SEV_WARNING), 2);
+    assert_int_equal(count(n, "bar1_small", PSC_SEV_ERROR), 0);
+    f->pair[0][1].path = PSC_PATH_PXB; /* gpu0 now reaches gpu1 over PCIe */
+    n = run(f);
+    assert_int_equal(count(n, "bar1_small", PSC_SEV_ERROR), 1);
+    assert_int_equal(count(n, "bar1_small", PSC_SEV_WARNING), 1);
+    f->gpu[0].bar1_bytes = f->gpu[0].memory_bytes; /* covers all of it */
+    f->gpu[1].bar1_bytes = f->gpu[1].memory_bytes + 1;
+    n = run(f);
+    assert_false(has(n, "bar1_small"));
+    psc_facts_free(f);
+}
+
+/* iommu=pt on the command line is passthrough even when the GPUs' DMA domains were not recorded. */
+static void test_iommu_cmdline_passthrough(void **state)
+{
+    psc_facts_t *f = machine(2, "NVIDIA L40S", 48ull << 30, 64ull << 30, PSC_PATH_PHB, 1);
+    size_t n;
+
+    (void)state;
+    f->host.iommu = 1;
+    snprintf(f->host.cmdline, sizeof(f->host.cmdline), "ro quiet intel_iommu=on iommu=pt");
+    n = run(f);
+    assert_false(has(n, "iommu_on"));
+    /* A domain that does translate wins over the command line. */
+    snprintf(f->gpu[1].iommu_domain, sizeof(f->gpu[1].iommu_domain), "DMA-FQ");
+    n = run(f);
+    assert_int_equal(count(n, "iommu_on", PSC_SEV_ERROR), 1);
+    /* Off: nothing to say, and it was checked. */
+    f->host.iommu = 0;
+    n = run(f);
+    assert_false(has(n, "iommu_on"));
+    assert_false(has(n, "not_checked_iommu"));
+    f->host.iommu = -1;
+    n = run(f);
+    assert_false(has(n, "iommu_on"));
+    assert_int_equal(count(n, "not_checked_iommu", PSC_SEV_INFO), 1);
+    psc_facts_free(f);
+}
+
+/* Completion redirect alone redirects too; pairs on NVLink do not cross the bridges. */
+static void test_acs_completion_redirect_and_nvlink(void **state)
+{
+    psc_facts_t *f = machine(2, "NVIDIA A40", 48ull << 30, 64ull << 30, PSC_PATH_PIX, 1);
+    size_t n;
+
+    (void)state;
+    set_bridge(&f->gpu[0], 0, "0000:03:08.0", PSC_ACS_READ, PSC_ACS_CR);
+    set_bridge(&f->gpu[0], 1, "0000:02:00.0", PSC_ACS_READ, 0);
+    set_bridge(&f->gpu[1], 0, "0000:03:10.0", PSC_ACS_READ, PSC_ACS_SV);
+    set_bridge(&f->gpu[1], 1, "0000:02:00.0", PSC_ACS_READ, 0);
+    n = run(f);
+    assert_int_equal(count(n, "acs_redirect", PSC_SEV_ERROR), 1);
+    assert_non_null(strstr(find(n, "acs_redirect")->evidence, "RR=0 CR=1"));
+    f->gpu[0].bridges[0].acs_ctrl = PSC_ACS_SV | PSC_ACS_UF; /* neither redirect bit */
+    n = run(f);
+    assert_false(has(n, "acs_redirect"));
+    f->gpu[0].bridges[0].acs_ctrl = PSC_ACS_RR | PSC_ACS_CR;
+    f->pair[0][1].path = f->pair[1][0].path = PSC_PATH_NVLINK;
+    f->pair[0][1].nvlinks = f->pair[1][0].nvlinks = 4;
+    n = run(f);
+    assert_false(has(n, "acs_redirect"));
+    /* A bridge between a GPU and two peers is one finding, not one per peer. */
+    {
+        psc_facts_t *g = machine(3, "NVIDIA A40", 48ull << 30, 64ull << 30, PSC_PATH_PIX, 1);
+
+        for (int k = 0; k < 3; k++) {
+            char port[16];
+
+            snprintf(port, sizeof(port), "0000:03:%02x.0", 8 * (k + 1));
+            set_bridge(&g->gpu[k], 0, port, PSC_ACS_READ, k == 0 ? PSC_ACS_RR : 0);
+            set_bridge(&g->gpu[k], 1, "0000:02:00.0", PSC_ACS_READ, 0);
+        }
+        n = run(g);
+        assert_int_equal(count(n, "acs_redirect", PSC_SEV_ERROR), 1);
+        psc_facts_free(g);
+    }
+    /* Unreadable ACS matters only where a pair goes over PCIe. */
+    f->gpu[0].bridges[0].acs = PSC_ACS_NEEDS_ROOT;
+    n = run(f);
+    assert_false(has(n, "not_checked_acs"));
+    f->pair[0][1].path = PSC_PATH_PIX;
+    f->pair[0][1].nvlinks = 0;
+    n = run(f);
+    assert_int_equal(count(n, "not_checked_acs", PSC_SEV_INFO), 1);
+    psc_facts_free(f);
+}
+
+/* A lower link generation is only "idle" when NVML says the GPU is idle, not when the reasons are unknown. */
+static void test_pcie_gen_reasons_unknown(void **state)
+{
+    psc_facts_t *f = machine(1, "NVIDIA H100 PCIe", 80ull << 30, 128ull << 30, PSC_PATH_UNKNOWN, -1);
+    size_t n;
+
+    (void)state;
+    f->gpu[0].pcie_gen = 3;
+    f->gpu[0].pcie_gen_max = 5;
+    f->gpu[0].clock_event_reasons = -1;
+    n = run(f);
+    assert_int_equal(count(n, "pcie_gen", PSC_SEV_WARNING), 1);
+    assert_false(has(n, "pcie_width"));
+    assert_false(has(n, "clocks_throttled"));
+    psc_facts_free(f);
+}
+
+/* Every link down is a board short of its links (nvlink_missing), not "some links down". */
+static void test_nvlink_all_down(void **state)
+{
+    psc_facts_t *f = machine(2, "NVIDIA H200", 141ull << 30, 256ull << 30, PSC_PATH_SYS, 1);
+    size_t n;
+
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        f->gpu[i].nvlink_count = 18;
+        for (int l = 0; l < 18; l++)
+            f->gpu[i].nvlinks[l].active = i == 0;
+    }
+    n = run(f);
+    assert_false(has(n, "nvlink_down"));
+    assert_int_equal(count(n, "nvlink_missing", PSC_SEV_ERROR), 1);
+    assert_non_null(strstr(find(n, "nvlink_missing")->what, "gpu1 has 0 active NVLinks"));
+    psc_facts_free(f);
+}
+
+/* NUMA affinity unknown: a warning on a multi-node host, information when the node count is unknown. */
+static void test_numa_unknown_severity(void **state)
+{
+    psc_facts_t *f = machine(2, "NVIDIA L4", 24ull << 30, 32ull << 30, PSC_PATH_PHB, 1);
+    size_t n;
+
+    (void)state;
+    f->gpu[0].numa_node = 0; /* node 0 is a node */
+    f->gpu[1].numa_node = -1;
+    n = run(f);
+    assert_int_equal(count(n, "numa_unknown", PSC_SEV_WARNING), 1);
+    assert_non_null(strstr(find(n, "numa_unknown")->what, "gpu1"));
+    f->host.numa_nodes = -1;
+    n = run(f);
+    assert_int_equal(count(n, "numa_unknown", PSC_SEV_INFO), 1);
+    assert_int_equal(count(n, "numa_unknown", PSC_SEV_WARNING), 0);
+    psc_facts_free(f);
+}
+
+/* NVML's clocks event reasons: the power and thermal ones throttle; idle, app clocks, sync boost do not. */
+static void test_clock_reason_bits(void **state)
+{
+    static const long long throttle[] = {0x4, 0x8, 0x20, 0x40, 0x80};
+    static const long long fine[] = {0x0, 0x1, 0x2, 0x10, 0x100};
+    psc_facts_t *f = machine(1, "NVIDIA L4", 24ull << 30, 32ull << 30, PSC_PATH_UNKNOWN, -1);
+    size_t n;
+
+    (void)state;
+    for (size_t k = 0; k < sizeof(throttle) / sizeof(throttle[0]); k++) {
+        f->gpu[0].clock_event_reasons = throttle[k];
+        n = run(f);
+        assert_int_equal(count(n, "clocks_throttled", PSC_SEV_WARNING), 1);
+    }
+    for (size_t k = 0; k < sizeof(fine) / sizeof(fine[0]); k++) {
+        f->gpu[0].clock_event_reasons = fine[k];
+        n = run(f);
+        assert_false(has(n, "clocks_throttled"));
+    }
+    f->gpu[0].clock_event_reasons = -1; /* unknown */
+    n = run(f);
+    assert_false(has(n, "clocks_throttled"));
+    psc_facts_free(f);
+}
+
+/* Within a severity the rules keep their order, and within a rule the GPUs theirs. */
+static void test_order_within_severity(void **state)
+{
+    psc_facts_t *f = machine(2, "NVIDIA H200", 141ull << 30, 64ull << 30, PSC_PATH_PIX, 1);
+    size_t n;
+
+    (void)state;
+    f->host.hypervisor = 1; /* an info first, before any error is found */
+    for (int i = 0; i < 2; i++) {
+        f->gpu[i].nvlink_count = 18;
+        for (int l = 0; l < 18; l++)
+            f->gpu[i].nvlinks[l].active = l != 5;
+    }
+    f->pair[0][1].integrity = 0;
+    n = run(f);
+    /* nvlink_down gpu0, gpu1; p2p_corrupts; bar1_small gpu0, gpu1; then the info. */
+    assert_true(n >= 6);
+    assert_string_equal(g_found[0].rule, "nvlink_down");
+    assert_non_null(strstr(g_found[0].what, "gpu0"));
+    assert_string_equal(g_found[1].rule, "nvlink_down");
+    assert_non_null(strstr(g_found[1].what, "gpu1"));
+    assert_string_equal(g_found[2].rule, "p2p_corrupts");
+    assert_string_equal(g_found[3].rule, "bar1_small");
+    assert_non_null(strstr(g_found[3].what, "gpu0"));
+    assert_string_equal(g_found[4].rule, "bar1_small");
+    assert_non_null(strstr(g_found[4].what, "gpu1"));
+    assert_string_equal(g_found[n - 1].rule, "not_checked_vm");
+    psc_facts_free(f);
+}
+
+/* Each reason branch, in the order the facts decide it. */
+static void test_p2p_reason_branches(void **state)
+{
+    static const char *const nvml[] = {NULL, "chipset does not support", "does not allow P2P on this GPU model",
+                                       "IOH topology", "registry key", "reports P2P not supported"};
+    psc_facts_t *f = machine(2, "NVIDIA L4", 24ull << 30, 32ull << 30, PSC_PATH_SYS, 0);
+    char why[256];
+
+    (void)state;
+    f->gpu[0].mig = 1;
+    assert_non_null(strstr(psc_p2p_reason(f, 0, 1, why, sizeof(why)), "MIG is on for GPU 0"));
+    f->gpu[0].mig = 0;
+    for (int s = 1; s <= 5; s++) {
+        f->pair[0][1].nvml_p2p_read = s;
+        assert_non_null(strstr(psc_p2p_reason(f, 0, 1, why, sizeof(why)), nvml[s]));
+    }
+    f->pair[0][1].nvml_p2p_read = 0; /* NVML: OK, or not asked */
+    assert_non_null(strstr(psc_p2p_reason(f, 0, 1, why, sizeof(why)), "different CPU sockets (SYS)"));
+    f->pair[0][1].path = PSC_PATH_NODE;
+    assert_non_null(strstr(psc_p2p_reason(f, 0, 1, why, sizeof(why)), "the driver says no and gives no reason"));
+    f->pair[0][1].can_access = -1; /* not measured */
+    assert_non_null(strstr(psc_p2p_reason(f, 0, 1, why, sizeof(why)), "not measured"));
+    /* In a VM the hypervisor is the reason, except on NVLink. */
+    f->pair[0][1].can_access = 0;
+    f->host.hypervisor = 1;
+    assert_non_null(strstr(psc_p2p_reason(f, 0, 1, why, sizeof(why)), "inside a VM"));
+    f->pair[0][1].path = PSC_PATH_NVLINK;
+    f->pair[0][1].nvlinks = 4;
+    assert_null(strstr(psc_p2p_reason(f, 0, 1, why, sizeof(why)), "inside a VM"));
+    assert_non_null(strstr(why, "the driver says no"));
+    /* Out of range or the same GPU: empty. */
+    assert_string_equal(psc_p2p_reason(f, 0, 2, why, sizeof(why)), "");
+    assert_string_equal(psc_p2p_reason(f, 1, 1, why, sizeof(why)), "");
+    psc_facts_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +630,11 @@ int main(void)
         cmocka_unit_test(test_numa_clocks_vm),          cmocka_unit_test(test_recorded_dgx2_is_clean),
         cmocka_unit_test(test_capacity_is_respected), cmocka_unit_test(test_recorded_h200_vm),
         cmocka_unit_test(test_clean_machine_has_no_findings),
+        cmocka_unit_test(test_bar1_severity),          cmocka_unit_test(test_iommu_cmdline_passthrough),
+        cmocka_unit_test(test_acs_completion_redirect_and_nvlink), cmocka_unit_test(test_pcie_gen_reasons_unknown),
+        cmocka_unit_test(test_nvlink_all_down),        cmocka_unit_test(test_numa_unknown_severity),
+        cmocka_unit_test(test_clock_reason_bits),      cmocka_unit_test(test_order_within_severity),
+        cmocka_unit_test(test_p2p_reason_branches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

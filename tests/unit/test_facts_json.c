@@ -381,13 +381,103 @@ static void test_json_text(void **state)
     }
 }
 
+/*
+ * The writer at the edges of each field: 0 is written as 0, "unknown" (-1,
+ * "") as null, the last GPU's index as an index; and a saved recording with
+ * zeros loads back to the same facts.
+ */
+static void test_writer_zero_and_null(void **state)
+{
+    psc_facts_t *a = psc_facts_new(), *b = psc_facts_new();
+    json_t *doc, *g0, *g1, *pair, *link;
+    char *text, path[128], err[512];
+
+    (void)state;
+    assert_int_equal(psc_facts_load(GOOD, a, err, sizeof(err)), PSC_OK);
+    a->gpu[0].numa_node = 0;
+    a->gpu[1].numa_node = -1;
+    a->gpu[0].uuid[0] = '\0';
+    a->gpu[0].clock_event_reasons = 0;
+    a->gpu[1].clock_event_reasons = -1;
+    a->gpu[0].nvlinks[0].remote = PSC_REMOTE_GPU;
+    a->gpu[0].nvlinks[0].remote_gpu = 1; /* the last GPU */
+    a->gpu[0].nvlinks[1].remote = PSC_REMOTE_GPU;
+    a->gpu[0].nvlinks[1].remote_gpu = 0;
+    a->pair[0][1].can_access = 0;
+    a->pair[0][1].integrity = 0;
+    a->pair[0][1].perf_rank = 0;
+    a->pair[1][0].integrity = -1;
+    a->host.iommu = 0;
+    a->host.hypervisor = 0;
+    text = psc_facts_json(a, 0);
+    assert_non_null(text);
+    doc = json_loads(text, 0, NULL);
+    free(text);
+    assert_non_null(doc);
+    g0 = json_array_get(json_object_get(doc, "gpus"), 0);
+    g1 = json_array_get(json_object_get(doc, "gpus"), 1);
+    assert_true(json_is_integer(json_object_get(g0, "numa_node")));
+    assert_int_equal(json_integer_value(json_object_get(g0, "numa_node")), 0);
+    assert_true(json_is_null(json_object_get(g1, "numa_node")));
+    assert_true(json_is_null(json_object_get(g0, "uuid")));
+    assert_true(json_is_string(json_object_get(g1, "uuid")));
+    assert_int_equal(json_integer_value(json_object_get(g0, "clock_event_reasons")), 0);
+    assert_true(json_is_integer(json_object_get(g0, "clock_event_reasons")));
+    assert_true(json_is_null(json_object_get(g1, "clock_event_reasons")));
+    link = json_array_get(json_object_get(g0, "nvlinks"), 0);
+    assert_int_equal(json_integer_value(json_object_get(link, "remote_gpu")), 1);
+    assert_string_equal(json_string_value(json_object_get(link, "remote")), "gpu");
+    link = json_array_get(json_object_get(g0, "nvlinks"), 1);
+    assert_true(json_is_integer(json_object_get(link, "remote_gpu")));
+    assert_int_equal(json_integer_value(json_object_get(link, "remote_gpu")), 0);
+    pair = json_array_get(json_object_get(doc, "pairs"), 0);
+    assert_int_equal(json_integer_value(json_object_get(pair, "src")), 0);
+    assert_int_equal(json_integer_value(json_object_get(pair, "dst")), 1);
+    assert_true(json_is_integer(json_object_get(pair, "can_access")));
+    assert_int_equal(json_integer_value(json_object_get(pair, "can_access")), 0);
+    assert_true(json_is_integer(json_object_get(pair, "integrity")));
+    assert_int_equal(json_integer_value(json_object_get(pair, "integrity")), 0);
+    assert_int_equal(json_integer_value(json_object_get(pair, "perf_rank")), 0);
+    assert_true(json_is_null(json_object_get(json_array_get(json_object_get(doc, "pairs"), 1), "integrity")));
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "host"), "iommu")), 0);
+    assert_true(json_is_integer(json_object_get(json_object_get(doc, "host"), "hypervisor")));
+    json_decref(doc);
+
+    /* A GPU index past the recording's GPUs is written as null. */
+    a->gpu[0].nvlinks[0].remote_gpu = 2;
+    text = psc_facts_json(a, 0);
+    doc = json_loads(text, 0, NULL);
+    free(text);
+    link = json_array_get(json_object_get(json_array_get(json_object_get(doc, "gpus"), 0), "nvlinks"), 0);
+    assert_true(json_is_null(json_object_get(link, "remote_gpu")));
+    json_decref(doc);
+
+    /* Zeros and nulls load back as they were. */
+    a->gpu[0].nvlinks[0].remote_gpu = 1;
+    snprintf(path, sizeof(path), "%s/zeros.json", dir);
+    assert_int_equal(psc_facts_save(a, path, err, sizeof(err)), PSC_OK);
+    assert_int_equal(psc_facts_load(path, b, err, sizeof(err)), PSC_OK);
+    unlink(path);
+    assert_int_equal(b->gpu[0].numa_node, 0);
+    assert_int_equal(b->gpu[1].numa_node, -1);
+    assert_string_equal(b->gpu[0].uuid, "");
+    assert_int_equal(b->gpu[0].nvlinks[0].remote_gpu, 1);
+    assert_int_equal(b->gpu[0].nvlinks[1].remote_gpu, 0);
+    assert_int_equal(b->pair[0][1].can_access, 0);
+    assert_int_equal(b->pair[0][1].integrity, 0);
+    assert_int_equal(b->pair[1][0].integrity, -1);
+    assert_int_equal(b->host.iommu, 0);
+    psc_facts_free(a);
+    psc_facts_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_round_trip), cmocka_unit_test(test_field_by_field),
         cmocka_unit_test(test_too_long_strings), cmocka_unit_test(test_too_many),
         cmocka_unit_test(test_huge_integer),     cmocka_unit_test(test_text_not_utf8),
-        cmocka_unit_test(test_json_text),
+        cmocka_unit_test(test_json_text),        cmocka_unit_test(test_writer_zero_and_null),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -75,6 +75,40 @@ static void test_percentiles(void **state)
     assert_int_equal(psc_percentiles(v, 0, &p), PSC_ERR_INVALID);
 }
 
+/*
+ * Nearest rank on n that 100 does not divide: p = the ceil(p/100 * n)-th
+ * smallest sample. Samples 1..n, given out of order.
+ */
+static void expect_pctl(unsigned n, double p50, double p90, double p99)
+{
+    double v[256];
+    psc_pctl_t p;
+
+    assert_true(n <= 256);
+    for (unsigned i = 0; i < n; i++)
+        v[i] = (double)((i * 37u) % n + 1); /* a permutation of 1..n (37 is prime to every n here) */
+    assert_int_equal(psc_percentiles(v, n, &p), PSC_OK);
+    assert_int_equal(p.n, n);
+    assert_float_equal(p.min, 1, 0);
+    assert_float_equal(p.max, n, 0);
+    assert_float_equal(p.mean, (n + 1) / 2.0, 1e-9);
+    assert_float_equal(p.p50, p50, 0);
+    assert_float_equal(p.p90, p90, 0);
+    assert_float_equal(p.p99, p99, 0);
+}
+
+static void test_percentiles_awkward_n(void **state)
+{
+    (void)state;
+    expect_pctl(1, 1, 1, 1);
+    expect_pctl(2, 1, 2, 2);        /* ranks 1, 1.8 -> 2, 1.98 -> 2 */
+    expect_pctl(3, 2, 3, 3);        /* ranks 1.5 -> 2, 2.7 -> 3, 2.97 -> 3 */
+    expect_pctl(7, 4, 7, 7);        /* ranks 3.5 -> 4, 6.3 -> 7, 6.93 -> 7 */
+    expect_pctl(10, 5, 9, 10);      /* exact ranks 5 and 9 are not rounded up */
+    expect_pctl(101, 51, 91, 100);  /* ranks 50.5 -> 51, 90.9 -> 91, 99.99 -> 100 */
+    expect_pctl(200, 100, 180, 198);
+}
+
 static void test_registry(void **state)
 {
     psc_lat_test_t t, found[32];
@@ -149,7 +183,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_is_one_cycle), cmocka_unit_test(test_chain_is_random_and_seeded),
-        cmocka_unit_test(test_percentiles),        cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_percentiles), cmocka_unit_test(test_percentiles_awkward_n),
+        cmocka_unit_test(test_registry),
         cmocka_unit_test(test_render),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

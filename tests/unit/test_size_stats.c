@@ -1,6 +1,7 @@
 /* Byte-count parsing and the statistics every figure is reported with. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 #include <cmocka.h>
@@ -14,6 +15,9 @@ static void test_size_accepts(void **state)
         {"1", 1}, {"4096", 4096}, {"64K", 65536}, {"64k", 65536}, {"64KiB", 65536}, {"64KB", 64000},
         {"512M", 512ull << 20}, {"512MiB", 512ull << 20}, {"1GB", 1000000000ull}, {"1G", 1ull << 30},
         {"2gib", 2ull << 30}, {"1T", 1ull << 40}, {"100B", 100}, {"1TiB", 1ull << 40},
+        /* Decimal units are powers of 1000, binary ones powers of 1024, every size of both. */
+        {"3MB", 3000000ull}, {"3MiB", 3ull << 20}, {"1TB", 1000000000000ull}, {"1099511627776", 1ull << 40},
+        {"1024G", 1ull << 40}, {"1048576M", 1ull << 40}, {"1kb", 1000}, {"7mb", 7000000ull},
     };
     uint64_t v;
 
@@ -28,7 +32,8 @@ static void test_size_accepts(void **state)
 static void test_size_rejects(void **state)
 {
     static const char *const bad[] = {"", "0", "0K", "-1", "K", "1X", "1 K", " 1", "1.5G", "2T", "1025G",
-                                      "99999999999999999999", "1KK", "0x10", "1e9", NULL};
+                                      "99999999999999999999", "1KK", "0x10", "1e9", "1099511627777", "1025GiB",
+                                      "2TB", "1Ki", "1KBB", "1MiBs", "+1", "\t1", NULL};
     uint64_t v = 42;
 
     (void)state;
@@ -131,6 +136,29 @@ static void test_registry(void **state)
     assert_string_equal(psc_hostmem_name(PSC_HOSTMEM_WC), "write-combined");
 }
 
+/* The stop rule's edges: three medians within pct percent of the largest, pct itself included. */
+static void test_sampling_stop_rule_edges(void **state)
+{
+    const double flat[] = {100.0, 100.0, 100.0};
+    const double drifting[] = {80.0, 90.0, 100.0, 110.0, 120.0}; /* medians of 3, 4, 5: 90, 95, 100 */
+    const double two[] = {100.0, 100.0};
+
+    (void)state;
+    assert_true(psc__sampling_stable(flat, 3, 0.0)); /* no spread at all is stable at 0 % */
+    assert_true(psc__sampling_stable(drifting, 5, 10.0)); /* (100 - 90) / 100 = 10 %: on the bound */
+    assert_false(psc__sampling_stable(drifting, 5, 9.99));
+    assert_true(psc__sampling_stable(drifting, 5, 10.5)); /* relative to the largest: 10 %, not 11.1 % */
+    assert_false(psc__sampling_stable(two, 2, 100.0)); /* three medians need three samples */
+    assert_false(psc__sampling_stable(flat, 3, -1.0));
+    /* Only the last three medians count: an early outlier is forgotten. */
+    {
+        const double v[] = {1.0, 500.0, 100.0, 100.0, 100.0, 100.0, 100.0};
+
+        assert_true(psc__sampling_stable(v, 7, 0.0));
+        assert_false(psc__sampling_stable(v, 4, 0.5)); /* medians of 2, 3, 4: 250.5, 100, 100 */
+    }
+}
+
 static void test_sampling_stop_rule(void **state)
 {
     const double steady[] = {100.0, 100.2, 99.9, 100.1, 100.0};
@@ -162,6 +190,15 @@ static void test_size_sweep(void **state)
     assert_int_equal(psc_size_sweep(8, 4, 2, v, 64), 0);
     assert_int_equal(psc_size_sweep(8, 64, 1, v, 64), 0);
     assert_int_equal(psc_size_sweep(1, 1ull << 40, 2, NULL, 0), 41); /* counting only */
+    /* A short array gets what fits, nothing past it, and the full count. */
+    for (int k = 0; k < 8; k++)
+        v[k] = 0xdead;
+    assert_int_equal(psc_size_sweep(1, 1000, 10, v, 3), 4); /* 1, 10, 100, 1000 */
+    assert_int_equal(v[2], 100);
+    assert_int_equal(v[3], 0xdead);
+    assert_int_equal(psc_size_sweep(0, 8, 2, v, 8), 0);
+    assert_int_equal(psc_size_sweep(3, 1ull << 40, 1024, v, 8), 4); /* 3, 3 KiB, 3 MiB, 3 GiB */
+    assert_int_equal(v[3], 3ull << 30);
 }
 
 static void test_measure_opts_check(void **state)
@@ -196,6 +233,57 @@ static void test_measure_opts_check(void **state)
     assert_non_null(strstr(err, "accepted 0 (off) or 1 (on)"));
 }
 
+/* Each limit of the option check, just inside (accepted) and just outside (refused). */
+static void test_measure_opts_limits(void **state)
+{
+    psc_measure_opts_t o;
+    char err[256];
+
+    (void)state;
+#define OK_WITH(stmt)                                                          \
+    do {                                                                       \
+        psc_measure_opts_default(&o);                                          \
+        stmt;                                                                  \
+        assert_int_equal(psc_measure_opts_check(&o, err, sizeof(err)), PSC_OK); \
+    } while (0)
+#define BAD_WITH(stmt, msg)                                                              \
+    do {                                                                                 \
+        psc_measure_opts_default(&o);                                                    \
+        stmt;                                                                            \
+        err[0] = '\0';                                                                   \
+        assert_int_equal(psc_measure_opts_check(&o, err, sizeof(err)), PSC_ERR_INVALID); \
+        assert_non_null(strstr(err, msg));                                               \
+    } while (0)
+    OK_WITH(o.size = 1ull << 40);
+    BAD_WITH(o.size = (1ull << 40) + 1, "accepted 1 B to 1 TiB");
+    OK_WITH(o.iterations = 100000);
+    BAD_WITH(o.iterations = 100001, "iterations");
+    BAD_WITH(o.samples = 0, "samples 0 out of range");
+    OK_WITH((o.samples = 1, o.max_samples = 1));
+    OK_WITH((o.samples = 5, o.max_samples = 5)); /* the cap may equal the minimum */
+    OK_WITH((o.samples = PSC_MAX_SAMPLES, o.max_samples = PSC_MAX_SAMPLES));
+    BAD_WITH(o.max_samples = PSC_MAX_SAMPLES + 1, "max samples");
+    OK_WITH(o.stable_pct = 0);
+    OK_WITH(o.stable_pct = 100);
+    BAD_WITH(o.stable_pct = 100.5, "stability");
+    BAD_WITH(o.stable_pct = -0.1, "stability");
+    BAD_WITH(o.stable_pct = NAN, "stability");
+    OK_WITH(o.warmup = 0);
+    OK_WITH(o.warmup = 100);
+    BAD_WITH(o.warmup = 101, "warmup");
+    OK_WITH(o.gate_timeout_ms = 1.0);
+    OK_WITH(o.gate_timeout_ms = 600000.0);
+    BAD_WITH(o.gate_timeout_ms = 600000.5, "gate timeout");
+    BAD_WITH(o.gate_timeout_ms = NAN, "gate timeout");
+    OK_WITH(o.host_node = 0);
+    OK_WITH(o.host_node = -1);
+    BAD_WITH(o.host_node = -2, "host NUMA node");
+    OK_WITH(o.verify = 0);
+#undef OK_WITH
+#undef BAD_WITH
+    assert_int_equal(psc_measure_opts_check(NULL, NULL, 0), PSC_ERR_INVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,7 +291,8 @@ int main(void)
         cmocka_unit_test(test_stats_odd_even),     cmocka_unit_test(test_stats_single_and_bad),
         cmocka_unit_test(test_status_and_names),   cmocka_unit_test(test_measure_opts_check),
         cmocka_unit_test(test_registry),           cmocka_unit_test(test_sampling_stop_rule),
-        cmocka_unit_test(test_size_sweep),
+        cmocka_unit_test(test_size_sweep),         cmocka_unit_test(test_sampling_stop_rule_edges),
+        cmocka_unit_test(test_measure_opts_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
