@@ -10,14 +10,18 @@
 STAGE_DEFAULT=runs
 . "$(dirname "$0")/gpu-common.sh"
 [ -f .deps/base.tar ] || { echo "no .deps/base.tar: see the header of $0"; exit 2; }
-BASE=/tmp/p2pscope-base # kept between the two stages (the machine stays warm between calls)
-if [ "$STAGE" = build ]; then
+BASE=/tmp/p2pscope-base # kept between the two stages while the machine stays warm
+build_base() {
   rm -rf "$BASE" && mkdir -p "$BASE" && tar -C "$BASE" -xf .deps/base.tar && cp -r .deps "$BASE/base/.deps"
   step "build base"; (cd "$BASE/base" && P2PSCOPE_WERROR=0 scripts/build.sh -DBUILD_TESTING=OFF > "$LOGS/build-base.log" 2>&1) || { tail -20 "$LOGS/build-base.log"; exit 1; }
+}
+if [ "$STAGE" = build ]; then
+  build_base
   build_and_test
   exit 0
 fi
-[ -x "$BASE/base/build/p2pscope" ] && [ -x build/p2pscope ] || { echo "run the build stage first"; exit 2; }
+[ -x "$BASE/base/build/p2pscope" ] || build_base
+[ -x build/p2pscope ] || { step "build"; scripts/build.sh > "$LOGS/build.log" 2>&1 || { tail -30 "$LOGS/build.log"; exit 1; }; }
 run() { # version label args...: JSON into $OUT/label.json, exit code and wall time on one line
   local bin=$1 label=$2; shift 2
   local t0; t0=$(date +%s.%N)
