@@ -260,7 +260,7 @@ typedef struct {
     char *hwloc_xml;             /* the recorded PCI/CPU topology; NULL when none */
 } psc_facts_t;
 
-/* A zeroed facts object with every "unknown" field at -1; free with psc_facts_free. */
+/* A zeroed facts object with every "unknown" field at -1; free with psc_facts_free. NULL out of memory. */
 psc_facts_t *psc_facts_new(void);
 void psc_facts_free(psc_facts_t *facts);
 
@@ -274,16 +274,18 @@ psc_status_t psc_facts_gather(psc_context_t *ctx, psc_facts_t *facts);
  * limits (10 s, 1 GiB, 64 MiB of XML, 65536 objects), special files and links
  * out of a capture are refused, and a JSON recording's fields are checked.
  * PSC_ERR_INVALID (or PSC_ERR_IO when unreadable) with errbuf naming what is
- * wrong; PSC_ERR_NO_DEVICE when it holds no NVIDIA GPU. facts is written only
- * on success (and with PSC_ERR_NO_DEVICE, a sound recording without GPUs).
+ * wrong; PSC_ERR_NO_DEVICE when it holds no NVIDIA GPU; PSC_ERR_NO_MEMORY. No
+ * context: errbuf says what failed, in one line. facts is written only on
+ * success (and with PSC_ERR_NO_DEVICE, a sound recording without GPUs), and
+ * then replaced whole: nothing of what it held before survives.
  * Forks a child: not for use from a signal handler.
  */
 psc_status_t psc_facts_load(const char *path, psc_facts_t *facts, char *errbuf, size_t errlen);
 
-/* The facts as JSON text (malloc'd; free()), with the hwloc XML when asked. */
+/* The facts as JSON text (malloc'd; free()), with the hwloc XML when asked. NULL for no facts or out of memory. */
 char *psc_facts_json(const psc_facts_t *facts, int with_hwloc_xml);
 
-/* Record the facts (hwloc XML inside) as JSON, atomically. */
+/* Record the facts (hwloc XML inside) as JSON, atomically (psc_write_file_atomic). errbuf says what failed. */
 psc_status_t psc_facts_save(const psc_facts_t *facts, const char *path, char *errbuf, size_t errlen);
 
 /*
@@ -314,9 +316,10 @@ typedef struct {
 } psc_finding_t;
 
 /*
- * Every rule over the facts: pure, no I/O. Findings come most severe first;
- * the count is returned, at most cap are written. Rules that could not run
- * for want of facts say so as "not checked" info findings.
+ * Every rule over the facts: pure, no I/O, no allocation, so it cannot fail.
+ * Findings come most severe first; the count is returned (the same whatever
+ * cap), at most cap are written. Rules that could not run for want of facts
+ * say so as "not checked" info findings.
  */
 size_t psc_doctor(const psc_facts_t *facts, psc_finding_t *out, size_t cap);
 

@@ -3,16 +3,25 @@
 # same runs on an earlier version of p2pscope and on this tree, one after the
 # other on the same GPUs, to show that a change kept behaviour and figures.
 # Prepare here: git archive --prefix=base/ -o .deps/base.tar REF (the earlier version).
-# Then: build both, run the GPU tests on this tree, and for each of the full report, bw,
-# lat and verify a run of each version; bw figures are compared case by case
+# Stage "build": build both and run every test of this tree; stage "runs" (the default, a
+# second call while the machine is warm): for each of the full report, bw, lat and verify a
+# run of each version; bw figures are compared case by case
 # (compare_runs.py), the rest by status, exit code and wall time. Results in $OUT.
-STAGE_DEFAULT=before-after
+STAGE_DEFAULT=runs
 . "$(dirname "$0")/gpu-common.sh"
 [ -f .deps/base.tar ] || { echo "no .deps/base.tar: see the header of $0"; exit 2; }
-rm -rf "$LOGS/base" && tar -C "$LOGS" -xf .deps/base.tar
-cp -r .deps "$LOGS/base/.deps"
-step "build base"; (cd "$LOGS/base" && scripts/build.sh > "$LOGS/build-base.log" 2>&1) || { tail -20 "$LOGS/build-base.log"; exit 1; }
-build_and_test
+BASE=/tmp/p2pscope-base # kept between the two stages while the machine stays warm
+build_base() {
+  rm -rf "$BASE" && mkdir -p "$BASE" && tar -C "$BASE" -xf .deps/base.tar && cp -r .deps "$BASE/base/.deps"
+  step "build base"; (cd "$BASE/base" && P2PSCOPE_WERROR=0 scripts/build.sh -DBUILD_TESTING=OFF > "$LOGS/build-base.log" 2>&1) || { tail -20 "$LOGS/build-base.log"; exit 1; }
+}
+if [ "$STAGE" = build ]; then
+  build_base
+  build_and_test
+  exit 0
+fi
+[ -x "$BASE/base/build/p2pscope" ] || build_base
+[ -x build/p2pscope ] || { step "build"; scripts/build.sh > "$LOGS/build.log" 2>&1 || { tail -30 "$LOGS/build.log"; exit 1; }; }
 run() { # version label args...: JSON into $OUT/label.json, exit code and wall time on one line
   local bin=$1 label=$2; shift 2
   local t0; t0=$(date +%s.%N)
@@ -21,7 +30,7 @@ run() { # version label args...: JSON into $OUT/label.json, exit code and wall t
   printf '%-22s rc=%s wall=%.1f s\n' "$label" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)" | tee -a "$OUT/runs.txt"
 }
 for v in base this; do
-  bin=build/p2pscope; [ $v = base ] && bin=$LOGS/base/build/p2pscope
+  bin=build/p2pscope; [ $v = base ] && bin=$BASE/base/build/p2pscope
   run $bin report-$v
   run $bin bw-$v bw -n 9 --max-samples 9
   run $bin lat-$v lat

@@ -25,7 +25,8 @@ extern "C" {
 /*
  * Parse a byte count: a whole number with an optional suffix. K/M/G/T and
  * KiB/MiB/GiB/TiB are powers of 1024; KB/MB/GB/TB powers of 1000; B or no
- * suffix is bytes. Accepts 1 byte to 1 TiB.
+ * suffix is bytes. Accepts 1 byte to 1 TiB. No context: status only
+ * (PSC_ERR_INVALID for anything else).
  */
 psc_status_t psc_size_parse(const char *text, uint64_t *out);
 
@@ -46,7 +47,7 @@ typedef struct {
     double median, min, max, mean, stddev; /* stddev: sample (n-1) */
 } psc_stats_t;
 
-/* Statistics of n >= 1 values (the input is not modified). */
+/* Statistics of n >= 1 values (the input is not modified). Status only: PSC_ERR_INVALID, PSC_ERR_NO_MEMORY. */
 psc_status_t psc_stats_compute(const double *values, unsigned n, psc_stats_t *out);
 
 /* ---------------------------------------------------------------- bandwidth */
@@ -252,7 +253,7 @@ typedef struct {
 psc_status_t psc_lat_cases(const psc_context_t *ctx, psc_lat_test_t test, const int *devices, int ndev,
                            psc_lat_case_t *cases, size_t cap, size_t *n);
 
-/* Percentiles of n >= 1 values (nearest rank); the input is not modified. */
+/* Percentiles of n >= 1 values (nearest rank); the input is not modified. Status only, as psc_stats_compute. */
 typedef struct {
     unsigned n;
     double min, p50, p90, p99, max, mean;

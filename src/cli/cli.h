@@ -14,8 +14,12 @@ enum {
     PSC_EXIT_FAILED = 1,  /* a check failed: wrong data, a failed test */
     PSC_EXIT_USAGE = 2,   /* bad arguments */
     PSC_EXIT_ENV = 3,     /* no driver, no GPU, too few GPUs for what was asked */
+    PSC_EXIT_NO_MEMORY = 4, /* out of host or GPU memory */
     PSC_EXIT_NA = 77,     /* nothing applicable */
 };
+
+/* The exit code for a failed library call: PSC_EXIT_NO_MEMORY for PSC_ERR_NO_MEMORY, 0 for PSC_OK, else otherwise. */
+int psc_cli_exit_of(psc_status_t st, int otherwise);
 
 typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY } psc_cli_cmd_t;
 
@@ -74,7 +78,8 @@ size_t psc_cli_run_cases(psc_context_t *ctx, const psc_measure_opts_t *m, psc_bw
 
 /* Seconds on CLOCK_MONOTONIC. */
 double psc_cli_now(void);
-/* Write doc to --json's target; PSC_EXIT_FAILED after one line on stderr (a failed stdout: main's line). */
+/* Write doc to --json's target; PSC_EXIT_FAILED (PSC_EXIT_NO_MEMORY out of memory) after one line on stderr
+ * (a failed stdout: main's line). */
 int psc_cli_write_json(const json_t *doc, const psc_cli_opts_t *o);
 extern int psc_cli_stdout_errno; /* why JSON could not be written to stdout (0: it was) */
 /* Stamp wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */

@@ -158,7 +158,7 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
 
             if (!slot) {
                 fprintf(stderr, "p2pscope: out of host memory\n");
-                rc = PSC_EXIT_ENV;
+                rc = PSC_EXIT_NO_MEMORY;
                 goto out;
             }
             m.size = p.sizes[s];

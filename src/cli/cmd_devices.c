@@ -14,7 +14,7 @@ int psc_cli_list_json(const char *command, const psc_registry_t *reg, const psc_
 
     if (!doc) {
         fprintf(stderr, "p2pscope: out of host memory\n");
-        return PSC_EXIT_FAILED;
+        return PSC_EXIT_NO_MEMORY;
     }
     for (int t = 0; t < psc_registry_count(reg); t++) {
         psc_registry_entry_t e;
@@ -45,8 +45,10 @@ int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_system_info_t sys;
     int rc = PSC_EXIT_OK;
 
-    if (!devs)
-        return PSC_EXIT_ENV;
+    if (!devs) {
+        fprintf(stderr, "p2pscope: out of host memory\n");
+        return PSC_EXIT_NO_MEMORY;
+    }
     psc_system_info(ctx, &sys);
     for (int i = 0; i < n; i++)
         psc_device_info(ctx, i, &devs[i]);
@@ -57,7 +59,7 @@ int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o)
 
         if (!run) {
             fprintf(stderr, "p2pscope: out of host memory\n");
-            rc = PSC_EXIT_FAILED;
+            rc = PSC_EXIT_NO_MEMORY;
         } else {
             rc = psc_cli_write_json(run, o);
         }

@@ -46,7 +46,7 @@ int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o)
     v = psc_cli_doctor(f, &n);
     if (!v) {
         psc_facts_free(f);
-        return PSC_EXIT_ENV;
+        return PSC_EXIT_NO_MEMORY;
     }
     for (size_t k = 0; k < n; k++)
         if (v[k].severity == PSC_SEV_ERROR)

@@ -50,7 +50,7 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
 
     if (!res) {
         fprintf(stderr, "p2pscope: out of host memory\n");
-        rc = PSC_EXIT_ENV;
+        rc = PSC_EXIT_NO_MEMORY;
         goto out;
     }
     for (int i = 0; i < ndev; i++)

@@ -18,7 +18,8 @@ static int psc__watch(psc_context_t *ctx, const psc_cli_opts_t *o, const psc_fac
     uint64_t moved = 0;
 
     if (!before || !after || !traffic || !res) {
-        rc = PSC_EXIT_ENV;
+        fprintf(stderr, "p2pscope: out of host memory\n");
+        rc = PSC_EXIT_NO_MEMORY;
         goto out;
     }
     for (int i = 0; i < f->ngpu; i++)

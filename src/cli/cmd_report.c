@@ -11,7 +11,7 @@ psc_facts_t *psc_report_begin(psc_context_t *ctx, const psc_cli_opts_t *o, json_
     psc_facts_t *f = psc_facts_new();
 
     if (!f || psc_facts_gather(ctx, f) != PSC_OK) {
-        fprintf(stderr, "p2pscope: topology not gathered: %s\n", psc_context_last_error(ctx));
+        fprintf(stderr, "p2pscope: topology not gathered: %s\n", f ? psc_context_last_error(ctx) : "out of host memory");
         psc_facts_free(f);
         return NULL;
     }

@@ -15,13 +15,13 @@ psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int *rc)
 
     if (!f) {
         fprintf(stderr, "p2pscope: out of host memory\n");
-        *rc = PSC_EXIT_ENV;
+        *rc = PSC_EXIT_NO_MEMORY;
         return NULL;
     }
     st = o->topology ? psc_facts_load(o->topology, f, err, sizeof(err)) : psc_facts_gather(ctx, f);
     if (st != PSC_OK) {
         psc_report_printf(stderr, "p2pscope: %s\n", o->topology ? err : psc_context_last_error(ctx));
-        *rc = st == PSC_ERR_NO_DEVICE ? PSC_EXIT_ENV : o->topology ? PSC_EXIT_USAGE : PSC_EXIT_ENV;
+        *rc = psc_cli_exit_of(st, st == PSC_ERR_NO_DEVICE || !o->topology ? PSC_EXIT_ENV : PSC_EXIT_USAGE);
         psc_facts_free(f);
         return NULL;
     }
@@ -48,7 +48,7 @@ static int psc__facts_json_out(const psc_facts_t *f, const char *path)
 
         if (!text) {
             fprintf(stderr, "p2pscope: out of host memory while writing the facts as JSON\n");
-            return PSC_EXIT_FAILED;
+            return PSC_EXIT_NO_MEMORY;
         }
         printf("%s\n", text);
         free(text);

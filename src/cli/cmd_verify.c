@@ -92,7 +92,8 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
     cases = calloc(cap + 1, sizeof(*cases));
     paths = calloc(cap + 1, sizeof(*paths));
     if (!cases || !paths) {
-        rc = PSC_EXIT_ENV;
+        fprintf(stderr, "p2pscope: out of host memory\n");
+        rc = PSC_EXIT_NO_MEMORY;
         goto out;
     }
     for (int t = 0; t < ntests; t++) {

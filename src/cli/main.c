@@ -94,7 +94,7 @@ static int psc__main(int argc, char **argv)
     st = psc_context_create(&ctx, err, sizeof(err));
     if (st != PSC_OK) {
         fprintf(stderr, "p2pscope: %s\n", err);
-        return PSC_EXIT_ENV;
+        return psc_cli_exit_of(st, PSC_EXIT_ENV);
     }
     rc = psc__check_devices(ctx, &o);
     if (rc == PSC_EXIT_OK && psc__test_hooks_set(ctx, &o.hooks) != PSC_OK) {

@@ -129,7 +129,7 @@ static int psc__each_item(const char *arg, const char *what, const char *accepte
         item = strndup(p, len);
         if (!item) {
             snprintf(err, errlen, "out of host memory");
-            return PSC_EXIT_USAGE;
+            return PSC_EXIT_NO_MEMORY;
         }
         rc = one(o, item, err, errlen);
         free(item);

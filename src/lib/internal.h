@@ -62,8 +62,13 @@ struct psc_context {
 void psc__log(const psc_context_t *ctx, psc_log_level_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Record a failure as the context's last error (logged once, here). */
-psc_status_t psc__fail(psc_context_t *ctx, psc_status_t st, const char *fmt, ...)
+/*
+ * Record a failure as the context's last error (logged once, here): what was
+ * wrong and what is accepted. Every failing call with a context records its
+ * reason, those that take it as const too (the record is the one thing they
+ * change); ctx NULL records nothing. Returns st.
+ */
+psc_status_t psc__fail(const psc_context_t *ctx, psc_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Map a driver result to a status; on failure record "call: CUDA_ERROR_X (text)". */

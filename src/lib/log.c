@@ -1,4 +1,5 @@
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,14 +20,22 @@ void psc__log(const psc_context_t *ctx, psc_log_level_t level, const char *fmt, 
     fputc('\n', stderr);
 }
 
-psc_status_t psc__fail(psc_context_t *ctx, psc_status_t st, const char *fmt, ...)
+/*
+ * The context comes from psc_context_create's calloc, never a const object, so
+ * writing its record through a const pointer is defined; calls that take the
+ * context as const report their errors like every other call.
+ */
+psc_status_t psc__fail(const psc_context_t *ctx, psc_status_t st, const char *fmt, ...)
 {
+    psc_context_t *c = (psc_context_t *)(uintptr_t)ctx;
     va_list ap;
 
+    if (!c)
+        return st;
     va_start(ap, fmt);
-    vsnprintf(ctx->last_error, sizeof(ctx->last_error), fmt, ap);
+    vsnprintf(c->last_error, sizeof(c->last_error), fmt, ap);
     va_end(ap);
-    psc__log(ctx, PSC_LOG_ERROR, "%s", ctx->last_error);
+    psc__log(c, PSC_LOG_ERROR, "%s", c->last_error);
     return st;
 }
 

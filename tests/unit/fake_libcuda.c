@@ -2,6 +2,7 @@
  * A stand-in for libcuda.so.1 for control-flow tests of the real binary (no
  * GPU needed). FAKE_CUDA_MODE picks what it pretends:
  *   nodevice  cuInit answers CUDA_ERROR_NO_DEVICE
+ *   init:N    cuInit answers CUresult N (e.g. init:803, CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)
  *   initfail  cuInit answers CUDA_ERROR_UNKNOWN (a driver that is there but broken)
  *   missing   the driver lacks cuMemcpyAsync
  *   gpus      GPUs that enumerate but cannot make a context, so every
@@ -29,10 +30,14 @@ static CUresult fake_unsupported(void) { return CUDA_ERROR_NOT_SUPPORTED; }
 
 static CUresult fake_init(unsigned flags)
 {
+    const char *m = fake_mode();
+
     (void)flags;
-    if (strcmp(fake_mode(), "initfail") == 0)
+    if (strncmp(m, "init:", 5) == 0)
+        return (CUresult)atoi(m + 5);
+    if (strcmp(m, "initfail") == 0)
         return CUDA_ERROR_UNKNOWN;
-    return strcmp(fake_mode(), "nodevice") == 0 ? CUDA_ERROR_NO_DEVICE : CUDA_SUCCESS;
+    return strcmp(m, "nodevice") == 0 ? CUDA_ERROR_NO_DEVICE : CUDA_SUCCESS;
 }
 
 static CUresult fake_driver_version(int *v) { *v = 13000; return CUDA_SUCCESS; }
@@ -80,14 +85,27 @@ static CUresult fake_attr(int *v, CUdevice_attribute a, CUdevice d)
 
 static CUresult fake_error_name(CUresult rc, const char **s)
 {
-    *s = rc == CUDA_ERROR_NOT_SUPPORTED ? "CUDA_ERROR_NOT_SUPPORTED" : "CUDA_ERROR_FAKE";
+    static const struct { CUresult rc; const char *name; } names[] = {
+        {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
+        {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED"},
+        {CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER"},
+        {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE"},
+        {CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"},
+        {CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"},
+        {CUDA_ERROR_OPERATING_SYSTEM, "CUDA_ERROR_OPERATING_SYSTEM"},
+        {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+    };
+
+    *s = "CUDA_ERROR_FAKE";
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (names[i].rc == rc)
+            *s = names[i].name;
     return CUDA_SUCCESS;
 }
 
 static CUresult fake_error_string(CUresult rc, const char **s)
 {
-    (void)rc;
-    *s = "operation not supported (fake driver)";
+    *s = rc == CUDA_ERROR_NOT_SUPPORTED ? "operation not supported (fake driver)" : "fake driver error";
     return CUDA_SUCCESS;
 }
 

@@ -510,6 +510,21 @@ static void test_nvlink_all_down(void **state)
     psc_facts_free(f);
 }
 
+/* The only GPU in view (a one-GPU slice of an HGX board, as lent): its missing links are information. */
+static void test_nvlink_missing_alone(void **state)
+{
+    psc_facts_t *f = machine(1, "NVIDIA H200", 141ull << 30, 256ull << 30, PSC_PATH_SYS, 1);
+    size_t n;
+
+    (void)state;
+    f->gpu[0].nvlink_count = 0; /* as NVML answers on that machine */
+    n = run(f);
+    assert_int_equal(count(n, "nvlink_missing", PSC_SEV_INFO), 1);
+    assert_int_equal(count(n, "nvlink_missing", PSC_SEV_ERROR), 0);
+    assert_non_null(strstr(find(n, "nvlink_missing")->what, "not visible here"));
+    psc_facts_free(f);
+}
+
 /* NUMA affinity unknown: a warning on a multi-node host, information when the node count is unknown. */
 static void test_numa_unknown_severity(void **state)
 {
@@ -632,7 +647,9 @@ int main(void)
         cmocka_unit_test(test_clean_machine_has_no_findings),
         cmocka_unit_test(test_bar1_severity),          cmocka_unit_test(test_iommu_cmdline_passthrough),
         cmocka_unit_test(test_acs_completion_redirect_and_nvlink), cmocka_unit_test(test_pcie_gen_reasons_unknown),
-        cmocka_unit_test(test_nvlink_all_down),        cmocka_unit_test(test_numa_unknown_severity),
+        cmocka_unit_test(test_nvlink_all_down),
+        cmocka_unit_test(test_nvlink_missing_alone),
+        cmocka_unit_test(test_numa_unknown_severity),
         cmocka_unit_test(test_clock_reason_bits),      cmocka_unit_test(test_order_within_severity),
         cmocka_unit_test(test_p2p_reason_branches),
     };

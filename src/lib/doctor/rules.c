@@ -14,10 +14,16 @@
 #define PSC_CLOCKS_IDLE 0x1ll
 #define PSC_CLOCKS_SLOWDOWN (0x4ll | 0x8ll | 0x20ll | 0x40ll | 0x80ll)
 
-/* Findings as the rules produce them; sorted and copied out at the end. */
+/*
+ * Findings go straight into the caller's array, no allocation, so nothing can
+ * be dropped: psc_doctor runs the rules once per severity, most severe first,
+ * and each pass keeps only the findings of its own severity. Every finding is
+ * counted; the first cap are written.
+ */
 typedef struct {
-    psc_finding_t *v;
+    psc_finding_t *out;
     size_t cap, n;
+    psc_severity_t pass;
 } psc__findings_t;
 
 static void psc__add(psc__findings_t *fs, psc_severity_t sev, const char *rule, const char *fix,
@@ -29,16 +35,13 @@ static void psc__add(psc__findings_t *fs, psc_severity_t sev, const char *rule, 
     psc_finding_t *x;
     va_list ap;
 
-    if (fs->n == fs->cap) {
-        size_t cap = fs->cap ? 2 * fs->cap : 64;
-        psc_finding_t *v = realloc(fs->v, cap * sizeof(*v));
-
-        if (!v)
-            return;
-        fs->v = v;
-        fs->cap = cap;
+    if (sev != fs->pass)
+        return;
+    if (!fs->out || fs->n >= fs->cap) {
+        fs->n++;
+        return;
     }
-    x = &fs->v[fs->n++];
+    x = &fs->out[fs->n++];
     memset(x, 0, sizeof(*x));
     x->severity = sev;
     snprintf(x->rule, sizeof(x->rule), "%s", rule);
@@ -236,6 +239,13 @@ static void rule_nvlink(const psc_facts_t *f, psc__findings_t *fs)
                      "check nvidia-smi nvlink --status and the fabric manager; a link that stays down needs the "
                      "board or baseboard looked at",
                      ev, "gpu%d: %d of %d NVLinks are down", i, g->nvlink_count - up, g->nvlink_count);
+        else if (want && up < want && f->ngpu < 2)
+            /* The only GPU here (a one-GPU slice of a baseboard, a VM): its links lead to GPUs not in view. */
+            psc__add(fs, PSC_SEV_INFO, "nvlink_missing",
+                     "nothing to do for this GPU alone; if it should reach others over NVLink, check the fabric "
+                     "manager and what the VM or partition was given",
+                     ev, "gpu%d has %d active NVLinks; a %s has %d, to GPUs not visible here", i, up, g->name,
+                     want);
         else if (want && up < want)
             psc__add(fs, PSC_SEV_ERROR, "nvlink_missing",
                      "on NVSwitch systems start nvidia-fabricmanager; otherwise check the NVLink bridges or "
@@ -319,39 +329,27 @@ static void rule_not_checked(const psc_facts_t *f, psc__findings_t *fs)
                  f->source, "not checked: IOMMU (not in the facts)");
 }
 
-/* Most severe first, rule order kept within a severity (insertion sort: stable, n is small). */
-static void psc__sort_by_severity(psc_finding_t *v, size_t n)
-{
-    for (size_t i = 1; i < n; i++) {
-        psc_finding_t x = v[i];
-        size_t k = i;
-
-        for (; k > 0 && v[k - 1].severity < x.severity; k--)
-            v[k] = v[k - 1];
-        v[k] = x;
-    }
-}
-
+/* Most severe first, rule order kept within a severity: one pass of every rule per severity. */
 size_t psc_doctor(const psc_facts_t *f, psc_finding_t *out, size_t cap)
 {
-    psc__findings_t fs = {NULL, 0, 0};
+    static const psc_severity_t passes[] = {PSC_SEV_ERROR, PSC_SEV_WARNING, PSC_SEV_INFO};
+    psc__findings_t fs = {out, out ? cap : 0, 0, PSC_SEV_ERROR};
 
     if (!f)
         return 0;
-    rule_nvlink(f, &fs);
-    rule_p2p(f, &fs);
-    rule_integrity(f, &fs);
-    rule_bar1(f, &fs);
-    rule_iommu(f, &fs);
-    rule_acs(f, &fs);
-    rule_pcie_link(f, &fs);
-    rule_clocks(f, &fs);
-    rule_numa(f, &fs);
-    rule_not_checked(f, &fs);
-    psc__sort_by_severity(fs.v, fs.n);
-    if (out && cap && fs.n) /* fs.v is NULL when nothing was found */
-        memcpy(out, fs.v, (fs.n < cap ? fs.n : cap) * sizeof(*out));
-    free(fs.v);
+    for (size_t p = 0; p < sizeof(passes) / sizeof(passes[0]); p++) {
+        fs.pass = passes[p];
+        rule_nvlink(f, &fs);
+        rule_p2p(f, &fs);
+        rule_integrity(f, &fs);
+        rule_bar1(f, &fs);
+        rule_iommu(f, &fs);
+        rule_acs(f, &fs);
+        rule_pcie_link(f, &fs);
+        rule_clocks(f, &fs);
+        rule_numa(f, &fs);
+        rule_not_checked(f, &fs);
+    }
     return fs.n;
 }
 

@@ -29,6 +29,51 @@ static psc_status_t psc__cuda_resolve(psc_cuda_t *cu, PFN_cuGetProcAddress_v1200
     return PSC_OK;
 }
 
+psc_status_t psc_cuda_init_status(CUresult rc)
+{
+    switch (rc) {
+    case CUDA_SUCCESS: return PSC_OK;
+    case CUDA_ERROR_NO_DEVICE: return PSC_ERR_NO_DEVICE;
+    case CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER: /* the driver API's "insufficient driver" */
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+    case CUDA_ERROR_NOT_INITIALIZED:
+    case CUDA_ERROR_DEINITIALIZED:
+    case CUDA_ERROR_STUB_LIBRARY:
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: return PSC_ERR_NO_DRIVER;
+    case CUDA_ERROR_OUT_OF_MEMORY: return PSC_ERR_NO_MEMORY;
+    default: return PSC_ERR_DRIVER;
+    }
+}
+
+/* One line for a failed cuInit (or first count): the class, the driver's own error name, what to do. */
+static void psc__cuda_init_message(const psc_cuda_t *cu, CUresult rc, const char *call, char *errbuf, size_t errlen)
+{
+    char text[160];
+    const char *hint;
+
+    psc_cuda_error_text(cu, rc, text, sizeof(text));
+    switch (rc) {
+    case CUDA_ERROR_NO_DEVICE:
+        snprintf(errbuf, errlen, "no GPU: the CUDA driver sees no device (check CUDA_VISIBLE_DEVICES and nvidia-smi)");
+        return;
+    case CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER: /* the driver API's "insufficient driver" */
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: hint = "update the NVIDIA driver"; break;
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+        hint = "the driver library and the loaded kernel module differ: reboot, or reload the nvidia module";
+        break;
+    case CUDA_ERROR_STUB_LIBRARY: hint = "this is the CUDA toolkit's stub library: install the NVIDIA driver"; break;
+    case CUDA_ERROR_NOT_INITIALIZED:
+    case CUDA_ERROR_DEINITIALIZED: hint = "the driver could not start: check nvidia-smi and the kernel log"; break;
+    case CUDA_ERROR_OUT_OF_MEMORY:
+        snprintf(errbuf, errlen, "out of memory: %s failed: %s", call, text);
+        return;
+    default:
+        snprintf(errbuf, errlen, "the CUDA driver failed to start: %s failed: %s", call, text);
+        return;
+    }
+    snprintf(errbuf, errlen, "no usable NVIDIA driver: %s failed: %s; %s", call, text, hint);
+}
+
 psc_status_t psc_cuda_load(psc_cuda_t *cu, char *errbuf, size_t errlen)
 {
     const char *path = getenv("P2PSCOPE_LIBCUDA");
@@ -59,19 +104,18 @@ psc_status_t psc_cuda_load(psc_cuda_t *cu, char *errbuf, size_t errlen)
         goto err_close;
 
     rc = cu->p_cuInit(0);
-    if (rc == CUDA_ERROR_NO_DEVICE) {
-        snprintf(errbuf, errlen, "no GPU: the CUDA driver sees no device (check CUDA_VISIBLE_DEVICES and nvidia-smi)");
-        st = PSC_ERR_NO_DEVICE;
-        goto err_close;
-    }
     if (rc != CUDA_SUCCESS) {
-        char text[160];
-        snprintf(errbuf, errlen, "cuInit failed: %s", psc_cuda_error_text(cu, rc, text, sizeof(text)));
-        st = rc == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH ? PSC_ERR_NO_DRIVER : PSC_ERR_NO_DEVICE;
+        psc__cuda_init_message(cu, rc, "cuInit", errbuf, errlen);
+        st = psc_cuda_init_status(rc);
         goto err_close;
     }
     rc = cu->p_cuDeviceGetCount(&count);
-    if (rc != CUDA_SUCCESS || count < 1) {
+    if (rc != CUDA_SUCCESS) {
+        psc__cuda_init_message(cu, rc, "cuDeviceGetCount", errbuf, errlen);
+        st = psc_cuda_init_status(rc);
+        goto err_close;
+    }
+    if (count < 1) {
         snprintf(errbuf, errlen, "no GPU: the CUDA driver reports %d devices", count);
         st = PSC_ERR_NO_DEVICE;
         goto err_close;

@@ -23,6 +23,14 @@ typedef struct {
 psc_status_t psc_cuda_load(psc_cuda_t *cu, char *errbuf, size_t errlen);
 void psc_cuda_unload(psc_cuda_t *cu);
 
+/*
+ * The status of a failed cuInit (or a first device query): PSC_ERR_NO_DEVICE
+ * for no device; PSC_ERR_NO_DRIVER for a driver that cannot serve (too old,
+ * not initialised, a stub, library and kernel module differ);
+ * PSC_ERR_NO_MEMORY out of memory; PSC_ERR_DRIVER for anything else.
+ */
+psc_status_t psc_cuda_init_status(CUresult rc);
+
 /* "CUDA_ERROR_X (text)" for a result code, into buf. */
 const char *psc_cuda_error_text(const psc_cuda_t *cu, CUresult rc, char *buf, size_t len);
 

@@ -20,14 +20,18 @@ static const uint64_t psc__copy_sizes[] = {4, 16, 64, 1024, 16384, 262144, 10485
 static const uint64_t psc__sync_sizes[] = {1, 8, 64, 1024, 16384, 262144, 1048576};
 
 /* Distribution of one size: percentiles, and the first PSC_LAT_KEEP samples kept raw. */
-static void psc__record(psc_lat_result_t *r, unsigned k, const double *v, unsigned n, psc_pctl_t *into)
+static psc_status_t psc__record(psc_context_t *ctx, psc_lat_result_t *r, unsigned k, const double *v, unsigned n,
+                                psc_pctl_t *into)
 {
-    psc_percentiles(v, n, into);
+    /* n >= 1 here: only memory can fail, and a figure of zeros must not pass for a result. */
+    if (psc_percentiles(v, n, into) != PSC_OK)
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the percentiles of %u samples", n);
     if (into != &r->lat[k])
-        return;
+        return PSC_OK;
     r->nkept[k] = n < PSC_LAT_KEEP ? n : PSC_LAT_KEEP;
     for (unsigned i = 0; i < r->nkept[k]; i++)
         r->kept[k][i] = (float)v[i];
+    return PSC_OK;
 }
 
 /* Small device scratch for kernel outputs, freed by the caller. */
@@ -141,7 +145,8 @@ static psc_status_t psc__run_chase(psc_context_t *ctx, const psc_lat_test_info_t
         ns[s - 1] = (double)cycles[s] * res->ns_per_cycle / (double)o->hops;
     res->nsizes = 1;
     res->sizes[0] = ws;
-    psc__record(res, 0, ns, samples - 1, &res->lat[0]);
+    if ((st = psc__record(ctx, res, 0, ns, samples - 1, &res->lat[0])) != PSC_OK)
+        goto out;
     res->status = PSC_RESULT_PASSED;
 out:
     if (img && (!b || img != b->host))
@@ -211,7 +216,8 @@ static psc_status_t psc__run_flag_gpu(psc_context_t *ctx, const psc_lat_case_t *
         ns[i] = (double)cycles[i] * res->ns_per_cycle / 2.0;
     res->nsizes = 1;
     res->sizes[0] = 4;
-    psc__record(res, 0, ns, iters, &res->lat[0]);
+    if ((st = psc__record(ctx, res, 0, ns, iters, &res->lat[0])) != PSC_OK)
+        goto out;
     res->status = PSC_RESULT_PASSED;
 out:
     psc__scratch_free(ctx, b, flag_b);
@@ -278,7 +284,8 @@ static psc_status_t psc__run_flag_cpu(psc_context_t *ctx, const psc_lat_case_t *
     }
     res->nsizes = 1;
     res->sizes[0] = 4;
-    psc__record(res, 0, ns, iters, &res->lat[0]);
+    if ((st = psc__record(ctx, res, 0, ns, iters, &res->lat[0])) != PSC_OK)
+        goto out;
     res->status = PSC_RESULT_PASSED;
 out:
     psc__scratch_free(ctx, g, derr);
@@ -375,8 +382,10 @@ static psc_status_t psc__run_copy(psc_context_t *ctx, const psc_lat_test_info_t 
         if ((st = psc__check_prefix(ctx, dst, len, seed, res)) != PSC_OK)
             goto out;
         res->sizes[k] = len;
-        psc__record(res, (unsigned)k, gpu, o->samples, &res->lat[k]);
-        psc__record(res, (unsigned)k, cpu, o->samples, &res->submit[k]);
+        if ((st = psc__record(ctx, res, (unsigned)k, gpu, o->samples, &res->lat[k])) != PSC_OK)
+            goto out;
+        if ((st = psc__record(ctx, res, (unsigned)k, cpu, o->samples, &res->submit[k])) != PSC_OK)
+            goto out;
         res->nsizes = (unsigned)k + 1;
     }
     if (res->status != PSC_RESULT_FAILED)
@@ -429,7 +438,8 @@ static psc_status_t psc__run_sync(psc_context_t *ctx, const psc_lat_test_info_t 
         if (st != PSC_OK || (st = psc__check_prefix(ctx, ti->to_gpu ? dev : host, len, seed, res)) != PSC_OK)
             goto out;
         res->sizes[k] = len;
-        psc__record(res, (unsigned)k, ns, o->samples, &res->lat[k]);
+        if ((st = psc__record(ctx, res, (unsigned)k, ns, o->samples, &res->lat[k])) != PSC_OK)
+            goto out;
         res->nsizes = (unsigned)k + 1;
     }
     if (res->status != PSC_RESULT_FAILED)
@@ -446,11 +456,37 @@ psc_status_t psc__lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc
     const psc_lat_test_info_t *ti = c ? psc_lat_test_info(c->test) : NULL;
     psc_status_t st;
 
-    if (!ctx || !c || !o || !out || !ti || !psc__valid_gpu(ctx, c->issuer) || o->samples < 1 || o->samples > 100000 ||
-        o->hops < 1 || o->copies < 1 || !(o->timeout_ms >= 1))
-        return PSC_ERR_INVALID;
-    if (ti->where == PSC_LAT_PEER && (!psc__valid_gpu(ctx, c->src) || !psc__valid_gpu(ctx, c->dst) || c->src == c->dst))
-        return PSC_ERR_INVALID;
+    if (!ctx)
+        return PSC_ERR_INVALID; /* no context to hold the reason */
+    if (!c || !o || !out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: no %s given (accepted: %s)",
+                         !c ? "case" : !o ? "options" : "result",
+                         !c ? "a case from psc_lat_cases" : !o ? "options from psc_lat_opts_default"
+                                                           : "a psc_lat_result_t to fill");
+    if (!ti)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: latency test %d does not exist (accepted: 0..%d)",
+                         c->test, psc_lat_test_count() - 1);
+    if (!psc__valid_gpu(ctx, c->issuer))
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: issuer GPU %d does not exist (accepted: 0..%d)",
+                         c->issuer, ctx->ndev - 1);
+    if (o->samples < 1 || o->samples > 100000)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: samples %u (accepted: 1 to 100000)", o->samples);
+    if (o->hops < 1)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: hops 0 (accepted: 1 or more)");
+    if (o->copies < 1)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: copies 0 (accepted: 1 or more)");
+    if (!(o->timeout_ms >= 1))
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: timeout_ms %g (accepted: 1 or more)", o->timeout_ms);
+    if (ti->where == PSC_LAT_PEER) {
+        if (!psc__valid_gpu(ctx, c->src) || !psc__valid_gpu(ctx, c->dst))
+            return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: %s GPU %d does not exist (accepted: 0..%d)",
+                             !psc__valid_gpu(ctx, c->src) ? "source" : "destination",
+                             !psc__valid_gpu(ctx, c->src) ? c->src : c->dst, ctx->ndev - 1);
+        if (c->src == c->dst)
+            return psc__fail(ctx, PSC_ERR_INVALID,
+                             "psc_lat_run: %s is GPU to GPU but both ends are GPU %d (accepted: two different GPUs)",
+                             ti->name, c->src);
+    }
     memset(out, 0, sizeof(*out));
     out->c = *c;
     switch (ti->method) {
@@ -473,8 +509,14 @@ psc_status_t psc__timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, 
     uint64_t step = 0;
     psc_status_t st;
 
-    if (!ctx || !gpu_ns || !host_ns || !psc__valid_gpu(ctx, gpu))
-        return PSC_ERR_INVALID;
+    if (!ctx)
+        return PSC_ERR_INVALID; /* no context to hold the reason */
+    if (!psc__valid_gpu(ctx, gpu))
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_timer_resolution: GPU %d does not exist (accepted: 0..%d)", gpu,
+                         ctx->ndev - 1);
+    if (!gpu_ns || !host_ns)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_timer_resolution: %s is NULL (accepted: a double to fill)",
+                         !gpu_ns ? "gpu_ns" : "host_ns");
     if ((st = psc__scratch(ctx, gpu, sizeof(uint64_t), &d)) != PSC_OK)
         return st;
     {

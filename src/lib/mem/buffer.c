@@ -99,7 +99,8 @@ static psc_status_t psc__alloc(psc_context_t *ctx, psc_buffer_t *b)
         }
         return st;
     }
-    return PSC_ERR_INVALID;
+    return psc__fail(ctx, PSC_ERR_INVALID, "buffer kind %d does not exist (accepted: %d..%d)", (int)b->kind,
+                     (int)PSC_MEM_DEVICE, (int)PSC_MEM_REGISTERED);
 }
 
 psc_status_t psc__buffer_get(psc_context_t *ctx, psc_mem_kind_t kind, int gpu, int node, uint64_t size,

@@ -76,11 +76,17 @@ static void psc__system_probe(psc_context_t *ctx)
 
 psc_status_t psc__devices_probe(psc_context_t *ctx)
 {
+    char text[160];
     psc_status_t st;
+    CUresult rc;
     int n = 0;
 
-    if ((st = PSC_CU(ctx, cuDeviceGetCount, (&n))) != PSC_OK)
-        return st;
+    rc = ctx->cu.p_cuDeviceGetCount(&n);
+    if (rc != CUDA_SUCCESS)
+        return psc__fail(ctx, psc_cuda_init_status(rc), "cuDeviceGetCount: %s",
+                         psc_cuda_error_text(&ctx->cu, rc, text, sizeof(text)));
+    if (n < 1)
+        return psc__fail(ctx, PSC_ERR_NO_DEVICE, "no GPU: the CUDA driver reports %d devices", n);
     ctx->sys.driver_device_count = n;
     /* Every per-GPU table is sized for PSC_MAX_GPUS: use the first ones, and say so. */
     if (n > PSC_MAX_GPUS) {
@@ -137,8 +143,10 @@ int psc_device_count(const psc_context_t *ctx)
 
 psc_status_t psc_system_info(const psc_context_t *ctx, psc_system_info_t *out)
 {
-    if (!ctx || !out)
-        return PSC_ERR_INVALID;
+    if (!ctx)
+        return PSC_ERR_INVALID; /* no context to hold the reason */
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_system_info: out is NULL (accepted: a psc_system_info_t to fill)");
     *out = ctx->sys;
     return PSC_OK;
 }
@@ -149,8 +157,13 @@ psc_status_t psc_device_info(const psc_context_t *ctx, int device, psc_device_in
     psc_nvmlDevice_t h;
     unsigned v;
 
-    if (!psc__valid_gpu(ctx, device) || !out)
-        return PSC_ERR_INVALID;
+    if (!ctx)
+        return PSC_ERR_INVALID; /* no context to hold the reason */
+    if (!psc__valid_gpu(ctx, device))
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_device_info: GPU %d does not exist (accepted: 0..%d)", device,
+                         ctx->ndev - 1);
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_device_info: out is NULL (accepted: a psc_device_info_t to fill)");
     d = ctx->info[device];
     h = psc__nvml_handle(ctx, device);
     if (h) {

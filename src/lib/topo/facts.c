@@ -199,8 +199,10 @@ psc_status_t psc_facts_gather(psc_context_t *ctx, psc_facts_t *f)
 {
     hwloc_topology_t t = ctx ? psc_host_topo_hwloc(ctx->host) : NULL;
 
-    if (!ctx || !f)
-        return PSC_ERR_INVALID;
+    if (!ctx)
+        return PSC_ERR_INVALID; /* no context to hold the reason */
+    if (!f)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_facts_gather: facts is NULL (accepted: one from psc_facts_new)");
     snprintf(f->source, sizeof(f->source), "live");
     f->has_driver = 1;
     f->ngpu = ctx->ndev < PSC_MAX_GPUS ? ctx->ndev : PSC_MAX_GPUS;
@@ -252,23 +254,16 @@ static int psc__is_json(const char *path, const char *text)
     return *text == '{';
 }
 
-psc_status_t psc_facts_load(const char *path, psc_facts_t *f, char *errbuf, size_t errlen)
+/* psc_facts_load into a fresh object f, which the caller keeps only on success (or PSC_ERR_NO_DEVICE). */
+static psc_status_t psc__facts_load_fresh(const char *path, psc_facts_t *f, char *errbuf, size_t errlen)
 {
-    char scratch[8], *text = NULL;
+    char *text = NULL;
     psc_host_topo_t *topo = NULL;
     psc_status_t st;
     struct stat sb;
     size_t len;
     int is_dir;
 
-    if (!errbuf || !errlen) {
-        errbuf = scratch;
-        errlen = sizeof(scratch);
-    }
-    if (!path || !f) {
-        snprintf(errbuf, errlen, "no recording given");
-        return PSC_ERR_INVALID;
-    }
     if (stat(path, &sb) != 0) {
         int e = errno;
 
@@ -331,4 +326,39 @@ psc_status_t psc_facts_load(const char *path, psc_facts_t *f, char *errbuf, size
         return PSC_ERR_NO_DEVICE;
     }
     return PSC_OK;
+}
+
+psc_status_t psc_facts_load(const char *path, psc_facts_t *f, char *errbuf, size_t errlen)
+{
+    char scratch[8];
+    psc_facts_t *s;
+    psc_status_t st;
+
+    if (!errbuf || !errlen) {
+        errbuf = scratch;
+        errlen = sizeof(scratch);
+    }
+    if (!path || !*path) {
+        snprintf(errbuf, errlen, "no recording given (accepted: the path of an hwloc XML file, a p2pscope JSON "
+                                 "recording or a captured /sys directory)");
+        return PSC_ERR_INVALID;
+    }
+    if (!f) {
+        snprintf(errbuf, errlen, "%s: no facts object to load into (accepted: one from psc_facts_new)", path);
+        return PSC_ERR_INVALID;
+    }
+    /* Loaded apart and handed over whole: a failed load leaves the caller's facts as they were. */
+    s = psc_facts_new();
+    if (!s) {
+        snprintf(errbuf, errlen, "%s: out of host memory", path);
+        return PSC_ERR_NO_MEMORY;
+    }
+    st = psc__facts_load_fresh(path, s, errbuf, errlen);
+    if (st == PSC_OK || st == PSC_ERR_NO_DEVICE) {
+        free(f->hwloc_xml);
+        *f = *s;
+        s->hwloc_xml = NULL;
+    }
+    psc_facts_free(s);
+    return st;
 }

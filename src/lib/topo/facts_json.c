@@ -645,8 +645,10 @@ static psc_status_t psc__doc_read(const psc__rd_t *r0, json_t *doc, psc_facts_t 
     v = json_object_get(doc, "hwloc_xml");
     if (v && !json_is_null(v) && !json_is_string(v))
         return psc__bad(&r, "", "hwloc_xml", "%s: accepted a string or null", psc__what(v, what, sizeof(what)));
-    if (json_is_string(v) && json_string_length(v) > 0 && !(s->hwloc_xml = strdup(json_string_value(v))))
-        return psc__bad(&r, "", "hwloc_xml", "out of host memory");
+    if (json_is_string(v) && json_string_length(v) > 0 && !(s->hwloc_xml = strdup(json_string_value(v)))) {
+        psc__bad(&r, "", "hwloc_xml", "out of host memory");
+        return PSC_ERR_NO_MEMORY;
+    }
     return PSC_OK;
 }
 
@@ -705,11 +707,20 @@ psc_status_t psc_facts_save(const psc_facts_t *f, const char *path, char *errbuf
     char *text;
     psc_status_t st;
 
-    if (!f || !path)
+    if (!errbuf)
+        errlen = 0; /* the reason has nowhere to go; snprintf writes nothing */
+    if (!path || !*path) {
+        snprintf(errbuf, errlen, "no file given to record the facts in (accepted: a file path)");
         return PSC_ERR_INVALID;
+    }
+    if (!f) {
+        snprintf(errbuf, errlen, "%s: no facts to record (accepted: facts from psc_facts_gather or psc_facts_load)",
+                 path);
+        return PSC_ERR_INVALID;
+    }
     text = psc_facts_json(f, 1);
     if (!text) {
-        snprintf(errbuf, errlen, "cannot turn the facts into JSON: out of host memory");
+        snprintf(errbuf, errlen, "%s: cannot turn the facts into JSON: out of host memory", path);
         return PSC_ERR_NO_MEMORY;
     }
     st = psc_write_file_atomic(path, text, strlen(text), errbuf, errlen);

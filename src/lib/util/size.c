@@ -32,10 +32,11 @@ psc_status_t psc_size_parse(const char *text, uint64_t *out)
 
         if (strcasecmp(end, psc__suffixes[i].suffix) != 0)
             continue;
+        /* v <= 2^40 / m keeps v * m within 1 TiB without overflow. */
         if (v == 0 || v > (1ull << 40) / m)
             return PSC_ERR_INVALID;
         *out = (uint64_t)v * m;
-        return *out <= (1ull << 40) ? PSC_OK : PSC_ERR_INVALID;
+        return PSC_OK;
     }
     return PSC_ERR_INVALID;
 }
