@@ -350,12 +350,18 @@ static void test_recorded_h200_vm(void **state)
 static void test_capacity_is_respected(void **state)
 {
     psc_facts_t *f = machine(8, "NVIDIA GeForce RTX 4090", 24ull << 30, 256ull << 20, PSC_PATH_SYS, 0);
-    psc_finding_t two[2];
+    psc_finding_t two[3] = {{.rule = ""}, {.rule = ""}, {.rule = "untouched"}};
+    size_t n = run(f);
 
     (void)state;
-    assert_true(psc_doctor(f, two, 2) > 2); /* the full count, two written */
+    assert_int_equal(psc_doctor(f, two, 2), n); /* the full count, two written */
+    assert_true(n > 2);
+    assert_string_equal(two[2].rule, "untouched"); /* nothing past the cap */
     assert_int_equal(two[0].severity, PSC_SEV_ERROR);
+    assert_string_equal(two[0].rule, g_found[0].rule); /* the first two of the full list */
+    assert_string_equal(two[1].what, g_found[1].what);
     assert_int_equal(psc_doctor(NULL, two, 2), 0);
+    assert_int_equal(psc_doctor(f, NULL, 5), n); /* counting only */
     psc_facts_free(f);
 }
 

@@ -66,20 +66,12 @@ static void test_failing_gpu_fails(void **state)
     assert_int_equal(exit_status(env), 1);
 }
 
-/*
- * cuInit fails for another reason than "no device": the driver is broken,
- * which is not a skip. KNOWN BUG, test disabled until it is fixed:
- * src/lib/driver/cuda_driver.c (psc_cuda_load) calls every cuInit failure
- * but CUDA_ERROR_SYSTEM_DRIVER_MISMATCH "no device" (PSC_ERR_NO_DEVICE);
- * it should be PSC_ERR_DRIVER.
- */
+/* cuInit fails for another reason than "no device": the driver is broken, which is not a skip. */
 static void test_broken_driver_fails(void **state)
 {
     const char *const env[] = {"P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "FAKE_CUDA_MODE=initfail", NULL};
 
     (void)state;
-    if (exit_status(env) == 77)
-        skip(); /* the known bug above */
     assert_int_equal(exit_status(env), 1);
 }
 
