@@ -319,7 +319,11 @@ typedef struct {
 psc_status_t psc_load_start(psc_context_t *ctx, const int *devices, int ndev, psc_load_t **out);
 /* The paths' reports so far; returns the number of paths, writes at most cap. */
 int psc_load_report(const psc_load_t *load, psc_load_path_report_t *out, int cap);
-/* Wait for the copies in flight, check them, write the final reports (as psc_load_report), free the load. */
+/*
+ * Wait for the copies in flight, check them, write the final reports (as
+ * psc_load_report), free the load. The reports are written even when the
+ * final check fails: they say which path went wrong.
+ */
 psc_status_t psc_load_stop(psc_load_t *load, psc_load_path_report_t *out, int cap, int *n);
 
 #define PSC_PATTERN_KINDS 6 /* random, address, walking ones, walking zeros, zero, ones */
