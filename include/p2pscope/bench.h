@@ -144,6 +144,7 @@ typedef struct {
     uint64_t seed;          /* pattern seed; each case derives its own */
     int host_node;          /* NUMA node for host memory; -1: the node nearest each GPU */
     int verify;             /* 1 (default): check every destination after every sample; 0: do not */
+    int reserved0;          /* 0; fills the struct to 8 bytes, so a field added later changes struct_size */
 } psc_measure_opts_t;
 
 /* The defaults, struct_size included; call it through the macro, which passes the caller's struct size. */

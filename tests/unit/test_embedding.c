@@ -215,6 +215,12 @@ static void test_options_struct_size(void **state)
     assert_non_null(strstr(err, "struct_size"));
     full.struct_size = sizeof(full) + 1;
     assert_int_equal(psc_measure_opts_check(&full, err, sizeof(err)), PSC_ERR_INVALID);
+    /* A newer header's longer struct, set up by this library: the defaults it knows, its own size kept, refused. */
+    memset(buf, 0xAB, sizeof(buf));
+    psc_measure_opts_init(o, sizeof(psc_measure_opts_t) + 8);
+    assert_int_equal(o->struct_size, sizeof(psc_measure_opts_t) + 8);
+    assert_int_equal(buf[sizeof(psc_measure_opts_t)], 0xAB); /* the fields this library does not know: untouched */
+    assert_int_equal(psc_measure_opts_check(o, err, sizeof(err)), PSC_ERR_INVALID);
     full.struct_size = sizeof(full);
     assert_int_equal(psc_measure_opts_check(&full, err, sizeof(err)), PSC_OK);
 }
