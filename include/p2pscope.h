@@ -301,8 +301,10 @@ const char *psc_p2p_reason(const psc_facts_t *facts, int i, int j, char *buf, si
 /*
  * NVLink traffic counters of one GPU, per link, in bytes since the driver
  * started counting (NVML's data throughput fields). *nlinks is the number of
- * links read. PSC_ERR_UNSUPPORTED without NVML or on a GPU without NVLink.
+ * links read; a counter NVML would not give is PSC_NVLINK_UNREAD.
+ * PSC_ERR_UNSUPPORTED without NVML or on a GPU without NVLink.
  */
+#define PSC_NVLINK_UNREAD UINT64_MAX
 psc_status_t psc_nvlink_counters(const psc_context_t *ctx, int gpu, uint64_t *tx_bytes, uint64_t *rx_bytes,
                                  int *nlinks);
 
@@ -336,8 +338,9 @@ size_t psc_doctor(const psc_facts_t *facts, psc_finding_t *out, size_t cap);
  * to 0; a pass sets it to 1 unless it is already 0 (the rule of
  * psc_facts_note_bw in <p2pscope/bench.h>, which folds other runs' results
  * in). A pair whose copy could not run keeps its value. ctx is the context
- * the facts were gathered with. PSC_ERR_INVALID for a missing argument;
- * otherwise PSC_OK.
+ * the facts were gathered with (psc_facts_gather on it): PSC_ERR_INVALID
+ * for facts of another machine or GPU count, or a missing argument;
+ * otherwise PSC_OK. A run that passed with its checks off is no evidence.
  */
 psc_status_t psc_facts_check_integrity(psc_context_t *ctx, psc_facts_t *facts);
 

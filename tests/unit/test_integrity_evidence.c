@@ -46,6 +46,7 @@ static psc_bw_result_t bw(psc_bw_case_t c, psc_result_status_t st, uint64_t bad)
     r.status = st;
     r.verify.bad_bytes = bad;
     r.verify.first_bad_offset = bad ? 0 : -1;
+    r.verify.checked = 1; /* the destinations were checked (bw --no-verify leaves 0) */
     return r;
 }
 
@@ -57,6 +58,7 @@ static psc_verify_result_t vr(psc_bw_case_t c, psc_result_status_t st, uint64_t 
     r.c = c;
     r.status = st;
     r.bad_bytes = bad;
+    r.bytes_checked = 4096;
     return r;
 }
 
@@ -139,6 +141,19 @@ static void test_only_gpu_to_gpu_pairs(void **state)
     psc_facts_free(f);
 }
 
+/* A run that passed with its checks off proved nothing: no evidence. */
+static void test_unchecked_pass_is_no_evidence(void **state)
+{
+    psc_facts_t *f = facts_of(2);
+    psc_bw_result_t r = bw(one(0, 1), PSC_RESULT_PASSED, 0);
+
+    (void)state;
+    r.verify.checked = 0;
+    psc_facts_note_bw(f, &r, 1);
+    assert_int_equal(f->pair[0][1].integrity, -1);
+    psc_facts_free(f);
+}
+
 /* A copy staged through host memory with peer access off says nothing about P2P: no evidence either way. */
 static void test_p2p_off_is_no_evidence(void **state)
 {
@@ -213,6 +228,7 @@ static void test_stress_sums(void **state)
     s[0].passes = 3;
     s[1].last = vr(one(1, 2), PSC_RESULT_PASSED, 0);
     s[1].passes = 2;
+    s[1].bytes_checked = 8192;
     s[2].last = vr(one(2, 0), PSC_RESULT_PASSED, 0); /* never ran: no evidence */
     s[2].passes = 0;
     psc_facts_note_verify_sums(f, s, 3);
@@ -256,6 +272,14 @@ static void test_check_integrity_fake_driver(void **state)
     f->pair[0][1].can_access = 1;
     f->pair[1][0].can_access = 0;
     f->pair[1][0].integrity = 0;
+    /* Facts of another machine (a recording), or of another GPU count: refused, naming why. */
+    snprintf(f->source, sizeof(f->source), "machine.json");
+    assert_int_equal(psc_facts_check_integrity(ctx, f), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(ctx), "not this context's machine"));
+    snprintf(f->source, sizeof(f->source), "live");
+    f->ngpu = 3;
+    assert_int_equal(psc_facts_check_integrity(ctx, f), PSC_ERR_INVALID);
+    f->ngpu = 2;
     assert_int_equal(psc_facts_check_integrity(ctx, f), PSC_OK);
     assert_int_equal(f->pair[0][1].integrity, -1);
     assert_int_equal(f->pair[1][0].integrity, 0);
@@ -291,6 +315,7 @@ static void test_check_integrity_keeps_caller_state(void **state)
     *(void **)&set_peer = dlsym(h, "fake_cuda_set_peer");
     assert_true(current && set_current && peer && set_peer);
     f->pair[0][1].can_access = f->pair[1][0].can_access = 1;
+    snprintf(f->source, sizeof(f->source), "live");
     set_current(caller);
     set_peer(0, 1, 0);
     set_peer(1, 0, 1);
@@ -316,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_failed_or_waived_change_nothing),
         cmocka_unit_test(test_only_gpu_to_gpu_pairs),
         cmocka_unit_test(test_p2p_off_is_no_evidence),
+        cmocka_unit_test(test_unchecked_pass_is_no_evidence),
         cmocka_unit_test(test_concurrent_case_marks_each_transfer),
         cmocka_unit_test(test_verify_results_same_rule),
         cmocka_unit_test(test_stress_sums),

@@ -59,6 +59,20 @@ static void test_wrapped_counter(void **state)
     assert_int_equal(g_t.gpu[0].tx[0], 500);
 }
 
+/* A counter NVML would not give, before or after: that link's traffic is not known (not the count since boot). */
+static void test_unread_counter(void **state)
+{
+    (void)state;
+    g_a.gpu[0].tx[0] = PSC_NVLINK_UNREAD;
+    g_b.gpu[0].tx[0] = 123456789;
+    g_a.gpu[0].rx[1] = 5;
+    g_b.gpu[0].rx[1] = PSC_NVLINK_UNREAD;
+    assert_int_equal(psc_nvlink_traffic(&g_a, &g_b, &g_t), PSC_OK);
+    assert_int_equal(g_t.gpu[0].known[0], 0);
+    assert_int_equal(g_t.gpu[0].tx[0], 0);
+    assert_int_equal(g_t.gpu[0].known[1], 0);
+}
+
 /* Backwards by less than half the range: the counters were reset; the traffic is not known, not 16 EB. */
 static void test_reset_counter(void **state)
 {
@@ -171,6 +185,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_plain_difference, setup),
         cmocka_unit_test_setup(test_wrapped_counter, setup),
+        cmocka_unit_test_setup(test_unread_counter, setup),
         cmocka_unit_test_setup(test_reset_counter, setup),
         cmocka_unit_test_setup(test_links_that_came_or_went, setup),
         cmocka_unit_test_setup(test_gpu_counts_differ, setup),

@@ -1,13 +1,17 @@
 /* The doctor's integrity evidence: verified copies folded into pair[i][j].integrity, by one rule. */
+#include <string.h>
+
 #include "internal.h"
 
 /* The rule, for one case: wrong bytes mark each GPU -> GPU transfer bad; a pass marks it good unless it was bad. */
-static void psc__note_case(psc_facts_t *f, const psc_bw_case_t *c, int passed, uint64_t bad_bytes)
+static void psc__note_case(psc_facts_t *f, const psc_bw_case_t *c, int passed, int checked, uint64_t bad_bytes)
 {
     const psc_bw_test_info_t *ti = psc_bw_test_info(c->test);
 
     /* Staged through host memory with peer access off: no evidence about P2P (the finding's subject). */
     if ((!bad_bytes && !passed) || (ti && ti->shape == PSC_SHAPE_P2P_OFF))
+        return;
+    if (!bad_bytes && !checked) /* passed with the checks off (bw --no-verify): nothing was proven */
         return;
     for (int k = 0; k < c->nxfer && k < PSC_MAX_XFERS; k++) {
         const int a = c->xfer[k].src, b = c->xfer[k].dst;
@@ -26,13 +30,15 @@ static void psc__note_case(psc_facts_t *f, const psc_bw_case_t *c, int passed, u
 void psc_facts_note_bw(psc_facts_t *facts, const psc_bw_result_t *res, size_t n)
 {
     for (size_t k = 0; facts && res && k < n; k++)
-        psc__note_case(facts, &res[k].c, res[k].status == PSC_RESULT_PASSED, res[k].verify.bad_bytes);
+        psc__note_case(facts, &res[k].c, res[k].status == PSC_RESULT_PASSED, res[k].verify.checked > 0,
+                       res[k].verify.bad_bytes);
 }
 
 void psc_facts_note_verify(psc_facts_t *facts, const psc_verify_result_t *res, size_t n)
 {
     for (size_t k = 0; facts && res && k < n; k++)
-        psc__note_case(facts, &res[k].c, res[k].status == PSC_RESULT_PASSED, res[k].bad_bytes);
+        psc__note_case(facts, &res[k].c, res[k].status == PSC_RESULT_PASSED, res[k].bytes_checked > 0,
+                       res[k].bad_bytes);
 }
 
 void psc_facts_note_verify_sums(psc_facts_t *facts, const psc_verify_path_sum_t *sums, size_t n)
@@ -40,7 +46,7 @@ void psc_facts_note_verify_sums(psc_facts_t *facts, const psc_verify_path_sum_t 
     /* last holds the first failed pass when one failed: it passed only if every pass did. */
     for (size_t k = 0; facts && sums && k < n; k++)
         psc__note_case(facts, &sums[k].last.c, sums[k].passes && sums[k].last.status == PSC_RESULT_PASSED,
-                       sums[k].bad_bytes);
+                       sums[k].bytes_checked > 0, sums[k].bad_bytes);
 }
 
 psc_status_t psc_facts_check_integrity(psc_context_t *ctx, psc_facts_t *facts)
@@ -54,6 +60,12 @@ psc_status_t psc_facts_check_integrity(psc_context_t *ctx, psc_facts_t *facts)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_facts_check_integrity: no facts given");
     if (psc_bw_test_from_name("gpu_to_gpu_write_ce", &write_ce) != PSC_OK) /* the registry always has it */
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_facts_check_integrity: no test gpu_to_gpu_write_ce");
+    /* Live results belong to the machine the facts describe, GPU for GPU. */
+    if (strcmp(facts->source, "live") != 0 || facts->ngpu != psc_device_count(ctx))
+        return psc__fail(ctx, PSC_ERR_INVALID,
+                         "psc_facts_check_integrity: the facts (%s, %d GPUs) are not this context's machine "
+                         "(accepted: facts from psc_facts_gather on this context, %d GPUs)",
+                         facts->source, facts->ngpu, psc_device_count(ctx));
     psc_measure_opts_default(&o);
     o.size = 8ull << 20;
     o.iterations = 1;

@@ -40,8 +40,8 @@ psc_status_t psc_nvlink_counters(const psc_context_t *ctx, int gpu, uint64_t *tx
                          gpu);
     for (int l = 0; l < n; l++) {
         /* The data throughput fields count KiB. */
-        tx[l] = fv[2 * l].nvmlReturn == 0 ? fv[2 * l].value.ullVal * 1024ull : 0;
-        rx[l] = fv[2 * l + 1].nvmlReturn == 0 ? fv[2 * l + 1].value.ullVal * 1024ull : 0;
+        tx[l] = fv[2 * l].nvmlReturn == 0 ? fv[2 * l].value.ullVal * 1024ull : PSC_NVLINK_UNREAD;
+        rx[l] = fv[2 * l + 1].nvmlReturn == 0 ? fv[2 * l + 1].value.ullVal * 1024ull : PSC_NVLINK_UNREAD;
     }
     *nlinks = n;
     return PSC_OK;

@@ -7,8 +7,10 @@ psc_status_t psc_nvlink_snapshot(const psc_context_t *ctx, psc_nvlink_snapshot_t
 {
     int ngpu;
 
-    if (!ctx || !snap)
+    if (!ctx)
         return PSC_ERR_INVALID;
+    if (!snap)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_nvlink_snapshot: no snapshot given (accepted: a psc_nvlink_snapshot_t)");
     ngpu = psc_device_count(ctx);
     if (ngpu > PSC_MAX_GPUS)
         ngpu = PSC_MAX_GPUS;
@@ -24,11 +26,13 @@ psc_status_t psc_nvlink_snapshot(const psc_context_t *ctx, psc_nvlink_snapshot_t
     return PSC_OK;
 }
 
-/* after - before for one counter; 0 when the counter was reset. */
+/* after - before for one counter; 0 when the counter was reset or one of the two could not be read. */
 static int psc__delta(uint64_t before, uint64_t after, uint64_t *out)
 {
     const uint64_t d = after - before; /* modulo 2^64: right across a wrap */
 
+    if (before == PSC_NVLINK_UNREAD || after == PSC_NVLINK_UNREAD)
+        return 0;
     /* Backwards by less than half the range (d in the upper half) is a reset (driver reload, counters
      * cleared), not a wrap. */
     if (after < before && d >= (1ull << 63))
