@@ -29,6 +29,28 @@ run() { # version label args...: JSON into $OUT/label.json, exit code and wall t
   local rc=$?
   printf '%-22s rc=%s wall=%.1f s\n' "$label" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)" | tee -a "$OUT/runs.txt"
 }
+# Stage "interleave": the paths that differed, each version in turn three times (drift and order show).
+if [ "$STAGE" = interleave ]; then
+  for i in 1 2 3; do
+    for v in base this; do
+      bin=build/p2pscope; [ $v = base ] && bin=$BASE/base/build/p2pscope
+      $bin bw -t '*pageable*,host_to_gpu_ce,host_gpu_bidir_wc_sm' -n 9 --max-samples 9 --json="$LOGS/bw-$v-$i.json" > /dev/null 2>&1
+      $bin lat -t '*sync*' --json="$LOGS/lat-$v-$i.json" > /dev/null 2>&1
+    done
+  done
+  python3 - "$LOGS" <<'PY' | tee "$OUT/interleave.txt"
+import json, sys
+d = sys.argv[1]
+for i in (1, 2, 3):
+    for v in ("base", "this"):
+        bw = json.load(open(f"{d}/bw-{v}-{i}.json"))["tests"]
+        lat = json.load(open(f"{d}/lat-{v}-{i}.json"))["tests"]
+        print(f"{i} {v:4} " + " ".join("%s %.2f" % (t["name"].replace("_pageable", "_pg")[:22], t["stats"]["median"])
+                                    for t in bw if t.get("stats")) + " | " +
+              " ".join("%s %.0f" % (t["name"][:20], t["sizes"][0]["latency"]["p50"]) for t in lat if t.get("sizes")))
+PY
+  exit 0
+fi
 for v in base this; do
   bin=build/p2pscope; [ $v = base ] && bin=$BASE/base/build/p2pscope
   run $bin report-$v

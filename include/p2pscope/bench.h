@@ -4,9 +4,10 @@
  * load, and the small utilities a measurement tool needs (sizes, statistics,
  * result files). Conventions, threads and ABI as in <p2pscope.h>.
  *
- * Threads: the registries, the case generators' pure parts, psc_size_parse,
- * psc_size_sweep, psc_stats_compute and psc_percentiles are thread-safe; the
- * runs use their context (one thread at a time per context).
+ * Threads: the registries, psc_size_parse, psc_size_sweep, psc_stats_compute
+ * and psc_percentiles are thread-safe; everything that takes a context (the
+ * case generators too, which record a refusal's reason in it) is used by one
+ * thread at a time per context.
  */
 #ifndef P2PSCOPE_BENCH_H
 #define P2PSCOPE_BENCH_H

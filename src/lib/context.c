@@ -60,8 +60,11 @@ psc_status_t psc_context_create(psc_context_t **out, char *errbuf, size_t errlen
     psc_context_t *ctx;
     psc_status_t st;
 
-    if (!out)
+    if (!out) {
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "psc_context_create: no place for the context (accepted: a psc_context_t **)");
         return PSC_ERR_INVALID;
+    }
     if (!errbuf || !errlen) {
         errbuf = scratch;
         errlen = sizeof(scratch);

@@ -56,15 +56,24 @@ int psc__resolve_devices(const psc_context_t *ctx, const int *devices, int ndev,
 {
     int m = ndev ? ndev : ctx ? ctx->ndev : 0;
 
-    if (!ctx || ndev < 0 || (ndev > 0 && !devices) || m > cap)
+    if (!ctx)
         return -1;
+    if (ndev < 0 || (ndev > 0 && !devices) || m > cap) {
+        psc__fail(ctx, PSC_ERR_INVALID, "%d GPUs named%s (accepted: 0 for all, or a list of up to %d)", ndev,
+                  ndev > 0 && !devices ? " but no list given" : "", cap);
+        return -1;
+    }
     for (int i = 0; i < m; i++) {
         d[i] = ndev ? devices[i] : i;
-        if (!psc__valid_gpu(ctx, d[i]))
+        if (!psc__valid_gpu(ctx, d[i])) {
+            psc__fail(ctx, PSC_ERR_INVALID, "GPU %d does not exist (accepted: 0..%d)", d[i], ctx->ndev - 1);
             return -1;
+        }
         for (int j = 0; j < i; j++)
-            if (d[j] == d[i])
+            if (d[j] == d[i]) {
+                psc__fail(ctx, PSC_ERR_INVALID, "GPU %d named twice (accepted: each GPU once)", d[i]);
                 return -1;
+            }
     }
     return m;
 }

@@ -60,60 +60,61 @@ static void psc__verify_opts_fill(psc_verify_opts_t *o)
 static psc_status_t psc__adopt(psc_context_t *ctx, const char *what, const void *in, size_t v0, size_t full_size, void *out,
                                char *errbuf, size_t errlen)
 {
-    size_t size;
+    char why[200];
+    size_t size = 0;
 
-    if (!in) {
-        if (ctx)
-            return psc__fail(ctx, PSC_ERR_INVALID, "no %s options given", what);
-        snprintf(errbuf, errlen, "no %s options given", what);
-        return PSC_ERR_INVALID;
+    if (in)
+        memcpy(&size, in, sizeof(size));
+    if (in && size >= v0 && size <= full_size) {
+        memcpy(out, in, size);
+        memcpy(out, &full_size, sizeof(full_size)); /* struct_size: the whole struct is now set */
+        return PSC_OK;
     }
-    memcpy(&size, in, sizeof(size));
-    if (size < v0 || size > full_size) {
-        if (ctx)
-            return psc__fail(ctx, PSC_ERR_INVALID,
-                             "%s options not set up by psc_%s_opts_default (struct_size %zu; accepted %zu to %zu)",
-                             what, what, size, v0, full_size);
-        snprintf(errbuf, errlen, "%s options not set up by psc_%s_opts_default (struct_size %zu; accepted %zu to %zu)",
+    if (!in)
+        snprintf(why, sizeof(why), "no %s options given", what);
+    else
+        snprintf(why, sizeof(why), "%s options not set up by psc_%s_opts_default (struct_size %zu; accepted %zu to %zu)",
                  what, what, size, v0, full_size);
-        return PSC_ERR_INVALID;
-    }
-    memcpy(out, in, size);
-    memcpy(out, &full_size, sizeof(full_size)); /* struct_size: the whole struct is now set */
-    return PSC_OK;
+    if (ctx)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s", why);
+    if (errbuf && errlen)
+        snprintf(errbuf, errlen, "%s", why);
+    return PSC_ERR_INVALID;
+}
+
+/* The defaults in full, written as far as the caller's struct reaches, struct_size first. */
+static void psc__init(void *o, size_t struct_size, void *full, size_t full_size)
+{
+    size_t n = struct_size < full_size ? struct_size : full_size;
+
+    if (!o || struct_size < sizeof(size_t))
+        return;
+    memcpy(full, &n, sizeof(n));
+    memcpy(o, full, n);
 }
 
 void psc_measure_opts_init(psc_measure_opts_t *o, size_t struct_size)
 {
     psc_measure_opts_t full;
 
-    if (!o || struct_size < sizeof(size_t))
-        return;
     psc__measure_opts_fill(&full);
-    full.struct_size = struct_size < sizeof(full) ? struct_size : sizeof(full);
-    memcpy(o, &full, full.struct_size);
+    psc__init(o, struct_size, &full, sizeof(full));
 }
 
 void psc_lat_opts_init(psc_lat_opts_t *o, size_t struct_size)
 {
     psc_lat_opts_t full;
 
-    if (!o || struct_size < sizeof(size_t))
-        return;
     psc__lat_opts_fill(&full);
-    full.struct_size = struct_size < sizeof(full) ? struct_size : sizeof(full);
-    memcpy(o, &full, full.struct_size);
+    psc__init(o, struct_size, &full, sizeof(full));
 }
 
 void psc_verify_opts_init(psc_verify_opts_t *o, size_t struct_size)
 {
     psc_verify_opts_t full;
 
-    if (!o || struct_size < sizeof(size_t))
-        return;
     psc__verify_opts_fill(&full);
-    full.struct_size = struct_size < sizeof(full) ? struct_size : sizeof(full);
-    memcpy(o, &full, full.struct_size);
+    psc__init(o, struct_size, &full, sizeof(full));
 }
 
 psc_status_t psc__measure_opts_adopt(psc_context_t *ctx, const psc_measure_opts_t *in, psc_measure_opts_t *out,

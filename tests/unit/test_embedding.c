@@ -172,6 +172,15 @@ static void test_options_struct_size(void **state)
     assert_int_equal(psc_measure_opts_check(&full, err, sizeof(err)), PSC_OK);
 }
 
+static void test_create_without_a_place(void **state)
+{
+    char err[256] = "stale";
+
+    (void)state;
+    assert_int_equal(psc_context_create(NULL, err, sizeof(err)), PSC_ERR_INVALID);
+    assert_non_null(strstr(err, "psc_context_t **"));
+}
+
 static void test_version_is_the_builds(void **state)
 {
     int major = -1, minor = -1, patch = -1;
@@ -227,6 +236,7 @@ int main(void)
         cmocka_unit_test(test_verify_and_lat_put_back),
         cmocka_unit_test(test_options_struct_size),
         cmocka_unit_test(test_version_is_the_builds),
+        cmocka_unit_test(test_create_without_a_place),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

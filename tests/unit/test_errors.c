@@ -189,7 +189,7 @@ static void test_lat_run_names_its_argument(void **state)
  * of issue 12 fixes; this test holds them to the same rule once that is merged.
  */
 #ifndef PSC_TEST_BENCH_ERRORS
-#define PSC_TEST_BENCH_ERRORS 0
+#define PSC_TEST_BENCH_ERRORS 1
 #endif
 
 static void test_bench_entries_name_their_argument(void **state)
@@ -223,10 +223,10 @@ static void test_bench_entries_name_their_argument(void **state)
     provoke_stale();
     expect_reason(psc_lat_cases(g_ctx, lt, devs, 2, NULL, 0, &n), PSC_ERR_INVALID, "GPU 5");
     provoke_stale();
-    c.issuer = 8;
-    expect_reason(psc_bw_run(g_ctx, &c, &m, r), PSC_ERR_INVALID, "issuer");
+    c.xfer[0].issuer = 8; /* the transfer's issuer drives the run */
+    expect_reason(psc_bw_run(g_ctx, &c, &m, r), PSC_ERR_INVALID, "issuing GPU 8");
     provoke_stale();
-    c.issuer = c.src;
+    c.xfer[0].issuer = c.xfer[0].src;
     m.samples = 0;
     expect_reason(psc_bw_run(g_ctx, &c, &m, r), PSC_ERR_INVALID, "samples");
     provoke_stale();

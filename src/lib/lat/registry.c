@@ -80,8 +80,13 @@ psc_status_t psc_lat_cases(const psc_context_t *ctx, psc_lat_test_t test, const 
     int d[PSC_MAX_GPUS], m = psc__resolve_devices(ctx, devices, ndev, d, PSC_MAX_GPUS);
     size_t k = 0;
 
-    if (!n || !ti || m < 0)
-        return PSC_ERR_INVALID;
+    if (!n)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_cases: no count given (accepted: the address of a size_t)");
+    if (!ti)
+        return psc__fail(ctx, PSC_ERR_INVALID, "latency test %d does not exist (accepted: 0..%d)", test,
+                         psc_lat_test_count() - 1);
+    if (m < 0)
+        return PSC_ERR_INVALID; /* psc__resolve_devices recorded which GPU */
     for (int i = 0; m >= ti->min_gpus && i < m; i++) {
         if (ti->where != PSC_LAT_PEER) {
             psc_lat_case_t c = {test, d[i], d[i], d[i]};

@@ -172,6 +172,14 @@ static void __attribute__((noreturn)) psc__child(int fd, const char *xml, const 
         dup2(null, STDOUT_FILENO);
         dup2(null, STDERR_FILENO);
     }
+    /*
+     * hwloc's GPU plugins (CUDA, NVML, OpenCL, ROCm SMI, Level Zero, GL) would query this machine's devices
+     * into another machine's tree, and they abort under the child's memory limit (seen with Ubuntu's hwloc
+     * 2.10): never loaded here. Set before hwloc reads its components, in the child only.
+     */
+    if (setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_cuda,hwloc_nvml,hwloc_opencl,hwloc_rsmi,hwloc_levelzero,hwloc_gl",
+               1) != 0)
+        psc__child_reply(fd, PSC__REPLY_REFUSED, "hwloc could not start", strlen("hwloc could not start"));
     if (hwloc_topology_init(&t) != 0)
         psc__child_reply(fd, PSC__REPLY_REFUSED, "hwloc could not start", strlen("hwloc could not start"));
     hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
@@ -181,7 +189,8 @@ static void __attribute__((noreturn)) psc__child(int fd, const char *xml, const 
      * hwloc 2 reads a captured /sys tree only through HWLOC_FSROOT: set here, the caller's stays as it was.
      * Without the x86 backend, which would read this machine's CPUID into another machine's tree.
      */
-    if (!xml && (setenv("HWLOC_FSROOT", fsroot, 1) != 0 || setenv("HWLOC_COMPONENTS", "-x86", 1) != 0))
+    if (!xml && (setenv("HWLOC_FSROOT", fsroot, 1) != 0 ||
+                 setenv("HWLOC_COMPONENTS", "-x86,-cuda,-nvml,-opencl,-rsmi,-levelzero,-gl", 1) != 0))
         psc__child_reply(fd, PSC__REPLY_REFUSED, refused, strlen(refused));
     if (hwloc_topology_load(t) != 0)
         psc__child_reply(fd, PSC__REPLY_REFUSED, refused, strlen(refused));

@@ -81,11 +81,12 @@ psc_status_t psc__load_start(psc_context_t *ctx, const int *devices, int ndev, p
         return PSC_ERR_INVALID;
     if (!out)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_load_start: no place for the load given");
-    if ((n = psc__resolve_devices(ctx, devices, ndev, d, PSC_MAX_GPUS)) < 0)
-        return psc__fail(ctx, PSC_ERR_INVALID,
-                         "GPUs for the load: one of the %d named is out of range or named twice (accepted 0 to %d, "
-                         "each once)",
-                         ndev, psc_device_count(ctx) - 1);
+    if ((n = psc__resolve_devices(ctx, devices, ndev, d, PSC_MAX_GPUS)) < 0) {
+        char why[sizeof(ctx->last_error)];
+
+        snprintf(why, sizeof(why), "%s", ctx->last_error); /* which GPU, as psc__resolve_devices recorded it */
+        return psc__fail(ctx, PSC_ERR_INVALID, "GPUs for the load: %s", why);
+    }
     if (n == 0)
         return psc__fail(ctx, PSC_ERR_INVALID, "no GPU to put the load on");
     if (!(l = calloc(1, sizeof(*l))))

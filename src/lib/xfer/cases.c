@@ -123,8 +123,13 @@ psc_status_t psc_bw_cases(const psc_context_t *ctx, psc_bw_test_t test, const in
     int d[PSC_MAX_XFERS], m = psc__resolve_devices(ctx, devices, ndev, d, PSC_MAX_XFERS);
     psc__case_list_t l = {cases, cap, 0};
 
-    if (!n || !ti || m < 0)
-        return PSC_ERR_INVALID;
+    if (!n)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_cases: no count given (accepted: the address of a size_t)");
+    if (!ti)
+        return psc__fail(ctx, PSC_ERR_INVALID, "bandwidth test %d does not exist (accepted: 0..%d)", test,
+                         psc_bw_test_count() - 1);
+    if (m < 0)
+        return PSC_ERR_INVALID; /* psc__resolve_devices recorded which GPU */
     if (m >= ti->min_gpus)
         psc__generate(ti, test, d, m, &l);
     *n = l.n;
