@@ -95,7 +95,11 @@ typedef struct psc_context psc_context_t;
  */
 psc_status_t psc_context_create(psc_context_t **out, char *errbuf, size_t errlen);
 
-/* Release every context, buffer and library the context holds. NULL is fine. */
+/*
+ * Release every context, buffer and library the context holds, and any
+ * background load not yet stopped (its handle is then invalid). The calling
+ * thread's current context stays as it was. NULL is fine.
+ */
 void psc_context_destroy(psc_context_t *ctx);
 
 /* The last error the context decided on, with the driver's code and text. */

@@ -144,6 +144,7 @@ typedef struct {
     uint64_t seed;          /* pattern seed; each case derives its own */
     int host_node;          /* NUMA node for host memory; -1: the node nearest each GPU */
     int verify;             /* 1 (default): check every destination after every sample; 0: do not */
+    int reserved0;          /* 0; fills the struct to 8 bytes, so a field added later changes struct_size */
 } psc_measure_opts_t;
 
 /* The defaults, struct_size included; call it through the macro, which passes the caller's struct size. */
@@ -319,7 +320,11 @@ typedef struct {
 psc_status_t psc_load_start(psc_context_t *ctx, const int *devices, int ndev, psc_load_t **out);
 /* The paths' reports so far; returns the number of paths, writes at most cap. */
 int psc_load_report(const psc_load_t *load, psc_load_path_report_t *out, int cap);
-/* Wait for the copies in flight, check them, write the final reports (as psc_load_report), free the load. */
+/*
+ * Wait for the copies in flight, check them, write the final reports (as
+ * psc_load_report), free the load. The reports are written even when the
+ * final check fails: they say which path went wrong.
+ */
 psc_status_t psc_load_stop(psc_load_t *load, psc_load_path_report_t *out, int cap, int *n);
 
 #define PSC_PATTERN_KINDS 6 /* random, address, walking ones, walking zeros, zero, ones */

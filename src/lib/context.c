@@ -112,15 +112,19 @@ err_free:
 void psc_context_destroy(psc_context_t *ctx)
 {
     CUcontext current = NULL;
+    int saved;
 
     if (!ctx)
         return;
     /* The caller's current context survives (a primary context the caller retained stays valid). */
-    ctx->cu.p_cuCtxGetCurrent(&current);
+    saved = ctx->cu.p_cuCtxGetCurrent(&current) == CUDA_SUCCESS;
+    if (ctx->loads_free) /* loads not stopped: their streams and buffers go first */
+        ctx->loads_free(ctx);
     psc__buffer_cache_free(ctx);
     for (int i = 0; i < ctx->ndev; i++)
         psc__gpu_teardown(ctx, &ctx->gpu[i]);
-    ctx->cu.p_cuCtxSetCurrent(current);
+    if (saved)
+        ctx->cu.p_cuCtxSetCurrent(current);
     free(ctx->gpu);
     free(ctx->info);
     psc_host_topo_free(ctx->host);

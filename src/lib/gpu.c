@@ -40,7 +40,8 @@ void psc__gpu_teardown(psc_context_t *ctx, psc_gpu_t *g)
         ctx->cu.p_cuMemFreeHost((void *)g->gate);
     if (g->module)
         ctx->cu.p_cuModuleUnload(g->module);
-    ctx->cu.p_cuCtxSetCurrent(NULL);
+    /* No cuCtxSetCurrent(NULL): it would pop an entry of the caller's context stack. The caller's
+     * current context is put back by whoever called (the guard, or psc_context_destroy). */
     ctx->cu.p_cuDevicePrimaryCtxRelease(g->dev);
     free(g->peer_on);
     free(g->peer_orig);

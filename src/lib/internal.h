@@ -57,6 +57,9 @@ struct psc_context {
     psc_test_hooks_t hooks;     /* test_hooks.h: none unless a test installs them */
     int guard_depth;            /* public calls in progress on this context (api_guard.c) */
     CUcontext caller_current;   /* the calling thread's current context when the outermost call began */
+    int caller_saved;           /* caller_current could be read (else it is not put back) */
+    struct psc_load *loads;     /* background loads not yet stopped (verify/load.c) */
+    void (*loads_free)(psc_context_t *ctx); /* set by the first load: frees them all at destroy */
 };
 
 void psc__log(const psc_context_t *ctx, psc_log_level_t level, const char *fmt, ...)

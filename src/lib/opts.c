@@ -52,7 +52,7 @@ static void psc__verify_opts_fill(psc_verify_opts_t *o)
 
 /* The end of each struct's last field in the first release (0.1): the smallest struct_size accepted. */
 #define PSC__END(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
-#define PSC__MEASURE_V0 PSC__END(psc_measure_opts_t, verify)
+#define PSC__MEASURE_V0 PSC__END(psc_measure_opts_t, reserved0)
 #define PSC__LAT_V0 PSC__END(psc_lat_opts_t, timeout_ms)
 #define PSC__VERIFY_V0 PSC__END(psc_verify_opts_t, load)
 
@@ -82,14 +82,17 @@ static psc_status_t psc__adopt(psc_context_t *ctx, const char *what, const void 
     return PSC_ERR_INVALID;
 }
 
-/* The defaults in full, written as far as the caller's struct reaches, struct_size first. */
+/*
+ * The defaults in full, written as far as the caller's struct reaches; struct_size keeps the caller's own
+ * size, so a struct from a newer header than this library is refused when used, not half read.
+ */
 static void psc__init(void *o, size_t struct_size, void *full, size_t full_size)
 {
     size_t n = struct_size < full_size ? struct_size : full_size;
 
     if (!o || struct_size < sizeof(size_t))
         return;
-    memcpy(full, &n, sizeof(n));
+    memcpy(full, &struct_size, sizeof(struct_size));
     memcpy(o, full, n);
 }
 

@@ -111,7 +111,11 @@ static CUresult fake_error_string(CUresult rc, const char **s)
 
 /* ---- contexts mode: the calling thread's current context and peer access between primary contexts. */
 #define FAKE_MAX 64
-static _Thread_local CUcontext fake_current;
+/* The thread's context stack, as the driver keeps it: cuCtxSetCurrent replaces the top (pushes onto an
+ * empty stack), and NULL pops it. */
+static _Thread_local CUcontext fake_stack[16];
+static _Thread_local int fake_depth;
+static int fake_enable_fails;
 static int fake_peer_on[FAKE_MAX][FAKE_MAX];
 static int fake_ctx_mode(void) { return strcmp(fake_mode(), "contexts") == 0; }
 /* Primary context of GPU d: a stable non-NULL handle. */
@@ -123,14 +127,32 @@ static int fake_ctx_gpu(CUcontext c)
 }
 
 /* For tests: the calling thread's current context, and peer access from GPU a's context to GPU b's. */
-void *fake_cuda_current(void) { return (void *)fake_current; }
-void fake_cuda_set_current(void *c) { fake_current = (CUcontext)c; }
+static CUresult fake_set_current(CUcontext c);
+void *fake_cuda_current(void) { return fake_depth ? (void *)fake_stack[fake_depth - 1] : NULL; }
+void fake_cuda_set_current(void *c) { fake_set_current((CUcontext)c); }
+/* For tests: the application's own stack. */
+void fake_cuda_push(void *c) { if (fake_depth < 16) fake_stack[fake_depth++] = (CUcontext)c; }
+int fake_cuda_depth(void) { return fake_depth; }
+void *fake_cuda_stack_at(int i) { return i >= 0 && i < fake_depth ? (void *)fake_stack[i] : NULL; }
+void fake_cuda_clear_stack(void) { fake_depth = 0; }
+/* For tests: cuCtxEnablePeerAccess fails (CUDA_ERROR_TOO_MANY_PEERS) while on. */
+void fake_cuda_fail_peer_enable(int on) { fake_enable_fails = on; }
 void *fake_cuda_primary(int d) { return (void *)fake_primary(d); }
 int fake_cuda_peer(int a, int b) { return a >= 0 && b >= 0 && a < FAKE_MAX && b < FAKE_MAX ? fake_peer_on[a][b] : -1; }
 void fake_cuda_set_peer(int a, int b, int on) { if (a >= 0 && b >= 0 && a < FAKE_MAX && b < FAKE_MAX) fake_peer_on[a][b] = on; }
 
-static CUresult fake_get_current(CUcontext *c) { *c = fake_current; return CUDA_SUCCESS; }
-static CUresult fake_set_current(CUcontext c) { fake_current = c; return CUDA_SUCCESS; }
+static CUresult fake_get_current(CUcontext *c) { *c = (CUcontext)fake_cuda_current(); return CUDA_SUCCESS; }
+static CUresult fake_set_current(CUcontext c)
+{
+    if (!c) {
+        fake_depth -= fake_depth > 0;
+        return CUDA_SUCCESS;
+    }
+    if (fake_depth == 0)
+        fake_depth = 1;
+    fake_stack[fake_depth - 1] = c;
+    return CUDA_SUCCESS;
+}
 static CUresult fake_retain(CUcontext *c, CUdevice d)
 {
     if (!fake_ctx_mode())
@@ -153,9 +175,11 @@ static CUresult fake_dtoh(void *d, CUdeviceptr s, size_t n) { memcpy(d, (const v
 static CUresult fake_can_access(int *v, CUdevice a, CUdevice b) { *v = fake_ctx_mode() && a != b; return CUDA_SUCCESS; }
 static CUresult fake_peer_enable(CUcontext peer, unsigned flags)
 {
-    int a = fake_ctx_gpu(fake_current), b = fake_ctx_gpu(peer);
+    int a = fake_ctx_gpu((CUcontext)fake_cuda_current()), b = fake_ctx_gpu(peer);
 
     (void)flags;
+    if (fake_enable_fails)
+        return CUDA_ERROR_TOO_MANY_PEERS;
     if (a < 0 || b < 0 || a == b)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (fake_peer_on[a][b])
@@ -165,7 +189,7 @@ static CUresult fake_peer_enable(CUcontext peer, unsigned flags)
 }
 static CUresult fake_peer_disable(CUcontext peer)
 {
-    int a = fake_ctx_gpu(fake_current), b = fake_ctx_gpu(peer);
+    int a = fake_ctx_gpu((CUcontext)fake_cuda_current()), b = fake_ctx_gpu(peer);
 
     if (a < 0 || b < 0 || a == b)
         return CUDA_ERROR_INVALID_CONTEXT;

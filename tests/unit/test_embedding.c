@@ -24,6 +24,11 @@ static void (*fake_set_current)(void *);
 static void *(*fake_primary)(int);
 static int (*fake_peer)(int, int);
 static void (*fake_set_peer)(int, int, int);
+static void (*fake_push)(void *);
+static int (*fake_depth)(void);
+static void *(*fake_stack_at)(int);
+static void (*fake_clear_stack)(void);
+static void (*fake_fail_peer_enable)(int);
 
 #define CALLER_CTX ((void *)0xC0FFEE0) /* a context of the application's own, current on this thread */
 
@@ -146,6 +151,48 @@ static void test_verify_and_lat_put_back(void **state)
     free(lr);
 }
 
+/* The application's context stack (cuCtxPushCurrent) keeps every entry: the library only ever replaces the top. */
+static void test_context_stack_kept(void **state)
+{
+    (void)state;
+    fake_clear_stack();
+    fake_push((void *)0xA0);
+    fake_push((void *)0xB0);
+    run_bw("gpu_local_ce", 1, 1, 1);
+    run_bw("gpu_to_gpu_p2p_off_ce", 0, 1, 0);
+    assert_int_equal(fake_depth(), 2);
+    assert_ptr_equal(fake_stack_at(0), (void *)0xA0);
+    assert_ptr_equal(fake_stack_at(1), (void *)0xB0);
+    fake_clear_stack();
+}
+
+/* Peer access that cannot be put back: the call fails saying so, writes no result, and the caller's
+ * current context is put back all the same. */
+static void test_failed_restore(void **state)
+{
+    psc_bw_case_t c = case_of("gpu_to_gpu_p2p_off_ce", 0, 1, 0);
+    psc_measure_opts_t o;
+    psc_bw_result_t r;
+
+    (void)state;
+    fake_clear_stack();
+    fake_push(CALLER_CTX);
+    fake_set_peer(0, 1, 1); /* the application's */
+    fake_fail_peer_enable(1);
+    psc_measure_opts_default(&o);
+    o.size = 4096;
+    memset(&r, 0xAB, sizeof(r));
+    assert_int_equal(psc_bw_run(g_ctx, &c, &o, &r), PSC_ERR_DRIVER);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "peer access from GPU 0 to GPU 1 not put back"));
+    assert_int_equal(((unsigned char *)&r)[0], 0xAB); /* no result written */
+    assert_int_equal(((unsigned char *)&r)[sizeof(r) - 1], 0xAB);
+    assert_int_equal(fake_depth(), 1);
+    assert_ptr_equal(fake_current(), CALLER_CTX);
+    fake_fail_peer_enable(0);
+    fake_set_peer(0, 1, 0);
+    fake_clear_stack();
+}
+
 /* A caller's struct is written only as far as its struct_size reaches (a shorter struct from an older header stays intact). */
 static void test_options_struct_size(void **state)
 {
@@ -168,6 +215,12 @@ static void test_options_struct_size(void **state)
     assert_non_null(strstr(err, "struct_size"));
     full.struct_size = sizeof(full) + 1;
     assert_int_equal(psc_measure_opts_check(&full, err, sizeof(err)), PSC_ERR_INVALID);
+    /* A newer header's longer struct, set up by this library: the defaults it knows, its own size kept, refused. */
+    memset(buf, 0xAB, sizeof(buf));
+    psc_measure_opts_init(o, sizeof(psc_measure_opts_t) + 8);
+    assert_int_equal(o->struct_size, sizeof(psc_measure_opts_t) + 8);
+    assert_int_equal(buf[sizeof(psc_measure_opts_t)], 0xAB); /* the fields this library does not know: untouched */
+    assert_int_equal(psc_measure_opts_check(o, err, sizeof(err)), PSC_ERR_INVALID);
     full.struct_size = sizeof(full);
     assert_int_equal(psc_measure_opts_check(&full, err, sizeof(err)), PSC_OK);
 }
@@ -216,16 +269,26 @@ static int setup(void **state)
     *(void **)&fake_primary = dlsym(h, "fake_cuda_primary");
     *(void **)&fake_peer = dlsym(h, "fake_cuda_peer");
     *(void **)&fake_set_peer = dlsym(h, "fake_cuda_set_peer");
-    return fake_current && fake_set_current && fake_primary && fake_peer && fake_set_peer ? 0 : -1;
+    *(void **)&fake_push = dlsym(h, "fake_cuda_push");
+    *(void **)&fake_depth = dlsym(h, "fake_cuda_depth");
+    *(void **)&fake_stack_at = dlsym(h, "fake_cuda_stack_at");
+    *(void **)&fake_clear_stack = dlsym(h, "fake_cuda_clear_stack");
+    *(void **)&fake_fail_peer_enable = dlsym(h, "fake_cuda_fail_peer_enable");
+    return fake_current && fake_set_current && fake_primary && fake_peer && fake_set_peer && fake_push && fake_depth &&
+                   fake_stack_at && fake_clear_stack && fake_fail_peer_enable
+               ? 0
+               : -1;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    fake_set_current(CALLER_CTX);
+    fake_clear_stack();
+    fake_push((void *)0xA0);
+    fake_push(CALLER_CTX);
     psc_context_destroy(g_ctx);
-    /* Destroying the context leaves the caller's current context too. */
-    return fake_current() == CALLER_CTX ? 0 : -1;
+    /* Destroying the context leaves the caller's context stack as it was. */
+    return fake_depth() == 2 && fake_stack_at(0) == (void *)0xA0 && fake_current() == CALLER_CTX ? 0 : -1;
 }
 
 int main(void)
@@ -233,6 +296,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_current_context_kept),
         cmocka_unit_test(test_peer_access_put_back),
+        cmocka_unit_test(test_context_stack_kept),
+        cmocka_unit_test(test_failed_restore),
         cmocka_unit_test(test_verify_and_lat_put_back),
         cmocka_unit_test(test_options_struct_size),
         cmocka_unit_test(test_version_is_the_builds),

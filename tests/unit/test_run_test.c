@@ -98,8 +98,16 @@ static void test_bw_refused(void **state)
     assert_int_equal(psc_bw_run_test(g_ctx, 0, NULL, 0, NULL, NULL, NULL, res, 2, &n), PSC_ERR_INVALID);
     assert_int_equal(psc_bw_run_test(g_ctx, 0, NULL, 0, &o, NULL, NULL, NULL, 2, &n), PSC_ERR_INVALID);
     assert_int_equal(psc_bw_run_test(g_ctx, psc_bw_test_count(), NULL, 0, &o, NULL, NULL, res, 2, &n), PSC_ERR_INVALID);
-    assert_non_null(strstr(psc_context_last_error(g_ctx), "psc_bw_run_test"));
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "does not exist"));
     assert_int_equal(psc_bw_run_test(g_ctx, 0, dup, 2, &o, NULL, NULL, res, 2, &n), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "GPU 1 named twice"));
+    /* Options refused once, up front, not as a failed result per case. */
+    o.samples = 0;
+    assert_int_equal(psc_bw_run_test(g_ctx, 0, NULL, 0, &o, NULL, NULL, res, 2, &n), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "samples"));
+    o.struct_size = 0;
+    assert_int_equal(psc_bw_run_test(g_ctx, 0, NULL, 0, &o, NULL, NULL, res, 2, &n), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "psc_measure_opts_default"));
     assert_int_equal(n, 99); /* written only on success */
 }
 
@@ -130,7 +138,7 @@ static void test_lat_every_case_a_result(void **state)
     n = 99;
     assert_int_equal(psc_lat_run_test(g_ctx, psc_lat_test_count(), NULL, 0, &o, NULL, NULL, res, 4, &n),
                      PSC_ERR_INVALID);
-    assert_non_null(strstr(psc_context_last_error(g_ctx), "psc_lat_run_test"));
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "latency test"));
     assert_int_equal(psc_lat_run_test(g_ctx, t, NULL, 0, NULL, NULL, NULL, res, 4, &n), PSC_ERR_INVALID);
     assert_int_equal(n, 99);
     free(res);

@@ -4,22 +4,25 @@
 #include <string.h>
 
 #include "internal.h"
+#include "opts.h"
 
 psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const int *devices, int ndev,
                               const psc_lat_opts_t *opts, psc_lat_progress_fn progress, void *user,
                               psc_lat_result_t *res, size_t cap, size_t *n)
 {
+    psc_lat_opts_t full;
     psc_lat_case_t *cases;
     size_t m = 0;
+    psc_status_t st;
 
     if (!ctx)
         return PSC_ERR_INVALID;
-    if (!opts || !n || (!res && cap))
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run_test: accepted options, a count, and results for cap > 0");
-    if (psc_lat_cases(ctx, test, devices, ndev, NULL, 0, &m) != PSC_OK)
-        return psc__fail(ctx, PSC_ERR_INVALID,
-                         "psc_lat_run_test: test %d or the GPU list refused (accepted: a registry index below %d, "
-                         "GPUs 0 to %d each named once)", test, psc_lat_test_count(), psc_device_count(ctx) - 1);
+    if (!n || (!res && cap))
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run_test: accepted a count, and results for cap > 0");
+    if ((st = psc__lat_opts_adopt(ctx, opts, &full)) != PSC_OK) /* refused once, up front */
+        return st;
+    if ((st = psc_lat_cases(ctx, test, devices, ndev, NULL, 0, &m)) != PSC_OK)
+        return st; /* psc_lat_cases recorded which test or GPU */
     if (m > cap)
         m = cap;
     cases = calloc(m ? m : 1, sizeof(*cases));
@@ -29,11 +32,11 @@ psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const int
     for (size_t k = 0; k < m; k++) {
         if (progress)
             progress(&cases[k], NULL, user);
-        if (psc_lat_run(ctx, &cases[k], opts, &res[k]) != PSC_OK) {
+        if (psc_lat_run(ctx, &cases[k], &full, &res[k]) != PSC_OK) {
             memset(&res[k], 0, sizeof(res[k]));
             res[k].c = cases[k];
             res[k].status = PSC_RESULT_FAILED;
-            snprintf(res[k].reason, sizeof(res[k].reason), "invalid case");
+            snprintf(res[k].reason, sizeof(res[k].reason), "%s", psc_context_last_error(ctx));
         }
         if (progress)
             progress(&cases[k], &res[k], user);

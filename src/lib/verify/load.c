@@ -26,6 +26,7 @@ typedef struct {
 
 struct psc_load {
     psc_context_t *ctx;
+    psc_load_t *next;       /* the context's other loads not yet stopped */
     int n;
     psc__load_path_t path[PSC_LOAD_MAX_PATHS];
 };
@@ -58,6 +59,11 @@ static psc_status_t psc__path_open(psc_load_t *l, int src, int dst, int issuer)
 
 static void psc__load_free(psc_load_t *l)
 {
+    for (psc_load_t **p = &l->ctx->loads; *p; p = &(*p)->next)
+        if (*p == l) {
+            *p = l->next;
+            break;
+        }
     for (int i = 0; i < l->n; i++) {
         psc__load_path_t *p = &l->path[i];
 
@@ -69,6 +75,13 @@ static void psc__load_free(psc_load_t *l)
         psc__buffer_put(p->to);
     }
     free(l);
+}
+
+/* psc_context_destroy with loads not stopped: free them (their handles are then invalid, as documented). */
+static void psc__load_free_all(psc_context_t *ctx)
+{
+    while (ctx->loads)
+        psc__load_free(ctx->loads);
 }
 
 psc_status_t psc__load_start(psc_context_t *ctx, const int *devices, int ndev, psc_load_t **out)
@@ -97,6 +110,9 @@ psc_status_t psc__load_start(psc_context_t *ctx, const int *devices, int ndev, p
             (st = psc__path_open(l, d[i], PSC_HOST, d[i])) == PSC_OK && n > 1)
             st = psc__path_open(l, d[i], d[(i + 1) % n], d[i]);
     }
+    l->next = ctx->loads;
+    ctx->loads = l;
+    ctx->loads_free = psc__load_free_all;
     if (st != PSC_OK) {
         psc__load_free(l);
         return st;

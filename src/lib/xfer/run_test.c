@@ -4,22 +4,30 @@
 #include <string.h>
 
 #include "internal.h"
+#include "opts.h"
+#include "xfer/bw.h"
 
 psc_status_t psc_bw_run_test(psc_context_t *ctx, psc_bw_test_t test, const int *devices, int ndev,
                              const psc_measure_opts_t *opts, psc_bw_progress_fn progress, void *user,
                              psc_bw_result_t *res, size_t cap, size_t *n)
 {
+    psc_measure_opts_t full;
     psc_bw_case_t *cases;
+    char why[256];
     size_t m = 0;
+    psc_status_t st;
 
     if (!ctx)
         return PSC_ERR_INVALID;
-    if (!opts || !n || (!res && cap))
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_run_test: accepted options, a count, and results for cap > 0");
-    if (psc_bw_cases(ctx, test, devices, ndev, NULL, 0, &m) != PSC_OK)
-        return psc__fail(ctx, PSC_ERR_INVALID,
-                         "psc_bw_run_test: test %d or the GPU list refused (accepted: a registry index below %d, "
-                         "GPUs 0 to %d each named once)", test, psc_bw_test_count(), psc_device_count(ctx) - 1);
+    if (!n || (!res && cap))
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_run_test: accepted a count, and results for cap > 0");
+    /* Options refused once, up front, rather than as a failed result per case. */
+    if ((st = psc__measure_opts_adopt(ctx, opts, &full, NULL, 0)) != PSC_OK)
+        return st;
+    if (psc__measure_opts_check(&full, why, sizeof(why)) != PSC_OK)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_run_test: %s", why);
+    if ((st = psc_bw_cases(ctx, test, devices, ndev, NULL, 0, &m)) != PSC_OK)
+        return st; /* psc_bw_cases recorded which test or GPU */
     if (m > cap)
         m = cap;
     cases = calloc(m ? m : 1, sizeof(*cases));
@@ -29,7 +37,7 @@ psc_status_t psc_bw_run_test(psc_context_t *ctx, psc_bw_test_t test, const int *
     for (size_t k = 0; k < m; k++) {
         if (progress)
             progress(&cases[k], NULL, user);
-        if (psc_bw_run(ctx, &cases[k], opts, &res[k]) != PSC_OK) {
+        if (psc_bw_run(ctx, &cases[k], &full, &res[k]) != PSC_OK) {
             memset(&res[k], 0, sizeof(res[k]));
             res[k].c = cases[k];
             res[k].status = PSC_RESULT_FAILED;
