@@ -124,6 +124,23 @@ static void test_peer_access_kept(void **state)
     set_peer(0, 1, 0);
 }
 
+/* A context destroyed with a background load still running frees the load, and keeps the caller's context. */
+static void test_destroy_with_a_load(void **state)
+{
+    psc_context_t *ctx = NULL;
+    psc_load_t *load = NULL;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(cu.set_current(primary[0]), CUDA_SUCCESS);
+    assert_int_equal(psc_context_create(&ctx, err, sizeof(err)), PSC_OK);
+    assert_int_equal(psc_load_start(ctx, NULL, 0, &load), PSC_OK);
+    assert_non_null(load);
+    psc_context_destroy(ctx);
+    assert_ptr_equal(current(), primary[0]);
+    cu.set_current(NULL);
+}
+
 static int setup(void **state)
 {
     CUresult (*init)(unsigned);
@@ -158,6 +175,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_current_context_kept),
         cmocka_unit_test(test_peer_access_kept),
+        cmocka_unit_test(test_destroy_with_a_load),
     };
     psc_status_t st;
     int rc;
