@@ -455,6 +455,112 @@ psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const int
                               const psc_lat_opts_t *opts, psc_lat_progress_fn progress, void *user,
                               psc_lat_result_t *res, size_t cap, size_t *n);
 
+/* ---------------------------------------------------------------- whole suites: what bw, report, lat and verify run */
+
+/*
+ * A bandwidth suite: every case of each test over the GPUs, at each size.
+ * tests: ntests of them (0: every test of the registry, in order); devices:
+ * ndev GPU indexes (0: every GPU); sweep_min 0: one size, opts->size (0:
+ * each test's own), else psc_size_sweep(sweep_min, sweep_max, sweep_factor).
+ * Everything is checked before anything runs, and refused with the reason
+ * recorded: PSC_ERR_INVALID for a test index or GPU out of range (accepted 0
+ * to count-1), a bad sweep (1 B <= min <= max, factor >= 2, at most
+ * PSC_SUITE_MAX_SIZES sizes), options psc_measure_opts_check refuses or a
+ * host_node beyond the machine's NUMA nodes (accepted -1, or 0 to
+ * numa_nodes-1); PSC_ERR_UNSUPPORTED when a named test needs more GPUs
+ * than there are ("X needs at least N GPUs; M selected" or "... M on this
+ * machine"); PSC_ERR_NO_MEMORY. A test of the whole registry that has no
+ * case on these GPUs is kept, with no results. Failed and waived results are
+ * results: the call returns PSC_OK. *out is written only on success; free it
+ * with psc_bw_suite_free. progress (may be NULL) is called on the calling
+ * thread before each case (result NULL) and after it.
+ */
+#define PSC_SUITE_MAX_SIZES 48 /* a sweep of 1 B to 1 TiB by 2 has 41 */
+
+typedef struct {
+    size_t index, count;              /* this case among every case of the suite (0-based), and their number */
+    const psc_bw_case_t *c;
+    const psc_bw_result_t *result;    /* NULL: the case is about to run; else what it gave */
+} psc_bw_suite_progress_t;
+typedef void (*psc_bw_suite_progress_fn)(const psc_bw_suite_progress_t *progress, void *user);
+
+typedef struct {
+    int test;                         /* psc_bw_test_t or psc_lat_test_t */
+    size_t first, n;                  /* its results: results[first .. first+n), size after size; n 0: no case */
+} psc_suite_test_t;
+
+typedef struct {
+    int ndev, devices[PSC_MAX_GPUS];  /* the GPUs used */
+    int nsizes;
+    uint64_t sizes[PSC_SUITE_MAX_SIZES]; /* in the order run; 0: each test's own size */
+    int ntests;
+    psc_suite_test_t *tests;          /* in the order run */
+    size_t nresults, nfailed;         /* nfailed: results with status PSC_RESULT_FAILED */
+    psc_bw_result_t *results;
+    uint64_t payload_bytes;           /* bytes the passed cases copied, warm-up samples included */
+} psc_bw_suite_t;
+
+psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
+                              int ndev, uint64_t sweep_min, uint64_t sweep_max, unsigned sweep_factor,
+                              const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
+                              psc_bw_suite_t **out);
+void psc_bw_suite_free(psc_bw_suite_t *suite); /* NULL: nothing */
+
+/*
+ * A latency suite: every case of each test (0: every test) over the GPUs (0:
+ * all) with opts, and the timers' resolution on the first GPU. Checked up
+ * front as psc_bw_run_suite (test index, GPU, options: PSC_ERR_INVALID; a
+ * named test needing more GPUs: PSC_ERR_UNSUPPORTED), results and *out as
+ * there; free with psc_lat_suite_free. progress as psc_lat_run_test's.
+ */
+typedef struct {
+    int ndev, devices[PSC_MAX_GPUS];
+    int ntests;
+    psc_suite_test_t *tests;
+    size_t nresults, nfailed;
+    psc_lat_result_t *results;
+    double gpu_timer_ns, host_timer_ns; /* as psc_timer_resolution on devices[0] (0 when unknown) */
+} psc_lat_suite_t;
+
+psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_test_t *tests, int ntests, const int *devices,
+                               int ndev, const psc_lat_opts_t *opts, psc_lat_progress_fn progress, void *user,
+                               psc_lat_suite_t **out);
+void psc_lat_suite_free(psc_lat_suite_t *suite);
+
+/*
+ * A verify suite: every case of each test (0: every test) over the GPUs (0:
+ * all), checked by psc_verify_stress for `seconds` (0: one pass), with the
+ * background load on those GPUs when with_load. A load that cannot start is
+ * recorded (load_error) and the run goes on without it; progress is then
+ * first called once with p NULL and load_error set. Checked up front:
+ * PSC_ERR_INVALID for a test index or GPU out of range, options not set up
+ * by psc_verify_opts_default, seconds negative or not a number;
+ * PSC_ERR_UNSUPPORTED for a named test without a case on these GPUs ("X
+ * needs at least N GPUs; M selected"). No case at all is not an error: npaths
+ * 0, nothing runs. opts->load is ignored (the suite's own load is used).
+ * *out only on success; free with psc_verify_suite_free.
+ */
+typedef void (*psc_verify_suite_progress_fn)(const psc_verify_progress_t *p, const char *load_error, void *user);
+
+typedef struct {
+    int ndev, devices[PSC_MAX_GPUS];
+    size_t npaths;
+    psc_verify_path_sum_t *paths;     /* one per case, in the order of the tests */
+    size_t nfailed;                   /* paths whose record failed */
+    psc_verify_stress_info_t stress;
+    int load_ran;                     /* 1: the load ran; its reports follow */
+    int nload;
+    psc_load_path_report_t *load;     /* nload reports (NULL when none) */
+    uint64_t load_bad_bytes;          /* summed over the load's paths */
+    char load_error[512];             /* why the load could not start; "" it did or was not asked for */
+    char load_stop_error[512];        /* why its final check failed; "" it did not */
+} psc_verify_suite_t;
+
+psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
+                                  int ndev, const psc_verify_opts_t *opts, double seconds, int with_load,
+                                  psc_verify_suite_progress_fn progress, void *user, psc_verify_suite_t **out);
+void psc_verify_suite_free(psc_verify_suite_t *suite);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -193,3 +193,8 @@ void psc_render_topo(FILE *out, const psc_facts_t *f)
     psc__gpu_table(out, f);
     psc__host(out, f);
 }
+
+void psc_render_topo_saved(FILE *f, const char *path)
+{
+    fprintf(f, "\nrecorded to %s (replay: p2pscope topo --topology %s)\n", path, path);
+}

@@ -7,5 +7,7 @@
 #include "p2pscope.h"
 
 void psc_render_topo(FILE *f, const psc_facts_t *facts);
+/* topo --save's last line: where the facts were recorded, and how to replay them. */
+void psc_render_topo_saved(FILE *f, const char *path);
 
 #endif

@@ -1,0 +1,79 @@
+/* The latency suite behind lat: every case of each test, checked up front, results grouped by test. */
+#include <stdlib.h>
+
+#include "internal.h"
+#include "opts.h"
+#include "suite.h"
+
+static int psc__lat_min_gpus(int t)
+{
+    return psc_lat_test_info(t)->min_gpus;
+}
+
+static const char *psc__lat_name(int t)
+{
+    return psc_lat_test_info(t)->name;
+}
+
+void psc_lat_suite_free(psc_lat_suite_t *s)
+{
+    if (!s)
+        return;
+    free(s->tests);
+    free(s->results);
+    free(s);
+}
+
+psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_test_t *tests, int ntests, const int *devices,
+                               int ndev, const psc_lat_opts_t *opts, psc_lat_progress_fn progress, void *user,
+                               psc_lat_suite_t **out)
+{
+    psc_lat_suite_t *s = NULL;
+    psc_lat_opts_t full;
+    psc_status_t st;
+    size_t total = 0;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run_suite: accepted a place for the suite");
+    if ((st = psc__lat_opts_adopt(ctx, opts, &full)) != PSC_OK)
+        return st;
+    if (!(s = calloc(1, sizeof(*s))))
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a latency suite");
+    if ((st = psc__suite_devices(ctx, "psc_lat_run_suite", devices, ndev, s->devices, &s->ndev)) != PSC_OK ||
+        (st = psc__suite_tests(ctx, "psc_lat_run_suite", tests, ntests, psc_lat_test_count(), psc__lat_min_gpus,
+                               psc__lat_name, s->ndev, ndev > 0, &s->tests, &s->ntests)) != PSC_OK)
+        goto fail;
+    for (int t = 0; t < s->ntests; t++) {
+        size_t n = 0;
+
+        if ((st = psc_lat_cases(ctx, s->tests[t].test, s->devices, s->ndev, NULL, 0, &n)) != PSC_OK)
+            goto fail; /* psc_lat_cases recorded why */
+        total += n;
+    }
+    if (!(s->results = calloc(total ? total : 1, sizeof(*s->results)))) {
+        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu latency results", total);
+        goto fail;
+    }
+    if (s->ndev > 0) /* unknown stays 0: the tables say so */
+        psc_timer_resolution(ctx, s->devices[0], &s->gpu_timer_ns, &s->host_timer_ns);
+    for (int t = 0; t < s->ntests; t++) {
+        size_t n = 0;
+
+        s->tests[t].first = s->nresults;
+        st = psc_lat_run_test(ctx, s->tests[t].test, s->devices, s->ndev, &full, progress, user,
+                              s->results + s->nresults, total - s->nresults, &n);
+        if (st != PSC_OK)
+            goto fail;
+        for (size_t k = s->nresults; k < s->nresults + n; k++)
+            s->nfailed += s->results[k].status == PSC_RESULT_FAILED;
+        s->nresults += n;
+        s->tests[t].n = n;
+    }
+    *out = s;
+    return PSC_OK;
+fail:
+    psc_lat_suite_free(s);
+    return st;
+}

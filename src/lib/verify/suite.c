@@ -1,0 +1,118 @@
+/* The verify suite behind `verify`: the cases of each test, the background load around them, the stress run. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "opts.h"
+#include "suite.h"
+
+static int psc__bw_min_gpus(int t)
+{
+    return psc_bw_test_info(t)->min_gpus;
+}
+
+typedef struct {
+    psc_verify_suite_progress_fn fn;
+    void *user;
+} psc__verify_progress_t;
+
+static void psc__verify_progress(const psc_verify_progress_t *p, void *user)
+{
+    const psc__verify_progress_t *v = user;
+
+    if (v->fn)
+        v->fn(p, NULL, v->user);
+}
+
+void psc_verify_suite_free(psc_verify_suite_t *s)
+{
+    if (!s)
+        return;
+    free(s->paths);
+    free(s->load);
+    free(s);
+}
+
+psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
+                                  int ndev, const psc_verify_opts_t *opts, double seconds, int with_load,
+                                  psc_verify_suite_progress_fn progress, void *user, psc_verify_suite_t **out)
+{
+    psc__verify_progress_t prog = {progress, user};
+    psc_verify_suite_t *s = NULL;
+    psc_suite_test_t *tv = NULL;
+    psc_bw_case_t *cases = NULL;
+    psc_load_t *load = NULL;
+    psc_verify_opts_t full;
+    psc_status_t st;
+    size_t total = 0;
+    int nt = 0;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if (!out || !(seconds >= 0)) /* !(>=) refuses NaN too */
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_verify_run_suite: accepted a place for the suite and seconds >= 0");
+    if ((st = psc__verify_opts_adopt(ctx, opts, &full)) != PSC_OK)
+        return st;
+    if (!(s = calloc(1, sizeof(*s))))
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a verify suite");
+    if ((st = psc__suite_devices(ctx, "psc_verify_run_suite", devices, ndev, s->devices, &s->ndev)) != PSC_OK ||
+        (st = psc__suite_tests(ctx, "psc_verify_run_suite", tests, ntests, psc_bw_test_count(), psc__bw_min_gpus,
+                               psc_bw_test_name, s->ndev, ndev > 0, &tv, &nt)) != PSC_OK)
+        goto fail;
+    for (int t = 0; t < nt; t++) {
+        size_t n = 0;
+
+        if ((st = psc_bw_cases(ctx, tv[t].test, s->devices, s->ndev, NULL, 0, &n)) != PSC_OK)
+            goto fail;
+        tv[t].n = n;
+        total += n;
+    }
+    if (!(cases = calloc(total + 1, sizeof(*cases))) || !(s->paths = calloc(total + 1, sizeof(*s->paths)))) {
+        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu paths", total);
+        goto fail;
+    }
+    for (int t = 0; t < nt; t++) {
+        psc_bw_cases(ctx, tv[t].test, s->devices, s->ndev, cases + s->npaths, total - s->npaths, &(size_t){0});
+        s->npaths += tv[t].n;
+    }
+    full.load = NULL;
+    if (s->npaths == 0) /* nothing to verify: no test has a path with these GPUs */
+        goto done;
+    if (with_load && psc_load_start(ctx, s->devices, s->ndev, &load) != PSC_OK) {
+        /* Checked without it; the caller says the run did not do what was asked. */
+        snprintf(s->load_error, sizeof(s->load_error), "%s", psc_context_last_error(ctx));
+        load = NULL;
+        if (progress)
+            progress(NULL, s->load_error, user);
+    }
+    full.load = load;
+    st = psc_verify_stress(ctx, cases, s->npaths, &full, seconds, psc__verify_progress, &prog, s->paths, &s->stress);
+    if (load) {
+        if (!(s->load = calloc(PSC_LOAD_MAX_PATHS, sizeof(*s->load)))) {
+            psc_load_stop(load, NULL, 0, &s->nload);
+            s->nload = 0;
+            if (st == PSC_OK)
+                st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the load's reports");
+        } else if (psc_load_stop(load, s->load, PSC_LOAD_MAX_PATHS, &s->nload) != PSC_OK) {
+            snprintf(s->load_stop_error, sizeof(s->load_stop_error), "%s", psc_context_last_error(ctx));
+        }
+        s->load_ran = 1;
+        for (int i = 0; i < s->nload; i++)
+            s->load_bad_bytes += s->load[i].bad_bytes;
+    }
+    if (st != PSC_OK)
+        goto fail;
+    for (size_t k = 0; k < s->npaths; k++)
+        s->nfailed += s->paths[k].last.status == PSC_RESULT_FAILED;
+done:
+    free(tv);
+    free(cases);
+    *out = s;
+    return PSC_OK;
+fail:
+    free(tv);
+    free(cases);
+    psc_verify_suite_free(s);
+    return st;
+}
