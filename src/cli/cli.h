@@ -72,9 +72,10 @@ int psc_cmd_lat_list(const psc_cli_opts_t *o);
 /* `list --json`, `bw -l --json`, `lat -l --json`: the tests of a registry (psc_bw_registry(), psc_lat_registry()). */
 int psc_cli_list_json(const char *command, const psc_registry_t *reg, const psc_cli_opts_t *o);
 int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o);
-/* Run every case of one test with these options; results into res (cap), progress on stderr. */
-size_t psc_cli_run_cases(psc_context_t *ctx, const psc_measure_opts_t *m, psc_bw_test_t test, const int *devs,
-                         int ndev, psc_bw_result_t *res, size_t cap, size_t *done, size_t total);
+/* bw, report, nvlink --watch: psc_bw_run_suite over these tests with the command line's GPUs, sizes and options,
+ * progress on stderr; NULL after saying why, *rc the exit code (else *rc says whether a result failed). */
+psc_bw_suite_t *psc_cli_bw_suite(psc_context_t *ctx, const psc_cli_opts_t *o, const psc_bw_test_t *tests,
+                                 int ntests, int *rc);
 
 /* Seconds on CLOCK_MONOTONIC. */
 double psc_cli_now(void);
@@ -85,8 +86,10 @@ extern int psc_cli_stdout_errno; /* why JSON could not be written to stdout (0: 
 /* Stamp wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */
 int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc);
 
-/* Full report: topology after the inventory, findings after the tests (fed by psc_facts_note_bw). */
-psc_facts_t *psc_report_begin(psc_context_t *ctx, const psc_cli_opts_t *o, json_t *run);
+/* Full report: the facts gathered before the tests (NULL after saying why), their topology after the
+ * inventory, findings after the tests (fed by psc_facts_note_bw). */
+psc_facts_t *psc_report_facts(psc_context_t *ctx);
+void psc_report_topology(const psc_facts_t *f, const psc_cli_opts_t *o, json_t *run); /* f NULL: nothing */
 int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run); /* number of error findings */
 
 /* Every finding the doctor has for f, *n of them (none cut); NULL after saying why. Free it. */

@@ -4,27 +4,14 @@
 #include "cli.h"
 #include "report/json.h"
 #include "report/render.h"
+#include "report/render_suite.h"
 
 /* A list of tests as JSON: {"command": ..., "tests": [{name, title, description, min_gpus}]}. */
 int psc_cli_list_json(const char *command, const psc_registry_t *reg, const psc_cli_opts_t *o)
 {
-    json_t *doc = json_pack("{s:{s:s,s:s},s:s,s:[]}", "tool", "name", "p2pscope", "version", PSC_VERSION_STRING,
-                            "command", command, "tests");
-    int rc;
+    json_t *doc = psc_json_test_list(command, reg);
+    int rc = psc_cli_write_json(doc, o); /* NULL: says the JSON was not written */
 
-    if (!doc) {
-        fprintf(stderr, "p2pscope: out of host memory\n");
-        return PSC_EXIT_NO_MEMORY;
-    }
-    for (int t = 0; t < psc_registry_count(reg); t++) {
-        psc_registry_entry_t e;
-
-        if (psc_registry_entry(reg, t, &e) == PSC_OK)
-            json_array_append_new(json_object_get(doc, "tests"),
-                                  json_pack("{s:s,s:s,s:s,s:i}", "name", e.name, "title", e.title, "description",
-                                            e.description, "min_gpus", e.min_gpus));
-    }
-    rc = psc_cli_write_json(doc, o);
     json_decref(doc);
     return rc;
 }
@@ -33,8 +20,7 @@ int psc_cmd_list(const psc_cli_opts_t *o)
 {
     if (o->json)
         return psc_cli_list_json("list", psc_bw_registry(), o);
-    for (int t = 0; t < psc_bw_test_count(); t++)
-        printf("%-30s %s\n", psc_bw_test_name(t), psc_bw_test_info(t)->description);
+    psc_render_test_list(stdout, psc_bw_registry(), 30);
     return PSC_EXIT_OK;
 }
 

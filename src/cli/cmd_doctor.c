@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "report/json.h"
 #include "report/render_doctor.h"
+#include "report/render_suite.h"
 
 psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n)
 {
@@ -20,16 +21,6 @@ psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n)
     if (*n > want) /* the rules are pure: the same facts give the same count */
         *n = want;
     return v;
-}
-
-/* The whole document, or NULL (out of memory): never one with a part missing. */
-static json_t *psc__json(const psc_facts_t *f, const psc_finding_t *v, size_t n, int rc)
-{
-    json_t *doc = json_pack("{s:{s:s,s:s},s:s,s:o,s:o,s:i}", "tool", "name", "p2pscope", "version",
-                            PSC_VERSION_STRING, "command", "doctor", "findings", psc_json_findings(v, n), "facts",
-                            psc_json_facts(f), "exit_code", rc);
-
-    return doc;
 }
 
 int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o)
@@ -54,7 +45,7 @@ int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o)
     if (psc_cli_tables(o))
         psc_render_findings(stdout, f, v, n);
     if (o->json) {
-        json_t *doc = psc__json(f, v, n, rc);
+        json_t *doc = psc_json_doctor(f, v, n, rc);
 
         if (psc_cli_write_json(doc, o) != PSC_EXIT_OK)
             rc = PSC_EXIT_FAILED;

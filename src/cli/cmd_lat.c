@@ -1,4 +1,4 @@
-/* lat: the latency tests over the chosen GPUs, tables and JSON with distributions and the timers used. */
+/* lat: parse into one psc_lat_run_suite call, render its tables and the timers used, write its JSON. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -6,15 +6,14 @@
 #include "cli.h"
 #include "report/json.h"
 #include "report/render.h"
-#include "report/render_lat.h"
+#include "report/render_suite.h"
 #include "report/text.h"
 
 int psc_cmd_lat_list(const psc_cli_opts_t *o)
 {
     if (o->json)
         return psc_cli_list_json("lat_list", psc_lat_registry(), o);
-    for (int t = 0; t < psc_lat_test_count(); t++)
-        printf("%-32s %s\n", psc_lat_test_info(t)->name, psc_lat_test_info(t)->description);
+    psc_render_test_list(stdout, psc_lat_registry(), 32);
     return PSC_EXIT_OK;
 }
 
@@ -38,69 +37,39 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
     const double t0 = psc_cli_now();
     const int tables = psc_cli_tables(o);
     int tty = isatty(STDERR_FILENO); /* the progress callback's argument */
-    int devs[PSC_CLI_MAX_DEVS], ndev = o->ndev ? o->ndev : psc_device_count(ctx);
-    const size_t cap = (size_t)ndev * (size_t)ndev; /* a test has at most one case per ordered pair */
-    int ntests = o->ntests ? o->ntests : psc_lat_test_count(), rc = PSC_EXIT_OK;
-    psc_lat_result_t *res = calloc(cap, sizeof(*res));
-    psc_device_info_t info[PSC_CLI_MAX_DEVS];
-    double gres = 0, hres = 0;
+    psc_device_info_t info[PSC_MAX_GPUS];
+    psc_lat_suite_t *s = NULL;
     psc_system_info_t sys;
     psc_lat_opts_t lo;
     json_t *run = NULL;
+    psc_status_t st;
+    int rc;
 
-    if (!res) {
-        fprintf(stderr, "p2pscope: out of host memory\n");
-        rc = PSC_EXIT_NO_MEMORY;
-        goto out;
-    }
-    for (int i = 0; i < ndev; i++)
-        devs[i] = o->ndev ? o->devs[i] : i;
-    for (int t = 0; o->ntests && t < ntests; t++) {
-        if (ndev < psc_lat_test_info(o->tests[t])->min_gpus) {
-            fprintf(stderr, "p2pscope: %s needs at least %d GPUs; %d selected\n", psc_lat_test_info(o->tests[t])->name,
-                    psc_lat_test_info(o->tests[t])->min_gpus, ndev);
-            rc = PSC_EXIT_ENV;
-            goto out;
-        }
-    }
     psc_lat_opts_default(&lo);
     if (o->samples_given) /* samples per case, or per size */
         lo.samples = o->measure.samples;
+    st = psc_lat_run_suite(ctx, o->tests, o->ntests, o->devs, o->ndev, &lo, psc__progress, &tty, &s);
+    if (tty)
+        fprintf(stderr, "\r\033[K");
+    if (st != PSC_OK) {
+        psc_report_printf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
+        return psc_cli_exit_of(st, st == PSC_ERR_INVALID ? PSC_EXIT_USAGE : PSC_EXIT_ENV);
+    }
+    rc = s->nfailed ? PSC_EXIT_FAILED : PSC_EXIT_OK;
     psc_system_info(ctx, &sys);
-    for (int i = 0; i < ndev; i++)
-        psc_device_info(ctx, devs[i], &info[i]);
-    psc_timer_resolution(ctx, devs[0], &gres, &hres);
+    for (int i = 0; i < s->ndev; i++)
+        psc_device_info(ctx, s->devices[i], &info[i]);
     if (tables) {
-        psc_render_devices(stdout, &sys, info, ndev);
-        printf("timers: GPU %%globaltimer steps of %.0f ns (SM cycles calibrated against it per launch); host "
-               "CLOCK_MONOTONIC resolution %.0f ns\n",
-               gres, hres);
+        psc_render_devices(stdout, &sys, info, s->ndev);
+        psc_render_lat_timers(stdout, s->gpu_timer_ns, s->host_timer_ns);
+        psc_render_lat_suite(stdout, s);
     }
     if (o->json) {
-        run = psc_json_run_new("lat", &sys, info, ndev);
-        json_object_set_new(run, "timers", json_pack("{s:f,s:f}", "gpu_globaltimer_step_ns", gres,
-                                                     "host_monotonic_resolution_ns", hres));
-    }
-    for (int t = 0; t < ntests; t++) {
-        psc_lat_test_t test = o->ntests ? o->tests[t] : t;
-        size_t n = 0;
-
-        if (psc_lat_run_test(ctx, test, devs, ndev, &lo, psc__progress, &tty, res, cap, &n) != PSC_OK)
-            psc_report_printf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
-        for (size_t k = 0; k < n; k++) {
-            if (res[k].status == PSC_RESULT_FAILED)
-                rc = PSC_EXIT_FAILED;
-            if (run)
-                json_array_append_new(json_object_get(run, "tests"), psc_json_lat_result(&res[k]));
-        }
-        if (tty)
-            fprintf(stderr, "\r\033[K");
-        if (tables)
-            psc_render_lat(stdout, test, res, n, devs, ndev);
+        run = psc_json_run_new("lat", &sys, info, s->ndev);
+        psc_json_run_add_lat_suite(run, s);
     }
     rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
-out:
     json_decref(run);
-    free(res);
+    psc_lat_suite_free(s);
     return rc;
 }

@@ -6,50 +6,33 @@
 #include "cli.h"
 #include "report/render_nvlink.h"
 
+/* The links' counters around one bandwidth suite (gpu_to_gpu_write_ce unless tests were named), on every GPU. */
 static int psc__watch(psc_context_t *ctx, const psc_cli_opts_t *o, const psc_facts_t *f)
 {
     psc_nvlink_snapshot_t *before = calloc(1, sizeof(*before)), *after = calloc(1, sizeof(*after));
     psc_nvlink_traffic_t *traffic = calloc(1, sizeof(*traffic));
-    const size_t cap = (size_t)PSC_CLI_MAX_DEVS * PSC_CLI_MAX_DEVS;
-    psc_bw_result_t *res = calloc(cap, sizeof(*res));
-    psc_bw_test_t tests[PSC_CLI_MAX_TESTS] = {0};
-    int ntests = o->ntests ? o->ntests : 1, devs[PSC_CLI_MAX_DEVS], ndev = 0, rc = PSC_EXIT_OK;
-    size_t done = 0, total = 0;
-    uint64_t moved = 0;
+    psc_bw_test_t dflt = 0;
+    psc_bw_suite_t *s = NULL;
+    psc_cli_opts_t all = *o;
+    int rc = PSC_EXIT_OK;
 
-    if (!before || !after || !traffic || !res) {
+    if (!before || !after || !traffic) {
         fprintf(stderr, "p2pscope: out of host memory\n");
         rc = PSC_EXIT_NO_MEMORY;
         goto out;
     }
-    for (int i = 0; i < f->ngpu; i++)
-        devs[ndev++] = i;
-    if (o->ntests)
-        memcpy(tests, o->tests, sizeof(tests[0]) * (size_t)o->ntests);
-    else
-        psc_bw_test_from_name("gpu_to_gpu_write_ce", &tests[0]);
+    all.ndev = 0; /* every GPU */
+    all.sweep_min = 0;
+    psc_bw_test_from_name("gpu_to_gpu_write_ce", &dflt);
     psc_nvlink_snapshot(ctx, before);
-    for (int t = 0; t < ntests; t++) {
-        size_t n = 0;
-
-        psc_bw_cases(ctx, tests[t], devs, ndev, NULL, 0, &n);
-        total += n;
-    }
-    for (int t = 0; t < ntests; t++) {
-        size_t n = psc_cli_run_cases(ctx, &o->measure, tests[t], devs, ndev, res, cap, &done, total);
-
-        for (size_t k = 0; k < n; k++) {
-            moved += res[k].status == PSC_RESULT_PASSED ? res[k].bytes_per_sample * (o->measure.warmup + res[k].nsamples) : 0;
-            if (res[k].status == PSC_RESULT_FAILED)
-                rc = PSC_EXIT_FAILED;
-        }
-    }
+    if (!(s = psc_cli_bw_suite(ctx, &all, o->ntests ? o->tests : &dflt, o->ntests ? o->ntests : 1, &rc)))
+        goto out;
     psc_nvlink_snapshot(ctx, after);
     if (psc_nvlink_traffic(before, after, traffic) != PSC_OK)
         memset(traffic, 0, sizeof(*traffic)); /* not reached: both snapshots are the library's own */
-    psc_render_nvlink_watch(stdout, f, traffic, done, moved);
+    psc_render_nvlink_watch(stdout, f, traffic, s->nresults, s->payload_bytes);
 out:
-    free(res);
+    psc_bw_suite_free(s);
     free(traffic);
     free(after);
     free(before);

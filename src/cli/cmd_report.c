@@ -3,10 +3,11 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "report/json.h"
 #include "report/render_doctor.h"
 #include "report/render_topo.h"
 
-psc_facts_t *psc_report_begin(psc_context_t *ctx, const psc_cli_opts_t *o, json_t *run)
+psc_facts_t *psc_report_facts(psc_context_t *ctx)
 {
     psc_facts_t *f = psc_facts_new();
 
@@ -15,13 +16,19 @@ psc_facts_t *psc_report_begin(psc_context_t *ctx, const psc_cli_opts_t *o, json_
         psc_facts_free(f);
         return NULL;
     }
+    return f;
+}
+
+void psc_report_topology(const psc_facts_t *f, const psc_cli_opts_t *o, json_t *run)
+{
+    if (!f)
+        return;
     if (psc_cli_tables(o)) {
         printf("\n");
         psc_render_topo(stdout, f);
     }
     if (run)
-        json_object_set_new(run, "topology", psc_json_facts(f));
-    return f;
+        psc_json_run_set(run, "topology", psc_json_facts(f));
 }
 
 int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run)

@@ -73,7 +73,7 @@ int psc_cmd_topo(psc_context_t *ctx, const psc_cli_opts_t *o)
             fprintf(stderr, "p2pscope: %s\n", err);
             rc = PSC_EXIT_FAILED;
         } else if (psc_cli_tables(o)) {
-            printf("\nrecorded to %s (replay: p2pscope topo --topology %s)\n", o->save, o->save);
+            psc_render_topo_saved(stdout, o->save);
         }
     }
     psc_facts_free(f);

@@ -9,14 +9,21 @@
 #include "report/render.h"
 #include "report/render_doctor.h"
 #include "report/render_load.h"
+#include "report/render_suite.h"
 #include "report/render_verify.h"
+#include "report/text.h"
 
-/* Progress on stderr: a live line on a terminal, one line per finished path otherwise. */
-static void psc__progress(const psc_verify_progress_t *p, void *user)
+/* Progress on stderr: a live line on a terminal, one line per finished path otherwise; a load that cannot start. */
+static void psc__progress(const psc_verify_progress_t *p, const char *load_error, void *user)
 {
     const int tty = *(const int *)user;
     char label[48];
 
+    if (load_error) { /* checked without it, and the run fails: it did not do what was asked */
+        psc_report_printf(stderr, "p2pscope: cannot set up the background traffic: %s (--no-load runs without it)\n",
+                          load_error);
+        return;
+    }
     psc_case_label(p->c, label, sizeof(label));
     if (tty && !p->result)
         fprintf(stderr, "\r\033[K%.0f s, %.1f GB checked: pass %u [%zu/%zu] %s %s", p->elapsed_s, p->bytes_checked / 1e9,
@@ -56,115 +63,50 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
     const double t0 = psc_cli_now();
     const int tables = psc_cli_tables(o);
     int tty = isatty(STDERR_FILENO); /* the progress callback's argument */
-    int devs[PSC_CLI_MAX_DEVS], ndev = o->ndev ? o->ndev : psc_device_count(ctx);
-    int ntests = o->ntests ? o->ntests : psc_bw_test_count(), rc = PSC_EXIT_OK;
-    size_t cap = 0, npaths = 0;
-    psc_bw_case_t *cases = NULL;
-    psc_verify_path_sum_t *paths = NULL;
-    psc_verify_stress_info_t stress = {0, 0, 0};
-    psc_verify_opts_t vo;
-    psc_device_info_t info[PSC_CLI_MAX_DEVS];
+    psc_device_info_t info[PSC_MAX_GPUS];
+    psc_verify_suite_t *s = NULL;
     psc_system_info_t sys;
-    json_t *run = NULL, *arr;
-    psc_load_t *load = NULL;
-    psc_load_path_report_t *lrep = NULL;
-    int nload = 0;
-    char load_error[512] = "";
+    json_t *run = NULL;
+    psc_status_t st;
+    int rc = PSC_EXIT_OK;
 
-    for (int i = 0; i < ndev; i++)
-        devs[i] = o->ndev ? o->devs[i] : i;
-    for (int t = 0; t < ntests; t++) {
-        size_t n = 0;
-
-        psc_bw_cases(ctx, o->ntests ? o->tests[t] : t, devs, ndev, NULL, 0, &n);
-        cap += n;
-        if (o->ntests && n == 0) { /* a named test this machine cannot run: not a pass */
-            fprintf(stderr, "p2pscope: %s has no path to verify with %d GPU%s %s (it needs at least %d)\n",
-                    psc_bw_test_name(o->tests[t]), ndev, ndev == 1 ? "" : "s",
-                    o->ndev ? "selected with --devices" : "on this machine", psc_bw_test_info(o->tests[t])->min_gpus);
-            return PSC_EXIT_ENV;
-        }
-    }
-    if (cap == 0) {
-        fprintf(stderr, "p2pscope: nothing to verify: no test has a path with these GPUs\n");
-        return PSC_EXIT_NA;
-    }
-    cases = calloc(cap + 1, sizeof(*cases));
-    paths = calloc(cap + 1, sizeof(*paths));
-    if (!cases || !paths) {
-        fprintf(stderr, "p2pscope: out of host memory\n");
-        rc = PSC_EXIT_NO_MEMORY;
-        goto out;
-    }
-    for (int t = 0; t < ntests; t++) {
-        size_t n = 0;
-
-        psc_bw_cases(ctx, o->ntests ? o->tests[t] : t, devs, ndev, cases + npaths, cap - npaths, &n);
-        npaths += n;
-    }
-    psc_system_info(ctx, &sys);
-    for (int i = 0; i < ndev; i++)
-        psc_device_info(ctx, devs[i], &info[i]);
-    if (tables)
-        psc_render_devices(stdout, &sys, info, ndev);
-    if (!o->no_load && psc_load_start(ctx, devs, ndev, &load) != PSC_OK) {
-        /* Checked without it, and the run fails: it did not do what was asked. */
-        snprintf(load_error, sizeof(load_error), "%s", psc_context_last_error(ctx));
-        fprintf(stderr, "p2pscope: cannot set up the background traffic: %s (--no-load runs without it)\n",
-                load_error);
-        rc = PSC_EXIT_FAILED;
-    }
-    vo = o->verify;
-    vo.load = load;
-    if (psc_verify_stress(ctx, cases, npaths, &vo, o->seconds, psc__progress, &tty, paths, &stress) != PSC_OK) {
-        fprintf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
-        rc = PSC_EXIT_FAILED;
-    }
-    for (size_t k = 0; k < npaths; k++)
-        if (paths[k].last.status == PSC_RESULT_FAILED)
-            rc = PSC_EXIT_FAILED;
+    st = psc_verify_run_suite(ctx, o->tests, o->ntests, o->devs, o->ndev, &o->verify, o->seconds, !o->no_load,
+                              psc__progress, &tty, &s);
     if (tty)
         fprintf(stderr, "\r\033[K");
-    if (stress.idle_pass)
-        fprintf(stderr, "p2pscope: no path could run in pass %u; the stress run stops\n", stress.idle_pass);
-    if (load) {
-        lrep = calloc(PSC_LOAD_MAX_PATHS, sizeof(*lrep));
-        if (psc_load_stop(load, lrep, lrep ? PSC_LOAD_MAX_PATHS : 0, &nload) != PSC_OK) {
-            fprintf(stderr, "p2pscope: the background traffic failed: %s\n", psc_context_last_error(ctx));
-            rc = PSC_EXIT_FAILED;
-        }
-        for (int i = 0; lrep && i < nload; i++)
-            if (lrep[i].bad_bytes)
-                rc = PSC_EXIT_FAILED;
-        if (!lrep)
-            nload = 0;
-        load = NULL; /* freed by the stop */
+    if (st != PSC_OK) {
+        psc_report_printf(stderr, "p2pscope: %s%s\n", psc_context_last_error(ctx),
+                          st == PSC_ERR_UNSUPPORTED && o->ndev ? " with --devices" : "");
+        return psc_cli_exit_of(st, st == PSC_ERR_UNSUPPORTED ? PSC_EXIT_ENV : PSC_EXIT_FAILED);
     }
-    if (tables && nload)
-        psc_render_load(stdout, lrep, nload);
-    if (tables)
-        psc_render_verify(stdout, paths, npaths, psc_cli_now() - t0);
+    if (s->npaths == 0) {
+        fprintf(stderr, "p2pscope: nothing to verify: no test has a path with these GPUs\n");
+        psc_verify_suite_free(s);
+        return PSC_EXIT_NA;
+    }
+    if (s->load_error[0] || s->nfailed || s->load_stop_error[0] || s->load_bad_bytes)
+        rc = PSC_EXIT_FAILED;
+    if (s->stress.idle_pass)
+        fprintf(stderr, "p2pscope: no path could run in pass %u; the stress run stops\n", s->stress.idle_pass);
+    if (s->load_stop_error[0])
+        psc_report_printf(stderr, "p2pscope: the background traffic failed: %s\n", s->load_stop_error);
+    psc_system_info(ctx, &sys);
+    for (int i = 0; i < s->ndev; i++)
+        psc_device_info(ctx, s->devices[i], &info[i]);
+    if (tables) {
+        psc_render_devices(stdout, &sys, info, s->ndev);
+        if (s->nload)
+            psc_render_load(stdout, s->load, s->nload);
+        psc_render_verify(stdout, s->paths, s->npaths, psc_cli_now() - t0);
+    }
     if (o->json) {
-        run = psc_json_run_new("verify", &sys, info, ndev);
-        arr = json_array();
-        for (size_t k = 0; arr && k < npaths; k++)
-            if (json_array_append_new(arr, psc_json_verify_path(&paths[k])) != 0) {
-                json_decref(arr);
-                arr = NULL; /* the run is then incomplete, and not written */
-            }
-        psc_json_run_set(run, "paths", arr);
-        psc_json_run_set(run, "background", lrep ? psc_json_load(lrep, nload) : json_null());
-        if (load_error[0])
-            psc_json_run_set(run, "background_error", psc_json_str(load_error));
-        psc_json_run_set(run, "seed", json_integer((json_int_t)(o->verify.seed & 0x7fffffffffffffffull)));
+        run = psc_json_run_new("verify", &sys, info, s->ndev);
+        psc_json_run_add_verify_suite(run, s, o->verify.seed);
     }
-    if (rc == PSC_EXIT_FAILED && psc__feed_doctor(ctx, paths, npaths, tables, run) > 0)
+    if (rc == PSC_EXIT_FAILED && psc__feed_doctor(ctx, s->paths, s->npaths, tables, run) > 0)
         rc = PSC_EXIT_FAILED;
     rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
-out:
     json_decref(run);
-    free(lrep);
-    free(cases);
-    free(paths);
+    psc_verify_suite_free(s);
     return rc;
 }

@@ -536,7 +536,7 @@ static void test_verify_nothing_verified(void **state)
 
     (void)state;
     psc__expect_error((const char *[]){"verify", "-t", "gpu_to_gpu_read_ce", "-d", "1", NULL}, psc__fake_gpus, 3,
-                      "gpu_to_gpu_read_ce has no path to verify with 1 GPU");
+                      "gpu_to_gpu_read_ce needs at least 2 GPUs; 1 selected with --devices");
     r = psc__run((const char *[]){"verify", "-d", "0", "-e", "4K", "--no-load", "--seconds", "3", NULL},
                  psc__fake_gpus);
     assert_int_equal(r.rc, 1);
