@@ -6,29 +6,14 @@
 #include "cli.h"
 #include "report/json.h"
 #include "report/render.h"
+#include "report/render_progress.h"
 #include "report/render_suite.h"
 #include "report/text.h"
 
-/* Progress on stderr: a live line on a terminal, one line per finished case otherwise. */
+/* Progress on stderr (tty: a live line). */
 static void psc__progress(const psc_bw_suite_progress_t *p, void *user)
 {
-    const int tty = *(const int *)user;
-    const psc_bw_case_t *c = p->c;
-    const psc_bw_result_t *r = p->result;
-    char label[48];
-
-    psc_case_label(c, label, sizeof(label));
-    if (tty && !r) {
-        fprintf(stderr, "\r\033[K[%zu/%zu] %s %s", p->index + 1, p->count, psc_bw_test_name(c->test), label);
-    } else if (!tty && r) {
-        if (r->status == PSC_RESULT_PASSED)
-            fprintf(stderr, "[%zu/%zu] %s %s: %.2f GB/s passed (%u samples, %llu B)\n", p->index + 1, p->count,
-                    psc_bw_test_name(c->test), label, r->stats.median, r->nsamples, (unsigned long long)r->size);
-        else
-            psc_report_printf(stderr, "[%zu/%zu] %s %s: %s: %s\n", p->index + 1, p->count, psc_bw_test_name(c->test),
-                              label, psc_result_status_string(r->status), r->reason);
-    }
-    fflush(stderr);
+    psc_render_bw_progress(stderr, p, *(const int *)user);
 }
 
 psc_bw_suite_t *psc_cli_bw_suite(psc_context_t *ctx, const psc_cli_opts_t *o, const psc_bw_test_t *tests,

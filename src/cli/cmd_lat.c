@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "report/json.h"
 #include "report/render.h"
+#include "report/render_progress.h"
 #include "report/render_suite.h"
 #include "report/text.h"
 
@@ -17,19 +18,10 @@ int psc_cmd_lat_list(const psc_cli_opts_t *o)
     return PSC_EXIT_OK;
 }
 
-/* Progress on stderr: a live line on a terminal, one line per finished case otherwise. */
+/* Progress on stderr (tty: a live line). */
 static void psc__progress(const psc_lat_case_t *c, const psc_lat_result_t *r, void *user)
 {
-    const int tty = *(const int *)user;
-    char a[16], b[16];
-
-    if (tty && !r)
-        fprintf(stderr, "\r\033[K%s %s -> %s", psc_lat_test_info(c->test)->name,
-                psc_endpoint_name(c->src, a, sizeof(a)), psc_endpoint_name(c->dst, b, sizeof(b)));
-    else if (!tty && r)
-        fprintf(stderr, "%s %s -> %s: %s %.0f ns p50\n", psc_lat_test_info(c->test)->name,
-                psc_endpoint_name(c->src, a, sizeof(a)), psc_endpoint_name(c->dst, b, sizeof(b)),
-                psc_result_status_string(r->status), r->lat[0].p50);
+    psc_render_lat_progress(stderr, c, r, *(const int *)user);
 }
 
 int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)

@@ -9,29 +9,15 @@
 #include "report/render.h"
 #include "report/render_doctor.h"
 #include "report/render_load.h"
+#include "report/render_progress.h"
 #include "report/render_suite.h"
 #include "report/render_verify.h"
 #include "report/text.h"
 
-/* Progress on stderr: a live line on a terminal, one line per finished path otherwise; a load that cannot start. */
+/* Progress on stderr (tty: a live line), and a load that cannot start. */
 static void psc__progress(const psc_verify_progress_t *p, const char *load_error, void *user)
 {
-    const int tty = *(const int *)user;
-    char label[48];
-
-    if (load_error) { /* checked without it, and the run fails: it did not do what was asked */
-        psc_report_printf(stderr, "p2pscope: cannot set up the background traffic: %s (--no-load runs without it)\n",
-                          load_error);
-        return;
-    }
-    psc_case_label(p->c, label, sizeof(label));
-    if (tty && !p->result)
-        fprintf(stderr, "\r\033[K%.0f s, %.1f GB checked: pass %u [%zu/%zu] %s %s", p->elapsed_s, p->bytes_checked / 1e9,
-                p->pass, p->index + 1, p->count, psc_bw_test_name(p->c->test), label);
-    else if (!tty && p->result)
-        fprintf(stderr, "%.0f s, %.1f GB checked: pass %u [%zu/%zu] %s %s: %s, %llu copies\n", p->elapsed_s,
-                p->bytes_checked / 1e9, p->pass, p->index + 1, p->count, psc_bw_test_name(p->c->test), label,
-                psc_result_status_string(p->result->status), (unsigned long long)p->result->copies);
+    psc_render_verify_progress(stderr, p, load_error, *(const int *)user);
 }
 
 /* Wrong data between two GPUs is the doctor's p2p_corrupts finding. */
