@@ -345,6 +345,17 @@ size_t psc_doctor(const psc_facts_t *facts, psc_finding_t *out, size_t cap);
 psc_status_t psc_facts_check_integrity(psc_context_t *ctx, psc_facts_t *facts);
 
 /*
+ * What `doctor` reads on a live machine: psc_facts_gather on ctx, then
+ * psc_facts_check_integrity on what it gathered, in one call. A pair whose
+ * copy cannot run keeps integrity -1 ("not run"), and so does every pair
+ * when the machine has more GPUs than the facts hold. PSC_ERR_INVALID for a
+ * missing argument; a failed gather's status and reason (recorded);
+ * PSC_ERR_NO_MEMORY. facts is written only on success, and then replaced
+ * whole, as psc_facts_load does. Uses ctx: one thread at a time.
+ */
+psc_status_t psc_facts_examine(psc_context_t *ctx, psc_facts_t *facts);
+
+/*
  * NVLink traffic between two moments (application API, beside
  * psc_nvlink_counters): take a snapshot before and after, then the
  * difference per link.

@@ -507,6 +507,31 @@ psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, in
 void psc_bw_suite_free(psc_bw_suite_t *suite); /* NULL: nothing */
 
 /*
+ * `report`'s run: psc_bw_run_suite with the same arguments, refusals and
+ * results, then its results folded into evidence by psc_facts_note_bw (the
+ * doctor's integrity evidence). evidence: facts gathered on ctx before the
+ * run, or NULL for none (then this is psc_bw_run_suite). evidence is changed
+ * only on success.
+ */
+psc_status_t psc_bw_run_report(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
+                               int ndev, uint64_t sweep_min, uint64_t sweep_max, unsigned sweep_factor,
+                               const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
+                               psc_facts_t *evidence, psc_bw_suite_t **out);
+
+/*
+ * `nvlink --watch`: which links carried a bandwidth suite. Every GPU's
+ * counters (psc_nvlink_snapshot), psc_bw_run_suite over every GPU with one
+ * size (opts->size) and the tests given (ntests 0: gpu_to_gpu_write_ce alone),
+ * the counters again, and *traffic their difference (psc_nvlink_traffic).
+ * Refusals as psc_bw_run_suite's (recorded), and PSC_ERR_INVALID for a
+ * missing traffic. *out (free with psc_bw_suite_free) and *traffic are
+ * written only on success.
+ */
+psc_status_t psc_nvlink_watch(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests,
+                              const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
+                              psc_bw_suite_t **out, psc_nvlink_traffic_t *traffic);
+
+/*
  * A latency suite: every case of each test (0: every test) over the GPUs (0:
  * all) with opts, and the timers' resolution on the first GPU. Checked up
  * front as psc_bw_run_suite (test index, GPU, options: PSC_ERR_INVALID; a
@@ -554,6 +579,12 @@ typedef struct {
     uint64_t load_bad_bytes;          /* summed over the load's paths */
     char load_error[512];             /* why the load could not start; "" it did or was not asked for */
     char load_stop_error[512];        /* why its final check failed; "" it did not */
+    /* When a path failed or the load reported a problem: psc_doctor on facts gathered on ctx after the run,
+       with the paths folded in (psc_facts_note_verify_sums), so wrong bytes between two GPUs are its
+       p2p_corrupts findings. NULL (nfindings 0) when the doctor did not run: nothing failed, or the facts
+       could not be gathered. Freed by psc_verify_suite_free. */
+    psc_finding_t *findings;
+    size_t nfindings;
 } psc_verify_suite_t;
 
 psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,

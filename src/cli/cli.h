@@ -72,10 +72,12 @@ int psc_cmd_lat_list(const psc_cli_opts_t *o);
 /* `list --json`, `bw -l --json`, `lat -l --json`: the tests of a registry (psc_bw_registry(), psc_lat_registry()). */
 int psc_cli_list_json(const char *command, const psc_registry_t *reg, const psc_cli_opts_t *o);
 int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o);
-/* bw, report, nvlink --watch: psc_bw_run_suite over these tests with the command line's GPUs, sizes and options,
- * progress on stderr; NULL after saying why, *rc the exit code (else *rc says whether a result failed). */
-psc_bw_suite_t *psc_cli_bw_suite(psc_context_t *ctx, const psc_cli_opts_t *o, const psc_bw_test_t *tests,
-                                 int ntests, int *rc);
+/* bw, report, nvlink --watch: the command line's tests with its GPUs, sizes and options in one library call
+ * (traffic: psc_nvlink_watch into it; else psc_bw_run_report, its results folded into evidence, or
+ * psc_bw_run_suite when evidence is NULL), progress on stderr; NULL after saying why, *rc the exit code (else
+ * *rc says whether a result failed). */
+psc_bw_suite_t *psc_cli_bw_suite(psc_context_t *ctx, const psc_cli_opts_t *o, psc_facts_t *evidence,
+                                 psc_nvlink_traffic_t *traffic, int *rc);
 
 /* Seconds on CLOCK_MONOTONIC. */
 double psc_cli_now(void);
@@ -95,7 +97,8 @@ int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run); /* num
 /* Every finding the doctor has for f, *n of them (none cut); NULL after saying why. Free it. */
 psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n);
 
-/* The facts: replayed (--topology) or gathered; NULL after printing why, *rc the exit code. */
-psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int *rc);
+/* The facts: replayed (--topology), or gathered (examine: psc_facts_examine, with the integrity evidence);
+ * NULL after printing why, *rc the exit code. */
+psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int examine, int *rc);
 
 #endif

@@ -1,4 +1,4 @@
-/* report and bw: parse into one psc_bw_run_suite call, render its tables, write its JSON. */
+/* report and bw: parse into one suite call (report: psc_bw_run_report), render its tables, write its JSON. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -16,20 +16,27 @@ static void psc__progress(const psc_bw_suite_progress_t *p, void *user)
     psc_render_bw_progress(stderr, p, *(const int *)user);
 }
 
-psc_bw_suite_t *psc_cli_bw_suite(psc_context_t *ctx, const psc_cli_opts_t *o, const psc_bw_test_t *tests,
-                                 int ntests, int *rc)
+psc_bw_suite_t *psc_cli_bw_suite(psc_context_t *ctx, const psc_cli_opts_t *o, psc_facts_t *evidence,
+                                 psc_nvlink_traffic_t *traffic, int *rc)
 {
     int tty = isatty(STDERR_FILENO); /* the progress callback's argument */
     psc_bw_suite_t *s = NULL;
-    psc_status_t st = psc_bw_run_suite(ctx, tests, ntests, o->devs, o->ndev, o->sweep_min, o->sweep_max,
-                                       o->sweep_factor, &o->measure, psc__progress, &tty, &s);
+    psc_status_t st;
 
+    if (traffic) /* every GPU, one size: --devices and the sweep are not the watch's */
+        st = psc_nvlink_watch(ctx, o->tests, o->ntests, &o->measure, psc__progress, &tty, &s, traffic);
+    else if (evidence)
+        st = psc_bw_run_report(ctx, o->tests, o->ntests, o->devs, o->ndev, o->sweep_min, o->sweep_max,
+                               o->sweep_factor, &o->measure, psc__progress, &tty, evidence, &s);
+    else
+        st = psc_bw_run_suite(ctx, o->tests, o->ntests, o->devs, o->ndev, o->sweep_min, o->sweep_max,
+                              o->sweep_factor, &o->measure, psc__progress, &tty, &s);
     if (tty)
         fprintf(stderr, "\r\033[K");
     if (st != PSC_OK) {
         /* The refusal names the test; the option that chose the GPUs is the command line's. */
         psc_report_printf(stderr, "p2pscope: %s%s\n", psc_context_last_error(ctx),
-                          st == PSC_ERR_UNSUPPORTED && o->ndev ? " with --devices" : "");
+                          st == PSC_ERR_UNSUPPORTED && o->ndev && !traffic ? " with --devices" : "");
         *rc = psc_cli_exit_of(st, st == PSC_ERR_INVALID ? PSC_EXIT_USAGE : PSC_EXIT_ENV);
         return NULL;
     }
@@ -50,7 +57,7 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
 
     if (o->cmd == PSC_CMD_REPORT)
         facts = psc_report_facts(ctx); /* before the tests: the machine as it was found */
-    if (!(s = psc_cli_bw_suite(ctx, o, o->tests, o->ntests, &rc))) {
+    if (!(s = psc_cli_bw_suite(ctx, o, facts, NULL, &rc))) {
         psc_facts_free(facts);
         return rc;
     }
@@ -70,7 +77,6 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
         free(tests);
     }
     psc_report_topology(facts, o, run);
-    psc_facts_note_bw(facts, s->results, s->nresults); /* the doctor's integrity evidence (no facts: nothing) */
     if (run)
         psc_json_run_add_bw_suite(run, s);
     if (tables)

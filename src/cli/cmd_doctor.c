@@ -26,14 +26,12 @@ psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n)
 int psc_cmd_doctor(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
     int rc = PSC_EXIT_OK;
-    psc_facts_t *f = psc_cli_facts(ctx, o, &rc);
+    psc_facts_t *f = psc_cli_facts(ctx, o, 1, &rc); /* live: with a verified copy per peer pair */
     psc_finding_t *v;
     size_t n = 0;
 
     if (!f)
         return rc;
-    if (ctx) /* a pair whose copy cannot run keeps "not run": the finding needs wrong bytes */
-        psc_facts_check_integrity(ctx, f);
     v = psc_cli_doctor(f, &n);
     if (!v) {
         psc_facts_free(f);

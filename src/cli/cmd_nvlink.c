@@ -9,40 +9,25 @@
 /* The links' counters around one bandwidth suite (gpu_to_gpu_write_ce unless tests were named), on every GPU. */
 static int psc__watch(psc_context_t *ctx, const psc_cli_opts_t *o, const psc_facts_t *f)
 {
-    psc_nvlink_snapshot_t *before = calloc(1, sizeof(*before)), *after = calloc(1, sizeof(*after));
     psc_nvlink_traffic_t *traffic = calloc(1, sizeof(*traffic));
-    psc_bw_test_t dflt = 0;
     psc_bw_suite_t *s = NULL;
-    psc_cli_opts_t all = *o;
     int rc = PSC_EXIT_OK;
 
-    if (!before || !after || !traffic) {
+    if (!traffic) {
         fprintf(stderr, "p2pscope: out of host memory\n");
-        rc = PSC_EXIT_NO_MEMORY;
-        goto out;
+        return PSC_EXIT_NO_MEMORY;
     }
-    all.ndev = 0; /* every GPU */
-    all.sweep_min = 0;
-    psc_bw_test_from_name("gpu_to_gpu_write_ce", &dflt);
-    psc_nvlink_snapshot(ctx, before);
-    if (!(s = psc_cli_bw_suite(ctx, &all, o->ntests ? o->tests : &dflt, o->ntests ? o->ntests : 1, &rc)))
-        goto out;
-    psc_nvlink_snapshot(ctx, after);
-    if (psc_nvlink_traffic(before, after, traffic) != PSC_OK)
-        memset(traffic, 0, sizeof(*traffic)); /* not reached: both snapshots are the library's own */
-    psc_render_nvlink_watch(stdout, f, traffic, s->nresults, s->payload_bytes);
-out:
+    if ((s = psc_cli_bw_suite(ctx, o, NULL, traffic, &rc)))
+        psc_render_nvlink_watch(stdout, f, traffic, s->nresults, s->payload_bytes);
     psc_bw_suite_free(s);
     free(traffic);
-    free(after);
-    free(before);
     return rc;
 }
 
 int psc_cmd_nvlink(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
     int rc, any = 0;
-    psc_facts_t *f = psc_cli_facts(ctx, o, &rc);
+    psc_facts_t *f = psc_cli_facts(ctx, o, 0, &rc);
 
     if (!f)
         return rc;

@@ -7,7 +7,7 @@
 #include "report/render_topo.h"
 #include "report/text.h"
 
-psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int *rc)
+psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int examine, int *rc)
 {
     psc_facts_t *f = psc_facts_new();
     char err[512];
@@ -18,7 +18,9 @@ psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int *rc)
         *rc = PSC_EXIT_NO_MEMORY;
         return NULL;
     }
-    st = o->topology ? psc_facts_load(o->topology, f, err, sizeof(err)) : psc_facts_gather(ctx, f);
+    st = o->topology ? psc_facts_load(o->topology, f, err, sizeof(err))
+         : examine   ? psc_facts_examine(ctx, f)
+                     : psc_facts_gather(ctx, f);
     if (st != PSC_OK) {
         psc_report_printf(stderr, "p2pscope: %s\n", o->topology ? err : psc_context_last_error(ctx));
         *rc = psc_cli_exit_of(st, st == PSC_ERR_NO_DEVICE || !o->topology ? PSC_EXIT_ENV : PSC_EXIT_USAGE);
@@ -60,7 +62,7 @@ int psc_cmd_topo(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
     char err[512];
     int rc = PSC_EXIT_OK;
-    psc_facts_t *f = psc_cli_facts(ctx, o, &rc);
+    psc_facts_t *f = psc_cli_facts(ctx, o, 0, &rc);
 
     if (!f)
         return rc;

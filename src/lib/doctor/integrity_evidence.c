@@ -1,4 +1,5 @@
 /* The doctor's integrity evidence: verified copies folded into pair[i][j].integrity, by one rule. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -82,4 +83,28 @@ psc_status_t psc_facts_check_integrity(psc_context_t *ctx, psc_facts_t *facts)
             psc_facts_note_bw(facts, &r, 1);
         }
     return PSC_OK;
+}
+
+psc_status_t psc_facts_examine(psc_context_t *ctx, psc_facts_t *facts)
+{
+    psc_facts_t *s;
+    psc_status_t st;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if (!facts)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_facts_examine: no facts given (accepted: one from psc_facts_new)");
+    /* Gathered apart and handed over whole: a failure leaves the caller's facts as they were. */
+    if (!(s = psc_facts_new()))
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the facts");
+    /* A pair whose copy cannot run keeps "not run". More GPUs than the facts hold (PSC_MAX_GPUS): no evidence. */
+    if ((st = psc_facts_gather(ctx, s)) == PSC_OK && s->ngpu == psc_device_count(ctx))
+        st = psc_facts_check_integrity(ctx, s);
+    if (st == PSC_OK) {
+        free(facts->hwloc_xml);
+        *facts = *s;
+        s->hwloc_xml = NULL;
+    }
+    psc_facts_free(s);
+    return st;
 }

@@ -1,4 +1,5 @@
 /* NVLink traffic between two snapshots of every GPU's counters: wraps, resets and vanished links handled. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -68,4 +69,49 @@ psc_status_t psc_nvlink_traffic(const psc_nvlink_snapshot_t *before, const psc_n
         }
     }
     return PSC_OK;
+}
+
+psc_status_t psc_nvlink_watch(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests,
+                              const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
+                              psc_bw_suite_t **out, psc_nvlink_traffic_t *traffic)
+{
+    psc_nvlink_snapshot_t *before = NULL, *after = NULL;
+    psc_nvlink_traffic_t *diff = NULL;
+    psc_bw_suite_t *s = NULL;
+    psc_bw_test_t dflt = 0;
+    psc_status_t st;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if (!out || !traffic)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_nvlink_watch: accepted a place for the suite and the traffic");
+    if (ntests == 0) {
+        if (psc_bw_test_from_name("gpu_to_gpu_write_ce", &dflt) != PSC_OK)
+            return psc__fail(ctx, PSC_ERR_INVALID, "psc_nvlink_watch: no test gpu_to_gpu_write_ce in the registry");
+        tests = &dflt;
+        ntests = 1;
+    }
+    /* Snapshots are large (every link of every GPU): off the stack. */
+    before = calloc(1, sizeof(*before));
+    after = calloc(1, sizeof(*after));
+    diff = calloc(1, sizeof(*diff));
+    if (!before || !after || !diff) {
+        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the NVLink counters");
+        goto out;
+    }
+    psc_nvlink_snapshot(ctx, before);
+    if ((st = psc_bw_run_suite(ctx, tests, ntests, NULL, 0, 0, 0, 0, opts, progress, user, &s)) != PSC_OK)
+        goto out;
+    psc_nvlink_snapshot(ctx, after);
+    if (psc_nvlink_traffic(before, after, diff) != PSC_OK)
+        memset(diff, 0, sizeof(*diff)); /* not reached: both snapshots are the library's own */
+    *traffic = *diff;
+    *out = s;
+    s = NULL;
+out:
+    psc_bw_suite_free(s);
+    free(diff);
+    free(after);
+    free(before);
+    return st;
 }
