@@ -25,7 +25,7 @@ int main(int argc, char **argv)
     if (argc > 1) {
         st = psc_facts_load(argv[1], facts, err, sizeof(err));
     } else if ((st = psc_context_create(&ctx, err, sizeof(err))) == PSC_OK &&
-               (st = psc_facts_gather(ctx, facts)) != PSC_OK) {
+               (st = psc_facts_examine(ctx, facts)) != PSC_OK) { /* with a verified copy per peer pair */
         snprintf(err, sizeof(err), "%s", psc_context_last_error(ctx));
     }
     if (st != PSC_OK) {
@@ -34,8 +34,6 @@ int main(int argc, char **argv)
         psc_facts_free(facts);
         return 3;
     }
-    if (ctx) /* a verified peer copy on each pair: the evidence for p2p_corrupts */
-        psc_facts_check_integrity(ctx, facts);
     n = psc_doctor(facts, NULL, 0);
     findings = calloc(n ? n : 1, sizeof(*findings));
     if (!findings)
