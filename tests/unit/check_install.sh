@@ -22,4 +22,27 @@ echo "$out" | grep -q "^libp2pscope $version: 2 GPUs" || { echo "unexpected outp
 [ "$rc" -le 1 ] || { echo "doctor on a recording: exit $rc"; exit 1; }
 LD_LIBRARY_PATH=$libdir P2PSCOPE_LIBCUDA=/nonexistent/libcuda.so.1 "$tmp/doctor" > /dev/null 2> "$tmp/err" && rc=0 || rc=$?
 [ "$rc" = 3 ] && grep -q "^doctor: no NVIDIA driver" "$tmp/err" || { echo "without a driver: exit $rc: $(cat "$tmp/err")"; exit 1; }
-echo "installed library: the example builds and runs"
+# The static library, through pkg-config --static (its private dependencies named there).
+[ -f "$libdir/libp2pscope.a" ] || { echo "static library not installed"; exit 1; }
+sflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --static --libs p2pscope)
+${CC:-cc} -std=c11 -Wall -Wextra -Werror "$src/examples/doctor.c" -Wl,-Bstatic -lp2pscope -Wl,-Bdynamic $sflags \
+    -o "$tmp/doctor-static"
+"$tmp/doctor-static" "$src/tests/data/h200x2-nv18.json" | grep -q "^libp2pscope $version: 2 GPUs" ||
+    { echo "the statically linked example: unexpected output"; exit 1; }
+# With CMake: find_package(p2pscope) and the imported target, the examples' sources as installed.
+mkdir -p "$tmp/cm"
+cat > "$tmp/cm/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.20)
+project(uses_p2pscope C)
+find_package(p2pscope $version REQUIRED)
+add_executable(doctor $(find "$tmp/usr" -path '*examples/doctor.c'))
+target_link_libraries(doctor PRIVATE p2pscope::p2pscope)
+CM
+cmake -S "$tmp/cm" -B "$tmp/cm/build" -DCMAKE_PREFIX_PATH="$tmp/usr" -DCMAKE_C_COMPILER="${CC:-cc}" > "$tmp/cm.log" 2>&1 &&
+    cmake --build "$tmp/cm/build" >> "$tmp/cm.log" 2>&1 || { cat "$tmp/cm.log"; echo "the CMake build failed"; exit 1; }
+"$tmp/cm/build/doctor" "$src/tests/data/h200x2-nv18.json" | grep -q "^libp2pscope $version: 2 GPUs" ||
+    { echo "the CMake-built example: unexpected output"; exit 1; }
+soname=$(objdump -p "$libdir/libp2pscope.so" | awk '/SONAME/ {print $2}')
+case $version in 0.*) want="libp2pscope.so.${version%.*}" ;; *) want="libp2pscope.so.${version%%.*}" ;; esac
+[ "$soname" = "$want" ] || { echo "soname $soname, expected $want"; exit 1; }
+echo "installed library: the example builds and runs (pkg-config, static, CMake; soname $soname)"
