@@ -24,9 +24,9 @@ LD_LIBRARY_PATH=$libdir P2PSCOPE_LIBCUDA=/nonexistent/libcuda.so.1 "$tmp/doctor"
 [ "$rc" = 3 ] && grep -q "^doctor: no NVIDIA driver" "$tmp/err" || { echo "without a driver: exit $rc: $(cat "$tmp/err")"; exit 1; }
 # The static library, through pkg-config --static (its private dependencies named there).
 [ -f "$libdir/libp2pscope.a" ] || { echo "static library not installed"; exit 1; }
-sflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --static --libs p2pscope)
-${CC:-cc} -std=c11 -Wall -Wextra -Werror "$src/examples/doctor.c" -Wl,-Bstatic -lp2pscope -Wl,-Bdynamic $sflags \
-    -o "$tmp/doctor-static"
+sflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --static --libs p2pscope | sed 's/-lp2pscope\b//')
+${CC:-cc} -std=c11 -Wall -Wextra -Werror "$src/examples/doctor.c" "$libdir/libp2pscope.a" $sflags -o "$tmp/doctor-static"
+objdump -p "$tmp/doctor-static" | grep -q "NEEDED.*libp2pscope" && { echo "the static example needs the shared library"; exit 1; }
 "$tmp/doctor-static" "$src/tests/data/h200x2-nv18.json" | grep -q "^libp2pscope $version: 2 GPUs" ||
     { echo "the statically linked example: unexpected output"; exit 1; }
 # With CMake: find_package(p2pscope) and the imported target, the examples' sources as installed.
