@@ -12,9 +12,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "fake_context.h"
 #include "p2pscope/bench.h"
 
-static psc_context_t *g_ctx;
 
 typedef struct {
     unsigned before, after;
@@ -144,21 +144,6 @@ static void test_lat_every_case_a_result(void **state)
     free(res);
 }
 
-static int open_ctx(void **state)
-{
-    char err[256];
-
-    (void)state;
-    return psc_context_create(&g_ctx, err, sizeof(err)) == PSC_OK ? 0 : -1;
-}
-
-static int close_ctx(void **state)
-{
-    (void)state;
-    psc_context_destroy(g_ctx);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,9 +152,6 @@ int main(void)
         cmocka_unit_test(test_lat_every_case_a_result),
     };
 
-    setenv("P2PSCOPE_LIBCUDA", FAKE_LIBCUDA, 1);
-    setenv("P2PSCOPE_LIBNVML", "/nonexistent/libnvidia-ml.so.1", 1);
-    setenv("FAKE_CUDA_MODE", "gpus", 1);
-    setenv("FAKE_CUDA_COUNT", "2", 1);
-    return cmocka_run_group_tests(tests, open_ctx, close_ctx);
+    psc_test_fake_driver("gpus", "2");
+    return cmocka_run_group_tests(tests, psc_test_open_ctx, psc_test_close_ctx);
 }

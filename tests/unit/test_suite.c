@@ -13,9 +13,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "fake_context.h"
 #include "p2pscope/bench.h"
 
-static psc_context_t *g_ctx;
 static unsigned g_calls;
 
 static void bw_progress(const psc_bw_suite_progress_t *p, void *user)
@@ -272,21 +272,6 @@ static void test_verify(void **state)
     psc_verify_suite_free(NULL);
 }
 
-static int open_ctx(void **state)
-{
-    char err[256];
-
-    (void)state;
-    return psc_context_create(&g_ctx, err, sizeof(err)) == PSC_OK ? 0 : -1;
-}
-
-static int close_ctx(void **state)
-{
-    (void)state;
-    psc_context_destroy(g_ctx);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,9 +279,6 @@ int main(void)
         cmocka_unit_test(test_lat),         cmocka_unit_test(test_verify),
     };
 
-    setenv("P2PSCOPE_LIBCUDA", FAKE_LIBCUDA, 1);
-    setenv("P2PSCOPE_LIBNVML", "/nonexistent/libnvidia-ml.so.1", 1);
-    setenv("FAKE_CUDA_MODE", "gpus", 1);
-    setenv("FAKE_CUDA_COUNT", "2", 1);
-    return cmocka_run_group_tests(tests, open_ctx, close_ctx);
+    psc_test_fake_driver("gpus", "2");
+    return cmocka_run_group_tests(tests, psc_test_open_ctx, psc_test_close_ctx);
 }
