@@ -395,6 +395,134 @@ typedef struct {
 psc_status_t psc_nvlink_traffic(const psc_nvlink_snapshot_t *before, const psc_nvlink_snapshot_t *after,
                                 psc_nvlink_traffic_t *out);
 
+/* ---------------------------------------------------------------- memory of each kind */
+
+/*
+ * Memory for an application's buffers, of each kind a copy can use, freed by
+ * one call. Plain CUDA code may use it as its own (cudaMemcpy, kernels,
+ * cuMemcpy): device memory is a cuMemAlloc allocation in the GPU's primary
+ * context (the one the CUDA runtime uses); host memory is page-locked and
+ * mapped for every GPU (portable), so a kernel on any GPU may read and write
+ * it at psc_mem_device(). Each kind's pages are placed before the call
+ * returns (touched where they are bound).
+ */
+typedef enum {
+    PSC_MEMKIND_DEVICE,      /* cuMemAlloc on one GPU */
+    PSC_MEMKIND_PINNED,      /* cuMemHostAlloc: page-locked host memory */
+    PSC_MEMKIND_MAPPED,      /* pinned and mapped into the GPUs' address space (CU_MEMHOSTALLOC_DEVICEMAP) */
+    PSC_MEMKIND_WC,          /* pinned write-combined: fast for the CPU to write and a GPU to read; slow for
+                                the CPU to read */
+    PSC_MEMKIND_REGISTERED,  /* ordinary pages page-locked in place with cuMemHostRegister */
+    PSC_MEMKIND_COUNT
+} psc_memkind_t;
+
+/* "device", "pinned", "mapped", "write-combined", "registered"; "?" out of range. */
+const char *psc_memkind_name(psc_memkind_t kind);
+
+#define PSC_NUMA_ANY (-1) /* host memory: no binding (the kernel's first-touch policy) */
+
+typedef struct psc_mem psc_mem_t;
+
+/*
+ * size bytes (1 B to 1 TiB) of the kind: for device memory `where` is the
+ * GPU; for host kinds the NUMA node its pages are bound to (0..nodes-1, or
+ * PSC_NUMA_ANY). PSC_ERR_UNSUPPORTED where the machine cannot bind to that
+ * node or the driver lacks the call, with why; PSC_ERR_NO_MEMORY.
+ */
+psc_status_t psc_mem_alloc(psc_context_t *ctx, psc_memkind_t kind, int where, size_t size, psc_mem_t **out);
+
+/* The CPU's address of host memory; NULL for device memory. */
+void *psc_mem_host(const psc_mem_t *mem);
+/* The address GPUs use (a CUdeviceptr; under unified addressing the host address for host memory). */
+uint64_t psc_mem_device(const psc_mem_t *mem);
+size_t psc_mem_size(const psc_mem_t *mem);
+psc_memkind_t psc_mem_kind(const psc_mem_t *mem);
+/* Device memory: its GPU. Host memory: the NUMA node its first page is on (as the kernel reports), -1 unknown. */
+int psc_mem_where(const psc_mem_t *mem);
+
+/*
+ * Free memory of any kind; NULL is fine. Memory not freed is freed by
+ * psc_context_destroy. The caller makes sure no GPU work still uses it.
+ */
+psc_status_t psc_mem_free(psc_mem_t *mem);
+
+/* ---------------------------------------------------------------- copies of the application's buffers */
+
+typedef enum { PSC_ENGINE_CE, PSC_ENGINE_SM } psc_engine_t; /* copy engine, or an SM copy kernel */
+#define PSC_HOST (-1) /* where a copy's bytes are: host memory */
+
+struct CUstream_st; /* CUstream and cudaStream_t are pointers to it: pass either */
+
+/*
+ * Copy n bytes from src to dst by the fastest route this machine has for
+ * their path and size, enqueued on `stream` (NULL: the legacy default stream
+ * of the calling thread's current context): it runs after the work queued
+ * before it on the stream and before the work queued after. Returns as soon
+ * as it is queued (no hidden synchronisation, no allocation), and may be
+ * captured into a CUDA graph.
+ *
+ * dst and src are device memory of any GPU (cuMemAlloc, cudaMalloc, VMM),
+ * page-locked host memory (pinned, mapped, write-combined, registered) or
+ * managed memory, given by the addresses CUDA uses (UVA). Pageable memory is
+ * refused (an asynchronous copy of it would synchronise): allocate it with
+ * psc_mem_alloc or register it. The stream belongs to a GPU's primary
+ * context (the runtime's).
+ *
+ * The route (the engine, and the GPU whose engine or SMs do the copy) comes
+ * from the calibration loaded with psc_copy_calibration_load, and from
+ * built-in defaults without one; psc_copy_route says which and why. A copy
+ * between GPUs by SM kernel needs peer access from the issuing GPU to the
+ * other: the call never turns it on (psc_peer_enable does) and takes the copy
+ * engine where it is off. The caller's current context and peer access stay
+ * as they were.
+ *
+ * PSC_ERR_INVALID, with why, for: a NULL address, memory CUDA does not know
+ * (pageable, freed, or another process's), a range past the end of its
+ * allocation, ranges that overlap, a stream of a context that is not a GPU's
+ * primary context. Nothing is queued then. n = 0 queues nothing.
+ */
+psc_status_t psc_copy(psc_context_t *ctx, void *dst, const void *src, size_t n, struct CUstream_st *stream);
+
+#define PSC_ROUTE_WHY_LEN 256
+
+typedef struct {
+    psc_engine_t engine;
+    int issuer;              /* the GPU whose copy engine or SMs move the bytes */
+    int stream_gpu;          /* the stream's GPU */
+    int src, dst;            /* where the bytes are: a GPU, or PSC_HOST */
+    int hop;                 /* 1: the issuer is not the stream's GPU; the copy is ordered after the stream's
+                                work and the stream after it by events */
+    int peer_off;            /* 1: a faster route needs peer access that is off (psc_peer_enable turns it on) */
+    int calibrated;          /* 1: chosen from the loaded calibration; 0: the built-in defaults */
+    double predicted_us;     /* the calibration's time for this copy on this route; 0 without one */
+    char why[PSC_ROUTE_WHY_LEN]; /* one line: the path, the route and why it was chosen */
+} psc_route_t;
+
+
+/* The route psc_copy would take for these arguments, with the same checks; queues nothing. */
+psc_status_t psc_copy_route(psc_context_t *ctx, const void *dst, const void *src, size_t n,
+                            struct CUstream_st *stream, psc_route_t *out);
+
+/*
+ * Choose routes from the crossovers measured on this machine by
+ * `p2pscope copy --calibrate FILE` (psc_copy_calibrate in <p2pscope/bench.h>).
+ * The file must come from this machine's GPUs (by UUID, in the driver's
+ * order): PSC_ERR_INVALID names what differs, and the routes stay as they
+ * were. NULL path: back to the built-in defaults.
+ */
+psc_status_t psc_copy_calibration_load(psc_context_t *ctx, const char *path);
+
+/*
+ * Turn on peer access from GPU `from` to GPU `to` in their primary contexts
+ * (what cudaDeviceEnablePeerAccess does), so copies and kernels on `from`
+ * may address `to`'s memory. *was_on (if given) says whether it was already
+ * on. It stays on until the application turns it off (psc_peer_disable or
+ * the CUDA runtime); the measurement calls of <p2pscope/bench.h> put it back
+ * as they found it. PSC_ERR_UNSUPPORTED where the GPUs cannot reach each other.
+ */
+psc_status_t psc_peer_enable(psc_context_t *ctx, int from, int to, int *was_on);
+psc_status_t psc_peer_disable(psc_context_t *ctx, int from, int to, int *was_on);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -53,10 +53,7 @@ psc_status_t psc_stats_compute(const double *values, unsigned n, psc_stats_t *ou
 
 /* ---------------------------------------------------------------- bandwidth */
 
-#define PSC_HOST (-1) /* endpoint of a copy that is host memory */
 #define PSC_ALL (-2)  /* in a case's summary: every other GPU */
-
-typedef enum { PSC_ENGINE_CE, PSC_ENGINE_SM } psc_engine_t; /* copy engine, or an SM copy kernel */
 
 typedef enum {
     PSC_HOSTMEM_PINNED,      /* cuMemHostAlloc: page-locked, mapped */
@@ -591,6 +588,112 @@ psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests
                                   int ndev, const psc_verify_opts_t *opts, double seconds, int with_load,
                                   psc_verify_suite_progress_fn progress, void *user, psc_verify_suite_t **out);
 void psc_verify_suite_free(psc_verify_suite_t *suite);
+
+/* ---------------------------------------------------------------- psc_copy's calibration and benchmark */
+
+/*
+ * What psc_copy's route choice reads: the time per copy of each route of
+ * each path, measured on this machine at sizes from 1 B up, the copies
+ * queued back to back on a stream as an application queues them (no gate:
+ * the CPU's cost of queueing counts where it is the bottleneck).
+ */
+#define PSC_CAL_MAX_SIZES 48
+
+typedef struct {
+    int src, dst;            /* where the bytes are: a GPU or PSC_HOST */
+    int stream_gpu;          /* the GPU of the stream the copies were queued on */
+    int issuer;              /* the GPU that moved them (stream_gpu, or the other end through events) */
+    psc_engine_t engine;
+    int nsizes;
+    uint64_t size[PSC_CAL_MAX_SIZES];  /* ascending */
+    double us[PSC_CAL_MAX_SIZES];      /* median time per copy, microseconds */
+} psc_cal_route_t;
+
+typedef struct {
+    int ngpu;
+    char uuid[PSC_MAX_GPUS][48]; /* the GPUs measured, in the driver's order */
+    char gpu_name[PSC_NAME_LEN];  /* GPU 0's, for the reader */
+    char driver_release[32];
+    char created[32];        /* ISO 8601, UTC */
+    int nroute;
+    psc_cal_route_t *route;
+} psc_calibration_t;
+
+typedef struct {
+    size_t struct_size;      /* set by psc_copy_cal_opts_default() */
+    const int *devices;      /* GPUs to calibrate between (all when ndev is 0) */
+    int ndev;
+    uint64_t min_size, max_size; /* default 1 B .. 1 GiB */
+    unsigned factor;         /* sizes grow by this factor (2..16; default 2) */
+    unsigned samples;        /* timed samples per size, median kept (default 3) */
+    int host;                /* 1 (default): host <-> GPU paths too, with pinned memory on each GPU's NUMA node */
+    int reserved0;
+} psc_copy_cal_opts_t;
+
+void psc_copy_cal_opts_init(psc_copy_cal_opts_t *o, size_t struct_size);
+#define psc_copy_cal_opts_default(o) psc_copy_cal_opts_init((o), sizeof(*(o)))
+
+/*
+ * Measure every route of every path between the GPUs (and the host) at
+ * each size, each copy's bytes checked once. *out (psc_calibration_free)
+ * only on success. Uses the context: one thread at a time.
+ */
+psc_status_t psc_copy_calibrate(psc_context_t *ctx, const psc_copy_cal_opts_t *o, psc_calibration_t **out);
+void psc_calibration_free(psc_calibration_t *cal);
+
+/* The calibration as JSON text (malloc'd; free()); NULL out of memory. */
+char *psc_calibration_json(const psc_calibration_t *cal);
+/* Write it as JSON, atomically (psc_write_file_atomic). errbuf says what failed. */
+psc_status_t psc_calibration_save(const psc_calibration_t *cal, const char *path, char *errbuf, size_t errlen);
+/*
+ * Read a calibration file, checked field by field (it is untrusted):
+ * PSC_ERR_INVALID or PSC_ERR_IO with errbuf naming what is wrong.
+ */
+psc_status_t psc_calibration_read(const char *path, psc_calibration_t **out, char *errbuf, size_t errlen);
+
+/*
+ * psc_copy against the driver's own call, per path and size: the same copies
+ * queued back to back on the same stream, by psc_copy and by
+ * cuMemcpyPeerAsync (GPU <-> GPU) or cuMemcpyAsync (host <-> GPU), with the
+ * CPU's cost of one call of each, and each result checked byte for byte.
+ */
+typedef struct {
+    int src, dst, stream_gpu;
+    uint64_t size;
+    double driver_us;        /* time per copy by the driver's call */
+    double psc_us;           /* time per copy by psc_copy */
+    double speedup;          /* driver_us / psc_us */
+    double driver_cpu_us;    /* CPU time of one driver call */
+    double psc_cpu_us;       /* CPU time of one psc_copy call */
+    double launch_cpu_us;    /* CPU time of the one driver call psc_copy makes for this route, made directly */
+    psc_route_t route;       /* what psc_copy took */
+    uint64_t bad_bytes;      /* wrong bytes in the destination after psc_copy's copies (and the driver's) */
+    uint64_t first_bad;      /* offset of the first, UINT64_MAX when none */
+} psc_copy_bench_row_t;
+
+typedef struct {
+    int nrow;
+    psc_copy_bench_row_t *row;
+    int calibrated;          /* a calibration was in use */
+} psc_copy_bench_t;
+
+typedef struct {
+    size_t struct_size;      /* set by psc_copy_bench_opts_default() */
+    const int *devices;      /* GPUs (all when ndev is 0); every ordered pair, and each GPU with the host */
+    int ndev;
+    uint64_t min_size, max_size; /* default 1 B .. 1 GiB */
+    unsigned factor;         /* default 2 */
+    unsigned samples;        /* default 5 */
+    int host;                /* 1 (default): host <-> GPU paths too */
+    int reserved0;
+    const char *calibration; /* a calibration file to route by (psc_copy_calibration_load); NULL: the defaults */
+} psc_copy_bench_opts_t;
+
+void psc_copy_bench_opts_init(psc_copy_bench_opts_t *o, size_t struct_size);
+#define psc_copy_bench_opts_default(o) psc_copy_bench_opts_init((o), sizeof(*(o)))
+
+psc_status_t psc_copy_bench(psc_context_t *ctx, const psc_copy_bench_opts_t *o, psc_copy_bench_t **out);
+void psc_copy_bench_free(psc_copy_bench_t *bench);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

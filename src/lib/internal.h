@@ -60,6 +60,8 @@ struct psc_context {
     int caller_saved;           /* caller_current could be read (else it is not put back) */
     struct psc_load *loads;     /* background loads not yet stopped (verify/load.c) */
     void (*loads_free)(psc_context_t *ctx); /* set by the first load: frees them all at destroy */
+    struct psc_mem *mems;       /* psc_mem_alloc's memory not yet freed (mem/app_mem.c) */
+    psc_calibration_t *copy_cal; /* psc_copy's routes: the loaded calibration, NULL for the defaults */
 };
 
 void psc__log(const psc_context_t *ctx, psc_log_level_t level, const char *fmt, ...)
