@@ -1,0 +1,381 @@
+/* `p2pscope copy`'s pages (render_copy.h): the benchmark against the driver, and the calibration's crossovers. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/json.h"
+#include "report/render.h"
+#include "report/render_copy.h"
+#include "report/table.h"
+#include "report/text.h"
+
+#define PSC__KIB 1024ull
+#define PSC__MIB (1024ull * 1024)
+
+/* 4096 -> "4K", 1 GiB -> "1G", 4099 -> "4099" (powers of 1024, as bw's sweeps). */
+static const char *psc__size_text(uint64_t s, char *buf, size_t len)
+{
+    if (s >= (1ull << 30) && s % (1ull << 30) == 0)
+        snprintf(buf, len, "%lluG", (unsigned long long)(s >> 30));
+    else if (s >= PSC__MIB && s % PSC__MIB == 0)
+        snprintf(buf, len, "%lluM", (unsigned long long)(s >> 20));
+    else if (s >= PSC__KIB && s % PSC__KIB == 0)
+        snprintf(buf, len, "%lluK", (unsigned long long)(s >> 10));
+    else
+        snprintf(buf, len, "%llu", (unsigned long long)s);
+    return buf;
+}
+
+const char *psc_copy_route_text(psc_engine_t engine, int issuer, int stream_gpu, char *buf, size_t len)
+{
+    char who[16];
+
+    snprintf(buf, len, "%s by %s%s", engine == PSC_ENGINE_SM ? "SM" : "CE", psc_endpoint_name(issuer, who, sizeof(who)),
+             issuer != stream_gpu ? " +events" : "");
+    return buf;
+}
+
+/* "gpu0 -> gpu1, stream on gpu0" */
+static const char *psc__path_text(int src, int dst, int stream_gpu, char *buf, size_t len)
+{
+    char a[16], b[16], s[16];
+
+    snprintf(buf, len, "%s -> %s, stream on %s", psc_endpoint_name(src, a, sizeof(a)),
+             psc_endpoint_name(dst, b, sizeof(b)), psc_endpoint_name(stream_gpu, s, sizeof(s)));
+    return buf;
+}
+
+/* A time, or "-" for one that was not measured. */
+static void psc__us_cell(psc_table_t *t, unsigned row, unsigned col, double us)
+{
+    if (isfinite(us) && us > 0)
+        psc_table_set(t, row, col, us < 100 ? "%.2f" : us < 10000 ? "%.1f" : "%.0f", us);
+    else
+        psc_table_set(t, row, col, "-");
+}
+
+double psc_copy_bench_min_speedup(const psc_copy_bench_t *b, uint64_t lo, uint64_t hi,
+                                  const psc_copy_bench_row_t **at)
+{
+    const psc_copy_bench_row_t *best = NULL;
+
+    for (int k = 0; b && b->row && k < b->nrow; k++) {
+        const psc_copy_bench_row_t *r = &b->row[k];
+
+        if (r->size >= lo && r->size <= hi && isfinite(r->speedup) && (!best || r->speedup < best->speedup))
+            best = r;
+    }
+    if (at)
+        *at = best;
+    return best ? best->speedup : 0;
+}
+
+static void psc__footer_part(FILE *f, const char *what, double x, const psc_copy_bench_row_t *r)
+{
+    char path[64], a[16], b[16], size[24];
+
+    if (!r) {
+        psc_report_printf(f, "%s: no size measured", what);
+        return;
+    }
+    snprintf(path, sizeof(path), "%s -> %s", psc_endpoint_name(r->src, a, sizeof(a)),
+             psc_endpoint_name(r->dst, b, sizeof(b)));
+    psc_report_printf(f, "%s: %.2fx (%s at %s)", what, x, path, psc__size_text(r->size, size, sizeof(size)));
+}
+
+void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
+{
+    const psc_copy_bench_row_t *at;
+    double x;
+
+    if (!b || !b->row || b->nrow <= 0) {
+        fprintf(f, "\nno copy was measured\n");
+        return;
+    }
+    psc_report_printf(f, "\npsc_copy against the driver's call (cuMemcpyPeerAsync between GPUs, cuMemcpyAsync with the "
+                         "host), routed by %s\n"
+                         "[us = microseconds per copy, medians of copies queued back to back on one stream; speedup = "
+                         "driver / psc_copy;\n CPU us = the CPU's time for one call; sizes in bytes, K/M/G = 1024-based]\n",
+                      b->calibrated ? "the calibration" : "the built-in defaults");
+    for (int k = 0; k < b->nrow;) {
+        const psc_copy_bench_row_t *first = &b->row[k];
+        int n = 0;
+        char title[96];
+        psc_table_t *t;
+
+        /* A path's rows: this one and those after it with the same src, dst and stream. */
+        while (k + n < b->nrow && b->row[k + n].src == first->src && b->row[k + n].dst == first->dst &&
+               b->row[k + n].stream_gpu == first->stream_gpu)
+            n++;
+        psc_report_printf(f, "\n%s\n", psc__path_text(first->src, first->dst, first->stream_gpu, title, sizeof(title)));
+        t = psc_table_new((unsigned)n + 1, 8);
+        if (!t)
+            return;
+        psc_table_set(t, 0, 0, "size");
+        psc_table_set(t, 0, 1, "driver us");
+        psc_table_set(t, 0, 2, "psc_copy us");
+        psc_table_set(t, 0, 3, "speedup x");
+        psc_table_set(t, 0, 4, "route");
+        psc_table_set(t, 0, 5, "psc CPU us");
+        psc_table_set(t, 0, 6, "launch CPU us");
+        psc_table_set(t, 0, 7, "check");
+        for (int i = 0; i < n; i++) {
+            const psc_copy_bench_row_t *r = &b->row[k + i];
+            unsigned row = (unsigned)i + 1;
+            char size[24], route[48];
+
+            psc_table_set(t, row, 0, "%s", psc__size_text(r->size, size, sizeof(size)));
+            psc__us_cell(t, row, 1, r->driver_us);
+            psc__us_cell(t, row, 2, r->psc_us);
+            if (isfinite(r->speedup) && r->speedup > 0)
+                psc_table_set(t, row, 3, "%.2f", r->speedup);
+            else
+                psc_table_set(t, row, 3, "-");
+            psc_table_set(t, row, 4, "%s",
+                          psc_copy_route_text(r->route.engine, r->route.issuer, r->route.stream_gpu, route,
+                                              sizeof(route)));
+            psc__us_cell(t, row, 5, r->psc_cpu_us);
+            psc__us_cell(t, row, 6, r->launch_cpu_us);
+            if (r->bad_bytes)
+                psc_table_set(t, row, 7, "BAD: %llu B from %llu", (unsigned long long)r->bad_bytes,
+                              (unsigned long long)r->first_bad);
+            else
+                psc_table_set(t, row, 7, "ok");
+        }
+        psc_table_left_columns(t, 1);
+        psc_table_render(t, f);
+        psc_table_free(t);
+        k += n;
+    }
+    x = psc_copy_bench_min_speedup(b, 4 * PSC__KIB, PSC__MIB, &at);
+    fprintf(f, "\nsmallest speedup: ");
+    psc__footer_part(f, "4K-1M", x, at);
+    x = psc_copy_bench_min_speedup(b, 0, UINT64_MAX, &at);
+    fprintf(f, "; ");
+    psc__footer_part(f, "every size", x, at);
+    fprintf(f, "\n");
+}
+
+/* ---------------------------------------------------------------- the calibration */
+
+/* The route's time at size, or -1 when it was not measured there. */
+static double psc__cal_time(const psc_cal_route_t *r, uint64_t size)
+{
+    for (int s = 0; s < r->nsizes && s < PSC_CAL_MAX_SIZES; s++)
+        if (r->size[s] == size)
+            return r->us[s];
+    return -1;
+}
+
+static int psc__cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The crossover table of the routes in idx (n of them, one path). */
+static void psc__cal_path(FILE *f, const psc_calibration_t *cal, const int *idx, int n)
+{
+    const psc_cal_route_t *r0 = &cal->route[idx[0]];
+    uint64_t *sizes = malloc((size_t)n * PSC_CAL_MAX_SIZES * sizeof(*sizes));
+    int ns = 0, nrows = 0, *win;
+    char title[96];
+    psc_table_t *t;
+
+    if (!sizes)
+        return;
+    for (int k = 0; k < n; k++)
+        for (int s = 0; s < cal->route[idx[k]].nsizes && s < PSC_CAL_MAX_SIZES; s++)
+            sizes[ns++] = cal->route[idx[k]].size[s];
+    qsort(sizes, (size_t)ns, sizeof(*sizes), psc__cmp_u64);
+    {
+        int u = 0;
+
+        for (int s = 0; s < ns; s++)
+            if (u == 0 || sizes[s] != sizes[u - 1])
+                sizes[u++] = sizes[s];
+        ns = u;
+    }
+    win = malloc((size_t)(ns ? ns : 1) * sizeof(*win));
+    t = psc_table_new((unsigned)ns + 1, 4);
+    if (!win || !t) {
+        free(sizes);
+        free(win);
+        psc_table_free(t);
+        return;
+    }
+    /* The fastest route at each size. */
+    for (int s = 0; s < ns; s++) {
+        double best = -1;
+
+        win[s] = -1;
+        for (int k = 0; k < n; k++) {
+            double us = psc__cal_time(&cal->route[idx[k]], sizes[s]);
+
+            if (us > 0 && (best < 0 || us < best)) {
+                best = us;
+                win[s] = idx[k];
+            }
+        }
+    }
+    psc_report_printf(f, "\n%s (%d route%s measured)\n", psc__path_text(r0->src, r0->dst, r0->stream_gpu, title,
+                      sizeof(title)), n, n == 1 ? "" : "s");
+    psc_table_set(t, 0, 0, "sizes");
+    psc_table_set(t, 0, 1, "fastest route");
+    psc_table_set(t, 0, 2, "us at first size");
+    psc_table_set(t, 0, 3, "us at last size");
+    for (int s = 0; s < ns;) {
+        int e = s;
+        char lo[24], hi[24], route[48];
+        const psc_cal_route_t *w;
+
+        while (e + 1 < ns && win[e + 1] == win[s])
+            e++;
+        nrows++;
+        psc_table_set(t, (unsigned)nrows, 0, "%s%s%s", psc__size_text(sizes[s], lo, sizeof(lo)), e > s ? " - " : "",
+                      e > s ? psc__size_text(sizes[e], hi, sizeof(hi)) : "");
+        if (win[s] < 0) {
+            psc_table_set(t, (unsigned)nrows, 1, "none measured");
+        } else {
+            w = &cal->route[win[s]];
+            psc_table_set(t, (unsigned)nrows, 1, "%s",
+                          psc_copy_route_text(w->engine, w->issuer, w->stream_gpu, route, sizeof(route)));
+            psc__us_cell(t, (unsigned)nrows, 2, psc__cal_time(w, sizes[s]));
+            psc__us_cell(t, (unsigned)nrows, 3, psc__cal_time(w, sizes[e]));
+        }
+        s = e + 1;
+    }
+    psc_table_left_columns(t, 2);
+    psc_table_render_rows(t, f, (unsigned)nrows + 1);
+    psc_table_free(t);
+    free(win);
+    free(sizes);
+}
+
+void psc_render_calibration(FILE *f, const psc_calibration_t *cal, const char *path)
+{
+    int *idx, *done;
+
+    if (!cal || !cal->route || cal->nroute <= 0) {
+        fprintf(f, "\nthe calibration holds no route\n");
+        return;
+    }
+    psc_report_printf(f, "\npsc_copy's calibration%s%s: %d GPU%s (%s), driver %s, measured %s\n"
+                         "[the fastest route over each range of sizes; us = microseconds per copy, medians of copies "
+                         "queued back to back on one stream;\n sizes in bytes, K/M/G = 1024-based]\n",
+                      path ? " in " : "", path ? path : "", cal->ngpu, cal->ngpu == 1 ? "" : "s",
+                      cal->gpu_name[0] ? cal->gpu_name : "unknown", cal->driver_release[0] ? cal->driver_release : "unknown",
+                      cal->created[0] ? cal->created : "at an unknown time");
+    idx = malloc((size_t)cal->nroute * sizeof(*idx));
+    done = calloc((size_t)cal->nroute, sizeof(*done));
+    /* Paths in the order their first route comes. */
+    for (int k = 0; idx && done && k < cal->nroute; k++) {
+        const psc_cal_route_t *a = &cal->route[k];
+        int n = 0;
+
+        if (done[k])
+            continue;
+        for (int j = k; j < cal->nroute; j++) {
+            const psc_cal_route_t *b = &cal->route[j];
+
+            if (!done[j] && b->src == a->src && b->dst == a->dst && b->stream_gpu == a->stream_gpu) {
+                done[j] = 1;
+                idx[n++] = j;
+            }
+        }
+        psc__cal_path(f, cal, idx, n);
+    }
+    free(idx);
+    free(done);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void psc__put(json_t *o, const char *key, json_t *v, int *bad)
+{
+    if (!o || !v || json_object_set_new(o, key, v) != 0)
+        *bad = 1;
+}
+
+static json_t *psc__end_json(int end)
+{
+    char buf[16];
+
+    return json_string(psc_endpoint_name(end, buf, sizeof(buf)));
+}
+
+/* A time or ratio; null when it was not measured (NaN, infinite). */
+static json_t *psc__num(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *psc__u64(uint64_t x)
+{
+    return x <= INT64_MAX ? json_integer((json_int_t)x) : json_null();
+}
+
+static json_t *psc__row_json(const psc_copy_bench_row_t *r, int *bad)
+{
+    json_t *o = json_object(), *rt = json_object();
+
+    psc__put(o, "src", psc__end_json(r->src), bad);
+    psc__put(o, "dst", psc__end_json(r->dst), bad);
+    psc__put(o, "stream_gpu", psc__end_json(r->stream_gpu), bad);
+    psc__put(o, "size_bytes", psc__u64(r->size), bad);
+    psc__put(o, "driver_us", psc__num(r->driver_us), bad);
+    psc__put(o, "psc_us", psc__num(r->psc_us), bad);
+    psc__put(o, "speedup", psc__num(r->speedup), bad);
+    psc__put(o, "driver_cpu_us", psc__num(r->driver_cpu_us), bad);
+    psc__put(o, "psc_cpu_us", psc__num(r->psc_cpu_us), bad);
+    psc__put(o, "launch_cpu_us", psc__num(r->launch_cpu_us), bad);
+    psc__put(rt, "engine", json_string(r->route.engine == PSC_ENGINE_SM ? "sm" : "ce"), bad);
+    psc__put(rt, "issuer", psc__end_json(r->route.issuer), bad);
+    psc__put(rt, "hop", json_boolean(r->route.hop), bad);
+    psc__put(rt, "peer_off", json_boolean(r->route.peer_off), bad);
+    psc__put(rt, "calibrated", json_boolean(r->route.calibrated), bad);
+    psc__put(rt, "predicted_us", r->route.calibrated ? psc__num(r->route.predicted_us) : json_null(), bad);
+    psc__put(rt, "why", psc_json_str(r->route.why), bad);
+    psc__put(o, "route", rt, bad);
+    psc__put(o, "bad_bytes", psc__u64(r->bad_bytes), bad);
+    psc__put(o, "first_bad", r->bad_bytes ? psc__u64(r->first_bad) : json_null(), bad);
+    return o;
+}
+
+psc_status_t psc_json_run_add_copy_bench(json_t *run, const psc_copy_bench_t *b)
+{
+    json_t *o = json_object(), *rows = json_array();
+    const psc_copy_bench_row_t *at;
+    int bad = 0;
+    double x;
+
+    for (int k = 0; b && b->row && k < b->nrow; k++)
+        if (!rows || json_array_append_new(rows, psc__row_json(&b->row[k], &bad)) != 0)
+            bad = 1;
+    psc__put(o, "calibrated", json_boolean(b && b->calibrated), &bad);
+    psc__put(o, "rows", rows, &bad);
+    x = psc_copy_bench_min_speedup(b, 4 * PSC__KIB, PSC__MIB, &at);
+    psc__put(o, "min_speedup_4k_1m", at ? psc__num(x) : json_null(), &bad);
+    x = psc_copy_bench_min_speedup(b, 0, UINT64_MAX, &at);
+    psc__put(o, "min_speedup", at ? psc__num(x) : json_null(), &bad);
+    if (bad) {
+        json_decref(o);
+        o = NULL; /* the run is then incomplete, and not written */
+    }
+    return psc_json_run_set(run, "copy_bench", o);
+}
+
+psc_status_t psc_json_run_add_calibration(json_t *run, const psc_calibration_t *cal, const char *path)
+{
+    char *text = psc_calibration_json(cal);
+    json_t *doc = text ? json_loads(text, 0, NULL) : NULL; /* the file's own form, one writer for both */
+    psc_status_t st;
+
+    free(text);
+    st = psc_json_run_set(run, "calibration", doc);
+    if (psc_json_run_set(run, "calibration_file", path ? psc_json_str(path) : json_null()) != PSC_OK)
+        st = PSC_ERR_NO_MEMORY;
+    return st;
+}
