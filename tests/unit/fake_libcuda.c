@@ -12,7 +12,9 @@
  *             what a call leaves behind (current context, peer access), which
  *             fake_cuda_current() and fake_cuda_peer() let a test read
  * FAKE_CUDA_COUNT sets how many GPUs it reports (default 2; -10000 to 10000,
- * since a broken driver may answer anything).
+ * since a broken driver may answer anything). FAKE_CUDA_UUID=N gives GPU d
+ * the UUID whose first bytes are N and d (another N: another machine's
+ * GPUs); unset, cuDeviceGetUuid is not supported.
  */
 #include <cuda.h>
 #include <stdint.h>
@@ -55,6 +57,18 @@ static CUresult fake_get(CUdevice *d, int i) { *d = i; return i >= 0 && i < fake
 static CUresult fake_name(char *name, int len, CUdevice d)
 {
     snprintf(name, (size_t)len, "Fake GPU %d", d);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_uuid(CUuuid *u, CUdevice d)
+{
+    const char *n = getenv("FAKE_CUDA_UUID");
+
+    if (!n)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    memset(u, 0, sizeof(*u));
+    u->bytes[0] = (char)atoi(n);
+    u->bytes[1] = (char)d;
     return CUDA_SUCCESS;
 }
 
@@ -440,6 +454,7 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuDeviceGetCount", (void *)fake_count},
     {"cuDeviceGet", (void *)fake_get},
     {"cuDeviceGetName", (void *)fake_name},
+    {"cuDeviceGetUuid", (void *)fake_uuid},
     {"cuDeviceGetPCIBusId", (void *)fake_bus_id},
     {"cuDeviceTotalMem", (void *)fake_total_mem},
     {"cuDeviceGetAttribute", (void *)fake_attr},
