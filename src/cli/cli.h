@@ -21,7 +21,7 @@ enum {
 /* The exit code for a failed library call: PSC_EXIT_NO_MEMORY for PSC_ERR_NO_MEMORY, 0 for PSC_OK, else otherwise. */
 int psc_cli_exit_of(psc_status_t st, int otherwise);
 
-typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY } psc_cli_cmd_t;
+typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY, PSC_CMD_COPY } psc_cli_cmd_t;
 
 #define PSC_CLI_MAX_DEVS 64
 #define PSC_CLI_MAX_TESTS 128
@@ -48,6 +48,9 @@ typedef struct {
     const char *topology;                 /* --topology: replay this recording, no driver */
     const char *save;                     /* --save: record this machine's facts here */
     int watch;                            /* nvlink --watch: run the tests, show each link's traffic */
+    const char *calibrate;                /* copy --calibrate: measure psc_copy's routes, write them here */
+    const char *calibration;              /* copy --calibration: route the benchmark's copies by this file */
+    int no_host;                          /* copy --no-host: GPU <-> GPU paths only */
 } psc_cli_opts_t;
 
 /* Parse argv; PSC_EXIT_USAGE with one line in err naming what is accepted. */
@@ -72,6 +75,8 @@ int psc_cmd_lat_list(const psc_cli_opts_t *o);
 /* `list --json`, `bw -l --json`, `lat -l --json`: the tests of a registry (psc_bw_registry(), psc_lat_registry()). */
 int psc_cli_list_json(const char *command, const psc_registry_t *reg, const psc_cli_opts_t *o);
 int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o);
+/* copy: psc_copy_bench (or, with --calibrate, psc_copy_calibrate and the file), its tables and JSON. */
+int psc_cmd_copy(psc_context_t *ctx, const psc_cli_opts_t *o);
 /* bw, report, nvlink --watch: the command line's tests with its GPUs, sizes and options in one library call
  * (traffic: psc_nvlink_watch into it; else psc_bw_run_report, its results folded into evidence, or
  * psc_bw_run_suite when evidence is NULL), progress on stderr; NULL after saying why, *rc the exit code (else

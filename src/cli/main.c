@@ -81,7 +81,7 @@ static int psc__main(int argc, char **argv)
         return PSC_EXIT_OK;
     }
     if ((rc = psc__check_json_path(o.json_path)) != PSC_EXIT_OK ||
-        (rc = psc__check_json_path(o.save)) != PSC_EXIT_OK)
+        (rc = psc__check_json_path(o.save)) != PSC_EXIT_OK || (rc = psc__check_json_path(o.calibrate)) != PSC_EXIT_OK)
         return rc;
     if (o.cmd == PSC_CMD_LAT && o.list_tests)
         return psc_cmd_lat_list(&o);
@@ -109,6 +109,7 @@ static int psc__main(int argc, char **argv)
         case PSC_CMD_NVLINK: rc = psc_cmd_nvlink(ctx, &o); break;
         case PSC_CMD_LAT: rc = psc_cmd_lat(ctx, &o); break;
         case PSC_CMD_VERIFY: rc = psc_cmd_verify(ctx, &o); break;
+        case PSC_CMD_COPY: rc = psc_cmd_copy(ctx, &o); break;
         default: rc = psc_cmd_bw(ctx, &o); break;
         }
     psc_context_destroy(ctx);

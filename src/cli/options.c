@@ -8,7 +8,7 @@
 #include "cli.h"
 #include "report/text.h"
 
-enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT, OPT_NO_VERIFY, OPT_NO_LOAD };
+enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT, OPT_NO_VERIFY, OPT_NO_LOAD, OPT_CALIBRATE, OPT_CALIBRATION, OPT_NO_HOST };
 
 static const struct option psc__long_opts[] = {
     {"test", required_argument, NULL, 't'},
@@ -28,6 +28,9 @@ static const struct option psc__long_opts[] = {
     {"test-fault", required_argument, NULL, OPT_TEST_FAULT},
     {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
     {"no-load", no_argument, NULL, OPT_NO_LOAD},
+    {"calibrate", required_argument, NULL, OPT_CALIBRATE},
+    {"calibration", required_argument, NULL, OPT_CALIBRATION},
+    {"no-host", no_argument, NULL, OPT_NO_HOST},
     {"gate-timeout", required_argument, NULL, OPT_GATE_TIMEOUT},
     {"json", optional_argument, NULL, OPT_JSON},
     {"test-corrupt-offset", required_argument, NULL, OPT_TEST_CORRUPT},
@@ -53,6 +56,8 @@ void psc_cli_usage(void)
            "  topo      how the GPUs connect: path matrix, P2P access and attributes, PCIe, BAR1, IOMMU, ACS\n"
            "  nvlink    every NVLink: state, speed, remote end, capabilities, traffic counters\n"
            "  doctor    what is wrong with the paths between the GPUs, with evidence and a fix\n"
+           "  copy      psc_copy against the driver's copy call per path and size (1 B to 1 GiB by default),\n"
+           "            or with --calibrate, measure psc_copy's routes on this machine into a file\n"
            "\n"
            "Options:\n"
            "  -t, --test NAME[,NAME...]  bandwidth tests to run, by name or glob (\"*_sm\"); repeatable\n"
@@ -82,6 +87,10 @@ void psc_cli_usage(void)
            "      --no-load              verify: no background copies on the other paths while checking\n"
            "      --watch                nvlink: run the --test tests (default gpu_to_gpu_write_ce) and show\n"
            "                             the bytes each link carried\n"
+           "      --calibrate FILE       copy: time every route of every path and write the crossovers to FILE\n"
+           "                             (for psc_copy_calibration_load); -b/-e/-f/-n/-d/--no-host apply\n"
+           "      --calibration FILE     copy: route the benchmark's copies by FILE (default: built-in routes)\n"
+           "      --no-host              copy: GPU <-> GPU paths only (default: host <-> GPU paths too)\n"
            "  -h, --help                 this text\n"
            "  -V, --version              the version\n"
            "\n"
@@ -194,7 +203,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
     static const struct { const char *name; psc_cli_cmd_t cmd; } cmds[] = {
         {"report", PSC_CMD_REPORT}, {"devices", PSC_CMD_DEVICES}, {"bw", PSC_CMD_BW}, {"list", PSC_CMD_LIST},
         {"topo", PSC_CMD_TOPO}, {"doctor", PSC_CMD_DOCTOR}, {"nvlink", PSC_CMD_NVLINK}, {"lat", PSC_CMD_LAT},
-        {"verify", PSC_CMD_VERIFY},
+        {"verify", PSC_CMD_VERIFY}, {"copy", PSC_CMD_COPY},
     };
 
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -203,7 +212,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
             return 0;
         }
     }
-    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, list, topo, nvlink, doctor (see p2pscope --help)", word);
+    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, list, topo, nvlink, doctor (see p2pscope --help)", word);
     return PSC_EXIT_USAGE;
 }
 
@@ -331,6 +340,17 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
     case OPT_NO_LOAD:
         o->no_load = 1;
         return 0;
+    case OPT_CALIBRATE:
+    case OPT_CALIBRATION:
+        if (!*arg) {
+            snprintf(err, errlen, "empty %s file name: accepted a file path", optname);
+            return PSC_EXIT_USAGE;
+        }
+        *(c == OPT_CALIBRATE ? &o->calibrate : &o->calibration) = arg;
+        return 0;
+    case OPT_NO_HOST:
+        o->no_host = 1;
+        return 0;
     case OPT_TEST_FAULT: {
         char kind[16];
         unsigned long long off = 0, len = 1, size = 0;
@@ -390,6 +410,25 @@ static void psc__option_name(int c, int idx, char **argv, char *buf, size_t len)
             }
     }
     snprintf(buf, len, "-%c", key);
+}
+
+/* copy takes a sweep (-b/-e/-f), -n, -d and its own options; what it would ignore is refused. */
+static int psc__copy_check(const psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    if (o->calibrate && o->calibration) {
+        snprintf(err, errlen, "--calibrate and --calibration exclude each other (a calibration is measured with the "
+                              "built-in routes)");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->ntests || o->measure.size || o->list_tests) {
+        snprintf(err, errlen, "copy takes no --test, --size or --list: accepted a sweep with -b MIN -e MAX [-f N]");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->sweep_factor > 16) {
+        snprintf(err, errlen, "bad --step-factor %u for copy: accepted 2 to 16", o->sweep_factor);
+        return PSC_EXIT_USAGE;
+    }
+    return 0;
 }
 
 static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
@@ -473,6 +512,12 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
         snprintf(err, errlen, "--watch goes with nvlink");
         return PSC_EXIT_USAGE;
     }
+    if ((o->calibrate || o->calibration || o->no_host) && o->cmd != PSC_CMD_COPY) {
+        snprintf(err, errlen, "--calibrate, --calibration and --no-host go with copy");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->cmd == PSC_CMD_COPY && (rc = psc__copy_check(o, err, errlen)) != 0)
+        return rc;
     if (o->save && (o->cmd != PSC_CMD_TOPO || o->topology)) {
         snprintf(err, errlen, "--save goes with topo on a live machine (not with --topology)");
         return PSC_EXIT_USAGE;

@@ -272,6 +272,63 @@ static void test_combinations(void **state)
 #undef BAD
 }
 
+/* copy: its sweep, GPUs, samples and files land in the options; what it does not take is refused. */
+static void test_copy(void **state)
+{
+    psc_cli_opts_t o;
+
+    (void)state;
+    assert_int_equal(PARSE(&o, "copy"), 0);
+    assert_int_equal(o.cmd, PSC_CMD_COPY);
+    assert_null(o.calibrate);
+    assert_null(o.calibration);
+    assert_false(o.no_host);
+    assert_int_equal(o.sweep_min, 0); /* the library's defaults: 1 B to 1 GiB */
+    assert_int_equal(PARSE(&o, "copy", "-b", "4K", "-e", "1M", "-f", "4", "-n", "9", "-d", "1,0", "--no-host",
+                           "--calibration", "cal.json", "--json=out.json"),
+                     0);
+    assert_int_equal(o.sweep_min, 4096);
+    assert_int_equal(o.sweep_max, 1u << 20);
+    assert_int_equal(o.sweep_factor, 4);
+    assert_int_equal(o.measure.samples, 9);
+    assert_true(o.samples_given);
+    assert_int_equal(o.ndev, 2);
+    assert_int_equal(o.devs[0], 1);
+    assert_true(o.no_host);
+    assert_string_equal(o.calibration, "cal.json");
+    assert_null(o.calibrate);
+    assert_string_equal(o.json_path, "out.json");
+    assert_int_equal(PARSE(&o, "copy", "--calibrate", "here.json", "-b", "1", "-e", "1G"), 0);
+    assert_string_equal(o.calibrate, "here.json");
+    assert_int_equal(o.sweep_factor, 2);
+    assert_int_equal(PARSE(&o, "copy", "--calibrate=x.json", "--json"), 0);
+    assert_string_equal(o.calibrate, "x.json");
+    assert_false(psc_cli_tables(&o));
+
+#define BAD(want, ...)                                                        \
+    do {                                                                      \
+        err[0] = '\0';                                                        \
+        assert_int_equal(PARSE(&o, __VA_ARGS__), PSC_EXIT_USAGE);             \
+        assert_non_null(strstr(err, want));                                   \
+        assert_null(strchr(err, '\n'));                                       \
+    } while (0)
+    BAD("--calibrate, --calibration and --no-host go with copy", "bw", "--calibrate", "x.json");
+    BAD("--calibrate, --calibration and --no-host go with copy", "--calibration", "x.json");
+    BAD("--calibrate, --calibration and --no-host go with copy", "lat", "--no-host");
+    BAD("--calibrate and --calibration exclude each other", "copy", "--calibrate", "a.json", "--calibration", "b.json");
+    BAD("empty --calibrate file name", "copy", "--calibrate=");
+    BAD("empty --calibration file name", "copy", "--calibration", "");
+    BAD("option --calibrate needs a value", "copy", "--calibrate");
+    BAD("copy takes no --test, --size or --list", "copy", "-s", "4K");
+    BAD("copy takes no --test, --size or --list", "copy", "-t", "gpu_local_ce");
+    BAD("copy takes no --test, --size or --list", "copy", "-l");
+    BAD("bad --step-factor 17 for copy: accepted 2 to 16", "copy", "-b", "1", "-e", "1M", "-f", "17");
+    BAD("needs -b MIN and -e MAX", "copy", "-e", "1M");
+    BAD("--no-verify goes with bw and report", "copy", "--no-verify");
+    BAD("accepted 1 to 64", "copy", "-n", "0");
+#undef BAD
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_long_values),
         cmocka_unit_test(test_messages_quote_safely),
         cmocka_unit_test(test_combinations),
+        cmocka_unit_test(test_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

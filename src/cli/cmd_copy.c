@@ -1,0 +1,133 @@
+/*
+ * copy: psc_copy against the driver's own call in one psc_copy_bench call,
+ * or with --calibrate, psc_copy_calibrate and the file it writes; the tables
+ * and the JSON run of either.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "report/json.h"
+#include "report/render.h"
+#include "report/render_copy.h"
+#include "report/text.h"
+
+/* The GPUs the run used, for the JSON document's "devices": the command line's, or every GPU. */
+static int psc__copy_devices(psc_context_t *ctx, const psc_cli_opts_t *o, psc_device_info_t *info)
+{
+    int n = o->ndev ? o->ndev : psc_device_count(ctx);
+
+    if (n > PSC_MAX_GPUS)
+        n = PSC_MAX_GPUS;
+    for (int i = 0; i < n; i++)
+        psc_device_info(ctx, o->ndev ? o->devs[i] : i, &info[i]);
+    return n;
+}
+
+/* The library's refusal, and its exit code: a bad argument (the calibration file too) is a usage error. */
+static int psc__copy_failed(psc_context_t *ctx, psc_status_t st, const psc_cli_opts_t *o)
+{
+    psc_report_printf(stderr, "p2pscope: %s%s\n", psc_context_last_error(ctx),
+                      st == PSC_ERR_UNSUPPORTED && o->ndev ? " with --devices" : "");
+    return psc_cli_exit_of(st, st == PSC_ERR_INVALID || (st == PSC_ERR_IO && o->calibration) ? PSC_EXIT_USAGE
+                                                                                              : PSC_EXIT_ENV);
+}
+
+static int psc__copy_calibrate(psc_context_t *ctx, const psc_cli_opts_t *o, double t0)
+{
+    psc_device_info_t info[PSC_MAX_GPUS];
+    psc_calibration_t *cal = NULL;
+    psc_copy_cal_opts_t co;
+    psc_system_info_t sys;
+    json_t *run = NULL;
+    char err[512];
+    psc_status_t st;
+    int rc = PSC_EXIT_OK, n;
+
+    psc_copy_cal_opts_default(&co);
+    co.devices = o->ndev ? o->devs : NULL;
+    co.ndev = o->ndev;
+    if (o->sweep_min) {
+        co.min_size = o->sweep_min;
+        co.max_size = o->sweep_max;
+        co.factor = o->sweep_factor;
+    }
+    if (o->samples_given)
+        co.samples = o->measure.samples;
+    co.host = !o->no_host;
+    if (psc_cli_tables(o))
+        fprintf(stderr, "p2pscope: timing every route of every path; this takes a while\n");
+    st = psc_copy_calibrate(ctx, &co, &cal);
+    if (st != PSC_OK)
+        return psc__copy_failed(ctx, st, o);
+    st = psc_calibration_save(cal, o->calibrate, err, sizeof(err));
+    if (st != PSC_OK) {
+        psc_report_printf(stderr, "p2pscope: %s\n", err);
+        rc = psc_cli_exit_of(st, PSC_EXIT_FAILED);
+    }
+    psc_system_info(ctx, &sys);
+    n = psc__copy_devices(ctx, o, info);
+    if (psc_cli_tables(o)) {
+        psc_render_devices(stdout, &sys, info, n);
+        psc_render_calibration(stdout, cal, st == PSC_OK ? o->calibrate : NULL);
+    }
+    if (o->json) {
+        run = psc_json_run_new("copy", &sys, info, n);
+        psc_json_run_add_calibration(run, cal, st == PSC_OK ? o->calibrate : NULL);
+    }
+    rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
+    json_decref(run);
+    psc_calibration_free(cal);
+    return rc;
+}
+
+int psc_cmd_copy(psc_context_t *ctx, const psc_cli_opts_t *o)
+{
+    const double t0 = psc_cli_now();
+    psc_device_info_t info[PSC_MAX_GPUS];
+    psc_copy_bench_t *b = NULL;
+    psc_copy_bench_opts_t bo;
+    psc_system_info_t sys;
+    json_t *run = NULL;
+    psc_status_t st;
+    int rc = PSC_EXIT_OK, n;
+
+    if (o->calibrate)
+        return psc__copy_calibrate(ctx, o, t0);
+    psc_copy_bench_opts_default(&bo);
+    bo.devices = o->ndev ? o->devs : NULL;
+    bo.ndev = o->ndev;
+    if (o->sweep_min) {
+        bo.min_size = o->sweep_min;
+        bo.max_size = o->sweep_max;
+        bo.factor = o->sweep_factor;
+    }
+    if (o->samples_given)
+        bo.samples = o->measure.samples;
+    bo.host = !o->no_host;
+    bo.calibration = o->calibration;
+    st = psc_copy_bench(ctx, &bo, &b);
+    if (st != PSC_OK)
+        return psc__copy_failed(ctx, st, o);
+    for (int k = 0; k < b->nrow; k++)
+        if (b->row[k].bad_bytes)
+            rc = PSC_EXIT_FAILED;
+    psc_system_info(ctx, &sys);
+    n = psc__copy_devices(ctx, o, info);
+    if (psc_cli_tables(o)) {
+        psc_render_devices(stdout, &sys, info, n);
+        psc_render_copy_bench(stdout, b);
+        fprintf(stdout, "\nwall time: %.1f s%s\n", psc_cli_now() - t0,
+                rc == PSC_EXIT_FAILED ? "; WRONG BYTES in a destination (check column)" : "");
+    }
+    if (o->json) {
+        run = psc_json_run_new("copy", &sys, info, n);
+        psc_json_run_add_copy_bench(run, b);
+        if (o->calibration)
+            psc_json_run_set(run, "calibration_file", psc_json_str(o->calibration));
+    }
+    rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
+    json_decref(run);
+    psc_copy_bench_free(b);
+    return rc;
+}
