@@ -584,11 +584,26 @@ static void test_json_lists_and_nvlink(void **state)
     psc__free(&r);
 }
 
+/* copy: its usage errors come before the driver; a calibration file that cannot be read is a usage error. */
+static void test_copy_command(void **state)
+{
+    (void)state;
+    psc__expect_error((const char *[]){"copy", "--calibrate", "/nonexistent-dir/c.json", NULL}, psc__no_driver, 2,
+                      "missing or not writable");
+    psc__expect_error((const char *[]){"copy", "-b", "1", "-e", "1M", "-f", "32", NULL}, psc__no_driver, 2,
+                      "accepted 2 to 16");
+    psc__expect_error((const char *[]){"bw", "--calibration", "c.json", NULL}, psc__no_driver, 2, "go with copy");
+    psc__expect_error((const char *[]){"copy", NULL}, psc__no_driver, 3, "no NVIDIA driver");
+    psc__expect_error((const char *[]){"copy", "--calibration", "/nonexistent/cal.json", NULL}, psc__fake_gpus, 2,
+                      "/nonexistent/cal.json");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_version_list),
         cmocka_unit_test(test_usage_errors_exit_2),
+        cmocka_unit_test(test_copy_command),
         cmocka_unit_test(test_no_driver_exit_3),
         cmocka_unit_test(test_fake_driver_paths),
         cmocka_unit_test(test_fake_gpus_inventory_and_failures),
