@@ -145,6 +145,14 @@ static void test_round_trip(void **state)
                         "host");
     json_decref(doc);
     free(text);
+    /* A route measured at no size is left out of the file; the others read back. */
+    a->route[1].nsizes = 0;
+    psc_calibration_free(b);
+    b = NULL;
+    assert_int_equal(psc_calibration_save(a, path, err, sizeof(err)), PSC_OK);
+    assert_int_equal(psc_calibration_read(path, &b, err, sizeof(err)), PSC_OK);
+    assert_int_equal(b->nroute, 2);
+    assert_int_equal(b->route[1].src, PSC_HOST);
     unlink(path);
     psc_calibration_free(a);
     psc_calibration_free(b);

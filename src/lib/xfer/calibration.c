@@ -116,7 +116,8 @@ char *psc_calibration_json(const psc_calibration_t *cal)
     }
     psc__cal_put(o, "gpus", gpus, &bad);
     for (int k = 0; k < cal->nroute && cal->route; k++)
-        psc__cal_push(routes, psc__cal_route_json(&cal->route[k], &bad), &bad);
+        if (cal->route[k].nsizes > 0) /* a route measured at no size says nothing: left out, as the reader wants */
+            psc__cal_push(routes, psc__cal_route_json(&cal->route[k], &bad), &bad);
     psc__cal_put(o, "routes", routes, &bad);
     /* jansson's default precision for reals is 17 digits: every time reads back to the same double. */
     text = bad ? NULL : json_dumps(o, JSON_INDENT(2));
