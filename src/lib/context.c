@@ -121,6 +121,7 @@ void psc_context_destroy(psc_context_t *ctx)
     if (ctx->loads_free) /* loads not stopped: their streams and buffers go first */
         ctx->loads_free(ctx);
     psc__buffer_cache_free(ctx);
+    psc_calibration_free(ctx->copy_cal);
     for (int i = 0; i < ctx->ndev; i++)
         psc__gpu_teardown(ctx, &ctx->gpu[i]);
     if (saved)
