@@ -11,6 +11,8 @@
 #   PSC_CUDA_INCLUDE    the CUDA toolkit's include directories, separated by ':'
 #   PSC_CUDA_STUBS      the directory of the toolkit's stub libcuda.so
 #   PSC_CUDA_ROOT       the toolkit, for find_package(CUDAToolkit)
+#   PSC_DEP_LIBDIRS     where the build found hwloc and jansson, separated by ':' (an unpacked .deps
+#                       prefix on the lent GPU machines), for the static link and the runs
 set -eu
 build=$1
 src=$2
@@ -63,6 +65,8 @@ cudaflags="-L${PSC_CUDA_STUBS:-/nonexistent} -lcuda"
 old_ifs=$IFS
 IFS=:
 for dir in ${PSC_CUDA_INCLUDE:-}; do cudaflags="-I$dir $cudaflags"; done
+depflags=""
+for dir in ${PSC_DEP_LIBDIRS:-}; do depflags="$depflags -L$dir"; done
 IFS=$old_ifs
 # Programs linked with libcuda must load where no driver is installed: the stub, as libcuda.so.1 (its soname).
 mkdir -p "$tmp/stub" "$tmp/ex"
@@ -75,7 +79,7 @@ for ex in "$src"/examples/*.c; do
     grep -q '^#include <cuda\.h>' "$ex" && extra=$cudaflags
     $cc -std=c11 -Wall -Wextra -Werror "$ex" $flags $extra -o "$tmp/ex/$name" ||
         { echo "examples/$name.c does not build against the installed library (pkg-config)"; exit 1; }
-    $cc -std=c11 -Wall -Wextra -Werror "$ex" "$libdir/libp2pscope.a" $sflags $extra -o "$tmp/ex/$name-static" ||
+    $cc -std=c11 -Wall -Wextra -Werror "$ex" "$libdir/libp2pscope.a" $sflags $depflags $extra -o "$tmp/ex/$name-static" ||
         { echo "examples/$name.c does not build against the installed static library"; exit 1; }
     objdump -p "$tmp/ex/$name-static" | grep -q "NEEDED.*libp2pscope" && { echo "static $name needs the shared library"; exit 1; }
 done
@@ -106,7 +110,7 @@ cmake -S "$tmp/cm" -B "$tmp/cm/build" -DCMAKE_PREFIX_PATH="$tmp/usr" -DCMAKE_C_C
       ${PSC_CUDA_ROOT:+-DCUDAToolkit_ROOT="$PSC_CUDA_ROOT"} > "$tmp/cm.log" 2>&1 &&
     cmake --build "$tmp/cm/build" >> "$tmp/cm.log" 2>&1 || { cat "$tmp/cm.log"; echo "the CMake build failed"; exit 1; }
 
-run() { LD_LIBRARY_PATH=$libdir:$tmp/stub "$@"; }
+run() { LD_LIBRARY_PATH=$libdir:$tmp/stub${PSC_DEP_LIBDIRS:+:$PSC_DEP_LIBDIRS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$@"; }
 # doctor.c: on a recording (its findings, exit 0 or 1) and without a driver (exit 3: nothing to examine).
 for bin in "$tmp/ex/doctor" "$tmp/ex/doctor-static" "$tmp/cm/build/doctor"; do
     out=$(run "$bin" "$src/tests/data/h200x2-nv18.json") && rc=0 || rc=$?
