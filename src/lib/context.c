@@ -123,6 +123,7 @@ void psc_context_destroy(psc_context_t *ctx)
         ctx->loads_free(ctx);
     psc__buffer_cache_free(ctx);
     psc__mem_free_all(ctx);
+    psc_calibration_free(ctx->copy_cal);
     for (int i = 0; i < ctx->ndev; i++)
         psc__gpu_teardown(ctx, &ctx->gpu[i]);
     if (saved)

@@ -13,6 +13,8 @@
 
 #include "opts.h"
 
+#define PSC__COPY_MAX_BYTES (1ull << 40) /* 1 TiB, as psc_size_parse */
+
 /* Each struct's defaults, every field. */
 static void psc__measure_opts_fill(psc_measure_opts_t *o)
 {
@@ -50,11 +52,36 @@ static void psc__verify_opts_fill(psc_verify_opts_t *o)
     o->seed = 0x7665726966790000ull; /* "verify" */
 }
 
+static void psc__copy_cal_opts_fill(psc_copy_cal_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->min_size = 1;
+    o->max_size = 1ull << 30;
+    o->factor = 2;
+    o->samples = 3;
+    o->host = 1;
+}
+
+static void psc__copy_bench_opts_fill(psc_copy_bench_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->min_size = 1;
+    o->max_size = 1ull << 30;
+    o->factor = 2;
+    o->samples = 5;
+    o->host = 1;
+}
+
 /* The end of each struct's last field in the first release (0.1): the smallest struct_size accepted. */
 #define PSC__END(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
 #define PSC__MEASURE_V0 PSC__END(psc_measure_opts_t, reserved0)
 #define PSC__LAT_V0 PSC__END(psc_lat_opts_t, timeout_ms)
 #define PSC__VERIFY_V0 PSC__END(psc_verify_opts_t, load)
+/* In the release that brought them (0.2). */
+#define PSC__COPY_CAL_V0 PSC__END(psc_copy_cal_opts_t, reserved0)
+#define PSC__COPY_BENCH_V0 PSC__END(psc_copy_bench_opts_t, calibration)
 
 /* The caller's struct_size bytes of in over the defaults already in out (full bytes). */
 static psc_status_t psc__adopt(psc_context_t *ctx, const char *what, const void *in, size_t v0, size_t full_size, void *out,
@@ -120,6 +147,22 @@ void psc_verify_opts_init(psc_verify_opts_t *o, size_t struct_size)
     psc__init(o, struct_size, &full, sizeof(full));
 }
 
+void psc_copy_cal_opts_init(psc_copy_cal_opts_t *o, size_t struct_size)
+{
+    psc_copy_cal_opts_t full;
+
+    psc__copy_cal_opts_fill(&full);
+    psc__init(o, struct_size, &full, sizeof(full));
+}
+
+void psc_copy_bench_opts_init(psc_copy_bench_opts_t *o, size_t struct_size)
+{
+    psc_copy_bench_opts_t full;
+
+    psc__copy_bench_opts_fill(&full);
+    psc__init(o, struct_size, &full, sizeof(full));
+}
+
 psc_status_t psc__measure_opts_adopt(psc_context_t *ctx, const psc_measure_opts_t *in, psc_measure_opts_t *out,
                                      char *errbuf, size_t errlen)
 {
@@ -137,4 +180,71 @@ psc_status_t psc__verify_opts_adopt(psc_context_t *ctx, const psc_verify_opts_t 
 {
     psc__verify_opts_fill(out);
     return psc__adopt(ctx, "verify", in, PSC__VERIFY_V0, sizeof(*out), out, NULL, 0);
+}
+
+/*
+ * The sweep and GPUs of psc_copy_calibrate and psc_copy_bench, which share
+ * them: one line naming the field and what is accepted.
+ */
+static psc_status_t psc__copy_sweep_check(psc_context_t *ctx, const char *what, const int *devices, int ndev,
+                                          uint64_t min_size, uint64_t max_size, unsigned factor, unsigned samples,
+                                          int host, int reserved0)
+{
+    int d[PSC_MAX_GPUS];
+
+    if (min_size < 1 || min_size > max_size)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s options: min_size %llu: accepted 1 to max_size (%llu)", what,
+                         (unsigned long long)min_size, (unsigned long long)max_size);
+    if (max_size > PSC__COPY_MAX_BYTES)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s options: max_size %llu: accepted min_size to 1 TiB (%llu)", what,
+                         (unsigned long long)max_size, (unsigned long long)PSC__COPY_MAX_BYTES);
+    if (factor < 2 || factor > 16)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s options: factor %u: accepted 2 to 16", what, factor);
+    if (samples < 1 || samples > 1000)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s options: samples %u: accepted 1 to 1000", what, samples);
+    if (host != 0 && host != 1)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s options: host %d: accepted 0 or 1", what, host);
+    if (reserved0 != 0)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s options: reserved0 %d: accepted 0", what, reserved0);
+    if (ndev < 0 || (ndev > 0 && !devices))
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s options: devices %s with ndev %d: accepted ndev 0 (every GPU) or "
+                         "a list of ndev GPUs", what, devices ? "given" : "NULL", ndev);
+    if (ctx && psc__resolve_devices(ctx, devices, ndev, d, PSC_MAX_GPUS) < 0)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s options: devices: a GPU out of range or named twice: accepted "
+                         "distinct GPUs 0 to %d", what, ctx->ndev - 1);
+    return PSC_OK;
+}
+
+psc_status_t psc__copy_cal_opts_adopt(psc_context_t *ctx, const psc_copy_cal_opts_t *in, psc_copy_cal_opts_t *out)
+{
+    psc_copy_cal_opts_t o;
+    psc_status_t st;
+
+    psc__copy_cal_opts_fill(&o);
+    st = psc__adopt(ctx, "copy_cal", in, PSC__COPY_CAL_V0, sizeof(o), &o, NULL, 0);
+    if (st == PSC_OK)
+        st = psc__copy_sweep_check(ctx, "copy_cal", o.devices, o.ndev, o.min_size, o.max_size, o.factor, o.samples,
+                                   o.host, o.reserved0);
+    if (st == PSC_OK)
+        *out = o;
+    return st;
+}
+
+psc_status_t psc__copy_bench_opts_adopt(psc_context_t *ctx, const psc_copy_bench_opts_t *in,
+                                        psc_copy_bench_opts_t *out)
+{
+    psc_copy_bench_opts_t o;
+    psc_status_t st;
+
+    psc__copy_bench_opts_fill(&o);
+    st = psc__adopt(ctx, "copy_bench", in, PSC__COPY_BENCH_V0, sizeof(o), &o, NULL, 0);
+    if (st == PSC_OK)
+        st = psc__copy_sweep_check(ctx, "copy_bench", o.devices, o.ndev, o.min_size, o.max_size, o.factor, o.samples,
+                                   o.host, o.reserved0);
+    if (st == PSC_OK && o.calibration && !*o.calibration)
+        st = psc__fail(ctx, PSC_ERR_INVALID, "copy_bench options: calibration \"\": accepted a file path, or NULL "
+                       "for the built-in defaults");
+    if (st == PSC_OK)
+        *out = o;
+    return st;
 }

@@ -8,5 +8,13 @@ psc_status_t psc__measure_opts_adopt(psc_context_t *ctx, const psc_measure_opts_
                                      char *errbuf, size_t errlen);
 psc_status_t psc__lat_opts_adopt(psc_context_t *ctx, const psc_lat_opts_t *in, psc_lat_opts_t *out);
 psc_status_t psc__verify_opts_adopt(psc_context_t *ctx, const psc_verify_opts_t *in, psc_verify_opts_t *out);
+/*
+ * psc_copy_calibrate's and psc_copy_bench's options over the defaults, checked (sizes 1 B..1 TiB with
+ * min <= max, factor 2..16, samples 1..1000, host 0/1, reserved0 0, devices as psc__resolve_devices takes
+ * them); the reason recorded on ctx. *out only on success.
+ */
+psc_status_t psc__copy_cal_opts_adopt(psc_context_t *ctx, const psc_copy_cal_opts_t *in, psc_copy_cal_opts_t *out);
+psc_status_t psc__copy_bench_opts_adopt(psc_context_t *ctx, const psc_copy_bench_opts_t *in,
+                                        psc_copy_bench_opts_t *out);
 
 #endif

@@ -12,7 +12,9 @@
  *             what a call leaves behind (current context, peer access), which
  *             fake_cuda_current() and fake_cuda_peer() let a test read
  * FAKE_CUDA_COUNT sets how many GPUs it reports (default 2; -10000 to 10000,
- * since a broken driver may answer anything).
+ * since a broken driver may answer anything). FAKE_CUDA_UUID=N gives GPU d
+ * the UUID whose first bytes are N and d (another N: another machine's
+ * GPUs); unset, cuDeviceGetUuid is not supported.
  */
 #include <cuda.h>
 #include <stdint.h>
@@ -55,6 +57,18 @@ static CUresult fake_get(CUdevice *d, int i) { *d = i; return i >= 0 && i < fake
 static CUresult fake_name(char *name, int len, CUdevice d)
 {
     snprintf(name, (size_t)len, "Fake GPU %d", d);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_uuid(CUuuid *u, CUdevice d)
+{
+    const char *n = getenv("FAKE_CUDA_UUID");
+
+    if (!n)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    memset(u, 0, sizeof(*u));
+    u->bytes[0] = (char)atoi(n);
+    u->bytes[1] = (char)d;
     return CUDA_SUCCESS;
 }
 
@@ -163,13 +177,143 @@ static CUresult fake_retain(CUcontext *c, CUdevice d)
 static CUresult fake_release(CUdevice d) { (void)d; return CUDA_SUCCESS; }
 static CUresult fake_ok(void) { return CUDA_SUCCESS; }
 static CUresult fake_module_load(CUmodule *m, const void *image) { (void)image; *m = (CUmodule)(uintptr_t)0x10; return CUDA_SUCCESS; }
-static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name) { (void)m; (void)name; *f = (CUfunction)(uintptr_t)0x20; return CUDA_SUCCESS; }
-static CUresult fake_stream_create(CUstream *s, unsigned flags) { (void)flags; *s = (CUstream)(uintptr_t)0x30; return CUDA_SUCCESS; }
-static CUresult fake_host_alloc(void **p, size_t n, unsigned flags) { (void)flags; *p = calloc(1, n ? n : 1); return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY; }
-static CUresult fake_free_host(void *p) { free(p); return CUDA_SUCCESS; }
+/* Each kernel name gets its own handle (an index into fake_fn_names), so a launch can tell which ran. */
+#define FAKE_FN_MAX 64
+static const char *fake_fn_names[FAKE_FN_MAX];
+static int fake_nfn;
+static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name)
+{
+    int i = 0;
+
+    (void)m;
+    while (i < fake_nfn && strcmp(fake_fn_names[i], name) != 0)
+        i++;
+    if (i == fake_nfn && fake_nfn < FAKE_FN_MAX)
+        fake_fn_names[fake_nfn++] = name; /* the library's string literals outlive the module */
+    *f = (CUfunction)(uintptr_t)(0x100 + i);
+    return CUDA_SUCCESS;
+}
+/* A stream remembers the context it was made in (cuStreamGetCtx). */
+typedef struct { unsigned magic; CUcontext ctx; } fake_stream_t;
+#define FAKE_STREAM_MAGIC 0x57AEA11u
+static CUresult fake_stream_create(CUstream *s, unsigned flags)
+{
+    fake_stream_t *fs = malloc(sizeof(*fs));
+
+    (void)flags;
+    if (!fs)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fs->magic = FAKE_STREAM_MAGIC;
+    fs->ctx = (CUcontext)fake_cuda_current();
+    *s = (CUstream)fs;
+    return CUDA_SUCCESS;
+}
+static CUresult fake_stream_destroy(CUstream s)
+{
+    fake_stream_t *fs = (fake_stream_t *)s;
+
+    if (!fs || fs->magic != FAKE_STREAM_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    fs->magic = 0;
+    free(fs);
+    return CUDA_SUCCESS;
+}
+/* For tests: a stream of a context that is no GPU's primary context (the caller must free() it). */
+void *fake_cuda_foreign_stream(void)
+{
+    fake_stream_t *fs = malloc(sizeof(*fs));
+
+    if (fs) {
+        fs->magic = FAKE_STREAM_MAGIC;
+        fs->ctx = (CUcontext)(uintptr_t)0x9990;
+    }
+    return fs;
+}
+static CUresult fake_stream_get_ctx(CUstream s, CUcontext *c)
+{
+    const fake_stream_t *fs = (const fake_stream_t *)s;
+
+    if (!s) {
+        *c = (CUcontext)fake_cuda_current();
+        return *c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    }
+    if (fs->magic != FAKE_STREAM_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *c = fs->ctx;
+    return CUDA_SUCCESS;
+}
+
+/* What memory the fake has handed out (host memory stands in for device memory), for pointer attributes. */
+typedef struct { uintptr_t base; size_t size; int type; int dev; int managed; unsigned flags; } fake_alloc_t;
+#define FAKE_ALLOC_MAX 1024
+static fake_alloc_t fake_allocs[FAKE_ALLOC_MAX];
+static void fake_alloc_note(void *p, size_t n, int type, unsigned flags)
+{
+    for (int i = 0; p && i < FAKE_ALLOC_MAX; i++)
+        if (!fake_allocs[i].base) {
+            fake_allocs[i] = (fake_alloc_t){(uintptr_t)p, n, type, fake_ctx_gpu((CUcontext)fake_cuda_current()), 0, flags};
+            return;
+        }
+}
+static void fake_alloc_forget(const void *p)
+{
+    for (int i = 0; p && i < FAKE_ALLOC_MAX; i++)
+        if (fake_allocs[i].base == (uintptr_t)p)
+            fake_allocs[i].base = 0;
+}
+static const fake_alloc_t *fake_alloc_find(uintptr_t p)
+{
+    for (int i = 0; i < FAKE_ALLOC_MAX; i++)
+        if (fake_allocs[i].base && p >= fake_allocs[i].base && p < fake_allocs[i].base + fake_allocs[i].size)
+            return &fake_allocs[i];
+    return NULL;
+}
+/* For tests: the flags the allocation at p was made with, -1 when the fake does not know it. */
+long fake_cuda_alloc_flags(const void *p)
+{
+    const fake_alloc_t *a = fake_alloc_find((uintptr_t)p);
+
+    return a ? (long)a->flags : -1;
+}
+/* For tests: mark the allocation at p as managed memory. */
+void fake_cuda_mark_managed(const void *p)
+{
+    fake_alloc_t *a = (fake_alloc_t *)fake_alloc_find((uintptr_t)p);
+
+    if (a)
+        a->managed = 1;
+}
+static CUresult fake_host_alloc(void **p, size_t n, unsigned flags)
+{
+    *p = calloc(1, n ? n : 1);
+    fake_alloc_note(*p, n, CU_MEMORYTYPE_HOST, flags);
+    return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+static CUresult fake_free_host(void *p) { fake_alloc_forget(p); free(p); return CUDA_SUCCESS; }
 static CUresult fake_host_dptr(CUdeviceptr *d, void *p, unsigned flags) { (void)flags; *d = (CUdeviceptr)(uintptr_t)p; return CUDA_SUCCESS; }
-static CUresult fake_mem_alloc(CUdeviceptr *d, size_t n) { void *p = calloc(1, n ? n : 1); *d = (CUdeviceptr)(uintptr_t)p; return p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY; }
-static CUresult fake_mem_free(CUdeviceptr d) { free((void *)(uintptr_t)d); return CUDA_SUCCESS; }
+static CUresult fake_host_register(void *p, size_t n, unsigned flags)
+{
+    if (fake_alloc_find((uintptr_t)p))
+        return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    fake_alloc_note(p, n, CU_MEMORYTYPE_HOST, flags);
+    return CUDA_SUCCESS;
+}
+static CUresult fake_host_unregister(void *p)
+{
+    if (!fake_alloc_find((uintptr_t)p))
+        return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    fake_alloc_forget(p);
+    return CUDA_SUCCESS;
+}
+static CUresult fake_mem_alloc(CUdeviceptr *d, size_t n)
+{
+    void *p = calloc(1, n ? n : 1);
+
+    *d = (CUdeviceptr)(uintptr_t)p;
+    fake_alloc_note(p, n, CU_MEMORYTYPE_DEVICE, 0);
+    return p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+static CUresult fake_mem_free(CUdeviceptr d) { fake_alloc_forget((void *)(uintptr_t)d); free((void *)(uintptr_t)d); return CUDA_SUCCESS; }
 static CUresult fake_htod(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)(uintptr_t)d, s, n); return CUDA_SUCCESS; }
 static CUresult fake_dtoh(void *d, CUdeviceptr s, size_t n) { memcpy(d, (const void *)(uintptr_t)s, n); return CUDA_SUCCESS; }
 static CUresult fake_can_access(int *v, CUdevice a, CUdevice b) { *v = fake_ctx_mode() && a != b; return CUDA_SUCCESS; }
@@ -199,13 +343,95 @@ static CUresult fake_peer_disable(CUcontext peer)
     return CUDA_SUCCESS;
 }
 
+/* Pointer attributes from the allocations above; access as peer access allows from the current context. */
+static CUresult fake_pointer_attributes(unsigned n, CUpointer_attribute *attrs, void **data, CUdeviceptr ptr)
+{
+    const fake_alloc_t *a = fake_alloc_find((uintptr_t)ptr);
+    int cur = fake_ctx_gpu((CUcontext)fake_cuda_current());
+    unsigned access = 0;
+
+    if (a && (a->type == CU_MEMORYTYPE_HOST || a->dev == cur || (cur >= 0 && a->dev >= 0 && fake_peer_on[cur][a->dev])))
+        access = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
+    for (unsigned i = 0; i < n; i++) {
+        switch (attrs[i]) {
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data[i] = a ? (unsigned)a->type : 0; break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = a ? a->dev : -2; break;
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data[i] = a ? a->base : 0; break;
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data[i] = a ? a->size : 0; break;
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned *)data[i] = a ? (unsigned)a->managed : 0; break;
+        case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: *(unsigned *)data[i] = access; break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data[i] = access ? ptr : 0; break;
+        default: return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+/*
+ * Kernels do not run in "contexts" mode unless a test asks (fake_cuda_run_copies): then the copy
+ * kernels and cuMemcpyAsync move the bytes at once, on the host, and each is counted.
+ */
+static int fake_run_copies, fake_launches, fake_memcpys;
+static unsigned fake_last_grid, fake_last_block;
+static CUstream fake_last_stream;
+static char fake_last_kernel[64];
+void fake_cuda_run_copies(int on) { fake_run_copies = on; fake_launches = fake_memcpys = 0; fake_last_kernel[0] = 0; }
+int fake_cuda_launches(void) { return fake_launches; }
+int fake_cuda_memcpys(void) { return fake_memcpys; }
+const char *fake_cuda_last_kernel(void) { return fake_last_kernel; }
+unsigned fake_cuda_last_grid(void) { return fake_last_grid; }
+unsigned fake_cuda_last_block(void) { return fake_last_block; }
+void *fake_cuda_last_stream(void) { return (void *)fake_last_stream; }
+static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                            unsigned shared, CUstream s, void **params, void **extra)
+{
+    int i = (int)((uintptr_t)f - 0x100);
+    const char *name = i >= 0 && i < fake_nfn ? fake_fn_names[i] : "?";
+
+    (void)gy, (void)gz, (void)by, (void)bz, (void)shared, (void)extra;
+    if (!fake_run_copies)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (strncmp(name, "psc_copy", 8) != 0)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    {
+        unsigned char *d = *(unsigned char **)params[0];
+        const unsigned char *src = *(const unsigned char **)params[1];
+        uint64_t n = *(uint64_t *)params[2];
+        unsigned reps = strcmp(name, "psc_copy_bytes") == 0 ? 1 : *(unsigned *)params[3];
+
+        for (unsigned r = 0; r < reps; r++)
+            memmove(d, src, (size_t)n);
+    }
+    fake_launches++;
+    fake_last_grid = gx;
+    fake_last_block = bx;
+    fake_last_stream = s;
+    snprintf(fake_last_kernel, sizeof(fake_last_kernel), "%s", name);
+    return CUDA_SUCCESS;
+}
+static CUresult fake_memcpy_async(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
+{
+    if (!fake_run_copies)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+    fake_memcpys++;
+    fake_last_stream = st;
+    return CUDA_SUCCESS;
+}
+
 static const struct { const char *name; void *fn; } fake_ctx_table[] = {
     {"cuDevicePrimaryCtxRelease", (void *)fake_release},
     {"cuModuleLoadData", (void *)fake_module_load},
     {"cuModuleUnload", (void *)fake_ok},
     {"cuModuleGetFunction", (void *)fake_get_function},
     {"cuStreamCreate", (void *)fake_stream_create},
-    {"cuStreamDestroy", (void *)fake_ok},
+    {"cuStreamDestroy", (void *)fake_stream_destroy},
+    {"cuStreamGetCtx", (void *)fake_stream_get_ctx},
+    {"cuPointerGetAttributes", (void *)fake_pointer_attributes},
+    {"cuMemHostRegister", (void *)fake_host_register},
+    {"cuMemHostUnregister", (void *)fake_host_unregister},
+    {"cuLaunchKernel", (void *)fake_launch},
+    {"cuMemcpyAsync", (void *)fake_memcpy_async},
     {"cuStreamSynchronize", (void *)fake_ok},
     {"cuMemHostAlloc", (void *)fake_host_alloc},
     {"cuMemFreeHost", (void *)fake_free_host},
@@ -228,6 +454,7 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuDeviceGetCount", (void *)fake_count},
     {"cuDeviceGet", (void *)fake_get},
     {"cuDeviceGetName", (void *)fake_name},
+    {"cuDeviceGetUuid", (void *)fake_uuid},
     {"cuDeviceGetPCIBusId", (void *)fake_bus_id},
     {"cuDeviceTotalMem", (void *)fake_total_mem},
     {"cuDeviceGetAttribute", (void *)fake_attr},
@@ -290,10 +517,16 @@ static CUresult fake_mem_alloc_dev(CUdeviceptr *d, size_t n)
 static CUresult fake_mem_free_dev(CUdeviceptr d) { fake_mem_live[FAKE_MEM_DEVICE]--; return fake_mem_free(d); }
 static CUresult fake_mem_register(void *p, size_t n, unsigned flags)
 {
-    return fake_mem_note(FAKE_MEM_REGISTERED, flags, fake_mem_oom ? CUDA_ERROR_OUT_OF_MEMORY : p && n ? CUDA_SUCCESS
-                                                                                          : CUDA_ERROR_INVALID_VALUE);
+    return fake_mem_note(FAKE_MEM_REGISTERED, flags,
+                         fake_mem_oom ? CUDA_ERROR_OUT_OF_MEMORY : fake_host_register(p, n, flags));
 }
-static CUresult fake_mem_unregister(void *p) { (void)p; fake_mem_live[FAKE_MEM_REGISTERED]--; return CUDA_SUCCESS; }
+static CUresult fake_mem_unregister(void *p)
+{
+    CUresult rc = fake_host_unregister(p);
+
+    fake_mem_live[FAKE_MEM_REGISTERED] -= rc == CUDA_SUCCESS;
+    return rc;
+}
 static void *fake_mem_lookup(const char *symbol)
 {
     static const struct { const char *name; void *fn; } t[] = {

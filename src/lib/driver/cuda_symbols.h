@@ -52,6 +52,9 @@
     X(cuEventDestroy, 4000, 1)                \
     X(cuEventRecord, 2000, 1)                 \
     X(cuEventSynchronize, 2000, 1)            \
-    X(cuEventElapsedTime, 2000, 1)
+    X(cuEventElapsedTime, 2000, 1)            \
+    X(cuPointerGetAttributes, 7000, 0)        \
+    X(cuStreamGetCtx, 9020, 0)                \
+    X(cuStreamWaitEvent, 3020, 0)
 
 #endif

@@ -1,0 +1,206 @@
+/*
+ * psc_copy: an application's bytes moved by the fastest route, queued on its
+ * stream. The hot path makes a handful of driver queries and one launch, and
+ * touches the calling thread's current context only to put it back.
+ */
+#include "xfer/app_copy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define PSC_ATTR_COUNT 7
+
+unsigned psc__app_copy_blocks(const psc_context_t *ctx, int g, uint64_t n)
+{
+    uint64_t sms = ctx->info[g].sm_count > 0 ? (uint64_t)ctx->info[g].sm_count : 16;
+    uint64_t cap = sms * (2048 / PSC_APP_COPY_THREADS), want = (n + 16 * PSC_APP_COPY_THREADS - 1) / (16 * PSC_APP_COPY_THREADS);
+
+    return (unsigned)(want < 1 ? 1 : want > cap ? cap : want);
+}
+
+/* The GPU whose primary context the stream belongs to (made ready for launches). */
+static psc_status_t psc__stream_gpu(psc_context_t *ctx, CUstream stream, int *gpu)
+{
+    CUcontext c = NULL;
+    CUresult rc;
+    char why[160];
+
+    if (!ctx->cu.p_cuStreamGetCtx || !ctx->cu.p_cuPointerGetAttributes)
+        return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "the driver lacks cuStreamGetCtx or cuPointerGetAttributes "
+                                                   "(accepted: a driver of CUDA 9.2 or newer)");
+    if ((rc = ctx->cu.p_cuStreamGetCtx(stream, &c)) != CUDA_SUCCESS) {
+        psc_cuda_error_text(&ctx->cu, rc, why, sizeof(why));
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s is not a stream of this process (cuStreamGetCtx: %s)",
+                         stream ? "the stream" : "the default stream of the current context", why);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < ctx->ndev; i++) {
+            if (pass == 1 && !ctx->gpu[i].ready && psc__gpu_use(ctx, i) != PSC_OK)
+                continue; /* a GPU that cannot be set up is not the stream's */
+            if (ctx->gpu[i].ready && ctx->gpu[i].ctx == c) {
+                *gpu = i;
+                return PSC_OK;
+            }
+        }
+    }
+    return psc__fail(ctx, PSC_ERR_INVALID, "the stream belongs to a context that is no GPU's primary context "
+                                           "(accepted: streams of the primary contexts, which the CUDA runtime uses)");
+}
+
+/* What the driver knows of the n bytes at p, as the current context (the stream GPU's) sees them. */
+static psc_status_t psc__endpoint(psc_context_t *ctx, const void *p, uint64_t n, const char *role, psc_endpoint_t *e)
+{
+    CUpointer_attribute at[PSC_ATTR_COUNT] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                              CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                                              CU_POINTER_ATTRIBUTE_IS_MANAGED,       CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
+                                              CU_POINTER_ATTRIBUTE_DEVICE_POINTER};
+    uint64_t v[PSC_ATTR_COUNT] = {0}; /* 8 bytes for each, whatever width the driver writes */
+    void *data[PSC_ATTR_COUNT];
+    CUdeviceptr ptr = (CUdeviceptr)(uintptr_t)p;
+    unsigned type = 0, managed = 0, access = 0;
+    int ordinal = -1;
+    CUresult rc;
+
+    for (int i = 0; i < PSC_ATTR_COUNT; i++)
+        data[i] = &v[i];
+    v[1] = (uint64_t)(uint32_t)-1;
+    rc = ctx->cu.p_cuPointerGetAttributes(PSC_ATTR_COUNT, at, data, ptr);
+    if (rc != CUDA_SUCCESS) { /* no kernel address in this context: ask again for the rest */
+        memset(v, 0, sizeof(v));
+        v[1] = (uint64_t)(uint32_t)-1;
+        rc = ctx->cu.p_cuPointerGetAttributes(PSC_ATTR_COUNT - 2, at, data, ptr);
+    }
+    if (rc != CUDA_SUCCESS)
+        return psc__cu_result(ctx, rc, "cuPointerGetAttributes");
+    memcpy(&type, &v[0], sizeof(type));
+    memcpy(&ordinal, &v[1], sizeof(ordinal));
+    memcpy(&managed, &v[4], sizeof(managed));
+    memcpy(&access, &v[5], sizeof(access));
+    if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_HOST && !managed)
+        return psc__fail(ctx, PSC_ERR_INVALID,
+                         "the %s %p is not memory CUDA knows: pageable host memory, freed, or not an address "
+                         "(accepted: device, pinned, mapped, registered or managed memory; psc_mem_alloc makes it)",
+                         role, p);
+    if (v[3] && (ptr < v[2] || ptr - v[2] > v[3] || n > v[3] - (ptr - v[2])))
+        return psc__fail(ctx, PSC_ERR_INVALID,
+                         "the %s range (%llu B from %p) runs past the end of its allocation (%llu B from 0x%llx)",
+                         role, (unsigned long long)n, p, (unsigned long long)v[3], (unsigned long long)v[2]);
+    e->managed = managed != 0;
+    e->where = type == CU_MEMORYTYPE_DEVICE ? ordinal : PSC_HOST;
+    if (e->where != PSC_HOST && !psc__valid_gpu(ctx, e->where))
+        return psc__fail(ctx, PSC_ERR_INVALID, "the %s %p is memory of a GPU this context does not use (accepted: 0..%d)",
+                         role, p, ctx->ndev - 1);
+    e->access = access;
+    e->dptr = (CUdeviceptr)v[6];
+    return PSC_OK;
+}
+
+psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream,
+                            psc_copy_plan_t *plan, CUcontext *restore, int *changed)
+{
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    psc_copy_path_t path;
+    psc_status_t st;
+    int g = -1;
+
+    *changed = 0;
+    if (!dst || !src)
+        return psc__fail(ctx, PSC_ERR_INVALID, "the %s address is NULL (accepted: device or page-locked host memory)",
+                         dst ? "source" : "destination");
+    if (d >= s ? d - s < n : s - d < n)
+        return psc__fail(ctx, PSC_ERR_INVALID, "source and destination overlap (%p and %p, %llu B; accepted: apart)", src,
+                         dst, (unsigned long long)n);
+    /* From here the current context may move (psc__gpu_use in the stream lookup): put back what could be
+     * read, NULL included (the stack was empty); nothing when it could not be read. */
+    *restore = NULL;
+    *changed = ctx->cu.p_cuCtxGetCurrent(restore) == CUDA_SUCCESS;
+    if ((st = psc__stream_gpu(ctx, stream, &g)) != PSC_OK)
+        return st;
+    if (*restore != ctx->gpu[g].ctx && (st = PSC_CU(ctx, cuCtxSetCurrent, (ctx->gpu[g].ctx))) != PSC_OK)
+        return st;
+    memset(&path, 0, sizeof(path));
+    path.stream_gpu = g;
+    path.n = n;
+    if ((st = psc__endpoint(ctx, src, n, "source", &path.src)) != PSC_OK ||
+        (st = psc__endpoint(ctx, dst, n, "destination", &path.dst)) != PSC_OK)
+        return st;
+    path.aligned = ((path.src.dptr | path.dst.dptr) & 15) == 0;
+    psc__route_choose(ctx->copy_cal, &path, &plan->route);
+    plan->n = n;
+    plan->stream = stream;
+    plan->d = plan->route.engine == PSC_ENGINE_SM ? path.dst.dptr : (CUdeviceptr)d;
+    plan->s = plan->route.engine == PSC_ENGINE_SM ? path.src.dptr : (CUdeviceptr)s;
+    return PSC_OK;
+}
+
+psc_status_t psc__copy_plan_enqueue(psc_context_t *ctx, const psc_copy_plan_t *plan)
+{
+    const psc_route_t *r = &plan->route;
+    psc_gpu_t *g = &ctx->gpu[r->issuer];
+    CUdeviceptr d = plan->d, s = plan->s;
+    uint64_t n = plan->n;
+    unsigned reps = 1, blocks = psc__app_copy_blocks(ctx, r->issuer, n);
+
+    if (r->engine == PSC_ENGINE_CE)
+        return PSC_CU(ctx, cuMemcpyAsync, (d, s, n, plan->stream));
+    if (((d | s) & 15) == 0) {
+        void *params[] = {&d, &s, &n, &reps};
+
+        return psc__launch_on(ctx, plan->stream, g->fn_copy, blocks, PSC_APP_COPY_THREADS, params);
+    }
+    {
+        void *params[] = {&d, &s, &n};
+
+        return psc__launch_on(ctx, plan->stream, g->fn_copy_bytes, blocks, PSC_APP_COPY_THREADS, params);
+    }
+}
+
+/* Put the caller's current context back; a failure only where nothing else failed first. */
+static psc_status_t psc__copy_restore(psc_context_t *ctx, psc_status_t st, CUcontext restore, int changed)
+{
+    CUcontext now = NULL;
+
+    if (!changed || (ctx->cu.p_cuCtxGetCurrent(&now) == CUDA_SUCCESS && now == restore))
+        return st;
+    if (ctx->cu.p_cuCtxSetCurrent(restore) != CUDA_SUCCESS && st == PSC_OK)
+        return psc__fail(ctx, PSC_ERR_DRIVER, "the caller's current CUDA context not made current again");
+    return st;
+}
+
+psc_status_t psc_copy(psc_context_t *ctx, void *dst, const void *src, size_t n, struct CUstream_st *stream)
+{
+    psc_copy_plan_t plan;
+    CUcontext restore = NULL;
+    int changed = 0;
+    psc_status_t st;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if (!n)
+        return PSC_OK;
+    st = psc__copy_plan(ctx, dst, src, n, (CUstream)stream, &plan, &restore, &changed);
+    if (st == PSC_OK)
+        st = psc__copy_plan_enqueue(ctx, &plan);
+    return psc__copy_restore(ctx, st, restore, changed);
+}
+
+psc_status_t psc_copy_route(psc_context_t *ctx, const void *dst, const void *src, size_t n, struct CUstream_st *stream,
+                            psc_route_t *out)
+{
+    psc_copy_plan_t plan;
+    CUcontext restore = NULL;
+    int changed = 0;
+    psc_status_t st;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_route: no place for the route (accepted: a psc_route_t)");
+    if (!n)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_route: 0 bytes take no route (accepted: 1 B or more)");
+    st = psc__copy_plan(ctx, (void *)dst, src, n, (CUstream)stream, &plan, &restore, &changed);
+    st = psc__copy_restore(ctx, st, restore, changed);
+    if (st == PSC_OK)
+        *out = plan.route;
+    return st;
+}

@@ -1,0 +1,31 @@
+/* psc_copy's parts that its calibration and benchmark share: the plan of one copy and its enqueue. */
+#ifndef PSC_XFER_APP_COPY_H
+#define PSC_XFER_APP_COPY_H
+
+#include "xfer/route.h"
+
+/* A copy made ready to queue: its route, and the addresses the route uses. */
+typedef struct {
+    psc_route_t route;
+    CUdeviceptr d, s;        /* kernel addresses for the SM kernel; the caller's for the copy engine */
+    uint64_t n;
+    CUstream stream;
+} psc_copy_plan_t;
+
+/*
+ * Check the copy and choose its route (psc_copy's rules), with the stream
+ * GPU's context made current; *restore is the context to put back (the
+ * caller's), valid also on failure when *changed is set.
+ */
+psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream,
+                            psc_copy_plan_t *plan, CUcontext *restore, int *changed);
+
+/* Queue the planned copy on its stream (the stream GPU's context current). */
+psc_status_t psc__copy_plan_enqueue(psc_context_t *ctx, const psc_copy_plan_t *plan);
+
+/* The SM copy kernel's grid for n bytes on GPU g: one 16-byte word per thread up to every SM full. */
+unsigned psc__app_copy_blocks(const psc_context_t *ctx, int g, uint64_t n);
+
+#define PSC_APP_COPY_THREADS 256
+
+#endif

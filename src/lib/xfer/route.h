@@ -1,0 +1,49 @@
+/*
+ * psc_copy's route choice: what the two ends of a copy are (from the
+ * driver's pointer attributes), which routes can move their bytes, and which
+ * of those is fastest by the calibration or the built-in defaults. The
+ * choice itself is pure (no driver), so it is tested without a GPU.
+ */
+#ifndef PSC_XFER_ROUTE_H
+#define PSC_XFER_ROUTE_H
+
+#include "internal.h"
+
+/* One end of a copy, as the issuing GPU's context sees it. */
+typedef struct {
+    int where;           /* GPU ordinal, or PSC_HOST */
+    int managed;         /* managed (unified) memory: the copy engine only */
+    unsigned access;     /* CU_POINTER_ATTRIBUTE_ACCESS_FLAG_* for the stream GPU's context */
+    CUdeviceptr dptr;    /* the address a kernel on the stream's GPU uses; 0 when it has none */
+} psc_endpoint_t;
+
+typedef struct {
+    psc_endpoint_t src, dst;
+    int stream_gpu;
+    uint64_t n;
+    int aligned;         /* both kernel addresses 16-byte aligned */
+} psc_copy_path_t;
+
+/* Built-in defaults (no calibration): between GPUs, the SM kernel up to this size, the copy engine above. */
+#define PSC_ROUTE_SM_PEER_MAX (32ull << 20)
+/* An SM copy of addresses that are not 16-byte aligned goes byte by byte: only this small. */
+#define PSC_ROUTE_SM_UNALIGNED_MAX (64ull << 10)
+
+/*
+ * The route for the path: the calibration's fastest where it measured both
+ * routes of this path, the defaults otherwise; out->why says which and why.
+ */
+void psc__route_choose(const psc_calibration_t *cal, const psc_copy_path_t *p, psc_route_t *out);
+
+/*
+ * The calibration's time for n bytes on one measured route, interpolated
+ * between the measured sizes on log-log axes (beyond the largest, growing
+ * with n). Negative when the calibration did not measure that route.
+ */
+double psc__route_predict(const psc_calibration_t *cal, int src, int dst, int stream_gpu, int issuer,
+                          psc_engine_t engine, uint64_t n);
+
+/* "gpu3" or "host" into buf. */
+const char *psc__endpoint_name(int where, char *buf, size_t len);
+
+#endif

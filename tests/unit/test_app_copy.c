@@ -1,0 +1,455 @@
+/*
+ * psc_copy without a GPU: the route choice (pure), and the call itself on the
+ * fake driver, whose copy kernels and cuMemcpyAsync move the bytes on the
+ * host so each route's result can be checked: which route ran, on which
+ * stream, that the bytes arrived, and that bad input queues nothing.
+ */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fake_context.h"
+#include "xfer/route.h"
+
+static void *(*fake_current)(void);
+static void (*fake_set_current)(void *);
+static void *(*fake_primary)(int);
+static int (*fake_peer)(int, int);
+static void (*fake_set_peer)(int, int, int);
+static void (*fake_run_copies)(int);
+static int (*fake_launches)(void);
+static int (*fake_memcpys)(void);
+static const char *(*fake_last_kernel)(void);
+static unsigned (*fake_last_grid)(void);
+static unsigned (*fake_last_block)(void);
+static void *(*fake_last_stream)(void);
+static void *(*fake_foreign_stream)(void);
+static void (*fake_mark_managed)(const void *);
+static CUresult (*get_proc)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+
+/* A driver entry point of the fake, as the library gets it. */
+static void *fake_fn(const char *name)
+{
+    CUdriverProcAddressQueryResult st;
+    void *fn = NULL;
+
+    get_proc(name, &fn, 12000, 0, &st);
+    return fn;
+}
+
+/* n bytes of device memory on GPU g (allocated in its primary context, as the runtime would). */
+static void *dev_alloc(int g, size_t n)
+{
+    CUresult (*mem_alloc)(CUdeviceptr *, size_t) = (CUresult(*)(CUdeviceptr *, size_t))fake_fn("cuMemAlloc");
+    void *was = fake_current();
+    CUdeviceptr d = 0;
+
+    fake_set_current(fake_primary(g));
+    assert_int_equal(mem_alloc(&d, n), CUDA_SUCCESS);
+    fake_set_current(was);
+    return (void *)(uintptr_t)d;
+}
+
+static void dev_free(void *p)
+{
+    CUresult (*mem_free)(CUdeviceptr) = (CUresult(*)(CUdeviceptr))fake_fn("cuMemFree");
+
+    mem_free((CUdeviceptr)(uintptr_t)p);
+}
+
+static void *pinned_alloc(size_t n)
+{
+    CUresult (*host_alloc)(void **, size_t, unsigned) = (CUresult(*)(void **, size_t, unsigned))fake_fn("cuMemHostAlloc");
+    void *p = NULL;
+
+    assert_int_equal(host_alloc(&p, n, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
+    return p;
+}
+
+static void pinned_free(void *p)
+{
+    CUresult (*free_host)(void *) = (CUresult(*)(void *))fake_fn("cuMemFreeHost");
+
+    free_host(p);
+}
+
+/* A stream of GPU g's primary context. */
+static CUstream stream_on(int g)
+{
+    CUresult (*create)(CUstream *, unsigned) = (CUresult(*)(CUstream *, unsigned))fake_fn("cuStreamCreate");
+    void *was = fake_current();
+    CUstream s = NULL;
+
+    fake_set_current(fake_primary(g));
+    assert_int_equal(create(&s, 0), CUDA_SUCCESS);
+    fake_set_current(was);
+    return s;
+}
+
+static void stream_free(CUstream s)
+{
+    CUresult (*destroy)(CUstream) = (CUresult(*)(CUstream))fake_fn("cuStreamDestroy");
+
+    destroy(s);
+}
+
+static void fill(unsigned char *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(seed + i * 131 + (i >> 8));
+}
+
+static int setup(void **state)
+{
+    void *h;
+
+    psc_test_fake_driver("contexts", "2");
+    if (psc_test_open_ctx(state) != 0)
+        return -1;
+    h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
+    if (!h)
+        return -1;
+    *(void **)&fake_current = dlsym(h, "fake_cuda_current");
+    *(void **)&fake_set_current = dlsym(h, "fake_cuda_set_current");
+    *(void **)&fake_primary = dlsym(h, "fake_cuda_primary");
+    *(void **)&fake_peer = dlsym(h, "fake_cuda_peer");
+    *(void **)&fake_set_peer = dlsym(h, "fake_cuda_set_peer");
+    *(void **)&fake_run_copies = dlsym(h, "fake_cuda_run_copies");
+    *(void **)&fake_launches = dlsym(h, "fake_cuda_launches");
+    *(void **)&fake_memcpys = dlsym(h, "fake_cuda_memcpys");
+    *(void **)&fake_last_kernel = dlsym(h, "fake_cuda_last_kernel");
+    *(void **)&fake_last_grid = dlsym(h, "fake_cuda_last_grid");
+    *(void **)&fake_last_block = dlsym(h, "fake_cuda_last_block");
+    *(void **)&fake_last_stream = dlsym(h, "fake_cuda_last_stream");
+    *(void **)&fake_foreign_stream = dlsym(h, "fake_cuda_foreign_stream");
+    *(void **)&fake_mark_managed = dlsym(h, "fake_cuda_mark_managed");
+    *(void **)&get_proc = dlsym(h, "cuGetProcAddress_v2");
+    dlclose(h);
+    if (!fake_run_copies || !get_proc || !fake_foreign_stream)
+        return -1;
+    fake_run_copies(1);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fake_run_copies(0);
+    return psc_test_close_ctx(state);
+}
+
+/* ------------------------------------------------------------ the pure choice */
+
+static psc_copy_path_t path_of(int src, int dst, int stream_gpu, uint64_t n)
+{
+    psc_copy_path_t p;
+
+    memset(&p, 0, sizeof(p));
+    p.src = (psc_endpoint_t){src, 0, CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE, 0x10000};
+    p.dst = (psc_endpoint_t){dst, 0, CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE, 0x20000};
+    p.stream_gpu = stream_gpu;
+    p.n = n;
+    p.aligned = 1;
+    return p;
+}
+
+static void test_defaults(void **state)
+{
+    psc_copy_path_t p = path_of(0, 1, 1, 1 << 20);
+    psc_route_t r;
+
+    (void)state;
+    psc__route_choose(NULL, &p, &r);
+    assert_int_equal(r.engine, PSC_ENGINE_SM);
+    assert_int_equal(r.issuer, 1);
+    assert_int_equal(r.stream_gpu, 1);
+    assert_int_equal(r.src, 0);
+    assert_int_equal(r.dst, 1);
+    assert_int_equal(r.calibrated, 0);
+    assert_int_equal(r.peer_off, 0);
+    assert_non_null(strstr(r.why, "built-in"));
+    assert_non_null(strstr(r.why, "gpu0 -> gpu1"));
+
+    p.n = PSC_ROUTE_SM_PEER_MAX; /* the last size the SM kernel takes */
+    psc__route_choose(NULL, &p, &r);
+    assert_int_equal(r.engine, PSC_ENGINE_SM);
+    p.n = PSC_ROUTE_SM_PEER_MAX + 1;
+    psc__route_choose(NULL, &p, &r);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+
+    p = path_of(0, 0, 0, 4096); /* inside one GPU */
+    psc__route_choose(NULL, &p, &r);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    p = path_of(PSC_HOST, 0, 0, 4096);
+    psc__route_choose(NULL, &p, &r);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    assert_non_null(strstr(r.why, "host -> gpu0"));
+}
+
+static void test_sm_blocked(void **state)
+{
+    psc_copy_path_t p = path_of(0, 1, 1, 4096);
+    psc_route_t r;
+
+    (void)state;
+    p.src.access = 0; /* gpu1 cannot read gpu0's memory: peer access off */
+    p.src.dptr = 0;
+    psc__route_choose(NULL, &p, &r);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    assert_int_equal(r.peer_off, 1);
+    assert_non_null(strstr(r.why, "psc_peer_enable"));
+
+    p = path_of(0, 1, 0, 4096);
+    p.dst.access = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ; /* read-only destination: no kernel writes */
+    psc__route_choose(NULL, &p, &r);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+
+    p = path_of(0, 1, 0, 1 << 20);
+    p.aligned = 0; /* too large to go byte by byte */
+    psc__route_choose(NULL, &p, &r);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    assert_int_equal(r.peer_off, 0);
+    p.n = PSC_ROUTE_SM_UNALIGNED_MAX;
+    psc__route_choose(NULL, &p, &r);
+    assert_int_equal(r.engine, PSC_ENGINE_SM);
+
+    p = path_of(0, 1, 0, 4096);
+    p.dst.managed = 1;
+    psc__route_choose(NULL, &p, &r);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    assert_non_null(strstr(r.why, "managed"));
+}
+
+/* A calibration where the SM kernel wins below 1 MiB and the copy engine from 1 MiB, on gpu0 -> gpu1 by gpu0. */
+static psc_calibration_t *cal_make(void)
+{
+    static psc_cal_route_t routes[2];
+    static psc_calibration_t cal;
+    uint64_t sizes[4] = {4096, 65536, 1 << 20, 16 << 20};
+    double sm[4] = {3, 4, 12, 100}, ce[4] = {8, 9, 10, 50};
+
+    memset(routes, 0, sizeof(routes));
+    for (int k = 0; k < 2; k++) {
+        routes[k] = (psc_cal_route_t){.src = 0, .dst = 1, .stream_gpu = 0, .issuer = 0, .nsizes = 4};
+        routes[k].engine = k ? PSC_ENGINE_SM : PSC_ENGINE_CE;
+        memcpy(routes[k].size, sizes, sizeof(sizes));
+        memcpy(routes[k].us, k ? sm : ce, sizeof(sm));
+    }
+    memset(&cal, 0, sizeof(cal));
+    cal.ngpu = 2;
+    cal.nroute = 2;
+    cal.route = routes;
+    return &cal;
+}
+
+static void test_calibrated(void **state)
+{
+    psc_calibration_t *cal = cal_make();
+    psc_copy_path_t p = path_of(0, 1, 0, 65536);
+    psc_route_t r;
+    double mid;
+
+    (void)state;
+    psc__route_choose(cal, &p, &r);
+    assert_int_equal(r.engine, PSC_ENGINE_SM);
+    assert_int_equal(r.calibrated, 1);
+    assert_true(r.predicted_us == 4);
+    p.n = 1 << 20;
+    psc__route_choose(cal, &p, &r);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    assert_true(r.predicted_us == 10);
+    assert_non_null(strstr(r.why, "calibrated"));
+
+    /* Between measured sizes: log-log, so the geometric middle takes the geometric mean. */
+    mid = psc__route_predict(cal, 0, 1, 0, 0, PSC_ENGINE_SM, 16384);
+    assert_true(mid > 3.4 && mid < 3.5); /* sqrt(3*4) = 3.46 */
+    assert_true(psc__route_predict(cal, 0, 1, 0, 0, PSC_ENGINE_SM, 1) == 3);            /* below: the smallest */
+    assert_true(psc__route_predict(cal, 0, 1, 0, 0, PSC_ENGINE_CE, 32 << 20) == 100);   /* beyond: with the bytes */
+    assert_true(psc__route_predict(cal, 1, 0, 0, 0, PSC_ENGINE_CE, 4096) < 0);          /* not measured */
+
+    /* A path the calibration did not measure falls back to the defaults. */
+    p = path_of(1, 0, 1, 1 << 20);
+    psc__route_choose(cal, &p, &r);
+    assert_int_equal(r.calibrated, 0);
+    assert_int_equal(r.engine, PSC_ENGINE_SM);
+
+    /* Calibrated SM, but peer access is off: the copy engine, and the route says what would be faster. */
+    p = path_of(0, 1, 0, 4096);
+    p.dst.access = 0;
+    psc__route_choose(cal, &p, &r);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    assert_int_equal(r.peer_off, 1);
+    assert_true(r.predicted_us == 8);
+}
+
+/* ------------------------------------------------------------ the call on the fake driver */
+
+static void test_copy_routes(void **state)
+{
+    size_t n = 3 << 20, off = 4096;
+    unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *want = malloc(n);
+    CUstream s1 = stream_on(1);
+    psc_route_t r;
+    int was = -1;
+
+    (void)state;
+    fill(a, n, 7);
+    memcpy(want, a, n);
+    fake_set_peer(1, 0, 0);
+    fake_set_current(fake_primary(0)); /* the application's own current context */
+    fake_run_copies(1);
+
+    /* Peer access off: the copy engine, on the caller's stream. */
+    assert_int_equal(psc_copy_route(g_ctx, b, a, 1 << 20, (struct CUstream_st *)s1, &r), PSC_OK);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    assert_int_equal(r.peer_off, 1);
+    assert_int_equal(psc_copy(g_ctx, b, a, 1 << 20, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_memcpys(), 1);
+    assert_int_equal(fake_launches(), 0);
+    assert_ptr_equal(fake_last_stream(), s1);
+    assert_memory_equal(b, want, 1 << 20);
+    assert_ptr_equal(fake_current(), fake_primary(0));
+    assert_int_equal(fake_peer(1, 0), 0); /* never turned on by a copy */
+
+    /* The explicit call turns it on and says it was off; now the SM kernel of the stream's GPU. */
+    assert_int_equal(psc_peer_enable(g_ctx, 1, 0, &was), PSC_OK);
+    assert_int_equal(was, 0);
+    assert_int_equal(fake_peer(1, 0), 1);
+    assert_ptr_equal(fake_current(), fake_primary(0));
+    memset(b, 0, n);
+    assert_int_equal(psc_copy(g_ctx, b + off, a + off, 2 << 20, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_launches(), 1);
+    assert_int_equal(fake_memcpys(), 1);
+    assert_non_null(strstr(fake_last_kernel(), "psc_copy_u"));
+    assert_int_equal(fake_last_block(), 256);
+    assert_int_equal(fake_last_grid(), (2u << 20) / (16 * 256)); /* one 16-byte word per thread */
+    assert_ptr_equal(fake_last_stream(), s1);
+    assert_memory_equal(b + off, want + off, 2 << 20);
+    assert_int_equal(b[off - 1], 0); /* nothing outside the range */
+    assert_int_equal(b[off + (2 << 20)], 0);
+    assert_ptr_equal(fake_current(), fake_primary(0));
+    assert_int_equal(fake_peer(1, 0), 1); /* left on */
+
+    /* Unaligned and small: the byte kernel. */
+    assert_int_equal(psc_copy(g_ctx, b + 1, a + 3, 1000, (struct CUstream_st *)s1), PSC_OK);
+    assert_string_equal(fake_last_kernel(), "psc_copy_bytes");
+    assert_memory_equal(b + 1, want + 3, 1000);
+
+    /* The explicit call says when it was on already, and turns it off again. */
+    assert_int_equal(psc_peer_enable(g_ctx, 1, 0, &was), PSC_OK);
+    assert_int_equal(was, 1);
+    assert_int_equal(psc_peer_disable(g_ctx, 1, 0, &was), PSC_OK);
+    assert_int_equal(was, 1);
+    assert_int_equal(fake_peer(1, 0), 0);
+
+    stream_free(s1);
+    dev_free(a);
+    dev_free(b);
+    free(want);
+}
+
+static void test_copy_host_and_default_stream(void **state)
+{
+    size_t n = 1 << 16;
+    unsigned char *h = pinned_alloc(n), *d = dev_alloc(0, n);
+
+    (void)state;
+    fill(h, n, 3);
+    fake_set_current(fake_primary(0));
+    fake_run_copies(1);
+    /* NULL: the default stream of the current context (GPU 0's). */
+    assert_int_equal(psc_copy(g_ctx, d, h, n, NULL), PSC_OK);
+    assert_int_equal(fake_memcpys(), 1);
+    assert_memory_equal(d, h, n);
+    /* Managed memory goes by the copy engine even where the defaults would take the SM kernel. */
+    fake_mark_managed(d);
+    {
+        unsigned char *e = dev_alloc(1, n);
+        psc_route_t r;
+
+        fake_set_peer(1, 0, 1);
+        assert_int_equal(psc_copy_route(g_ctx, e, d, n, NULL, &r), PSC_OK);
+        assert_int_equal(r.engine, PSC_ENGINE_CE);
+        fake_set_peer(1, 0, 0);
+        dev_free(e);
+    }
+    pinned_free(h);
+    dev_free(d);
+}
+
+static void test_bad_input(void **state)
+{
+    size_t n = 1 << 16;
+    unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *pageable = malloc(n);
+    CUstream s0 = stream_on(0);
+    void *foreign = fake_foreign_stream();
+    psc_route_t r, untouched;
+
+    (void)state;
+    fake_set_current(fake_primary(1));
+    fake_run_copies(1);
+    memset(&r, 0x5C, sizeof(r));
+    untouched = r;
+
+    assert_int_equal(psc_copy(g_ctx, NULL, a, 16, (struct CUstream_st *)s0), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "destination address is NULL"));
+    assert_int_equal(psc_copy(g_ctx, b, NULL, 16, (struct CUstream_st *)s0), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "source address is NULL"));
+
+    assert_int_equal(psc_copy(g_ctx, b, pageable, 16, (struct CUstream_st *)s0), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "not memory CUDA knows"));
+    assert_int_equal(psc_copy(g_ctx, pageable, a, 16, (struct CUstream_st *)s0), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "destination"));
+
+    assert_int_equal(psc_copy(g_ctx, a + 100, a, 200, (struct CUstream_st *)s0), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "overlap"));
+    assert_int_equal(psc_copy(g_ctx, a, a + 100, 101, (struct CUstream_st *)s0), PSC_ERR_INVALID);
+    assert_int_equal(psc_copy(g_ctx, a, a + 100, 100, (struct CUstream_st *)s0), PSC_OK); /* touching is not overlapping */
+
+    assert_int_equal(psc_copy(g_ctx, b, a + 1, n, (struct CUstream_st *)s0), PSC_ERR_INVALID); /* one byte past */
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "past the end"));
+    assert_int_equal(psc_copy(g_ctx, b + n - 8, a, 9, (struct CUstream_st *)s0), PSC_ERR_INVALID);
+    assert_int_equal(psc_copy(g_ctx, b + n - 8, a, 8, (struct CUstream_st *)s0), PSC_OK);
+
+    assert_int_equal(psc_copy(g_ctx, b, a, 16, (struct CUstream_st *)foreign), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "primary context"));
+
+    assert_int_equal(psc_copy_route(g_ctx, b, pageable, 16, (struct CUstream_st *)s0, &r), PSC_ERR_INVALID);
+    assert_memory_equal(&r, &untouched, sizeof(r)); /* outputs only on success */
+    assert_int_equal(psc_copy_route(g_ctx, b, a, 0, (struct CUstream_st *)s0, &r), PSC_ERR_INVALID);
+    assert_int_equal(psc_copy(g_ctx, NULL, NULL, 0, (struct CUstream_st *)s0), PSC_OK); /* 0 bytes: nothing */
+
+    /* Two good copies were queued, and nothing for the refused ones; the caller's context stayed. */
+    assert_int_equal(fake_memcpys() + fake_launches(), 2);
+    assert_ptr_equal(fake_current(), fake_primary(1));
+
+    assert_int_equal(psc_peer_enable(g_ctx, 0, 0, NULL), PSC_ERR_INVALID);
+    assert_int_equal(psc_peer_enable(g_ctx, 0, 2, NULL), PSC_ERR_INVALID);
+    assert_int_equal(psc_copy(NULL, b, a, 16, NULL), PSC_ERR_INVALID);
+
+    free(foreign);
+    free(pageable);
+    stream_free(s0);
+    dev_free(a);
+    dev_free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_sm_blocked),
+        cmocka_unit_test(test_calibrated),
+        cmocka_unit_test(test_copy_routes),
+        cmocka_unit_test(test_copy_host_and_default_stream),
+        cmocka_unit_test(test_bad_input),
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
