@@ -507,7 +507,11 @@ static CUresult fake_mem_note(int which, unsigned flags, CUresult rc)
 }
 static CUresult fake_mem_host_alloc(void **p, size_t n, unsigned flags)
 {
-    return fake_mem_note(FAKE_MEM_HOST, flags, fake_mem_oom ? CUDA_ERROR_OUT_OF_MEMORY : fake_host_alloc(p, n, flags));
+    CUresult rc = fake_mem_oom ? CUDA_ERROR_OUT_OF_MEMORY : fake_host_alloc(p, n, flags);
+
+    if (rc == CUDA_SUCCESS) /* the driver does not clear it: a caller that needs zeros writes them */
+        memset(*p, 0xEE, n);
+    return fake_mem_note(FAKE_MEM_HOST, flags, rc);
 }
 static CUresult fake_mem_free_host(void *p) { fake_mem_live[FAKE_MEM_HOST]--; return fake_free_host(p); }
 static CUresult fake_mem_alloc_dev(CUdeviceptr *d, size_t n)

@@ -7,6 +7,7 @@
  * is freed by psc_context_destroy; psc_mem_where reports where the kernel
  * has the first page.
  */
+#define _DEFAULT_SOURCE /* mincore */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <hwloc.h>
@@ -16,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "fake_context.h"
@@ -45,6 +48,20 @@ static int page_node(const void *p)
         node = hwloc_bitmap_first(set);
     hwloc_bitmap_free(set);
     return node;
+}
+
+/* Every page of [p, p + n) is resident: it was touched before the call returned. */
+static void assert_resident(void *p, size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = ((uintptr_t)p % page + n + page - 1) / page;
+    unsigned char *vec = calloc(pages, 1);
+
+    assert_non_null(vec);
+    assert_int_equal(mincore((void *)((uintptr_t)p / page * page), pages * page, vec), 0);
+    for (size_t i = 0; i < pages; i++)
+        if (!(vec[i] & 1))
+            fail_msg("page %zu of %zu not resident", i, pages);
+    free(vec);
 }
 
 static psc_mem_t *alloc_ok(psc_context_t *ctx, psc_memkind_t kind, int where, size_t size)
@@ -134,6 +151,7 @@ static void test_registered(void **state)
     assert_int_equal((uintptr_t)p % 4096, 0);
     assert_int_equal(psc_mem_device(m), (uint64_t)(uintptr_t)p);
     assert_int_equal(psc_mem_kind(m), PSC_MEMKIND_REGISTERED);
+    assert_resident(p, 3 * 4096 + 7);
     memset(p, 0x5A, 3 * 4096 + 7);
     free_ok(m);
     assert_int_equal(fake_live(REGISTERED), reg);
