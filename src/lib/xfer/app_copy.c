@@ -126,11 +126,23 @@ psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint
         return st;
     path.aligned = ((path.src.dptr | path.dst.dptr) & 15) == 0;
     psc__route_choose(ctx->copy_cal, &path, &plan->route);
+    plan->path = path;
     plan->n = n;
     plan->stream = stream;
-    plan->d = plan->route.engine == PSC_ENGINE_SM ? path.dst.dptr : (CUdeviceptr)d;
-    plan->s = plan->route.engine == PSC_ENGINE_SM ? path.src.dptr : (CUdeviceptr)s;
+    plan->caller_d = (CUdeviceptr)d;
+    plan->caller_s = (CUdeviceptr)s;
+    psc__copy_plan_force(plan, plan->route.engine);
     return PSC_OK;
+}
+
+int psc__copy_plan_force(psc_copy_plan_t *plan, psc_engine_t engine)
+{
+    if (engine == PSC_ENGINE_SM && !psc__route_sm_ok(&plan->path))
+        return 0;
+    plan->route.engine = engine;
+    plan->d = engine == PSC_ENGINE_SM ? plan->path.dst.dptr : plan->caller_d;
+    plan->s = engine == PSC_ENGINE_SM ? plan->path.src.dptr : plan->caller_s;
+    return 1;
 }
 
 psc_status_t psc__copy_plan_enqueue(psc_context_t *ctx, const psc_copy_plan_t *plan)

@@ -7,7 +7,9 @@
 /* A copy made ready to queue: its route, and the addresses the route uses. */
 typedef struct {
     psc_route_t route;
+    psc_copy_path_t path;    /* what the route was chosen from */
     CUdeviceptr d, s;        /* kernel addresses for the SM kernel; the caller's for the copy engine */
+    CUdeviceptr caller_d, caller_s;
     uint64_t n;
     CUstream stream;
 } psc_copy_plan_t;
@@ -19,6 +21,9 @@ typedef struct {
  */
 psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream,
                             psc_copy_plan_t *plan, CUcontext *restore, int *changed);
+
+/* Make the plan take `engine` by the stream's GPU whatever the choice (the calibration measures each); 0 when it cannot. */
+int psc__copy_plan_force(psc_copy_plan_t *plan, psc_engine_t engine);
 
 /* Queue the planned copy on its stream (the stream GPU's context current). */
 psc_status_t psc__copy_plan_enqueue(psc_context_t *ctx, const psc_copy_plan_t *plan);

@@ -82,6 +82,14 @@ static const char *psc__sm_blocked(const psc_copy_path_t *p, int *peer, char *bu
     return NULL;
 }
 
+int psc__route_sm_ok(const psc_copy_path_t *p)
+{
+    char buf[120];
+    int peer;
+
+    return psc__sm_blocked(p, &peer, buf, sizeof(buf)) == NULL;
+}
+
 /* The built-in choice: the SM kernel between two GPUs up to PSC_ROUTE_SM_PEER_MAX, else the copy engine. */
 static psc_engine_t psc__route_default(const psc_copy_path_t *p, char *why, size_t len)
 {

@@ -35,6 +35,9 @@ typedef struct {
  */
 void psc__route_choose(const psc_calibration_t *cal, const psc_copy_path_t *p, psc_route_t *out);
 
+/* 1 when the stream's GPU can copy the path's bytes with its SMs (addresses, access, alignment). */
+int psc__route_sm_ok(const psc_copy_path_t *p);
+
 /*
  * The calibration's time for n bytes on one measured route, interpolated
  * between the measured sizes on log-log axes (beyond the largest, growing

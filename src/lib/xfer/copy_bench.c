@@ -1,0 +1,415 @@
+/*
+ * psc_copy measured as an application uses it: copies queued back to back on
+ * one stream, no gate, so the CPU's cost of queueing counts wherever it is the
+ * bottleneck. psc_copy_calibrate times each route of each path for the route
+ * choice; psc_copy_bench times psc_copy against the driver's own call. Every
+ * size's result is checked byte for byte, the bytes past it too.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mem/buffer.h"
+#include "opts.h"
+#include "pattern/check.h"
+#include "xfer/app_copy.h"
+
+#define PSC_CB_TARGET_US 2000.0 /* GPU time a sample aims at */
+#define PSC_CB_MAX_REPS 500u    /* copies in one sample at most (the launch queue stays short) */
+#define PSC_CB_MIN_REPS 3u
+#define PSC_CB_SEED 0xC0B1E5ull
+
+typedef struct {
+    int src, dst, stream_gpu;
+} psc_cb_path_t;
+
+/* How one sample queues its copies. */
+typedef enum {
+    PSC_CB_PLAN,   /* the planned route's own driver call (psc__copy_plan_enqueue): the calibration, the launch cost */
+    PSC_CB_PSC,    /* psc_copy itself, checks and all */
+    PSC_CB_DRIVER, /* cuMemcpyPeerAsync between GPUs, cuMemcpyAsync otherwise */
+} psc_cb_method_t;
+
+typedef struct {
+    psc_buffer_t *src, *dst;
+    CUevent start, stop;
+    CUstream stream;
+    psc_cb_path_t path;
+} psc_cb_bed_t;
+
+/* Every path between the GPUs (each ordered pair from either end's stream, each GPU inside itself) and the host. */
+static int psc__cb_paths(const int *d, int m, int host, psc_cb_path_t *out, int cap)
+{
+    int n = 0;
+
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < m; j++) {
+            if (n + 2 > cap)
+                return n;
+            out[n++] = (psc_cb_path_t){d[i], d[j], d[i]};
+            if (i != j)
+                out[n++] = (psc_cb_path_t){d[i], d[j], d[j]};
+        }
+        if (host && n + 2 <= cap) {
+            out[n++] = (psc_cb_path_t){PSC_HOST, d[i], d[i]};
+            out[n++] = (psc_cb_path_t){d[i], PSC_HOST, d[i]};
+        }
+    }
+    return n;
+}
+
+static psc_status_t psc__cb_buffer(psc_context_t *ctx, int where, int gpu, uint64_t size, psc_buffer_t **out)
+{
+    if (where == PSC_HOST)
+        return psc__buffer_get(ctx, PSC_MEM_PINNED, gpu, ctx->info[gpu].numa_node, size, out);
+    return psc__buffer_get(ctx, PSC_MEM_DEVICE, where, -1, size, out);
+}
+
+static void psc__cb_bed_close(psc_context_t *ctx, psc_cb_bed_t *b)
+{
+    if (b->start || b->stop)
+        psc__gpu_use(ctx, b->path.stream_gpu);
+    if (b->start)
+        ctx->cu.p_cuEventDestroy(b->start);
+    if (b->stop)
+        ctx->cu.p_cuEventDestroy(b->stop);
+    psc__buffer_put(b->src);
+    psc__buffer_put(b->dst);
+    memset(b, 0, sizeof(*b));
+}
+
+/* Buffers of `size` at both ends (the source holding the pattern), events, and the stream GPU's stream. */
+static psc_status_t psc__cb_bed_open(psc_context_t *ctx, const psc_cb_path_t *p, uint64_t size, psc_cb_bed_t *b)
+{
+    psc_status_t st;
+
+    memset(b, 0, sizeof(*b));
+    b->path = *p;
+    if ((st = psc__cb_buffer(ctx, p->src, p->stream_gpu, size, &b->src)) != PSC_OK ||
+        (st = psc__cb_buffer(ctx, p->dst, p->stream_gpu, size, &b->dst)) != PSC_OK ||
+        (st = psc__pattern_fill(ctx, b->src, PSC_CB_SEED)) != PSC_OK ||
+        (st = psc__gpu_use(ctx, p->stream_gpu)) != PSC_OK ||
+        (st = PSC_CU(ctx, cuEventCreate, (&b->start, CU_EVENT_DEFAULT))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuEventCreate, (&b->stop, CU_EVENT_DEFAULT))) != PSC_OK)
+        goto err;
+    b->stream = ctx->gpu[p->stream_gpu].stream;
+    if (p->src >= 0 && p->dst >= 0 && p->src != p->dst) { /* peer access from the stream's GPU, put back after */
+        int other = p->src == p->stream_gpu ? p->dst : p->src, can = 0;
+
+        if ((st = PSC_CU(ctx, cuDeviceCanAccessPeer, (&can, ctx->gpu[p->stream_gpu].dev, ctx->gpu[other].dev))) != PSC_OK ||
+            (can && (st = psc__gpu_peer_enable(ctx, p->stream_gpu, other)) != PSC_OK))
+            goto err;
+        if ((st = psc__gpu_use(ctx, p->stream_gpu)) != PSC_OK)
+            goto err;
+    }
+    return PSC_OK;
+err:
+    psc__cb_bed_close(ctx, b);
+    return st;
+}
+
+static void *psc__cb_addr(const psc_buffer_t *b)
+{
+    return b->kind == PSC_MEM_DEVICE ? (void *)(uintptr_t)b->dptr : b->host;
+}
+
+/* Queue one copy of n bytes by the method (the stream GPU's context current). */
+static psc_status_t psc__cb_issue(psc_context_t *ctx, psc_cb_method_t m, const psc_cb_bed_t *b, const psc_copy_plan_t *pl,
+                                  uint64_t n)
+{
+    CUdeviceptr d = b->dst->dptr, s = b->src->dptr;
+
+    switch (m) {
+    case PSC_CB_PLAN:
+        return psc__copy_plan_enqueue(ctx, pl);
+    case PSC_CB_PSC:
+        return psc_copy(ctx, psc__cb_addr(b->dst), psc__cb_addr(b->src), n, (struct CUstream_st *)b->stream);
+    case PSC_CB_DRIVER:
+        if (b->path.src >= 0 && b->path.dst >= 0)
+            return PSC_CU(ctx, cuMemcpyPeerAsync,
+                          (d, ctx->gpu[b->path.dst].ctx, s, ctx->gpu[b->path.src].ctx, n, b->stream));
+        return PSC_CU(ctx, cuMemcpyAsync, ((CUdeviceptr)(uintptr_t)psc__cb_addr(b->dst),
+                                           (CUdeviceptr)(uintptr_t)psc__cb_addr(b->src), n, b->stream));
+    }
+    return PSC_ERR_INVALID;
+}
+
+/* One sample: reps copies back to back; GPU time per copy (events) and CPU time per call. */
+static psc_status_t psc__cb_sample(psc_context_t *ctx, psc_cb_method_t m, const psc_cb_bed_t *b,
+                                   const psc_copy_plan_t *pl, uint64_t n, unsigned reps, double *gpu_us, double *cpu_us)
+{
+    psc_status_t st;
+    double t0, t1;
+    float ms = 0;
+
+    if ((st = PSC_CU(ctx, cuEventRecord, (b->start, b->stream))) != PSC_OK)
+        return st;
+    t0 = psc__now_ns();
+    for (unsigned k = 0; k < reps && st == PSC_OK; k++)
+        st = psc__cb_issue(ctx, m, b, pl, n);
+    t1 = psc__now_ns();
+    if (st != PSC_OK)
+        return st;
+    if ((st = PSC_CU(ctx, cuEventRecord, (b->stop, b->stream))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuEventSynchronize, (b->stop))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuEventElapsedTime, (&ms, b->start, b->stop))) != PSC_OK)
+        return st;
+    *gpu_us = (double)ms * 1000.0 / reps;
+    *cpu_us = (t1 - t0) / 1000.0 / reps;
+    return PSC_OK;
+}
+
+/*
+ * Median time per copy over `samples` samples, after a warm-up that also
+ * sizes the samples; the destination is poisoned first and checked after.
+ */
+static psc_status_t psc__cb_measure(psc_context_t *ctx, psc_cb_method_t m, const psc_cb_bed_t *b,
+                                    const psc_copy_plan_t *pl, uint64_t n, unsigned samples, double *gpu_us,
+                                    double *cpu_us, psc_check_t *chk)
+{
+    psc_expect_t poison = {PSC_CB_SEED, 0, 0, 0, PSC_PAT_RANDOM, 0}; /* every byte a canary */
+    psc_expect_t want = {PSC_CB_SEED, 0, n, 0, PSC_PAT_RANDOM, 0};
+    double g[64], c[64], est = 0, unused;
+    unsigned reps;
+    psc_status_t st;
+
+    if (samples > 64)
+        samples = 64;
+    if ((st = psc__expect_fill(ctx, b->dst, &poison)) != PSC_OK || (st = psc__gpu_use(ctx, b->path.stream_gpu)) != PSC_OK ||
+        (st = psc__cb_sample(ctx, m, b, pl, n, 2, &est, &unused)) != PSC_OK) /* warm-up */
+        return st;
+    reps = est > 0 ? (unsigned)(PSC_CB_TARGET_US / est) : PSC_CB_MAX_REPS;
+    reps = reps < PSC_CB_MIN_REPS ? PSC_CB_MIN_REPS : reps > PSC_CB_MAX_REPS ? PSC_CB_MAX_REPS : reps;
+    for (unsigned k = 0; k < samples; k++)
+        if ((st = psc__cb_sample(ctx, m, b, pl, n, reps, &g[k], &c[k])) != PSC_OK)
+            return st;
+    qsort(g, samples, sizeof(double), psc__cmp_double);
+    qsort(c, samples, sizeof(double), psc__cmp_double);
+    *gpu_us = g[samples / 2];
+    *cpu_us = c[samples / 2];
+    if ((st = psc__expect_check(ctx, b->dst, &want, chk)) != PSC_OK)
+        return st;
+    return psc__gpu_use(ctx, b->path.stream_gpu);
+}
+
+/* The plan psc_copy makes for this bed's copy of n bytes. */
+static psc_status_t psc__cb_plan(psc_context_t *ctx, const psc_cb_bed_t *b, uint64_t n, psc_copy_plan_t *pl)
+{
+    CUcontext restore;
+    int changed;
+
+    return psc__copy_plan(ctx, psc__cb_addr(b->dst), psc__cb_addr(b->src), n, b->stream, pl, &restore, &changed);
+}
+
+static psc_status_t psc__cb_sizes(uint64_t lo, uint64_t hi, unsigned f, uint64_t *out, int cap, int *n)
+{
+    int k = 0;
+
+    for (uint64_t s = lo; s <= hi && k < cap; s = s * f > s ? s * f : hi + 1)
+        out[k++] = s;
+    *n = k;
+    return PSC_OK;
+}
+
+/* ---------------------------------------------------------------- calibration */
+
+static psc_status_t psc__copy_calibrate(psc_context_t *ctx, const psc_copy_cal_opts_t *o, psc_calibration_t *cal)
+{
+    int d[PSC_MAX_GPUS], m = psc__resolve_devices(ctx, o->devices, o->ndev, d, PSC_MAX_GPUS), np, ns;
+    psc_cb_path_t *paths = NULL;
+    uint64_t sizes[PSC_CAL_MAX_SIZES];
+    psc_status_t st = PSC_OK;
+    time_t now = time(NULL);
+    struct tm tm;
+
+    if (m < 0)
+        return PSC_ERR_INVALID;
+    psc__cb_sizes(o->min_size, o->max_size, o->factor, sizes, PSC_CAL_MAX_SIZES, &ns);
+    paths = calloc((size_t)(2 * m * m + 2 * m), sizeof(*paths));
+    cal->route = calloc((size_t)(2 * m * m + 2 * m) * 2, sizeof(*cal->route));
+    if (!paths || !cal->route) {
+        free(paths);
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    }
+    np = psc__cb_paths(d, m, o->host, paths, 2 * m * m + 2 * m);
+    cal->ngpu = ctx->ndev;
+    for (int i = 0; i < ctx->ndev && i < PSC_MAX_GPUS; i++)
+        snprintf(cal->uuid[i], sizeof(cal->uuid[i]), "%s", ctx->info[i].uuid);
+    snprintf(cal->gpu_name, sizeof(cal->gpu_name), "%s", ctx->info[0].name);
+    snprintf(cal->driver_release, sizeof(cal->driver_release), "%s", ctx->sys.driver_release);
+    gmtime_r(&now, &tm);
+    strftime(cal->created, sizeof(cal->created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    for (int p = 0; p < np && st == PSC_OK; p++) {
+        psc_cb_bed_t bed;
+        psc_cal_route_t *r[2];
+
+        if ((st = psc__cb_bed_open(ctx, &paths[p], o->max_size, &bed)) != PSC_OK)
+            break;
+        for (int e = 0; e < 2; e++) {
+            r[e] = &cal->route[cal->nroute + e];
+            *r[e] = (psc_cal_route_t){.src = paths[p].src, .dst = paths[p].dst, .stream_gpu = paths[p].stream_gpu,
+                                      .issuer = paths[p].stream_gpu, .engine = e ? PSC_ENGINE_SM : PSC_ENGINE_CE};
+        }
+        for (int k = 0; k < ns && st == PSC_OK; k++) {
+            psc_copy_plan_t pl;
+
+            if ((st = psc__cb_plan(ctx, &bed, sizes[k], &pl)) != PSC_OK)
+                break;
+            for (int e = 0; e < 2 && st == PSC_OK; e++) {
+                psc_check_t chk = PSC_CHECK_CLEAN;
+                double g = 0, c = 0;
+
+                if (!psc__copy_plan_force(&pl, e ? PSC_ENGINE_SM : PSC_ENGINE_CE))
+                    continue; /* the SM kernel cannot reach these bytes: not a route */
+                st = psc__cb_measure(ctx, PSC_CB_PLAN, &bed, &pl, sizes[k], o->samples, &g, &c, &chk);
+                if (st == PSC_OK && chk.bad_bytes)
+                    st = psc__fail(ctx, PSC_ERR_DRIVER, "calibration: a %s copy of %llu B moved %llu wrong bytes "
+                                   "(first at offset %lld): this path does not move the right bytes",
+                                   e ? "SM" : "copy-engine", (unsigned long long)sizes[k],
+                                   (unsigned long long)chk.bad_bytes, (long long)chk.first_bad);
+                if (st == PSC_OK && g > 0) {
+                    r[e]->size[r[e]->nsizes] = sizes[k];
+                    r[e]->us[r[e]->nsizes++] = g;
+                }
+            }
+        }
+        cal->nroute += 1 + (r[1]->nsizes > 0); /* the SM route only where it ran */
+        psc__cb_bed_close(ctx, &bed);
+    }
+    free(paths);
+    return st;
+}
+
+psc_status_t psc_copy_calibrate(psc_context_t *ctx, const psc_copy_cal_opts_t *o, psc_calibration_t **out)
+{
+    psc_copy_cal_opts_t full;
+    psc_calibration_t *cal;
+    psc_status_t st;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if ((st = psc__copy_cal_opts_adopt(ctx, o, &full)) != PSC_OK)
+        return st;
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_calibrate: no place for the calibration given");
+    if (!(cal = calloc(1, sizeof(*cal))))
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    psc__guard_enter(ctx);
+    st = psc__copy_calibrate(ctx, &full, cal);
+    psc__bw_release_buffers(ctx);
+    st = psc__guard_leave(ctx, st);
+    if (st != PSC_OK) {
+        psc_calibration_free(cal);
+        return st;
+    }
+    *out = cal;
+    return PSC_OK;
+}
+
+/* ---------------------------------------------------------------- psc_copy against the driver */
+
+static psc_status_t psc__copy_bench(psc_context_t *ctx, const psc_copy_bench_opts_t *o, psc_copy_bench_t *res)
+{
+    int d[PSC_MAX_GPUS], m = psc__resolve_devices(ctx, o->devices, o->ndev, d, PSC_MAX_GPUS), np, ns, cap;
+    psc_cb_path_t *paths;
+    uint64_t sizes[64];
+    psc_status_t st = PSC_OK;
+
+    if (m < 0)
+        return PSC_ERR_INVALID;
+    psc__cb_sizes(o->min_size, o->max_size, o->factor, sizes, 64, &ns);
+    cap = 2 * m * m + 2 * m;
+    paths = calloc((size_t)cap, sizeof(*paths));
+    res->row = calloc((size_t)cap * (size_t)ns, sizeof(*res->row));
+    if (!paths || !res->row) {
+        free(paths);
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    }
+    np = psc__cb_paths(d, m, o->host, paths, cap);
+    res->calibrated = ctx->copy_cal != NULL;
+    for (int p = 0; p < np && st == PSC_OK; p++) {
+        psc_cb_bed_t bed;
+
+        if ((st = psc__cb_bed_open(ctx, &paths[p], o->max_size, &bed)) != PSC_OK)
+            break;
+        for (int k = 0; k < ns && st == PSC_OK; k++) {
+            psc_copy_bench_row_t *row = &res->row[res->nrow];
+            psc_check_t mine = PSC_CHECK_CLEAN, theirs = PSC_CHECK_CLEAN;
+            psc_copy_plan_t pl;
+            double unused;
+
+            memset(row, 0, sizeof(*row));
+            row->src = paths[p].src;
+            row->dst = paths[p].dst;
+            row->stream_gpu = paths[p].stream_gpu;
+            row->size = sizes[k];
+            if ((st = psc__cb_plan(ctx, &bed, sizes[k], &pl)) != PSC_OK ||
+                (st = psc__cb_measure(ctx, PSC_CB_PSC, &bed, &pl, sizes[k], o->samples, &row->psc_us, &row->psc_cpu_us,
+                                      &mine)) != PSC_OK ||
+                (st = psc__cb_measure(ctx, PSC_CB_DRIVER, &bed, &pl, sizes[k], o->samples, &row->driver_us,
+                                      &row->driver_cpu_us, &theirs)) != PSC_OK ||
+                (st = psc__cb_measure(ctx, PSC_CB_PLAN, &bed, &pl, sizes[k], o->samples, &unused,
+                                      &row->launch_cpu_us, &theirs)) != PSC_OK)
+                break;
+            psc__check_fold(&mine, &theirs);
+            row->route = pl.route;
+            row->speedup = row->psc_us > 0 ? row->driver_us / row->psc_us : 0;
+            row->bad_bytes = mine.bad_bytes;
+            row->first_bad = mine.first_bad < 0 ? UINT64_MAX : (uint64_t)mine.first_bad;
+            res->nrow++;
+        }
+        psc__cb_bed_close(ctx, &bed);
+    }
+    free(paths);
+    return st;
+}
+
+psc_status_t psc_copy_bench(psc_context_t *ctx, const psc_copy_bench_opts_t *o, psc_copy_bench_t **out)
+{
+    psc_copy_bench_opts_t full;
+    psc_calibration_t *keep;
+    psc_copy_bench_t *res;
+    psc_status_t st;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if ((st = psc__copy_bench_opts_adopt(ctx, o, &full)) != PSC_OK)
+        return st;
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_bench: no place for the result given");
+    keep = ctx->copy_cal; /* the caller's routes come back after the run */
+    ctx->copy_cal = NULL;
+    if (full.calibration && (st = psc_copy_calibration_load(ctx, full.calibration)) != PSC_OK) {
+        ctx->copy_cal = keep;
+        return st;
+    }
+    if (!full.calibration)
+        ctx->copy_cal = keep;
+    if (!(res = calloc(1, sizeof(*res)))) {
+        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    } else {
+        psc__guard_enter(ctx);
+        st = psc__copy_bench(ctx, &full, res);
+        psc__bw_release_buffers(ctx);
+        st = psc__guard_leave(ctx, st);
+    }
+    if (full.calibration) {
+        psc_calibration_free(ctx->copy_cal);
+        ctx->copy_cal = keep;
+    }
+    if (st != PSC_OK) {
+        psc_copy_bench_free(res);
+        return st;
+    }
+    *out = res;
+    return PSC_OK;
+}
+
+void psc_copy_bench_free(psc_copy_bench_t *bench)
+{
+    if (!bench)
+        return;
+    free(bench->row);
+    free(bench);
+}

@@ -1,0 +1,368 @@
+/*
+ * psc_copy on a real GPU, played as an application: memory from the driver
+ * API (device, pinned, registered), the application's own stream, the bytes
+ * checked on the host after the copy, the neighbours of the range too. Every
+ * path this machine has (inside a GPU, host <-> GPU, and between two GPUs
+ * with peer access off and on), aligned and not, sizes across the SM/CE
+ * choice; captured into a CUDA graph and replayed; the caller's context and
+ * peer access unchanged; bad input refused with nothing queued.
+ */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gpu_common.h"
+
+static struct {
+    CUresult (*init)(unsigned);
+    CUresult (*get_current)(CUcontext *);
+    CUresult (*set_current)(CUcontext);
+    CUresult (*retain)(CUcontext *, CUdevice);
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*mem_alloc)(CUdeviceptr *, size_t);
+    CUresult (*mem_free)(CUdeviceptr);
+    CUresult (*host_alloc)(void **, size_t, unsigned);
+    CUresult (*free_host)(void *);
+    CUresult (*host_register)(void *, size_t, unsigned);
+    CUresult (*host_unregister)(void *);
+    CUresult (*htod)(CUdeviceptr, const void *, size_t);
+    CUresult (*dtoh)(void *, CUdeviceptr, size_t);
+    CUresult (*stream_create)(CUstream *, unsigned);
+    CUresult (*stream_destroy)(CUstream);
+    CUresult (*stream_sync)(CUstream);
+    CUresult (*begin_capture)(CUstream, CUstreamCaptureMode);
+    CUresult (*end_capture)(CUstream, CUgraph *);
+    CUresult (*instantiate)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*graph_launch)(CUgraphExec, CUstream);
+    CUresult (*exec_destroy)(CUgraphExec);
+    CUresult (*graph_destroy)(CUgraph);
+    CUresult (*can_access)(int *, CUdevice, CUdevice);
+    CUresult (*peer_disable)(CUcontext);
+} cu;
+
+static CUcontext primary[2];
+static int ngpu;
+
+/* One end of a copy: device memory of a GPU, or page-locked host memory. */
+typedef struct {
+    int gpu;             /* -1: host */
+    int registered;      /* host: malloc'd and registered, else cuMemHostAlloc'd */
+    size_t size;
+    CUdeviceptr d;
+    void *h;
+} mem_t;
+
+static void *addr(const mem_t *m) { return m->gpu >= 0 ? (void *)(uintptr_t)m->d : m->h; }
+
+static void mem_get(mem_t *m, int gpu, int registered, size_t size)
+{
+    memset(m, 0, sizeof(*m));
+    m->gpu = gpu;
+    m->registered = registered;
+    m->size = size;
+    if (gpu >= 0) {
+        assert_int_equal(cu.set_current(primary[gpu]), CUDA_SUCCESS);
+        assert_int_equal(cu.mem_alloc(&m->d, size), CUDA_SUCCESS);
+    } else if (registered) {
+        m->h = aligned_alloc(4096, (size + 4095) / 4096 * 4096);
+        assert_non_null(m->h);
+        assert_int_equal(cu.host_register(m->h, size, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP),
+                         CUDA_SUCCESS);
+    } else {
+        assert_int_equal(cu.host_alloc(&m->h, size, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP), CUDA_SUCCESS);
+    }
+}
+
+static void mem_put(mem_t *m)
+{
+    if (m->gpu >= 0) {
+        cu.mem_free(m->d);
+    } else if (m->registered) {
+        cu.host_unregister(m->h);
+        free(m->h);
+    } else {
+        cu.free_host(m->h);
+    }
+}
+
+static void mem_write(const mem_t *m, const unsigned char *src)
+{
+    if (m->gpu >= 0)
+        assert_int_equal(cu.htod(m->d, src, m->size), CUDA_SUCCESS);
+    else
+        memcpy(m->h, src, m->size);
+}
+
+static void mem_read(const mem_t *m, unsigned char *dst)
+{
+    if (m->gpu >= 0)
+        assert_int_equal(cu.dtoh(dst, m->d, m->size), CUDA_SUCCESS);
+    else
+        memcpy(dst, m->h, m->size);
+}
+
+static void fill(unsigned char *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)((seed + i * 2654435761u) >> 13);
+}
+
+/*
+ * Copy n bytes from src+so to dst+doff on a stream of GPU `sg` and check every byte of dst: the range holds
+ * the source, the rest its poison. Returns the route taken.
+ */
+static psc_route_t copy_check(mem_t *dst, mem_t *src, size_t doff, size_t so, size_t n, int sg)
+{
+    unsigned char *s = malloc(src->size), *before = malloc(dst->size), *after = malloc(dst->size);
+    CUcontext cur = NULL;
+    CUstream st = NULL;
+    psc_route_t r;
+
+    assert_true(s && before && after);
+    fill(s, src->size, (unsigned)n);
+    fill(before, dst->size, (unsigned)n ^ 0xABCDu);
+    mem_write(src, s);
+    mem_write(dst, before);
+    assert_int_equal(cu.set_current(primary[sg]), CUDA_SUCCESS);
+    assert_int_equal(cu.stream_create(&st, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    assert_int_equal(psc_copy_route(g_ctx, (char *)addr(dst) + doff, (char *)addr(src) + so, n, (struct CUstream_st *)st, &r),
+                     PSC_OK);
+    assert_int_equal(psc_copy(g_ctx, (char *)addr(dst) + doff, (char *)addr(src) + so, n, (struct CUstream_st *)st),
+                     PSC_OK);
+    assert_int_equal(cu.get_current(&cur), CUDA_SUCCESS);
+    assert_ptr_equal(cur, primary[sg]); /* the caller's current context, as it was */
+    assert_int_equal(cu.stream_sync(st), CUDA_SUCCESS);
+    mem_read(dst, after);
+    memcpy(before + doff, s + so, n);
+    if (memcmp(before, after, dst->size) != 0) {
+        size_t i = 0;
+
+        while (before[i] == after[i])
+            i++;
+        fail_msg("%s: byte %zu is 0x%02x, not 0x%02x", r.why, i, after[i], before[i]);
+    }
+    cu.stream_destroy(st);
+    free(s);
+    free(before);
+    free(after);
+    return r;
+}
+
+static const size_t sizes[] = {1, 15, 16, 4096, 65536 + 7, (1 << 20) + 3, 48u << 20};
+
+static void test_local_and_host(void **state)
+{
+    mem_t a, b, h, reg;
+    size_t big = (48u << 20) + 64;
+
+    (void)state;
+    mem_get(&a, 0, 0, big);
+    mem_get(&b, 0, 0, big);
+    mem_get(&h, -1, 0, big);
+    mem_get(&reg, -1, 1, big);
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        size_t n = sizes[k];
+
+        copy_check(&b, &a, 0, 0, n, 0);
+        copy_check(&b, &a, 1, 5, n, 0);          /* unaligned */
+        copy_check(&b, &h, 16, 0, n, 0);         /* pinned host -> GPU */
+        copy_check(&h, &b, 0, 32, n, 0);         /* GPU -> pinned host */
+        copy_check(&reg, &a, 3, 0, n, 0);        /* GPU -> registered host */
+        copy_check(&a, &reg, 0, 0, n, 0);        /* registered host -> GPU */
+    }
+    mem_put(&a);
+    mem_put(&b);
+    mem_put(&h);
+    mem_put(&reg);
+}
+
+static void test_between_gpus(void **state)
+{
+    CUdevice d0, d1;
+    mem_t a, b;
+    int can = 0, was = -1;
+    size_t big = (48u << 20) + 64;
+
+    (void)state;
+    if (ngpu < 2) {
+        skip();
+    }
+    cu.device_get(&d0, 0);
+    cu.device_get(&d1, 1);
+    cu.can_access(&can, d1, d0);
+    mem_get(&a, 0, 0, big);
+    mem_get(&b, 1, 0, big);
+    /* Peer access off (as a fresh process has it): the copy engine, and the route says what would be faster. */
+    cu.set_current(primary[1]);
+    cu.peer_disable(primary[0]);
+    {
+        psc_route_t r = copy_check(&b, &a, 0, 0, 4096, 1);
+
+        assert_int_equal(r.engine, PSC_ENGINE_CE);
+        assert_int_equal(r.peer_off, can);
+    }
+    if (!can) {
+        mem_put(&a);
+        mem_put(&b);
+        return;
+    }
+    assert_int_equal(psc_peer_enable(g_ctx, 1, 0, &was), PSC_OK);
+    assert_int_equal(was, 0);
+    assert_int_equal(psc_peer_enable(g_ctx, 0, 1, NULL), PSC_OK);
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        size_t n = sizes[k];
+        psc_route_t r = copy_check(&b, &a, 0, 0, n, 1); /* read by gpu1 */
+
+        assert_int_equal(r.issuer, 1);
+        if (n <= (32u << 20) && !r.calibrated)
+            assert_int_equal(r.engine, PSC_ENGINE_SM);
+        copy_check(&b, &a, 0, 0, n, 0);                 /* written by gpu0 */
+        copy_check(&a, &b, 7, 3, n, 1);                 /* unaligned */
+    }
+    /* The SM route needs no change to peer access: it stays on, as the application set it. */
+    assert_int_equal(psc_peer_disable(g_ctx, 1, 0, &was), PSC_OK);
+    assert_int_equal(was, 1);
+    assert_int_equal(psc_peer_disable(g_ctx, 0, 1, NULL), PSC_OK);
+    mem_put(&a);
+    mem_put(&b);
+}
+
+/* psc_copy captured into a graph: the replay moves the bytes that are in the source at replay time. */
+static void test_graph_capture(void **state)
+{
+    size_t n = 1 << 20;
+    mem_t a, b;
+    unsigned char *x = malloc(n), *y = malloc(n);
+    CUstream st;
+    CUgraph g;
+    CUgraphExec ge;
+
+    (void)state;
+    mem_get(&a, 0, 0, n);
+    mem_get(&b, 0, 0, n);
+    assert_int_equal(cu.set_current(primary[0]), CUDA_SUCCESS);
+    assert_int_equal(cu.stream_create(&st, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    assert_int_equal(cu.begin_capture(st, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+    assert_int_equal(psc_copy(g_ctx, addr(&b), addr(&a), n / 2, (struct CUstream_st *)st), PSC_OK);
+    assert_int_equal(psc_copy(g_ctx, (char *)addr(&b) + n / 2, (char *)addr(&a) + n / 2, n / 2, (struct CUstream_st *)st),
+                     PSC_OK);
+    assert_int_equal(cu.end_capture(st, &g), CUDA_SUCCESS);
+    assert_int_equal(cu.instantiate(&ge, g, 0), CUDA_SUCCESS);
+    for (unsigned rep = 0; rep < 3; rep++) {
+        fill(x, n, rep + 1);
+        mem_write(&a, x);
+        assert_int_equal(cu.graph_launch(ge, st), CUDA_SUCCESS);
+        assert_int_equal(cu.stream_sync(st), CUDA_SUCCESS);
+        mem_read(&b, y);
+        assert_memory_equal(x, y, n);
+    }
+    cu.exec_destroy(ge);
+    cu.graph_destroy(g);
+    cu.stream_destroy(st);
+    mem_put(&a);
+    mem_put(&b);
+    free(x);
+    free(y);
+}
+
+static void test_bad_input(void **state)
+{
+    mem_t a, b;
+    char *pageable = malloc(4096);
+    CUstream st;
+    CUcontext cur = NULL;
+
+    (void)state;
+    mem_get(&a, 0, 0, 4096);
+    mem_get(&b, 0, 0, 4096);
+    cu.set_current(primary[0]);
+    assert_int_equal(cu.stream_create(&st, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    assert_int_equal(psc_copy(g_ctx, addr(&b), pageable, 64, (struct CUstream_st *)st), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "not memory CUDA knows"));
+    assert_int_equal(psc_copy(g_ctx, addr(&b), addr(&a), 4097, (struct CUstream_st *)st), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "past the end"));
+    assert_int_equal(psc_copy(g_ctx, (char *)addr(&a) + 8, addr(&a), 64, (struct CUstream_st *)st), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "overlap"));
+    assert_int_equal(psc_copy(g_ctx, (char *)addr(&a) + 4000, addr(&b), 200, (struct CUstream_st *)st), PSC_ERR_INVALID);
+    assert_int_equal(cu.stream_sync(st), CUDA_SUCCESS); /* nothing faulted: the stream is sound */
+    assert_int_equal(cu.get_current(&cur), CUDA_SUCCESS);
+    assert_ptr_equal(cur, primary[0]);
+    cu.stream_destroy(st);
+    mem_put(&a);
+    mem_put(&b);
+    free(pageable);
+}
+
+static int setup(void **state)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+
+    (void)state;
+    if (!h)
+        return -1;
+#define SYM(field, name) *(void **)&cu.field = dlsym(h, name)
+    SYM(init, "cuInit");
+    SYM(get_current, "cuCtxGetCurrent");
+    SYM(set_current, "cuCtxSetCurrent");
+    SYM(retain, "cuDevicePrimaryCtxRetain");
+    SYM(device_get, "cuDeviceGet");
+    SYM(mem_alloc, "cuMemAlloc_v2");
+    SYM(mem_free, "cuMemFree_v2");
+    SYM(host_alloc, "cuMemHostAlloc");
+    SYM(free_host, "cuMemFreeHost");
+    SYM(host_register, "cuMemHostRegister_v2");
+    SYM(host_unregister, "cuMemHostUnregister");
+    SYM(htod, "cuMemcpyHtoD_v2");
+    SYM(dtoh, "cuMemcpyDtoH_v2");
+    SYM(stream_create, "cuStreamCreate");
+    SYM(stream_destroy, "cuStreamDestroy_v2");
+    SYM(stream_sync, "cuStreamSynchronize");
+    SYM(begin_capture, "cuStreamBeginCapture_v2");
+    SYM(end_capture, "cuStreamEndCapture");
+    SYM(instantiate, "cuGraphInstantiateWithFlags");
+    SYM(graph_launch, "cuGraphLaunch");
+    SYM(exec_destroy, "cuGraphExecDestroy");
+    SYM(graph_destroy, "cuGraphDestroy");
+    SYM(can_access, "cuDeviceCanAccessPeer");
+    SYM(peer_disable, "cuCtxDisablePeerAccess");
+#undef SYM
+    for (size_t i = 0; i < sizeof(cu) / sizeof(void *); i++)
+        if (!((void **)&cu)[i])
+            return -1;
+    if (cu.init(0) != CUDA_SUCCESS)
+        return -1;
+    ngpu = psc_device_count(g_ctx) < 2 ? psc_device_count(g_ctx) : 2;
+    for (int i = 0; i < ngpu; i++) {
+        CUdevice d;
+
+        if (cu.device_get(&d, i) != CUDA_SUCCESS || cu.retain(&primary[i], d) != CUDA_SUCCESS)
+            return -1;
+    }
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_local_and_host),
+        cmocka_unit_test(test_between_gpus),
+        cmocka_unit_test(test_graph_capture),
+        cmocka_unit_test(test_bad_input),
+    };
+    psc_status_t st;
+    int rc;
+
+    g_ctx = psc_test_open(&st);
+    if (!g_ctx)
+        return psc_test_skippable(st) ? PSC_TEST_SKIP : 1;
+    rc = cmocka_run_group_tests(tests, setup, NULL);
+    psc_context_destroy(g_ctx);
+    return rc;
+}
