@@ -462,6 +462,8 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuGetErrorString", (void *)fake_error_string},
 };
 
+static void *fake_mem_lookup(const char *symbol); /* at the end: memory of each kind */
+
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *status)
 {
@@ -479,6 +481,66 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
     for (size_t i = 0; fake_ctx_mode() && i < sizeof(fake_ctx_table) / sizeof(fake_ctx_table[0]); i++)
         if (strcmp(symbol, fake_ctx_table[i].name) == 0)
             *pfn = fake_ctx_table[i].fn;
+    if (fake_ctx_mode() && fake_mem_lookup(symbol))
+        *pfn = fake_mem_lookup(symbol);
     *status = CU_GET_PROC_ADDRESS_SUCCESS;
     return CUDA_SUCCESS;
+}
+
+/* ---- contexts mode, memory of each kind (psc_mem_alloc): each allocation call's last flags and the context
+ * current then, how many of each call's allocations are live (a free by the wrong call shows), and
+ * allocations that fail with CUDA_ERROR_OUT_OF_MEMORY on request. */
+enum { FAKE_MEM_HOST, FAKE_MEM_DEVICE, FAKE_MEM_REGISTERED, FAKE_MEM_N };
+static int fake_mem_live[FAKE_MEM_N], fake_mem_oom;
+static unsigned fake_mem_flags[FAKE_MEM_N];
+static CUcontext fake_mem_ctx[FAKE_MEM_N];
+int fake_cuda_mem_live(int which) { return which >= 0 && which < FAKE_MEM_N ? fake_mem_live[which] : -1; }
+unsigned fake_cuda_mem_flags(int which) { return which >= 0 && which < FAKE_MEM_N ? fake_mem_flags[which] : 0; }
+void *fake_cuda_mem_ctx(int which) { return which >= 0 && which < FAKE_MEM_N ? (void *)fake_mem_ctx[which] : NULL; }
+void fake_cuda_mem_oom(int on) { fake_mem_oom = on; }
+static CUresult fake_mem_note(int which, unsigned flags, CUresult rc)
+{
+    fake_mem_flags[which] = flags;
+    fake_mem_ctx[which] = (CUcontext)fake_cuda_current();
+    fake_mem_live[which] += rc == CUDA_SUCCESS;
+    return rc;
+}
+static CUresult fake_mem_host_alloc(void **p, size_t n, unsigned flags)
+{
+    CUresult rc = fake_mem_oom ? CUDA_ERROR_OUT_OF_MEMORY : fake_host_alloc(p, n, flags);
+
+    if (rc == CUDA_SUCCESS) /* the driver does not clear it: a caller that needs zeros writes them */
+        memset(*p, 0xEE, n);
+    return fake_mem_note(FAKE_MEM_HOST, flags, rc);
+}
+static CUresult fake_mem_free_host(void *p) { fake_mem_live[FAKE_MEM_HOST]--; return fake_free_host(p); }
+static CUresult fake_mem_alloc_dev(CUdeviceptr *d, size_t n)
+{
+    return fake_mem_note(FAKE_MEM_DEVICE, 0, fake_mem_oom ? CUDA_ERROR_OUT_OF_MEMORY : fake_mem_alloc(d, n));
+}
+static CUresult fake_mem_free_dev(CUdeviceptr d) { fake_mem_live[FAKE_MEM_DEVICE]--; return fake_mem_free(d); }
+static CUresult fake_mem_register(void *p, size_t n, unsigned flags)
+{
+    return fake_mem_note(FAKE_MEM_REGISTERED, flags,
+                         fake_mem_oom ? CUDA_ERROR_OUT_OF_MEMORY : fake_host_register(p, n, flags));
+}
+static CUresult fake_mem_unregister(void *p)
+{
+    CUresult rc = fake_host_unregister(p);
+
+    fake_mem_live[FAKE_MEM_REGISTERED] -= rc == CUDA_SUCCESS;
+    return rc;
+}
+static void *fake_mem_lookup(const char *symbol)
+{
+    static const struct { const char *name; void *fn; } t[] = {
+        {"cuMemHostAlloc", (void *)fake_mem_host_alloc}, {"cuMemFreeHost", (void *)fake_mem_free_host},
+        {"cuMemAlloc", (void *)fake_mem_alloc_dev},      {"cuMemFree", (void *)fake_mem_free_dev},
+        {"cuMemHostRegister", (void *)fake_mem_register}, {"cuMemHostUnregister", (void *)fake_mem_unregister},
+    };
+
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (strcmp(symbol, t[i].name) == 0)
+            return t[i].fn;
+    return NULL;
 }

@@ -1,0 +1,27 @@
+# cmake -DMD2MAN=go-md2man -DIN=page.N.md -DOUT=page.N -DVERSION=x.y.z -P md2man.cmake
+# The pages' markdown opens with "# name(N)", a heading that reads well on GitHub; go-md2man would make it
+# a title without a section, so it becomes a title block (name, section, version, manual) first. The blank
+# lines go-md2man leaves before each macro would each add a line of space: they go.
+file(READ "${IN}" md)
+string(REGEX MATCH "^# ([A-Za-z0-9_.-]+)\\(([1-9])\\)\n" head "${md}")
+if(NOT head)
+  message(FATAL_ERROR "${IN}: the first line must be \"# name(section)\"")
+endif()
+set(name "${CMAKE_MATCH_1}")
+set(section "${CMAKE_MATCH_2}")
+if(section STREQUAL "1")
+  set(manual "User Commands")
+else()
+  set(manual "Library Functions Manual")
+endif()
+string(LENGTH "${head}" skip)
+string(SUBSTRING "${md}" ${skip} -1 body)
+file(WRITE "${OUT}.md" "% ${name} ${section} \"\" \"p2pscope ${VERSION}\" \"${manual}\"\n${body}")
+execute_process(COMMAND "${MD2MAN}" -in "${OUT}.md" -out "${OUT}.tmp" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${MD2MAN} failed on ${IN}: ${rc}")
+endif()
+file(READ "${OUT}.tmp" roff)
+string(REGEX REPLACE "\n\n+\\." "\n." roff "${roff}")
+file(WRITE "${OUT}" "${roff}")
+file(REMOVE "${OUT}.md" "${OUT}.tmp")
