@@ -4,7 +4,6 @@ set -u
 export NCCL_NVLS_ENABLE=0 P2PSCOPE_WERROR=1
 L=$OUT; mkdir -p $L
 date -u > $L/date.txt; nvidia-smi -L >> $L/date.txt
-bash scripts/gpu-deps.sh > $L/deps.log 2>&1
 scripts/build.sh > $L/build.log 2>&1; echo "build rc=$?"
 ctest --test-dir build --output-on-failure -j4 > $L/ctest.log 2>&1; echo "ctest rc=$?"; grep -E "tests passed|\*\*\*|Failed" $L/ctest.log
 build/tests/gpu/test_gpu_copy > $L/test_gpu_copy.log 2>&1; echo "test_gpu_copy rc=$?"; tail -4 $L/test_gpu_copy.log
