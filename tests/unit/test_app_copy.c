@@ -165,7 +165,7 @@ static void test_defaults(void **state)
     psc_route_t r;
 
     (void)state;
-    psc__route_choose(NULL, &p, &r);
+    psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_SM);
     assert_int_equal(r.issuer, 1);
     assert_int_equal(r.stream_gpu, 1);
@@ -177,17 +177,17 @@ static void test_defaults(void **state)
     assert_non_null(strstr(r.why, "gpu0 -> gpu1"));
 
     p.n = PSC_ROUTE_SM_PEER_MAX; /* the last size the SM kernel takes */
-    psc__route_choose(NULL, &p, &r);
+    psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_SM);
     p.n = PSC_ROUTE_SM_PEER_MAX + 1;
-    psc__route_choose(NULL, &p, &r);
+    psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
 
     p = path_of(0, 0, 0, 4096); /* inside one GPU */
-    psc__route_choose(NULL, &p, &r);
+    psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
     p = path_of(PSC_HOST, 0, 0, 4096);
-    psc__route_choose(NULL, &p, &r);
+    psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
     assert_non_null(strstr(r.why, "host -> gpu0"));
 }
@@ -200,28 +200,28 @@ static void test_sm_blocked(void **state)
     (void)state;
     p.src.access = 0; /* gpu1 cannot read gpu0's memory: peer access off */
     p.src.dptr = 0;
-    psc__route_choose(NULL, &p, &r);
+    psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
     assert_int_equal(r.peer_off, 1);
     assert_non_null(strstr(r.why, "psc_peer_enable"));
 
     p = path_of(0, 1, 0, 4096);
     p.dst.access = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ; /* read-only destination: no kernel writes */
-    psc__route_choose(NULL, &p, &r);
+    psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
 
     p = path_of(0, 1, 0, 1 << 20);
     p.aligned = 0; /* too large to go byte by byte */
-    psc__route_choose(NULL, &p, &r);
+    psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
     assert_int_equal(r.peer_off, 0);
     p.n = PSC_ROUTE_SM_UNALIGNED_MAX;
-    psc__route_choose(NULL, &p, &r);
+    psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_SM);
 
     p = path_of(0, 1, 0, 4096);
     p.dst.managed = 1;
-    psc__route_choose(NULL, &p, &r);
+    psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
     assert_non_null(strstr(r.why, "managed"));
 }
@@ -256,12 +256,12 @@ static void test_calibrated(void **state)
     double mid;
 
     (void)state;
-    psc__route_choose(cal, &p, &r);
+    psc__route_choose(cal, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_SM);
     assert_int_equal(r.calibrated, 1);
     assert_true(r.predicted_us == 4);
     p.n = 1 << 20;
-    psc__route_choose(cal, &p, &r);
+    psc__route_choose(cal, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
     assert_true(r.predicted_us == 10);
     assert_non_null(strstr(r.why, "calibrated"));
@@ -275,14 +275,14 @@ static void test_calibrated(void **state)
 
     /* A path the calibration did not measure falls back to the defaults. */
     p = path_of(1, 0, 1, 1 << 20);
-    psc__route_choose(cal, &p, &r);
+    psc__route_choose(cal, &p, &r, 1);
     assert_int_equal(r.calibrated, 0);
     assert_int_equal(r.engine, PSC_ENGINE_SM);
 
     /* Calibrated SM, but peer access is off: the copy engine, and the route says what would be faster. */
     p = path_of(0, 1, 0, 4096);
     p.dst.access = 0;
-    psc__route_choose(cal, &p, &r);
+    psc__route_choose(cal, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
     assert_int_equal(r.peer_off, 1);
     assert_true(r.predicted_us == 8);

@@ -95,7 +95,7 @@ static psc_status_t psc__endpoint(psc_context_t *ctx, const void *p, uint64_t n,
     return PSC_OK;
 }
 
-psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream,
+psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream, int explain,
                             psc_copy_plan_t *plan, CUcontext *restore, int *changed)
 {
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
@@ -125,7 +125,7 @@ psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint
         (st = psc__endpoint(ctx, dst, n, "destination", &path.dst)) != PSC_OK)
         return st;
     path.aligned = ((path.src.dptr | path.dst.dptr) & 15) == 0;
-    psc__route_choose(ctx->copy_cal, &path, &plan->route);
+    psc__route_choose(ctx->copy_cal, &path, &plan->route, explain);
     plan->path = path;
     plan->n = n;
     plan->stream = stream;
@@ -190,7 +190,7 @@ psc_status_t psc_copy(psc_context_t *ctx, void *dst, const void *src, size_t n, 
         return PSC_ERR_INVALID;
     if (!n)
         return PSC_OK;
-    st = psc__copy_plan(ctx, dst, src, n, (CUstream)stream, &plan, &restore, &changed);
+    st = psc__copy_plan(ctx, dst, src, n, (CUstream)stream, 0, &plan, &restore, &changed);
     if (st == PSC_OK)
         st = psc__copy_plan_enqueue(ctx, &plan);
     return psc__copy_restore(ctx, st, restore, changed);
@@ -210,7 +210,7 @@ psc_status_t psc_copy_route(psc_context_t *ctx, const void *dst, const void *src
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_route: no place for the route (accepted: a psc_route_t)");
     if (!n)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_route: 0 bytes take no route (accepted: 1 B or more)");
-    st = psc__copy_plan(ctx, (void *)dst, src, n, (CUstream)stream, &plan, &restore, &changed);
+    st = psc__copy_plan(ctx, (void *)dst, src, n, (CUstream)stream, 1, &plan, &restore, &changed);
     st = psc__copy_restore(ctx, st, restore, changed);
     if (st == PSC_OK)
         *out = plan.route;

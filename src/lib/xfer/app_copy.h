@@ -17,9 +17,10 @@ typedef struct {
 /*
  * Check the copy and choose its route (psc_copy's rules), with the stream
  * GPU's context made current; *restore is the context to put back (the
- * caller's), valid also on failure when *changed is set.
+ * caller's), valid also on failure when *changed is set. explain: the
+ * route's why text too (psc_copy itself skips it).
  */
-psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream,
+psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream, int explain,
                             psc_copy_plan_t *plan, CUcontext *restore, int *changed);
 
 /* Make the plan take `engine` by the stream's GPU whatever the choice (the calibration measures each); 0 when it cannot. */

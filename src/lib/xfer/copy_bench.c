@@ -199,7 +199,7 @@ static psc_status_t psc__cb_plan(psc_context_t *ctx, const psc_cb_bed_t *b, uint
     CUcontext restore;
     int changed;
 
-    return psc__copy_plan(ctx, psc__cb_addr(b->dst), psc__cb_addr(b->src), n, b->stream, pl, &restore, &changed);
+    return psc__copy_plan(ctx, psc__cb_addr(b->dst), psc__cb_addr(b->src), n, b->stream, 1, pl, &restore, &changed);
 }
 
 static psc_status_t psc__cb_sizes(uint64_t lo, uint64_t hi, unsigned f, uint64_t *out, int cap, int *n)

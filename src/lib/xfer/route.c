@@ -67,12 +67,12 @@ static const char *psc__sm_blocked(const psc_copy_path_t *p, int *peer, char *bu
 
         if ((e[k]->access & need) == need && e[k]->dptr)
             continue;
-        if (e[k]->where == PSC_HOST) {
+        *peer = e[k]->where != PSC_HOST && e[k]->where != p->stream_gpu;
+        if (!buf) /* the hot path: the verdict without its text */
+            return "";
+        if (e[k]->where == PSC_HOST)
             snprintf(buf, len, "the %s host memory is not mapped for gpu%d", k ? "destination" : "source", p->stream_gpu);
-            return buf;
-        }
-        *peer = e[k]->where != p->stream_gpu;
-        if (*peer)
+        else if (*peer)
             snprintf(buf, len, "peer access from gpu%d to %s is off (psc_peer_enable turns it on)", p->stream_gpu,
                      psc__endpoint_name(e[k]->where, name, sizeof(name)));
         else
@@ -84,10 +84,9 @@ static const char *psc__sm_blocked(const psc_copy_path_t *p, int *peer, char *bu
 
 int psc__route_sm_ok(const psc_copy_path_t *p)
 {
-    char buf[120];
     int peer;
 
-    return psc__sm_blocked(p, &peer, buf, sizeof(buf)) == NULL;
+    return psc__sm_blocked(p, &peer, NULL, 0) == NULL;
 }
 
 /* The built-in choice: the SM kernel between two GPUs up to PSC_ROUTE_SM_PEER_MAX, else the copy engine. */
@@ -96,40 +95,48 @@ static psc_engine_t psc__route_default(const psc_copy_path_t *p, char *why, size
     int peer = p->src.where >= 0 && p->dst.where >= 0 && p->src.where != p->dst.where;
 
     if (peer && p->n <= PSC_ROUTE_SM_PEER_MAX) {
-        snprintf(why, len, "built-in: the SM kernel between GPUs up to 32 MiB");
+        if (why)
+            snprintf(why, len, "built-in: the SM kernel between GPUs up to 32 MiB");
         return PSC_ENGINE_SM;
     }
-    snprintf(why, len, "built-in: the copy engine %s", peer ? "between GPUs above 32 MiB"
+    if (why)
+        snprintf(why, len, "built-in: the copy engine %s", peer ? "between GPUs above 32 MiB"
                                                        : p->src.where == p->dst.where ? "inside a GPU"
                                                                                       : "between host and GPU");
     return PSC_ENGINE_CE;
 }
 
-void psc__route_choose(const psc_calibration_t *cal, const psc_copy_path_t *p, psc_route_t *out)
+void psc__route_choose(const psc_calibration_t *cal, const psc_copy_path_t *p, psc_route_t *out, int explain)
 {
     char because[160], blocked_buf[120], a[16], b[16], line[512];
     size_t len;
     int peer = 0, s = p->stream_gpu;
-    const char *blocked = psc__sm_blocked(p, &peer, blocked_buf, sizeof(blocked_buf));
+    const char *blocked = psc__sm_blocked(p, &peer, explain ? blocked_buf : NULL, sizeof(blocked_buf));
     double ce = psc__route_predict(cal, p->src.where, p->dst.where, s, s, PSC_ENGINE_CE, p->n);
     double sm = psc__route_predict(cal, p->src.where, p->dst.where, s, s, PSC_ENGINE_SM, p->n);
     psc_engine_t want;
 
-    memset(out, 0, sizeof(*out));
+    out->why[0] = 0;
+    out->hop = 0;
+    out->calibrated = 0;
+    out->predicted_us = 0;
     out->src = p->src.where;
     out->dst = p->dst.where;
     out->issuer = out->stream_gpu = s;
     if (ce > 0 && sm > 0) {
         want = sm < ce ? PSC_ENGINE_SM : PSC_ENGINE_CE;
         out->calibrated = 1;
-        snprintf(because, sizeof(because), "calibrated: SM kernel %.2f us, copy engine %.2f us", sm, ce);
+        if (explain)
+            snprintf(because, sizeof(because), "calibrated: SM kernel %.2f us, copy engine %.2f us", sm, ce);
     } else {
-        want = psc__route_default(p, because, sizeof(because));
+        want = psc__route_default(p, explain ? because : NULL, sizeof(because));
     }
     out->engine = want == PSC_ENGINE_SM && blocked ? PSC_ENGINE_CE : want;
     out->peer_off = want == PSC_ENGINE_SM && blocked && peer;
     if (out->calibrated)
         out->predicted_us = out->engine == PSC_ENGINE_SM ? sm : ce;
+    if (!explain) /* psc_copy's hot path: formatting costs more than the driver's queries */
+        return;
     snprintf(line, sizeof(line), "%s -> %s, %llu B, stream on gpu%d: %s by gpu%d (%s%s%s)",
              psc__endpoint_name(p->src.where, a, sizeof(a)), psc__endpoint_name(p->dst.where, b, sizeof(b)),
              (unsigned long long)p->n, s, out->engine == PSC_ENGINE_SM ? "SM kernel" : "copy engine", s, because,

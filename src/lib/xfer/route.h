@@ -33,7 +33,7 @@ typedef struct {
  * The route for the path: the calibration's fastest where it measured both
  * routes of this path, the defaults otherwise; out->why says which and why.
  */
-void psc__route_choose(const psc_calibration_t *cal, const psc_copy_path_t *p, psc_route_t *out);
+void psc__route_choose(const psc_calibration_t *cal, const psc_copy_path_t *p, psc_route_t *out, int explain);
 
 /* 1 when the stream's GPU can copy the path's bytes with its SMs (addresses, access, alignment). */
 int psc__route_sm_ok(const psc_copy_path_t *p);
