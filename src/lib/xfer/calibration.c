@@ -18,6 +18,7 @@
 #include "internal.h"
 #include "topo/facts_json.h" /* psc__json_text */
 #include "util/safe_read.h"
+#include "xfer/route.h" /* psc__endpoint_name */
 
 #define PSC_CAL_FORMAT "p2pscope_copy_calibration"
 #define PSC_CAL_VERSION 1
@@ -64,10 +65,7 @@ static json_t *psc__cal_end_json(int end)
 {
     char text[16];
 
-    if (end == PSC_HOST)
-        return json_string("host");
-    snprintf(text, sizeof(text), "gpu%d", end);
-    return json_string(text);
+    return json_string(psc__endpoint_name(end, text, sizeof(text)));
 }
 
 static json_t *psc__cal_route_json(const psc_cal_route_t *r, int *bad)

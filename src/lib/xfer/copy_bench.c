@@ -14,6 +14,7 @@
 #include "opts.h"
 #include "pattern/check.h"
 #include "xfer/app_copy.h"
+#include "xfer/copy.h"
 
 #define PSC_CB_TARGET_US 2000.0 /* GPU time a sample aims at */
 #define PSC_CB_MAX_REPS 500u    /* copies in one sample at most (the launch queue stays short) */
@@ -94,13 +95,13 @@ static psc_status_t psc__cb_bed_open(psc_context_t *ctx, const psc_cb_path_t *p,
         (st = PSC_CU(ctx, cuEventCreate, (&b->stop, CU_EVENT_DEFAULT))) != PSC_OK)
         goto err;
     b->stream = ctx->gpu[p->stream_gpu].stream;
-    if (p->src >= 0 && p->dst >= 0 && p->src != p->dst) { /* peer access from the stream's GPU, put back after */
-        int other = p->src == p->stream_gpu ? p->dst : p->src, can = 0;
+    { /* peer access from the stream's GPU to the other end (put back by the guard); a pair without it copies by CE */
+        psc_xfer_t x = {p->src, p->dst, p->stream_gpu};
+        char why[160];
+        int waived;
 
-        if ((st = PSC_CU(ctx, cuDeviceCanAccessPeer, (&can, ctx->gpu[p->stream_gpu].dev, ctx->gpu[other].dev))) != PSC_OK ||
-            (can && (st = psc__gpu_peer_enable(ctx, p->stream_gpu, other)) != PSC_OK))
-            goto err;
-        if ((st = psc__gpu_use(ctx, p->stream_gpu)) != PSC_OK)
+        if ((st = psc__peers_for(ctx, &x, 1, 0, &waived, why, sizeof(why))) != PSC_OK ||
+            (st = psc__gpu_use(ctx, p->stream_gpu)) != PSC_OK)
             goto err;
     }
     return PSC_OK;
@@ -202,14 +203,12 @@ static psc_status_t psc__cb_plan(psc_context_t *ctx, const psc_cb_bed_t *b, uint
     return psc__copy_plan(ctx, psc__cb_addr(b->dst), psc__cb_addr(b->src), n, b->stream, 1, pl, &restore, &changed);
 }
 
-static psc_status_t psc__cb_sizes(uint64_t lo, uint64_t hi, unsigned f, uint64_t *out, int cap, int *n)
+/* The sizes from lo to hi by factor, at most cap of them. */
+static int psc__cb_sizes(uint64_t lo, uint64_t hi, unsigned f, uint64_t *out, int cap)
 {
-    int k = 0;
+    int n = psc_size_sweep(lo, hi, f, out, cap);
 
-    for (uint64_t s = lo; s <= hi && k < cap; s = s * f > s ? s * f : hi + 1)
-        out[k++] = s;
-    *n = k;
-    return PSC_OK;
+    return n < cap ? n : cap;
 }
 
 /* ---------------------------------------------------------------- calibration */
@@ -225,7 +224,7 @@ static psc_status_t psc__copy_calibrate(psc_context_t *ctx, const psc_copy_cal_o
 
     if (m < 0)
         return PSC_ERR_INVALID;
-    psc__cb_sizes(o->min_size, o->max_size, o->factor, sizes, PSC_CAL_MAX_SIZES, &ns);
+    ns = psc__cb_sizes(o->min_size, o->max_size, o->factor, sizes, PSC_CAL_MAX_SIZES);
     paths = calloc((size_t)(2 * m * m + 2 * m), sizeof(*paths));
     cal->route = calloc((size_t)(2 * m * m + 2 * m) * 2, sizeof(*cal->route));
     if (!paths || !cal->route) {
@@ -318,7 +317,7 @@ static psc_status_t psc__copy_bench(psc_context_t *ctx, const psc_copy_bench_opt
 
     if (m < 0)
         return PSC_ERR_INVALID;
-    psc__cb_sizes(o->min_size, o->max_size, o->factor, sizes, 64, &ns);
+    ns = psc__cb_sizes(o->min_size, o->max_size, o->factor, sizes, 64);
     cap = 2 * m * m + 2 * m;
     paths = calloc((size_t)cap, sizeof(*paths));
     res->row = calloc((size_t)cap * (size_t)ns, sizeof(*res->row));
