@@ -139,38 +139,47 @@ psc_status_t psc__gpu_use(psc_context_t *ctx, int i)
     return PSC_CU(ctx, cuCtxSetCurrent, (ctx->gpu[i].ctx));
 }
 
-psc_status_t psc__gpu_peer_enable(psc_context_t *ctx, int from, int to)
+psc_status_t psc__gpu_peer_switch(psc_context_t *ctx, int from, int to, int on, int *was_on)
 {
     psc_status_t st;
     CUresult rc;
 
     if ((st = psc__gpu_use(ctx, to)) != PSC_OK || (st = psc__gpu_use(ctx, from)) != PSC_OK)
         return st;
-    if (ctx->gpu[from].peer_on[to])
-        return PSC_OK;
-    rc = ctx->cu.p_cuCtxEnablePeerAccess(ctx->gpu[to].ctx, 0);
-    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
-        return psc__cu_result(ctx, rc, "cuCtxEnablePeerAccess");
-    if (ctx->gpu[from].peer_orig[to] < 0) /* the first change in this call: what the caller had */
-        ctx->gpu[from].peer_orig[to] = rc == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
-    ctx->gpu[from].peer_on[to] = 1;
+    rc = on ? ctx->cu.p_cuCtxEnablePeerAccess(ctx->gpu[to].ctx, 0) : ctx->cu.p_cuCtxDisablePeerAccess(ctx->gpu[to].ctx);
+    if (rc == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED || rc == CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
+        *was_on = on;
+    else if (rc == CUDA_SUCCESS)
+        *was_on = !on;
+    else
+        return psc__cu_result(ctx, rc, on ? "cuCtxEnablePeerAccess" : "cuCtxDisablePeerAccess");
     return PSC_OK;
+}
+
+/* Switch peer access for a measurement, noting the first change in this call so the guard can put it back. */
+static psc_status_t psc__gpu_peer_measure(psc_context_t *ctx, int from, int to, int on)
+{
+    psc_status_t st;
+    int was = 0;
+
+    if (on && psc__valid_gpu(ctx, from) && ctx->gpu[from].ready && ctx->gpu[from].peer_on[to])
+        return psc__gpu_use(ctx, from);
+    if ((st = psc__gpu_peer_switch(ctx, from, to, on, &was)) != PSC_OK)
+        return st;
+    if (ctx->gpu[from].peer_orig[to] < 0) /* the first change in this call: what the caller had */
+        ctx->gpu[from].peer_orig[to] = (signed char)was;
+    ctx->gpu[from].peer_on[to] = (unsigned char)on;
+    return PSC_OK;
+}
+
+psc_status_t psc__gpu_peer_enable(psc_context_t *ctx, int from, int to)
+{
+    return psc__gpu_peer_measure(ctx, from, to, 1);
 }
 
 psc_status_t psc__gpu_peer_disable(psc_context_t *ctx, int from, int to)
 {
-    psc_status_t st;
-    CUresult rc;
-
-    if ((st = psc__gpu_use(ctx, to)) != PSC_OK || (st = psc__gpu_use(ctx, from)) != PSC_OK)
-        return st;
-    rc = ctx->cu.p_cuCtxDisablePeerAccess(ctx->gpu[to].ctx);
-    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
-        return psc__cu_result(ctx, rc, "cuCtxDisablePeerAccess");
-    if (ctx->gpu[from].peer_orig[to] < 0)
-        ctx->gpu[from].peer_orig[to] = rc == CUDA_SUCCESS;
-    ctx->gpu[from].peer_on[to] = 0;
-    return PSC_OK;
+    return psc__gpu_peer_measure(ctx, from, to, 0);
 }
 
 psc_status_t psc__gpu_stream(psc_context_t *ctx, int i, int k, CUstream *out)

@@ -86,7 +86,13 @@ void psc__gpu_teardown(psc_context_t *ctx, psc_gpu_t *g);
 /* Make GPU i's context current, setting it up (context, module, stream) on first use. */
 psc_status_t psc__gpu_use(psc_context_t *ctx, int i);
 
-/* Enable peer access from GPU `from` to GPU `to` (idempotent). */
+/*
+ * Peer access from GPU `from` to GPU `to` on or off in their primary contexts (set up on first use; `from`'s
+ * context current after), *was_on saying how it was. No record: psc_peer_enable's, and the one below.
+ */
+psc_status_t psc__gpu_peer_switch(psc_context_t *ctx, int from, int to, int on, int *was_on);
+
+/* Enable peer access from GPU `from` to GPU `to` (idempotent), recorded for the guard to put back. */
 psc_status_t psc__gpu_peer_enable(psc_context_t *ctx, int from, int to);
 
 /* Launch a 1-D kernel on GPU i's main stream (the GPU's context must be current). */

@@ -12,7 +12,6 @@ static psc_status_t psc__peer_set(psc_context_t *ctx, int from, int to, int on, 
     CUcontext restore = NULL;
     int saved, can = 0, was = 0;
     psc_status_t st;
-    CUresult rc;
 
     if (!ctx)
         return PSC_ERR_INVALID;
@@ -25,15 +24,7 @@ static psc_status_t psc__peer_set(psc_context_t *ctx, int from, int to, int on, 
         return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "GPU %d cannot reach GPU %d peer to peer (cuDeviceCanAccessPeer = 0; "
                                                    "`p2pscope doctor` says why)", from, to);
     saved = ctx->cu.p_cuCtxGetCurrent(&restore) == CUDA_SUCCESS;
-    if ((st = psc__gpu_use(ctx, to)) == PSC_OK && (st = psc__gpu_use(ctx, from)) == PSC_OK) {
-        rc = on ? ctx->cu.p_cuCtxEnablePeerAccess(ctx->gpu[to].ctx, 0) : ctx->cu.p_cuCtxDisablePeerAccess(ctx->gpu[to].ctx);
-        if (rc == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED || rc == CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
-            was = on;
-        else if (rc == CUDA_SUCCESS)
-            was = !on;
-        else
-            st = psc__cu_result(ctx, rc, on ? "cuCtxEnablePeerAccess" : "cuCtxDisablePeerAccess");
-    }
+    st = psc__gpu_peer_switch(ctx, from, to, on, &was);
     if (saved && ctx->cu.p_cuCtxSetCurrent(restore) != CUDA_SUCCESS && st == PSC_OK)
         st = psc__fail(ctx, PSC_ERR_DRIVER, "the caller's current CUDA context not made current again");
     if (st != PSC_OK)
