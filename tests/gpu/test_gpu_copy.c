@@ -8,7 +8,6 @@
  * peer access unchanged; bad input refused with nothing queued.
  */
 #include <cuda.h>
-#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,33 +18,7 @@
 #include <cmocka.h>
 
 #include "gpu_common.h"
-
-static struct {
-    CUresult (*init)(unsigned);
-    CUresult (*get_current)(CUcontext *);
-    CUresult (*set_current)(CUcontext);
-    CUresult (*retain)(CUcontext *, CUdevice);
-    CUresult (*device_get)(CUdevice *, int);
-    CUresult (*mem_alloc)(CUdeviceptr *, size_t);
-    CUresult (*mem_free)(CUdeviceptr);
-    CUresult (*host_alloc)(void **, size_t, unsigned);
-    CUresult (*free_host)(void *);
-    CUresult (*host_register)(void *, size_t, unsigned);
-    CUresult (*host_unregister)(void *);
-    CUresult (*htod)(CUdeviceptr, const void *, size_t);
-    CUresult (*dtoh)(void *, CUdeviceptr, size_t);
-    CUresult (*stream_create)(CUstream *, unsigned);
-    CUresult (*stream_destroy)(CUstream);
-    CUresult (*stream_sync)(CUstream);
-    CUresult (*begin_capture)(CUstream, CUstreamCaptureMode);
-    CUresult (*end_capture)(CUstream, CUgraph *);
-    CUresult (*instantiate)(CUgraphExec *, CUgraph, unsigned long long);
-    CUresult (*graph_launch)(CUgraphExec, CUstream);
-    CUresult (*exec_destroy)(CUgraphExec);
-    CUresult (*graph_destroy)(CUgraph);
-    CUresult (*can_access)(int *, CUdevice, CUdevice);
-    CUresult (*peer_disable)(CUcontext);
-} cu;
+#include "gpu_driver.h"
 
 static CUcontext primary[2];
 static int ngpu;
@@ -201,7 +174,7 @@ static void test_between_gpus(void **state)
     mem_get(&b, 1, 0, big);
     /* Peer access off (as a fresh process has it): the copy engine, and the route says what would be faster. */
     cu.set_current(primary[1]);
-    cu.peer_disable(primary[0]);
+    cu.disable_peer(primary[0]);
     {
         psc_route_t r = copy_check(&b, &a, 0, 0, 4096, 1);
 
@@ -302,41 +275,8 @@ static void test_bad_input(void **state)
 
 static int setup(void **state)
 {
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-
     (void)state;
-    if (!h)
-        return -1;
-#define SYM(field, name) *(void **)&cu.field = dlsym(h, name)
-    SYM(init, "cuInit");
-    SYM(get_current, "cuCtxGetCurrent");
-    SYM(set_current, "cuCtxSetCurrent");
-    SYM(retain, "cuDevicePrimaryCtxRetain");
-    SYM(device_get, "cuDeviceGet");
-    SYM(mem_alloc, "cuMemAlloc_v2");
-    SYM(mem_free, "cuMemFree_v2");
-    SYM(host_alloc, "cuMemHostAlloc");
-    SYM(free_host, "cuMemFreeHost");
-    SYM(host_register, "cuMemHostRegister_v2");
-    SYM(host_unregister, "cuMemHostUnregister");
-    SYM(htod, "cuMemcpyHtoD_v2");
-    SYM(dtoh, "cuMemcpyDtoH_v2");
-    SYM(stream_create, "cuStreamCreate");
-    SYM(stream_destroy, "cuStreamDestroy_v2");
-    SYM(stream_sync, "cuStreamSynchronize");
-    SYM(begin_capture, "cuStreamBeginCapture_v2");
-    SYM(end_capture, "cuStreamEndCapture");
-    SYM(instantiate, "cuGraphInstantiateWithFlags");
-    SYM(graph_launch, "cuGraphLaunch");
-    SYM(exec_destroy, "cuGraphExecDestroy");
-    SYM(graph_destroy, "cuGraphDestroy");
-    SYM(can_access, "cuDeviceCanAccessPeer");
-    SYM(peer_disable, "cuCtxDisablePeerAccess");
-#undef SYM
-    for (size_t i = 0; i < sizeof(cu) / sizeof(void *); i++)
-        if (!((void **)&cu)[i])
-            return -1;
-    if (cu.init(0) != CUDA_SUCCESS)
+    if (psc_test_driver_load() != 0)
         return -1;
     ngpu = psc_device_count(g_ctx) < 2 ? psc_device_count(g_ctx) : 2;
     for (int i = 0; i < ngpu; i++) {

@@ -5,7 +5,6 @@
  * as the library does, so that it builds and skips on a machine without one).
  */
 #include <cuda.h>
-#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,17 +12,7 @@
 #include <cmocka.h>
 
 #include "gpu_common.h"
-
-static struct {
-    CUresult (*get_current)(CUcontext *);
-    CUresult (*set_current)(CUcontext);
-    CUresult (*retain)(CUcontext *, CUdevice);
-    CUresult (*release)(CUdevice);
-    CUresult (*device_get)(CUdevice *, int);
-    CUresult (*enable_peer)(CUcontext, unsigned);
-    CUresult (*disable_peer)(CUcontext);
-    CUresult (*can_access)(int *, CUdevice, CUdevice);
-} cu;
+#include "gpu_driver.h"
 
 static CUcontext primary[2];
 
@@ -143,23 +132,8 @@ static void test_destroy_with_a_load(void **state)
 
 static int setup(void **state)
 {
-    CUresult (*init)(unsigned);
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-
     (void)state;
-    if (!h)
-        return -1;
-    *(void **)&init = dlsym(h, "cuInit");
-    *(void **)&cu.get_current = dlsym(h, "cuCtxGetCurrent");
-    *(void **)&cu.set_current = dlsym(h, "cuCtxSetCurrent");
-    *(void **)&cu.retain = dlsym(h, "cuDevicePrimaryCtxRetain");
-    *(void **)&cu.release = dlsym(h, "cuDevicePrimaryCtxRelease_v2");
-    *(void **)&cu.device_get = dlsym(h, "cuDeviceGet");
-    *(void **)&cu.enable_peer = dlsym(h, "cuCtxEnablePeerAccess");
-    *(void **)&cu.disable_peer = dlsym(h, "cuCtxDisablePeerAccess");
-    *(void **)&cu.can_access = dlsym(h, "cuDeviceCanAccessPeer");
-    if (!cu.can_access || !init || !cu.get_current || !cu.set_current || !cu.retain || !cu.release || !cu.device_get ||
-        !cu.enable_peer || !cu.disable_peer || init(0) != CUDA_SUCCESS)
+    if (psc_test_driver_load() != 0)
         return -1;
     for (int i = 0; i < 2 && i < psc_device_count(g_ctx); i++) {
         CUdevice d;

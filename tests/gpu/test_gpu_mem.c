@@ -7,7 +7,6 @@
  * as the kernel reports it; device memory belongs to its GPU.
  */
 #include <cuda.h>
-#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,18 +16,9 @@
 #include <cmocka.h>
 
 #include "gpu_common.h"
+#include "gpu_driver.h"
 
 #define SIZE ((size_t)(4 << 20) + 4099) /* several pages and a ragged tail */
-
-static struct {
-    CUresult (*get_current)(CUcontext *);
-    CUresult (*set_current)(CUcontext);
-    CUresult (*retain)(CUcontext *, CUdevice);
-    CUresult (*release)(CUdevice);
-    CUresult (*device_get)(CUdevice *, int);
-    CUresult (*memcpy)(CUdeviceptr, CUdeviceptr, size_t);
-    CUresult (*attr)(void *, CUpointer_attribute, CUdeviceptr);
-} cu;
 
 static int g_nodes = 1;
 
@@ -153,23 +143,14 @@ static void test_device_memory_is_the_gpus(void **state)
 static int setup(void **state)
 {
     psc_system_info_t sys;
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 
     (void)state;
-    if (!h)
+    if (psc_test_driver_load() != 0)
         return -1;
-    *(void **)&cu.get_current = dlsym(h, "cuCtxGetCurrent");
-    *(void **)&cu.set_current = dlsym(h, "cuCtxSetCurrent");
-    *(void **)&cu.retain = dlsym(h, "cuDevicePrimaryCtxRetain");
-    *(void **)&cu.release = dlsym(h, "cuDevicePrimaryCtxRelease_v2");
-    *(void **)&cu.device_get = dlsym(h, "cuDeviceGet");
-    *(void **)&cu.memcpy = dlsym(h, "cuMemcpy");
-    *(void **)&cu.attr = dlsym(h, "cuPointerGetAttribute");
     if (psc_system_info(g_ctx, &sys) != PSC_OK)
         return -1;
     g_nodes = sys.numa_nodes;
-    return cu.get_current && cu.set_current && cu.retain && cu.release && cu.device_get && cu.memcpy && cu.attr ? 0
-                                                                                                              : -1;
+    return 0;
 }
 
 int main(void)
