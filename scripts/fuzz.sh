@@ -11,7 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 secs=${1:?usage: scripts/fuzz.sh SECONDS [TARGET...]}
 shift
-targets=${*:-facts_json hwloc_xml sys_capture cli_args}
+targets=${*:-facts_json hwloc_xml sys_capture cli_args calibration}
 
 if ! command -v clang >/dev/null 2>&1 || ! printf 'int LLVMFuzzerTestOneInput(const char *d, long n){(void)d;(void)n;return 0;}\n' |
         clang -x c -fsanitize=fuzzer - -o /dev/null >/dev/null 2>&1; then
