@@ -652,6 +652,14 @@ static psc_status_t psc__doc_read(const psc__rd_t *r0, json_t *doc, psc_facts_t 
     return PSC_OK;
 }
 
+void psc__json_parse_error(char *errbuf, size_t errlen, const char *path, const json_error_t *jerr)
+{
+    snprintf(errbuf, errlen, "%s:%d: not valid JSON: %s", path, jerr->line, jerr->text);
+    for (char *c = errbuf; errlen && *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+}
+
 psc_status_t psc__facts_load_json(const char *path, const char *text, size_t len, psc_facts_t *f, char *errbuf,
                                   size_t errlen)
 {
@@ -669,7 +677,7 @@ psc_status_t psc__facts_load_json(const char *path, const char *text, size_t len
     /* The text the caller read once, safely: the file is not opened again (it could be a FIFO by now). */
     doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!doc) {
-        snprintf(errbuf, errlen, "%s:%d: not valid JSON: %s", path, jerr.line, jerr.text);
+        psc__json_parse_error(errbuf, errlen, path, &jerr);
         st = PSC_ERR_INVALID;
         goto out;
     }

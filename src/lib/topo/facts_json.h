@@ -27,4 +27,10 @@ psc_status_t psc__facts_load_json(const char *path, const char *text, size_t len
  */
 json_t *psc__json_text(const char *s, size_t max);
 
+/*
+ * jansson's parse error as one line into errbuf: "PATH:LINE: not valid JSON: what", with the control
+ * characters of the text it quotes (a newline inside a string, say) shown as '?'.
+ */
+void psc__json_parse_error(char *errbuf, size_t errlen, const char *path, const json_error_t *jerr);
+
 #endif

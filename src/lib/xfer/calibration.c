@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "internal.h"
-#include "topo/facts_json.h" /* psc__json_text */
+#include "topo/facts_json.h" /* psc__json_text, psc__json_parse_error */
 #include "util/safe_read.h"
 #include "xfer/route.h" /* psc__endpoint_name */
 
@@ -437,7 +437,7 @@ psc_status_t psc_calibration_read(const char *path, psc_calibration_t **out, cha
     r.errlen = errlen;
     doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!doc) {
-        snprintf(errbuf, errlen, "%s:%d: not valid JSON: %s", path, jerr.line, jerr.text);
+        psc__json_parse_error(errbuf, errlen, path, &jerr);
         st = PSC_ERR_INVALID;
         goto out;
     }
