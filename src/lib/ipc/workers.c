@@ -1,0 +1,823 @@
+#define _GNU_SOURCE
+#include "ipc/workers.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Tests force the waitpid polling a kernel without pidfd_open gets. */
+int psc__ipc_no_pidfd;
+
+typedef struct {
+    pid_t pid;
+    int pidfd;            /* -1: polled with waitpid(WNOHANG) */
+    psc_ipc_chan_t *chan; /* NULL until it passed the handshake, and after it closed */
+    int reaped, status, unknown; /* its end: wait status, or unknown (reaped by someone else) */
+    int bye;              /* BYE sent: an exit with status 0 is its normal end */
+    char ended[120];      /* how it ended, once reaped */
+} psc__worker_t;
+
+struct psc_ipc_run {
+    int n;
+    psc__worker_t *w;
+    pid_t *pids; /* [n] for the handshake's check */
+    psc_ipc_listener_t *lst;
+    psc_ipc_token_t token;
+    int next; /* where a receive from any worker starts looking: each gets its turn */
+};
+
+static const char *const psc__ipc_vars[] = {PSC_IPC_ENV_SOCKET, PSC_IPC_ENV_TOKEN, PSC_IPC_ENV_RANK,
+                                            PSC_IPC_ENV_NRANKS};
+
+/* ---- ends of workers ---- */
+
+static void psc__describe_end(const psc_ipc_run_t *run, int i)
+{
+    psc__worker_t *w = &run->w[i];
+    int n = snprintf(w->ended, sizeof(w->ended), "worker %d (pid %ld) ", i, (long)w->pid);
+
+    if (n < 0 || (size_t)n >= sizeof(w->ended))
+        return;
+    if (w->unknown)
+        snprintf(w->ended + n, sizeof(w->ended) - (size_t)n, "ended, reaped elsewhere: how is not known");
+    else if (WIFEXITED(w->status))
+        snprintf(w->ended + n, sizeof(w->ended) - (size_t)n, "exited with status %d", WEXITSTATUS(w->status));
+    else if (WIFSIGNALED(w->status))
+        snprintf(w->ended + n, sizeof(w->ended) - (size_t)n, "killed by signal %d%s", WTERMSIG(w->status),
+                 WCOREDUMP(w->status) ? " (core dumped)" : "");
+    else
+        snprintf(w->ended + n, sizeof(w->ended) - (size_t)n, "ended with wait status 0x%x", (unsigned)w->status);
+}
+
+/* Reap worker i if it has ended (block: wait for it). 1 when it is reaped. */
+static int psc__reap(psc_ipc_run_t *run, int i, int block)
+{
+    psc__worker_t *w = &run->w[i];
+    pid_t r;
+    int status = 0;
+
+    if (w->reaped || w->pid <= 0)
+        return w->reaped;
+    do
+        r = waitpid(w->pid, &status, block ? 0 : WNOHANG);
+    while (r < 0 && errno == EINTR);
+    if (r == 0)
+        return 0;
+    w->reaped = 1;
+    w->status = status;
+    w->unknown = r < 0;
+    if (w->pidfd >= 0) {
+        close(w->pidfd);
+        w->pidfd = -1;
+    }
+    psc__describe_end(run, i);
+    return 1;
+}
+
+/* An end that is an error: any but exit status 0 after BYE. */
+static int psc__abnormal(const psc__worker_t *w)
+{
+    return w->reaped && !(w->bye && !w->unknown && WIFEXITED(w->status) && WEXITSTATUS(w->status) == 0);
+}
+
+/* Look for ends; the first abnormal one (in rank order) fails with its description. */
+static psc_status_t psc__check_ends(psc_ipc_run_t *run, psc_ipc_err_t *err)
+{
+    for (int i = 0; i < run->n; i++)
+        psc__reap(run, i, 0);
+    for (int i = 0; i < run->n; i++)
+        if (psc__abnormal(&run->w[i]))
+            return psc__ipc_fail(err, PSC_ERR_IO, "%s", run->w[i].ended);
+    return PSC_OK;
+}
+
+/* Wait up to ms (and the deadline) for worker i to end; 1 when it did. */
+static int psc__wait_end(psc_ipc_run_t *run, int i, int ms, int64_t deadline)
+{
+    int64_t until = psc__ipc_deadline(ms);
+
+    if (deadline < until)
+        until = deadline;
+    while (!psc__reap(run, i, 0)) {
+        int64_t left = until - psc__ipc_now();
+        struct pollfd p = {.fd = run->w[i].pidfd, .events = POLLIN};
+        int wait_ms;
+
+        if (left <= 0)
+            return 0;
+        wait_ms = (int)((left + 999999) / 1000000);
+        if (p.fd < 0 && wait_ms > PSC_IPC_POLL_MS)
+            wait_ms = PSC_IPC_POLL_MS;
+        poll(p.fd >= 0 ? &p : NULL, p.fd >= 0 ? 1 : 0, wait_ms);
+    }
+    return 1;
+}
+
+/* ---- the event loop shared by connect and receive ---- */
+
+typedef struct {
+    struct pollfd *p;
+    int n;
+    int any_pidfd_missing;
+} psc__pollset_t;
+
+static void psc__add(psc__pollset_t *s, int fd)
+{
+    s->p[s->n].fd = fd;
+    s->p[s->n].events = POLLIN;
+    s->p[s->n].revents = 0;
+    s->n++;
+}
+
+static void psc__add_ends(psc_ipc_run_t *run, psc__pollset_t *s)
+{
+    for (int i = 0; i < run->n; i++) {
+        if (run->w[i].reaped)
+            continue;
+        if (run->w[i].pidfd >= 0)
+            psc__add(s, run->w[i].pidfd);
+        else
+            s->any_pidfd_missing = 1;
+    }
+}
+
+/* Poll the set until something is ready or the deadline: <0 a poll error (errno), else what poll returned. */
+static int psc__poll(psc__pollset_t *s, int64_t deadline)
+{
+    int64_t left = deadline - psc__ipc_now();
+    int ms = left <= 0 ? 0 : (int)((left + 999999) / 1000000 > 1000000000 ? 1000000000 : (left + 999999) / 1000000);
+    int rc;
+
+    if (s->any_pidfd_missing && ms > PSC_IPC_POLL_MS)
+        ms = PSC_IPC_POLL_MS;
+    rc = poll(s->p, (nfds_t)s->n, ms);
+    if (rc < 0 && errno == EINTR)
+        return 0;
+    return rc;
+}
+
+/* A channel failed on worker i: name how the worker ended when it ends soon, else the channel's reason. */
+static psc_status_t psc__chan_failed(psc_ipc_run_t *run, int i, int64_t deadline, psc_status_t st,
+                                     const psc_ipc_err_t *why, psc_ipc_err_t *err)
+{
+    if (st == PSC_ERR_IO && psc__wait_end(run, i, 1000, deadline) && psc__abnormal(&run->w[i]))
+        return psc__ipc_fail(err, PSC_ERR_IO, "%s", run->w[i].ended);
+    if (st == PSC_ERR_IO && run->w[i].reaped && !psc__abnormal(&run->w[i]))
+        return psc__ipc_fail(err, PSC_ERR_IO, "%s (after BYE), so nothing more comes from it", run->w[i].ended);
+    return psc__ipc_fail(err, st, "%s", why->msg);
+}
+
+/* ---- start ---- */
+
+/* arg with each placeholder replaced; malloc'd, NULL without memory. */
+static char *psc__subst(const char *arg, const char *const keys[4], const char *const vals[4])
+{
+    size_t cap = strlen(arg) + 1;
+    char *out;
+    size_t o = 0;
+
+    for (const char *p = arg; *p;) {
+        int hit = 0;
+
+        for (int k = 0; k < 4 && !hit; k++)
+            if (strncmp(p, keys[k], strlen(keys[k])) == 0) {
+                cap += strlen(vals[k]);
+                p += strlen(keys[k]);
+                hit = 1;
+            }
+        if (!hit)
+            p++;
+    }
+    out = malloc(cap);
+    if (!out)
+        return NULL;
+    for (const char *p = arg; *p;) {
+        int hit = 0;
+
+        for (int k = 0; k < 4 && !hit; k++)
+            if (strncmp(p, keys[k], strlen(keys[k])) == 0) {
+                memcpy(out + o, vals[k], strlen(vals[k]));
+                o += strlen(vals[k]);
+                p += strlen(keys[k]);
+                hit = 1;
+            }
+        if (!hit)
+            out[o++] = *p++;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static void psc__free_strv(char **v)
+{
+    if (!v)
+        return;
+    for (char **p = v; *p; p++)
+        free(*p);
+    free(v);
+}
+
+/* The worker's argv and environment, made before fork: the child may only call async-signal-safe functions. */
+static psc_status_t psc__worker_vectors(const psc_ipc_run_t *run, int rank, const char *const *argv, char ***av,
+                                        char ***ev, psc_ipc_err_t *err)
+{
+    static const char *const keys[4] = {"@SOCKET@", "@TOKEN@", "@RANK@", "@NRANKS@"};
+    char hex[PSC_IPC_TOKEN_HEX], r[16], n[16];
+    const char *vals[4] = {psc__ipc_listener_path(run->lst), hex, r, n};
+    size_t na = 0, ne = 0, k = 0;
+    char **a = NULL, **e = NULL;
+
+    psc__ipc_token_format(&run->token, hex);
+    snprintf(r, sizeof(r), "%d", rank);
+    snprintf(n, sizeof(n), "%d", run->n);
+    while (argv[na])
+        na++;
+    while (environ && environ[ne])
+        ne++;
+    a = calloc(na + 1, sizeof(*a));
+    e = calloc(ne + 5, sizeof(*e));
+    if (!a || !e)
+        goto nomem;
+    for (size_t i = 0; i < na; i++)
+        if (!(a[i] = psc__subst(argv[i], keys, vals)))
+            goto nomem;
+    for (size_t i = 0; i < ne; i++) {
+        int ours = 0;
+
+        for (int v = 0; v < 4; v++) {
+            size_t l = strlen(psc__ipc_vars[v]);
+
+            ours |= strncmp(environ[i], psc__ipc_vars[v], l) == 0 && environ[i][l] == '=';
+        }
+        if (!ours && !(e[k++] = strdup(environ[i])))
+            goto nomem;
+    }
+    for (int v = 0; v < 4; v++) {
+        size_t l = strlen(psc__ipc_vars[v]) + strlen(vals[v]) + 2;
+
+        if (!(e[k] = malloc(l)))
+            goto nomem;
+        snprintf(e[k++], l, "%s=%s", psc__ipc_vars[v], vals[v]);
+    }
+    *av = a;
+    *ev = e;
+    return PSC_OK;
+nomem:
+    psc__free_strv(a);
+    psc__free_strv(e);
+    return psc__ipc_fail(err, PSC_ERR_NO_MEMORY, "no memory for worker %d's arguments", rank);
+}
+
+/* In the child, between fork and execve: async-signal-safe calls only. */
+static void __attribute__((noreturn)) psc__child(pid_t parent, int devnull, int errfd, int maxfd, char **av, char **ev)
+{
+    struct sigaction dfl;
+    sigset_t none;
+    int e;
+
+    /* Dies with the parent; the parent may have died before this line. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) {
+        e = ESRCH;
+        (void)!write(errfd, &e, sizeof(e));
+        _exit(127);
+    }
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    /* Ignored signals stay ignored across exec, and so does the mask: the worker starts clean. */
+    for (int s = 1; s < NSIG; s++)
+        if (s != SIGKILL && s != SIGSTOP)
+            sigaction(s, &dfl, NULL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (devnull >= 0)
+        dup2(devnull, STDIN_FILENO);
+    /* The caller's other descriptors (a GPU driver's, a socket) are no business of the worker's. */
+    for (int fd = 3; fd < maxfd; fd++)
+        if (fd != errfd) {
+            int fl = fcntl(fd, F_GETFD);
+
+            if (fl >= 0 && !(fl & FD_CLOEXEC))
+                fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+        }
+    execve(av[0], av, ev);
+    e = errno;
+    (void)!write(errfd, &e, sizeof(e));
+    _exit(127);
+}
+
+/* Descriptors the child looks at: up to the limit, bounded (higher ones are a rare caller's). */
+static int psc__max_fd(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 65536)
+        return 65536;
+    return (int)rl.rlim_cur;
+}
+
+static psc_status_t psc__spawn(psc_ipc_run_t *run, int rank, const char *const *argv, int devnull,
+                               psc_ipc_err_t *err)
+{
+    char **av = NULL, **ev = NULL;
+    int pipefd[2] = {-1, -1}, child_errno = 0, maxfd = psc__max_fd();
+    pid_t parent = getpid(), pid;
+    psc_status_t st = psc__worker_vectors(run, rank, argv, &av, &ev, err);
+    ssize_t got;
+
+    if (st != PSC_OK)
+        return st;
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        st = psc__ipc_fail(err, PSC_ERR_IO, "worker %d: pipe: %s", rank, strerror(errno));
+        goto out;
+    }
+    pid = fork();
+    if (pid < 0) {
+        st = psc__ipc_fail(err, PSC_ERR_IO, "worker %d: fork: %s", rank, strerror(errno));
+        goto out;
+    }
+    if (pid == 0)
+        psc__child(parent, devnull, pipefd[1], maxfd, av, ev);
+    run->w[rank].pid = pid;
+    run->pids[rank] = pid;
+    close(pipefd[1]);
+    pipefd[1] = -1;
+    /* EOF: execve succeeded (the pipe closed on exec); an errno: it failed. */
+    do
+        got = read(pipefd[0], &child_errno, sizeof(child_errno));
+    while (got < 0 && errno == EINTR);
+    if (got > 0) {
+        psc__reap(run, rank, 1);
+        st = psc__ipc_fail(err, PSC_ERR_IO, "worker %d: cannot execute %s: %s", rank, argv[0],
+                           child_errno == ESRCH ? "the parent ended as it started" : strerror(child_errno));
+        goto out;
+    }
+    if (!psc__ipc_no_pidfd) {
+#ifdef SYS_pidfd_open
+        run->w[rank].pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+    }
+out:
+    if (pipefd[0] >= 0)
+        close(pipefd[0]);
+    if (pipefd[1] >= 0)
+        close(pipefd[1]);
+    psc__free_strv(av);
+    psc__free_strv(ev);
+    return st;
+}
+
+psc_status_t psc__ipc_run_start(int nworkers, const char *const *argv, psc_ipc_run_t **out, psc_ipc_err_t *err)
+{
+    psc_ipc_run_t *run;
+    psc_status_t st;
+    int devnull = -1;
+
+    if (nworkers < 1 || nworkers > PSC_IPC_MAX_WORKERS || !argv || !argv[0] || !strchr(argv[0], '/') || !out)
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "a run of %d workers of %s: accepted 1 to %d workers and a "
+                             "program given by a path with a '/'", nworkers, argv && argv[0] ? argv[0] : "(none)",
+                             PSC_IPC_MAX_WORKERS);
+    if (access(argv[0], X_OK) != 0)
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "worker program %s: %s: accepted an executable file", argv[0],
+                             strerror(errno));
+    run = calloc(1, sizeof(*run));
+    if (!run || !(run->w = calloc((size_t)nworkers, sizeof(*run->w))) ||
+        !(run->pids = calloc((size_t)nworkers, sizeof(*run->pids)))) {
+        if (run)
+            free(run->w);
+        free(run);
+        return psc__ipc_fail(err, PSC_ERR_NO_MEMORY, "no memory for a run of %d workers", nworkers);
+    }
+    run->n = nworkers;
+    for (int i = 0; i < nworkers; i++) {
+        run->w[i].pidfd = -1;
+        run->pids[i] = -1;
+    }
+    st = psc__ipc_token_make(&run->token, err);
+    if (st == PSC_OK)
+        st = psc__ipc_listen(&run->token, nworkers, geteuid(), &run->lst, err);
+    if (st != PSC_OK)
+        goto fail;
+    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    for (int i = 0; i < nworkers && st == PSC_OK; i++)
+        st = psc__spawn(run, i, argv, devnull, err);
+    if (devnull >= 0)
+        close(devnull);
+    if (st != PSC_OK)
+        goto fail;
+    *out = run;
+    return PSC_OK;
+fail:
+    psc__ipc_run_destroy(run, 0);
+    return st;
+}
+
+/* ---- connect ---- */
+
+#define PSC__PENDING_MAX 16
+
+typedef struct {
+    psc_ipc_chan_t *c;
+    int64_t hello_by;
+} psc__pending_t;
+
+static void psc__missing(const psc_ipc_run_t *run, char *out, size_t cap)
+{
+    size_t o = 0;
+    int shown = 0;
+
+    out[0] = '\0';
+    for (int i = 0; i < run->n && o + 24 < cap; i++)
+        if (!run->w[i].chan) {
+            int k = snprintf(out + o, cap - o, "%s%d", shown++ ? ", " : "", i);
+
+            o += k > 0 ? (size_t)k : 0;
+        }
+}
+
+psc_status_t psc__ipc_run_connect(psc_ipc_run_t *run, int64_t deadline, psc_ipc_err_t *err)
+{
+    psc__pending_t pend[PSC__PENDING_MAX];
+    struct pollfd *pfd = calloc((size_t)run->n + PSC__PENDING_MAX + 1, sizeof(*pfd));
+    int npend = 0;
+    int64_t start = psc__ipc_now();
+    psc_status_t st = PSC_OK;
+
+    if (!pfd)
+        return psc__ipc_fail(err, PSC_ERR_NO_MEMORY, "no memory to wait for %d workers", run->n);
+    while (psc__ipc_listener_connected(run->lst) < run->n) {
+        psc__pollset_t s = {pfd, 0, 0};
+        int hello_ms = psc__ipc_listener_hello_ms(run->lst), rc;
+
+        st = psc__check_ends(run, err);
+        if (st != PSC_OK)
+            break;
+        /* Connections that said their HELLO, or whose time for it is up. */
+        for (int k = 0; k < npend;) {
+            struct pollfd p = {.fd = psc__ipc_chan_fd(pend[k].c), .events = POLLIN};
+            int r;
+
+            if (poll(&p, 1, 0) == 0 && psc__ipc_now() < pend[k].hello_by && psc__ipc_now() < deadline) {
+                k++;
+                continue;
+            }
+            if (psc__ipc_hello_take(run->lst, pend[k].c, run->pids,
+                                    pend[k].hello_by < deadline ? pend[k].hello_by : deadline, &r, NULL) == PSC_OK)
+                run->w[r].chan = pend[k].c;
+            else
+                psc__ipc_chan_close(pend[k].c);
+            pend[k] = pend[--npend];
+        }
+        if (psc__ipc_listener_connected(run->lst) == run->n)
+            break;
+        if (psc__ipc_now() >= deadline) {
+            char missing[200], note[300];
+
+            psc__missing(run, missing, sizeof(missing));
+            psc__ipc_listener_refusal_note(run->lst, note, sizeof(note));
+            st = psc__ipc_fail(err, PSC_ERR_TIMEOUT, "%d of %d workers connected within %lld ms (missing: %s)%s",
+                               psc__ipc_listener_connected(run->lst), run->n,
+                               (long long)((psc__ipc_now() - start) / 1000000), missing, note);
+            break;
+        }
+        if (npend < PSC__PENDING_MAX)
+            psc__add(&s, psc__ipc_listener_fd(run->lst));
+        for (int k = 0; k < npend; k++)
+            psc__add(&s, psc__ipc_chan_fd(pend[k].c));
+        psc__add_ends(run, &s);
+        {
+            /* Wake for the first pending HELLO's time too. */
+            int64_t wake = deadline;
+
+            for (int k = 0; k < npend; k++)
+                if (pend[k].hello_by < wake)
+                    wake = pend[k].hello_by;
+            rc = psc__poll(&s, wake);
+        }
+        if (rc < 0) {
+            st = psc__ipc_fail(err, PSC_ERR_IO, "poll while waiting for workers: %s", strerror(errno));
+            break;
+        }
+        if (npend < PSC__PENDING_MAX && s.p[0].revents) {
+            psc_ipc_chan_t *c = NULL;
+            int got = psc__ipc_accept_raw(run->lst, &c, err);
+
+            if (got < 0) {
+                st = (psc_status_t)got;
+                break;
+            }
+            if (got > 0) {
+                pend[npend].c = c;
+                pend[npend++].hello_by = psc__ipc_deadline(hello_ms);
+            }
+        }
+    }
+    for (int k = 0; k < npend; k++)
+        psc__ipc_chan_close(pend[k].c);
+    free(pfd);
+    return st;
+}
+
+/* ---- use ---- */
+
+int psc__ipc_run_size(const psc_ipc_run_t *run)
+{
+    return run->n;
+}
+
+pid_t psc__ipc_run_pid(const psc_ipc_run_t *run, int rank)
+{
+    return rank >= 0 && rank < run->n ? run->w[rank].pid : -1;
+}
+
+psc_ipc_chan_t *psc__ipc_run_chan(psc_ipc_run_t *run, int rank)
+{
+    return rank >= 0 && rank < run->n ? run->w[rank].chan : NULL;
+}
+
+psc_ipc_listener_t *psc__ipc_run_listener(psc_ipc_run_t *run)
+{
+    return run->lst;
+}
+
+const psc_ipc_token_t *psc__ipc_run_token(const psc_ipc_run_t *run)
+{
+    return &run->token;
+}
+
+const char *psc__ipc_run_ended(const psc_ipc_run_t *run, int rank)
+{
+    return rank >= 0 && rank < run->n && run->w[rank].reaped ? run->w[rank].ended : "";
+}
+
+static psc_status_t psc__rank_ok(const psc_ipc_run_t *run, int rank, int any_ok, psc_ipc_err_t *err)
+{
+    if ((rank < 0 && !(any_ok && rank == -1)) || rank >= run->n)
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "worker %d: accepted 0 to %d%s", rank, run->n - 1,
+                             any_ok ? ", or -1 for any" : "");
+    if (rank >= 0 && !run->w[rank].chan)
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "worker %d (pid %ld) is not connected%s%s", rank,
+                             (long)run->w[rank].pid, run->w[rank].reaped ? ": " : "",
+                             run->w[rank].reaped ? run->w[rank].ended : "");
+    return PSC_OK;
+}
+
+psc_status_t psc__ipc_run_send(psc_ipc_run_t *run, int rank, unsigned type, uint32_t flags, const void *payload,
+                               uint32_t len, const int *fds, int nfds, int64_t deadline, psc_ipc_err_t *err)
+{
+    psc_ipc_err_t why = {0};
+    psc_status_t st = psc__rank_ok(run, rank, 0, err);
+
+    if (st != PSC_OK)
+        return st;
+    st = psc__ipc_send(run->w[rank].chan, type, flags, payload, len, fds, nfds, deadline, &why);
+    if (st != PSC_OK)
+        return psc__chan_failed(run, rank, deadline, st, &why, err);
+    if (type == PSC_IPC_BYE)
+        run->w[rank].bye = 1;
+    return PSC_OK;
+}
+
+/* Receive on worker i's ready channel; an ERROR from it is a failure. */
+static psc_status_t psc__take(psc_ipc_run_t *run, int i, psc_ipc_msg_t *msg, int64_t deadline, psc_ipc_err_t *err)
+{
+    psc_ipc_err_t why = {0};
+    psc_ipc_msg_t m;
+    psc_status_t st = psc__ipc_recv(run->w[i].chan, &m, deadline, &why);
+
+    if (st != PSC_OK)
+        return psc__chan_failed(run, i, deadline, st, &why, err);
+    if (m.type == PSC_IPC_ERROR) {
+        char text[200];
+        size_t n = m.len < sizeof(text) - 1 ? m.len : sizeof(text) - 1;
+
+        for (size_t k = 0; k < n; k++)
+            text[k] = m.payload[k] < 0x20 || m.payload[k] == 0x7f ? '?' : (char)m.payload[k];
+        text[n] = '\0';
+        return psc__ipc_fail(err, PSC_ERR_IO, "%s reported: %s", psc__ipc_chan_peer(run->w[i].chan), text);
+    }
+    *msg = m;
+    return PSC_OK;
+}
+
+psc_status_t psc__ipc_run_recv(psc_ipc_run_t *run, int rank, psc_ipc_msg_t *msg, int *from, int64_t deadline,
+                               psc_ipc_err_t *err)
+{
+    struct pollfd *pfd;
+    int *who;
+    int64_t start = psc__ipc_now();
+    psc_status_t st = psc__rank_ok(run, rank, 1, err);
+
+    if (st != PSC_OK)
+        return st;
+    pfd = calloc(2 * (size_t)run->n, sizeof(*pfd));
+    who = calloc((size_t)run->n, sizeof(*who));
+    if (!pfd || !who) {
+        free(pfd);
+        free(who);
+        return psc__ipc_fail(err, PSC_ERR_NO_MEMORY, "no memory to wait for %d workers", run->n);
+    }
+    for (;;) {
+        psc__pollset_t s = {pfd, 0, 0};
+        int nchan = 0, rc;
+
+        for (int k = 0; k < run->n; k++) {
+            int i = rank >= 0 ? rank : (run->next + k) % run->n;
+
+            if (run->w[i].chan && !psc__ipc_chan_broken(run->w[i].chan)) {
+                who[nchan++] = i;
+                psc__add(&s, psc__ipc_chan_fd(run->w[i].chan));
+            }
+            if (rank >= 0)
+                break;
+        }
+        if (nchan == 0) {
+            st = psc__ipc_fail(err, PSC_ERR_INVALID, "no connected worker to receive from");
+            break;
+        }
+        psc__add_ends(run, &s);
+        rc = psc__poll(&s, deadline);
+        if (rc < 0) {
+            st = psc__ipc_fail(err, PSC_ERR_IO, "poll while waiting for workers: %s", strerror(errno));
+            break;
+        }
+        /* What a worker sent before it ended is taken first; then its end. */
+        for (int k = 0; k < nchan && rc > 0; k++)
+            if (s.p[k].revents) {
+                int i = who[k];
+
+                st = psc__take(run, i, msg, deadline, err);
+                if (st == PSC_OK) {
+                    run->next = (i + 1) % run->n;
+                    if (from)
+                        *from = i;
+                }
+                goto out;
+            }
+        st = psc__check_ends(run, err);
+        if (st != PSC_OK)
+            break;
+        if (psc__ipc_now() >= deadline) {
+            if (rank >= 0)
+                st = psc__ipc_fail(err, PSC_ERR_TIMEOUT, "%s: no message within %lld ms",
+                                   psc__ipc_chan_peer(run->w[rank].chan),
+                                   (long long)((psc__ipc_now() - start) / 1000000));
+            else
+                st = psc__ipc_fail(err, PSC_ERR_TIMEOUT, "no message from any of %d workers within %lld ms", nchan,
+                                   (long long)((psc__ipc_now() - start) / 1000000));
+            break;
+        }
+    }
+out:
+    free(pfd);
+    free(who);
+    return st;
+}
+
+/* ---- end ---- */
+
+psc_status_t psc__ipc_run_finish(psc_ipc_run_t *run, int64_t deadline, psc_ipc_err_t *err)
+{
+    psc_status_t st = PSC_OK;
+
+    for (int i = 0; i < run->n; i++) {
+        psc_ipc_err_t why = {0};
+
+        if (!run->w[i].chan || run->w[i].reaped || run->w[i].bye)
+            continue;
+        if (psc__ipc_run_send(run, i, PSC_IPC_BYE, 0, NULL, 0, NULL, 0, deadline, &why) != PSC_OK && st == PSC_OK)
+            st = psc__ipc_fail(err, why.st, "%s", why.msg);
+    }
+    for (int i = 0; i < run->n; i++) {
+        psc__worker_t *w = &run->w[i];
+
+        if (!psc__wait_end(run, i, INT_MAX, deadline)) {
+            if (st == PSC_OK)
+                st = psc__ipc_fail(err, PSC_ERR_TIMEOUT, "worker %d (pid %ld) still running at the deadline%s", i,
+                                   (long)w->pid, w->bye ? ", after BYE" : "");
+            continue;
+        }
+        if (psc__abnormal(w) && st == PSC_OK)
+            st = psc__ipc_fail(err, PSC_ERR_IO, "%s", w->ended);
+    }
+    return st;
+}
+
+void psc__ipc_run_destroy(psc_ipc_run_t *run, int grace_ms)
+{
+    int64_t until;
+    int left = 0;
+
+    if (!run)
+        return;
+    /* A worker that sees its connection close may end by itself. */
+    for (int i = 0; i < run->n; i++) {
+        psc__ipc_chan_close(run->w[i].chan);
+        run->w[i].chan = NULL;
+    }
+    for (int i = 0; i < run->n; i++)
+        if (run->w[i].pid > 0 && !psc__reap(run, i, 0)) {
+            kill(run->w[i].pid, SIGTERM);
+            left++;
+        }
+    until = psc__ipc_deadline(grace_ms);
+    for (int i = 0; i < run->n && left; i++)
+        if (run->w[i].pid > 0 && !run->w[i].reaped)
+            psc__wait_end(run, i, grace_ms, until);
+    /* An unreaped child keeps its pid: the signal reaches no other process. */
+    for (int i = 0; i < run->n; i++)
+        if (run->w[i].pid > 0 && !run->w[i].reaped) {
+            kill(run->w[i].pid, SIGKILL);
+            psc__reap(run, i, 1);
+        }
+    for (int i = 0; i < run->n; i++)
+        if (run->w[i].pidfd >= 0)
+            close(run->w[i].pidfd);
+    psc__ipc_listener_close(run->lst);
+    free(run->w);
+    free(run->pids);
+    free(run);
+}
+
+/* ---- the worker's side ---- */
+
+static psc_status_t psc__parse_int(const char *what, const char *s, int lo, int hi, int *out, psc_ipc_err_t *err)
+{
+    char *end = NULL;
+    long v;
+
+    errno = 0;
+    v = s && *s ? strtol(s, &end, 10) : 0;
+    if (!s || !*s || errno || *end || v < lo || v > hi)
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "%s \"%.40s\": accepted a whole number from %d to %d", what,
+                             s ? s : "", lo, hi);
+    *out = (int)v;
+    return PSC_OK;
+}
+
+psc_status_t psc__ipc_worker_conf_parse(psc_ipc_worker_conf_t *conf, const char *path, const char *token_hex,
+                                        const char *rank, const char *nranks, psc_ipc_err_t *err)
+{
+    psc_ipc_worker_conf_t c;
+    psc_ipc_err_t why = {0};
+    psc_status_t st;
+
+    memset(&c, 0, sizeof(c));
+    if (!path || path[0] != '/' || strlen(path) >= sizeof(c.path))
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "socket path \"%.60s\": accepted an absolute path of fewer than "
+                             "%zu bytes", path ? path : "", sizeof(c.path));
+    snprintf(c.path, sizeof(c.path), "%s", path);
+    if (psc__ipc_token_parse(token_hex, &c.token, &why) != PSC_OK)
+        return psc__ipc_fail(err, why.st, "%s", why.msg);
+    st = psc__parse_int("worker count", nranks, 1, PSC_IPC_MAX_WORKERS, &c.nranks, err);
+    if (st == PSC_OK)
+        st = psc__parse_int("worker rank", rank, 0, c.nranks - 1, &c.rank, err);
+    if (st != PSC_OK)
+        return st;
+    *conf = c;
+    return PSC_OK;
+}
+
+psc_status_t psc__ipc_worker_conf_env(psc_ipc_worker_conf_t *conf, psc_ipc_err_t *err)
+{
+    const char *v[4];
+    psc_ipc_err_t why = {0};
+
+    for (int i = 0; i < 4; i++)
+        if (!(v[i] = getenv(psc__ipc_vars[i])))
+            return psc__ipc_fail(err, PSC_ERR_INVALID, "%s is not set: a worker is started by its run, which sets "
+                                 "%s, %s, %s and %s", psc__ipc_vars[i], psc__ipc_vars[0], psc__ipc_vars[1],
+                                 psc__ipc_vars[2], psc__ipc_vars[3]);
+    if (psc__ipc_worker_conf_parse(conf, v[0], v[1], v[2], v[3], &why) != PSC_OK)
+        return psc__ipc_fail(err, why.st, "the run's environment: %s", why.msg);
+    return PSC_OK;
+}
+
+psc_status_t psc__ipc_worker_connect(const psc_ipc_worker_conf_t *conf, int64_t deadline, psc_ipc_chan_t **out,
+                                     psc_ipc_err_t *err)
+{
+    int nranks = 0;
+    psc_ipc_chan_t *c = NULL;
+    psc_status_t st = psc__ipc_connect(conf->path, &conf->token, conf->rank, deadline, &c, &nranks, err);
+
+    if (st != PSC_OK)
+        return st;
+    if (nranks != conf->nranks) {
+        psc__ipc_chan_close(c);
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "the parent runs %d workers: this worker was told %d", nranks,
+                             conf->nranks);
+    }
+    *out = c;
+    return PSC_OK;
+}
