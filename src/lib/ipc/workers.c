@@ -103,6 +103,15 @@ static psc_status_t psc__check_ends(psc_ipc_run_t *run, psc_ipc_err_t *err)
     return PSC_OK;
 }
 
+/* A worker already known to have ended abnormally: the run has failed, every later wait says so at once. */
+static psc_status_t psc__ended_before(const psc_ipc_run_t *run, psc_ipc_err_t *err)
+{
+    for (int i = 0; i < run->n; i++)
+        if (psc__abnormal(&run->w[i]))
+            return psc__ipc_fail(err, PSC_ERR_IO, "%s", run->w[i].ended);
+    return PSC_OK;
+}
+
 /* Wait up to ms (and the deadline) for worker i to end; 1 when it did. */
 static int psc__wait_end(psc_ipc_run_t *run, int i, int ms, int64_t deadline)
 {
@@ -579,6 +588,9 @@ psc_status_t psc__ipc_run_send(psc_ipc_run_t *run, int rank, unsigned type, uint
     psc_ipc_err_t why = {0};
     psc_status_t st = psc__rank_ok(run, rank, 0, err);
 
+    /* A run with a worker gone has failed: nothing more is sent in it. */
+    if (st == PSC_OK)
+        st = psc__check_ends(run, err);
     if (st != PSC_OK)
         return st;
     st = psc__ipc_send(run->w[rank].chan, type, flags, payload, len, fds, nfds, deadline, &why);
@@ -631,6 +643,10 @@ psc_status_t psc__ipc_run_recv(psc_ipc_run_t *run, int rank, psc_ipc_msg_t *msg,
     for (;;) {
         psc__pollset_t s = {pfd, 0, 0};
         int nchan = 0, rc;
+
+        st = psc__ended_before(run, err);
+        if (st != PSC_OK)
+            break;
 
         for (int k = 0; k < run->n; k++) {
             int i = rank >= 0 ? rank : (run->next + k) % run->n;

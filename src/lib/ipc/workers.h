@@ -41,6 +41,9 @@
 
 typedef struct psc_ipc_run psc_ipc_run_t;
 
+/* Tests only: nonzero makes runs started after it watch their workers by polling, as without pidfd_open. */
+extern int psc__ipc_no_pidfd;
+
 /*
  * Make the token and the listener, then start nworkers processes of argv
  * (argv[0] a path to the program, with a '/'; NULL-terminated) with stdin
