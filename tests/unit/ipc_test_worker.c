@@ -4,6 +4,7 @@
  * answers REQUESTs until BYE. A REQUEST's payload is a command:
  *   echo TEXT    REPLY with TEXT
  *   whoami       REPLY "rank nranks socket token" from its configuration, then its arguments
+ *   state        REPLY "fds=0,1,2, stdin=/dev/null sigpipe=default usr1=open" (its socket left out)
  *   memfd N      FD: a memfd of N bytes, byte i = (i * 7 + rank) & 0xff, payload "N"
  *   exit N       exit with status N
  *   abort        abort()
@@ -16,6 +17,7 @@
  * "ignore-bye" connects and then never leaves on BYE, "wait-fifo PATH" reads the FIFO to its end first.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -95,6 +97,30 @@ int main(int argc, char **argv)
         if (strncmp(cmd, "echo ", 5) == 0) {
             if (psc__ipc_send(c, PSC_IPC_REPLY, 0, cmd + 5, (uint32_t)strlen(cmd + 5), NULL, 0, dl, &e) != PSC_OK)
                 return fail("echo", &e);
+        } else if (strcmp(cmd, "state") == 0) {
+            /* What it inherited: descriptors, stdin, SIGPIPE's disposition, blocked signals. */
+            struct sigaction sa;
+            sigset_t mask;
+            char link[256] = "";
+            size_t o = (size_t)snprintf(reply, sizeof(reply), "fds=");
+            DIR *d = opendir("/proc/self/fd");
+            struct dirent *de;
+
+            while (d && (de = readdir(d)))
+                if (de->d_name[0] != '.' && atoi(de->d_name) != dirfd(d) && atoi(de->d_name) != psc__ipc_chan_fd(c) &&
+                    o < sizeof(reply) - 16)
+                    o += (size_t)snprintf(reply + o, sizeof(reply) - o, "%s,", de->d_name);
+            if (d)
+                closedir(d);
+            if (readlink("/proc/self/fd/0", link, sizeof(link) - 1) < 0)
+                link[0] = '\0';
+            sigaction(SIGPIPE, NULL, &sa);
+            sigprocmask(SIG_SETMASK, NULL, &mask);
+            o += (size_t)snprintf(reply + o, sizeof(reply) - o, " stdin=%s sigpipe=%s usr1=%s", link,
+                                  sa.sa_handler == SIG_IGN ? "ignored" : "default",
+                                  sigismember(&mask, SIGUSR1) ? "blocked" : "open");
+            if (psc__ipc_send(c, PSC_IPC_REPLY, 0, reply, (uint32_t)o, NULL, 0, dl, &e) != PSC_OK)
+                return fail("state", &e);
         } else if (strcmp(cmd, "whoami") == 0) {
             char hex[PSC_IPC_TOKEN_HEX];
             size_t o;

@@ -180,6 +180,42 @@ static void test_told_where_and_who(void **state)
     destroy_and_check(&f, 1000);
 }
 
+/* The worker starts clean whatever the caller has: no stray descriptor, stdin from /dev/null, signals at defaults. */
+static void test_worker_starts_clean(void **state)
+{
+    struct sigaction ign = {0}, old_pipe;
+    sigset_t usr1, old_mask;
+    fixture_t f;
+    char got[256];
+    int stray = dup(STDERR_FILENO); /* not close-on-exec */
+
+    (void)state;
+    assert_true(stray > 2);
+    ign.sa_handler = SIG_IGN;
+    assert_int_equal(sigaction(SIGPIPE, &ign, &old_pipe), 0);
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    assert_int_equal(sigprocmask(SIG_BLOCK, &usr1, &old_mask), 0);
+    start_connected(&f, 1);
+    request(&f, 0, "state");
+    reply_from(&f, 0, got, sizeof(got));
+    assert_string_equal(got, "fds=0,1,2, stdin=/dev/null sigpipe=default usr1=open");
+    assert_int_equal(psc__ipc_run_finish(f.run, psc__ipc_deadline(5000), NULL), PSC_OK);
+    destroy_and_check(&f, 1000);
+    /* And the caller's own are as they were. */
+    {
+        struct sigaction now;
+        sigset_t mask;
+
+        assert_int_equal(sigaction(SIGPIPE, &old_pipe, &now), 0);
+        assert_true(now.sa_handler == SIG_IGN);
+        assert_int_equal(sigprocmask(SIG_SETMASK, &old_mask, &mask), 0);
+        assert_true(sigismember(&mask, SIGUSR1));
+    }
+    assert_true(fcntl(stray, F_GETFD) >= 0 && !(fcntl(stray, F_GETFD) & FD_CLOEXEC));
+    close(stray);
+}
+
 static void test_descriptors_both_ways(void **state)
 {
     fixture_t f;
@@ -535,6 +571,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_echo_and_normal_end),
         cmocka_unit_test(test_told_where_and_who),
+        cmocka_unit_test(test_worker_starts_clean),
         cmocka_unit_test(test_descriptors_both_ways),
         cmocka_unit_test(test_deaths_named_pidfd),
         cmocka_unit_test(test_deaths_named_polling),

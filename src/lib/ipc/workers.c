@@ -17,6 +17,8 @@
 
 extern char **environ;
 
+#define PSC__CLOSE_RANGE_CLOEXEC (1u << 2) /* linux/close_range.h, Linux 5.11 */
+
 /* Tests force the waitpid polling a kernel without pidfd_open gets. */
 int psc__ipc_no_pidfd;
 
@@ -313,6 +315,10 @@ static void __attribute__((noreturn)) psc__child(pid_t parent, int devnull, int 
     if (devnull >= 0)
         dup2(devnull, STDIN_FILENO);
     /* The caller's other descriptors (a GPU driver's, a socket) are no business of the worker's. */
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 3u, ~0u, PSC__CLOSE_RANGE_CLOEXEC) == 0)
+        maxfd = 3;
+#endif
     for (int fd = 3; fd < maxfd; fd++)
         if (fd != errfd) {
             int fl = fcntl(fd, F_GETFD);
@@ -657,6 +663,11 @@ psc_status_t psc__ipc_run_recv(psc_ipc_run_t *run, int rank, psc_ipc_msg_t *msg,
             }
             if (rank >= 0)
                 break;
+        }
+        if (nchan == 0 && rank >= 0) {
+            /* Its channel failed before: say why, and how the worker ended if it did. */
+            st = psc__take(run, rank, msg, deadline, err);
+            break;
         }
         if (nchan == 0) {
             st = psc__ipc_fail(err, PSC_ERR_INVALID, "no connected worker to receive from");
