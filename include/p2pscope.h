@@ -458,7 +458,7 @@ struct CUstream_st; /* CUstream and cudaStream_t are pointers to it: pass either
  * their path and size, enqueued on `stream` (NULL: the legacy default stream
  * of the calling thread's current context): it runs after the work queued
  * before it on the stream and before the work queued after. Returns as soon
- * as it is queued (no hidden synchronisation, no allocation), and may be
+ * as it is queued (no hidden synchronisation, no memory allocated), and may be
  * captured into a CUDA graph.
  *
  * dst and src are device memory of any GPU (cuMemAlloc, cudaMalloc, VMM),
@@ -473,8 +473,13 @@ struct CUstream_st; /* CUstream and cudaStream_t are pointers to it: pass either
  * built-in defaults without one; psc_copy_route says which and why. A copy
  * between GPUs by SM kernel needs peer access from the issuing GPU to the
  * other: the call never turns it on (psc_peer_enable does) and takes the copy
- * engine where it is off. The caller's current context and peer access stay
- * as they were.
+ * engine where it is off. Where the calibration measured the far GPU's
+ * routes faster, the copy hops: the far GPU copies on a stream of its own,
+ * ordered after the caller's stream by one event and the caller's stream
+ * after it by another (a graph capture takes the hop in). The defaults never
+ * hop. The first hop between two GPUs makes their hop stream and events, once
+ * per context; hops of different streams to one GPU run one after another
+ * there. The caller's current context and peer access stay as they were.
  *
  * PSC_ERR_INVALID, with why, for: a NULL address, memory CUDA does not know
  * (pageable, freed, or another process's), a range past the end of its
@@ -483,7 +488,7 @@ struct CUstream_st; /* CUstream and cudaStream_t are pointers to it: pass either
  */
 psc_status_t psc_copy(psc_context_t *ctx, void *dst, const void *src, size_t n, struct CUstream_st *stream);
 
-#define PSC_ROUTE_WHY_LEN 256
+#define PSC_ROUTE_WHY_LEN 512
 
 typedef struct {
     psc_engine_t engine;
