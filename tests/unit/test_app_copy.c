@@ -389,11 +389,27 @@ static void test_hop_choice(void **state)
     assert_int_equal(r.issuer, 0);
     assert_int_equal(r.engine, PSC_ENGINE_SM);
 
-    /* Only the stream GPU's copy engine measured: nothing to choose between, the defaults. */
+    /* Managed memory: no SM kernel anywhere, and not for want of peer access. */
+    p = path_far(0, 1, 0, 65536);
+    p.src.managed = 1;
+    psc__route_choose(cal, &p, &r, 1);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    assert_int_equal(r.issuer, 0); /* 9 us, the far copy engine 10 */
+    assert_int_equal(r.peer_off, 0);
+
+    /* Only the stream GPU's copy engine measured, or all but it: nothing to choose between, the defaults. */
     cal->nroute = 1;
     psc__route_choose(cal, &p, &r, 1);
     assert_int_equal(r.calibrated, 0);
     assert_int_equal(r.hop, 0);
+    cal->route++;
+    cal->nroute = 3;
+    p = path_far(0, 1, 0, 65536);
+    psc__route_choose(cal, &p, &r, 1);
+    assert_int_equal(r.calibrated, 0);
+    assert_true(r.predicted_us == 0);
+    assert_int_equal(r.hop, 0);
+    cal->route--;
     cal->nroute = 4;
 }
 
