@@ -65,6 +65,7 @@ struct psc_context {
     struct psc_load *loads;     /* background loads not yet stopped (verify/load.c) */
     void (*loads_free)(psc_context_t *ctx); /* set by the first load: frees them all at destroy */
     struct psc_mem *mems;       /* psc_mem_alloc's memory not yet freed (mem/app_mem.c) */
+    struct psc_share *shares;   /* shared memory and events not yet freed (ipc/share.c) */
     psc_calibration_t *copy_cal; /* psc_copy's routes: the loaded calibration, NULL for the defaults */
 };
 
