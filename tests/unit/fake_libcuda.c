@@ -92,6 +92,9 @@ static CUresult fake_attr(int *v, CUdevice_attribute a, CUdevice d)
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
     case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: *v = 3; break;
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: *v = 1; break; /* says yes; cuMemCreate says no without IMEX */
     default: *v = 0; break;
     }
     return CUDA_SUCCESS;
@@ -555,6 +558,7 @@ static const struct { const char *name; void *fn; } fake_table[] = {
 };
 
 static void *fake_mem_lookup(const char *symbol); /* at the end: memory of each kind */
+void *fake_vmm_lookup(const char *symbol);        /* fake_vmm.c: VMM and IPC */
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *status)
@@ -575,6 +579,8 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
             *pfn = fake_ctx_table[i].fn;
     if (fake_ctx_mode() && fake_mem_lookup(symbol))
         *pfn = fake_mem_lookup(symbol);
+    if (fake_ctx_mode() && fake_vmm_lookup(symbol))
+        *pfn = fake_vmm_lookup(symbol);
     *status = CU_GET_PROC_ADDRESS_SUCCESS;
     return CUDA_SUCCESS;
 }

@@ -279,6 +279,9 @@ psc_status_t psc_share_export(psc_context_t *ctx, const psc_share_t *s, psc_shar
     if (s->imported)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_share_export: this %s was imported; only the process that made "
                          "it exports it", psc__share_kind_name(s->kind));
+    if (!ctx->info[s->gpu].uuid[0])
+        return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "psc_share_export: the driver gives GPU %d no UUID (cuDeviceGetUuid), "
+                         "which the importer needs to find it", s->gpu);
     memset(&h, 0, sizeof(h));
     h.kind = s->kind;
     h.size = s->size;
