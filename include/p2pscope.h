@@ -452,13 +452,14 @@ typedef enum { PSC_ENGINE_CE, PSC_ENGINE_SM } psc_engine_t; /* copy engine, or a
 #define PSC_HOST (-1) /* where a copy's bytes are: host memory */
 
 struct CUstream_st; /* CUstream and cudaStream_t are pointers to it: pass either */
+struct CUevent_st;  /* CUevent and cudaEvent_t are pointers to it */
 
 /*
  * Copy n bytes from src to dst by the fastest route this machine has for
  * their path and size, enqueued on `stream` (NULL: the legacy default stream
  * of the calling thread's current context): it runs after the work queued
  * before it on the stream and before the work queued after. Returns as soon
- * as it is queued (no hidden synchronisation, no allocation), and may be
+ * as it is queued (no hidden synchronisation, no memory allocated), and may be
  * captured into a CUDA graph.
  *
  * dst and src are device memory of any GPU (cuMemAlloc, cudaMalloc, VMM),
@@ -473,8 +474,13 @@ struct CUstream_st; /* CUstream and cudaStream_t are pointers to it: pass either
  * built-in defaults without one; psc_copy_route says which and why. A copy
  * between GPUs by SM kernel needs peer access from the issuing GPU to the
  * other: the call never turns it on (psc_peer_enable does) and takes the copy
- * engine where it is off. The caller's current context and peer access stay
- * as they were.
+ * engine where it is off. Where the calibration measured the far GPU's
+ * routes faster, the copy hops: the far GPU copies on a stream of its own,
+ * ordered after the caller's stream by one event and the caller's stream
+ * after it by another (a graph capture takes the hop in). The defaults never
+ * hop. The first hop between two GPUs makes their hop stream and events, once
+ * per context; hops of different streams to one GPU run one after another
+ * there. The caller's current context and peer access stay as they were.
  *
  * PSC_ERR_INVALID, with why, for: a NULL address, memory CUDA does not know
  * (pageable, freed, or another process's), a range past the end of its
@@ -483,7 +489,7 @@ struct CUstream_st; /* CUstream and cudaStream_t are pointers to it: pass either
  */
 psc_status_t psc_copy(psc_context_t *ctx, void *dst, const void *src, size_t n, struct CUstream_st *stream);
 
-#define PSC_ROUTE_WHY_LEN 256
+#define PSC_ROUTE_WHY_LEN 512
 
 typedef struct {
     psc_engine_t engine;
@@ -522,6 +528,91 @@ psc_status_t psc_copy_calibration_load(psc_context_t *ctx, const char *path);
  */
 psc_status_t psc_peer_enable(psc_context_t *ctx, int from, int to, int *was_on);
 psc_status_t psc_peer_disable(psc_context_t *ctx, int from, int to, int *was_on);
+
+/* ---------------------------------------------------------------- GPU memory shared between processes */
+
+typedef enum {
+    PSC_SHARE_LEGACY = 1,     /* cuMemAlloc memory by a CUDA IPC handle (cuIpcGetMemHandle) */
+    PSC_SHARE_VMM_FD = 2,     /* a VMM allocation (cuMemCreate) exported as a POSIX file descriptor */
+    PSC_SHARE_VMM_FABRIC = 3, /* a VMM allocation exported as a fabric handle (NVLink fabric, IMEX channel) */
+    PSC_SHARE_EVENT = 4,      /* an interprocess event (cuIpcGetEventHandle), for ordering across processes */
+} psc_share_kind_t;
+
+/* GPU memory (or an event) made shareable by this process, or imported from another. */
+typedef struct psc_share psc_share_t;
+
+#define PSC_SHARE_MSG_LEN 160
+
+/*
+ * What a process hands another for one shared allocation or event: bytes any
+ * channel can carry (a pipe, MPI, a file), and for PSC_SHARE_VMM_FD a file
+ * descriptor, which only a Unix socket (SCM_RIGHTS) passes. The bytes name
+ * the kind, the size, the exporting process and its GPU (by UUID); the
+ * importer checks every field and refuses what is malformed or forged.
+ */
+typedef struct {
+    unsigned char bytes[PSC_SHARE_MSG_LEN];
+    int fd; /* PSC_SHARE_VMM_FD: the descriptor; -1 for the other kinds */
+} psc_share_msg_t;
+
+/*
+ * Allocate size bytes of device memory on GPU `gpu` that other processes
+ * can import: kind PSC_SHARE_LEGACY (cuMemAlloc), PSC_SHARE_VMM_FD or
+ * PSC_SHARE_VMM_FABRIC (cuMemCreate, the size rounded up to the allocation
+ * granularity, mapped and accessible for `gpu` only). PSC_ERR_UNSUPPORTED
+ * names why where this driver, GPU or platform cannot (fabric handles need an
+ * IMEX channel). Free it with psc_share_free; the context frees what is left.
+ */
+psc_status_t psc_share_alloc(psc_context_t *ctx, psc_share_kind_t kind, int gpu, size_t size, psc_share_t **out);
+
+/* An interprocess event on GPU `gpu` (no timing): record it here, wait for it in the importer. */
+psc_status_t psc_share_event_create(psc_context_t *ctx, int gpu, psc_share_t **out);
+
+/*
+ * The message for another process. For PSC_SHARE_VMM_FD, msg->fd is a new
+ * descriptor this call opened: the caller closes it once sent.
+ */
+psc_status_t psc_share_export(psc_context_t *ctx, const psc_share_t *s, psc_share_msg_t *msg);
+
+/*
+ * Import what another process exported, mapped for the GPUs listed (ngpu of
+ * them; NULL and 0: the exporting GPU only). VMM memory is made accessible
+ * (read and write) for exactly those GPUs. Legacy memory is opened in one
+ * GPU's context (ngpu must be 1 or 0), with peer access to the exporting GPU
+ * turned on by the driver as needed. Events take no GPU list. The exporting
+ * GPU must be one this process sees (CUDA_VISIBLE_DEVICES). PSC_ERR_INVALID,
+ * with why, for a malformed or forged message; msg->fd is not closed.
+ */
+psc_status_t psc_share_import(psc_context_t *ctx, const psc_share_msg_t *msg, const int *gpus, int ngpu,
+                              psc_share_t **out);
+
+psc_share_kind_t psc_share_kind(const psc_share_t *s);
+/* The memory's address (UVA: valid in every context of this process); NULL for an event. */
+void *psc_share_ptr(const psc_share_t *s);
+/* Bytes usable: the size asked for by the exporter. */
+size_t psc_share_size(const psc_share_t *s);
+/* The GPU the memory or event is on, as this process numbers its GPUs. */
+int psc_share_gpu(const psc_share_t *s);
+/* The event (CUevent) of PSC_SHARE_EVENT, for cuEventRecord and cuStreamWaitEvent; NULL for memory. */
+struct CUevent_st *psc_share_event(const psc_share_t *s);
+
+#define PSC_ACCESS_NONE 0u
+#define PSC_ACCESS_READ 1u
+#define PSC_ACCESS_READWRITE 3u
+
+/*
+ * What GPU `gpu` may do with the shared memory, as the driver says
+ * (cuMemGetAccess for VMM memory, the pointer's access flags in the GPU's
+ * context for legacy memory): PSC_ACCESS_NONE, _READ or _READWRITE. Nothing
+ * is touched to find out.
+ */
+psc_status_t psc_share_access(psc_context_t *ctx, const psc_share_t *s, int gpu, unsigned *access);
+
+/*
+ * Unmap and release (importer) or free (exporter). The caller makes sure no
+ * GPU work still uses it; an exporter frees after its importers closed theirs.
+ */
+psc_status_t psc_share_free(psc_share_t *s);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -30,6 +30,12 @@ void psc__gpu_teardown(psc_context_t *ctx, psc_gpu_t *g)
     for (int k = 0; k < PSC_MAX_XFERS; k++)
         if (g->xstreams[k])
             ctx->cu.p_cuStreamDestroy(g->xstreams[k]);
+    if (g->hop_stream)
+        ctx->cu.p_cuStreamDestroy(g->hop_stream);
+    if (g->hop_fork)
+        ctx->cu.p_cuEventDestroy(g->hop_fork);
+    if (g->hop_join)
+        ctx->cu.p_cuEventDestroy(g->hop_join);
     if (g->stream) {
         ctx->cu.p_cuStreamSynchronize(g->stream);
         ctx->cu.p_cuStreamDestroy(g->stream);
@@ -199,6 +205,21 @@ psc_status_t psc__gpu_stream(psc_context_t *ctx, int i, int k, CUstream *out)
     if (!g->xstreams[k] && (st = PSC_CU(ctx, cuStreamCreate, (&g->xstreams[k], CU_STREAM_NON_BLOCKING))) != PSC_OK)
         return st;
     *out = g->xstreams[k];
+    return PSC_OK;
+}
+
+psc_status_t psc__gpu_hop_ready(psc_context_t *ctx, int i)
+{
+    psc_gpu_t *g = &ctx->gpu[i];
+    psc_status_t st;
+
+    if (g->ready && g->hop_stream && g->hop_fork && g->hop_join)
+        return PSC_OK;
+    if ((st = psc__gpu_use(ctx, i)) != PSC_OK ||
+        (!g->hop_stream && (st = PSC_CU(ctx, cuStreamCreate, (&g->hop_stream, CU_STREAM_NON_BLOCKING))) != PSC_OK) ||
+        (!g->hop_fork && (st = PSC_CU(ctx, cuEventCreate, (&g->hop_fork, CU_EVENT_DISABLE_TIMING))) != PSC_OK) ||
+        (!g->hop_join && (st = PSC_CU(ctx, cuEventCreate, (&g->hop_join, CU_EVENT_DISABLE_TIMING))) != PSC_OK))
+        return st;
     return PSC_OK;
 }
 

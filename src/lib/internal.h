@@ -32,6 +32,10 @@ typedef struct {
     CUfunction fn_copy_bytes;
     CUstream stream;            /* work this GPU issues */
     CUstream xstreams[PSC_MAX_XFERS]; /* extra streams for concurrent transfers, made on demand */
+    /* psc_copy's hops, made on first use: the stream a hop's copy runs on when this GPU issues it, the event a
+     * hop's copy waits for on a stream of this GPU, and the event a stream waits for after this GPU's hop. */
+    CUstream hop_stream;
+    CUevent hop_fork, hop_join;
     psc_gate_words_t *gate;     /* pinned, mapped */
     CUdeviceptr gate_dptr;      /* the same words as the GPU addresses them */
     CUdeviceptr verify_words;   /* psc_verify_words_t in device memory */
@@ -61,6 +65,7 @@ struct psc_context {
     struct psc_load *loads;     /* background loads not yet stopped (verify/load.c) */
     void (*loads_free)(psc_context_t *ctx); /* set by the first load: frees them all at destroy */
     struct psc_mem *mems;       /* psc_mem_alloc's memory not yet freed (mem/app_mem.c) */
+    struct psc_share *shares;   /* shared memory and events not yet freed (ipc/share.c) */
     psc_calibration_t *copy_cal; /* psc_copy's routes: the loaded calibration, NULL for the defaults */
 };
 
@@ -104,6 +109,8 @@ psc_status_t psc__launch_on(psc_context_t *ctx, CUstream s, CUfunction fn, unsig
 
 /* Stream k of GPU i for concurrent transfers (k = 0 is the main stream), made on first use. */
 psc_status_t psc__gpu_stream(psc_context_t *ctx, int i, int k, CUstream *out);
+/* GPU i's hop stream and events (psc_copy's hops), made where missing; may change the current context. */
+psc_status_t psc__gpu_hop_ready(psc_context_t *ctx, int i);
 
 /*
  * The caller's CUDA state around a public call that uses the GPUs (api_guard.c):

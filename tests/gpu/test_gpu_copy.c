@@ -4,8 +4,9 @@
  * checked on the host after the copy, the neighbours of the range too. Every
  * path this machine has (inside a GPU, host <-> GPU, and between two GPUs
  * with peer access off and on), aligned and not, sizes across the SM/CE
- * choice; captured into a CUDA graph and replayed; the caller's context and
- * peer access unchanged; bad input refused with nothing queued.
+ * choice; hops to the far GPU ordered by events (two GPUs); captured into a
+ * CUDA graph and replayed; the caller's context and peer access unchanged;
+ * bad input refused with nothing queued.
  */
 #include <cuda.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -248,6 +250,131 @@ static void test_graph_capture(void **state)
     free(y);
 }
 
+/*
+ * A calibration of this machine's GPUs in which gpu0 -> gpu1 from a stream of gpu0 is fastest by a hop to
+ * gpu1: its SM kernel (1 us), then its copy engine (2 us); gpu0's own copy engine last (1000 us).
+ */
+static void load_hop_calibration(void)
+{
+    psc_cal_route_t rt[3] = {
+        {.src = 0, .dst = 1, .stream_gpu = 0, .issuer = 0, .engine = PSC_ENGINE_CE, .nsizes = 2, .us = {1000, 1000}},
+        {.src = 0, .dst = 1, .stream_gpu = 0, .issuer = 1, .engine = PSC_ENGINE_SM, .nsizes = 2, .us = {1, 1}},
+        {.src = 0, .dst = 1, .stream_gpu = 0, .issuer = 1, .engine = PSC_ENGINE_CE, .nsizes = 2, .us = {2, 2}},
+    };
+    psc_calibration_t cal;
+    char path[] = "/tmp/psc_hop_cal_XXXXXX", err[256];
+    int fd = mkstemp(path);
+
+    assert_true(fd >= 0);
+    close(fd);
+    memset(&cal, 0, sizeof(cal));
+    cal.ngpu = psc_device_count(g_ctx);
+    for (int i = 0; i < cal.ngpu; i++) {
+        psc_device_info_t info;
+
+        assert_int_equal(psc_device_info(g_ctx, i, &info), PSC_OK);
+        snprintf(cal.uuid[i], sizeof(cal.uuid[i]), "%s", info.uuid);
+    }
+    snprintf(cal.gpu_name, sizeof(cal.gpu_name), "test_gpu_copy");
+    snprintf(cal.driver_release, sizeof(cal.driver_release), "any");
+    snprintf(cal.created, sizeof(cal.created), "2026-11-23T00:00:00Z");
+    for (int k = 0; k < 3; k++) {
+        rt[k].size[0] = 1;
+        rt[k].size[1] = 1ull << 30;
+    }
+    cal.nroute = 3;
+    cal.route = rt;
+    if (psc_calibration_save(&cal, path, err, sizeof(err)) != PSC_OK)
+        fail_msg("%s", err);
+    if (psc_copy_calibration_load(g_ctx, path) != PSC_OK)
+        fail_msg("%s", psc_context_last_error(g_ctx));
+    unlink(path);
+}
+
+/*
+ * One round on the caller's stream of gpu0: the source written from the host, the hop copy to gpu1, the
+ * source overwritten at once, the destination read back. Only the hop's events keep the overwrite from
+ * racing the copy and the read-back from overtaking it.
+ */
+static void hop_round(CUstream st, mem_t *a, mem_t *b, mem_t *hx, mem_t *hz, mem_t *hy, size_t n)
+{
+    assert_int_equal(psc_copy(g_ctx, addr(a), addr(hx), n, (struct CUstream_st *)st), PSC_OK);
+    assert_int_equal(psc_copy(g_ctx, addr(b), addr(a), n, (struct CUstream_st *)st), PSC_OK);
+    assert_int_equal(psc_copy(g_ctx, addr(a), addr(hz), n, (struct CUstream_st *)st), PSC_OK);
+    assert_int_equal(psc_copy(g_ctx, addr(hy), addr(b), n, (struct CUstream_st *)st), PSC_OK);
+}
+
+/* Hops ordered by events on the caller's stream, by the far GPU's SM kernel and copy engine, plain and in a graph. */
+static void test_hops(void **state)
+{
+    size_t n = 48u << 20;
+    mem_t a, b, hx, hz, hy;
+    CUdevice d0, d1;
+    int can = 0;
+
+    (void)state;
+    if (ngpu < 2) {
+        skip();
+    }
+    cu.device_get(&d0, 0);
+    cu.device_get(&d1, 1);
+    cu.can_access(&can, d1, d0);
+    mem_get(&a, 0, 0, n);
+    mem_get(&b, 1, 0, n);
+    mem_get(&hx, -1, 0, n);
+    mem_get(&hz, -1, 0, n);
+    mem_get(&hy, -1, 0, n);
+    memset(hz.h, 0, n);
+    load_hop_calibration();
+    for (int sm = 0; sm < 1 + can; sm++) {
+        CUcontext cur = NULL;
+        CUstream st;
+        CUgraph g;
+        CUgraphExec ge;
+        psc_route_t r;
+
+        if (sm)
+            assert_int_equal(psc_peer_enable(g_ctx, 1, 0, NULL), PSC_OK); /* gpu1 may read gpu0's memory */
+        assert_int_equal(cu.set_current(primary[0]), CUDA_SUCCESS);
+        assert_int_equal(cu.stream_create(&st, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+        assert_int_equal(psc_copy_route(g_ctx, addr(&b), addr(&a), n, (struct CUstream_st *)st, &r), PSC_OK);
+        if (r.hop != 1 || r.issuer != 1 || r.engine != (sm ? PSC_ENGINE_SM : PSC_ENGINE_CE))
+            fail_msg("not the hop expected: %s", r.why);
+        for (unsigned rep = 0; rep < 2; rep++) {
+            fill(hx.h, n, 100 * (unsigned)sm + rep);
+            memset(hy.h, 0xEE, n);
+            hop_round(st, &a, &b, &hx, &hz, &hy, n);
+            assert_int_equal(cu.stream_sync(st), CUDA_SUCCESS);
+            assert_memory_equal(hx.h, hy.h, n);
+        }
+        /* the same four copies captured (the hop spans both GPUs in one graph), replayed */
+        assert_int_equal(cu.begin_capture(st, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+        hop_round(st, &a, &b, &hx, &hz, &hy, n);
+        assert_int_equal(cu.end_capture(st, &g), CUDA_SUCCESS);
+        assert_int_equal(cu.instantiate(&ge, g, 0), CUDA_SUCCESS);
+        for (unsigned rep = 0; rep < 2; rep++) {
+            fill(hx.h, n, 200 + 100 * (unsigned)sm + rep);
+            memset(hy.h, 0xEE, n);
+            assert_int_equal(cu.graph_launch(ge, st), CUDA_SUCCESS);
+            assert_int_equal(cu.stream_sync(st), CUDA_SUCCESS);
+            assert_memory_equal(hx.h, hy.h, n);
+        }
+        assert_int_equal(cu.get_current(&cur), CUDA_SUCCESS);
+        assert_ptr_equal(cur, primary[0]);
+        cu.exec_destroy(ge);
+        cu.graph_destroy(g);
+        cu.stream_destroy(st);
+        if (sm)
+            assert_int_equal(psc_peer_disable(g_ctx, 1, 0, NULL), PSC_OK);
+    }
+    assert_int_equal(psc_copy_calibration_load(g_ctx, NULL), PSC_OK);
+    mem_put(&a);
+    mem_put(&b);
+    mem_put(&hx);
+    mem_put(&hz);
+    mem_put(&hy);
+}
+
 static void test_bad_input(void **state)
 {
     mem_t a, b, h;
@@ -300,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_local_and_host),
         cmocka_unit_test(test_between_gpus),
         cmocka_unit_test(test_graph_capture),
+        cmocka_unit_test(test_hops),
         cmocka_unit_test(test_bad_input),
     };
     psc_status_t st;

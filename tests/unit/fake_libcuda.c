@@ -92,6 +92,9 @@ static CUresult fake_attr(int *v, CUdevice_attribute a, CUdevice d)
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
     case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: *v = 3; break;
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: *v = 1; break; /* says yes; cuMemCreate says no without IMEX */
     default: *v = 0; break;
     }
     return CUDA_SUCCESS;
@@ -375,7 +378,14 @@ static int fake_run_copies, fake_launches, fake_memcpys;
 static unsigned fake_last_grid, fake_last_block;
 static CUstream fake_last_stream;
 static char fake_last_kernel[64];
-void fake_cuda_run_copies(int on) { fake_run_copies = on; fake_launches = fake_memcpys = 0; fake_last_kernel[0] = 0; }
+static int fake_nops, fake_fail_launches;
+static void fake_op(char op, void *stream, void *event); /* the operation log, below */
+void fake_cuda_run_copies(int on)
+{
+    fake_run_copies = on;
+    fake_launches = fake_memcpys = fake_nops = fake_fail_launches = 0;
+    fake_last_kernel[0] = 0;
+}
 int fake_cuda_launches(void) { return fake_launches; }
 int fake_cuda_memcpys(void) { return fake_memcpys; }
 const char *fake_cuda_last_kernel(void) { return fake_last_kernel; }
@@ -393,6 +403,13 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         return CUDA_ERROR_NOT_SUPPORTED;
     if (strncmp(name, "psc_copy", 8) != 0)
         return CUDA_ERROR_NOT_SUPPORTED;
+    if (s && ((const fake_stream_t *)s)->ctx != (CUcontext)fake_cuda_current())
+        return CUDA_ERROR_INVALID_HANDLE; /* the function is the current context's, the stream another's */
+    if (fake_fail_launches > 0) {
+        fake_fail_launches--;
+        return CUDA_ERROR_LAUNCH_FAILED;
+    }
+    fake_op('K', s, NULL);
     {
         unsigned char *d = *(unsigned char **)params[0];
         const unsigned char *src = *(const unsigned char **)params[1];
@@ -414,8 +431,82 @@ static CUresult fake_memcpy_async(CUdeviceptr d, CUdeviceptr s, size_t n, CUstre
     if (!fake_run_copies)
         return CUDA_ERROR_NOT_SUPPORTED;
     memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+    fake_op('M', st, NULL);
     fake_memcpys++;
     fake_last_stream = st;
+    return CUDA_SUCCESS;
+}
+
+/*
+ * Events remember their context (cuEventRecord refuses a stream of another, as the driver does), and in
+ * run-copies mode each record, stream wait, launch and cuMemcpyAsync is logged in order, so a test sees
+ * how a copy was ordered across streams.
+ */
+typedef struct { unsigned magic; CUcontext ctx; } fake_event_t;
+#define FAKE_EVENT_MAGIC 0xE7E27u
+#define FAKE_OPS_MAX 64
+static struct { char op; void *stream, *event; } fake_ops[FAKE_OPS_MAX];
+static void fake_op(char op, void *stream, void *event)
+{
+    if (fake_run_copies && fake_nops < FAKE_OPS_MAX) {
+        fake_ops[fake_nops].op = op;
+        fake_ops[fake_nops].stream = stream;
+        fake_ops[fake_nops++].event = event;
+    }
+}
+int fake_cuda_nops(void) { return fake_nops; }
+/* The k-th logged operation: 'R' event record, 'W' stream wait, 'K' kernel launch, 'M' cuMemcpyAsync; 0 past the end. */
+int fake_cuda_op(int k, void **stream, void **event)
+{
+    if (k < 0 || k >= fake_nops)
+        return 0;
+    *stream = fake_ops[k].stream;
+    *event = fake_ops[k].event;
+    return fake_ops[k].op;
+}
+void fake_cuda_fail_launches(int n) { fake_fail_launches = n; }
+static CUcontext fake_stream_ctx(CUstream s)
+{
+    return s ? ((const fake_stream_t *)s)->ctx : (CUcontext)fake_cuda_current();
+}
+static CUresult fake_event_create(CUevent *e, unsigned flags)
+{
+    fake_event_t *fe = malloc(sizeof(*fe));
+
+    (void)flags;
+    if (!fe)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fe->magic = FAKE_EVENT_MAGIC;
+    fe->ctx = (CUcontext)fake_cuda_current();
+    *e = (CUevent)fe;
+    return CUDA_SUCCESS;
+}
+static CUresult fake_event_destroy(CUevent e)
+{
+    fake_event_t *fe = (fake_event_t *)e;
+
+    if (!fe || fe->magic != FAKE_EVENT_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    fe->magic = 0;
+    free(fe);
+    return CUDA_SUCCESS;
+}
+static CUresult fake_event_record(CUevent e, CUstream s)
+{
+    const fake_event_t *fe = (const fake_event_t *)e;
+
+    if (!fe || fe->magic != FAKE_EVENT_MAGIC || fe->ctx != fake_stream_ctx(s))
+        return CUDA_ERROR_INVALID_HANDLE;
+    fake_op('R', s, e);
+    return CUDA_SUCCESS;
+}
+static CUresult fake_stream_wait_event(CUstream s, CUevent e, unsigned flags)
+{
+    const fake_event_t *fe = (const fake_event_t *)e;
+
+    if (!fe || fe->magic != FAKE_EVENT_MAGIC || flags)
+        return CUDA_ERROR_INVALID_HANDLE;
+    fake_op('W', s, e);
     return CUDA_SUCCESS;
 }
 
@@ -432,6 +523,10 @@ static const struct { const char *name; void *fn; } fake_ctx_table[] = {
     {"cuMemHostUnregister", (void *)fake_host_unregister},
     {"cuLaunchKernel", (void *)fake_launch},
     {"cuMemcpyAsync", (void *)fake_memcpy_async},
+    {"cuEventCreate", (void *)fake_event_create},
+    {"cuEventDestroy", (void *)fake_event_destroy},
+    {"cuEventRecord", (void *)fake_event_record},
+    {"cuStreamWaitEvent", (void *)fake_stream_wait_event},
     {"cuStreamSynchronize", (void *)fake_ok},
     {"cuMemHostAlloc", (void *)fake_host_alloc},
     {"cuMemFreeHost", (void *)fake_free_host},
@@ -463,6 +558,7 @@ static const struct { const char *name; void *fn; } fake_table[] = {
 };
 
 static void *fake_mem_lookup(const char *symbol); /* at the end: memory of each kind */
+void *fake_vmm_lookup(const char *symbol);        /* fake_vmm.c: VMM and IPC */
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *status)
@@ -483,6 +579,8 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
             *pfn = fake_ctx_table[i].fn;
     if (fake_ctx_mode() && fake_mem_lookup(symbol))
         *pfn = fake_mem_lookup(symbol);
+    if (fake_ctx_mode() && fake_vmm_lookup(symbol))
+        *pfn = fake_vmm_lookup(symbol);
     *status = CU_GET_PROC_ADDRESS_SUCCESS;
     return CUDA_SUCCESS;
 }

@@ -32,6 +32,9 @@ static unsigned (*fake_last_block)(void);
 static void *(*fake_last_stream)(void);
 static void *(*fake_foreign_stream)(void);
 static void (*fake_mark_managed)(const void *);
+static int (*fake_nops)(void);
+static int (*fake_op)(int, void **, void **);
+static void (*fake_fail_launches)(int);
 static CUresult (*get_proc)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 
 /* A driver entry point of the fake, as the library gets it. */
@@ -130,9 +133,12 @@ static int setup(void **state)
     *(void **)&fake_last_stream = dlsym(h, "fake_cuda_last_stream");
     *(void **)&fake_foreign_stream = dlsym(h, "fake_cuda_foreign_stream");
     *(void **)&fake_mark_managed = dlsym(h, "fake_cuda_mark_managed");
+    *(void **)&fake_nops = dlsym(h, "fake_cuda_nops");
+    *(void **)&fake_op = dlsym(h, "fake_cuda_op");
+    *(void **)&fake_fail_launches = dlsym(h, "fake_cuda_fail_launches");
     *(void **)&get_proc = dlsym(h, "cuGetProcAddress_v2");
     dlclose(h);
-    if (!fake_run_copies || !get_proc || !fake_foreign_stream)
+    if (!fake_run_copies || !get_proc || !fake_foreign_stream || !fake_op || !fake_fail_launches)
         return -1;
     fake_run_copies(1);
     return 0;
@@ -156,6 +162,19 @@ static psc_copy_path_t path_of(int src, int dst, int stream_gpu, uint64_t n)
     p.stream_gpu = stream_gpu;
     p.n = n;
     p.aligned = 1;
+    p.far = -1;
+    return p;
+}
+
+/* The path with the far GPU's view looked at: it may read and write both ends. */
+static psc_copy_path_t path_far(int src, int dst, int stream_gpu, uint64_t n)
+{
+    psc_copy_path_t p = path_of(src, dst, stream_gpu, n);
+
+    p.far = src == stream_gpu ? dst : src;
+    p.far_src = p.src;
+    p.far_dst = p.dst;
+    p.far_aligned = 1;
     return p;
 }
 
@@ -288,6 +307,112 @@ static void test_calibrated(void **state)
     assert_true(r.predicted_us == 8);
 }
 
+/*
+ * gpu0 -> gpu1 from a stream on gpu0, every route measured: at 64 KiB gpu1's SM kernel (a hop) is fastest,
+ * at 16 MiB gpu1's copy engine (a hop), by a little.
+ */
+static psc_calibration_t *cal_hop(void)
+{
+    static psc_cal_route_t routes[4];
+    static psc_calibration_t cal;
+    uint64_t sizes[4] = {4096, 65536, 1 << 20, 16 << 20};
+    double us[4][4] = {{8, 9, 10, 50}, {6, 7, 12, 100}, {9, 10, 11, 49}, {3, 4, 9, 80}}; /* CE0 SM0 CE1 SM1 */
+
+    for (int k = 0; k < 4; k++) {
+        routes[k] = (psc_cal_route_t){.src = 0, .dst = 1, .stream_gpu = 0, .issuer = k < 2 ? 0 : 1, .nsizes = 4};
+        routes[k].engine = k & 1 ? PSC_ENGINE_SM : PSC_ENGINE_CE;
+        memcpy(routes[k].size, sizes, sizeof(sizes));
+        memcpy(routes[k].us, us[k], sizeof(us[k]));
+    }
+    memset(&cal, 0, sizeof(cal));
+    cal.ngpu = 2;
+    cal.nroute = 4;
+    cal.route = routes;
+    return &cal;
+}
+
+static void test_hop_choice(void **state)
+{
+    psc_calibration_t *cal = cal_hop();
+    psc_copy_path_t p = path_far(0, 1, 0, 65536);
+    psc_route_t r;
+
+    (void)state;
+    assert_int_equal(psc__route_far_measured(cal, 0, 1, 0, 1), 1);
+    assert_int_equal(psc__route_far_measured(cal, 0, 1, 1, 0), 0); /* the stream on gpu1: not measured */
+    psc__route_choose(cal, &p, &r, 1);
+    assert_int_equal(r.engine, PSC_ENGINE_SM);
+    assert_int_equal(r.issuer, 1);
+    assert_int_equal(r.stream_gpu, 0);
+    assert_int_equal(r.hop, 1);
+    assert_int_equal(r.calibrated, 1);
+    assert_int_equal(r.peer_off, 0);
+    assert_true(r.predicted_us == 4);
+    assert_non_null(strstr(r.why, "SM kernel by gpu1 (a hop), ordered by events"));
+    assert_non_null(strstr(r.why, "SM by gpu1 4.00 us"));
+
+    p.n = 16 << 20; /* the far copy engine, by 1 us */
+    psc__route_choose(cal, &p, &r, 1);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    assert_int_equal(r.issuer, 1);
+    assert_int_equal(r.hop, 1);
+    assert_true(r.predicted_us == 49);
+
+    /* gpu1 cannot read gpu0's memory (peer access off there): the best route that can run, and why not the hop. */
+    p = path_far(0, 1, 0, 65536);
+    p.far_src.access = 0;
+    p.far_src.dptr = 0;
+    psc__route_choose(cal, &p, &r, 1);
+    assert_int_equal(r.engine, PSC_ENGINE_SM);
+    assert_int_equal(r.issuer, 0);
+    assert_int_equal(r.hop, 0);
+    assert_int_equal(r.peer_off, 1);
+    assert_true(r.predicted_us == 7);
+    assert_non_null(strstr(r.why, "not the SM kernel by gpu1 (a hop): peer access from gpu1 to gpu0 is off"));
+    p.n = 16 << 20; /* blocked, but the far copy engine needs no peer access */
+    psc__route_choose(cal, &p, &r, 1);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    assert_int_equal(r.hop, 1);
+    assert_int_equal(r.peer_off, 0);
+
+    /* The far GPU's view not looked at: no hop. */
+    p = path_of(0, 1, 0, 65536);
+    psc__route_choose(cal, &p, &r, 1);
+    assert_int_equal(r.hop, 0);
+    assert_int_equal(r.issuer, 0);
+    assert_true(r.predicted_us == 7);
+
+    /* The defaults never hop. */
+    p = path_far(0, 1, 0, 65536);
+    psc__route_choose(NULL, &p, &r, 1);
+    assert_int_equal(r.hop, 0);
+    assert_int_equal(r.issuer, 0);
+    assert_int_equal(r.engine, PSC_ENGINE_SM);
+
+    /* Managed memory: no SM kernel anywhere, and not for want of peer access. */
+    p = path_far(0, 1, 0, 65536);
+    p.src.managed = 1;
+    psc__route_choose(cal, &p, &r, 1);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    assert_int_equal(r.issuer, 0); /* 9 us, the far copy engine 10 */
+    assert_int_equal(r.peer_off, 0);
+
+    /* Only the stream GPU's copy engine measured, or all but it: nothing to choose between, the defaults. */
+    cal->nroute = 1;
+    psc__route_choose(cal, &p, &r, 1);
+    assert_int_equal(r.calibrated, 0);
+    assert_int_equal(r.hop, 0);
+    cal->route++;
+    cal->nroute = 3;
+    p = path_far(0, 1, 0, 65536);
+    psc__route_choose(cal, &p, &r, 1);
+    assert_int_equal(r.calibrated, 0);
+    assert_true(r.predicted_us == 0);
+    assert_int_equal(r.hop, 0);
+    cal->route--;
+    cal->nroute = 4;
+}
+
 /* ------------------------------------------------------------ the call on the fake driver */
 
 static void test_copy_routes(void **state)
@@ -383,6 +508,112 @@ static void test_copy_host_and_default_stream(void **state)
     dev_free(d);
 }
 
+/* The k-th logged driver operation; its stream and event through the pointers. */
+static int op_at(int k, void **stream, void **event)
+{
+    return fake_op(k, stream, event);
+}
+
+static void *stream_ctx(void *s)
+{
+    CUresult (*get_ctx)(CUstream, CUcontext *) = (CUresult(*)(CUstream, CUcontext *))fake_fn("cuStreamGetCtx");
+    CUcontext c = NULL;
+
+    assert_int_equal(get_ctx((CUstream)s, &c), CUDA_SUCCESS);
+    return c;
+}
+
+/* A hop: the caller's stream forks to the far GPU's hop stream and joins back, in this order. */
+static void assert_hop_ops(CUstream caller, char copy_op, void **hop_stream)
+{
+    void *st[5], *ev[5];
+    const char want[5] = {'R', 'W', copy_op, 'R', 'W'};
+
+    assert_int_equal(fake_nops(), 5);
+    for (int k = 0; k < 5; k++)
+        assert_int_equal(op_at(k, &st[k], &ev[k]), want[k]);
+    assert_ptr_equal(st[0], caller);    /* the fork event on the caller's stream, after its work */
+    assert_ptr_not_equal(st[1], caller); /* the hop stream waits for it */
+    assert_ptr_equal(ev[1], ev[0]);
+    assert_ptr_equal(stream_ctx(st[1]), fake_primary(1)); /* a stream of the issuing GPU */
+    assert_ptr_equal(st[2], st[1]);     /* the copy runs there */
+    assert_ptr_equal(st[3], st[1]);     /* then the join event */
+    assert_ptr_not_equal(ev[3], ev[0]);
+    assert_ptr_equal(st[4], caller);    /* which the caller's stream waits for */
+    assert_ptr_equal(ev[4], ev[3]);
+    *hop_stream = st[1];
+}
+
+static void test_copy_hop(void **state)
+{
+    size_t n = 16 << 20;
+    unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *want = malloc(n);
+    CUstream s0 = stream_on(0);
+    void *hop = NULL, *again = NULL, *st, *ev;
+    psc_route_t r;
+
+    (void)state;
+    fill(a, n, 11);
+    memcpy(want, a, n);
+    g_ctx->copy_cal = cal_hop();
+    fake_set_peer(0, 1, 0);
+    fake_set_peer(1, 0, 1); /* gpu1 may read gpu0's memory: its SM kernel can pull */
+    fake_set_current(fake_primary(1)); /* the application's current context: not the stream's */
+
+    assert_int_equal(psc_copy_route(g_ctx, b, a, 65536, (struct CUstream_st *)s0, &r), PSC_OK);
+    assert_int_equal(r.hop, 1);
+    assert_int_equal(r.issuer, 1);
+    assert_int_equal(r.engine, PSC_ENGINE_SM);
+
+    fake_run_copies(1);
+    assert_int_equal(psc_copy(g_ctx, b, a, 65536, (struct CUstream_st *)s0), PSC_OK);
+    assert_memory_equal(b, want, 65536);
+    assert_non_null(strstr(fake_last_kernel(), "psc_copy_u"));
+    assert_hop_ops(s0, 'K', &hop);
+    assert_ptr_equal(fake_current(), fake_primary(1));
+
+    /* The same hop stream and events each time (nothing made per copy); the far copy engine at 16 MiB. */
+    fake_run_copies(1);
+    memset(b, 0, n);
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK);
+    assert_memory_equal(b, want, n);
+    assert_int_equal(fake_memcpys(), 1);
+    assert_int_equal(fake_launches(), 0);
+    assert_hop_ops(s0, 'M', &again);
+    assert_ptr_equal(again, hop);
+
+    /* The copy fails on the far GPU: the error is the launch's, and the hop stream still joins back. */
+    fake_run_copies(1);
+    fake_fail_launches(1);
+    assert_int_equal(psc_copy(g_ctx, b, a, 65536, (struct CUstream_st *)s0), PSC_ERR_DRIVER);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "cuLaunchKernel"));
+    assert_int_equal(fake_nops(), 4);
+    assert_int_equal(op_at(2, &st, &ev), 'R');
+    assert_ptr_equal(st, hop);
+    assert_int_equal(op_at(3, &st, &ev), 'W');
+    assert_ptr_equal(st, s0);
+    assert_ptr_equal(fake_current(), fake_primary(1));
+
+    /* gpu1 may no longer read gpu0's memory: no hop by SM kernel; gpu0's own SM kernel, with peer access to gpu1. */
+    fake_set_peer(1, 0, 0);
+    fake_set_peer(0, 1, 1);
+    fake_run_copies(1);
+    assert_int_equal(psc_copy_route(g_ctx, b, a, 65536, (struct CUstream_st *)s0, &r), PSC_OK);
+    assert_int_equal(r.hop, 0);
+    assert_int_equal(r.peer_off, 1);
+    assert_int_equal(psc_copy(g_ctx, b, a, 65536, (struct CUstream_st *)s0), PSC_OK);
+    assert_int_equal(fake_nops(), 1);
+    assert_int_equal(op_at(0, &st, &ev), 'K');
+    assert_ptr_equal(st, s0);
+
+    g_ctx->copy_cal = NULL; /* static: not the context's to free */
+    fake_set_peer(0, 1, 0);
+    stream_free(s0);
+    dev_free(a);
+    dev_free(b);
+    free(want);
+}
+
 static void test_bad_input(void **state)
 {
     size_t n = 1 << 16;
@@ -446,8 +677,10 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_sm_blocked),
         cmocka_unit_test(test_calibrated),
+        cmocka_unit_test(test_hop_choice),
         cmocka_unit_test(test_copy_routes),
         cmocka_unit_test(test_copy_host_and_default_stream),
+        cmocka_unit_test(test_copy_hop),
         cmocka_unit_test(test_bad_input),
     };
 

@@ -294,6 +294,7 @@ static const struct {
     {"routes[0].dst", NULL, "routes[0].dst: missing"},
     {"routes[0].stream_gpu", "\"host\"", "routes[0].stream_gpu: \"host\": accepted \"gpu0\" to \"gpu1\""},
     {"routes[2].dst", "\"host\"", "routes[2]: src and dst are both the host"},
+    {"routes[2].issuer", "\"host\"", "routes[2].issuer: \"host\": accepted \"gpu0\" to \"gpu1\""},
     {"routes[2].issuer", "\"gpu1\"", "routes[2].issuer: \"gpu1\" is neither an end of the path nor the stream's GPU"},
     {"routes[0].issuer", "\"GPU0\"", "routes[0].issuer: \"GPU0\""},
     {"routes[0].engine", "\"dma\"", "routes[0].engine: \"dma\": accepted \"ce\" or \"sm\""},

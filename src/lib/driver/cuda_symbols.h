@@ -55,6 +55,22 @@
     X(cuEventElapsedTime, 2000, 1)            \
     X(cuPointerGetAttributes, 7000, 0)        \
     X(cuStreamGetCtx, 9020, 0)                \
-    X(cuStreamWaitEvent, 3020, 0)
+    X(cuStreamWaitEvent, 3020, 0)             \
+    X(cuIpcGetMemHandle, 4010, 0)             \
+    X(cuIpcOpenMemHandle, 11000, 0)           \
+    X(cuIpcCloseMemHandle, 4010, 0)           \
+    X(cuIpcGetEventHandle, 4010, 0)           \
+    X(cuIpcOpenEventHandle, 4010, 0)          \
+    X(cuMemGetAllocationGranularity, 10020, 0) \
+    X(cuMemCreate, 10020, 0)                  \
+    X(cuMemRelease, 10020, 0)                 \
+    X(cuMemExportToShareableHandle, 10020, 0) \
+    X(cuMemImportFromShareableHandle, 10020, 0) \
+    X(cuMemAddressReserve, 10020, 0)          \
+    X(cuMemAddressFree, 10020, 0)             \
+    X(cuMemMap, 10020, 0)                     \
+    X(cuMemUnmap, 10020, 0)                   \
+    X(cuMemSetAccess, 10020, 0)               \
+    X(cuMemGetAccess, 10020, 0)
 
 #endif

@@ -95,7 +95,33 @@ static psc_status_t psc__endpoint(psc_context_t *ctx, const void *p, uint64_t n,
     return PSC_OK;
 }
 
-psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream, int explain,
+/* The far GPU's view of both ends: what its SMs may do with them (queried in its context, then the stream GPU's again). */
+static psc_status_t psc__far_view(psc_context_t *ctx, const void *dst, const void *src, psc_copy_path_t *p)
+{
+    CUpointer_attribute at[2] = {CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, CU_POINTER_ATTRIBUTE_DEVICE_POINTER};
+    const void *ptr[2] = {src, dst};
+    psc_endpoint_t *e[2] = {&p->far_src, &p->far_dst};
+    psc_status_t st;
+
+    if ((st = psc__gpu_use(ctx, p->far)) != PSC_OK)
+        return st;
+    for (int k = 0; k < 2; k++) {
+        uint64_t v[2] = {0, 0};
+        void *data[2] = {&v[0], &v[1]};
+        unsigned access = 0;
+
+        *e[k] = k ? p->dst : p->src;
+        if (ctx->cu.p_cuPointerGetAttributes(2, at, data, (CUdeviceptr)(uintptr_t)ptr[k]) != CUDA_SUCCESS)
+            v[0] = v[1] = 0; /* no address in the far GPU's context: its SMs cannot reach these bytes */
+        memcpy(&access, &v[0], sizeof(access));
+        e[k]->access = access;
+        e[k]->dptr = (CUdeviceptr)v[1];
+    }
+    p->far_aligned = ((p->far_src.dptr | p->far_dst.dptr) & 15) == 0;
+    return PSC_CU(ctx, cuCtxSetCurrent, (ctx->gpu[p->stream_gpu].ctx));
+}
+
+psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream, unsigned flags,
                             psc_copy_plan_t *plan, CUcontext *restore, int *changed)
 {
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
@@ -121,31 +147,52 @@ psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint
     memset(&path, 0, sizeof(path));
     path.stream_gpu = g;
     path.n = n;
+    path.far = -1;
     if ((st = psc__endpoint(ctx, src, n, "source", &path.src)) != PSC_OK ||
         (st = psc__endpoint(ctx, dst, n, "destination", &path.dst)) != PSC_OK)
         return st;
     path.aligned = ((path.src.dptr | path.dst.dptr) & 15) == 0;
-    psc__route_choose(ctx->copy_cal, &path, &plan->route, explain);
+    { /* a hop is worth looking at only where the calibration measured one (or the calibration itself asks) */
+        int far = path.src.where >= 0 && path.src.where != g ? path.src.where
+                  : path.dst.where >= 0 && path.dst.where != g ? path.dst.where
+                                                               : -1;
+
+        if (far >= 0 && ((flags & PSC_PLAN_FAR) || psc__route_far_measured(ctx->copy_cal, path.src.where,
+                                                                             path.dst.where, g, far))) {
+            path.far = far;
+            if ((st = psc__far_view(ctx, dst, src, &path)) != PSC_OK)
+                return st;
+        }
+    }
+    psc__route_choose(ctx->copy_cal, &path, &plan->route, (flags & PSC_PLAN_EXPLAIN) != 0);
     plan->path = path;
     plan->n = n;
     plan->stream = stream;
     plan->caller_d = (CUdeviceptr)d;
     plan->caller_s = (CUdeviceptr)s;
-    psc__copy_plan_force(plan, plan->route.engine);
+    psc__copy_plan_force(plan, plan->route.engine, plan->route.issuer);
     return PSC_OK;
 }
 
-int psc__copy_plan_force(psc_copy_plan_t *plan, psc_engine_t engine)
+int psc__copy_plan_force(psc_copy_plan_t *plan, psc_engine_t engine, int issuer)
 {
-    if (engine == PSC_ENGINE_SM && !psc__route_sm_ok(&plan->path))
+    const psc_copy_path_t *p = &plan->path;
+    int far = issuer != p->stream_gpu;
+
+    if (far && (issuer != p->far || p->far < 0))
+        return 0; /* not a GPU this path can hop to, or its view was not looked at */
+    if (engine == PSC_ENGINE_SM && !psc__route_sm_ok(p, issuer))
         return 0;
     plan->route.engine = engine;
-    plan->d = engine == PSC_ENGINE_SM ? plan->path.dst.dptr : plan->caller_d;
-    plan->s = engine == PSC_ENGINE_SM ? plan->path.src.dptr : plan->caller_s;
+    plan->route.issuer = issuer;
+    plan->route.hop = far;
+    plan->d = engine != PSC_ENGINE_SM ? plan->caller_d : far ? p->far_dst.dptr : p->dst.dptr;
+    plan->s = engine != PSC_ENGINE_SM ? plan->caller_s : far ? p->far_src.dptr : p->src.dptr;
     return 1;
 }
 
-psc_status_t psc__copy_plan_enqueue(psc_context_t *ctx, const psc_copy_plan_t *plan)
+/* The copy itself on stream `st` of its issuing GPU (that GPU's context current). */
+static psc_status_t psc__copy_issue(psc_context_t *ctx, const psc_copy_plan_t *plan, CUstream st)
 {
     const psc_route_t *r = &plan->route;
     psc_gpu_t *g = &ctx->gpu[r->issuer];
@@ -154,17 +201,66 @@ psc_status_t psc__copy_plan_enqueue(psc_context_t *ctx, const psc_copy_plan_t *p
     unsigned reps = 1, blocks = psc__app_copy_blocks(ctx, r->issuer, n);
 
     if (r->engine == PSC_ENGINE_CE)
-        return PSC_CU(ctx, cuMemcpyAsync, (d, s, n, plan->stream));
+        return PSC_CU(ctx, cuMemcpyAsync, (d, s, n, st));
     if (((d | s) & 15) == 0) {
         void *params[] = {&d, &s, &n, &reps};
 
-        return psc__launch_on(ctx, plan->stream, g->fn_copy, blocks, PSC_APP_COPY_THREADS, params);
+        return psc__launch_on(ctx, st, g->fn_copy, blocks, PSC_APP_COPY_THREADS, params);
     }
     {
         void *params[] = {&d, &s, &n};
 
-        return psc__launch_on(ctx, plan->stream, g->fn_copy_bytes, blocks, PSC_APP_COPY_THREADS, params);
+        return psc__launch_on(ctx, st, g->fn_copy_bytes, blocks, PSC_APP_COPY_THREADS, params);
     }
+}
+
+/*
+ * A hop: the far GPU copies on its hop stream after the work queued so far on
+ * the caller's stream, and the caller's stream goes on after the copy. Events
+ * order it, so it is captured into a graph like any cross-stream work. Once
+ * the hop stream waits, it is joined back even when the copy fails: a capture
+ * is never left with a stream that did not rejoin.
+ */
+static psc_status_t psc__copy_hop(psc_context_t *ctx, const psc_copy_plan_t *plan)
+{
+    int s = plan->route.stream_gpu, i = plan->route.issuer;
+    psc_gpu_t *sg = &ctx->gpu[s], *ig = &ctx->gpu[i];
+    psc_status_t st;
+    CUresult rc;
+    const char *call = "cuEventRecord";
+
+    if ((!sg->hop_fork || !ig->hop_stream || !ig->hop_join) &&
+        ((st = psc__gpu_hop_ready(ctx, s)) != PSC_OK || (st = psc__gpu_hop_ready(ctx, i)) != PSC_OK ||
+         (st = psc__gpu_use(ctx, s)) != PSC_OK))
+        return st;
+    if ((st = PSC_CU(ctx, cuEventRecord, (sg->hop_fork, plan->stream))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuCtxSetCurrent, (ig->ctx))) != PSC_OK)
+        return st;
+    if ((st = PSC_CU(ctx, cuStreamWaitEvent, (ig->hop_stream, sg->hop_fork, 0))) != PSC_OK) {
+        ctx->cu.p_cuCtxSetCurrent(sg->ctx);
+        return st;
+    }
+    st = psc__copy_issue(ctx, plan, ig->hop_stream);
+    /* the join, whatever the copy did; its own failure reported only where the copy went well */
+    rc = ctx->cu.p_cuEventRecord(ig->hop_join, ig->hop_stream);
+    if (ctx->cu.p_cuCtxSetCurrent(sg->ctx) != CUDA_SUCCESS && rc == CUDA_SUCCESS) {
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+        call = "cuCtxSetCurrent";
+    }
+    if (rc == CUDA_SUCCESS) {
+        rc = ctx->cu.p_cuStreamWaitEvent(plan->stream, ig->hop_join, 0);
+        call = "cuStreamWaitEvent";
+    }
+    if (st == PSC_OK && rc != CUDA_SUCCESS)
+        st = psc__cu_result(ctx, rc, call);
+    return st;
+}
+
+psc_status_t psc__copy_plan_enqueue(psc_context_t *ctx, const psc_copy_plan_t *plan)
+{
+    if (plan->route.hop)
+        return psc__copy_hop(ctx, plan);
+    return psc__copy_issue(ctx, plan, plan->stream);
 }
 
 /* Put the caller's current context back; a failure only where nothing else failed first. */
@@ -210,7 +306,7 @@ psc_status_t psc_copy_route(psc_context_t *ctx, const void *dst, const void *src
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_route: no place for the route (accepted: a psc_route_t)");
     if (!n)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_route: 0 bytes take no route (accepted: 1 B or more)");
-    st = psc__copy_plan(ctx, (void *)dst, src, n, (CUstream)stream, 1, &plan, &restore, &changed);
+    st = psc__copy_plan(ctx, (void *)dst, src, n, (CUstream)stream, PSC_PLAN_EXPLAIN, &plan, &restore, &changed);
     st = psc__copy_restore(ctx, st, restore, changed);
     if (st == PSC_OK)
         *out = plan.route;

@@ -14,19 +14,25 @@ typedef struct {
     CUstream stream;
 } psc_copy_plan_t;
 
+#define PSC_PLAN_EXPLAIN 1u /* the route's why text too (psc_copy itself skips it) */
+#define PSC_PLAN_FAR 2u     /* look at the far GPU's view whatever the calibration (the calibration measures hops) */
+
 /*
  * Check the copy and choose its route (psc_copy's rules), with the stream
  * GPU's context made current; *restore is the context to put back (the
- * caller's), valid also on failure when *changed is set. explain: the
- * route's why text too (psc_copy itself skips it).
+ * caller's), valid also on failure when *changed is set.
  */
-psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream, int explain,
+psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream, unsigned flags,
                             psc_copy_plan_t *plan, CUcontext *restore, int *changed);
 
-/* Make the plan take `engine` by the stream's GPU whatever the choice (the calibration measures each); 0 when it cannot. */
-int psc__copy_plan_force(psc_copy_plan_t *plan, psc_engine_t engine);
+/*
+ * Make the plan take `engine` by `issuer` (the stream's GPU, or the far one
+ * by a hop) whatever the choice (the calibration measures each); 0 when that
+ * route cannot move these bytes.
+ */
+int psc__copy_plan_force(psc_copy_plan_t *plan, psc_engine_t engine, int issuer);
 
-/* Queue the planned copy on its stream (the stream GPU's context current). */
+/* Queue the planned copy on its stream, by a hop where the route says so (the stream GPU's context current, and again after). */
 psc_status_t psc__copy_plan_enqueue(psc_context_t *ctx, const psc_copy_plan_t *plan);
 
 /* The SM copy kernel's grid for n bytes on GPU g: one 16-byte word per thread up to every SM full. */

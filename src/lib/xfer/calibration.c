@@ -253,7 +253,7 @@ static psc_status_t psc__cal_route_read(const psc__cal_rd_t *r, json_t *o, size_
     if ((st = psc__cal_end(r, o, where, "src", ngpu, 1, &rt->src)) != PSC_OK ||
         (st = psc__cal_end(r, o, where, "dst", ngpu, 1, &rt->dst)) != PSC_OK ||
         (st = psc__cal_end(r, o, where, "stream_gpu", ngpu, 0, &rt->stream_gpu)) != PSC_OK ||
-        (st = psc__cal_end(r, o, where, "issuer", ngpu, 1, &rt->issuer)) != PSC_OK)
+        (st = psc__cal_end(r, o, where, "issuer", ngpu, 0, &rt->issuer)) != PSC_OK) /* a GPU moves the bytes */
         return st;
     if (rt->src == PSC_HOST && rt->dst == PSC_HOST)
         return psc__cal_bad(r, where, "src and dst are both the host: accepted a path with a GPU at one end");

@@ -95,12 +95,13 @@ static psc_status_t psc__cb_bed_open(psc_context_t *ctx, const psc_cb_path_t *p,
         (st = PSC_CU(ctx, cuEventCreate, (&b->stop, CU_EVENT_DEFAULT))) != PSC_OK)
         goto err;
     b->stream = ctx->gpu[p->stream_gpu].stream;
-    { /* peer access from the stream's GPU to the other end (put back by the guard); a pair without it copies by CE */
-        psc_xfer_t x = {p->src, p->dst, p->stream_gpu};
+    { /* peer access from either end to the other (put back by the guard), for the SM kernel of the stream's GPU and
+       * of a hop; a pair without it copies by CE */
+        psc_xfer_t x[2] = {{p->src, p->dst, p->src}, {p->src, p->dst, p->dst}};
         char why[160];
         int waived;
 
-        if ((st = psc__peers_for(ctx, &x, 1, 0, &waived, why, sizeof(why))) != PSC_OK ||
+        if ((st = psc__peers_for(ctx, x, 2, 0, &waived, why, sizeof(why))) != PSC_OK ||
             (st = psc__gpu_use(ctx, p->stream_gpu)) != PSC_OK)
             goto err;
     }
@@ -200,7 +201,8 @@ static psc_status_t psc__cb_plan(psc_context_t *ctx, const psc_cb_bed_t *b, uint
     CUcontext restore;
     int changed;
 
-    return psc__copy_plan(ctx, psc__cb_addr(b->dst), psc__cb_addr(b->src), n, b->stream, 1, pl, &restore, &changed);
+    return psc__copy_plan(ctx, psc__cb_addr(b->dst), psc__cb_addr(b->src), n, b->stream, PSC_PLAN_EXPLAIN | PSC_PLAN_FAR, pl,
+                          &restore, &changed);
 }
 
 /* The sizes from lo to hi by factor, at most cap of them. */
@@ -226,7 +228,7 @@ static psc_status_t psc__copy_calibrate(psc_context_t *ctx, const psc_copy_cal_o
         return PSC_ERR_INVALID;
     ns = psc__cb_sizes(o->min_size, o->max_size, o->factor, sizes, PSC_CAL_MAX_SIZES);
     paths = calloc((size_t)(2 * m * m + 2 * m), sizeof(*paths));
-    cal->route = calloc((size_t)(2 * m * m + 2 * m) * 2, sizeof(*cal->route));
+    cal->route = calloc((size_t)(2 * m * m + 2 * m) * 4, sizeof(*cal->route));
     if (!paths || !cal->route) {
         free(paths);
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
@@ -240,40 +242,44 @@ static psc_status_t psc__copy_calibrate(psc_context_t *ctx, const psc_copy_cal_o
     gmtime_r(&now, &tm);
     strftime(cal->created, sizeof(cal->created), "%Y-%m-%dT%H:%M:%SZ", &tm);
     for (int p = 0; p < np && st == PSC_OK; p++) {
+        int s = paths[p].stream_gpu, far = paths[p].src == s ? paths[p].dst : paths[p].src, nr;
+        psc_cal_route_t *r[4];
         psc_cb_bed_t bed;
-        psc_cal_route_t *r[2];
 
+        nr = far >= 0 && far != s ? 4 : 2; /* between two GPUs, the far one's routes too (a hop) */
         if ((st = psc__cb_bed_open(ctx, &paths[p], o->max_size, &bed)) != PSC_OK)
             break;
-        for (int e = 0; e < 2; e++) {
+        for (int e = 0; e < nr; e++) {
             r[e] = &cal->route[cal->nroute + e];
-            *r[e] = (psc_cal_route_t){.src = paths[p].src, .dst = paths[p].dst, .stream_gpu = paths[p].stream_gpu,
-                                      .issuer = paths[p].stream_gpu, .engine = e ? PSC_ENGINE_SM : PSC_ENGINE_CE};
+            *r[e] = (psc_cal_route_t){.src = paths[p].src, .dst = paths[p].dst, .stream_gpu = s,
+                                      .issuer = e < 2 ? s : far, .engine = e & 1 ? PSC_ENGINE_SM : PSC_ENGINE_CE};
         }
         for (int k = 0; k < ns && st == PSC_OK; k++) {
             psc_copy_plan_t pl;
 
             if ((st = psc__cb_plan(ctx, &bed, sizes[k], &pl)) != PSC_OK)
                 break;
-            for (int e = 0; e < 2 && st == PSC_OK; e++) {
+            for (int e = 0; e < nr && st == PSC_OK; e++) {
                 psc_check_t chk = PSC_CHECK_CLEAN;
                 double g = 0, c = 0;
 
-                if (!psc__copy_plan_force(&pl, e ? PSC_ENGINE_SM : PSC_ENGINE_CE))
-                    continue; /* the SM kernel cannot reach these bytes: not a route */
+                if (!psc__copy_plan_force(&pl, r[e]->engine, r[e]->issuer))
+                    continue; /* that GPU's SM kernel cannot reach these bytes: not a route */
                 st = psc__cb_measure(ctx, PSC_CB_PLAN, &bed, &pl, sizes[k], o->samples, &g, &c, &chk);
                 if (st == PSC_OK && chk.bad_bytes)
-                    st = psc__fail(ctx, PSC_ERR_DRIVER, "calibration: a %s copy of %llu B moved %llu wrong bytes "
-                                   "(first at offset %lld): this path does not move the right bytes",
-                                   e ? "SM" : "copy-engine", (unsigned long long)sizes[k],
-                                   (unsigned long long)chk.bad_bytes, (long long)chk.first_bad);
+                    st = psc__fail(ctx, PSC_ERR_DRIVER, "calibration: a %s copy of %llu B by gpu%d moved %llu wrong "
+                                   "bytes (first at offset %lld): this path does not move the right bytes",
+                                   r[e]->engine == PSC_ENGINE_SM ? "SM" : "copy-engine", (unsigned long long)sizes[k],
+                                   r[e]->issuer, (unsigned long long)chk.bad_bytes, (long long)chk.first_bad);
                 if (st == PSC_OK && g > 0) {
                     r[e]->size[r[e]->nsizes] = sizes[k];
                     r[e]->us[r[e]->nsizes++] = g;
                 }
             }
         }
-        cal->nroute += 1 + (r[1]->nsizes > 0); /* the SM route only where it ran */
+        for (int e = 0; e < nr; e++) /* keep the routes that ran, in order */
+            if (r[e]->nsizes > 0)
+                cal->route[cal->nroute++] = *r[e];
         psc__cb_bed_close(ctx, &bed);
     }
     free(paths);

@@ -51,42 +51,68 @@ double psc__route_predict(const psc_calibration_t *cal, int src, int dst, int st
     }
 }
 
-/* Why the stream's GPU cannot copy these bytes with its SMs; NULL when it can. *peer is set when peer access is what is missing. */
-static const char *psc__sm_blocked(const psc_copy_path_t *p, int *peer, char *buf, size_t len)
+/* The path's ends as GPU `issuer` sees them (the stream's GPU, or the far one). */
+static void psc__route_view(const psc_copy_path_t *p, int issuer, const psc_endpoint_t **src, const psc_endpoint_t **dst,
+                            int *aligned)
 {
-    const psc_endpoint_t *e[2] = {&p->src, &p->dst};
+    int far = issuer != p->stream_gpu;
+
+    *src = far ? &p->far_src : &p->src;
+    *dst = far ? &p->far_dst : &p->dst;
+    *aligned = far ? p->far_aligned : p->aligned;
+}
+
+/* Why GPU `issuer` cannot copy these bytes with its SMs; NULL when it can. *peer is set when peer access is what is missing. */
+static const char *psc__sm_blocked(const psc_copy_path_t *p, int issuer, int *peer, char *buf, size_t len)
+{
+    const psc_endpoint_t *e[2];
     char name[16];
+    int aligned;
 
     *peer = 0;
+    if (issuer != p->stream_gpu && issuer != p->far)
+        return "the issuing GPU is neither the stream's nor the far end";
+    psc__route_view(p, issuer, &e[0], &e[1], &aligned);
     if (p->src.managed || p->dst.managed)
         return "managed memory goes by the copy engine";
-    if (!p->aligned && p->n > PSC_ROUTE_SM_UNALIGNED_MAX)
+    if (!aligned && p->n > PSC_ROUTE_SM_UNALIGNED_MAX)
         return "addresses not 16-byte aligned: the SM kernel would go byte by byte";
     for (int k = 0; k < 2; k++) {
         unsigned need = k ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE : CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ;
 
         if ((e[k]->access & need) == need && e[k]->dptr)
             continue;
-        *peer = e[k]->where != PSC_HOST && e[k]->where != p->stream_gpu;
+        *peer = e[k]->where != PSC_HOST && e[k]->where != issuer;
         if (!buf) /* the hot path: the verdict without its text */
             return "";
         if (e[k]->where == PSC_HOST)
-            snprintf(buf, len, "the %s host memory is not mapped for gpu%d", k ? "destination" : "source", p->stream_gpu);
+            snprintf(buf, len, "the %s host memory is not mapped for gpu%d", k ? "destination" : "source", issuer);
         else if (*peer)
-            snprintf(buf, len, "peer access from gpu%d to %s is off (psc_peer_enable turns it on)", p->stream_gpu,
+            snprintf(buf, len, "peer access from gpu%d to %s is off (psc_peer_enable turns it on)", issuer,
                      psc__endpoint_name(e[k]->where, name, sizeof(name)));
         else
-            snprintf(buf, len, "gpu%d cannot %s that memory", p->stream_gpu, k ? "write" : "read");
+            snprintf(buf, len, "gpu%d cannot %s that memory", issuer, k ? "write" : "read");
         return buf;
     }
     return NULL;
 }
 
-int psc__route_sm_ok(const psc_copy_path_t *p)
+int psc__route_sm_ok(const psc_copy_path_t *p, int issuer)
 {
     int peer;
 
-    return psc__sm_blocked(p, &peer, NULL, 0) == NULL;
+    return psc__sm_blocked(p, issuer, &peer, NULL, 0) == NULL;
+}
+
+int psc__route_far_measured(const psc_calibration_t *cal, int src, int dst, int stream_gpu, int far)
+{
+    for (int i = 0; far >= 0 && cal && i < cal->nroute; i++) {
+        const psc_cal_route_t *r = &cal->route[i];
+
+        if (r->src == src && r->dst == dst && r->stream_gpu == stream_gpu && r->issuer == far && r->nsizes > 0)
+            return 1;
+    }
+    return 0;
 }
 
 /* The built-in choice: the SM kernel between two GPUs up to PSC_ROUTE_SM_PEER_MAX, else the copy engine. */
@@ -106,42 +132,89 @@ static psc_engine_t psc__route_default(const psc_copy_path_t *p, char *why, size
     return PSC_ENGINE_CE;
 }
 
+/* One way to move the bytes: the issuing GPU and its engine. */
+typedef struct {
+    int issuer;
+    psc_engine_t engine;
+    double us;           /* the calibration's time; <= 0 where it did not measure this route */
+    const char *blocked; /* why it cannot run now; NULL when it can */
+    int peer;            /* blocked for want of peer access */
+} psc_route_cand_t;
+
+static const char *psc__cand_name(const psc_route_cand_t *c, int stream_gpu, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s by gpu%d%s", c->engine == PSC_ENGINE_SM ? "SM kernel" : "copy engine", c->issuer,
+             c->issuer != stream_gpu ? " (a hop)" : "");
+    return buf;
+}
+
+/* "calibrated: CE by gpu0 9.00 us, SM by gpu0 4.00 us, ..." for the measured candidates. */
+static void psc__cand_list(const psc_route_cand_t *c, int nc, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "calibrated:");
+
+    for (int k = 0; k < nc && used < len; k++)
+        if (c[k].us > 0)
+            used += (size_t)snprintf(buf + used, len - used, "%s %s by gpu%d %.2f us", used > 11 ? "," : "",
+                                     c[k].engine == PSC_ENGINE_SM ? "SM" : "CE", c[k].issuer, c[k].us);
+}
+
 void psc__route_choose(const psc_calibration_t *cal, const psc_copy_path_t *p, psc_route_t *out, int explain)
 {
-    char because[160], blocked_buf[120], a[16], b[16], line[512];
+    char because[200], blocked_buf[2][120], a[16], b[16], chosen[48], faster[48], line[640];
+    psc_route_cand_t c[4];
     size_t len;
-    int peer = 0, s = p->stream_gpu;
-    const char *blocked = psc__sm_blocked(p, &peer, explain ? blocked_buf : NULL, sizeof(blocked_buf));
-    double ce = psc__route_predict(cal, p->src.where, p->dst.where, s, s, PSC_ENGINE_CE, p->n);
-    double sm = psc__route_predict(cal, p->src.where, p->dst.where, s, s, PSC_ENGINE_SM, p->n);
-    psc_engine_t want;
+    int s = p->stream_gpu, nc = 0, measured = 0, best = 0, fastest = 0;
 
+    for (int h = 0; h < (p->far >= 0 && p->far != s ? 2 : 1); h++) {
+        for (int e = 0; e < 2; e++) {
+            psc_route_cand_t *k = &c[nc++];
+
+            k->issuer = h ? p->far : s;
+            k->engine = e ? PSC_ENGINE_SM : PSC_ENGINE_CE;
+            k->us = psc__route_predict(cal, p->src.where, p->dst.where, s, k->issuer, k->engine, p->n);
+            k->peer = 0;
+            k->blocked = e ? psc__sm_blocked(p, k->issuer, &k->peer, explain ? blocked_buf[h] : NULL,
+                                             sizeof(blocked_buf[h]))
+                           : NULL;
+            measured += k->us > 0;
+        }
+    }
+    out->calibrated = c[0].us > 0 && measured > 1; /* the stream GPU's copy engine and something to beat it */
+    out->peer_off = 0;
+    if (out->calibrated) {
+        for (int k = 1; k < nc; k++) {
+            if (c[k].us > 0 && c[k].us < c[fastest].us)
+                fastest = k;
+            if (c[k].us > 0 && !c[k].blocked && c[k].us < c[best].us)
+                best = k;
+        }
+        for (int k = 0; k < nc; k++)
+            out->peer_off |= c[k].us > 0 && c[k].us < c[best].us && c[k].peer;
+        if (explain)
+            psc__cand_list(c, nc, because, sizeof(because));
+    } else {
+        fastest = psc__route_default(p, explain ? because : NULL, sizeof(because)) == PSC_ENGINE_SM;
+        best = c[fastest].blocked ? 0 : fastest;
+        out->peer_off = best != fastest && c[fastest].peer;
+    }
     out->why[0] = 0;
-    out->hop = 0;
-    out->calibrated = 0;
-    out->predicted_us = 0;
+    out->engine = c[best].engine;
+    out->issuer = c[best].issuer;
+    out->hop = c[best].issuer != s;
+    out->predicted_us = out->calibrated ? c[best].us : 0;
     out->src = p->src.where;
     out->dst = p->dst.where;
-    out->issuer = out->stream_gpu = s;
-    if (ce > 0 && sm > 0) {
-        want = sm < ce ? PSC_ENGINE_SM : PSC_ENGINE_CE;
-        out->calibrated = 1;
-        if (explain)
-            snprintf(because, sizeof(because), "calibrated: SM kernel %.2f us, copy engine %.2f us", sm, ce);
-    } else {
-        want = psc__route_default(p, explain ? because : NULL, sizeof(because));
-    }
-    out->engine = want == PSC_ENGINE_SM && blocked ? PSC_ENGINE_CE : want;
-    out->peer_off = want == PSC_ENGINE_SM && blocked && peer;
-    if (out->calibrated)
-        out->predicted_us = out->engine == PSC_ENGINE_SM ? sm : ce;
+    out->stream_gpu = s;
     if (!explain) /* psc_copy's hot path: formatting costs more than the driver's queries */
         return;
-    snprintf(line, sizeof(line), "%s -> %s, %llu B, stream on gpu%d: %s by gpu%d (%s%s%s)",
+    snprintf(line, sizeof(line), "%s -> %s, %llu B, stream on gpu%d: %s%s (%s%s%s%s%s)",
              psc__endpoint_name(p->src.where, a, sizeof(a)), psc__endpoint_name(p->dst.where, b, sizeof(b)),
-             (unsigned long long)p->n, s, out->engine == PSC_ENGINE_SM ? "SM kernel" : "copy engine", s, because,
-             out->engine != want ? "; not the SM kernel: " : "", out->engine != want ? blocked : "");
-    len = strlen(line) < sizeof(out->why) ? strlen(line) : sizeof(out->why) - 1; /* whole in practice */
+             (unsigned long long)p->n, s, psc__cand_name(&c[best], s, chosen, sizeof(chosen)),
+             out->hop ? ", ordered by events" : "", because, best != fastest ? "; not the " : "",
+             best != fastest ? psc__cand_name(&c[fastest], s, faster, sizeof(faster)) : "", best != fastest ? ": " : "",
+             best != fastest ? c[fastest].blocked : "");
+    len = strlen(line) < sizeof(out->why) ? strlen(line) : sizeof(out->why) - 1;
     memcpy(out->why, line, len);
     out->why[len] = 0;
 }

@@ -9,7 +9,7 @@
 
 #include "internal.h"
 
-/* One end of a copy, as the issuing GPU's context sees it. */
+/* One end of a copy, as one GPU's context sees it. */
 typedef struct {
     int where;           /* GPU ordinal, or PSC_HOST */
     int managed;         /* managed (unified) memory: the copy engine only */
@@ -18,10 +18,15 @@ typedef struct {
 } psc_endpoint_t;
 
 typedef struct {
-    psc_endpoint_t src, dst;
+    psc_endpoint_t src, dst; /* as the stream's GPU sees them */
     int stream_gpu;
     uint64_t n;
     int aligned;         /* both kernel addresses 16-byte aligned */
+    /* The far GPU end, which may issue the copy instead (a hop, ordered by events); -1 when there is none
+     * or it was not looked at. far_src and far_dst: the ends as its context sees them. */
+    int far;
+    psc_endpoint_t far_src, far_dst;
+    int far_aligned;
 } psc_copy_path_t;
 
 /* Built-in defaults (no calibration): between GPUs, the SM kernel up to this size, the copy engine above. */
@@ -30,13 +35,18 @@ typedef struct {
 #define PSC_ROUTE_SM_UNALIGNED_MAX (64ull << 10)
 
 /*
- * The route for the path: the calibration's fastest where it measured both
- * routes of this path, the defaults otherwise; out->why says which and why.
+ * The route for the path: the calibration's fastest route that can run where
+ * it measured the stream GPU's copy engine and at least one other route of
+ * this path (the stream's GPU or, by a hop, the far GPU), the defaults
+ * otherwise (which never hop); out->why says which and why.
  */
 void psc__route_choose(const psc_calibration_t *cal, const psc_copy_path_t *p, psc_route_t *out, int explain);
 
-/* 1 when the stream's GPU can copy the path's bytes with its SMs (addresses, access, alignment). */
-int psc__route_sm_ok(const psc_copy_path_t *p);
+/* 1 when GPU `issuer` (the stream's or the far one) can copy the path's bytes with its SMs (access, alignment). */
+int psc__route_sm_ok(const psc_copy_path_t *p, int issuer);
+
+/* 1 when the calibration measured a route of this path issued by the far GPU (worth looking at its view). */
+int psc__route_far_measured(const psc_calibration_t *cal, int src, int dst, int stream_gpu, int far);
 
 /*
  * The calibration's time for n bytes on one measured route, interpolated

@@ -1,0 +1,10 @@
+/* Memory and events shared between processes (psc_share_*): tracked per context so destroy frees what is left. */
+#ifndef PSC_IPC_SHARE_H
+#define PSC_IPC_SHARE_H
+
+#include "internal.h"
+
+/* Free every psc_share_t of the context not yet freed (the context is closing). */
+void psc__share_free_all(psc_context_t *ctx);
+
+#endif
