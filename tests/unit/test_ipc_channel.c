@@ -362,7 +362,7 @@ static void test_forged_frames_rejected(void **state)
         {"bad version", PSC_IPC_MAGIC, 2, PSC_IPC_READY, 0, 0, 0, 0, NULL, PSC_ERR_INVALID,
          "protocol version 2: accepted 1"},
         {"unknown type", PSC_IPC_MAGIC, 1, 99, 0, 0, 0, 0, NULL, PSC_ERR_INVALID,
-         "unknown message type 99: accepted 1 to 8"},
+         "unknown message type 99: accepted 1 to 10"},
         {"type 0", PSC_IPC_MAGIC, 1, 0, 0, 0, 0, 0, NULL, PSC_ERR_INVALID, "unknown message type 0"},
         {"flags", PSC_IPC_MAGIC, 1, PSC_IPC_HELLO, 4, 24, 0, 0, NULL, PSC_ERR_INVALID,
          "HELLO with flags 0x4: accepted 0x0"},
@@ -382,6 +382,8 @@ static void test_forged_frames_rejected(void **state)
          PSC_ERR_INVALID, "WELCOME for rank 3 of 2"},
         {"HELLO reserved", PSC_IPC_MAGIC, 1, PSC_IPC_HELLO, 0, 24, 0, 0,
          "0123456789abcdef\0\0\0\0\1\0\0\0", PSC_ERR_INVALID, "HELLO with reserved word 0x1: accepted 0"},
+        {"SHARE_FD cut short", PSC_IPC_MAGIC, 1, PSC_IPC_SHARE_FD, 0, 100, 0, 0, NULL, PSC_ERR_INVALID,
+         "SHARE_FD with a payload of 100 bytes: accepted exactly 160"},
         {"wrong sequence", PSC_IPC_MAGIC, 1, PSC_IPC_READY, 0, 0, 5, 0, NULL, PSC_ERR_INVALID,
          "READY with sequence number 5: accepted 0"},
         {"truncated header", PSC_IPC_MAGIC, 1, PSC_IPC_READY, 0, 0, 0, 10, NULL, PSC_ERR_IO,
@@ -458,6 +460,44 @@ static void test_error_message_reported(void **state)
                  "peer a: sent a READY: expected a REPLY here");
     psc__ipc_chan_close(a);
     psc__ipc_chan_close(b);
+}
+
+/* psc_share_msg_t over a channel: the bytes, and for a VMM fd the descriptor (a memfd standing in). */
+static void test_share_messages(void **state)
+{
+    psc_ipc_chan_t *a, *b;
+    psc_ipc_err_t e = {0};
+    psc_share_msg_t out, in;
+    unsigned char back[5];
+    int before = open_fds();
+
+    (void)state;
+    chan_pair(&a, &b);
+    for (int i = 0; i < PSC_SHARE_MSG_LEN; i++)
+        out.bytes[i] = (unsigned char)(255 - i);
+    out.fd = -1;
+    assert_int_equal(psc__ipc_send_share(a, &out, psc__ipc_deadline(1000), &e), PSC_OK);
+    memset(&in, 0, sizeof(in));
+    assert_int_equal(psc__ipc_recv_share(b, &in, psc__ipc_deadline(1000), &e), PSC_OK);
+    assert_memory_equal(in.bytes, out.bytes, PSC_SHARE_MSG_LEN);
+    assert_int_equal(in.fd, -1);
+    out.fd = memfd_with((const unsigned char *)"vmm!!", 5);
+    assert_int_equal(psc__ipc_send_share(a, &out, psc__ipc_deadline(1000), &e), PSC_OK);
+    close(out.fd);
+    assert_int_equal(psc__ipc_recv_share(b, &in, psc__ipc_deadline(1000), &e), PSC_OK);
+    assert_true(in.fd >= 0);
+    assert_int_equal(pread(in.fd, back, 5, 0), 5);
+    assert_memory_equal(back, "vmm!!", 5);
+    close(in.fd);
+    /* Another type where a share is awaited: refused, its descriptor closed. */
+    out.fd = memfd_with((const unsigned char *)"x", 1);
+    assert_int_equal(psc__ipc_send(a, PSC_IPC_FD, 0, NULL, 0, &out.fd, 1, psc__ipc_deadline(1000), &e), PSC_OK);
+    close(out.fd);
+    expect_error(psc__ipc_recv_share(b, &in, psc__ipc_deadline(1000), &e), &e, PSC_ERR_INVALID,
+                 "peer a: sent a FD: expected a SHARE or SHARE_FD here");
+    psc__ipc_chan_close(a);
+    psc__ipc_chan_close(b);
+    assert_int_equal(open_fds(), before);
 }
 
 static void test_token(void **state)
@@ -805,6 +845,7 @@ int main(void)
         cmocka_unit_test(test_forged_frames_rejected),
         cmocka_unit_test(test_replayed_frame_rejected),
         cmocka_unit_test(test_error_message_reported),
+        cmocka_unit_test(test_share_messages),
         cmocka_unit_test(test_token),
         cmocka_unit_test(test_run_directory_modes),
         cmocka_unit_test(test_runtime_dir_used_only_when_fit),

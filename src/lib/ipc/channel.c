@@ -390,8 +390,7 @@ fail:
     return st;
 }
 
-/* ERROR's text for one line: control characters shown as '?'. */
-static void psc__error_text(const psc_ipc_msg_t *m, char *out, size_t cap)
+void psc__ipc_msg_error_text(const psc_ipc_msg_t *m, char *out, size_t cap)
 {
     size_t n = m->len < cap - 1 ? m->len : cap - 1;
 
@@ -400,10 +399,25 @@ static void psc__error_text(const psc_ipc_msg_t *m, char *out, size_t cap)
     out[n] = '\0';
 }
 
+/* m is not what the caller waits for (want names it): an ERROR says why the peer gave up, else a refusal. */
+static psc_status_t psc__unexpected(psc_ipc_chan_t *c, psc_ipc_msg_t *m, const char *want, psc_ipc_err_t *err)
+{
+    psc__ipc_msg_close_fds(m);
+    if (m->type == PSC_IPC_ERROR) {
+        char text[200];
+
+        psc__ipc_msg_error_text(m, text, sizeof(text));
+        return psc__ipc_fail(err, PSC_ERR_IO, "%s reported: %s", c->peer, text);
+    }
+    return psc__ipc_fail(err, PSC_ERR_INVALID, "%s: sent a %s: expected %s here", c->peer,
+                         psc__ipc_type_name(m->type), want);
+}
+
 psc_status_t psc__ipc_recv_type(psc_ipc_chan_t *c, unsigned type, psc_ipc_msg_t *msg, int64_t deadline,
                                 psc_ipc_err_t *err)
 {
     psc_ipc_msg_t m;
+    char want[32];
     psc_status_t st = psc__ipc_recv(c, &m, deadline, err);
 
     if (st != PSC_OK)
@@ -412,15 +426,30 @@ psc_status_t psc__ipc_recv_type(psc_ipc_chan_t *c, unsigned type, psc_ipc_msg_t 
         *msg = m;
         return PSC_OK;
     }
-    psc__ipc_msg_close_fds(&m);
-    if (m.type == PSC_IPC_ERROR) {
-        char text[200];
+    snprintf(want, sizeof(want), "a %s", psc__ipc_type_name(type));
+    return psc__unexpected(c, &m, want, err);
+}
 
-        psc__error_text(&m, text, sizeof(text));
-        return psc__ipc_fail(err, PSC_ERR_IO, "%s reported: %s", c->peer, text);
-    }
-    return psc__ipc_fail(err, PSC_ERR_INVALID, "%s: sent a %s: expected a %s here", c->peer,
-                         psc__ipc_type_name(m.type), psc__ipc_type_name(type));
+psc_status_t psc__ipc_send_share(psc_ipc_chan_t *c, const psc_share_msg_t *msg, int64_t deadline,
+                                 psc_ipc_err_t *err)
+{
+    if (msg->fd >= 0)
+        return psc__ipc_send(c, PSC_IPC_SHARE_FD, 0, msg->bytes, PSC_SHARE_MSG_LEN, &msg->fd, 1, deadline, err);
+    return psc__ipc_send(c, PSC_IPC_SHARE, 0, msg->bytes, PSC_SHARE_MSG_LEN, NULL, 0, deadline, err);
+}
+
+psc_status_t psc__ipc_recv_share(psc_ipc_chan_t *c, psc_share_msg_t *msg, int64_t deadline, psc_ipc_err_t *err)
+{
+    psc_ipc_msg_t m;
+    psc_status_t st = psc__ipc_recv(c, &m, deadline, err);
+
+    if (st != PSC_OK)
+        return st;
+    if (m.type != PSC_IPC_SHARE && m.type != PSC_IPC_SHARE_FD)
+        return psc__unexpected(c, &m, "a SHARE or SHARE_FD", err);
+    memcpy(msg->bytes, m.payload, PSC_SHARE_MSG_LEN);
+    msg->fd = m.type == PSC_IPC_SHARE_FD ? m.fds[0] : -1;
+    return PSC_OK;
 }
 
 psc_status_t psc__ipc_send_error(psc_ipc_chan_t *c, const char *text, int64_t deadline, psc_ipc_err_t *err)

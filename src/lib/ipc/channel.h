@@ -78,6 +78,25 @@ psc_status_t psc__ipc_recv_type(psc_ipc_chan_t *c, unsigned type, psc_ipc_msg_t 
 /* Send ERROR with text (cut to PSC_IPC_MAX_ERROR_TEXT bytes; "?" for an empty one). */
 psc_status_t psc__ipc_send_error(psc_ipc_chan_t *c, const char *text, int64_t deadline, psc_ipc_err_t *err);
 
+/*
+ * A psc_share_msg_t (psc_share_export's) to the peer: SHARE, or SHARE_FD with
+ * msg->fd when it is >= 0 (a copy is sent: the caller still closes its own).
+ */
+psc_status_t psc__ipc_send_share(psc_ipc_chan_t *c, const psc_share_msg_t *msg, int64_t deadline,
+                                 psc_ipc_err_t *err);
+
+/*
+ * The next message, which must be a SHARE or SHARE_FD, into *msg (fd -1 for
+ * SHARE, else the received descriptor, now the caller's: it closes it after
+ * psc_share_import). An ERROR from the peer: PSC_ERR_IO "<peer> reported: ...";
+ * another type: PSC_ERR_INVALID, its descriptors closed. The bytes are
+ * checked by psc_share_import, not here.
+ */
+psc_status_t psc__ipc_recv_share(psc_ipc_chan_t *c, psc_share_msg_t *msg, int64_t deadline, psc_ipc_err_t *err);
+
+/* An ERROR message's text as one line (control characters shown as '?'), cut to cap - 1 bytes. */
+void psc__ipc_msg_error_text(const psc_ipc_msg_t *m, char *out, size_t cap);
+
 /* Close a received message's descriptors (set to -1). */
 void psc__ipc_msg_close_fds(psc_ipc_msg_t *m);
 

@@ -25,6 +25,8 @@ static const psc__type_row_t psc__types[] = {
     [PSC_IPC_FD] = {"FD", 0, PSC_IPC_MAX_PAYLOAD, 1, UINT32_MAX},
     [PSC_IPC_ERROR] = {"ERROR", 1, PSC_IPC_MAX_ERROR_TEXT, 0, 0},
     [PSC_IPC_BYE] = {"BYE", 0, 0, 0, 0},
+    [PSC_IPC_SHARE] = {"SHARE", PSC_SHARE_MSG_LEN, PSC_SHARE_MSG_LEN, 0, 0},
+    [PSC_IPC_SHARE_FD] = {"SHARE_FD", PSC_SHARE_MSG_LEN, PSC_SHARE_MSG_LEN, 1, 0},
 };
 #define PSC__NTYPES (sizeof(psc__types) / sizeof(psc__types[0]))
 

@@ -38,6 +38,8 @@ typedef enum {
     PSC_IPC_FD = 6,      /* either way, opaque payload and exactly one descriptor, flags the caller's */
     PSC_IPC_ERROR = 7,   /* either way, 1..PSC_IPC_MAX_ERROR_TEXT bytes of text: why the sender gives up */
     PSC_IPC_BYE = 8,     /* either way, no payload: the run ends normally */
+    PSC_IPC_SHARE = 9,   /* either way, a psc_share_msg_t's bytes (PSC_SHARE_MSG_LEN), no descriptor */
+    PSC_IPC_SHARE_FD = 10, /* either way, a psc_share_msg_t's bytes and its descriptor (PSC_SHARE_VMM_FD) */
 } psc_ipc_type_t;
 
 /* What went wrong in the ipc layer, for callers with no context (a worker); copy msg into psc__fail where one is. */

@@ -618,11 +618,8 @@ static psc_status_t psc__take(psc_ipc_run_t *run, int i, psc_ipc_msg_t *msg, int
         return psc__chan_failed(run, i, deadline, st, &why, err);
     if (m.type == PSC_IPC_ERROR) {
         char text[200];
-        size_t n = m.len < sizeof(text) - 1 ? m.len : sizeof(text) - 1;
 
-        for (size_t k = 0; k < n; k++)
-            text[k] = m.payload[k] < 0x20 || m.payload[k] == 0x7f ? '?' : (char)m.payload[k];
-        text[n] = '\0';
+        psc__ipc_msg_error_text(&m, text, sizeof(text));
         return psc__ipc_fail(err, PSC_ERR_IO, "%s reported: %s", psc__ipc_chan_peer(run->w[i].chan), text);
     }
     *msg = m;
