@@ -520,6 +520,71 @@ static void test_stranger_during_connect(void **state)
     rmdir(dir);
 }
 
+/* A worker started by someone else (as mpirun would), told the path and token by its arguments. */
+static pid_t start_elsewhere(psc_ipc_run_t *run, int rank, int n)
+{
+    char hex[PSC_IPC_TOKEN_HEX], r[8], nr[8];
+    const char *path = psc__ipc_listener_path(psc__ipc_run_listener(run));
+    pid_t pid;
+
+    psc__ipc_token_format(psc__ipc_run_token(run), hex);
+    snprintf(r, sizeof(r), "%d", rank);
+    snprintf(nr, sizeof(nr), "%d", n);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char *argv[] = {(char *)IPC_TEST_WORKER, (char *)"--args", (char *)path, hex, r, nr, NULL};
+
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static void test_workers_started_elsewhere(void **state)
+{
+    psc_ipc_run_t *run = NULL;
+    psc_ipc_err_t e = {0};
+    psc_ipc_msg_t m;
+    pid_t pids[2];
+    char want[96];
+    int status, before = open_fds();
+
+    (void)state;
+    assert_int_equal(psc__ipc_run_listen(2, &run, &e), PSC_OK);
+    for (int i = 0; i < 2; i++)
+        pids[i] = start_elsewhere(run, i, 2);
+    assert_int_equal(psc__ipc_run_connect(run, psc__ipc_deadline(10000), &e), PSC_OK);
+    assert_int_equal(psc__ipc_run_pid(run, 1), 0);
+    snprintf(want, sizeof(want), "worker 1 (pid %ld)", (long)pids[1]);
+    assert_string_equal(psc__ipc_chan_peer(psc__ipc_run_chan(run, 1)), want);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(psc__ipc_run_send(run, i, PSC_IPC_REQUEST, 0, "echo hi", 7, NULL, 0, psc__ipc_deadline(5000),
+                                           &e), PSC_OK);
+        assert_int_equal(psc__ipc_run_recv(run, i, &m, NULL, psc__ipc_deadline(5000), &e), PSC_OK);
+        assert_memory_equal(m.payload, "hi", 2);
+    }
+    assert_int_equal(psc__ipc_run_finish(run, psc__ipc_deadline(5000), &e), PSC_OK);
+    psc__ipc_run_destroy(run, 1000);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+
+    /* One that ends mid-run is seen by its closed connection, named. */
+    assert_int_equal(psc__ipc_run_listen(1, &run, &e), PSC_OK);
+    pids[0] = start_elsewhere(run, 0, 1);
+    assert_int_equal(psc__ipc_run_connect(run, psc__ipc_deadline(10000), &e), PSC_OK);
+    assert_int_equal(psc__ipc_run_send(run, 0, PSC_IPC_REQUEST, 0, "exit 3", 6, NULL, 0, psc__ipc_deadline(5000), &e),
+                     PSC_OK);
+    snprintf(want, sizeof(want), "worker 0 (pid %ld): closed the connection", (long)pids[0]);
+    expect_error(psc__ipc_run_recv(run, -1, &m, NULL, psc__ipc_deadline(5000), &e), &e, PSC_ERR_IO, want);
+    psc__ipc_run_destroy(run, 1000);
+    assert_int_equal(waitpid(pids[0], &status, 0), pids[0]);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+    assert_int_equal(open_fds(), before);
+}
+
 /* When the parent dies, its workers die with it (PR_SET_PDEATHSIG): no orphan. */
 static void test_no_orphan_when_the_parent_dies(void **state)
 {
@@ -583,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_finish_names_a_worker_that_stays),
         cmocka_unit_test(test_program_refused),
         cmocka_unit_test(test_stranger_during_connect),
+        cmocka_unit_test(test_workers_started_elsewhere),
         cmocka_unit_test(test_no_orphan_when_the_parent_dies),
     };
 

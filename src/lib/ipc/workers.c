@@ -37,7 +37,8 @@ struct psc_ipc_run {
     pid_t *pids; /* [n] for the handshake's check */
     psc_ipc_listener_t *lst;
     psc_ipc_token_t token;
-    int next; /* where a receive from any worker starts looking: each gets its turn */
+    int spawned; /* 1: the workers are this process's children; 0: they started elsewhere (mpirun) */
+    int next;    /* where a receive from any worker starts looking: each gets its turn */
 };
 
 static const char *const psc__ipc_vars[] = {PSC_IPC_ENV_SOCKET, PSC_IPC_ENV_TOKEN, PSC_IPC_ENV_RANK,
@@ -114,11 +115,13 @@ static psc_status_t psc__ended_before(const psc_ipc_run_t *run, psc_ipc_err_t *e
     return PSC_OK;
 }
 
-/* Wait up to ms (and the deadline) for worker i to end; 1 when it did. */
+/* Wait up to ms (and the deadline) for worker i to end; 1 when it did (never for one started elsewhere). */
 static int psc__wait_end(psc_ipc_run_t *run, int i, int ms, int64_t deadline)
 {
     int64_t until = psc__ipc_deadline(ms);
 
+    if (run->w[i].pid <= 0)
+        return 0;
     if (deadline < until)
         until = deadline;
     while (!psc__reap(run, i, 0)) {
@@ -155,7 +158,7 @@ static void psc__add(psc__pollset_t *s, int fd)
 static void psc__add_ends(psc_ipc_run_t *run, psc__pollset_t *s)
 {
     for (int i = 0; i < run->n; i++) {
-        if (run->w[i].reaped)
+        if (run->w[i].reaped || run->w[i].pid <= 0)
             continue;
         if (run->w[i].pidfd >= 0)
             psc__add(s, run->w[i].pidfd);
@@ -415,6 +418,7 @@ psc_status_t psc__ipc_run_start(int nworkers, const char *const *argv, psc_ipc_r
         return psc__ipc_fail(err, PSC_ERR_NO_MEMORY, "no memory for a run of %d workers", nworkers);
     }
     run->n = nworkers;
+    run->spawned = 1;
     for (int i = 0; i < nworkers; i++) {
         run->w[i].pidfd = -1;
         run->pids[i] = -1;
@@ -436,6 +440,33 @@ psc_status_t psc__ipc_run_start(int nworkers, const char *const *argv, psc_ipc_r
 fail:
     psc__ipc_run_destroy(run, 0);
     return st;
+}
+
+psc_status_t psc__ipc_run_listen(int nworkers, psc_ipc_run_t **out, psc_ipc_err_t *err)
+{
+    psc_ipc_run_t *run;
+    psc_status_t st;
+
+    if (nworkers < 1 || nworkers > PSC_IPC_MAX_WORKERS || !out)
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "a run of %d workers: accepted 1 to %d", nworkers,
+                             PSC_IPC_MAX_WORKERS);
+    run = calloc(1, sizeof(*run));
+    if (!run || !(run->w = calloc((size_t)nworkers, sizeof(*run->w)))) {
+        free(run);
+        return psc__ipc_fail(err, PSC_ERR_NO_MEMORY, "no memory for a run of %d workers", nworkers);
+    }
+    run->n = nworkers;
+    for (int i = 0; i < nworkers; i++)
+        run->w[i].pidfd = -1;
+    st = psc__ipc_token_make(&run->token, err);
+    if (st == PSC_OK)
+        st = psc__ipc_listen(&run->token, nworkers, geteuid(), &run->lst, err);
+    if (st != PSC_OK) {
+        psc__ipc_run_destroy(run, 0);
+        return st;
+    }
+    *out = run;
+    return PSC_OK;
 }
 
 /* ---- connect ---- */
@@ -487,7 +518,7 @@ psc_status_t psc__ipc_run_connect(psc_ipc_run_t *run, int64_t deadline, psc_ipc_
                 k++;
                 continue;
             }
-            if (psc__ipc_hello_take(run->lst, pend[k].c, run->pids,
+            if (psc__ipc_hello_take(run->lst, pend[k].c, run->spawned ? run->pids : NULL,
                                     pend[k].hello_by < deadline ? pend[k].hello_by : deadline, &r, NULL) == PSC_OK)
                 run->w[r].chan = pend[k].c;
             else
@@ -582,9 +613,8 @@ static psc_status_t psc__rank_ok(const psc_ipc_run_t *run, int rank, int any_ok,
         return psc__ipc_fail(err, PSC_ERR_INVALID, "worker %d: accepted 0 to %d%s", rank, run->n - 1,
                              any_ok ? ", or -1 for any" : "");
     if (rank >= 0 && !run->w[rank].chan)
-        return psc__ipc_fail(err, PSC_ERR_INVALID, "worker %d (pid %ld) is not connected%s%s", rank,
-                             (long)run->w[rank].pid, run->w[rank].reaped ? ": " : "",
-                             run->w[rank].reaped ? run->w[rank].ended : "");
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "worker %d is not connected%s%s", rank,
+                             run->w[rank].reaped ? ": " : "", run->w[rank].reaped ? run->w[rank].ended : "");
     return PSC_OK;
 }
 
@@ -711,6 +741,30 @@ out:
 
 /* ---- end ---- */
 
+/* A worker started elsewhere, sent BYE: wait for it to close its connection (what it still sends is dropped). */
+static psc_status_t psc__closed_after_bye(psc_ipc_run_t *run, int i, int64_t deadline, psc_ipc_err_t *err)
+{
+    psc_ipc_chan_t *c = run->w[i].chan;
+
+    while (c && !psc__ipc_chan_broken(c)) {
+        psc_ipc_err_t why = {0};
+        psc_ipc_msg_t m;
+        psc_status_t st = psc__ipc_recv(c, &m, deadline, &why);
+
+        if (st == PSC_OK) {
+            psc__ipc_msg_close_fds(&m);
+            continue;
+        }
+        if (st == PSC_ERR_TIMEOUT)
+            return psc__ipc_fail(err, PSC_ERR_TIMEOUT, "%s still connected at the deadline, after BYE",
+                                 psc__ipc_chan_peer(c));
+        if (strstr(why.msg, ": closed the connection") && !strstr(why.msg, "in the middle"))
+            return PSC_OK;
+        return psc__ipc_fail(err, st, "%s", why.msg);
+    }
+    return PSC_OK;
+}
+
 psc_status_t psc__ipc_run_finish(psc_ipc_run_t *run, int64_t deadline, psc_ipc_err_t *err)
 {
     psc_status_t st = PSC_OK;
@@ -726,6 +780,14 @@ psc_status_t psc__ipc_run_finish(psc_ipc_run_t *run, int64_t deadline, psc_ipc_e
     for (int i = 0; i < run->n; i++) {
         psc__worker_t *w = &run->w[i];
 
+        if (w->pid <= 0) {
+            /* Started elsewhere: its normal end is closing the connection after BYE. */
+            psc_status_t end = psc__closed_after_bye(run, i, deadline, err);
+
+            if (end != PSC_OK && st == PSC_OK)
+                st = end;
+            continue;
+        }
         if (!psc__wait_end(run, i, INT_MAX, deadline)) {
             if (st == PSC_OK)
                 st = psc__ipc_fail(err, PSC_ERR_TIMEOUT, "worker %d (pid %ld) still running at the deadline%s", i,

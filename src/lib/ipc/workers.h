@@ -55,6 +55,18 @@ extern int psc__ipc_no_pidfd;
 psc_status_t psc__ipc_run_start(int nworkers, const char *const *argv, psc_ipc_run_t **out, psc_ipc_err_t *err);
 
 /*
+ * A run whose workers start elsewhere (one rank per GPU under mpirun): the
+ * token and the listener only. The caller hands each worker the socket's path
+ * (psc__ipc_listener_path of psc__ipc_run_listener) and the token (say by
+ * MPI_Bcast); they connect with psc__ipc_connect. Such workers are not this
+ * process's children: their pid is 0 here (the channel's name carries the
+ * pid SO_PEERCRED gives), an end is seen as a closed connection, nothing is
+ * killed or reaped, and psc__ipc_run_finish waits for each to close its
+ * connection after BYE.
+ */
+psc_status_t psc__ipc_run_listen(int nworkers, psc_ipc_run_t **out, psc_ipc_err_t *err);
+
+/*
  * Wait until every worker has passed the handshake, before the deadline:
  * strangers are refused and waited past (listener.h); a worker that ends
  * first fails the call naming it; PSC_ERR_TIMEOUT names the workers missing
@@ -63,7 +75,7 @@ psc_status_t psc__ipc_run_start(int nworkers, const char *const *argv, psc_ipc_r
 psc_status_t psc__ipc_run_connect(psc_ipc_run_t *run, int64_t deadline, psc_ipc_err_t *err);
 
 int psc__ipc_run_size(const psc_ipc_run_t *run);
-pid_t psc__ipc_run_pid(const psc_ipc_run_t *run, int rank);
+pid_t psc__ipc_run_pid(const psc_ipc_run_t *run, int rank); /* 0 for a worker started elsewhere */
 psc_ipc_chan_t *psc__ipc_run_chan(psc_ipc_run_t *run, int rank); /* NULL until it connected */
 psc_ipc_listener_t *psc__ipc_run_listener(psc_ipc_run_t *run);
 const psc_ipc_token_t *psc__ipc_run_token(const psc_ipc_run_t *run);
