@@ -83,6 +83,17 @@ static ssize_t recv_msg(int s, void *buf, size_t len, int *fd)
 
 static unsigned char pattern(size_t i, unsigned seed) { return (unsigned char)((i * 2654435761u + seed) >> 11); }
 
+/* GPU 0's primary context made current, as the runtime would: the driver calls of the checks need one. */
+static int use_gpu0(void)
+{
+    CUcontext c;
+    CUdevice d;
+
+    return cu.device_get(&d, 0) == CUDA_SUCCESS && cu.retain(&c, d) == CUDA_SUCCESS && cu.set_current(c) == CUDA_SUCCESS
+               ? 0
+               : -1;
+}
+
 /* ---------------------------------------------------------------- the child: imports what comes, answers */
 
 static int child_reply(int s, const char *fmt, ...)
@@ -102,7 +113,7 @@ static int child_main(int s)
     psc_context_t *ctx = psc_test_open(&st);
     unsigned char *buf = malloc(N);
 
-    if (!ctx || !buf || psc_test_driver_load() != 0)
+    if (!ctx || !buf || psc_test_driver_load() != 0 || use_gpu0() != 0)
         return child_reply(s, "child: no context (%s)", psc_status_string(st)), 1;
     for (;;) {
         psc_share_msg_t msg;
@@ -275,7 +286,7 @@ int main(int argc, char **argv)
     g_ctx = psc_test_open(&st);
     if (!g_ctx)
         return psc_test_skippable(st) ? PSC_TEST_SKIP : 1;
-    if (psc_test_driver_load() != 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    if (psc_test_driver_load() != 0 || use_gpu0() != 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
         return 1;
     child = fork();
     if (child == 0) {
