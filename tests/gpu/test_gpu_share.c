@@ -302,16 +302,16 @@ int main(int argc, char **argv)
     sock = sv[0];
     rc = child > 0 ? cmocka_run_group_tests(tests, NULL, NULL) : 1;
     send_msg(sock, "", 1, -1); /* bye */
-    {
+    if (child > 0) {
         struct pollfd p = {sock, POLLIN, 0};
 
-        poll(&p, 1, TIMEOUT_MS); /* the child closes its end when it ends */
-    }
-    if (child > 0 && waitpid(child, &status, WNOHANG) == 0) {
-        kill(child, SIGKILL);
+        /* the child's end closes as it exits (nothing else comes after bye); then its exit is at hand */
+        if (poll(&p, 1, TIMEOUT_MS) != 1 || !(p.revents & (POLLHUP | POLLIN))) {
+            kill(child, SIGKILL);
+            fprintf(stderr, "the child did not end in %d ms: killed\n", TIMEOUT_MS);
+            rc = rc ? rc : 1;
+        }
         waitpid(child, &status, 0);
-        fprintf(stderr, "the child did not end: killed\n");
-        rc = rc ? rc : 1;
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "the child ended with status 0x%x\n", status);
