@@ -38,6 +38,9 @@ static struct {
     CUresult (*graph_launch)(CUgraphExec, CUstream);
     CUresult (*exec_destroy)(CUgraphExec);
     CUresult (*graph_destroy)(CUgraph);
+    CUresult (*event_record)(CUevent, CUstream);
+    CUresult (*event_sync)(CUevent);
+    CUresult (*stream_wait)(CUstream, CUevent, unsigned);
 } cu;
 
 /* Fill `cu` and initialise the driver: 0, or -1 when an entry point is missing or cuInit fails. */
@@ -76,6 +79,9 @@ static inline int psc_test_driver_load(void)
     PSC_SYM(graph_launch, "cuGraphLaunch");
     PSC_SYM(exec_destroy, "cuGraphExecDestroy");
     PSC_SYM(graph_destroy, "cuGraphDestroy");
+    PSC_SYM(event_record, "cuEventRecord");
+    PSC_SYM(event_sync, "cuEventSynchronize");
+    PSC_SYM(stream_wait, "cuStreamWaitEvent");
 #undef PSC_SYM
     for (size_t i = 0; i < sizeof(cu) / sizeof(void *); i++)
         if (!((void **)&cu)[i])

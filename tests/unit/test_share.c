@@ -192,13 +192,28 @@ static void test_bad_input(void **state)
     assert_int_equal(psc_share_export(NULL, s, &msg), PSC_ERR_INVALID);
     assert_int_equal(psc_share_export(g_ctx, NULL, &msg), PSC_ERR_INVALID);
     assert_int_equal(psc_share_free(NULL), PSC_OK);
-    /* Left for psc_context_destroy, which frees it (checked in teardown). */
+    assert_int_equal(psc_share_free(s), PSC_OK);
 }
 
-static int teardown(void **state)
+/* What the application does not free, psc_context_destroy does. */
+static void test_destroy_frees(void **state)
 {
-    psc_test_close_ctx(state);
-    return vmm_live() == 0 ? 0 : -1;
+    psc_context_t *ctx = NULL;
+    psc_share_t *s = NULL, *in = NULL;
+    psc_share_msg_t msg;
+    char err[256];
+    int fds = open_fds();
+
+    (void)state;
+    assert_int_equal(psc_context_create(&ctx, err, sizeof(err)), PSC_OK);
+    assert_int_equal(psc_share_alloc(ctx, PSC_SHARE_VMM_FD, 1, 4096, &s), PSC_OK);
+    assert_int_equal(psc_share_export(ctx, s, &msg), PSC_OK);
+    assert_int_equal(psc_share_import(ctx, &msg, NULL, 0, &in), PSC_OK);
+    close(msg.fd);
+    assert_int_equal(vmm_live(), 2);
+    psc_context_destroy(ctx);
+    assert_int_equal(vmm_live(), 0);
+    assert_int_equal(open_fds(), fds);
 }
 
 int main(void)
@@ -207,7 +222,8 @@ int main(void)
         cmocka_unit_test(test_vmm_fd_round_trip),
         cmocka_unit_test(test_legacy_and_fabric),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_destroy_frees),
     };
 
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, psc_test_close_ctx);
 }
