@@ -2,25 +2,16 @@
 #include "ipc/workers.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
-#define PSC__CLOSE_RANGE_CLOEXEC (1u << 2) /* linux/close_range.h, Linux 5.11 */
-
-/* Tests force the waitpid polling a kernel without pidfd_open gets. */
-int psc__ipc_no_pidfd;
+#include "ipc/spawn.h"
 
 typedef struct {
     pid_t pid;
@@ -40,9 +31,6 @@ struct psc_ipc_run {
     int spawned; /* 1: the workers are this process's children; 0: they started elsewhere (mpirun) */
     int next;    /* where a receive from any worker starts looking: each gets its turn */
 };
-
-static const char *const psc__ipc_vars[] = {PSC_IPC_ENV_SOCKET, PSC_IPC_ENV_TOKEN, PSC_IPC_ENV_RANK,
-                                            PSC_IPC_ENV_NRANKS};
 
 /* ---- ends of workers ---- */
 
@@ -195,204 +183,23 @@ static psc_status_t psc__chan_failed(psc_ipc_run_t *run, int i, int64_t deadline
 
 /* ---- start ---- */
 
-/* arg with each placeholder replaced; malloc'd, NULL without memory. */
-static char *psc__subst(const char *arg, const char *const keys[4], const char *const vals[4])
+/* Start worker rank, told where to connect and as whom in its environment and, where argv asks, its arguments. */
+static psc_status_t psc__spawn(psc_ipc_run_t *run, int rank, const char *const *argv, psc_ipc_err_t *err)
 {
-    size_t cap = strlen(arg) + 1;
-    char *out;
-    size_t o = 0;
-
-    for (const char *p = arg; *p;) {
-        int hit = 0;
-
-        for (int k = 0; k < 4 && !hit; k++)
-            if (strncmp(p, keys[k], strlen(keys[k])) == 0) {
-                cap += strlen(vals[k]);
-                p += strlen(keys[k]);
-                hit = 1;
-            }
-        if (!hit)
-            p++;
-    }
-    out = malloc(cap);
-    if (!out)
-        return NULL;
-    for (const char *p = arg; *p;) {
-        int hit = 0;
-
-        for (int k = 0; k < 4 && !hit; k++)
-            if (strncmp(p, keys[k], strlen(keys[k])) == 0) {
-                memcpy(out + o, vals[k], strlen(vals[k]));
-                o += strlen(vals[k]);
-                p += strlen(keys[k]);
-                hit = 1;
-            }
-        if (!hit)
-            out[o++] = *p++;
-    }
-    out[o] = '\0';
-    return out;
-}
-
-static void psc__free_strv(char **v)
-{
-    if (!v)
-        return;
-    for (char **p = v; *p; p++)
-        free(*p);
-    free(v);
-}
-
-/* The worker's argv and environment, made before fork: the child may only call async-signal-safe functions. */
-static psc_status_t psc__worker_vectors(const psc_ipc_run_t *run, int rank, const char *const *argv, char ***av,
-                                        char ***ev, psc_ipc_err_t *err)
-{
-    static const char *const keys[4] = {"@SOCKET@", "@TOKEN@", "@RANK@", "@NRANKS@"};
-    char hex[PSC_IPC_TOKEN_HEX], r[16], n[16];
-    const char *vals[4] = {psc__ipc_listener_path(run->lst), hex, r, n};
-    size_t na = 0, ne = 0, k = 0;
-    char **a = NULL, **e = NULL;
+    char hex[PSC_IPC_TOKEN_HEX], r[16], n[16], who[32];
+    const char *path = psc__ipc_listener_path(run->lst);
+    const psc_ipc_pair_t subst[] = {{"@SOCKET@", path}, {"@TOKEN@", hex}, {"@RANK@", r}, {"@NRANKS@", n}};
+    const psc_ipc_pair_t env[] = {{PSC_IPC_ENV_SOCKET, path}, {PSC_IPC_ENV_TOKEN, hex}, {PSC_IPC_ENV_RANK, r},
+                                  {PSC_IPC_ENV_NRANKS, n}};
+    psc_status_t st;
 
     psc__ipc_token_format(&run->token, hex);
     snprintf(r, sizeof(r), "%d", rank);
     snprintf(n, sizeof(n), "%d", run->n);
-    while (argv[na])
-        na++;
-    while (environ && environ[ne])
-        ne++;
-    a = calloc(na + 1, sizeof(*a));
-    e = calloc(ne + 5, sizeof(*e));
-    if (!a || !e)
-        goto nomem;
-    for (size_t i = 0; i < na; i++)
-        if (!(a[i] = psc__subst(argv[i], keys, vals)))
-            goto nomem;
-    for (size_t i = 0; i < ne; i++) {
-        int ours = 0;
-
-        for (int v = 0; v < 4; v++) {
-            size_t l = strlen(psc__ipc_vars[v]);
-
-            ours |= strncmp(environ[i], psc__ipc_vars[v], l) == 0 && environ[i][l] == '=';
-        }
-        if (!ours && !(e[k++] = strdup(environ[i])))
-            goto nomem;
-    }
-    for (int v = 0; v < 4; v++) {
-        size_t l = strlen(psc__ipc_vars[v]) + strlen(vals[v]) + 2;
-
-        if (!(e[k] = malloc(l)))
-            goto nomem;
-        snprintf(e[k++], l, "%s=%s", psc__ipc_vars[v], vals[v]);
-    }
-    *av = a;
-    *ev = e;
-    return PSC_OK;
-nomem:
-    psc__free_strv(a);
-    psc__free_strv(e);
-    return psc__ipc_fail(err, PSC_ERR_NO_MEMORY, "no memory for worker %d's arguments", rank);
-}
-
-/* In the child, between fork and execve: async-signal-safe calls only. */
-static void __attribute__((noreturn)) psc__child(pid_t parent, int devnull, int errfd, int maxfd, char **av, char **ev)
-{
-    struct sigaction dfl;
-    sigset_t none;
-    int e;
-
-    /* Dies with the parent; the parent may have died before this line. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) {
-        e = ESRCH;
-        (void)!write(errfd, &e, sizeof(e));
-        _exit(127);
-    }
-    memset(&dfl, 0, sizeof(dfl));
-    dfl.sa_handler = SIG_DFL;
-    /* Ignored signals stay ignored across exec, and so does the mask: the worker starts clean. */
-    for (int s = 1; s < NSIG; s++)
-        if (s != SIGKILL && s != SIGSTOP)
-            sigaction(s, &dfl, NULL);
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    if (devnull >= 0)
-        dup2(devnull, STDIN_FILENO);
-    /* The caller's other descriptors (a GPU driver's, a socket) are no business of the worker's. */
-#ifdef SYS_close_range
-    if (syscall(SYS_close_range, 3u, ~0u, PSC__CLOSE_RANGE_CLOEXEC) == 0)
-        maxfd = 3;
-#endif
-    for (int fd = 3; fd < maxfd; fd++)
-        if (fd != errfd) {
-            int fl = fcntl(fd, F_GETFD);
-
-            if (fl >= 0 && !(fl & FD_CLOEXEC))
-                fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
-        }
-    execve(av[0], av, ev);
-    e = errno;
-    (void)!write(errfd, &e, sizeof(e));
-    _exit(127);
-}
-
-/* Descriptors the child looks at: up to the limit, bounded (higher ones are a rare caller's). */
-static int psc__max_fd(void)
-{
-    struct rlimit rl;
-
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 65536)
-        return 65536;
-    return (int)rl.rlim_cur;
-}
-
-static psc_status_t psc__spawn(psc_ipc_run_t *run, int rank, const char *const *argv, int devnull,
-                               psc_ipc_err_t *err)
-{
-    char **av = NULL, **ev = NULL;
-    int pipefd[2] = {-1, -1}, child_errno = 0, maxfd = psc__max_fd();
-    pid_t parent = getpid(), pid;
-    psc_status_t st = psc__worker_vectors(run, rank, argv, &av, &ev, err);
-    ssize_t got;
-
-    if (st != PSC_OK)
-        return st;
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        st = psc__ipc_fail(err, PSC_ERR_IO, "worker %d: pipe: %s", rank, strerror(errno));
-        goto out;
-    }
-    pid = fork();
-    if (pid < 0) {
-        st = psc__ipc_fail(err, PSC_ERR_IO, "worker %d: fork: %s", rank, strerror(errno));
-        goto out;
-    }
-    if (pid == 0)
-        psc__child(parent, devnull, pipefd[1], maxfd, av, ev);
-    run->w[rank].pid = pid;
-    run->pids[rank] = pid;
-    close(pipefd[1]);
-    pipefd[1] = -1;
-    /* EOF: execve succeeded (the pipe closed on exec); an errno: it failed. */
-    do
-        got = read(pipefd[0], &child_errno, sizeof(child_errno));
-    while (got < 0 && errno == EINTR);
-    if (got > 0) {
-        psc__reap(run, rank, 1);
-        st = psc__ipc_fail(err, PSC_ERR_IO, "worker %d: cannot execute %s: %s", rank, argv[0],
-                           child_errno == ESRCH ? "the parent ended as it started" : strerror(child_errno));
-        goto out;
-    }
-    if (!psc__ipc_no_pidfd) {
-#ifdef SYS_pidfd_open
-        run->w[rank].pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-#endif
-    }
-out:
-    if (pipefd[0] >= 0)
-        close(pipefd[0]);
-    if (pipefd[1] >= 0)
-        close(pipefd[1]);
-    psc__free_strv(av);
-    psc__free_strv(ev);
+    snprintf(who, sizeof(who), "worker %d", rank);
+    st = psc__ipc_spawn(argv, subst, 4, env, 4, who, &run->w[rank].pid, &run->w[rank].pidfd, err);
+    if (st == PSC_OK)
+        run->pids[rank] = run->w[rank].pid;
     return st;
 }
 
@@ -400,7 +207,6 @@ psc_status_t psc__ipc_run_start(int nworkers, const char *const *argv, psc_ipc_r
 {
     psc_ipc_run_t *run;
     psc_status_t st;
-    int devnull = -1;
 
     if (nworkers < 1 || nworkers > PSC_IPC_MAX_WORKERS || !argv || !argv[0] || !strchr(argv[0], '/') || !out)
         return psc__ipc_fail(err, PSC_ERR_INVALID, "a run of %d workers of %s: accepted 1 to %d workers and a "
@@ -428,11 +234,8 @@ psc_status_t psc__ipc_run_start(int nworkers, const char *const *argv, psc_ipc_r
         st = psc__ipc_listen(&run->token, nworkers, geteuid(), &run->lst, err);
     if (st != PSC_OK)
         goto fail;
-    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     for (int i = 0; i < nworkers && st == PSC_OK; i++)
-        st = psc__spawn(run, i, argv, devnull, err);
-    if (devnull >= 0)
-        close(devnull);
+        st = psc__spawn(run, i, argv, err);
     if (st != PSC_OK)
         goto fail;
     *out = run;
@@ -834,76 +637,4 @@ void psc__ipc_run_destroy(psc_ipc_run_t *run, int grace_ms)
     free(run->w);
     free(run->pids);
     free(run);
-}
-
-/* ---- the worker's side ---- */
-
-static psc_status_t psc__parse_int(const char *what, const char *s, int lo, int hi, int *out, psc_ipc_err_t *err)
-{
-    char *end = NULL;
-    long v;
-
-    errno = 0;
-    v = s && *s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || errno || *end || v < lo || v > hi)
-        return psc__ipc_fail(err, PSC_ERR_INVALID, "%s \"%.40s\": accepted a whole number from %d to %d", what,
-                             s ? s : "", lo, hi);
-    *out = (int)v;
-    return PSC_OK;
-}
-
-psc_status_t psc__ipc_worker_conf_parse(psc_ipc_worker_conf_t *conf, const char *path, const char *token_hex,
-                                        const char *rank, const char *nranks, psc_ipc_err_t *err)
-{
-    psc_ipc_worker_conf_t c;
-    psc_ipc_err_t why = {0};
-    psc_status_t st;
-
-    memset(&c, 0, sizeof(c));
-    if (!path || path[0] != '/' || strlen(path) >= sizeof(c.path))
-        return psc__ipc_fail(err, PSC_ERR_INVALID, "socket path \"%.60s\": accepted an absolute path of fewer than "
-                             "%zu bytes", path ? path : "", sizeof(c.path));
-    snprintf(c.path, sizeof(c.path), "%s", path);
-    if (psc__ipc_token_parse(token_hex, &c.token, &why) != PSC_OK)
-        return psc__ipc_fail(err, why.st, "%s", why.msg);
-    st = psc__parse_int("worker count", nranks, 1, PSC_IPC_MAX_WORKERS, &c.nranks, err);
-    if (st == PSC_OK)
-        st = psc__parse_int("worker rank", rank, 0, c.nranks - 1, &c.rank, err);
-    if (st != PSC_OK)
-        return st;
-    *conf = c;
-    return PSC_OK;
-}
-
-psc_status_t psc__ipc_worker_conf_env(psc_ipc_worker_conf_t *conf, psc_ipc_err_t *err)
-{
-    const char *v[4];
-    psc_ipc_err_t why = {0};
-
-    for (int i = 0; i < 4; i++)
-        if (!(v[i] = getenv(psc__ipc_vars[i])))
-            return psc__ipc_fail(err, PSC_ERR_INVALID, "%s is not set: a worker is started by its run, which sets "
-                                 "%s, %s, %s and %s", psc__ipc_vars[i], psc__ipc_vars[0], psc__ipc_vars[1],
-                                 psc__ipc_vars[2], psc__ipc_vars[3]);
-    if (psc__ipc_worker_conf_parse(conf, v[0], v[1], v[2], v[3], &why) != PSC_OK)
-        return psc__ipc_fail(err, why.st, "the run's environment: %s", why.msg);
-    return PSC_OK;
-}
-
-psc_status_t psc__ipc_worker_connect(const psc_ipc_worker_conf_t *conf, int64_t deadline, psc_ipc_chan_t **out,
-                                     psc_ipc_err_t *err)
-{
-    int nranks = 0;
-    psc_ipc_chan_t *c = NULL;
-    psc_status_t st = psc__ipc_connect(conf->path, &conf->token, conf->rank, deadline, &c, &nranks, err);
-
-    if (st != PSC_OK)
-        return st;
-    if (nranks != conf->nranks) {
-        psc__ipc_chan_close(c);
-        return psc__ipc_fail(err, PSC_ERR_INVALID, "the parent runs %d workers: this worker was told %d", nranks,
-                             conf->nranks);
-    }
-    *out = c;
-    return PSC_OK;
 }

@@ -31,18 +31,14 @@
 #include <sys/types.h>
 
 #include "ipc/listener.h"
+#include "ipc/spawn.h"
+#include "ipc/worker.h" /* the worker's side, and the environment it reads */
 
-#define PSC_IPC_ENV_SOCKET "P2PSCOPE_IPC_SOCKET"
-#define PSC_IPC_ENV_TOKEN "P2PSCOPE_IPC_TOKEN"
-#define PSC_IPC_ENV_RANK "P2PSCOPE_IPC_RANK"
-#define PSC_IPC_ENV_NRANKS "P2PSCOPE_IPC_NRANKS"
 #define PSC_IPC_POLL_MS 20   /* how often a worker's end is looked for without pidfds */
-#define PSC_IPC_MAX_WORKERS 1024
 
 typedef struct psc_ipc_run psc_ipc_run_t;
 
-/* Tests only: nonzero makes runs started after it watch their workers by polling, as without pidfd_open. */
-extern int psc__ipc_no_pidfd;
+/* psc__ipc_no_pidfd (ipc/spawn.h), for tests: runs started after it watch their workers by polling. */
 
 /*
  * Make the token and the listener, then start nworkers processes of argv
@@ -111,23 +107,5 @@ void psc__ipc_run_destroy(psc_ipc_run_t *run, int grace_ms);
 
 /* How worker rank ended, as in errors ("worker 1 (pid 4242) exited with status 3"); "" while it runs. */
 const char *psc__ipc_run_ended(const psc_ipc_run_t *run, int rank);
-
-/* The worker's side: where to connect and as whom. */
-typedef struct {
-    char path[108];
-    psc_ipc_token_t token;
-    int rank, nranks;
-} psc_ipc_worker_conf_t;
-
-/* From the PSC_IPC_ENV_* variables; PSC_ERR_INVALID naming the missing or malformed one. */
-psc_status_t psc__ipc_worker_conf_env(psc_ipc_worker_conf_t *conf, psc_ipc_err_t *err);
-
-/* From strings (the CLI's arguments): rank and nranks decimal, rank below nranks. */
-psc_status_t psc__ipc_worker_conf_parse(psc_ipc_worker_conf_t *conf, const char *path, const char *token_hex,
-                                        const char *rank, const char *nranks, psc_ipc_err_t *err);
-
-/* Connect, HELLO, WELCOME (listener.h's psc__ipc_connect) with the configuration's values. */
-psc_status_t psc__ipc_worker_connect(const psc_ipc_worker_conf_t *conf, int64_t deadline, psc_ipc_chan_t **out,
-                                     psc_ipc_err_t *err);
 
 #endif

@@ -1,0 +1,78 @@
+#define _GNU_SOURCE
+#include "ipc/worker.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static psc_status_t psc__parse_int(const char *what, const char *s, int lo, int hi, int *out, psc_ipc_err_t *err)
+{
+    char *end = NULL;
+    long v;
+
+    errno = 0;
+    v = s && *s ? strtol(s, &end, 10) : 0;
+    if (!s || !*s || errno || *end || v < lo || v > hi)
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "%s \"%.40s\": accepted a whole number from %d to %d", what,
+                             s ? s : "", lo, hi);
+    *out = (int)v;
+    return PSC_OK;
+}
+
+psc_status_t psc__ipc_worker_conf_parse(psc_ipc_worker_conf_t *conf, const char *path, const char *token_hex,
+                                        const char *rank, const char *nranks, psc_ipc_err_t *err)
+{
+    psc_ipc_worker_conf_t c;
+    psc_ipc_err_t why = {0};
+    psc_status_t st;
+
+    memset(&c, 0, sizeof(c));
+    if (!path || path[0] != '/' || strlen(path) >= sizeof(c.path))
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "socket path \"%.60s\": accepted an absolute path of fewer than "
+                             "%zu bytes", path ? path : "", sizeof(c.path));
+    snprintf(c.path, sizeof(c.path), "%s", path);
+    if (psc__ipc_token_parse(token_hex, &c.token, &why) != PSC_OK)
+        return psc__ipc_fail(err, why.st, "%s", why.msg);
+    st = psc__parse_int("worker count", nranks, 1, PSC_IPC_MAX_WORKERS, &c.nranks, err);
+    if (st == PSC_OK)
+        st = psc__parse_int("worker rank", rank, 0, c.nranks - 1, &c.rank, err);
+    if (st != PSC_OK)
+        return st;
+    *conf = c;
+    return PSC_OK;
+}
+
+psc_status_t psc__ipc_worker_conf_env(psc_ipc_worker_conf_t *conf, psc_ipc_err_t *err)
+{
+    static const char *const vars[4] = {PSC_IPC_ENV_SOCKET, PSC_IPC_ENV_TOKEN, PSC_IPC_ENV_RANK,
+                                        PSC_IPC_ENV_NRANKS};
+    const char *v[4];
+    psc_ipc_err_t why = {0};
+
+    for (int i = 0; i < 4; i++)
+        if (!(v[i] = getenv(vars[i])))
+            return psc__ipc_fail(err, PSC_ERR_INVALID, "%s is not set: a worker is started by its run, which sets "
+                                 "%s, %s, %s and %s", vars[i], vars[0], vars[1], vars[2], vars[3]);
+    if (psc__ipc_worker_conf_parse(conf, v[0], v[1], v[2], v[3], &why) != PSC_OK)
+        return psc__ipc_fail(err, why.st, "the run's environment: %s", why.msg);
+    return PSC_OK;
+}
+
+psc_status_t psc__ipc_worker_connect(const psc_ipc_worker_conf_t *conf, int64_t deadline, psc_ipc_chan_t **out,
+                                     psc_ipc_err_t *err)
+{
+    int nranks = 0;
+    psc_ipc_chan_t *c = NULL;
+    psc_status_t st = psc__ipc_connect(conf->path, &conf->token, conf->rank, deadline, &c, &nranks, err);
+
+    if (st != PSC_OK)
+        return st;
+    if (nranks != conf->nranks) {
+        psc__ipc_chan_close(c);
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "the parent runs %d workers: this worker was told %d", nranks,
+                             conf->nranks);
+    }
+    *out = c;
+    return PSC_OK;
+}

@@ -1,0 +1,35 @@
+/*
+ * The worker's side of a run (ipc/workers.h starts workers): where to
+ * connect and as whom, from the environment the run sets or from the
+ * worker's arguments, and the connection with its handshake.
+ */
+#ifndef PSC_IPC_WORKER_H
+#define PSC_IPC_WORKER_H
+
+#include "ipc/listener.h"
+
+#define PSC_IPC_ENV_SOCKET "P2PSCOPE_IPC_SOCKET"
+#define PSC_IPC_ENV_TOKEN "P2PSCOPE_IPC_TOKEN"
+#define PSC_IPC_ENV_RANK "P2PSCOPE_IPC_RANK"
+#define PSC_IPC_ENV_NRANKS "P2PSCOPE_IPC_NRANKS"
+#define PSC_IPC_MAX_WORKERS 1024
+
+/* The worker's side: where to connect and as whom. */
+typedef struct {
+    char path[108];
+    psc_ipc_token_t token;
+    int rank, nranks;
+} psc_ipc_worker_conf_t;
+
+/* From the PSC_IPC_ENV_* variables; PSC_ERR_INVALID naming the missing or malformed one. */
+psc_status_t psc__ipc_worker_conf_env(psc_ipc_worker_conf_t *conf, psc_ipc_err_t *err);
+
+/* From strings (the CLI's arguments): rank and nranks decimal, rank below nranks. */
+psc_status_t psc__ipc_worker_conf_parse(psc_ipc_worker_conf_t *conf, const char *path, const char *token_hex,
+                                        const char *rank, const char *nranks, psc_ipc_err_t *err);
+
+/* Connect, HELLO, WELCOME (listener.h's psc__ipc_connect) with the configuration's values. */
+psc_status_t psc__ipc_worker_connect(const psc_ipc_worker_conf_t *conf, int64_t deadline, psc_ipc_chan_t **out,
+                                     psc_ipc_err_t *err);
+
+#endif
