@@ -803,7 +803,7 @@ static void test_rank_taken_or_from_another_pid_refused(void **state)
     psc_ipc_listener_t *l;
     psc_ipc_chan_t *ch = NULL, *ch2 = NULL;
     psc_ipc_err_t e = {0};
-    client_t a, b, c;
+    client_t a, b, b2, c;
     pid_t pids[2];
     char line[400];
     int rank = -1;
@@ -822,6 +822,10 @@ static void test_rank_taken_or_from_another_pid_refused(void **state)
     c = client_start(psc__ipc_listener_path(l), &t, 1, CLIENT_HELLO);
     expect_error(psc__ipc_accept(l, pids, psc__ipc_deadline(300), &ch2, &rank, &e), &e, PSC_ERR_TIMEOUT,
                  "HELLO for rank 1: accepted from pid 1 only");
+    b2 = client_start(psc__ipc_listener_path(l), &t, 2, CLIENT_HELLO);
+    expect_error(psc__ipc_accept(l, pids, psc__ipc_deadline(300), &ch2, &rank, &e), &e, PSC_ERR_TIMEOUT,
+                 "HELLO for rank 2: accepted 0 to 1");
+    client_end(b2, line, sizeof(line));
     client_end(a, line, sizeof(line));
     assert_string_equal(line, "0 connected");
     client_end(b, line, sizeof(line));
