@@ -365,6 +365,8 @@ psc_status_t psc__ipc_connect(const char *path, const psc_ipc_token_t *token, in
             break;
         if (errno == EINTR)
             continue;
+        if (errno == EISCONN) /* an interrupted connect that went through */
+            break;
         left = deadline - psc__ipc_now();
         /* A full backlog: try again shortly, until the deadline. */
         if (errno == EAGAIN && left > 0) {
