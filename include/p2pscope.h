@@ -478,9 +478,12 @@ struct CUevent_st;  /* CUevent and cudaEvent_t are pointers to it */
  * routes faster, the copy hops: the far GPU copies on a stream of its own,
  * ordered after the caller's stream by one event and the caller's stream
  * after it by another (a graph capture takes the hop in). The defaults never
- * hop. The first hop between two GPUs makes their hop stream and events, once
- * per context; hops of different streams to one GPU run one after another
- * there. The caller's current context and peer access stay as they were.
+ * hop. Hops go only to GPUs already set up (psc_copy_calibration_load does
+ * it); the first hop between two GPUs makes their hop stream and events, once
+ * per context. Hops of different streams to one GPU run one after another
+ * there; while a graph capture holds that GPU's hop stream, copies of other
+ * streams take the best route without a hop. The caller's current context and
+ * peer access stay as they were.
  *
  * PSC_ERR_INVALID, with why, for: a NULL address, memory CUDA does not know
  * (pageable, freed, or another process's), a range past the end of its

@@ -197,7 +197,7 @@ static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name)
     return CUDA_SUCCESS;
 }
 /* A stream remembers the context it was made in (cuStreamGetCtx). */
-typedef struct { unsigned magic; CUcontext ctx; } fake_stream_t;
+typedef struct { unsigned magic; CUcontext ctx; cuuint64_t capture; /* the capture it is in; 0 none */ } fake_stream_t;
 #define FAKE_STREAM_MAGIC 0x57AEA11u
 static CUresult fake_stream_create(CUstream *s, unsigned flags)
 {
@@ -208,6 +208,7 @@ static CUresult fake_stream_create(CUstream *s, unsigned flags)
         return CUDA_ERROR_OUT_OF_MEMORY;
     fs->magic = FAKE_STREAM_MAGIC;
     fs->ctx = (CUcontext)fake_cuda_current();
+    fs->capture = 0;
     *s = (CUstream)fs;
     return CUDA_SUCCESS;
 }
@@ -229,6 +230,7 @@ void *fake_cuda_foreign_stream(void)
     if (fs) {
         fs->magic = FAKE_STREAM_MAGIC;
         fs->ctx = (CUcontext)(uintptr_t)0x9990;
+        fs->capture = 0;
     }
     return fs;
 }
@@ -442,15 +444,16 @@ static CUresult fake_memcpy_async(CUdeviceptr d, CUdeviceptr s, size_t n, CUstre
  * run-copies mode each record, stream wait, launch and cuMemcpyAsync is logged in order, so a test sees
  * how a copy was ordered across streams.
  */
-typedef struct { unsigned magic; CUcontext ctx; } fake_event_t;
+typedef struct { unsigned magic; CUcontext ctx; cuuint64_t capture; /* recorded in that capture; 0 none */ } fake_event_t;
 #define FAKE_EVENT_MAGIC 0xE7E27u
 #define FAKE_OPS_MAX 64
-static struct { char op; void *stream, *event; } fake_ops[FAKE_OPS_MAX];
+static struct { char op; void *stream, *event, *ctx; } fake_ops[FAKE_OPS_MAX];
 static void fake_op(char op, void *stream, void *event)
 {
     if (fake_run_copies && fake_nops < FAKE_OPS_MAX) {
         fake_ops[fake_nops].op = op;
         fake_ops[fake_nops].stream = stream;
+        fake_ops[fake_nops].ctx = stream ? ((fake_stream_t *)stream)->ctx : fake_cuda_current(); /* NULL: the current */
         fake_ops[fake_nops++].event = event;
     }
 }
@@ -464,7 +467,20 @@ int fake_cuda_op(int k, void **stream, void **event)
     *event = fake_ops[k].event;
     return fake_ops[k].op;
 }
+void *fake_cuda_op_ctx(int k) { return k >= 0 && k < fake_nops ? fake_ops[k].ctx : NULL; }
 void fake_cuda_fail_launches(int n) { fake_fail_launches = n; }
+/* Graph capture, as far as ordering needs it: a stream in capture `id` (0: none), set by a test. */
+void fake_cuda_capture_set(void *stream, unsigned long long id) { ((fake_stream_t *)stream)->capture = id; }
+static cuuint64_t fake_capture_of(CUstream s) { return s ? ((const fake_stream_t *)s)->capture : 0; }
+static CUresult fake_capture_info(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *g,
+                                  const CUgraphNode **deps, size_t *n)
+{
+    (void)g, (void)deps, (void)n;
+    *status = fake_capture_of(s) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    if (id)
+        *id = fake_capture_of(s);
+    return CUDA_SUCCESS;
+}
 static CUcontext fake_stream_ctx(CUstream s)
 {
     return s ? ((const fake_stream_t *)s)->ctx : (CUcontext)fake_cuda_current();
@@ -478,6 +494,7 @@ static CUresult fake_event_create(CUevent *e, unsigned flags)
         return CUDA_ERROR_OUT_OF_MEMORY;
     fe->magic = FAKE_EVENT_MAGIC;
     fe->ctx = (CUcontext)fake_cuda_current();
+    fe->capture = 0;
     *e = (CUevent)fe;
     return CUDA_SUCCESS;
 }
@@ -497,6 +514,7 @@ static CUresult fake_event_record(CUevent e, CUstream s)
 
     if (!fe || fe->magic != FAKE_EVENT_MAGIC || fe->ctx != fake_stream_ctx(s))
         return CUDA_ERROR_INVALID_HANDLE;
+    ((fake_event_t *)e)->capture = fake_capture_of(s);
     fake_op('R', s, e);
     return CUDA_SUCCESS;
 }
@@ -506,6 +524,10 @@ static CUresult fake_stream_wait_event(CUstream s, CUevent e, unsigned flags)
 
     if (!fe || fe->magic != FAKE_EVENT_MAGIC || flags)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (fake_capture_of(s) && fe->capture != fake_capture_of(s)) /* as the driver: no merge, no uncaptured wait */
+        return fe->capture ? CUDA_ERROR_STREAM_CAPTURE_MERGE : CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+    if (s && fe->capture) /* a stream waiting for a captured event joins that capture */
+        ((fake_stream_t *)s)->capture = fe->capture;
     fake_op('W', s, e);
     return CUDA_SUCCESS;
 }
@@ -527,6 +549,7 @@ static const struct { const char *name; void *fn; } fake_ctx_table[] = {
     {"cuEventDestroy", (void *)fake_event_destroy},
     {"cuEventRecord", (void *)fake_event_record},
     {"cuStreamWaitEvent", (void *)fake_stream_wait_event},
+    {"cuStreamGetCaptureInfo", (void *)fake_capture_info},
     {"cuStreamSynchronize", (void *)fake_ok},
     {"cuMemHostAlloc", (void *)fake_host_alloc},
     {"cuMemFreeHost", (void *)fake_free_host},

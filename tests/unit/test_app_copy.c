@@ -35,6 +35,8 @@ static void (*fake_mark_managed)(const void *);
 static int (*fake_nops)(void);
 static int (*fake_op)(int, void **, void **);
 static void (*fake_fail_launches)(int);
+static void *(*fake_op_ctx)(int);
+static void (*fake_capture_set)(void *, unsigned long long);
 static CUresult (*get_proc)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 
 /* A driver entry point of the fake, as the library gets it. */
@@ -136,9 +138,12 @@ static int setup(void **state)
     *(void **)&fake_nops = dlsym(h, "fake_cuda_nops");
     *(void **)&fake_op = dlsym(h, "fake_cuda_op");
     *(void **)&fake_fail_launches = dlsym(h, "fake_cuda_fail_launches");
+    *(void **)&fake_op_ctx = dlsym(h, "fake_cuda_op_ctx");
+    *(void **)&fake_capture_set = dlsym(h, "fake_cuda_capture_set");
     *(void **)&get_proc = dlsym(h, "cuGetProcAddress_v2");
     dlclose(h);
-    if (!fake_run_copies || !get_proc || !fake_foreign_stream || !fake_op || !fake_fail_launches)
+    if (!fake_run_copies || !get_proc || !fake_foreign_stream || !fake_op || !fake_fail_launches || !fake_op_ctx ||
+        !fake_capture_set)
         return -1;
     fake_run_copies(1);
     return 0;
@@ -338,8 +343,13 @@ static void test_hop_choice(void **state)
     psc_route_t r;
 
     (void)state;
-    assert_int_equal(psc__route_far_measured(cal, 0, 1, 0, 1), 1);
-    assert_int_equal(psc__route_far_measured(cal, 0, 1, 1, 0), 0); /* the stream on gpu1: not measured */
+    assert_int_equal(psc__route_far_worth(cal, &p, 1), 1); /* 4 us against 7 */
+    cal->route[3].us[1] = 100;                              /* gpu1's SM kernel slower than gpu0's: not worth it */
+    assert_int_equal(psc__route_far_worth(cal, &p, 1), 0);
+    cal->route[3].us[1] = 4;
+    p.stream_gpu = 1; /* the stream on gpu1: nothing measured */
+    assert_int_equal(psc__route_far_worth(cal, &p, 0), 0);
+    p.stream_gpu = 0;
     psc__route_choose(cal, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_SM);
     assert_int_equal(r.issuer, 1);
@@ -524,7 +534,7 @@ static void *stream_ctx(void *s)
 }
 
 /* A hop: the caller's stream forks to the far GPU's hop stream and joins back, in this order. */
-static void assert_hop_ops(CUstream caller, char copy_op, void **hop_stream)
+static void assert_hop_ops(CUstream caller, int issuer, char copy_op, void **hop_stream)
 {
     void *st[5], *ev[5];
     const char want[5] = {'R', 'W', copy_op, 'R', 'W'};
@@ -535,7 +545,8 @@ static void assert_hop_ops(CUstream caller, char copy_op, void **hop_stream)
     assert_ptr_equal(st[0], caller);    /* the fork event on the caller's stream, after its work */
     assert_ptr_not_equal(st[1], caller); /* the hop stream waits for it */
     assert_ptr_equal(ev[1], ev[0]);
-    assert_ptr_equal(stream_ctx(st[1]), fake_primary(1)); /* a stream of the issuing GPU */
+    assert_ptr_equal(stream_ctx(st[1]), fake_primary(issuer)); /* a stream of the issuing GPU */
+    assert_ptr_equal(fake_op_ctx(4), fake_op_ctx(0)); /* the caller's stream, the same (NULL resolves alike) */
     assert_ptr_equal(st[2], st[1]);     /* the copy runs there */
     assert_ptr_equal(st[3], st[1]);     /* then the join event */
     assert_ptr_not_equal(ev[3], ev[0]);
@@ -569,7 +580,7 @@ static void test_copy_hop(void **state)
     assert_int_equal(psc_copy(g_ctx, b, a, 65536, (struct CUstream_st *)s0), PSC_OK);
     assert_memory_equal(b, want, 65536);
     assert_non_null(strstr(fake_last_kernel(), "psc_copy_u"));
-    assert_hop_ops(s0, 'K', &hop);
+    assert_hop_ops(s0, 1, 'K', &hop);
     assert_ptr_equal(fake_current(), fake_primary(1));
 
     /* The same hop stream and events each time (nothing made per copy); the far copy engine at 16 MiB. */
@@ -579,7 +590,7 @@ static void test_copy_hop(void **state)
     assert_memory_equal(b, want, n);
     assert_int_equal(fake_memcpys(), 1);
     assert_int_equal(fake_launches(), 0);
-    assert_hop_ops(s0, 'M', &again);
+    assert_hop_ops(s0, 1, 'M', &again);
     assert_ptr_equal(again, hop);
 
     /* The copy fails on the far GPU: the error is the launch's, and the hop stream still joins back. */
@@ -606,9 +617,88 @@ static void test_copy_hop(void **state)
     assert_int_equal(op_at(0, &st, &ev), 'K');
     assert_ptr_equal(st, s0);
 
+    /* The legacy stream of the current context (gpu0's) as the caller's: fork and join on it, gpu0 current. */
+    fake_set_peer(1, 0, 1);
+    fake_set_current(fake_primary(0));
+    fake_run_copies(1);
+    assert_int_equal(psc_copy(g_ctx, b, a, 65536, NULL), PSC_OK);
+    assert_hop_ops(NULL, 1, 'K', &again);
+    assert_ptr_equal(fake_op_ctx(0), fake_primary(0));
+    assert_ptr_equal(again, hop);
+
+    /* In a graph capture: the hop stream joins it, and stays out of bounds for other streams until it ends. */
+    {
+        CUstream s0b = stream_on(0);
+
+        fake_capture_set(s0, 7);
+        fake_run_copies(1);
+        assert_int_equal(psc_copy(g_ctx, b, a, 65536, (struct CUstream_st *)s0), PSC_OK);
+        assert_hop_ops(s0, 1, 'K', &again);
+        assert_int_equal(psc_copy_route(g_ctx, b, a, 65536, (struct CUstream_st *)s0b, &r), PSC_OK);
+        assert_int_equal(r.hop, 0);
+        assert_non_null(strstr(r.why, "no hop: the far GPU's hop stream is in another graph capture"));
+        fake_run_copies(1);
+        assert_int_equal(psc_copy(g_ctx, b, a, 65536, (struct CUstream_st *)s0b), PSC_OK); /* by gpu0 itself */
+        assert_int_equal(fake_nops(), 1);
+        assert_int_equal(op_at(0, &st, &ev), 'K');
+        assert_ptr_equal(st, s0b);
+        fake_run_copies(1); /* the capture's own copies still hop */
+        assert_int_equal(psc_copy(g_ctx, b, a, 65536, (struct CUstream_st *)s0), PSC_OK);
+        assert_hop_ops(s0, 1, 'K', &again);
+        fake_capture_set(s0, 0); /* the capture ends: every stream in it leaves */
+        fake_capture_set(hop, 0);
+        fake_run_copies(1);
+        assert_int_equal(psc_copy(g_ctx, b, a, 65536, (struct CUstream_st *)s0b), PSC_OK);
+        assert_hop_ops(s0b, 1, 'K', &again);
+        stream_free(s0b);
+    }
+
     g_ctx->copy_cal = NULL; /* static: not the context's to free */
     fake_set_peer(0, 1, 0);
     stream_free(s0);
+    dev_free(a);
+    dev_free(b);
+    free(want);
+}
+
+/* The stream on the destination's GPU; the source's GPU (far) pushes by its SM kernel. */
+static void test_copy_hop_to_source(void **state)
+{
+    static psc_cal_route_t routes[2];
+    static psc_calibration_t cal;
+    size_t n = 65536;
+    unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *want = malloc(n);
+    CUstream s1 = stream_on(1);
+    void *hop = NULL;
+    psc_route_t r;
+
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        routes[k] = (psc_cal_route_t){.src = 0, .dst = 1, .stream_gpu = 1, .issuer = k ? 0 : 1, .nsizes = 1};
+        routes[k].engine = k ? PSC_ENGINE_SM : PSC_ENGINE_CE;
+        routes[k].size[0] = 4096;
+        routes[k].us[0] = k ? 2 : 10;
+    }
+    memset(&cal, 0, sizeof(cal));
+    cal.ngpu = 2;
+    cal.nroute = 2;
+    cal.route = routes;
+    fill(a, n, 3);
+    memcpy(want, a, n);
+    g_ctx->copy_cal = &cal;
+    fake_set_peer(0, 1, 1); /* gpu0 may write gpu1's memory */
+    fake_set_current(fake_primary(1));
+    assert_int_equal(psc_copy_route(g_ctx, b, a, n, (struct CUstream_st *)s1, &r), PSC_OK);
+    assert_int_equal(r.hop, 1);
+    assert_int_equal(r.issuer, 0);
+    fake_run_copies(1);
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s1), PSC_OK);
+    assert_hop_ops(s1, 0, 'K', &hop);
+    assert_memory_equal(b, want, n);
+    assert_ptr_equal(fake_current(), fake_primary(1));
+    g_ctx->copy_cal = NULL;
+    fake_set_peer(0, 1, 0);
+    stream_free(s1);
     dev_free(a);
     dev_free(b);
     free(want);
@@ -681,6 +771,7 @@ int main(void)
         cmocka_unit_test(test_copy_routes),
         cmocka_unit_test(test_copy_host_and_default_stream),
         cmocka_unit_test(test_copy_hop),
+        cmocka_unit_test(test_copy_hop_to_source),
         cmocka_unit_test(test_bad_input),
     };
 

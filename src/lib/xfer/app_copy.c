@@ -103,7 +103,7 @@ static psc_status_t psc__far_view(psc_context_t *ctx, const void *dst, const voi
     psc_endpoint_t *e[2] = {&p->far_src, &p->far_dst};
     psc_status_t st;
 
-    if ((st = psc__gpu_use(ctx, p->far)) != PSC_OK)
+    if ((st = PSC_CU(ctx, cuCtxSetCurrent, (ctx->gpu[p->far].ctx))) != PSC_OK)
         return st;
     for (int k = 0; k < 2; k++) {
         uint64_t v[2] = {0, 0};
@@ -119,6 +119,32 @@ static psc_status_t psc__far_view(psc_context_t *ctx, const void *dst, const voi
     }
     p->far_aligned = ((p->far_src.dptr | p->far_dst.dptr) & 15) == 0;
     return PSC_CU(ctx, cuCtxSetCurrent, (ctx->gpu[p->stream_gpu].ctx));
+}
+
+/*
+ * Why a hop to GPU `far` cannot be queued on `stream` now; NULL when it can.
+ * The far GPU's hop stream joins the capture of the first captured stream
+ * that hops there and stays in it until that capture ends: meanwhile only
+ * copies of that same capture may use it (anything else would merge two
+ * graphs or wait on an uncaptured event, which the driver refuses).
+ */
+static const char *psc__hop_blocked(psc_context_t *ctx, CUstream stream, int far)
+{
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE, hs = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t cid = 0, hid = 0;
+    CUstream hop = ctx->gpu[far].hop_stream;
+
+    if (!ctx->cu.p_cuStreamGetCaptureInfo)
+        return "the driver lacks cuStreamGetCaptureInfo, so a capture could not be told apart";
+    if (ctx->cu.p_cuStreamGetCaptureInfo(stream, &cs, &cid, NULL, NULL, NULL) != CUDA_SUCCESS ||
+        (hop && ctx->cu.p_cuStreamGetCaptureInfo(hop, &hs, &hid, NULL, NULL, NULL) != CUDA_SUCCESS))
+        return "the driver could not tell whether the streams are being captured";
+    if (cs == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+        return "the stream's graph capture is invalidated";
+    if (hs == CU_STREAM_CAPTURE_STATUS_NONE || (hs == CU_STREAM_CAPTURE_STATUS_ACTIVE &&
+                                                cs == CU_STREAM_CAPTURE_STATUS_ACTIVE && hid == cid))
+        return NULL;
+    return "the far GPU's hop stream is in another graph capture until that capture ends";
 }
 
 psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream, unsigned flags,
@@ -152,19 +178,33 @@ psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint
         (st = psc__endpoint(ctx, dst, n, "destination", &path.dst)) != PSC_OK)
         return st;
     path.aligned = ((path.src.dptr | path.dst.dptr) & 15) == 0;
-    { /* a hop is worth looking at only where the calibration measured one (or the calibration itself asks) */
+    { /* a hop is worth the far GPU's queries only where the calibration says it wins (or the calibration asks),
+       * and only to a GPU already set up: setting one up allocates, which a graph capture forbids */
         int far = path.src.where >= 0 && path.src.where != g ? path.src.where
                   : path.dst.where >= 0 && path.dst.where != g ? path.dst.where
                                                                : -1;
 
-        if (far >= 0 && ((flags & PSC_PLAN_FAR) || psc__route_far_measured(ctx->copy_cal, path.src.where,
-                                                                             path.dst.where, g, far))) {
+        if (far >= 0 && ctx->gpu[far].ready &&
+            ((flags & PSC_PLAN_FAR) || psc__route_far_worth(ctx->copy_cal, &path, far))) {
             path.far = far;
             if ((st = psc__far_view(ctx, dst, src, &path)) != PSC_OK)
                 return st;
         }
     }
     psc__route_choose(ctx->copy_cal, &path, &plan->route, (flags & PSC_PLAN_EXPLAIN) != 0);
+    if (plan->route.hop) {
+        const char *no = psc__hop_blocked(ctx, stream, path.far);
+
+        if (no) { /* the best route that does not hop, and why not the hop */
+            path.far = -1;
+            psc__route_choose(ctx->copy_cal, &path, &plan->route, (flags & PSC_PLAN_EXPLAIN) != 0);
+            if (flags & PSC_PLAN_EXPLAIN) {
+                size_t used = strlen(plan->route.why);
+
+                snprintf(plan->route.why + used, sizeof(plan->route.why) - used, "; no hop: %s", no);
+            }
+        }
+    }
     plan->path = path;
     plan->n = n;
     plan->stream = stream;
@@ -226,7 +266,7 @@ static psc_status_t psc__copy_hop(psc_context_t *ctx, const psc_copy_plan_t *pla
     int s = plan->route.stream_gpu, i = plan->route.issuer;
     psc_gpu_t *sg = &ctx->gpu[s], *ig = &ctx->gpu[i];
     psc_status_t st;
-    CUresult rc;
+    CUresult rc, back;
     const char *call = "cuEventRecord";
 
     if ((!sg->hop_fork || !ig->hop_stream || !ig->hop_join) &&
@@ -243,13 +283,14 @@ static psc_status_t psc__copy_hop(psc_context_t *ctx, const psc_copy_plan_t *pla
     st = psc__copy_issue(ctx, plan, ig->hop_stream);
     /* the join, whatever the copy did; its own failure reported only where the copy went well */
     rc = ctx->cu.p_cuEventRecord(ig->hop_join, ig->hop_stream);
-    if (ctx->cu.p_cuCtxSetCurrent(sg->ctx) != CUDA_SUCCESS && rc == CUDA_SUCCESS) {
-        rc = CUDA_ERROR_INVALID_CONTEXT;
-        call = "cuCtxSetCurrent";
-    }
-    if (rc == CUDA_SUCCESS) {
+    back = ctx->cu.p_cuCtxSetCurrent(sg->ctx);
+    if (rc == CUDA_SUCCESS && (back == CUDA_SUCCESS || plan->stream)) { /* NULL: the current context's stream */
         rc = ctx->cu.p_cuStreamWaitEvent(plan->stream, ig->hop_join, 0);
         call = "cuStreamWaitEvent";
+    }
+    if (rc == CUDA_SUCCESS && back != CUDA_SUCCESS) {
+        rc = back;
+        call = "cuCtxSetCurrent";
     }
     if (st == PSC_OK && rc != CUDA_SUCCESS)
         st = psc__cu_result(ctx, rc, call);

@@ -480,6 +480,26 @@ static void psc__cal_uuid_list(char uuid[][48], const psc_device_info_t *info, i
     }
 }
 
+/*
+ * Set up now the GPUs and hop streams the calibration's hops need, so that a
+ * psc_copy (in a graph capture, maybe) never has to: setting up a GPU
+ * allocates. Best effort: a GPU that cannot be set up is simply never hopped
+ * to (psc_copy hops only to GPUs set up). The caller's context is kept.
+ */
+static void psc__cal_hops_ready(psc_context_t *ctx)
+{
+    char keep[sizeof(ctx->last_error)];
+    const psc_calibration_t *cal = ctx->copy_cal;
+
+    memcpy(keep, ctx->last_error, sizeof(keep));
+    psc__guard_enter(ctx);
+    for (int i = 0; i < cal->nroute; i++)
+        if (cal->route[i].issuer != cal->route[i].stream_gpu && psc__gpu_hop_ready(ctx, cal->route[i].issuer) == PSC_OK)
+            psc__gpu_hop_ready(ctx, cal->route[i].stream_gpu);
+    psc__guard_leave(ctx, PSC_OK);
+    memcpy(ctx->last_error, keep, sizeof(keep));
+}
+
 psc_status_t psc_copy_calibration_load(psc_context_t *ctx, const char *path)
 {
     psc_calibration_t *cal = NULL;
@@ -516,6 +536,7 @@ psc_status_t psc_copy_calibration_load(psc_context_t *ctx, const char *path)
     psc_calibration_free(ctx->copy_cal);
     ctx->copy_cal = cal;
     cal = NULL;
+    psc__cal_hops_ready(ctx);
 out:
     psc_calibration_free(cal);
     return st;

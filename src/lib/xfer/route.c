@@ -104,12 +104,20 @@ int psc__route_sm_ok(const psc_copy_path_t *p, int issuer)
     return psc__sm_blocked(p, issuer, &peer, NULL, 0) == NULL;
 }
 
-int psc__route_far_measured(const psc_calibration_t *cal, int src, int dst, int stream_gpu, int far)
+int psc__route_far_worth(const psc_calibration_t *cal, const psc_copy_path_t *p, int far)
 {
-    for (int i = 0; far >= 0 && cal && i < cal->nroute; i++) {
-        const psc_cal_route_t *r = &cal->route[i];
+    int s = p->stream_gpu;
+    double here = psc__route_predict(cal, p->src.where, p->dst.where, s, s, PSC_ENGINE_CE, p->n);
+    double sm = psc__route_sm_ok(p, s) ? psc__route_predict(cal, p->src.where, p->dst.where, s, s, PSC_ENGINE_SM, p->n) : -1;
 
-        if (r->src == src && r->dst == dst && r->stream_gpu == stream_gpu && r->issuer == far && r->nsizes > 0)
+    if (far < 0 || here <= 0)
+        return 0; /* no hop without the stream GPU's copy engine to compare with (the choice is the defaults') */
+    if (sm > 0 && sm < here)
+        here = sm;
+    for (int e = 0; e < 2; e++) {
+        double t = psc__route_predict(cal, p->src.where, p->dst.where, s, far, e ? PSC_ENGINE_SM : PSC_ENGINE_CE, p->n);
+
+        if (t > 0 && t < here)
             return 1;
     }
     return 0;

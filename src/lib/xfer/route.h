@@ -45,8 +45,12 @@ void psc__route_choose(const psc_calibration_t *cal, const psc_copy_path_t *p, p
 /* 1 when GPU `issuer` (the stream's or the far one) can copy the path's bytes with its SMs (access, alignment). */
 int psc__route_sm_ok(const psc_copy_path_t *p, int issuer);
 
-/* 1 when the calibration measured a route of this path issued by the far GPU (worth looking at its view). */
-int psc__route_far_measured(const psc_calibration_t *cal, int src, int dst, int stream_gpu, int far);
+/*
+ * 1 when the calibration measured a route of this path issued by GPU `far`
+ * that beats the stream GPU's best route that can run: only then is the far
+ * GPU's view worth its driver queries (psc_copy's hot path).
+ */
+int psc__route_far_worth(const psc_calibration_t *cal, const psc_copy_path_t *p, int far);
 
 /*
  * The calibration's time for n bytes on one measured route, interpolated
