@@ -365,23 +365,29 @@ static void test_sending_to_a_dead_worker(void **state)
     destroy_and_check(&f, 1000);
 }
 
-static void test_death_before_connecting(void **state)
+static void death_before_connecting(void)
 {
     static const char *const argv[] = {IPC_TEST_WORKER, "exit-early", "7", NULL};
     fixture_t f;
     psc_ipc_err_t e = {0};
-    char want[64];
     int64_t t0;
 
-    (void)state;
     start(&f, 2, argv);
     t0 = psc__ipc_now();
-    snprintf(want, sizeof(want), "(pid %ld) exited with status 7", (long)f.pids[0]);
     /* Both end; the first in rank order is named. */
     expect_error(psc__ipc_run_connect(f.run, psc__ipc_deadline(20000), &e), &e, PSC_ERR_IO, "worker ");
     assert_non_null(strstr(e.msg, "exited with status 7"));
     assert_true(psc__ipc_now() - t0 < 3000 * 1000000LL);
     destroy_and_check(&f, 1000);
+}
+
+static void test_death_before_connecting(void **state)
+{
+    (void)state;
+    death_before_connecting();
+    psc__ipc_no_pidfd = 1;
+    death_before_connecting();
+    psc__ipc_no_pidfd = 0;
 }
 
 static void test_never_connecting_times_out_and_is_killed(void **state)
