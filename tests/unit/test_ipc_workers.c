@@ -374,7 +374,7 @@ static void death_before_connecting(void)
 
     start(&f, 2, argv);
     t0 = psc__ipc_now();
-    /* Both end; the first in rank order is named. */
+    /* Both end: the one seen first is named (the lower rank when both are). */
     expect_error(psc__ipc_run_connect(f.run, psc__ipc_deadline(20000), &e), &e, PSC_ERR_IO, "worker ");
     assert_non_null(strstr(e.msg, "exited with status 7"));
     assert_true(psc__ipc_now() - t0 < 3000 * 1000000LL);
