@@ -601,6 +601,7 @@ static void test_no_orphan_when_the_parent_dies(void **state)
 {
     int report[2], status = 0;
     pid_t parent, worker = -1, r = 0;
+    char dir[108] = "", sock[128];
 
     (void)state;
     assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
@@ -618,14 +619,21 @@ static void test_no_orphan_when_the_parent_dies(void **state)
             _exit(1);
         w = psc__ipc_run_pid(run, 0);
         (void)!write(report[1], &w, sizeof(w));
+        (void)!write(report[1], psc__ipc_listener_dir(psc__ipc_run_listener(run)), sizeof(dir));
         for (;;)
             pause(); /* until killed, without ending the run */
     }
     close(report[1]);
     assert_int_equal(read(report[0], &worker, sizeof(worker)), (ssize_t)sizeof(worker));
+    assert_int_equal(read(report[0], dir, sizeof(dir)), (ssize_t)sizeof(dir));
+    dir[sizeof(dir) - 1] = '\0';
     close(report[0]);
     assert_int_equal(kill(parent, SIGKILL), 0);
     assert_int_equal(waitpid(parent, NULL, 0), parent);
+    /* Killed, the parent could not remove its run directory: done here. */
+    assert_true(snprintf(sock, sizeof(sock), "%s/" PSC_IPC_SOCKET_NAME, dir) < (int)sizeof(sock));
+    assert_int_equal(unlink(sock), 0);
+    assert_int_equal(rmdir(dir), 0);
     /* Bounded: a worker left running is killed here, and the test fails. */
     for (int i = 0; i < 500 && r == 0; i++) {
         r = waitpid(worker, &status, WNOHANG);
