@@ -344,7 +344,7 @@ static void test_hop_choice(void **state)
 
     (void)state;
     assert_int_equal(psc__route_far_worth(cal, &p, 1), 1); /* 4 us against 7 */
-    cal->route[3].us[1] = 100;                              /* gpu1's SM kernel slower than gpu0's: not worth it */
+    cal->route[3].us[1] = 8; /* gpu1's SM kernel beats gpu0's copy engine (9) but not its SM kernel (7) */
     assert_int_equal(psc__route_far_worth(cal, &p, 1), 0);
     cal->route[3].us[1] = 4;
     p.stream_gpu = 1; /* the stream on gpu1: nothing measured */
