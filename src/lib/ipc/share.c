@@ -134,6 +134,34 @@ static void psc__share_link(psc_context_t *ctx, struct psc_share *s)
     ctx->shares = s;
 }
 
+/*
+ * The end of a call that made s (inside the guard, entered by the caller):
+ * on failure release what was made, keeping the first reason; on success
+ * track it, and hand it over once the caller's context is back.
+ */
+static psc_status_t psc__share_hand_over(psc_context_t *ctx, struct psc_share *s, psc_status_t st, psc_share_t **out)
+{
+    if (st != PSC_OK) {
+        char keep[sizeof(ctx->last_error)];
+
+        memcpy(keep, ctx->last_error, sizeof(keep)); /* the cleanup's own failures must not hide why */
+        psc__share_release(ctx, s);
+        memcpy(ctx->last_error, keep, sizeof(keep));
+        free(s);
+        s = NULL;
+    } else {
+        psc__share_link(ctx, s);
+    }
+    st = psc__guard_leave(ctx, st);
+    if (st != PSC_OK) {
+        if (s)
+            psc_share_free(s); /* made, but the caller's context could not be put back: not handed over */
+        return st;
+    }
+    *out = s;
+    return PSC_OK;
+}
+
 static psc_status_t psc__share_alloc(psc_context_t *ctx, struct psc_share *s)
 {
     CUmemAllocationProp prop;
@@ -174,7 +202,6 @@ static psc_status_t psc__share_alloc(psc_context_t *ctx, struct psc_share *s)
 static psc_status_t psc__share_new(psc_context_t *ctx, psc_share_kind_t kind, int gpu, size_t size, psc_share_t **out)
 {
     struct psc_share *s;
-    psc_status_t st;
 
     if (!ctx)
         return PSC_ERR_INVALID;
@@ -186,26 +213,7 @@ static psc_status_t psc__share_new(psc_context_t *ctx, psc_share_kind_t kind, in
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_share: out of host memory");
     *s = (struct psc_share){.ctx = ctx, .kind = kind, .gpu = gpu, .size = size, .alloc_size = size, .opened_in = gpu};
     psc__guard_enter(ctx);
-    st = psc__share_alloc(ctx, s);
-    if (st != PSC_OK) {
-        char keep[sizeof(ctx->last_error)];
-
-        memcpy(keep, ctx->last_error, sizeof(keep)); /* the cleanup's own failures must not hide why */
-        psc__share_release(ctx, s);
-        memcpy(ctx->last_error, keep, sizeof(keep));
-        free(s);
-        s = NULL;
-    } else {
-        psc__share_link(ctx, s);
-    }
-    st = psc__guard_leave(ctx, st);
-    if (st != PSC_OK) {
-        if (s)
-            psc_share_free(s); /* made, but the caller's context could not be put back: not handed over */
-        return st;
-    }
-    *out = s;
-    return PSC_OK;
+    return psc__share_hand_over(ctx, s, psc__share_alloc(ctx, s), out);
 }
 
 psc_status_t psc_share_alloc(psc_context_t *ctx, psc_share_kind_t kind, int gpu, size_t size, psc_share_t **out)
@@ -414,26 +422,7 @@ psc_status_t psc_share_import(psc_context_t *ctx, const psc_share_msg_t *msg, co
                                 .size = (size_t)h.size, .alloc_size = (size_t)h.alloc_size};
     }
     psc__guard_enter(ctx);
-    st = psc__share_import(ctx, &h, msg->fd, list, n, s);
-    if (st != PSC_OK) {
-        char keep[sizeof(ctx->last_error)];
-
-        memcpy(keep, ctx->last_error, sizeof(keep));
-        psc__share_release(ctx, s);
-        memcpy(ctx->last_error, keep, sizeof(keep));
-        free(s);
-        s = NULL;
-    } else {
-        psc__share_link(ctx, s);
-    }
-    st = psc__guard_leave(ctx, st);
-    if (st != PSC_OK) {
-        if (s)
-            psc_share_free(s);
-        return st;
-    }
-    *out = s;
-    return PSC_OK;
+    return psc__share_hand_over(ctx, s, psc__share_import(ctx, &h, msg->fd, list, n, s), out);
 }
 
 /* ---------------------------------------------------------------- what it is, who may touch it */
