@@ -530,7 +530,7 @@ static void test_stranger_during_connect(void **state)
 /* A worker started by someone else (as mpirun would), told the path and token by its arguments. */
 static pid_t start_elsewhere(psc_ipc_run_t *run, int rank, int n)
 {
-    char hex[PSC_IPC_TOKEN_HEX], r[8], nr[8];
+    char hex[PSC_IPC_TOKEN_HEX], r[16], nr[16];
     const char *path = psc__ipc_listener_path(psc__ipc_run_listener(run));
     pid_t pid;
 
