@@ -370,11 +370,15 @@ static psc_status_t psc__bad(const psc__rd_t *r, const char *where, const char *
     return PSC_ERR_INVALID;
 }
 
-/* A value as the message shows it, cut at 40 characters. */
-static const char *psc__dump(json_t *v, char *buf, size_t len)
+const char *psc__json_dump(json_t *v, char *buf, size_t len)
 {
-    char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII); /* a cut never splits a character */
+    char *text;
 
+    if (!v) {
+        snprintf(buf, len, "missing");
+        return buf;
+    }
+    text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII); /* a cut never splits a character */
     if (text && strlen(text) > 40) {
         size_t cut = 36;
 
@@ -395,7 +399,7 @@ static const char *psc__what(json_t *v, char *buf, size_t len)
     char text[48];
     unsigned kind = (unsigned)json_typeof(v);
 
-    snprintf(buf, len, "%s is %s", psc__dump(v, text, sizeof(text)), kind < 8 ? kinds[kind] : "a value");
+    snprintf(buf, len, "%s is %s", psc__json_dump(v, text, sizeof(text)), kind < 8 ? kinds[kind] : "a value");
     return buf;
 }
 
@@ -461,7 +465,7 @@ static psc_status_t psc__field_read(const psc__rd_t *r, json_t *o, const char *w
         if (!json_is_number(v))
             return psc__bad(r, where, fd->key, "%s: accepted %s", psc__what(v, what, sizeof(what)), acc);
         if (!(d >= (double)fd->lo && d <= (double)fd->hi))
-            return psc__bad(r, where, fd->key, "%s is out of range: accepted %s", psc__dump(v, what, sizeof(what)),
+            return psc__bad(r, where, fd->key, "%s is out of range: accepted %s", psc__json_dump(v, what, sizeof(what)),
                             acc);
         memcpy(p, &d, sizeof(d));
         return PSC_OK;
@@ -528,7 +532,7 @@ static psc_status_t psc__gpu_read(const psc__rd_t *r, json_t *o, int i, psc_fact
         return st;
     if (!g->pci_bus_id[0])
         return psc__bad(r, where, "pci_bus_id", "missing: accepted a PCI bus id such as \"0000:18:00.0\"");
-    psc__dump(json_object_get(o, "pci_bus_id"), id, sizeof(id)); /* escaped, as a message must show it */
+    psc__json_dump(json_object_get(o, "pci_bus_id"), id, sizeof(id)); /* escaped, as a message must show it */
     if (!psc__busid_ok(g->pci_bus_id))
         return psc__bad(r, where, "pci_bus_id", "%s is not a PCI bus id: accepted one such as \"0000:18:00.0\"", id);
     if (psc__gpu_index(f, g->pci_bus_id) != i) /* the first GPU with this id; later ones are still empty */

@@ -33,4 +33,7 @@ json_t *psc__json_text(const char *s, size_t max);
  */
 void psc__json_parse_error(char *errbuf, size_t errlen, const char *path, const json_error_t *jerr);
 
+/* A value as an error message shows it: its JSON text cut at 40 characters; "missing" for NULL. */
+const char *psc__json_dump(json_t *v, char *buf, size_t len);
+
 #endif

@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "internal.h"
-#include "topo/facts_json.h" /* psc__json_text, psc__json_parse_error */
+#include "topo/facts_json.h" /* psc__json_text, psc__json_parse_error, psc__json_dump */
 #include "util/safe_read.h"
 #include "xfer/route.h" /* psc__endpoint_name */
 
@@ -172,28 +172,6 @@ static psc_status_t psc__cal_bad(const psc__cal_rd_t *r, const char *where, cons
     return PSC_ERR_INVALID;
 }
 
-/* A value as a message shows it: its JSON text cut at 40 characters (ASCII, so a cut splits no character). */
-static const char *psc__cal_dump(json_t *v, char *buf, size_t len)
-{
-    char *text;
-
-    if (!v) {
-        snprintf(buf, len, "missing");
-        return buf;
-    }
-    text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII);
-    if (text && strlen(text) > 40) {
-        size_t cut = 36;
-
-        for (size_t k = cut - 6; k < 36; k++)
-            cut = text[k] == '\\' ? k : cut; /* not inside an escape such as \u00e9 */
-        memcpy(text + cut, "...", 4);
-    }
-    snprintf(buf, len, "%s", text ? text : "the value");
-    free(text);
-    return buf;
-}
-
 /* A string key into a fixed buffer (len bytes with the NUL). */
 static psc_status_t psc__cal_str(const psc__cal_rd_t *r, json_t *o, const char *where, const char *key, char *out,
                                  size_t len, int nonempty)
@@ -203,7 +181,7 @@ static psc_status_t psc__cal_str(const psc__cal_rd_t *r, json_t *o, const char *
 
     snprintf(path, sizeof(path), "%s%s%s", where, *where ? "." : "", key);
     if (!json_is_string(v))
-        return psc__cal_bad(r, path, "%s: accepted a string", psc__cal_dump(v, what, sizeof(what)));
+        return psc__cal_bad(r, path, "%s: accepted a string", psc__json_dump(v, what, sizeof(what)));
     if (json_string_length(v) >= len)
         return psc__cal_bad(r, path, "longer than %zu bytes: accepted at most %zu", len - 1, len - 1);
     if (strlen(json_string_value(v)) != json_string_length(v))
@@ -236,7 +214,7 @@ static psc_status_t psc__cal_end(const psc__cal_rd_t *r, json_t *o, const char *
         *out = (int)g;
         return PSC_OK;
     }
-    return psc__cal_bad(r, path, "%s: accepted \"gpu0\" to \"gpu%d\"%s", psc__cal_dump(v, what, sizeof(what)),
+    return psc__cal_bad(r, path, "%s: accepted \"gpu0\" to \"gpu%d\"%s", psc__json_dump(v, what, sizeof(what)),
                         ngpu - 1, host_ok ? " or \"host\"" : "");
 }
 
@@ -249,7 +227,7 @@ static psc_status_t psc__cal_route_read(const psc__cal_rd_t *r, json_t *o, size_
 
     snprintf(where, sizeof(where), "routes[%zu]", k);
     if (!json_is_object(o))
-        return psc__cal_bad(r, where, "%s: accepted an object", psc__cal_dump(o, what, sizeof(what)));
+        return psc__cal_bad(r, where, "%s: accepted an object", psc__json_dump(o, what, sizeof(what)));
     if ((st = psc__cal_end(r, o, where, "src", ngpu, 1, &rt->src)) != PSC_OK ||
         (st = psc__cal_end(r, o, where, "dst", ngpu, 1, &rt->dst)) != PSC_OK ||
         (st = psc__cal_end(r, o, where, "stream_gpu", ngpu, 0, &rt->stream_gpu)) != PSC_OK ||
@@ -260,24 +238,24 @@ static psc_status_t psc__cal_route_read(const psc__cal_rd_t *r, json_t *o, size_
     snprintf(path, sizeof(path), "%s.issuer", where);
     if (rt->issuer != rt->src && rt->issuer != rt->dst && rt->issuer != rt->stream_gpu)
         return psc__cal_bad(r, path, "%s is neither an end of the path nor the stream's GPU: accepted src, dst or "
-                            "stream_gpu", psc__cal_dump(json_object_get(o, "issuer"), what, sizeof(what)));
+                            "stream_gpu", psc__json_dump(json_object_get(o, "issuer"), what, sizeof(what)));
     snprintf(path, sizeof(path), "%s.engine", where);
     if (json_is_string(eng) && strcmp(json_string_value(eng), "ce") == 0 && json_string_length(eng) == 2)
         rt->engine = PSC_ENGINE_CE;
     else if (json_is_string(eng) && strcmp(json_string_value(eng), "sm") == 0 && json_string_length(eng) == 2)
         rt->engine = PSC_ENGINE_SM;
     else
-        return psc__cal_bad(r, path, "%s: accepted \"ce\" or \"sm\"", psc__cal_dump(eng, what, sizeof(what)));
+        return psc__cal_bad(r, path, "%s: accepted \"ce\" or \"sm\"", psc__json_dump(eng, what, sizeof(what)));
     snprintf(path, sizeof(path), "%s.sizes", where);
     if (!json_is_array(sizes))
-        return psc__cal_bad(r, path, "%s: accepted an array of byte counts", psc__cal_dump(sizes, what, sizeof(what)));
+        return psc__cal_bad(r, path, "%s: accepted an array of byte counts", psc__json_dump(sizes, what, sizeof(what)));
     n = json_array_size(sizes);
     if (n < 1 || n > PSC_CAL_MAX_SIZES)
         return psc__cal_bad(r, path, "%zu sizes: accepted 1 to %d", n, PSC_CAL_MAX_SIZES);
     snprintf(path, sizeof(path), "%s.us", where);
     if (!json_is_array(us))
         return psc__cal_bad(r, path, "%s: accepted an array of times in microseconds",
-                            psc__cal_dump(us, what, sizeof(what)));
+                            psc__json_dump(us, what, sizeof(what)));
     if (json_array_size(us) != n)
         return psc__cal_bad(r, path, "%zu times for %zu sizes: accepted one time per size", json_array_size(us), n);
     rt->nsizes = (int)n;
@@ -289,7 +267,7 @@ static psc_status_t psc__cal_route_read(const psc__cal_rd_t *r, json_t *o, size_
         snprintf(path, sizeof(path), "%s.sizes[%zu]", where, s);
         if (!json_is_integer(sv) || b < 1 || (uint64_t)b > PSC_CAL_MAX_BYTES)
             return psc__cal_bad(r, path, "%s: accepted an integer 1 to %llu (bytes)",
-                                psc__cal_dump(sv, what, sizeof(what)), (unsigned long long)PSC_CAL_MAX_BYTES);
+                                psc__json_dump(sv, what, sizeof(what)), (unsigned long long)PSC_CAL_MAX_BYTES);
         if (s > 0 && (uint64_t)b <= rt->size[s - 1])
             return psc__cal_bad(r, path, "%" JSON_INTEGER_FORMAT " after %" PRIu64 ": accepted sizes in ascending "
                                 "order, each once", b, rt->size[s - 1]);
@@ -297,7 +275,7 @@ static psc_status_t psc__cal_route_read(const psc__cal_rd_t *r, json_t *o, size_
         snprintf(path, sizeof(path), "%s.us[%zu]", where, s);
         if (!json_is_number(tv) || !isfinite(t) || !(t > 0))
             return psc__cal_bad(r, path, "%s: accepted a time in microseconds above 0",
-                                psc__cal_dump(tv, what, sizeof(what)));
+                                psc__json_dump(tv, what, sizeof(what)));
         rt->us[s] = t;
     }
     return PSC_OK;
@@ -330,11 +308,11 @@ static psc_status_t psc__cal_doc_read(const psc__cal_rd_t *r, json_t *doc, psc_c
     v = json_object_get(doc, PSC_CAL_FORMAT);
     if (!json_is_integer(v) || json_integer_value(v) != PSC_CAL_VERSION)
         return psc__cal_bad(r, PSC_CAL_FORMAT, "%s: not a calibration this library reads: accepted %d (written by "
-                            "`p2pscope copy --calibrate FILE`)", psc__cal_dump(v, what, sizeof(what)),
+                            "`p2pscope copy --calibrate FILE`)", psc__json_dump(v, what, sizeof(what)),
                             PSC_CAL_VERSION);
     v = json_object_get(doc, "library_version");
     if (v && !json_is_string(v))
-        return psc__cal_bad(r, "library_version", "%s: accepted a string", psc__cal_dump(v, what, sizeof(what)));
+        return psc__cal_bad(r, "library_version", "%s: accepted a string", psc__json_dump(v, what, sizeof(what)));
     if ((st = psc__cal_str(r, doc, "", "created", cal->created, sizeof(cal->created), 0)) != PSC_OK ||
         (st = psc__cal_str(r, doc, "", "driver_release", cal->driver_release, sizeof(cal->driver_release), 0)) !=
             PSC_OK ||
@@ -342,7 +320,7 @@ static psc_status_t psc__cal_doc_read(const psc__cal_rd_t *r, json_t *doc, psc_c
         return st;
     gpus = json_object_get(doc, "gpus");
     if (!json_is_array(gpus))
-        return psc__cal_bad(r, "gpus", "%s: accepted an array of {index, uuid}", psc__cal_dump(gpus, what, sizeof(what)));
+        return psc__cal_bad(r, "gpus", "%s: accepted an array of {index, uuid}", psc__json_dump(gpus, what, sizeof(what)));
     n = json_array_size(gpus);
     if (n < 1 || n > PSC_MAX_GPUS)
         return psc__cal_bad(r, "gpus", "%zu GPUs: accepted 1 to %d", n, PSC_MAX_GPUS);
@@ -352,11 +330,11 @@ static psc_status_t psc__cal_doc_read(const psc__cal_rd_t *r, json_t *doc, psc_c
 
         snprintf(where, sizeof(where), "gpus[%zu]", i);
         if (!json_is_object(g))
-            return psc__cal_bad(r, where, "%s: accepted an object {index, uuid}", psc__cal_dump(g, what, sizeof(what)));
+            return psc__cal_bad(r, where, "%s: accepted an object {index, uuid}", psc__json_dump(g, what, sizeof(what)));
         snprintf(where, sizeof(where), "gpus[%zu].index", i);
         if (!json_is_integer(idx) || json_integer_value(idx) != (json_int_t)i)
             return psc__cal_bad(r, where, "%s: accepted %zu (the GPUs in the driver's order)",
-                                psc__cal_dump(idx, what, sizeof(what)), i);
+                                psc__json_dump(idx, what, sizeof(what)), i);
         snprintf(where, sizeof(where), "gpus[%zu]", i);
         if ((st = psc__cal_str(r, g, where, "uuid", cal->uuid[i], sizeof(cal->uuid[i]), 1)) != PSC_OK)
             return st;
@@ -367,7 +345,7 @@ static psc_status_t psc__cal_doc_read(const psc__cal_rd_t *r, json_t *doc, psc_c
     }
     routes = json_object_get(doc, "routes");
     if (!json_is_array(routes))
-        return psc__cal_bad(r, "routes", "%s: accepted an array of routes", psc__cal_dump(routes, what, sizeof(what)));
+        return psc__cal_bad(r, "routes", "%s: accepted an array of routes", psc__json_dump(routes, what, sizeof(what)));
     n = json_array_size(routes);
     if (n < 1 || n > psc__cal_max_routes(cal->ngpu))
         return psc__cal_bad(r, "routes", "%zu routes: accepted 1 to %zu for %d GPUs", n,
