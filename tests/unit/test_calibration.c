@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#include "json_path.h"
 #include <jansson.h>
 
 #include "fake_context.h"
@@ -176,59 +178,6 @@ static void test_save_refusals(void **state)
 
 /* ---------------------------------------------------------------- hostile files */
 
-/* The value at a path such as "routes[1].sizes[3]"; its parent and last key or index through out-parameters. */
-static void walk(json_t *doc, const char *path, json_t **parent, char *key, size_t keylen, long *index)
-{
-    json_t *cur = doc, *up = NULL;
-    const char *p = path;
-
-    *index = -1;
-    key[0] = '\0';
-    while (*p) {
-        if (*p == '[') {
-            char *end;
-
-            *index = strtol(p + 1, &end, 10);
-            up = cur;
-            cur = json_array_get(cur, (size_t)*index);
-            p = end + 1;
-        } else {
-            size_t n = strcspn(p, ".[");
-
-            snprintf(key, keylen, "%.*s", (int)n, p);
-            *index = -1;
-            up = cur;
-            cur = json_object_get(cur, key);
-            p += n;
-        }
-        if (*p == '.')
-            p++;
-    }
-    *parent = up;
-}
-
-/* The good file with path set to the JSON text value (NULL: removed). */
-static json_t *mutated(const char *path, const char *value)
-{
-    json_t *doc = json_load_file(good, 0, NULL), *parent, *v = NULL;
-    char key[64];
-    long index;
-
-    assert_non_null(doc);
-    walk(doc, path, &parent, key, sizeof(key), &index);
-    assert_non_null(parent);
-    if (value) {
-        v = json_loads(value, JSON_DECODE_ANY, NULL);
-        assert_non_null(v);
-    }
-    if (index >= 0)
-        assert_int_equal(v ? json_array_set_new(parent, (size_t)index, v) : json_array_remove(parent, (size_t)index),
-                         0);
-    else
-        assert_int_equal(v ? json_object_set_new(parent, key, v) : json_object_del(parent, key), 0);
-    return doc;
-}
-
 /* The text is refused with st, *out untouched, one line naming want. */
 static void refused_text(const char *text, size_t len, psc_status_t want_st, const char *want)
 {
@@ -319,7 +268,7 @@ static void test_hostile_fields(void **state)
 {
     (void)state;
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
-        refused(mutated(cases[k].path, cases[k].value), cases[k].want);
+        refused(psc_test_json_mutated(good, cases[k].path, cases[k].value), cases[k].want);
 }
 
 static void test_hostile_shapes(void **state)
@@ -340,13 +289,13 @@ static void test_hostile_shapes(void **state)
     refused_text(big, (16u << 20) + 1, PSC_ERR_INVALID, "larger than");
     free(big);
     /* 49 sizes. */
-    doc = mutated("routes[0].sizes", "[]");
+    doc = psc_test_json_mutated(good, "routes[0].sizes", "[]");
     a = json_object_get(json_array_get(json_object_get(doc, "routes"), 0), "sizes");
     for (int s = 0; s < PSC_CAL_MAX_SIZES + 1; s++)
         json_array_append_new(a, json_integer(s + 1));
     refused(doc, "routes[0].sizes: 49 sizes: accepted 1 to 48");
     /* 65 GPUs. */
-    doc = mutated("gpus", "[]");
+    doc = psc_test_json_mutated(good, "gpus", "[]");
     a = json_object_get(doc, "gpus");
     for (int i = 0; i < PSC_MAX_GPUS + 1; i++) {
         char uuid[48];

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#include "json_path.h"
 #include <jansson.h>
 
 #include "json_keys.h"
@@ -34,61 +36,6 @@ static int teardown(void **state)
 {
     (void)state;
     return rmdir(dir);
-}
-
-/* The value at a path such as "gpus[1].nvlinks[3]"; its parent and last key or index through out-parameters. */
-static json_t *walk(json_t *doc, const char *path, json_t **parent, char *key, size_t keylen, long *index)
-{
-    json_t *cur = doc, *up = NULL;
-    const char *p = path;
-
-    *index = -1;
-    key[0] = '\0';
-    while (*p) {
-        if (*p == '[') {
-            char *end;
-
-            *index = strtol(p + 1, &end, 10);
-            key[0] = '\0';
-            up = cur;
-            cur = json_array_get(cur, (size_t)*index);
-            p = end + 1;
-        } else {
-            size_t n = strcspn(p, ".[");
-
-            snprintf(key, keylen, "%.*s", (int)n, p);
-            *index = -1;
-            up = cur;
-            cur = json_object_get(cur, key);
-            p += n;
-        }
-        if (*p == '.')
-            p++;
-    }
-    *parent = up;
-    return cur;
-}
-
-/* A copy of the good recording with path set to the JSON text value (NULL: the key removed). */
-static json_t *mutated(const char *path, const char *value)
-{
-    json_t *doc = json_load_file(GOOD, 0, NULL), *parent, *v = NULL;
-    char key[64];
-    long index;
-
-    assert_non_null(doc);
-    walk(doc, path, &parent, key, sizeof(key), &index);
-    assert_non_null(parent);
-    if (value) {
-        v = json_loads(value, JSON_DECODE_ANY, NULL);
-        assert_non_null(v);
-    }
-    if (index >= 0)
-        assert_int_equal(v ? json_array_set_new(parent, (size_t)index, v) : json_array_remove(parent, (size_t)index),
-                         0);
-    else
-        assert_int_equal(v ? json_object_set_new(parent, key, v) : json_object_del(parent, key), 0);
-    return doc;
 }
 
 static psc_status_t load_doc(json_t *doc, char *err, size_t errlen, psc_facts_t *f)
@@ -193,7 +140,7 @@ static void test_field_by_field(void **state)
 {
     (void)state;
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
-        refused(mutated(cases[k].path, cases[k].value), cases[k].want);
+        refused(psc_test_json_mutated(GOOD, cases[k].path, cases[k].value), cases[k].want);
 }
 
 static char *repeat(char c, size_t n)
@@ -215,10 +162,10 @@ static void test_too_long_strings(void **state)
     char err[512];
 
     (void)state;
-    refused(mutated("gpus[0].name", name), "gpus[0].name: longer than 255 bytes");
-    refused(mutated("host.cmdline", cmdline), "host.cmdline: longer than 511 bytes");
+    refused(psc_test_json_mutated(GOOD, "gpus[0].name", name), "gpus[0].name: longer than 255 bytes");
+    refused(psc_test_json_mutated(GOOD, "host.cmdline", cmdline), "host.cmdline: longer than 511 bytes");
     {
-        json_t *doc = mutated("gpus[0].name", ok);
+        json_t *doc = psc_test_json_mutated(GOOD, "gpus[0].name", ok);
 
         assert_int_equal(load_doc(doc, err, sizeof(err), f), PSC_OK); /* 255 bytes fit */
         assert_int_equal(strlen(f->gpu[0].name), 255);
