@@ -89,8 +89,11 @@ static inline psc_bw_case_t psc_test_case(const char *test, int src, int dst, in
     return c;
 }
 
-/* main(): skip without a driver or GPU, fail on any other open error, else run the file's cmocka tests. */
-#define PSC_GPU_TEST_MAIN(tests)                                 \
+/*
+ * main(): skip without a driver or GPU, fail on any other open error, else run the file's cmocka tests
+ * (with a group setup: PSC_GPU_TEST_MAIN_SETUP).
+ */
+#define PSC_GPU_TEST_MAIN_SETUP(tests, setup)                    \
     int main(void)                                               \
     {                                                            \
         psc_status_t st;                                         \
@@ -98,9 +101,10 @@ static inline psc_bw_case_t psc_test_case(const char *test, int src, int dst, in
         g_ctx = psc_test_open(&st);                              \
         if (!g_ctx)                                              \
             return psc_test_skippable(st) ? PSC_TEST_SKIP : 1;   \
-        rc = cmocka_run_group_tests(tests, NULL, NULL);          \
+        rc = cmocka_run_group_tests(tests, setup, NULL);         \
         psc_context_destroy(g_ctx);                              \
         return rc;                                               \
     }
+#define PSC_GPU_TEST_MAIN(tests) PSC_GPU_TEST_MAIN_SETUP(tests, NULL)
 
 #endif

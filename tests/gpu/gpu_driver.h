@@ -89,4 +89,16 @@ static inline int psc_test_driver_load(void)
     return cu.init(0) == CUDA_SUCCESS ? 0 : -1;
 }
 
+/* The primary contexts of the first n GPUs (retained, as the runtime would): 0, or -1. */
+static inline int psc_test_retain_primaries(CUcontext *primary, int n)
+{
+    for (int i = 0; i < n; i++) {
+        CUdevice d;
+
+        if (cu.device_get(&d, i) != CUDA_SUCCESS || cu.retain(&primary[i], d) != CUDA_SUCCESS)
+            return -1;
+    }
+    return 0;
+}
+
 #endif

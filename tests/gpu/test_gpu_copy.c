@@ -412,31 +412,15 @@ static int setup(void **state)
     if (psc_test_driver_load() != 0)
         return -1;
     ngpu = psc_device_count(g_ctx) < 2 ? psc_device_count(g_ctx) : 2;
-    for (int i = 0; i < ngpu; i++) {
-        CUdevice d;
-
-        if (cu.device_get(&d, i) != CUDA_SUCCESS || cu.retain(&primary[i], d) != CUDA_SUCCESS)
-            return -1;
-    }
-    return 0;
+    return psc_test_retain_primaries(primary, ngpu);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_local_and_host),
-        cmocka_unit_test(test_between_gpus),
-        cmocka_unit_test(test_graph_capture),
-        cmocka_unit_test(test_hops),
-        cmocka_unit_test(test_bad_input),
-    };
-    psc_status_t st;
-    int rc;
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_local_and_host),
+    cmocka_unit_test(test_between_gpus),
+    cmocka_unit_test(test_graph_capture),
+    cmocka_unit_test(test_hops),
+    cmocka_unit_test(test_bad_input),
+};
 
-    g_ctx = psc_test_open(&st);
-    if (!g_ctx)
-        return psc_test_skippable(st) ? PSC_TEST_SKIP : 1;
-    rc = cmocka_run_group_tests(tests, setup, NULL);
-    psc_context_destroy(g_ctx);
-    return rc;
-}
+PSC_GPU_TEST_MAIN_SETUP(tests, setup)

@@ -135,29 +135,13 @@ static int setup(void **state)
     (void)state;
     if (psc_test_driver_load() != 0)
         return -1;
-    for (int i = 0; i < 2 && i < psc_device_count(g_ctx); i++) {
-        CUdevice d;
-
-        if (cu.device_get(&d, i) != CUDA_SUCCESS || cu.retain(&primary[i], d) != CUDA_SUCCESS)
-            return -1;
-    }
-    return 0;
+    return psc_test_retain_primaries(primary, psc_device_count(g_ctx) < 2 ? psc_device_count(g_ctx) : 2);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_current_context_kept),
-        cmocka_unit_test(test_peer_access_kept),
-        cmocka_unit_test(test_destroy_with_a_load),
-    };
-    psc_status_t st;
-    int rc;
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_current_context_kept),
+    cmocka_unit_test(test_peer_access_kept),
+    cmocka_unit_test(test_destroy_with_a_load),
+};
 
-    g_ctx = psc_test_open(&st);
-    if (!g_ctx)
-        return psc_test_skippable(st) ? PSC_TEST_SKIP : 1;
-    rc = cmocka_run_group_tests(tests, setup, NULL);
-    psc_context_destroy(g_ctx);
-    return rc;
-}
+PSC_GPU_TEST_MAIN_SETUP(tests, setup)

@@ -153,20 +153,10 @@ static int setup(void **state)
     return 0;
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_host_kinds_round_trip),
-        cmocka_unit_test(test_every_node),
-        cmocka_unit_test(test_device_memory_is_the_gpus),
-    };
-    psc_status_t st;
-    int rc;
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_host_kinds_round_trip),
+    cmocka_unit_test(test_every_node),
+    cmocka_unit_test(test_device_memory_is_the_gpus),
+};
 
-    g_ctx = psc_test_open(&st);
-    if (!g_ctx)
-        return psc_test_skippable(st) ? PSC_TEST_SKIP : 1;
-    rc = cmocka_run_group_tests(tests, setup, NULL);
-    psc_context_destroy(g_ctx);
-    return rc;
-}
+PSC_GPU_TEST_MAIN_SETUP(tests, setup)

@@ -87,11 +87,8 @@ static unsigned char pattern(size_t i, unsigned seed) { return (unsigned char)((
 static int use_gpu0(void)
 {
     CUcontext c;
-    CUdevice d;
 
-    return cu.device_get(&d, 0) == CUDA_SUCCESS && cu.retain(&c, d) == CUDA_SUCCESS && cu.set_current(c) == CUDA_SUCCESS
-               ? 0
-               : -1;
+    return psc_test_retain_primaries(&c, 1) == 0 && cu.set_current(c) == CUDA_SUCCESS ? 0 : -1;
 }
 
 /* ---------------------------------------------------------------- the child: imports what comes, answers */
