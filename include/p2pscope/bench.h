@@ -695,6 +695,108 @@ void psc_copy_bench_opts_init(psc_copy_bench_opts_t *o, size_t struct_size);
 psc_status_t psc_copy_bench(psc_context_t *ctx, const psc_copy_bench_opts_t *o, psc_copy_bench_t **out);
 void psc_copy_bench_free(psc_copy_bench_t *bench);
 
+/* ---------------------------------------------------------------- between processes (p2pscope ipc) */
+
+/*
+ * One worker process per GPU (or per entry of the device list: a GPU listed
+ * twice gets two workers), started by psc_ipc_run itself: each allocates
+ * memory it shares with the others by each method (psc_share_alloc), imports
+ * every other worker's memory mapped for its own GPU only, and for every
+ * ordered pair of workers (importer, exporter) measures the importer's
+ * copies into and out of the imported memory and a flag round trip through
+ * it, beside the same copies and round trip inside one process (this
+ * process, peer memory). Every copy is checked against the pattern.
+ */
+typedef enum {
+    PSC_IPC_CE_WRITE, /* importer's copy engine: its own memory -> the imported memory */
+    PSC_IPC_CE_READ,  /* importer's copy engine: the imported memory -> its own memory */
+    PSC_IPC_SM_WRITE, /* importer's SM copy kernel, storing into the imported memory */
+    PSC_IPC_SM_READ,  /* importer's SM copy kernel, loading from the imported memory */
+    PSC_IPC_NBW
+} psc_ipc_bw_t;
+
+/* "ce_write", "ce_read", "sm_write", "sm_read"; NULL out of range. */
+const char *psc_ipc_bw_name(int bw);
+/* "legacy", "vmm_fd", "vmm_fabric" for the memory kinds of psc_share_kind_t; NULL otherwise. */
+const char *psc_ipc_method_name(int method);
+
+#define PSC_IPC_METHODS 3 /* PSC_SHARE_LEGACY, PSC_SHARE_VMM_FD, PSC_SHARE_VMM_FABRIC */
+#define PSC_IPC_MAX_RANKS PSC_MAX_GPUS
+#define PSC_IPC_WORKER_ARG "__ipc-worker" /* argv[1] of a worker p2pscope started */
+
+typedef struct {
+    size_t struct_size;       /* set by psc_ipc_opts_default() */
+    psc_measure_opts_t measure; /* each bandwidth figure; size 0: PSC_IPC_DEFAULT_SIZE */
+    unsigned methods;         /* bit (1u << kind) per psc_share_kind_t to run; 0: legacy, VMM fd and fabric */
+    unsigned bw;              /* bit (1u << psc_ipc_bw_t) per copy to measure; 0: all four */
+    unsigned round_trips;     /* flag round trips per pair and method (1..1000000; default 10000) */
+    int no_local;             /* 1: skip the same paths inside one process (no ratio) */
+    double timeout_ms;        /* the longest wait for a worker: its start, each reply (default 120000) */
+    const char *worker_path;  /* the program a worker runs; NULL: /proc/self/exe */
+} psc_ipc_opts_t;
+
+#define PSC_IPC_DEFAULT_SIZE (64ull << 20)
+
+void psc_ipc_opts_init(psc_ipc_opts_t *o, size_t struct_size);
+#define psc_ipc_opts_default(o) psc_ipc_opts_init((o), sizeof(*(o)))
+
+typedef struct {
+    int method;               /* psc_share_kind_t */
+    int asked;                /* in opts.methods */
+    int available;            /* 1: ran; 0: this driver, GPU or platform cannot (reason says why) */
+    char reason[256];
+} psc_ipc_method_t;
+
+typedef struct {
+    int importer, exporter;   /* worker ranks: the importer issues every copy and starts each round trip */
+    int gpu_importer, gpu_exporter;
+    int method;               /* psc_share_kind_t */
+    psc_result_status_t status;
+    char reason[512];         /* why failed: the first wrong byte's place, a worker's error */
+    psc_bw_result_t bw[PSC_IPC_NBW];       /* between processes, through the imported memory */
+    psc_bw_result_t bw_local[PSC_IPC_NBW]; /* the same copies inside one process (status WAIVED: not run) */
+    psc_pctl_t rtt_ns;        /* flag round trips between the two processes, ns */
+    psc_pctl_t rtt_local_ns;  /* the same inside one process (n 0: not run) */
+    double export_us;         /* the exporter's psc_share_export */
+    double import_us;         /* cuIpcOpenMemHandle (legacy: import and map), cuMemImportFromShareableHandle (VMM) */
+    double map_us;            /* VMM: reserve, map and set access; 0 for legacy (inside import_us) */
+    double first_touch_us;    /* the importer's first 4 KiB copy out of the imported memory, to completion */
+    double touch_us;          /* the same copy again */
+    double release_us;        /* the importer's psc_share_free */
+    int naccess;              /* GPUs the importer sees */
+    unsigned access[PSC_MAX_GPUS]; /* the importer's psc_share_access of the import on each (PSC_ACCESS_*) */
+} psc_ipc_pair_t;
+
+typedef struct {
+    int nranks;
+    int gpu[PSC_IPC_MAX_RANKS];  /* each worker's GPU */
+    int pid[PSC_IPC_MAX_RANKS];
+    psc_ipc_method_t methods[PSC_IPC_METHODS];
+    int npairs;
+    psc_ipc_pair_t *pairs;    /* per method, per ordered pair (importer, exporter) */
+    uint64_t size;            /* bytes per bandwidth copy */
+    double run_ms;
+} psc_ipc_report_t;
+
+/*
+ * Start the workers, measure, end them. A worker that dies or stops
+ * answering ends the run within opts.timeout_ms with an error naming it
+ * (PSC_ERR_IO or PSC_ERR_TIMEOUT), every worker ended and reaped. Failed
+ * pairs (wrong bytes) still return PSC_OK: see each pair's status. *out
+ * (psc_ipc_report_free) only on success. Runs from the main thread (workers
+ * die with the thread that started them); the caller reaps no children meanwhile.
+ */
+psc_status_t psc_ipc_run(psc_context_t *ctx, const int *devices, int ndev, const psc_ipc_opts_t *opts,
+                         psc_ipc_report_t **out);
+void psc_ipc_report_free(psc_ipc_report_t *r);
+
+/*
+ * A worker's whole life: in a process started with argv[1] PSC_IPC_WORKER_ARG
+ * (its connection in the environment psc_ipc_run set), connect, serve the
+ * run, exit status to return from main (0 after a clean end).
+ */
+int psc_ipc_worker_main(void);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -74,6 +74,17 @@ static void psc__copy_bench_opts_fill(psc_copy_bench_opts_t *o)
     o->host = 1;
 }
 
+static void psc__ipc_opts_fill(psc_ipc_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    psc__measure_opts_fill(&o->measure);
+    o->methods = 0;     /* legacy, VMM fd and fabric */
+    o->bw = 0;          /* all four copies */
+    o->round_trips = 10000;
+    o->timeout_ms = 120000;
+}
+
 /* The end of each struct's last field in the first release (0.1): the smallest struct_size accepted. */
 #define PSC__END(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
 #define PSC__MEASURE_V0 PSC__END(psc_measure_opts_t, reserved0)
@@ -82,6 +93,7 @@ static void psc__copy_bench_opts_fill(psc_copy_bench_opts_t *o)
 /* In the release that brought them (0.2). */
 #define PSC__COPY_CAL_V0 PSC__END(psc_copy_cal_opts_t, reserved0)
 #define PSC__COPY_BENCH_V0 PSC__END(psc_copy_bench_opts_t, calibration)
+#define PSC__IPC_V0 PSC__END(psc_ipc_opts_t, worker_path)
 
 /* The caller's struct_size bytes of in over the defaults already in out (full bytes). */
 static psc_status_t psc__adopt(psc_context_t *ctx, const char *what, const void *in, size_t v0, size_t full_size, void *out,
@@ -161,6 +173,20 @@ void psc_copy_bench_opts_init(psc_copy_bench_opts_t *o, size_t struct_size)
 
     psc__copy_bench_opts_fill(&full);
     psc__init(o, struct_size, &full, sizeof(full));
+}
+
+void psc_ipc_opts_init(psc_ipc_opts_t *o, size_t struct_size)
+{
+    psc_ipc_opts_t full;
+
+    psc__ipc_opts_fill(&full);
+    psc__init(o, struct_size, &full, sizeof(full));
+}
+
+psc_status_t psc__ipc_opts_adopt(psc_context_t *ctx, const psc_ipc_opts_t *in, psc_ipc_opts_t *out)
+{
+    psc__ipc_opts_fill(out);
+    return psc__adopt(ctx, "ipc", in, PSC__IPC_V0, sizeof(*out), out, NULL, 0);
 }
 
 psc_status_t psc__measure_opts_adopt(psc_context_t *ctx, const psc_measure_opts_t *in, psc_measure_opts_t *out,

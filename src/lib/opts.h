@@ -16,5 +16,7 @@ psc_status_t psc__verify_opts_adopt(psc_context_t *ctx, const psc_verify_opts_t 
 psc_status_t psc__copy_cal_opts_adopt(psc_context_t *ctx, const psc_copy_cal_opts_t *in, psc_copy_cal_opts_t *out);
 psc_status_t psc__copy_bench_opts_adopt(psc_context_t *ctx, const psc_copy_bench_opts_t *in,
                                         psc_copy_bench_opts_t *out);
+/* psc_ipc_run's options over the defaults (struct_size only: psc_ipc_run checks the values). */
+psc_status_t psc__ipc_opts_adopt(psc_context_t *ctx, const psc_ipc_opts_t *in, psc_ipc_opts_t *out);
 
 #endif
