@@ -20,7 +20,7 @@ extern char **environ;
 int psc__ipc_no_pidfd;
 
 /* arg with each placeholder replaced; malloc'd, NULL without memory. */
-static char *psc__subst(const char *arg, const psc_ipc_pair_t *subst, int n)
+static char *psc__subst(const char *arg, const psc_ipc_kv_t *subst, int n)
 {
     size_t cap = strlen(arg) + 1, o = 0;
     char *out;
@@ -67,8 +67,8 @@ static void psc__free_strv(char **v)
 }
 
 /* The child's argv and environment, made before fork: the child may only call async-signal-safe functions. */
-static psc_status_t psc__vectors(const char *const *argv, const psc_ipc_pair_t *subst, int nsubst,
-                                 const psc_ipc_pair_t *env, int nenv, const char *who, char ***av, char ***ev,
+static psc_status_t psc__vectors(const char *const *argv, const psc_ipc_kv_t *subst, int nsubst,
+                                 const psc_ipc_kv_t *env, int nenv, const char *who, char ***av, char ***ev,
                                  psc_ipc_err_t *err)
 {
     size_t na = 0, ne = 0, k = 0;
@@ -163,7 +163,7 @@ static int psc__max_fd(void)
     return (int)rl.rlim_cur;
 }
 
-psc_status_t psc__ipc_spawn(const char *const *argv, const psc_ipc_pair_t *subst, int nsubst, const psc_ipc_pair_t *env,
+psc_status_t psc__ipc_spawn(const char *const *argv, const psc_ipc_kv_t *subst, int nsubst, const psc_ipc_kv_t *env,
                             int nenv, const char *who, pid_t *pid_out, int *pidfd_out, psc_ipc_err_t *err)
 {
     char **av = NULL, **ev = NULL;

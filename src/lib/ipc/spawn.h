@@ -20,7 +20,7 @@ extern int psc__ipc_no_pidfd;
 /* A name and its value: a placeholder in the arguments, or a variable of the environment. */
 typedef struct {
     const char *name, *value;
-} psc_ipc_pair_t;
+} psc_ipc_kv_t;
 
 /*
  * Start argv[0] (a path; argv NULL-terminated) with each subst[i].name in
@@ -29,7 +29,7 @@ typedef struct {
  * of that name). who names the child in errors ("worker 1"). *pid, and
  * *pidfd (pidfd_open's, -1 where the kernel has none) on success.
  */
-psc_status_t psc__ipc_spawn(const char *const *argv, const psc_ipc_pair_t *subst, int nsubst, const psc_ipc_pair_t *env,
+psc_status_t psc__ipc_spawn(const char *const *argv, const psc_ipc_kv_t *subst, int nsubst, const psc_ipc_kv_t *env,
                             int nenv, const char *who, pid_t *pid, int *pidfd, psc_ipc_err_t *err);
 
 #endif

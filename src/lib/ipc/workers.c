@@ -188,8 +188,8 @@ static psc_status_t psc__spawn(psc_ipc_run_t *run, int rank, const char *const *
 {
     char hex[PSC_IPC_TOKEN_HEX], r[16], n[16], who[32];
     const char *path = psc__ipc_listener_path(run->lst);
-    const psc_ipc_pair_t subst[] = {{"@SOCKET@", path}, {"@TOKEN@", hex}, {"@RANK@", r}, {"@NRANKS@", n}};
-    const psc_ipc_pair_t env[] = {{PSC_IPC_ENV_SOCKET, path}, {PSC_IPC_ENV_TOKEN, hex}, {PSC_IPC_ENV_RANK, r},
+    const psc_ipc_kv_t subst[] = {{"@SOCKET@", path}, {"@TOKEN@", hex}, {"@RANK@", r}, {"@NRANKS@", n}};
+    const psc_ipc_kv_t env[] = {{PSC_IPC_ENV_SOCKET, path}, {PSC_IPC_ENV_TOKEN, hex}, {PSC_IPC_ENV_RANK, r},
                                   {PSC_IPC_ENV_NRANKS, n}};
     psc_status_t st;
 
