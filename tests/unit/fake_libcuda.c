@@ -10,7 +10,11 @@
  *   contexts  GPUs whose primary contexts, memory, streams and peer access
  *             work (host memory stands in), while kernels cannot launch: for
  *             what a call leaves behind (current context, peer access), which
- *             fake_cuda_current() and fake_cuda_peer() let a test read
+ *             fake_cuda_current() and fake_cuda_peer() let a test read; with
+ *             fake_cuda_run_copies(1), or FAKE_CUDA_KERNELS=1 in the
+ *             environment (for worker processes), p2pscope's kernels run on
+ *             the CPU (fake_kernels.c) and copies move the bytes, so the
+ *             measurement code runs end to end
  * FAKE_CUDA_COUNT sets how many GPUs it reports (default 2; -10000 to 10000,
  * since a broken driver may answer anything). FAKE_CUDA_UUID=N gives GPU d
  * the UUID whose first bytes are N and d (another N: another machine's
@@ -21,6 +25,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* fake_kernels.c: p2pscope's kernels on the CPU, and the threads of the flag kernels ("jobs"). */
+CUresult fake_kernel_run(const char *name, CUstream s, CUcontext c, void **params);
+void fake_kernels_wait_stream(CUstream s); /* join the jobs of stream s */
+void fake_kernels_wait_ctx(CUcontext c);   /* of context c; NULL: all */
+int fake_kernels_busy(CUstream s);         /* 1 while a job of s works */
+uint64_t fake_kernels_ns(void);            /* the fake clock, ns */
 
 static const char *fake_mode(void)
 {
@@ -177,7 +188,12 @@ static CUresult fake_retain(CUcontext *c, CUdevice d)
     *c = fake_primary(d);
     return CUDA_SUCCESS;
 }
-static CUresult fake_release(CUdevice d) { (void)d; return CUDA_SUCCESS; }
+/* Releasing a primary context waits for its flag kernels (the fake keeps one reference: each release is the last). */
+static CUresult fake_release(CUdevice d)
+{
+    fake_kernels_wait_ctx(fake_primary(d));
+    return CUDA_SUCCESS;
+}
 static CUresult fake_ok(void) { return CUDA_SUCCESS; }
 static CUresult fake_module_load(CUmodule *m, const void *image) { (void)image; *m = (CUmodule)(uintptr_t)0x10; return CUDA_SUCCESS; }
 /* Each kernel name gets its own handle (an index into fake_fn_names), so a launch can tell which ran. */
@@ -218,6 +234,7 @@ static CUresult fake_stream_destroy(CUstream s)
 
     if (!fs || fs->magic != FAKE_STREAM_MAGIC)
         return CUDA_ERROR_INVALID_HANDLE;
+    fake_kernels_wait_stream(s); /* its flag kernels end before the stream is gone */
     fs->magic = 0;
     free(fs);
     return CUDA_SUCCESS;
@@ -373,8 +390,10 @@ static CUresult fake_pointer_attributes(unsigned n, CUpointer_attribute *attrs, 
 }
 
 /*
- * Kernels do not run in "contexts" mode unless a test asks (fake_cuda_run_copies): then the copy
- * kernels and cuMemcpyAsync move the bytes at once, on the host, and each is counted.
+ * Kernels do not run in "contexts" mode unless a test asks (fake_cuda_run_copies, or FAKE_CUDA_KERNELS=1 for
+ * a process the test starts): then p2pscope's kernels run on the host (fake_kernels.c: at launch, the flag
+ * kernels in a thread each) and cuMemcpyAsync moves the bytes at once; each launch and copy is counted. A
+ * stream's later work waits for its flag kernels first, as the stream would.
  */
 static int fake_run_copies, fake_launches, fake_memcpys;
 static unsigned fake_last_grid, fake_last_block;
@@ -388,6 +407,12 @@ void fake_cuda_run_copies(int on)
     fake_launches = fake_memcpys = fake_nops = fake_fail_launches = 0;
     fake_last_kernel[0] = 0;
 }
+__attribute__((constructor)) static void fake_env_kernels(void)
+{
+    const char *k = getenv("FAKE_CUDA_KERNELS");
+
+    fake_run_copies = k && strcmp(k, "1") == 0;
+}
 int fake_cuda_launches(void) { return fake_launches; }
 int fake_cuda_memcpys(void) { return fake_memcpys; }
 const char *fake_cuda_last_kernel(void) { return fake_last_kernel; }
@@ -399,11 +424,10 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 {
     int i = (int)((uintptr_t)f - 0x100);
     const char *name = i >= 0 && i < fake_nfn ? fake_fn_names[i] : "?";
+    CUresult rc;
 
     (void)gy, (void)gz, (void)by, (void)bz, (void)shared, (void)extra;
     if (!fake_run_copies)
-        return CUDA_ERROR_NOT_SUPPORTED;
-    if (strncmp(name, "psc_copy", 8) != 0)
         return CUDA_ERROR_NOT_SUPPORTED;
     if (s && ((const fake_stream_t *)s)->ctx != (CUcontext)fake_cuda_current())
         return CUDA_ERROR_INVALID_HANDLE; /* the function is the current context's, the stream another's */
@@ -411,16 +435,10 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         fake_fail_launches--;
         return CUDA_ERROR_LAUNCH_FAILED;
     }
+    fake_kernels_wait_stream(s);
+    if ((rc = fake_kernel_run(name, s, (CUcontext)fake_cuda_current(), params)) != CUDA_SUCCESS)
+        return rc;
     fake_op('K', s, NULL);
-    {
-        unsigned char *d = *(unsigned char **)params[0];
-        const unsigned char *src = *(const unsigned char **)params[1];
-        uint64_t n = *(uint64_t *)params[2];
-        unsigned reps = strcmp(name, "psc_copy_bytes") == 0 ? 1 : *(unsigned *)params[3];
-
-        for (unsigned r = 0; r < reps; r++)
-            memmove(d, src, (size_t)n);
-    }
     fake_launches++;
     fake_last_grid = gx;
     fake_last_block = bx;
@@ -432,19 +450,50 @@ static CUresult fake_memcpy_async(CUdeviceptr d, CUdeviceptr s, size_t n, CUstre
 {
     if (!fake_run_copies)
         return CUDA_ERROR_NOT_SUPPORTED;
+    fake_kernels_wait_stream(st);
     memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
     fake_op('M', st, NULL);
     fake_memcpys++;
     fake_last_stream = st;
     return CUDA_SUCCESS;
 }
+static CUresult fake_memcpy_peer_async(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st)
+{
+    if (fake_ctx_gpu(dc) < 0 || fake_ctx_gpu(sc) < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return fake_memcpy_async(d, s, n, st);
+}
+/* cuMemsetD8/D32 and their Async forms: at once, after the stream's flag kernels. */
+static CUresult fake_memset8_async(CUdeviceptr d, unsigned char v, size_t n, CUstream st)
+{
+    fake_kernels_wait_stream(st);
+    memset((void *)(uintptr_t)d, v, n);
+    return CUDA_SUCCESS;
+}
+static CUresult fake_memset32_async(CUdeviceptr d, unsigned v, size_t n, CUstream st)
+{
+    unsigned *p = (unsigned *)(uintptr_t)d;
+
+    fake_kernels_wait_stream(st);
+    for (size_t i = 0; i < n; i++)
+        p[i] = v;
+    return CUDA_SUCCESS;
+}
+static CUresult fake_memset8(CUdeviceptr d, unsigned char v, size_t n) { return fake_memset8_async(d, v, n, NULL); }
+static CUresult fake_memset32(CUdeviceptr d, unsigned v, size_t n) { return fake_memset32_async(d, v, n, NULL); }
 
 /*
  * Events remember their context (cuEventRecord refuses a stream of another, as the driver does), and in
  * run-copies mode each record, stream wait, launch and cuMemcpyAsync is logged in order, so a test sees
  * how a copy was ordered across streams.
  */
-typedef struct { unsigned magic; CUcontext ctx; cuuint64_t capture; /* recorded in that capture; 0 none */ } fake_event_t;
+typedef struct {
+    unsigned magic;
+    CUcontext ctx;
+    cuuint64_t capture; /* recorded in that capture; 0 none */
+    unsigned flags;
+    uint64_t at;        /* when last recorded (the fake clock, ns); 0 never */
+} fake_event_t;
 #define FAKE_EVENT_MAGIC 0xE7E27u
 #define FAKE_OPS_MAX 64
 static struct { char op; void *stream, *event, *ctx; } fake_ops[FAKE_OPS_MAX];
@@ -485,16 +534,28 @@ static CUcontext fake_stream_ctx(CUstream s)
 {
     return s ? ((const fake_stream_t *)s)->ctx : (CUcontext)fake_cuda_current();
 }
+/* The events' clock: the fake's ns, each reading later than the last. */
+static uint64_t fake_event_last;
+static uint64_t fake_event_clock(void)
+{
+    uint64_t now = fake_kernels_ns(), last = __atomic_load_n(&fake_event_last, __ATOMIC_RELAXED), next;
+
+    do
+        next = now > last ? now : last + 1;
+    while (!__atomic_compare_exchange_n(&fake_event_last, &last, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return next;
+}
 static CUresult fake_event_create(CUevent *e, unsigned flags)
 {
     fake_event_t *fe = malloc(sizeof(*fe));
 
-    (void)flags;
     if (!fe)
         return CUDA_ERROR_OUT_OF_MEMORY;
     fe->magic = FAKE_EVENT_MAGIC;
     fe->ctx = (CUcontext)fake_cuda_current();
     fe->capture = 0;
+    fe->flags = flags;
+    fe->at = 0;
     *e = (CUevent)fe;
     return CUDA_SUCCESS;
 }
@@ -514,8 +575,44 @@ static CUresult fake_event_record(CUevent e, CUstream s)
 
     if (!fe || fe->magic != FAKE_EVENT_MAGIC || fe->ctx != fake_stream_ctx(s))
         return CUDA_ERROR_INVALID_HANDLE;
+    fake_kernels_wait_stream(s); /* the event completes after the stream's flag kernels */
     ((fake_event_t *)e)->capture = fake_capture_of(s);
+    ((fake_event_t *)e)->at = fake_event_clock();
     fake_op('R', s, e);
+    return CUDA_SUCCESS;
+}
+/* Work runs at enqueue, so a recorded event is complete; the time between two is at least 1 ns. */
+static CUresult fake_event_elapsed(float *ms, CUevent a, CUevent b)
+{
+    const fake_event_t *ea = (const fake_event_t *)a, *eb = (const fake_event_t *)b;
+
+    if (!ea || !eb || ea->magic != FAKE_EVENT_MAGIC || eb->magic != FAKE_EVENT_MAGIC ||
+        ((ea->flags | eb->flags) & CU_EVENT_DISABLE_TIMING))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!ea->at || !eb->at)
+        return CUDA_ERROR_NOT_READY;
+    *ms = (float)(((double)eb->at - (double)ea->at) / 1e6);
+    return CUDA_SUCCESS;
+}
+static CUresult fake_event_sync(CUevent e)
+{
+    const fake_event_t *fe = (const fake_event_t *)e;
+
+    return fe && fe->magic == FAKE_EVENT_MAGIC ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+static CUresult fake_stream_sync(CUstream s)
+{
+    fake_kernels_wait_stream(s);
+    return CUDA_SUCCESS;
+}
+static CUresult fake_stream_query(CUstream s) { return fake_kernels_busy(s) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS; }
+static CUresult fake_ctx_sync(void)
+{
+    CUcontext c = (CUcontext)fake_cuda_current();
+
+    if (!c)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    fake_kernels_wait_ctx(c);
     return CUDA_SUCCESS;
 }
 static CUresult fake_stream_wait_event(CUstream s, CUevent e, unsigned flags)
@@ -550,7 +647,16 @@ static const struct { const char *name; void *fn; } fake_ctx_table[] = {
     {"cuEventRecord", (void *)fake_event_record},
     {"cuStreamWaitEvent", (void *)fake_stream_wait_event},
     {"cuStreamGetCaptureInfo", (void *)fake_capture_info},
-    {"cuStreamSynchronize", (void *)fake_ok},
+    {"cuStreamSynchronize", (void *)fake_stream_sync},
+    {"cuStreamQuery", (void *)fake_stream_query},
+    {"cuCtxSynchronize", (void *)fake_ctx_sync},
+    {"cuEventElapsedTime", (void *)fake_event_elapsed},
+    {"cuEventSynchronize", (void *)fake_event_sync},
+    {"cuMemcpyPeerAsync", (void *)fake_memcpy_peer_async},
+    {"cuMemsetD8", (void *)fake_memset8},
+    {"cuMemsetD32", (void *)fake_memset32},
+    {"cuMemsetD8Async", (void *)fake_memset8_async},
+    {"cuMemsetD32Async", (void *)fake_memset32_async},
     {"cuMemHostAlloc", (void *)fake_host_alloc},
     {"cuMemFreeHost", (void *)fake_free_host},
     {"cuMemHostGetDevicePointer", (void *)fake_host_dptr},

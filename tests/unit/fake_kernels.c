@@ -1,0 +1,312 @@
+/*
+ * The fake driver's kernels (fake_libcuda.c launches them): p2pscope's
+ * device code (src/kernels/psc_kernels.cu) done on the CPU with the same
+ * parameters, bytes and verdicts, so the real measurement code runs end to
+ * end without a GPU. Fill and check take their bytes from pattern/pattern.h,
+ * the definition the GPU kernels use. Most kernels run at launch; the flag
+ * kernels spin on memory another side writes (a thread of this process, or
+ * another process through a shared memfd mapping), so each runs in a thread
+ * of its own, a "job", waited for by the stream's or context's synchronize,
+ * by later work on its stream, and at exit. The fake clock counts 1 cycle
+ * per ns of CLOCK_MONOTONIC.
+ */
+#include <cuda.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "pattern/pattern.h"
+
+uint64_t fake_kernels_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* At least 1: a fake GPU's time never comes out 0 (a rate would be infinite, a calibration undefined). */
+static uint64_t fake_since(uint64_t t0)
+{
+    uint64_t d = fake_kernels_ns() - t0;
+
+    return d ? d : 1;
+}
+
+/* ---- the kernels that finish at launch */
+
+/* The result words of psc_pattern_check, as the kernel declares them. */
+typedef struct {
+    uint64_t bad_bytes, first_bad;
+} fake_verify_words_t;
+
+static void fake_pattern_fill(unsigned char *p, uint64_t n, const psc_expect_t *e)
+{
+    uint64_t o = 0;
+
+    for (; o + 8 <= n; o += 8) {
+        uint64_t w = psc_expect_word(e, o);
+
+        memcpy(p + o, &w, 8);
+    }
+    for (; o < n; o++)
+        p[o] = psc_expect_byte(e, o);
+}
+
+/* As the kernel: whole 8-byte words up to the last whole 16 bytes, folded per word; the tail byte by byte. */
+static void fake_pattern_check(const unsigned char *p, uint64_t n, const psc_expect_t *e, fake_verify_words_t *out)
+{
+    const uint64_t words = n / 16 * 2;
+
+    for (uint64_t k = 0; k < words; k++) {
+        uint64_t got, want = psc_expect_word(e, 8 * k), diff;
+
+        memcpy(&got, p + 8 * k, 8);
+        if ((diff = got ^ want) == 0)
+            continue;
+        for (unsigned b = 0; b < 8; b++)
+            if ((diff >> (8 * b)) & 0xff) {
+                out->bad_bytes++;
+                if (8 * k + b < out->first_bad)
+                    out->first_bad = 8 * k + b;
+            }
+    }
+    for (uint64_t o = words * 8; o < n; o++)
+        if (p[o] != psc_expect_byte(e, o)) {
+            out->bad_bytes++;
+            if (o < out->first_bad)
+                out->first_bad = o;
+        }
+}
+
+static void fake_chase(uint64_t start, uint64_t hops, unsigned samples, uint64_t *cycles, uint64_t *cal,
+                       uint64_t *end)
+{
+    uint64_t p = start, g0 = fake_kernels_ns();
+
+    for (unsigned s = 0; s < samples; s++) {
+        uint64_t t0 = fake_kernels_ns();
+
+        for (uint64_t h = 0; h < hops; h++)
+            p = *(const volatile uint64_t *)(uintptr_t)p;
+        cycles[s] = fake_since(t0);
+    }
+    cal[0] = cal[1] = fake_since(g0);
+    *end = p;
+}
+
+/* ---- the flag kernels, each in a job */
+
+typedef enum { FAKE_JOB_FREE, FAKE_JOB_RUNNING, FAKE_JOB_JOINING } fake_job_state_t;
+
+typedef struct {
+    fake_job_state_t state;
+    int done; /* the thread's work has ended (atomic) */
+    pthread_t tid;
+    CUstream stream;
+    CUcontext ctx;
+    int ping;
+    unsigned *flag, *ans; /* ping: the peer's flag and its own answer word; pong: its flag and the peer's answer */
+    unsigned iters;
+    uint64_t *cycles, *cal, timeout_ns;
+    unsigned *err;
+} fake_job_t;
+
+#define FAKE_JOBS_MAX 64
+static fake_job_t fake_jobs[FAKE_JOBS_MAX];
+static pthread_mutex_t fake_jobs_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fake_jobs_stop; /* set at exit: spinning jobs give up without writing */
+
+/* Wait for *w == want; 0 when it came, 1 after timeout_ns, -1 when the process is ending. */
+static int fake_wait_word(unsigned *w, unsigned want, uint64_t timeout_ns)
+{
+    uint64_t w0 = fake_kernels_ns();
+
+    while (__atomic_load_n(w, __ATOMIC_ACQUIRE) != want) {
+        if (__atomic_load_n(&fake_jobs_stop, __ATOMIC_RELAXED))
+            return -1;
+        if (fake_kernels_ns() - w0 > timeout_ns)
+            return 1;
+        sched_yield(); /* the other side may need this core */
+    }
+    return 0;
+}
+
+static void *fake_job_main(void *arg)
+{
+    fake_job_t *j = arg;
+    uint64_t g0 = fake_kernels_ns();
+    int rc = 0;
+
+    for (unsigned i = 1; i <= j->iters && rc == 0; i++) {
+        uint64_t t0 = fake_kernels_ns();
+
+        if (j->ping) {
+            __atomic_store_n(j->flag, i, __ATOMIC_RELEASE);
+            if ((rc = fake_wait_word(j->ans, i, j->timeout_ns)) == 0)
+                j->cycles[i - 1] = fake_since(t0);
+        } else if ((rc = fake_wait_word(j->flag, i, j->timeout_ns)) == 0) {
+            __atomic_store_n(j->ans, i, __ATOMIC_RELEASE);
+        }
+    }
+    if (rc == 1)
+        __atomic_store_n(j->err, 1u, __ATOMIC_RELEASE);
+    if (rc == 0 && j->ping)
+        j->cal[0] = j->cal[1] = fake_since(g0); /* 1 cycle per ns */
+    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static CUresult fake_job_start(const fake_job_t *proto)
+{
+    CUresult rc = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+
+    pthread_mutex_lock(&fake_jobs_lock);
+    for (int i = 0; i < FAKE_JOBS_MAX; i++) {
+        fake_job_t *j = &fake_jobs[i];
+
+        if (j->state != FAKE_JOB_FREE)
+            continue;
+        *j = *proto;
+        j->done = 0;
+        if (pthread_create(&j->tid, NULL, fake_job_main, j) != 0)
+            break;
+        j->state = FAKE_JOB_RUNNING;
+        rc = CUDA_SUCCESS;
+        break;
+    }
+    pthread_mutex_unlock(&fake_jobs_lock);
+    return rc;
+}
+
+/* Join the jobs `pick` selects; the lock is not held while joining, so a job's peer can still be launched. */
+static void fake_jobs_join(int (*pick)(const fake_job_t *, const void *), const void *key)
+{
+    for (;;) {
+        fake_job_t *j = NULL;
+
+        pthread_mutex_lock(&fake_jobs_lock);
+        for (int i = 0; i < FAKE_JOBS_MAX && !j; i++)
+            if (fake_jobs[i].state == FAKE_JOB_RUNNING && pick(&fake_jobs[i], key))
+                j = &fake_jobs[i];
+        if (j)
+            j->state = FAKE_JOB_JOINING;
+        pthread_mutex_unlock(&fake_jobs_lock);
+        if (!j)
+            return;
+        pthread_join(j->tid, NULL);
+        pthread_mutex_lock(&fake_jobs_lock);
+        j->state = FAKE_JOB_FREE;
+        pthread_mutex_unlock(&fake_jobs_lock);
+    }
+}
+
+static int fake_pick_stream(const fake_job_t *j, const void *s) { return (const void *)j->stream == s; }
+static int fake_pick_ctx(const fake_job_t *j, const void *c) { return !c || (const void *)j->ctx == c; }
+
+/* Wait for the jobs of stream s, of context c (NULL: all), or for every job. */
+void fake_kernels_wait_stream(CUstream s) { fake_jobs_join(fake_pick_stream, s); }
+void fake_kernels_wait_ctx(CUcontext c) { fake_jobs_join(fake_pick_ctx, c); }
+
+/* 1 while a job of stream s is still working (cuStreamQuery's CUDA_ERROR_NOT_READY). */
+int fake_kernels_busy(CUstream s)
+{
+    int busy = 0;
+
+    pthread_mutex_lock(&fake_jobs_lock);
+    for (int i = 0; i < FAKE_JOBS_MAX; i++)
+        if (fake_jobs[i].state != FAKE_JOB_FREE && fake_jobs[i].stream == s &&
+            !__atomic_load_n(&fake_jobs[i].done, __ATOMIC_ACQUIRE))
+            busy = 1;
+    pthread_mutex_unlock(&fake_jobs_lock);
+    return busy;
+}
+
+/* For tests: jobs not yet joined (a leak shows). */
+int fake_cuda_jobs_live(void)
+{
+    int n = 0;
+
+    pthread_mutex_lock(&fake_jobs_lock);
+    for (int i = 0; i < FAKE_JOBS_MAX; i++)
+        n += fake_jobs[i].state != FAKE_JOB_FREE;
+    pthread_mutex_unlock(&fake_jobs_lock);
+    return n;
+}
+
+/* A forked child has none of its parent's threads: it starts with no jobs. */
+static void fake_jobs_forget(void)
+{
+    memset(fake_jobs, 0, sizeof(fake_jobs));
+    pthread_mutex_init(&fake_jobs_lock, NULL);
+}
+
+__attribute__((constructor)) static void fake_kernels_load(void) { pthread_atfork(NULL, NULL, fake_jobs_forget); }
+
+/* At exit (or unload) no job may outlive the library: those still spinning give up and are joined. */
+__attribute__((destructor)) static void fake_kernels_unload(void)
+{
+    __atomic_store_n(&fake_jobs_stop, 1, __ATOMIC_RELAXED);
+    fake_kernels_wait_ctx(NULL);
+}
+
+/* ---- the launch */
+
+#define FAKE_ARG(T, k) (*(T *)params[k])
+#define FAKE_PTR(T, k) ((T *)(uintptr_t)FAKE_ARG(CUdeviceptr, k))
+
+/*
+ * Run kernel `name` (a launch of stream s in context c) with its parameters as cuLaunchKernel passes them.
+ * CUDA_ERROR_NOT_SUPPORTED for a kernel the fake does not know.
+ */
+CUresult fake_kernel_run(const char *name, CUstream s, CUcontext c, void **params)
+{
+    if (strcmp(name, "psc_copy_bytes") == 0 || strncmp(name, "psc_copy_", 9) == 0) {
+        unsigned reps = strcmp(name, "psc_copy_bytes") == 0 ? 1 : FAKE_ARG(unsigned, 3);
+
+        for (unsigned r = 0; r < reps; r++)
+            memmove(FAKE_PTR(unsigned char, 0), FAKE_PTR(const unsigned char, 1), (size_t)FAKE_ARG(uint64_t, 2));
+        return CUDA_SUCCESS;
+    }
+    if (strcmp(name, "psc_gate") == 0)
+        return CUDA_SUCCESS; /* nothing holds a fake stream: released at once, timed_out stays 0 */
+    if (strcmp(name, "psc_pattern_fill") == 0) {
+        fake_pattern_fill(FAKE_PTR(unsigned char, 0), FAKE_ARG(uint64_t, 1), &FAKE_ARG(psc_expect_t, 2));
+        return CUDA_SUCCESS;
+    }
+    if (strcmp(name, "psc_pattern_check") == 0) {
+        fake_pattern_check(FAKE_PTR(const unsigned char, 0), FAKE_ARG(uint64_t, 1), &FAKE_ARG(psc_expect_t, 2),
+                           FAKE_PTR(fake_verify_words_t, 3));
+        return CUDA_SUCCESS;
+    }
+    if (strcmp(name, "psc_pattern_flip") == 0) {
+        FAKE_PTR(unsigned char, 0)[FAKE_ARG(uint64_t, 1)] ^= 0x5A;
+        return CUDA_SUCCESS;
+    }
+    if (strcmp(name, "psc_chase") == 0) {
+        fake_chase(FAKE_ARG(uint64_t, 0), FAKE_ARG(uint64_t, 1), FAKE_ARG(unsigned, 2), FAKE_PTR(uint64_t, 3),
+                   FAKE_PTR(uint64_t, 4), FAKE_PTR(uint64_t, 5));
+        return CUDA_SUCCESS;
+    }
+    if (strcmp(name, "psc_timer_probe") == 0) {
+        *FAKE_PTR(uint64_t, 0) = 1; /* the fake clock's step: 1 ns */
+        return CUDA_SUCCESS;
+    }
+    if (strcmp(name, "psc_flag_ping") == 0) {
+        fake_job_t j = {.stream = s, .ctx = c, .ping = 1, .flag = FAKE_PTR(unsigned, 0), .ans = FAKE_PTR(unsigned, 1),
+                        .iters = FAKE_ARG(unsigned, 2), .cycles = FAKE_PTR(uint64_t, 3), .cal = FAKE_PTR(uint64_t, 4),
+                        .timeout_ns = FAKE_ARG(uint64_t, 5), .err = FAKE_PTR(unsigned, 6)};
+
+        return fake_job_start(&j);
+    }
+    if (strcmp(name, "psc_flag_pong") == 0) {
+        fake_job_t j = {.stream = s, .ctx = c, .ping = 0, .flag = FAKE_PTR(unsigned, 0), .ans = FAKE_PTR(unsigned, 1),
+                        .iters = FAKE_ARG(unsigned, 2), .timeout_ns = FAKE_ARG(uint64_t, 3),
+                        .err = FAKE_PTR(unsigned, 4)};
+
+        return fake_job_start(&j);
+    }
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
