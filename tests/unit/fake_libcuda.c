@@ -20,11 +20,14 @@
  * the UUID whose first bytes are N and d (another N: another machine's
  * GPUs); unset, cuDeviceGetUuid is not supported.
  */
+#define _GNU_SOURCE
 #include <cuda.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* fake_kernels.c: p2pscope's kernels on the CPU, and the threads of the flag kernels ("jobs"). */
 CUresult fake_kernel_run(const char *name, CUstream s, CUcontext c, void **params);
@@ -265,15 +268,19 @@ static CUresult fake_stream_get_ctx(CUstream s, CUcontext *c)
     return CUDA_SUCCESS;
 }
 
-/* What memory the fake has handed out (host memory stands in for device memory), for pointer attributes. */
-typedef struct { uintptr_t base; size_t size; int type; int dev; int managed; unsigned flags; } fake_alloc_t;
+/*
+ * What memory the fake has handed out (host memory stands in for device memory), for pointer attributes.
+ * Device memory is a mapping of its own; exported by a legacy IPC handle it moves onto a memfd (fd), so another
+ * process can map the same bytes.
+ */
+typedef struct { uintptr_t base; size_t size; int type; int dev; int managed; unsigned flags; int fd; } fake_alloc_t;
 #define FAKE_ALLOC_MAX 1024
 static fake_alloc_t fake_allocs[FAKE_ALLOC_MAX];
 static void fake_alloc_note(void *p, size_t n, int type, unsigned flags)
 {
     for (int i = 0; p && i < FAKE_ALLOC_MAX; i++)
         if (!fake_allocs[i].base) {
-            fake_allocs[i] = (fake_alloc_t){(uintptr_t)p, n, type, fake_ctx_gpu((CUcontext)fake_cuda_current()), 0, flags};
+            fake_allocs[i] = (fake_alloc_t){(uintptr_t)p, n, type, fake_ctx_gpu((CUcontext)fake_cuda_current()), 0, flags, -1};
             return;
         }
 }
@@ -327,15 +334,80 @@ static CUresult fake_host_unregister(void *p)
     fake_alloc_forget(p);
     return CUDA_SUCCESS;
 }
+#define FAKE_IMPORTED 0xFFFFFFFFu /* the flags of a legacy IPC import: cuIpcCloseMemHandle's, not cuMemFree's */
+static size_t fake_pages(size_t n)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+    return ((n ? n : 1) + pg - 1) / pg * pg;
+}
 static CUresult fake_mem_alloc(CUdeviceptr *d, size_t n)
 {
-    void *p = calloc(1, n ? n : 1);
+    void *p = mmap(NULL, fake_pages(n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-    *d = (CUdeviceptr)(uintptr_t)p;
+    if (p == MAP_FAILED)
+        return CUDA_ERROR_OUT_OF_MEMORY;
     fake_alloc_note(p, n, CU_MEMORYTYPE_DEVICE, 0);
-    return p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    if (!fake_alloc_find((uintptr_t)p)) { /* the table is full */
+        munmap(p, fake_pages(n));
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *d = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
 }
-static CUresult fake_mem_free(CUdeviceptr d) { fake_alloc_forget((void *)(uintptr_t)d); free((void *)(uintptr_t)d); return CUDA_SUCCESS; }
+static CUresult fake_mem_free(CUdeviceptr d)
+{
+    fake_alloc_t *a = (fake_alloc_t *)fake_alloc_find((uintptr_t)d);
+
+    if (!d)
+        return CUDA_SUCCESS;
+    if (!a || a->base != (uintptr_t)d || a->type != CU_MEMORYTYPE_DEVICE || a->flags == FAKE_IMPORTED)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (a->fd >= 0)
+        close(a->fd);
+    munmap((void *)a->base, fake_pages(a->size));
+    a->base = 0;
+    return CUDA_SUCCESS;
+}
+/*
+ * For fake_vmm.c's legacy IPC. The device allocation based at p, moved onto a memfd (once; its bytes kept, its
+ * address too): the descriptor, *len its mapped length, *dev its GPU; -1 when p is no allocation's base.
+ */
+int fake_cuda_alloc_share(uintptr_t p, size_t *len, int *dev)
+{
+    fake_alloc_t *a = (fake_alloc_t *)fake_alloc_find(p);
+    size_t n;
+    int fd;
+
+    if (!a || a->base != p || a->type != CU_MEMORYTYPE_DEVICE || a->flags == FAKE_IMPORTED)
+        return -1;
+    n = fake_pages(a->size);
+    if (a->fd < 0) {
+        if ((fd = memfd_create("fake_ipc", MFD_CLOEXEC)) < 0)
+            return -1;
+        if (ftruncate(fd, (off_t)n) != 0 || pwrite(fd, (const void *)p, n, 0) != (ssize_t)n ||
+            mmap((void *)p, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+            close(fd);
+            return -1;
+        }
+        a->fd = fd;
+    }
+    *len = n;
+    *dev = a->dev;
+    return a->fd;
+}
+/* For fake_vmm.c: an imported legacy allocation is device memory of the exporter's GPU here too. */
+int fake_cuda_alloc_imported(void *p, size_t len, int dev)
+{
+    fake_alloc_t *a;
+
+    fake_alloc_note(p, len, CU_MEMORYTYPE_DEVICE, FAKE_IMPORTED);
+    if (!(a = (fake_alloc_t *)fake_alloc_find((uintptr_t)p)))
+        return -1;
+    a->dev = dev;
+    return 0;
+}
+void fake_cuda_alloc_closed(void *p) { fake_alloc_forget(p); }
 static CUresult fake_htod(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)(uintptr_t)d, s, n); return CUDA_SUCCESS; }
 static CUresult fake_dtoh(void *d, CUdeviceptr s, size_t n) { memcpy(d, (const void *)(uintptr_t)s, n); return CUDA_SUCCESS; }
 static CUresult fake_can_access(int *v, CUdevice a, CUdevice b) { *v = fake_ctx_mode() && a != b; return CUDA_SUCCESS; }
@@ -594,6 +666,38 @@ static CUresult fake_event_elapsed(float *ms, CUevent a, CUevent b)
     *ms = (float)(((double)eb->at - (double)ea->at) / 1e6);
     return CUDA_SUCCESS;
 }
+/*
+ * Interprocess events: the handle carries the exporter's pid (opening it there fails, as in the driver); opened
+ * elsewhere it is an event of the current context. Work is done when queued, so waiting for one is ordering
+ * enough.
+ */
+static CUresult fake_ipc_event_get(CUipcEventHandle *h, CUevent e)
+{
+    const fake_event_t *fe = (const fake_event_t *)e;
+    int32_t pid = getpid();
+
+    if (!fe || fe->magic != FAKE_EVENT_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!(fe->flags & CU_EVENT_INTERPROCESS) || !(fe->flags & CU_EVENT_DISABLE_TIMING))
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(h, 0, sizeof(*h));
+    memcpy(h->reserved, &pid, sizeof(pid));
+    memcpy(h->reserved + 8, "fakeevt", 8);
+    return CUDA_SUCCESS;
+}
+static CUresult fake_ipc_event_open(CUevent *e, CUipcEventHandle h)
+{
+    int32_t pid;
+
+    memcpy(&pid, h.reserved, sizeof(pid));
+    if (pid <= 0 || memcmp(h.reserved + 8, "fakeevt", 8) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (pid == getpid())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!fake_cuda_current())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return fake_event_create(e, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING);
+}
 static CUresult fake_event_sync(CUevent e)
 {
     const fake_event_t *fe = (const fake_event_t *)e;
@@ -652,6 +756,8 @@ static const struct { const char *name; void *fn; } fake_ctx_table[] = {
     {"cuCtxSynchronize", (void *)fake_ctx_sync},
     {"cuEventElapsedTime", (void *)fake_event_elapsed},
     {"cuEventSynchronize", (void *)fake_event_sync},
+    {"cuIpcGetEventHandle", (void *)fake_ipc_event_get},
+    {"cuIpcOpenEventHandle", (void *)fake_ipc_event_open},
     {"cuMemcpyPeerAsync", (void *)fake_memcpy_peer_async},
     {"cuMemsetD8", (void *)fake_memset8},
     {"cuMemsetD32", (void *)fake_memset32},

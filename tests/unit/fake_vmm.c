@@ -5,12 +5,13 @@
  * mappings (two processes, or one importing its own export) see the same
  * bytes. Access per device is remembered for cuMemGetAccess. Legacy IPC
  * handles carry the exporting process's pid and refuse to open in it, as the
- * driver does.
+ * driver does; in another process they map the same bytes.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -212,33 +213,86 @@ static CUresult fake_get_access(unsigned long long *flags, const CUmemLocation *
     return CUDA_SUCCESS;
 }
 
-/* Legacy handles: the exporter's pid and the address; opening in the same process fails as in the driver. */
+/*
+ * Legacy handles: the exporter's pid, the address, the memfd its allocation moved onto (fake_libcuda.c), its
+ * length and GPU. Opening in the same process fails as in the driver; another process maps the memfd, found
+ * through /proc/<pid>/fd, so both see the same bytes.
+ */
+int fake_cuda_alloc_share(uintptr_t p, size_t *len, int *dev);
+int fake_cuda_alloc_imported(void *p, size_t len, int dev);
+void fake_cuda_alloc_closed(void *p);
+
+typedef struct {
+    int32_t pid, dev;
+    uint64_t ptr;
+    int32_t fd, pad;
+    uint64_t len;
+} fake_ipc_mem_t;
+_Static_assert(sizeof(fake_ipc_mem_t) <= sizeof(CUipcMemHandle), "a legacy handle holds the fake's fields");
+
+static struct { uintptr_t ptr; size_t len; } fake_ipc_maps[FAKE_VMM_MAX]; /* handles this process opened */
+
 static CUresult fake_ipc_get(CUipcMemHandle *h, CUdeviceptr p)
 {
-    pid_t pid = getpid();
+    fake_ipc_mem_t m = {getpid(), 0, p, -1, 0, 0};
+    size_t len = 0;
+    int dev = 0;
 
+    if (!p || (m.fd = fake_cuda_alloc_share((uintptr_t)p, &len, &dev)) < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    m.len = len;
+    m.dev = dev;
     memset(h, 0, sizeof(*h));
-    memcpy(h->reserved, &pid, sizeof(pid));
-    memcpy(h->reserved + 8, &p, sizeof(p));
-    return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    memcpy(h->reserved, &m, sizeof(m));
+    return CUDA_SUCCESS;
 }
 
 static CUresult fake_ipc_open(CUdeviceptr *p, CUipcMemHandle h, unsigned flags)
 {
-    pid_t pid;
+    fake_ipc_mem_t m;
+    char path[64];
+    struct stat st;
+    void *q;
+    int fd, slot = -1;
 
     (void)flags;
-    memcpy(&pid, h.reserved, sizeof(pid));
-    if (pid == getpid())
+    memcpy(&m, h.reserved, sizeof(m));
+    if (m.pid == getpid())
         return CUDA_ERROR_INVALID_CONTEXT;
-    memcpy(p, h.reserved + 8, sizeof(*p));
+    for (int i = 0; i < FAKE_VMM_MAX && slot < 0; i++)
+        if (!fake_ipc_maps[i].ptr)
+            slot = i;
+    if (slot < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)m.pid, (int)m.fd);
+    if (m.pid <= 0 || m.fd < 0 || !m.len || (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+        return CUDA_ERROR_INVALID_HANDLE;
+    q = fstat(fd, &st) == 0 && (uint64_t)st.st_size >= m.len
+            ? mmap(NULL, (size_t)m.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+            : MAP_FAILED;
+    close(fd);
+    if (q == MAP_FAILED)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (fake_cuda_alloc_imported(q, (size_t)m.len, m.dev) != 0) {
+        munmap(q, (size_t)m.len);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    fake_ipc_maps[slot].ptr = (uintptr_t)q;
+    fake_ipc_maps[slot].len = (size_t)m.len;
+    *p = (CUdeviceptr)(uintptr_t)q;
     return CUDA_SUCCESS;
 }
 
 static CUresult fake_ipc_close(CUdeviceptr p)
 {
-    (void)p;
-    return CUDA_SUCCESS;
+    for (int i = 0; i < FAKE_VMM_MAX; i++)
+        if (p && fake_ipc_maps[i].ptr == (uintptr_t)p) {
+            fake_cuda_alloc_closed((void *)(uintptr_t)p);
+            munmap((void *)(uintptr_t)p, fake_ipc_maps[i].len);
+            fake_ipc_maps[i].ptr = 0;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
 void *fake_vmm_lookup(const char *symbol)

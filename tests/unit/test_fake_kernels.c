@@ -4,7 +4,8 @@
  * every destination checked, a corrupted byte fails the case naming its
  * offset, the GPU <-> GPU flag latency passes, flag kernels that get no
  * answer end with their error instead of hanging, and a ping and a pong
- * meet through VMM memory one process exports and another imports.
+ * meet through memory one process exports and another imports (a VMM
+ * descriptor, a legacy IPC handle).
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -328,30 +329,54 @@ static void flags_time_out(void **state)
     gpu_close(&k);
 }
 
-/* ------------------------------------------------------------ two processes, one VMM allocation */
+/* ------------------------------------------------------------ two processes, one allocation */
 
 #define SHARE_SIZE (2u << 20)
 
-/* Import the exported descriptor, map it, answer `iters` pings from it; exit 0 when the pong had no error. */
-static void pong_child(int fd, unsigned iters)
+typedef CUresult (*import_fn)(CUmemGenericAllocationHandle *, void *, CUmemAllocationHandleType);
+typedef CUresult (*reserve_fn)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+typedef CUresult (*map_fn)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
+typedef CUresult (*access_fn)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+typedef CUresult (*ipc_open_fn)(CUdeviceptr *, CUipcMemHandle, unsigned);
+
+/* What the child gets of the parent's allocation: an exported descriptor (VMM), or a legacy handle. */
+typedef struct {
+    int fd;
+    CUipcMemHandle legacy;
+    CUipcEventHandle event; /* with a legacy handle: an event for ordering, opened beside it */
+} shared_t;
+typedef CUresult (*ipc_event_open_fn)(CUevent *, CUipcEventHandle);
+
+/* The child's own mapping of the parent's allocation, on GPU 1; 0 when the import failed. */
+static CUdeviceptr child_import(const shared_t *sh)
 {
-    CUmemGenericAllocationHandle h;
-    CUdeviceptr base = 0, flag, ans, err;
     CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 1}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr base = 0;
+
+    if (sh->fd < 0)
+        return CU(cuIpcOpenMemHandle, ipc_open_fn)(&base, sh->legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) == CUDA_SUCCESS
+                   ? base
+                   : 0;
+    if (CU(cuMemImportFromShareableHandle, import_fn)(&h, (void *)(intptr_t)sh->fd,
+                                                      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != CUDA_SUCCESS ||
+        CU(cuMemAddressReserve, reserve_fn)(&base, SHARE_SIZE, 0, 0, 0) != CUDA_SUCCESS ||
+        CU(cuMemMap, map_fn)(base, SHARE_SIZE, 0, h, 0) != CUDA_SUCCESS ||
+        CU(cuMemSetAccess, access_fn)(base, SHARE_SIZE, &acc, 1) != CUDA_SUCCESS)
+        return 0;
+    return base;
+}
+
+/* Map the parent's allocation, answer `iters` pings from it; exit 0 when the pong had no error. */
+static void pong_child(const shared_t *sh, unsigned iters)
+{
+    CUdeviceptr base, flag, ans, err;
     uint64_t timeout_ns = 10000 * 1000000ull;
     unsigned e = 1;
     gpu_t k;
 
     fake_set_current(fake_primary(1));
-    if (CU(cuMemImportFromShareableHandle, CUresult(*)(CUmemGenericAllocationHandle *, void *, CUmemAllocationHandleType))(
-            &h, (void *)(intptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != CUDA_SUCCESS ||
-        CU(cuMemAddressReserve, CUresult(*)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long))(
-            &base, SHARE_SIZE, 0, 0, 0) != CUDA_SUCCESS ||
-        CU(cuMemMap, CUresult(*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long))(
-            base, SHARE_SIZE, 0, h, 0) != CUDA_SUCCESS ||
-        CU(cuMemSetAccess, CUresult(*)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t))(base, SHARE_SIZE, &acc,
-                                                                                             1) != CUDA_SUCCESS ||
-        CU(cuMemAlloc, alloc_fn)(&err, sizeof(unsigned)) != CUDA_SUCCESS)
+    if (!(base = child_import(sh)) || CU(cuMemAlloc, alloc_fn)(&err, sizeof(unsigned)) != CUDA_SUCCESS)
         _exit(2);
     memset((void *)(uintptr_t)err, 0, sizeof(unsigned));
     flag = base;
@@ -366,57 +391,36 @@ static void pong_child(int fd, unsigned iters)
             _exit(4);
     }
     memcpy(&e, (void *)(uintptr_t)err, sizeof(e));
+    if (sh->fd < 0) {
+        CUevent ev = NULL;
+
+        if (CU(cuIpcCloseMemHandle, free_fn)(base) != CUDA_SUCCESS ||
+            CU(cuIpcOpenEventHandle, ipc_event_open_fn)(&ev, sh->event) != CUDA_SUCCESS ||
+            CU(cuStreamWaitEvent, CUresult(*)(CUstream, CUevent, unsigned))(k.stream, ev, 0) != CUDA_SUCCESS ||
+            CU(cuEventDestroy, CUresult(*)(CUevent))(ev) != CUDA_SUCCESS)
+            _exit(6);
+    }
     _exit(e == 0 && fake_jobs_live() == 0 ? 0 : 5);
 }
 
-static void ping_pong_between_processes(void **state)
+/* The parent pings from GPU 0 through its own pointer to the allocation, the child pongs through its import. */
+static void ping_pong_child(CUdeviceptr base, const shared_t *sh)
 {
-    CUmemAllocationProp prop;
-    CUmemGenericAllocationHandle h;
-    CUdeviceptr base = 0, flag, ans, cyc, cal, err;
-    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUdeviceptr flag = base, ans = base + 128, cyc, cal, err;
     unsigned iters = 64, e = 1;
     uint64_t timeout_ns = 10000 * 1000000ull, c[64], t[2];
-    int fd = -1, status = -1;
+    int status = -1;
     pid_t pid;
     gpu_t k;
 
-    (void)state;
-    memset(&prop, 0, sizeof(prop));
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = 0;
-    fake_set_current(fake_primary(0));
-    assert_int_equal(CU(cuMemCreate, CUresult(*)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
-                                                  unsigned long long))(&h, SHARE_SIZE, &prop, 0),
-                     CUDA_SUCCESS);
-    assert_int_equal(CU(cuMemExportToShareableHandle,
-                        CUresult(*)(void *, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long))(
-                         &fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-                     CUDA_SUCCESS);
-    /* The child gets only the exported descriptor: it imports and maps the allocation itself. */
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0)
-        pong_child(fd, iters);
-    close(fd);
-    assert_int_equal(CU(cuMemAddressReserve, CUresult(*)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long))(
-                         &base, SHARE_SIZE, 0, 0, 0),
-                     CUDA_SUCCESS);
-    assert_int_equal(
-        CU(cuMemMap, CUresult(*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long))(
-            base, SHARE_SIZE, 0, h, 0),
-        CUDA_SUCCESS);
-    assert_int_equal(CU(cuMemSetAccess, CUresult(*)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t))(
-                         base, SHARE_SIZE, &acc, 1),
-                     CUDA_SUCCESS);
-    flag = base;
-    ans = base + 128;
+        pong_child(sh, iters);
+    k = gpu_open(0);
     cyc = dev_alloc(sizeof(c));
     cal = dev_alloc(sizeof(t));
     err = dev_alloc(sizeof(unsigned));
-    k = gpu_open(0);
     {
         void *ping[] = {&flag, &ans, &iters, &cyc, &cal, &timeout_ns, &err};
 
@@ -433,13 +437,77 @@ static void ping_pong_between_processes(void **state)
     for (unsigned i = 0; i < iters; i++)
         assert_true(c[i] > 0);
     assert_true(t[0] > 0 && t[1] > 0);
-    assert_int_equal(*(unsigned *)(uintptr_t)ans, iters); /* the child's last answer, seen through our mapping */
-    gpu_close(&k);
-    fake_set_current(fake_primary(0));
+    assert_int_equal(*(unsigned *)(uintptr_t)ans, iters); /* the child's last answer, seen through our pointer */
     dev_free(cyc), dev_free(cal), dev_free(err);
+    gpu_close(&k);
+}
+
+/* VMM: the child gets only the exported descriptor and imports and maps the allocation itself. */
+static void ping_pong_vmm_fd(void **state)
+{
+    CUmemAllocationProp prop;
+    CUmemGenericAllocationHandle h;
+    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUdeviceptr base = 0;
+    shared_t sh = {-1, {{0}}, {{0}}};
+
+    (void)state;
+    memset(&prop, 0, sizeof(prop));
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    fake_set_current(fake_primary(0));
+    assert_int_equal(CU(cuMemCreate, CUresult(*)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+                                                  unsigned long long))(&h, SHARE_SIZE, &prop, 0),
+                     CUDA_SUCCESS);
+    assert_int_equal(CU(cuMemExportToShareableHandle,
+                        CUresult(*)(void *, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long))(
+                         &sh.fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                     CUDA_SUCCESS);
+    assert_int_equal(CU(cuMemAddressReserve, reserve_fn)(&base, SHARE_SIZE, 0, 0, 0), CUDA_SUCCESS);
+    assert_int_equal(CU(cuMemMap, map_fn)(base, SHARE_SIZE, 0, h, 0), CUDA_SUCCESS);
+    assert_int_equal(CU(cuMemSetAccess, access_fn)(base, SHARE_SIZE, &acc, 1), CUDA_SUCCESS);
+    ping_pong_child(base, &sh);
+    close(sh.fd);
+    fake_set_current(fake_primary(0));
     assert_int_equal(CU(cuMemUnmap, CUresult(*)(CUdeviceptr, size_t))(base, SHARE_SIZE), CUDA_SUCCESS);
     assert_int_equal(CU(cuMemAddressFree, CUresult(*)(CUdeviceptr, size_t))(base, SHARE_SIZE), CUDA_SUCCESS);
     assert_int_equal(CU(cuMemRelease, CUresult(*)(CUmemGenericAllocationHandle))(h), CUDA_SUCCESS);
+    fake_set_current(NULL);
+}
+
+/* Legacy IPC: the child opens the handle (the exporter itself may not), and the bytes are shared both ways. */
+static void ping_pong_legacy(void **state)
+{
+    CUdeviceptr base, refused = 0;
+    shared_t sh = {-1, {{0}}, {{0}}};
+    CUevent ev = NULL, same = NULL;
+    unsigned char *p;
+
+    (void)state;
+    fake_set_current(fake_primary(0));
+    base = dev_alloc(4096);
+    p = (unsigned char *)(uintptr_t)base;
+    p[1000] = 0x42; /* written before the export: kept */
+    assert_int_equal(CU(cuIpcGetMemHandle, CUresult(*)(CUipcMemHandle *, CUdeviceptr))(&sh.legacy, base), CUDA_SUCCESS);
+    assert_int_equal(p[1000], 0x42);
+    assert_int_equal(CU(cuIpcOpenMemHandle, ipc_open_fn)(&refused, sh.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                     CUDA_ERROR_INVALID_CONTEXT);
+    /* An event is shared only when made for it, and opens only in another process. */
+    assert_int_equal(CU(cuEventCreate, CUresult(*)(CUevent *, unsigned))(&ev, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+    assert_int_equal(CU(cuIpcGetEventHandle, CUresult(*)(CUipcEventHandle *, CUevent))(&sh.event, ev),
+                     CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(CU(cuEventDestroy, CUresult(*)(CUevent))(ev), CUDA_SUCCESS);
+    assert_int_equal(CU(cuEventCreate, CUresult(*)(CUevent *, unsigned))(
+                         &ev, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING),
+                     CUDA_SUCCESS);
+    assert_int_equal(CU(cuIpcGetEventHandle, CUresult(*)(CUipcEventHandle *, CUevent))(&sh.event, ev), CUDA_SUCCESS);
+    assert_int_equal(CU(cuIpcOpenEventHandle, ipc_event_open_fn)(&same, sh.event), CUDA_ERROR_INVALID_CONTEXT);
+    ping_pong_child(base, &sh);
+    fake_set_current(fake_primary(0));
+    assert_int_equal(CU(cuEventDestroy, CUresult(*)(CUevent))(ev), CUDA_SUCCESS);
+    dev_free(base);
     fake_set_current(NULL);
 }
 
@@ -451,7 +519,8 @@ int main(void)
         cmocka_unit_test(lat_flag_gpu_passes),
         cmocka_unit_test(fill_check_flip_as_the_gpu),
         cmocka_unit_test(flags_time_out),
-        cmocka_unit_test(ping_pong_between_processes),
+        cmocka_unit_test(ping_pong_vmm_fd),
+        cmocka_unit_test(ping_pong_legacy),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
