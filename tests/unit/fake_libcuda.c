@@ -29,6 +29,22 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define FAKE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FAKE_ASAN 1
+#endif
+#endif
+#ifdef FAKE_ASAN
+#include <sanitizer/asan_interface.h>
+#define FAKE_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define FAKE_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define FAKE_POISON(p, n) ((void)(p), (void)(n))
+#define FAKE_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 /* fake_kernels.c: p2pscope's kernels on the CPU, and the threads of the flag kernels ("jobs"). */
 CUresult fake_kernel_run(const char *name, CUstream s, CUcontext c, void **params);
 void fake_kernels_wait_stream(CUstream s); /* join the jobs of stream s */
@@ -341,17 +357,21 @@ static size_t fake_pages(size_t n)
 
     return ((n ? n : 1) + pg - 1) / pg * pg;
 }
+/* Whole pages and a guard page after them; under ASan the pages' bytes past n are poisoned, as a heap redzone. */
 static CUresult fake_mem_alloc(CUdeviceptr *d, size_t n)
 {
-    void *p = mmap(NULL, fake_pages(n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    size_t len = fake_pages(n), pg = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char *p = mmap(NULL, len + pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
     if (p == MAP_FAILED)
         return CUDA_ERROR_OUT_OF_MEMORY;
     fake_alloc_note(p, n, CU_MEMORYTYPE_DEVICE, 0);
-    if (!fake_alloc_find((uintptr_t)p)) { /* the table is full */
-        munmap(p, fake_pages(n));
+    if (!fake_alloc_find((uintptr_t)p) || mprotect(p + len, pg, PROT_NONE) != 0) { /* the table is full */
+        fake_alloc_forget(p);
+        munmap(p, len + pg);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
+    FAKE_POISON(p + n, len - n);
     *d = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
 }
@@ -365,7 +385,8 @@ static CUresult fake_mem_free(CUdeviceptr d)
         return CUDA_ERROR_INVALID_VALUE;
     if (a->fd >= 0)
         close(a->fd);
-    munmap((void *)a->base, fake_pages(a->size));
+    FAKE_UNPOISON((void *)a->base, fake_pages(a->size));
+    munmap((void *)a->base, fake_pages(a->size) + (size_t)sysconf(_SC_PAGESIZE));
     a->base = 0;
     return CUDA_SUCCESS;
 }
@@ -385,7 +406,7 @@ int fake_cuda_alloc_share(uintptr_t p, size_t *len, int *dev)
     if (a->fd < 0) {
         if ((fd = memfd_create("fake_ipc", MFD_CLOEXEC)) < 0)
             return -1;
-        if (ftruncate(fd, (off_t)n) != 0 || pwrite(fd, (const void *)p, n, 0) != (ssize_t)n ||
+        if (ftruncate(fd, (off_t)n) != 0 || pwrite(fd, (const void *)p, a->size, 0) != (ssize_t)a->size ||
             mmap((void *)p, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
             close(fd);
             return -1;

@@ -325,6 +325,14 @@ static void flags_time_out(void **state)
     memcpy(&e, (void *)(uintptr_t)err, sizeof(e));
     assert_int_equal(e, 1);
     assert_int_equal(*(unsigned *)(uintptr_t)flag, 1); /* the first flag went out, no answer came */
+
+    /* Released with its context: the context's pong is waited for, nothing is left running. */
+    memset((void *)(uintptr_t)err, 0, sizeof(unsigned));
+    assert_int_equal(launch(&k, k.pong, pong), CUDA_SUCCESS);
+    assert_int_equal(CU(cuDevicePrimaryCtxRelease, CUresult(*)(CUdevice))(0), CUDA_SUCCESS);
+    assert_int_equal(fake_jobs_live(), 0);
+    memcpy(&e, (void *)(uintptr_t)err, sizeof(e));
+    assert_int_equal(e, 1);
     dev_free(flag), dev_free(ans), dev_free(err), dev_free(cyc), dev_free(cal);
     gpu_close(&k);
 }
