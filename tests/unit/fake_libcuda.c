@@ -18,7 +18,8 @@
  * FAKE_CUDA_COUNT sets how many GPUs it reports (default 2; -10000 to 10000,
  * since a broken driver may answer anything). FAKE_CUDA_UUID=N gives GPU d
  * the UUID whose first bytes are N and d (another N: another machine's
- * GPUs); unset, cuDeviceGetUuid is not supported.
+ * GPUs); unset, cuDeviceGetUuid is not supported. FAKE_CUDA_FABRIC=1 lets
+ * VMM allocations take fabric handles from the start (fake_vmm.c).
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -141,6 +142,7 @@ static CUresult fake_error_name(CUresult rc, const char **s)
         {CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"},
         {CUDA_ERROR_OPERATING_SYSTEM, "CUDA_ERROR_OPERATING_SYSTEM"},
         {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+        {CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED"},
     };
 
     *s = "CUDA_ERROR_FAKE";

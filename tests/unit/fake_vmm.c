@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -25,6 +26,19 @@ static struct { uintptr_t ptr; size_t size; unsigned long long access[8]; } fake
 static int fake_vmm_fabric_ok;
 
 void fake_cuda_vmm_fabric(int ok) { fake_vmm_fabric_ok = ok; }
+/* FAKE_CUDA_FABRIC=1: fabric handles work from the start (for worker processes a test starts). */
+static int fake_env_fabric(void)
+{
+    const char *f = getenv("FAKE_CUDA_FABRIC");
+
+    return f && strcmp(f, "1") == 0;
+}
+
+/* A fabric handle: the exporting process and its descriptor of the allocation, opened through /proc elsewhere. */
+typedef struct {
+    int32_t fd, pid;
+} fake_fabric_t;
+_Static_assert(sizeof(fake_fabric_t) <= sizeof(CUmemFabricHandle), "a fabric handle holds the fake's fields");
 /* Live allocation handles (created or imported, not released): a leak shows. */
 int fake_cuda_vmm_live(void)
 {
@@ -70,7 +84,7 @@ static CUresult fake_mem_create(CUmemGenericAllocationHandle *h, size_t size, co
 
     if (flags || size % FAKE_VMM_GRAN)
         return CUDA_ERROR_INVALID_VALUE;
-    if (p->requestedHandleTypes == CU_MEM_HANDLE_TYPE_FABRIC && !fake_vmm_fabric_ok)
+    if (p->requestedHandleTypes == CU_MEM_HANDLE_TYPE_FABRIC && !fake_vmm_fabric_ok && !fake_env_fabric())
         return CUDA_ERROR_NOT_PERMITTED; /* no IMEX channel */
     if ((fd = memfd_create("fake_vmm", MFD_CLOEXEC)) < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -99,9 +113,11 @@ static CUresult fake_export(void *out, CUmemGenericAllocationHandle h, CUmemAllo
 
     if (fd < 0 || flags)
         return CUDA_ERROR_INVALID_VALUE;
-    if (t == CU_MEM_HANDLE_TYPE_FABRIC) { /* the fabric handle: the allocation's descriptor number, this process's */
+    if (t == CU_MEM_HANDLE_TYPE_FABRIC) {
+        fake_fabric_t f = {fd, getpid()};
+
         memset(out, 0, sizeof(CUmemFabricHandle));
-        memcpy(out, &fd, sizeof(fd));
+        memcpy(out, &f, sizeof(f));
         return CUDA_SUCCESS;
     }
     if (t != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
@@ -115,8 +131,16 @@ static CUresult fake_import(CUmemGenericAllocationHandle *h, void *handle, CUmem
     int fd, own;
 
     if (t == CU_MEM_HANDLE_TYPE_FABRIC) {
-        memcpy(&own, handle, sizeof(own));
-        fd = fcntl(own, F_DUPFD_CLOEXEC, 0);
+        fake_fabric_t f;
+        char path[64];
+
+        memcpy(&f, handle, sizeof(f));
+        own = f.fd;
+        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)f.pid, (int)f.fd);
+        if (f.pid == getpid())
+            fd = fcntl(own, F_DUPFD_CLOEXEC, 0);
+        else
+            fd = f.pid > 0 && f.fd >= 0 ? open(path, O_RDWR | O_CLOEXEC) : -1;
     } else if (t == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
         fd = fcntl((int)(intptr_t)handle, F_DUPFD_CLOEXEC, 0);
     } else {

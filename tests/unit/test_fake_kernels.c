@@ -5,7 +5,7 @@
  * offset, the GPU <-> GPU flag latency passes, flag kernels that get no
  * answer end with their error instead of hanging, and a ping and a pong
  * meet through memory one process exports and another imports (a VMM
- * descriptor, a legacy IPC handle).
+ * descriptor or fabric handle, a legacy IPC handle).
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -31,6 +31,7 @@ static void (*fake_run_copies)(int);
 static void *(*fake_primary)(int);
 static void *(*fake_current)(void);
 static void (*fake_set_current)(void *);
+static void (*fake_vmm_fabric)(int);
 static int (*fake_jobs_live)(void);
 static CUresult (*get_proc)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 
@@ -68,9 +69,10 @@ static int setup(void **state)
     *(void **)&fake_current = dlsym(h, "fake_cuda_current");
     *(void **)&fake_set_current = dlsym(h, "fake_cuda_set_current");
     *(void **)&fake_jobs_live = dlsym(h, "fake_cuda_jobs_live");
+    *(void **)&fake_vmm_fabric = dlsym(h, "fake_cuda_vmm_fabric");
     *(void **)&get_proc = dlsym(h, "cuGetProcAddress_v2");
     dlclose(h);
-    if (!fake_run_copies || !fake_primary || !fake_current || !fake_set_current || !fake_jobs_live || !get_proc)
+    if (!fake_run_copies || !fake_primary || !fake_current || !fake_set_current || !fake_jobs_live || !fake_vmm_fabric || !get_proc)
         return -1;
     fake_run_copies(1);
     return 0;
@@ -349,7 +351,8 @@ typedef CUresult (*ipc_open_fn)(CUdeviceptr *, CUipcMemHandle, unsigned);
 
 /* What the child gets of the parent's allocation: an exported descriptor (VMM), or a legacy handle. */
 typedef struct {
-    int fd;
+    int fd, fabric;        /* VMM: the descriptor, or (fabric) a handle in bytes; neither: legacy */
+    CUmemFabricHandle fab;
     CUipcMemHandle legacy;
     CUipcEventHandle event; /* with a legacy handle: an event for ordering, opened beside it */
 } shared_t;
@@ -362,12 +365,14 @@ static CUdeviceptr child_import(const shared_t *sh)
     CUmemGenericAllocationHandle h;
     CUdeviceptr base = 0;
 
-    if (sh->fd < 0)
+    if (sh->fd < 0 && !sh->fabric)
         return CU(cuIpcOpenMemHandle, ipc_open_fn)(&base, sh->legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) == CUDA_SUCCESS
                    ? base
                    : 0;
-    if (CU(cuMemImportFromShareableHandle, import_fn)(&h, (void *)(intptr_t)sh->fd,
-                                                      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != CUDA_SUCCESS ||
+    if ((sh->fabric ? CU(cuMemImportFromShareableHandle, import_fn)(&h, (void *)&sh->fab, CU_MEM_HANDLE_TYPE_FABRIC)
+                    : CU(cuMemImportFromShareableHandle, import_fn)(&h, (void *)(intptr_t)sh->fd,
+                                                                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) !=
+            CUDA_SUCCESS ||
         CU(cuMemAddressReserve, reserve_fn)(&base, SHARE_SIZE, 0, 0, 0) != CUDA_SUCCESS ||
         CU(cuMemMap, map_fn)(base, SHARE_SIZE, 0, h, 0) != CUDA_SUCCESS ||
         CU(cuMemSetAccess, access_fn)(base, SHARE_SIZE, &acc, 1) != CUDA_SUCCESS)
@@ -399,7 +404,7 @@ static void pong_child(const shared_t *sh, unsigned iters)
             _exit(4);
     }
     memcpy(&e, (void *)(uintptr_t)err, sizeof(e));
-    if (sh->fd < 0) {
+    if (sh->fd < 0 && !sh->fabric) {
         CUevent ev = NULL;
 
         if (CU(cuIpcCloseMemHandle, free_fn)(base) != CUDA_SUCCESS ||
@@ -450,19 +455,21 @@ static void ping_pong_child(CUdeviceptr base, const shared_t *sh)
     gpu_close(&k);
 }
 
-/* VMM: the child gets only the exported descriptor and imports and maps the allocation itself. */
-static void ping_pong_vmm_fd(void **state)
+/* VMM: the child gets only the exported descriptor (or fabric handle) and imports and maps the allocation itself. */
+static void ping_pong_vmm(int fabric)
 {
     CUmemAllocationProp prop;
     CUmemGenericAllocationHandle h;
     CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
     CUdeviceptr base = 0;
-    shared_t sh = {-1, {{0}}, {{0}}};
+    shared_t sh;
 
-    (void)state;
+    memset(&sh, 0, sizeof(sh));
+    sh.fd = -1;
+    sh.fabric = fabric;
     memset(&prop, 0, sizeof(prop));
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    prop.requestedHandleTypes = fabric ? CU_MEM_HANDLE_TYPE_FABRIC : CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = 0;
     fake_set_current(fake_primary(0));
@@ -471,13 +478,15 @@ static void ping_pong_vmm_fd(void **state)
                      CUDA_SUCCESS);
     assert_int_equal(CU(cuMemExportToShareableHandle,
                         CUresult(*)(void *, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long))(
-                         &sh.fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                         fabric ? (void *)&sh.fab : (void *)&sh.fd, h,
+                         fabric ? CU_MEM_HANDLE_TYPE_FABRIC : CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
                      CUDA_SUCCESS);
     assert_int_equal(CU(cuMemAddressReserve, reserve_fn)(&base, SHARE_SIZE, 0, 0, 0), CUDA_SUCCESS);
     assert_int_equal(CU(cuMemMap, map_fn)(base, SHARE_SIZE, 0, h, 0), CUDA_SUCCESS);
     assert_int_equal(CU(cuMemSetAccess, access_fn)(base, SHARE_SIZE, &acc, 1), CUDA_SUCCESS);
     ping_pong_child(base, &sh);
-    close(sh.fd);
+    if (sh.fd >= 0)
+        close(sh.fd);
     fake_set_current(fake_primary(0));
     assert_int_equal(CU(cuMemUnmap, CUresult(*)(CUdeviceptr, size_t))(base, SHARE_SIZE), CUDA_SUCCESS);
     assert_int_equal(CU(cuMemAddressFree, CUresult(*)(CUdeviceptr, size_t))(base, SHARE_SIZE), CUDA_SUCCESS);
@@ -485,15 +494,31 @@ static void ping_pong_vmm_fd(void **state)
     fake_set_current(NULL);
 }
 
+static void ping_pong_vmm_fd(void **state)
+{
+    (void)state;
+    ping_pong_vmm(0);
+}
+
+static void ping_pong_vmm_fabric(void **state)
+{
+    (void)state;
+    fake_vmm_fabric(1);
+    ping_pong_vmm(1);
+    fake_vmm_fabric(0);
+}
+
 /* Legacy IPC: the child opens the handle (the exporter itself may not), and the bytes are shared both ways. */
 static void ping_pong_legacy(void **state)
 {
     CUdeviceptr base, refused = 0;
-    shared_t sh = {-1, {{0}}, {{0}}};
     CUevent ev = NULL, same = NULL;
     unsigned char *p;
+    shared_t sh;
 
     (void)state;
+    memset(&sh, 0, sizeof(sh));
+    sh.fd = -1;
     fake_set_current(fake_primary(0));
     base = dev_alloc(4096);
     p = (unsigned char *)(uintptr_t)base;
@@ -528,6 +553,7 @@ int main(void)
         cmocka_unit_test(fill_check_flip_as_the_gpu),
         cmocka_unit_test(flags_time_out),
         cmocka_unit_test(ping_pong_vmm_fd),
+        cmocka_unit_test(ping_pong_vmm_fabric),
         cmocka_unit_test(ping_pong_legacy),
     };
 
