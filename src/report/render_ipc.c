@@ -227,8 +227,7 @@ static void psc__latency(FILE *f, const psc_ipc_pair_t *const *pairs, unsigned n
         else
             psc_table_set(t, i + 1, 5, "-");
     }
-    fprintf(f, "flag round trip A -> B -> A through the imported memory [ns; ratio = p50 between processes / p50 in "
-               "one process]\n");
+    fprintf(f, "round trip A -> B -> A, a flag in the imported memory [ns; ratio = p50 between / in one process]\n");
     psc_table_render(t, f);
     psc_table_free(t);
 }
@@ -256,8 +255,9 @@ static void psc__costs(FILE *f, int method, const psc_ipc_pair_t *const *pairs, 
         psc_table_set(t, i + 1, 6, "%.1f", p->touch_us);
         psc_table_set(t, i + 1, 7, "%.1f", p->release_us);
     }
-    fprintf(f, "costs [us; export by B's worker, the rest by A's; touch = a 4 KiB copy out of the import%s]\n",
-            method == PSC_SHARE_LEGACY ? "; map: - (cuIpcOpenMemHandle maps as it imports)" : "");
+    fprintf(f, "costs [us; export by B's worker, the rest by A's; touch: a 4 KiB copy out of the import]\n");
+    if (method == PSC_SHARE_LEGACY)
+        fprintf(f, "[map: - as cuIpcOpenMemHandle maps while it imports: import holds both]\n");
     psc_table_render(t, f);
     psc_table_free(t);
 }
