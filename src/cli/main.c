@@ -74,6 +74,8 @@ static int psc__main(int argc, char **argv)
     }
     if (o.help) {
         psc_cli_usage();
+        if (ferror(stdout)) /* the text outgrew stdio's buffer: the failed write's errno, before anything resets it */
+            psc_cli_stdout_errno = errno;
         return PSC_EXIT_OK;
     }
     if (o.version) {
