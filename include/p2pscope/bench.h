@@ -744,7 +744,7 @@ typedef struct {
     int method;               /* psc_share_kind_t */
     int asked;                /* in opts.methods */
     int available;            /* 1: ran; 0: this driver, GPU or platform cannot (reason says why) */
-    char reason[256];
+    char reason[512];
 } psc_ipc_method_t;
 
 typedef struct {
@@ -764,7 +764,8 @@ typedef struct {
     double touch_us;          /* the same copy again */
     double release_us;        /* the importer's psc_share_free */
     int naccess;              /* GPUs the importer sees */
-    unsigned access[PSC_MAX_GPUS]; /* the importer's psc_share_access of the import on each (PSC_ACCESS_*) */
+    unsigned access[PSC_MAX_GPUS]; /* the importer's psc_share_access of the import on each (PSC_ACCESS_*), or: */
+#define PSC_IPC_ACCESS_NOT_ASKED 0xffu /* legacy memory is asked on the importer's GPU only (another would need a context there) */
 } psc_ipc_pair_t;
 
 typedef struct {

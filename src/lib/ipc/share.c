@@ -27,6 +27,7 @@ struct psc_share {
     CUmemGenericAllocationHandle vmm;  /* VMM: the allocation; 0 none */
     int reserved, mapped;              /* VMM: address range reserved, allocation mapped there */
     CUevent event;
+    double import_ns, map_ns;          /* import: the driver's import or open, then the mapping (VMM) */
 };
 
 static const char *psc__share_kind_name(psc_share_kind_t k)
@@ -323,6 +324,7 @@ static psc_status_t psc__share_import(psc_context_t *ctx, const psc_share_hdr_t 
 {
     CUmemAllocationProp prop;
     size_t gran = 0;
+    double t0;
     psc_status_t st;
 
     if ((st = psc__share_supported(ctx, h->kind, s->gpu)) != PSC_OK || (st = psc__gpu_use(ctx, gpus[0])) != PSC_OK)
@@ -333,11 +335,14 @@ static psc_status_t psc__share_import(psc_context_t *ctx, const psc_share_hdr_t 
         memcpy(&eh, h->handle, sizeof(eh));
         return PSC_CU(ctx, cuIpcOpenEventHandle, (&s->event, eh));
     }
+    t0 = psc__now_ns();
     if (h->kind == PSC_SHARE_LEGACY) {
         CUipcMemHandle mh;
 
         memcpy(&mh, h->handle, sizeof(mh));
-        return PSC_CU(ctx, cuIpcOpenMemHandle, (&s->ptr, mh, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+        st = PSC_CU(ctx, cuIpcOpenMemHandle, (&s->ptr, mh, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+        s->import_ns = psc__now_ns() - t0;
+        return st;
     }
     if (h->kind == PSC_SHARE_VMM_FABRIC) {
         CUmemFabricHandle fh;
@@ -352,13 +357,17 @@ static psc_status_t psc__share_import(psc_context_t *ctx, const psc_share_hdr_t 
         s->vmm = 0;
         return st;
     }
+    s->import_ns = psc__now_ns() - t0;
+    t0 = psc__now_ns();
     psc__vmm_prop(ctx, s->gpu, h->kind, &prop);
     if ((st = PSC_CU(ctx, cuMemGetAllocationGranularity, (&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM))) != PSC_OK)
         return st;
     if (gran == 0 || h->alloc_size % gran)
         return psc__fail(ctx, PSC_ERR_INVALID, "shared-memory message: %llu bytes allocated is not a multiple of the "
                          "allocation granularity (%zu B)", (unsigned long long)h->alloc_size, gran);
-    return psc__vmm_map(ctx, s, gpus, ngpu, gran);
+    st = psc__vmm_map(ctx, s, gpus, ngpu, gran);
+    s->map_ns = psc__now_ns() - t0;
+    return st;
 }
 
 /* The GPUs to map for: distinct GPUs of this context; legacy memory and events in one context only. */
@@ -426,6 +435,12 @@ psc_status_t psc_share_import(psc_context_t *ctx, const psc_share_msg_t *msg, co
 }
 
 /* ---------------------------------------------------------------- what it is, who may touch it */
+
+void psc__share_times(const psc_share_t *s, double *import_us, double *map_us)
+{
+    *import_us = s ? s->import_ns / 1e3 : 0;
+    *map_us = s ? s->map_ns / 1e3 : 0;
+}
 
 psc_share_kind_t psc_share_kind(const psc_share_t *s) { return s ? s->kind : (psc_share_kind_t)0; }
 void *psc_share_ptr(const psc_share_t *s) { return s && s->kind != PSC_SHARE_EVENT ? (void *)(uintptr_t)s->ptr : NULL; }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lat/flag.h"
 #include "lat/lat.h"
 #include "mem/buffer.h"
 #include "pattern/check.h"
@@ -32,32 +33,6 @@ static psc_status_t psc__record(psc_context_t *ctx, psc_lat_result_t *r, unsigne
     for (unsigned i = 0; i < r->nkept[k]; i++)
         r->kept[k][i] = (float)v[i];
     return PSC_OK;
-}
-
-/* Small device scratch for kernel outputs, freed by the caller. */
-static psc_status_t psc__scratch(psc_context_t *ctx, int g, size_t len, CUdeviceptr *out)
-{
-    psc_status_t st;
-    void *zero;
-
-    if ((st = psc__gpu_use(ctx, g)) != PSC_OK || (st = PSC_CU(ctx, cuMemAlloc, (out, len))) != PSC_OK)
-        return st;
-    zero = calloc(1, len);
-    if (!zero) {
-        ctx->cu.p_cuMemFree(*out);
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
-    }
-    st = PSC_CU(ctx, cuMemcpyHtoD, (*out, zero, len));
-    free(zero);
-    if (st != PSC_OK)
-        ctx->cu.p_cuMemFree(*out);
-    return st;
-}
-
-static void psc__scratch_free(psc_context_t *ctx, int g, CUdeviceptr p)
-{
-    if (p && psc__gpu_use(ctx, g) == PSC_OK)
-        ctx->cu.p_cuMemFree(p);
 }
 
 static psc_status_t psc__peer_both(psc_context_t *ctx, int a, int b, psc_lat_result_t *res)
@@ -114,9 +89,9 @@ static psc_status_t psc__run_chase(psc_context_t *ctx, const psc_lat_test_info_t
         img[(uint64_t)i * PSC__CHASE_STRIDE / 8] = b->dptr + (uint64_t)next[i] * PSC__CHASE_STRIDE;
     if (!b->host && (st = PSC_CU(ctx, cuMemcpyHtoD, (b->dptr, img, ws))) != PSC_OK)
         goto out;
-    if ((st = psc__scratch(ctx, g, samples * sizeof(uint64_t), &dcyc)) != PSC_OK ||
-        (st = psc__scratch(ctx, g, 2 * sizeof(uint64_t), &dcal)) != PSC_OK ||
-        (st = psc__scratch(ctx, g, sizeof(uint64_t), &dend)) != PSC_OK)
+    if ((st = psc__dev_scratch(ctx, g, samples * sizeof(uint64_t), &dcyc)) != PSC_OK ||
+        (st = psc__dev_scratch(ctx, g, 2 * sizeof(uint64_t), &dcal)) != PSC_OK ||
+        (st = psc__dev_scratch(ctx, g, sizeof(uint64_t), &dend)) != PSC_OK)
         goto out;
     {
         CUdeviceptr start = b->dptr;
@@ -151,9 +126,9 @@ static psc_status_t psc__run_chase(psc_context_t *ctx, const psc_lat_test_info_t
 out:
     if (img && (!b || img != b->host))
         free(img);
-    psc__scratch_free(ctx, g, dcyc);
-    psc__scratch_free(ctx, g, dcal);
-    psc__scratch_free(ctx, g, dend);
+    psc__dev_scratch_free(ctx, g, dcyc);
+    psc__dev_scratch_free(ctx, g, dcal);
+    psc__dev_scratch_free(ctx, g, dend);
     psc__buffer_put(b);
     free(next);
     free(cycles);
@@ -167,66 +142,44 @@ static psc_status_t psc__run_flag_gpu(psc_context_t *ctx, const psc_lat_case_t *
 {
     const int a = c->src, b = c->dst;
     unsigned iters = o->samples * 16;
-    uint64_t timeout_ns = (uint64_t)(o->timeout_ms * 1e6), cal[2] = {0, 0}, *cycles = calloc(iters, sizeof(*cycles));
-    unsigned err_a = 0, err_b = 0;
+    uint64_t timeout_ns = (uint64_t)(o->timeout_ms * 1e6);
+    int late_a = 0, late_b = 0;
     double *ns = calloc(iters, sizeof(*ns));
-    CUdeviceptr flag_b = 0, ans_a = 0, dcyc = 0, dcal = 0, derr_a = 0, derr_b = 0;
-    psc_status_t st = PSC_OK;
+    CUdeviceptr flag_b = 0, ans_a = 0;
+    psc_flag_pong_t pong;
+    psc_status_t st = PSC_OK, sst;
 
-    if (!cycles || !ns) {
+    if (!ns) {
         st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
         goto out;
     }
     if ((st = psc__peer_both(ctx, a, b, res)) != PSC_OK || res->status == PSC_RESULT_WAIVED)
         goto out;
-    if ((st = psc__scratch(ctx, b, 256, &flag_b)) != PSC_OK || (st = psc__scratch(ctx, a, 256, &ans_a)) != PSC_OK ||
-        (st = psc__scratch(ctx, a, iters * sizeof(uint64_t), &dcyc)) != PSC_OK ||
-        (st = psc__scratch(ctx, a, 2 * sizeof(uint64_t), &dcal)) != PSC_OK ||
-        (st = psc__scratch(ctx, a, sizeof(unsigned), &derr_a)) != PSC_OK ||
-        (st = psc__scratch(ctx, b, sizeof(unsigned), &derr_b)) != PSC_OK)
+    if ((st = psc__dev_scratch(ctx, b, 256, &flag_b)) != PSC_OK || (st = psc__dev_scratch(ctx, a, 256, &ans_a)) != PSC_OK ||
+        (st = psc__flag_pong_start(ctx, b, flag_b, ans_a, iters, timeout_ns, &pong)) != PSC_OK)
         goto out;
-    {
-        void *pong[] = {&flag_b, &ans_a, &iters, &timeout_ns, &derr_b};
-        void *ping[] = {&flag_b, &ans_a, &iters, &dcyc, &dcal, &timeout_ns, &derr_a};
-
-        if ((st = psc__gpu_use(ctx, b)) != PSC_OK || (st = psc__launch(ctx, b, ctx->gpu[b].fn_pong, 1, 1, pong)) != PSC_OK ||
-            (st = psc__gpu_use(ctx, a)) != PSC_OK || (st = psc__launch(ctx, a, ctx->gpu[a].fn_ping, 1, 1, ping)) != PSC_OK)
-            goto sync;
-    sync:
-        if (psc__gpu_use(ctx, a) == PSC_OK)
-            ctx->cu.p_cuStreamSynchronize(ctx->gpu[a].stream);
-        if (psc__gpu_use(ctx, b) == PSC_OK)
-            ctx->cu.p_cuStreamSynchronize(ctx->gpu[b].stream);
-        if (st != PSC_OK)
-            goto out;
-    }
-    if ((st = psc__gpu_use(ctx, a)) != PSC_OK || (st = PSC_CU(ctx, cuMemcpyDtoH, (&err_a, derr_a, sizeof(err_a)))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuMemcpyDtoH, (cycles, dcyc, iters * sizeof(uint64_t)))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuMemcpyDtoH, (cal, dcal, sizeof(cal)))) != PSC_OK ||
-        (st = psc__gpu_use(ctx, b)) != PSC_OK || (st = PSC_CU(ctx, cuMemcpyDtoH, (&err_b, derr_b, sizeof(err_b)))) != PSC_OK)
+    st = psc__flag_ping(ctx, a, flag_b, ans_a, iters, timeout_ns, ns, &res->ns_per_cycle, &late_a);
+    /* The responder is waited for on every path: it ends by answering or by giving up. */
+    if ((sst = psc__flag_pong_end(ctx, &pong, &late_b)) != PSC_OK && st == PSC_OK)
+        st = sst;
+    if (st != PSC_OK)
         goto out;
-    if (err_a || err_b) {
+    if (late_a || late_b) {
         res->status = PSC_RESULT_FAILED;
         snprintf(res->reason, sizeof(res->reason), "GPU %d got no answer within %.0f ms: the flag did not cross",
-                 err_a ? a : b, o->timeout_ms);
+                 late_a ? a : b, o->timeout_ms);
         goto out;
     }
-    res->ns_per_cycle = cal[1] ? (double)cal[0] / (double)cal[1] : 0;
     for (unsigned i = 0; i < iters; i++)
-        ns[i] = (double)cycles[i] * res->ns_per_cycle / 2.0;
+        ns[i] /= 2.0; /* one way */
     res->nsizes = 1;
     res->sizes[0] = 4;
     if ((st = psc__record(ctx, res, 0, ns, iters, &res->lat[0])) != PSC_OK)
         goto out;
     res->status = PSC_RESULT_PASSED;
 out:
-    psc__scratch_free(ctx, b, flag_b);
-    psc__scratch_free(ctx, a, ans_a);
-    psc__scratch_free(ctx, a, dcyc);
-    psc__scratch_free(ctx, a, dcal);
-    psc__scratch_free(ctx, a, derr_a);
-    psc__scratch_free(ctx, b, derr_b);
-    free(cycles);
+    psc__dev_scratch_free(ctx, b, flag_b);
+    psc__dev_scratch_free(ctx, a, ans_a);
     free(ns);
     return st;
 }
@@ -249,7 +202,7 @@ static psc_status_t psc__run_flag_cpu(psc_context_t *ctx, const psc_lat_case_t *
     if ((st = psc__gpu_use(ctx, g)) != PSC_OK ||
         (st = PSC_CU(ctx, cuMemHostAlloc, (&host, 4096, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE))) != PSC_OK ||
         (st = PSC_CU(ctx, cuMemHostGetDevicePointer, (&dflag, host, 0))) != PSC_OK ||
-        (st = psc__scratch(ctx, g, sizeof(unsigned), &derr)) != PSC_OK)
+        (st = psc__dev_scratch(ctx, g, sizeof(unsigned), &derr)) != PSC_OK)
         goto out;
     words = host;
     words[0] = 0;  /* the flag the CPU writes */
@@ -288,7 +241,7 @@ static psc_status_t psc__run_flag_cpu(psc_context_t *ctx, const psc_lat_case_t *
         goto out;
     res->status = PSC_RESULT_PASSED;
 out:
-    psc__scratch_free(ctx, g, derr);
+    psc__dev_scratch_free(ctx, g, derr);
     if (host)
         ctx->cu.p_cuMemFreeHost(host);
     free(ns);
@@ -517,7 +470,7 @@ psc_status_t psc__timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, 
     if (!gpu_ns || !host_ns)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_timer_resolution: %s is NULL (accepted: a double to fill)",
                          !gpu_ns ? "gpu_ns" : "host_ns");
-    if ((st = psc__scratch(ctx, gpu, sizeof(uint64_t), &d)) != PSC_OK)
+    if ((st = psc__dev_scratch(ctx, gpu, sizeof(uint64_t), &d)) != PSC_OK)
         return st;
     {
         void *params[] = {&d};
@@ -526,7 +479,7 @@ psc_status_t psc__timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, 
             (st = PSC_CU(ctx, cuStreamSynchronize, (ctx->gpu[gpu].stream))) == PSC_OK)
             st = PSC_CU(ctx, cuMemcpyDtoH, (&step, d, sizeof(step)));
     }
-    psc__scratch_free(ctx, gpu, d);
+    psc__dev_scratch_free(ctx, gpu, d);
     if (st != PSC_OK)
         return st;
     clock_getres(CLOCK_MONOTONIC, &res);

@@ -133,6 +133,7 @@ typedef struct {
     uint64_t size;
     unsigned iterations;
     int n;
+    int borrowed;                     /* the caller's buffers (psc__bw_run_on): no cache, no alternate source */
     psc__xfer_run_t x[PSC_MAX_XFERS];
     unsigned char use[PSC_MAX_XFERS]; /* issuing GPUs (indexed by GPU) */
     double verify_ns;                 /* spent preparing and checking destinations */
@@ -222,10 +223,11 @@ static psc_status_t psc__setup(psc_context_t *ctx, psc__case_run_t *r, const psc
         x->share = psc__issuer_share(c->xfer, c->nxfer, i);
         x->seed = o->seed ^ psc_pattern_mix((uint64_t)c->test * 131 + (uint64_t)i,
                                              (uint64_t)(x->x.src + 2) * 1024 + (uint64_t)(x->x.dst + 2));
-        if ((st = psc__buffer_get(ctx, x->x.src == PSC_HOST ? hk : PSC_MEM_DEVICE,
-                                  x->x.src == PSC_HOST ? x->x.issuer : x->x.src, node, r->size, &x->src)) != PSC_OK ||
-            (st = psc__buffer_get(ctx, x->x.dst == PSC_HOST ? hk : PSC_MEM_DEVICE,
-                                  x->x.dst == PSC_HOST ? x->x.issuer : x->x.dst, node, r->size, &x->dst)) != PSC_OK ||
+        if ((!r->borrowed &&
+             ((st = psc__buffer_get(ctx, x->x.src == PSC_HOST ? hk : PSC_MEM_DEVICE,
+                                    x->x.src == PSC_HOST ? x->x.issuer : x->x.src, node, r->size, &x->src)) != PSC_OK ||
+              (st = psc__buffer_get(ctx, x->x.dst == PSC_HOST ? hk : PSC_MEM_DEVICE,
+                                    x->x.dst == PSC_HOST ? x->x.issuer : x->x.dst, node, r->size, &x->dst)) != PSC_OK)) ||
             (st = psc__pattern_fill(ctx, x->src, x->seed)) != PSC_OK ||
             (st = psc__gpu_stream(ctx, x->x.issuer, per_gpu[x->x.issuer]++, &x->stream)) != PSC_OK ||
             (st = PSC_CU(ctx, cuEventCreate, (&x->start, CU_EVENT_DEFAULT))) != PSC_OK ||
@@ -237,7 +239,7 @@ static psc_status_t psc__setup(psc_context_t *ctx, psc__case_run_t *r, const psc
             double t0 = psc__now_ns();
 
             x->alt_seed = x->seed ^ PSC_ALT_XOR;
-            if (x->x.src != PSC_HOST &&
+            if (x->x.src != PSC_HOST && !r->borrowed &&
                 ((st = psc__buffer_get(ctx, PSC_MEM_DEVICE, x->x.src, node, r->size, &x->alt)) != PSC_OK ||
                  (st = psc__pattern_fill(ctx, x->alt, x->alt_seed)) != PSC_OK))
                 return st;
@@ -261,6 +263,8 @@ static void psc__teardown(psc_context_t *ctx, psc__case_run_t *r)
             if (x->stop)
                 ctx->cu.p_cuEventDestroy(x->stop);
         }
+        if (r->borrowed)
+            continue;
         psc__buffer_put(x->src);
         psc__buffer_put(x->dst);
         psc__buffer_put(x->alt);
@@ -415,8 +419,9 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
     }
 }
 
-psc_status_t psc__bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
-                        psc_bw_result_t *out)
+/* psc__bw_run, or psc__bw_run_on with the caller's buffers src and dst (both set, or neither). */
+static psc_status_t psc__bw_run_case(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
+                                     psc_buffer_t *src, psc_buffer_t *dst, psc_bw_result_t *out)
 {
     const psc_bw_test_info_t *ti = c ? psc_bw_test_info(c->test) : NULL;
     psc__case_run_t *r;
@@ -443,6 +448,20 @@ psc_status_t psc__bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_m
     for (int i = 0; i < r->n; i++) /* peers, buffers and streams all read the transfers */
         r->x[i].x = c->xfer[i];
     r->size = psc__resolve_size(ctx, c, ti, o);
+    if (src) {
+        r->borrowed = 1;
+        r->x[0].src = src;
+        r->x[0].dst = dst;
+        /* Whole buffers are filled, poisoned and checked: the copy must cover them. */
+        if (c->nxfer != 1 || o->size != src->size || o->size != dst->size) {
+            unsigned long long ss = src->size, ds = dst->size, os = o->size;
+
+            free(r);
+            return psc__fail(ctx, PSC_ERR_INVALID,
+                             "a case over given buffers (%llu and %llu bytes, a copy of %llu): accepted one transfer "
+                             "of both buffers' size", ss, ds, os);
+        }
+    }
     r->iterations = psc__resolve_iterations(ti, o, r->size);
     if (ctx->hooks.corrupt_offset >= 0 && (!o->verify || (uint64_t)ctx->hooks.corrupt_offset >= r->size)) {
         unsigned long long size = r->size;
@@ -468,8 +487,9 @@ psc_status_t psc__bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_m
             res.host_node = 0;
     }
 
-    if ((st = psc__peers_for(ctx, c->xfer, c->nxfer, ti->shape == PSC_SHAPE_P2P_OFF, &waived, res.reason,
-                             sizeof(res.reason))) != PSC_OK)
+    /* Given buffers are reachable from the issuer already (peer access, or memory mapped for it). */
+    if (!r->borrowed && (st = psc__peers_for(ctx, c->xfer, c->nxfer, ti->shape == PSC_SHAPE_P2P_OFF, &waived,
+                                             res.reason, sizeof(res.reason))) != PSC_OK)
         goto failed;
     if (waived) {
         res.status = PSC_RESULT_WAIVED;
@@ -490,4 +510,20 @@ done:
     free(r);
     *out = res;
     return PSC_OK;
+}
+
+psc_status_t psc__bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
+                         psc_bw_result_t *out)
+{
+    return psc__bw_run_case(ctx, c, o, NULL, NULL, out);
+}
+
+psc_status_t psc__bw_run_on(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
+                            psc_buffer_t *src, psc_buffer_t *dst, psc_bw_result_t *out)
+{
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if (!src || !dst)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc__bw_run_on: no %s buffer given", !src ? "source" : "destination");
+    return psc__bw_run_case(ctx, c, o, src, dst, out);
 }

@@ -11,4 +11,13 @@ psc_status_t psc__measure_opts_check(const psc_measure_opts_t *o, char *errbuf, 
 psc_status_t psc__bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
                          psc_bw_result_t *out);
 
+/*
+ * One transfer (c->xfer[0]) between buffers the caller owns, each exactly o->size bytes: memory imported
+ * from another process, say, as a psc_buffer_t whose gpu is the GPU that runs the fill and check kernels. No peer access is set up (the buffers are reachable from the issuer); the
+ * destination is poisoned before every checked sample, as for host sources. The result as psc__bw_run's.
+ */
+struct psc_buffer;
+psc_status_t psc__bw_run_on(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
+                            struct psc_buffer *src, struct psc_buffer *dst, psc_bw_result_t *out);
+
 #endif
