@@ -9,30 +9,6 @@
 #include "report/render_ipc.h"
 #include "report/text.h"
 
-/*
- * A worker per entry of -d; by default one per GPU, and two on GPU 0 of a
- * machine with one GPU (the only way it can measure between processes).
- */
-static int psc__ipc_workers(psc_context_t *ctx, const psc_cli_opts_t *o, int *devs)
-{
-    int n = psc_device_count(ctx);
-
-    if (o->ndev) {
-        for (int i = 0; i < o->ndev; i++)
-            devs[i] = o->devs[i];
-        return o->ndev;
-    }
-    if (n == 1) {
-        devs[0] = devs[1] = 0;
-        return 2;
-    }
-    if (n > PSC_IPC_MAX_RANKS)
-        n = PSC_IPC_MAX_RANKS;
-    for (int i = 0; i < n; i++)
-        devs[i] = i;
-    return n;
-}
-
 /* Each GPU the workers use once, for the JSON document's "devices" and the inventory table. */
 static int psc__ipc_gpus(psc_context_t *ctx, const int *devs, int ndev, psc_device_info_t *info)
 {
@@ -68,17 +44,15 @@ int psc_cmd_ipc(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
     const double t0 = psc_cli_now();
     psc_device_info_t info[PSC_MAX_GPUS];
-    int devs[PSC_IPC_MAX_RANKS > PSC_CLI_MAX_DEVS ? PSC_IPC_MAX_RANKS : PSC_CLI_MAX_DEVS];
     psc_ipc_report_t *r = NULL;
     psc_system_info_t sys;
     psc_ipc_opts_t io;
     json_t *run = NULL;
     psc_status_t st;
-    int rc, ndev, ngpu;
+    int rc, ngpu;
 
     if ((rc = psc__ipc_corrupt_env(o)) != PSC_EXIT_OK)
         return rc;
-    ndev = psc__ipc_workers(ctx, o, devs);
     psc_ipc_opts_default(&io);
     io.measure = o->measure;
     io.methods = o->ipc_methods;
@@ -87,17 +61,21 @@ int psc_cmd_ipc(psc_context_t *ctx, const psc_cli_opts_t *o)
     io.no_local = o->no_local;
     if (o->timeout_s > 0)
         io.timeout_ms = o->timeout_s * 1000.0;
-    st = psc_ipc_run(ctx, devs, ndev, &io, &r);
+    /* No -d: the library's default, a worker per GPU (two on a machine with one). */
+    st = psc_ipc_run(ctx, o->ndev ? o->devs : NULL, o->ndev, &io, &r);
     if (st != PSC_OK) {
         psc_report_printf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
-        /* A worker that died or stopped answering fails the run; what this machine cannot do is environment. */
-        return psc_cli_exit_of(st, st == PSC_ERR_INVALID                         ? PSC_EXIT_USAGE
-                                   : st == PSC_ERR_IO || st == PSC_ERR_TIMEOUT ? PSC_EXIT_FAILED
-                                                                               : PSC_EXIT_ENV);
+        /*
+         * A worker that died, stopped answering or answered malformed (PSC_ERR_INVALID: the options were
+         * checked here before) fails the run; what this machine cannot do is environment.
+         */
+        return psc_cli_exit_of(st, st == PSC_ERR_INVALID || st == PSC_ERR_IO || st == PSC_ERR_TIMEOUT
+                                       ? PSC_EXIT_FAILED
+                                       : PSC_EXIT_ENV);
     }
     rc = psc_ipc_report_nfailed(r) ? PSC_EXIT_FAILED : PSC_EXIT_OK;
     psc_system_info(ctx, &sys);
-    ngpu = psc__ipc_gpus(ctx, devs, ndev, info);
+    ngpu = psc__ipc_gpus(ctx, r->gpu, r->nranks, info);
     if (psc_cli_tables(o)) {
         psc_render_devices(stdout, &sys, info, ngpu);
         psc_render_ipc(stdout, r);
@@ -107,7 +85,7 @@ int psc_cmd_ipc(psc_context_t *ctx, const psc_cli_opts_t *o)
     if (o->json) {
         run = psc_json_run_new("ipc", &sys, info, ngpu);
         if (run) /* a part that could not be added marks the run incomplete: finishing it then fails */
-            (void)psc_json_run_add_ipc(run, r, &io, devs, ndev);
+            (void)psc_json_run_add_ipc(run, r, &io, r->gpu, r->nranks);
     }
     if (o->json && !run)
         rc = psc_cli_write_json(NULL, o);

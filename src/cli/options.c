@@ -398,9 +398,9 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
     case OPT_TIMEOUT:
         errno = 0;
         o->timeout_s = strtod(arg, &end);
-        /* At least a millisecond, at most a day; "nan" and "inf" fail the range. */
-        if (errno || *end || end == arg || !(o->timeout_s >= 0.001 && o->timeout_s <= 86400)) {
-            snprintf(err, errlen, "bad --timeout '%s': accepted 0.001 to 86400 (seconds)", arg);
+        /* psc_ipc_run's range, 1 ms to an hour; "nan" and "inf" fail it. */
+        if (errno || *end || end == arg || !(o->timeout_s >= 0.001 && o->timeout_s <= 3600)) {
+            snprintf(err, errlen, "bad --timeout '%s': accepted 0.001 to 3600 (seconds)", arg);
             return PSC_EXIT_USAGE;
         }
         return 0;

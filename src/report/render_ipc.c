@@ -59,7 +59,8 @@ int psc_ipc_report_nfailed(const psc_ipc_report_t *r)
 
 static const char *psc__access_text(unsigned a)
 {
-    return a == PSC_ACCESS_READWRITE ? "rw" : a == PSC_ACCESS_READ ? "r" : a == PSC_ACCESS_NONE ? "-" : "?";
+    return a == PSC_ACCESS_READWRITE ? "rw" : a == PSC_ACCESS_READ ? "r" : a == PSC_ACCESS_NONE ? "-"
+           : a == PSC_IPC_ACCESS_NOT_ASKED ? "n/a" : "?";
 }
 
 /*
@@ -282,7 +283,7 @@ static void psc__mapping(FILE *f, const psc_ipc_pair_t *const *pairs, unsigned n
         for (int g = 0; g < pairs[i]->naccess && g < cols; g++)
             psc_table_set(t, i + 1, (unsigned)g + 2, "%s", psc__access_text(pairs[i]->access[g]));
     }
-    fprintf(f, "selective mapping: A's access to the import on each GPU it sees [rw, r, - none]\n");
+    fprintf(f, "selective mapping: A's access to the import on each GPU it sees [rw, r, - none, n/a not asked]\n");
     psc_table_render(t, f);
     psc_table_free(t);
 }
@@ -439,7 +440,9 @@ static json_t *psc__pair_json(const psc_ipc_pair_t *p)
     for (int g = 0; g < p->naccess && g < PSC_MAX_GPUS; g++)
         psc__push(access,
                   json_pack("{s:i,s:o}", "gpu", g, "access",
-                            psc_json_str(p->access[g] == PSC_ACCESS_NONE ? "none" : psc__access_text(p->access[g]))),
+                            psc_json_str(p->access[g] == PSC_ACCESS_NONE            ? "none"
+                                         : p->access[g] == PSC_IPC_ACCESS_NOT_ASKED ? "not_asked"
+                                                                                    : psc__access_text(p->access[g]))),
                   &bad);
     psc__set(o, "access", access, &bad);
     return psc__done(o, bad);

@@ -30,7 +30,7 @@ void psc_render_ipc(FILE *f, const psc_ipc_report_t *r);
 /* The whole report: workers, methods, and per pair every figure (bandwidth results as psc_json_bw_result). */
 json_t *psc_json_ipc_report(const psc_ipc_report_t *r);
 
-/* run's "parameters" (the options the run was given, devices as listed) and "ipc" (the report). */
+/* run's "parameters" (the options the run was given, each worker's GPU in devices) and "ipc" (the report). */
 psc_status_t psc_json_run_add_ipc(json_t *run, const psc_ipc_report_t *r, const psc_ipc_opts_t *opts,
                                   const int *devices, int ndev);
 

@@ -83,7 +83,8 @@ static void pair(psc_ipc_pair_t *p, int method, int importer, int exporter, int 
     p->release_us = 40.0;
     p->naccess = 2;
     p->access[importer] = PSC_ACCESS_READWRITE;
-    p->access[exporter] = PSC_ACCESS_NONE;
+    /* Legacy memory is asked about on the importer's GPU only. */
+    p->access[exporter] = method == PSC_SHARE_LEGACY ? PSC_IPC_ACCESS_NOT_ASKED : PSC_ACCESS_NONE;
 }
 
 typedef struct {
@@ -281,8 +282,9 @@ static void test_latency_costs_mapping(void **state)
     assert_true(has_row(legacy, "0 -> 1 0 -> 1 12.5 80.2 - 30.0 5.0 40.0")); /* legacy maps as it imports */
     assert_true(has_row(vmm, "0 -> 1 0 -> 1 12.5 80.2 33.5 30.0 5.0 40.0"));
     assert_true(has_row(legacy, "pair ranks gpu0 gpu1"));
-    assert_true(has_row(legacy, "0 -> 1 0 -> 1 rw -"));
+    assert_true(has_row(legacy, "0 -> 1 0 -> 1 rw n/a"));
     assert_true(has_row(legacy, "1 -> 0 1 -> 0 r rw"));
+    assert_true(has_row(vmm, "0 -> 1 0 -> 1 rw -"));
     free(legacy);
     free(vmm);
     free(out);
@@ -414,7 +416,7 @@ static void test_json(void **state)
     c = json_object_get(p, "access");
     assert_int_equal(json_array_size(c), 2);
     assert_string_equal(json_string_value(json_object_get(json_array_get(c, 0), "access")), "rw");
-    assert_string_equal(json_string_value(json_object_get(json_array_get(c, 1), "access")), "none");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(c, 1), "access")), "not_asked");
 
     p = pair_json(doc, 1);
     assert_string_equal(json_string_value(json_object_get(p, "status")), "failed");
@@ -432,6 +434,9 @@ static void test_json(void **state)
     assert_true(json_is_null(json_object_get(json_object_get(p, "round_trip_ns"), "in_one_process")));
     assert_true(json_is_null(json_object_get(json_object_get(p, "round_trip_ns"), "ratio_p50")));
     assert_float_equal(json_real_value(json_object_get(json_object_get(p, "costs_us"), "map")), 33.5, 0);
+    c = json_object_get(p, "access");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(c, 0), "access")), "rw");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(c, 1), "access")), "none");
     json_decref(doc);
 }
 
