@@ -332,6 +332,11 @@ static void test_failed_pair_reason(void **state)
     free(vmm);
     free(out);
 
+    /* A pair failed by itself (a round trip read a wrong flag) with every copy passed. */
+    make(&x);
+    x.pairs[1].bw[PSC_IPC_SM_WRITE].status = PSC_RESULT_PASSED;
+    assert_int_equal(psc_ipc_report_nfailed(&x.r), 1);
+
     /* A waived pair is not a failure. */
     make(&x);
     x.pairs[1].status = PSC_RESULT_WAIVED;
@@ -420,6 +425,13 @@ static void test_json(void **state)
 
     p = pair_json(doc, 1);
     assert_string_equal(json_string_value(json_object_get(p, "status")), "failed");
+    /* The importer (gpu1 here) issues every copy, in both processes' figures. */
+    assert_string_equal(json_string_value(json_object_get(copy_json(p, "ce_read", "between_processes"), "issuer")),
+                        "gpu1");
+    assert_string_equal(json_string_value(json_object_get(copy_json(p, "sm_write", "in_one_process"), "issuer")),
+                        "gpu1");
+    assert_string_equal(json_string_value(json_object_get(copy_json(p, "ce_read", "in_one_process"), "direction")),
+                        "gpu0 -> gpu1");
     assert_non_null(strstr(json_string_value(json_object_get(p, "reason")), "offset 4096"));
     assert_true(json_is_null(json_object_get(copy_json(p, "sm_write", NULL), "ratio")));
     assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(p, "access"), 0), "access")),
