@@ -38,6 +38,12 @@ typedef struct {
     int pong_running;
 } psc_ipc_worker_t;
 
+/* Where the flag words start: after the copies' bytes, aligned for the flag kernels' 4-byte words and more. */
+static uint64_t psc__tail(const psc_ipc_worker_t *w)
+{
+    return (w->size + 255) & ~(uint64_t)255;
+}
+
 static CUdeviceptr psc__dptr(const psc_share_t *s, uint64_t off)
 {
     return (CUdeviceptr)(uintptr_t)psc_share_ptr(s) + off;
@@ -109,7 +115,7 @@ static psc_status_t psc__op_share(psc_ipc_worker_t *w, const psc_ipc_op_t *op, p
 
     if (w->own[op->method])
         return psc__fail(w->ctx, PSC_ERR_INVALID, "%s memory is shared already", psc_ipc_method_name(op->method));
-    if ((st = psc_share_alloc(w->ctx, op->method, w->gpu, w->size + PSC_IPC_TAIL, &w->own[op->method])) != PSC_OK)
+    if ((st = psc_share_alloc(w->ctx, op->method, w->gpu, psc__tail(w) + PSC_IPC_TAIL, &w->own[op->method])) != PSC_OK)
         return st;
     t0 = psc__now_ns();
     st = psc_share_export(w->ctx, w->own[op->method], msg);
@@ -146,9 +152,9 @@ static psc_status_t psc__op_import(psc_ipc_worker_t *w, const psc_ipc_op_t *op, 
     psc__drop_pending(w);
     if (st != PSC_OK)
         return st;
-    if (psc_share_kind(*slot) != (psc_share_kind_t)op->method || psc_share_size(*slot) != w->size + PSC_IPC_TAIL)
+    if (psc_share_kind(*slot) != (psc_share_kind_t)op->method || psc_share_size(*slot) != psc__tail(w) + PSC_IPC_TAIL)
         return psc__fail(w->ctx, PSC_ERR_INVALID, "rank %d shared %zu bytes of another kind: accepted %llu bytes of %s",
-                         op->peer, psc_share_size(*slot), (unsigned long long)(w->size + PSC_IPC_TAIL),
+                         op->peer, psc_share_size(*slot), (unsigned long long)(psc__tail(w) + PSC_IPC_TAIL),
                          psc_ipc_method_name(op->method));
     psc__share_times(*slot, &a->import_us, &a->map_us);
     if ((st = psc__dev_scratch(w->ctx, w->gpu, PSC_IPC_TOUCH_BYTES, &scratch)) == PSC_OK &&
@@ -218,9 +224,9 @@ static psc_status_t psc__op_pong(psc_ipc_worker_t *w, const psc_ipc_op_t *op)
     if (w->pong_running)
         return psc__fail(w->ctx, PSC_ERR_INVALID, "PONG while one runs: accepted after PONG_END");
     if ((st = psc__imported(w, op, &imp)) != PSC_OK ||
-        (st = psc__zero_word(w, psc__dptr(w->own[op->method], w->size + PSC_IPC_FLAG_OFF))) != PSC_OK ||
-        (st = psc__flag_pong_start(w->ctx, w->gpu, psc__dptr(w->own[op->method], w->size + PSC_IPC_FLAG_OFF),
-                                   psc__dptr(imp, w->size + PSC_IPC_ANS_OFF), op->round_trips, psc__timeout_ns(w),
+        (st = psc__zero_word(w, psc__dptr(w->own[op->method], psc__tail(w) + PSC_IPC_FLAG_OFF))) != PSC_OK ||
+        (st = psc__flag_pong_start(w->ctx, w->gpu, psc__dptr(w->own[op->method], psc__tail(w) + PSC_IPC_FLAG_OFF),
+                                   psc__dptr(imp, psc__tail(w) + PSC_IPC_ANS_OFF), op->round_trips, psc__timeout_ns(w),
                                    &w->pong)) != PSC_OK)
         return st;
     w->pong_running = 1;
@@ -251,9 +257,9 @@ static psc_status_t psc__op_ping(psc_ipc_worker_t *w, const psc_ipc_op_t *op, ps
         return st;
     if (!(ns = calloc(op->round_trips, sizeof(*ns))))
         return psc__fail(w->ctx, PSC_ERR_NO_MEMORY, "out of host memory for %u round trips", op->round_trips);
-    if ((st = psc__zero_word(w, psc__dptr(w->own[op->method], w->size + PSC_IPC_ANS_OFF))) == PSC_OK &&
-        (st = psc__flag_ping(w->ctx, w->gpu, psc__dptr(imp, w->size + PSC_IPC_FLAG_OFF),
-                             psc__dptr(w->own[op->method], w->size + PSC_IPC_ANS_OFF), op->round_trips,
+    if ((st = psc__zero_word(w, psc__dptr(w->own[op->method], psc__tail(w) + PSC_IPC_ANS_OFF))) == PSC_OK &&
+        (st = psc__flag_ping(w->ctx, w->gpu, psc__dptr(imp, psc__tail(w) + PSC_IPC_FLAG_OFF),
+                             psc__dptr(w->own[op->method], psc__tail(w) + PSC_IPC_ANS_OFF), op->round_trips,
                              psc__timeout_ns(w), ns, &npc, &gave_up)) == PSC_OK) {
         a->gave_up = gave_up;
         if (!gave_up)
