@@ -729,7 +729,8 @@ typedef struct {
     psc_measure_opts_t measure; /* each bandwidth figure; size 0: PSC_IPC_DEFAULT_SIZE */
     unsigned methods;         /* bit (1u << kind) per psc_share_kind_t to run; 0: legacy, VMM fd and fabric */
     unsigned bw;              /* bit (1u << psc_ipc_bw_t) per copy to measure; 0: all four */
-    unsigned round_trips;     /* flag round trips per pair and method (1..1000000; default 10000) */
+    unsigned round_trips;     /* flag round trips per pair and method (1..1000000; default 10000; at most 200
+                                 where both workers share a GPU: they take turns on it, milliseconds a turn) */
     int no_local;             /* 1: skip the same paths inside one process (no ratio) */
     double timeout_ms;        /* the longest wait for a worker: its start, each reply (default 120000) */
     const char *worker_path;  /* the program a worker runs; NULL: /proc/self/exe */

@@ -85,8 +85,11 @@ static void test_every_method(void **state)
             assert_int_equal(p->bw_local[k].status, PSC_RESULT_PASSED);
             assert_true(p->bw_local[k].stats.median > 0);
         }
-        assert_true(p->rtt_ns.n == o.round_trips && p->rtt_ns.p50 > 0 && p->rtt_ns.p99 >= p->rtt_ns.p50);
-        assert_true(p->rtt_local_ns.n == o.round_trips && p->rtt_local_ns.p50 > 0);
+        /* Two processes on one GPU take turns on it: fewer round trips there. */
+        unsigned trips = p->gpu_importer == p->gpu_exporter ? 200 : o.round_trips;
+
+        assert_true(p->rtt_ns.n == trips && p->rtt_ns.p50 > 0 && p->rtt_ns.p99 >= p->rtt_ns.p50);
+        assert_true(p->rtt_local_ns.n == trips && p->rtt_local_ns.p50 > 0);
         assert_true(p->import_us > 0 && p->first_touch_us > 0 && p->touch_us > 0 && p->release_us > 0);
         assert_true(p->naccess == psc_device_count(g_ctx));
         assert_int_equal(p->access[p->gpu_importer], PSC_ACCESS_READWRITE);

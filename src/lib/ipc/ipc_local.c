@@ -52,22 +52,23 @@ static psc_status_t psc__peers(psc_context_t *ctx, int a, int b, int *ok, char *
 static psc_status_t psc__rtt(psc_context_t *ctx, int a, int b, const psc_ipc_opts_t *o, psc_pctl_t *out)
 {
     uint64_t timeout_ns = (uint64_t)(o->timeout_ms * 1e6);
+    unsigned n = psc__ipc_round_trips(o, a, b);
     CUdeviceptr flag_b = 0, ans_a = 0;
-    double *ns = calloc(o->round_trips, sizeof(*ns)), npc = 0;
+    double *ns = calloc(n, sizeof(*ns)), npc = 0;
     int late_a = 0, late_b = 0;
     psc_flag_pong_t pong;
     psc_status_t st, sst;
 
     if (!ns)
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %u round trips", o->round_trips);
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %u round trips", n);
     if ((st = psc__dev_scratch(ctx, b, 256, &flag_b)) != PSC_OK || (st = psc__dev_scratch(ctx, a, 256, &ans_a)) != PSC_OK ||
-        (st = psc__flag_pong_start(ctx, b, flag_b, ans_a, o->round_trips, timeout_ns, &pong)) != PSC_OK)
+        (st = psc__flag_pong_start(ctx, b, flag_b, ans_a, n, timeout_ns, &pong)) != PSC_OK)
         goto out;
-    st = psc__flag_ping(ctx, a, flag_b, ans_a, o->round_trips, timeout_ns, ns, &npc, &late_a);
+    st = psc__flag_ping(ctx, a, flag_b, ans_a, n, timeout_ns, ns, &npc, &late_a);
     if ((sst = psc__flag_pong_end(ctx, &pong, &late_b)) != PSC_OK && st == PSC_OK)
         st = sst;
     if (st == PSC_OK && !late_a && !late_b)
-        st = psc__ipc_rtt_pctl(ctx, ns, o->round_trips, out);
+        st = psc__ipc_rtt_pctl(ctx, ns, n, out);
 out:
     psc__dev_scratch_free(ctx, b, flag_b);
     psc__dev_scratch_free(ctx, a, ans_a);

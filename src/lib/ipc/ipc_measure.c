@@ -44,3 +44,8 @@ psc_status_t psc__ipc_rtt_pctl(psc_context_t *ctx, const double *ns, unsigned n,
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the percentiles of %u round trips", n);
     return PSC_OK;
 }
+
+unsigned psc__ipc_round_trips(const psc_ipc_opts_t *o, int a, int b)
+{
+    return a == b && o->round_trips > PSC_IPC_SAME_GPU_ROUND_TRIPS ? PSC_IPC_SAME_GPU_ROUND_TRIPS : o->round_trips;
+}

@@ -15,4 +15,11 @@ psc_status_t psc__ipc_bw(psc_context_t *ctx, int bw, int issuer, int other_gpu, 
 /* Round trips in ns (one per value) into percentiles; PSC_ERR_NO_MEMORY only. */
 psc_status_t psc__ipc_rtt_pctl(psc_context_t *ctx, const double *ns, unsigned n, psc_pctl_t *out);
 
+/*
+ * Round trips to run between GPUs a and b: o->round_trips, but at most PSC_IPC_SAME_GPU_ROUND_TRIPS when
+ * both sides are on one GPU (two processes there take turns on it, a time slice each way: milliseconds).
+ */
+#define PSC_IPC_SAME_GPU_ROUND_TRIPS 200u
+unsigned psc__ipc_round_trips(const psc_ipc_opts_t *o, int a, int b);
+
 #endif

@@ -15,6 +15,7 @@
 
 #include "ipc/channel.h"
 #include "ipc/ipc_local.h"
+#include "ipc/ipc_measure.h"
 #include "ipc/ipc_proto.h"
 #include "ipc/workers.h"
 #include "opts.h"
@@ -217,7 +218,7 @@ static psc_status_t psc__pair_rtt(psc_ipc_coord_t *co, psc_ipc_pair_t *p)
     psc_status_t st;
     int late;
 
-    pong.round_trips = ping.round_trips = co->o->round_trips;
+    pong.round_trips = ping.round_trips = psc__ipc_round_trips(co->o, p->gpu_importer, p->gpu_exporter);
     if ((st = psc__ask(co, p->exporter, &pong)) != PSC_OK)
         return st;
     if (co->ans.status != PSC_OK) {
