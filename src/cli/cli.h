@@ -21,7 +21,7 @@ enum {
 /* The exit code for a failed library call: PSC_EXIT_NO_MEMORY for PSC_ERR_NO_MEMORY, 0 for PSC_OK, else otherwise. */
 int psc_cli_exit_of(psc_status_t st, int otherwise);
 
-typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY, PSC_CMD_COPY } psc_cli_cmd_t;
+typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY, PSC_CMD_COPY, PSC_CMD_IPC } psc_cli_cmd_t;
 
 #define PSC_CLI_MAX_DEVS 64
 #define PSC_CLI_MAX_TESTS 128
@@ -51,6 +51,10 @@ typedef struct {
     const char *calibrate;                /* copy --calibrate: measure psc_copy's routes, write them here */
     const char *calibration;              /* copy --calibration: route the benchmark's copies by this file */
     int no_host;                          /* copy --no-host: GPU <-> GPU paths only */
+    unsigned ipc_methods;                 /* ipc --method: bit (1u << psc_share_kind_t) each; 0: all */
+    unsigned round_trips;                 /* ipc --round-trips (0: the library's default) */
+    int no_local;                         /* ipc --no-local: no baseline inside one process */
+    double timeout_s;                     /* ipc --timeout (0: the library's default) */
 } psc_cli_opts_t;
 
 /* Parse argv; PSC_EXIT_USAGE with one line in err naming what is accepted. */
@@ -77,6 +81,8 @@ int psc_cli_list_json(const char *command, const psc_registry_t *reg, const psc_
 int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o);
 /* copy: psc_copy_bench (or, with --calibrate, psc_copy_calibrate and the file), its tables and JSON. */
 int psc_cmd_copy(psc_context_t *ctx, const psc_cli_opts_t *o);
+/* ipc: one psc_ipc_run over the command line's workers (a GPU listed twice gets two), its tables and JSON. */
+int psc_cmd_ipc(psc_context_t *ctx, const psc_cli_opts_t *o);
 /* bw, report, nvlink --watch: the command line's tests with its GPUs, sizes and options in one library call
  * (traffic: psc_nvlink_watch into it; else psc_bw_run_report, its results folded into evidence, or
  * psc_bw_run_suite when evidence is NULL), progress on stderr; NULL after saying why, *rc the exit code (else

@@ -74,6 +74,8 @@ static int psc__main(int argc, char **argv)
     }
     if (o.help) {
         psc_cli_usage();
+        if (ferror(stdout)) /* the text outgrew stdio's buffer: the failed write's errno, before anything resets it */
+            psc_cli_stdout_errno = errno;
         return PSC_EXIT_OK;
     }
     if (o.version) {
@@ -97,7 +99,8 @@ static int psc__main(int argc, char **argv)
         return psc_cli_exit_of(st, PSC_EXIT_ENV);
     }
     rc = psc__check_devices(ctx, &o);
-    if (rc == PSC_EXIT_OK && psc__test_hooks_set(ctx, &o.hooks) != PSC_OK) {
+    /* ipc's workers take the corruption hook from the environment (cmd_ipc); the baseline in this process stays clean. */
+    if (rc == PSC_EXIT_OK && o.cmd != PSC_CMD_IPC && psc__test_hooks_set(ctx, &o.hooks) != PSC_OK) {
         fprintf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
         rc = PSC_EXIT_USAGE;
     }
@@ -110,6 +113,7 @@ static int psc__main(int argc, char **argv)
         case PSC_CMD_LAT: rc = psc_cmd_lat(ctx, &o); break;
         case PSC_CMD_VERIFY: rc = psc_cmd_verify(ctx, &o); break;
         case PSC_CMD_COPY: rc = psc_cmd_copy(ctx, &o); break;
+        case PSC_CMD_IPC: rc = psc_cmd_ipc(ctx, &o); break;
         default: rc = psc_cmd_bw(ctx, &o); break;
         }
     psc_context_destroy(ctx);
@@ -119,7 +123,13 @@ static int psc__main(int argc, char **argv)
 /* Output that did not reach stdout (a full disk, a closed pipe) is a failed run, not a silent 0. */
 int main(int argc, char **argv)
 {
-    int rc = psc__main(argc, argv), failed = ferror(stdout);
+    int rc, failed;
+
+    /* A worker psc_ipc_run started (this program again): its own life, before any parsing or context. */
+    if (argc > 1 && strcmp(argv[1], PSC_IPC_WORKER_ARG) == 0)
+        return psc_ipc_worker_main();
+    rc = psc__main(argc, argv);
+    failed = ferror(stdout);
 
     errno = 0;
     if (fclose(stdout) != 0 || failed) {

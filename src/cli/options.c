@@ -8,7 +8,8 @@
 #include "cli.h"
 #include "report/text.h"
 
-enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT, OPT_NO_VERIFY, OPT_NO_LOAD, OPT_CALIBRATE, OPT_CALIBRATION, OPT_NO_HOST };
+enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT, OPT_NO_VERIFY, OPT_NO_LOAD, OPT_CALIBRATE, OPT_CALIBRATION, OPT_NO_HOST,
+       OPT_METHOD, OPT_ROUND_TRIPS, OPT_NO_LOCAL, OPT_TIMEOUT };
 
 static const struct option psc__long_opts[] = {
     {"test", required_argument, NULL, 't'},
@@ -31,6 +32,10 @@ static const struct option psc__long_opts[] = {
     {"calibrate", required_argument, NULL, OPT_CALIBRATE},
     {"calibration", required_argument, NULL, OPT_CALIBRATION},
     {"no-host", no_argument, NULL, OPT_NO_HOST},
+    {"method", required_argument, NULL, OPT_METHOD},
+    {"round-trips", required_argument, NULL, OPT_ROUND_TRIPS},
+    {"no-local", no_argument, NULL, OPT_NO_LOCAL},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"gate-timeout", required_argument, NULL, OPT_GATE_TIMEOUT},
     {"json", optional_argument, NULL, OPT_JSON},
     {"test-corrupt-offset", required_argument, NULL, OPT_TEST_CORRUPT},
@@ -58,11 +63,14 @@ void psc_cli_usage(void)
            "  doctor    what is wrong with the paths between the GPUs, with evidence and a fix\n"
            "  copy      psc_copy against the driver's copy call per path and size (1 B to 1 GiB by default),\n"
            "            or with --calibrate, measure psc_copy's routes on this machine into a file\n"
+           "  ipc       between processes: one worker process per GPU shares memory by CUDA IPC and VMM;\n"
+           "            bandwidth, round trips and costs beside the same paths in one process\n"
            "\n"
            "Options:\n"
            "  -t, --test NAME[,NAME...]  bandwidth tests to run, by name or glob (\"*_sm\"); repeatable\n"
            "  -l, --list                 list the bandwidth tests with a line each\n"
-           "  -d, --devices LIST         GPUs to use, e.g. 0,1 (default: all)\n"
+           "  -d, --devices LIST         GPUs to use, e.g. 0,1 (default: all); ipc: a worker per entry,\n"
+           "                             0,0 puts two on GPU 0 (the default on a machine with one GPU)\n"
            "  -s, --size SIZE            bytes per copy (default: 512MiB for GPU paths, 32MiB with pinned\n"
            "                             host memory, 64MiB pageable, 128MiB with P2P off); K/M/G/T and\n"
            "                             KiB/MiB/GiB/TiB are powers of 1024,\n"
@@ -91,6 +99,10 @@ void psc_cli_usage(void)
            "                             (for psc_copy_calibration_load); -b/-e/-f/-n/-d/--no-host apply\n"
            "      --calibration FILE     copy: route the benchmark's copies by FILE (default: built-in routes)\n"
            "      --no-host              copy: GPU <-> GPU paths only (default: host <-> GPU paths too)\n"
+           "      --method LIST          ipc: legacy, vmm_fd, vmm_fabric, comma separated (default: all three)\n"
+           "      --round-trips N        ipc: flag round trips per pair and method, 1-1000000 (default 10000)\n"
+           "      --no-local             ipc: skip the same paths inside one process (no ratio)\n"
+           "      --timeout SECONDS      ipc: the longest wait for a worker's start or reply (default 120)\n"
            "  -h, --help                 this text\n"
            "  -V, --version              the version\n"
            "\n"
@@ -179,11 +191,16 @@ static int psc__add_device(psc_cli_opts_t *o, const char *tok, char *err, size_t
                  tok, PSC_CLI_MAX_DEVS - 1);
         return PSC_EXIT_USAGE;
     }
-    for (int i = 0; i < o->ndev; i++) {
+    /* ipc starts a worker per entry: a GPU named twice gets two (the way one GPU measures between processes). */
+    for (int i = 0; i < o->ndev && o->cmd != PSC_CMD_IPC; i++) {
         if (o->devs[i] == (int)v) {
             snprintf(err, errlen, "GPU %lu named twice in --devices", v);
             return PSC_EXIT_USAGE;
         }
+    }
+    if (o->ndev >= PSC_CLI_MAX_DEVS) {
+        snprintf(err, errlen, "too many entries in --devices: accepted at most %d", PSC_CLI_MAX_DEVS);
+        return PSC_EXIT_USAGE;
     }
     o->devs[o->ndev++] = (int)v;
     return 0;
@@ -198,12 +215,25 @@ static int psc__set_devices(psc_cli_opts_t *o, const char *arg, char *err, size_
                           errlen);
 }
 
+static int psc__add_method(psc_cli_opts_t *o, const char *name, char *err, size_t errlen)
+{
+    for (int kind = PSC_SHARE_LEGACY; kind <= PSC_SHARE_VMM_FABRIC; kind++) {
+        if (strcmp(name, psc_ipc_method_name(kind)) == 0) {
+            o->ipc_methods |= 1u << kind;
+            return 0;
+        }
+    }
+    snprintf(err, errlen, "unknown method '%.40s' in --method: accepted legacy, vmm_fd, vmm_fabric (comma separated)",
+             name);
+    return PSC_EXIT_USAGE;
+}
+
 static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t errlen)
 {
     static const struct { const char *name; psc_cli_cmd_t cmd; } cmds[] = {
         {"report", PSC_CMD_REPORT}, {"devices", PSC_CMD_DEVICES}, {"bw", PSC_CMD_BW}, {"list", PSC_CMD_LIST},
         {"topo", PSC_CMD_TOPO}, {"doctor", PSC_CMD_DOCTOR}, {"nvlink", PSC_CMD_NVLINK}, {"lat", PSC_CMD_LAT},
-        {"verify", PSC_CMD_VERIFY}, {"copy", PSC_CMD_COPY},
+        {"verify", PSC_CMD_VERIFY}, {"copy", PSC_CMD_COPY}, {"ipc", PSC_CMD_IPC},
     };
 
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -212,7 +242,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
             return 0;
         }
     }
-    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, list, topo, nvlink, doctor (see p2pscope --help)", word);
+    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, list, topo, nvlink, doctor (see p2pscope --help)", word);
     return PSC_EXIT_USAGE;
 }
 
@@ -351,6 +381,29 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
     case OPT_NO_HOST:
         o->no_host = 1;
         return 0;
+    case OPT_METHOD:
+        o->ipc_methods = 0; /* the last --method wins, as -d does */
+        return psc__each_item(arg, "method", "legacy, vmm_fd, vmm_fabric (comma separated)", psc__add_method, o,
+                              err, errlen);
+    case OPT_ROUND_TRIPS:
+        if (psc__uint(arg, 1000000, &v) != 0 || v < 1) {
+            snprintf(err, errlen, "bad --round-trips '%s': accepted 1 to 1000000", arg);
+            return PSC_EXIT_USAGE;
+        }
+        o->round_trips = (unsigned)v;
+        return 0;
+    case OPT_NO_LOCAL:
+        o->no_local = 1;
+        return 0;
+    case OPT_TIMEOUT:
+        errno = 0;
+        o->timeout_s = strtod(arg, &end);
+        /* psc_ipc_run's range, 1 ms to an hour; "nan" and "inf" fail it. */
+        if (errno || *end || end == arg || !(o->timeout_s >= 0.001 && o->timeout_s <= 3600)) {
+            snprintf(err, errlen, "bad --timeout '%s': accepted 0.001 to 3600 (seconds)", arg);
+            return PSC_EXIT_USAGE;
+        }
+        return 0;
     case OPT_TEST_FAULT: {
         char kind[16];
         unsigned long long off = 0, len = 1, size = 0;
@@ -426,6 +479,33 @@ static int psc__copy_check(const psc_cli_opts_t *o, char *err, size_t errlen)
     }
     if (o->sweep_factor > 16) {
         snprintf(err, errlen, "bad --step-factor %u for copy: accepted 2 to 16", o->sweep_factor);
+        return PSC_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* ipc measures GPU memory between processes, every copy checked, at one size; what it would ignore is refused. */
+static int psc__ipc_check(const psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    if (o->ntests || o->list_tests || o->sweep_min || o->sweep_max || o->sweep_factor ||
+        o->measure.host_node >= 0) {
+        snprintf(err, errlen, "ipc takes no --test, --list, sweep (-b/-e/-f) or --host-node: accepted -d, --method, "
+                              "-s, -n, --round-trips, --no-local, --timeout, --json");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->ndev == 1) {
+        snprintf(err, errlen, "ipc needs two workers or more: accepted e.g. -d 0,1, or -d %d,%d for two on GPU %d",
+                 o->devs[0], o->devs[0], o->devs[0]);
+        return PSC_EXIT_USAGE;
+    }
+    if (o->ndev > PSC_IPC_MAX_RANKS) {
+        snprintf(err, errlen, "ipc takes at most %d workers in --devices", PSC_IPC_MAX_RANKS);
+        return PSC_EXIT_USAGE;
+    }
+    if (o->hooks.corrupt_offset >= 0 && !o->measure.size &&
+        (uint64_t)o->hooks.corrupt_offset >= PSC_IPC_DEFAULT_SIZE) {
+        snprintf(err, errlen, "corruption offset %lld out of range: accepted 0 to --size - 1 (default %llu MiB)",
+                 (long long)o->hooks.corrupt_offset, (unsigned long long)(PSC_IPC_DEFAULT_SIZE >> 20));
         return PSC_EXIT_USAGE;
     }
     return 0;
@@ -517,6 +597,12 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
         return PSC_EXIT_USAGE;
     }
     if (o->cmd == PSC_CMD_COPY && (rc = psc__copy_check(o, err, errlen)) != 0)
+        return rc;
+    if ((o->ipc_methods || o->round_trips || o->no_local || o->timeout_s > 0) && o->cmd != PSC_CMD_IPC) {
+        snprintf(err, errlen, "--method, --round-trips, --no-local and --timeout go with ipc");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->cmd == PSC_CMD_IPC && (rc = psc__ipc_check(o, err, errlen)) != 0)
         return rc;
     if (o->save && (o->cmd != PSC_CMD_TOPO || o->topology)) {
         snprintf(err, errlen, "--save goes with topo on a live machine (not with --topology)");

@@ -117,7 +117,7 @@ void psc_render_lat(FILE *f, psc_lat_test_t test, const psc_lat_result_t *res, s
     psc__notes(f, res, n);
 }
 
-static json_t *psc__pctl(const psc_pctl_t *p)
+json_t *psc_json_pctl(const psc_pctl_t *p)
 {
     return json_pack("{s:i,s:f,s:f,s:f,s:f,s:f,s:f}", "n", (json_int_t)p->n, "min", p->min, "p50", p->p50, "p90",
                      p->p90, "p99", p->p99, "max", p->max, "mean", p->mean);
@@ -144,9 +144,9 @@ json_t *psc_json_lat_result(const psc_lat_result_t *r)
 
         json_object_set_new(e, ti && ti->method == PSC_LAT_CHASE ? "working_set_bytes" : "bytes",
                             json_integer((json_int_t)r->sizes[k]));
-        json_object_set_new(e, "latency", psc__pctl(&r->lat[k]));
+        json_object_set_new(e, "latency", psc_json_pctl(&r->lat[k]));
         if (ti && ti->method == PSC_LAT_COPY)
-            json_object_set_new(e, "cpu_submit", psc__pctl(&r->submit[k]));
+            json_object_set_new(e, "cpu_submit", psc_json_pctl(&r->submit[k]));
         for (unsigned i = 0; i < r->nkept[k]; i++)
             json_array_append_new(raw, json_real(r->kept[k][i]));
         json_object_set_new(e, "samples", raw);

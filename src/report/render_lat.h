@@ -12,4 +12,7 @@ void psc_render_lat(FILE *f, psc_lat_test_t test, const psc_lat_result_t *res, s
 
 json_t *psc_json_lat_result(const psc_lat_result_t *r);
 
+/* Percentiles as every latency figure's JSON has them: {n, min, p50, p90, p99, max, mean}. */
+json_t *psc_json_pctl(const psc_pctl_t *p);
+
 #endif

@@ -56,12 +56,12 @@ static psc_status_t psc__ask(psc_ipc_coord_t *co, int rank, const psc_ipc_op_t *
         return psc__ipc_failed(co, &err);
     if (m.type != PSC_IPC_REPLY || m.len != sizeof(co->ans)) {
         psc__ipc_msg_close_fds(&m);
-        return psc__fail(co->ctx, PSC_ERR_INVALID, "p2pscope ipc: worker %d answered with a %s of %u bytes: accepted "
+        return psc__fail(co->ctx, PSC_ERR_IO, "p2pscope ipc: worker %d answered with a %s of %u bytes: accepted "
                          "a REPLY of %zu", rank, psc__ipc_type_name(m.type), m.len, sizeof(co->ans));
     }
     memcpy(&co->ans, m.payload, sizeof(co->ans));
     if (psc__ipc_ans_check(&co->ans, op->op, co->n, &err) != PSC_OK)
-        return psc__fail(co->ctx, PSC_ERR_INVALID, "p2pscope ipc: worker %d: %s", rank, err.msg);
+        return psc__fail(co->ctx, PSC_ERR_IO, "p2pscope ipc: worker %d: %s", rank, err.msg);
     return PSC_OK;
 }
 
@@ -98,6 +98,9 @@ static psc_status_t psc__configure(psc_ipc_coord_t *co, uint64_t size)
 
         if ((st = psc_device_info(co->ctx, co->rep->gpu[r], &info)) != PSC_OK)
             break;
+        if (!info.uuid[0])
+            return psc__fail(co->ctx, PSC_ERR_UNSUPPORTED, "p2pscope ipc: GPU %d has no UUID, by which its worker would "
+                             "find it", co->rep->gpu[r]);
         op.size = size;
         op.timeout_ms = co->o->timeout_ms;
         op.measure = co->o->measure;

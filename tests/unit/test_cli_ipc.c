@@ -1,0 +1,282 @@
+/*
+ * `p2pscope ipc` on the command line without a GPU: its options land where
+ * they should, every bad value is one line and exit 2, a machine without a
+ * driver or GPU is exit 3, and a worker's argv[1] is never parsed as options.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cli.h"
+
+#ifndef P2PSCOPE_BIN
+#error "P2PSCOPE_BIN must name the binary under test"
+#endif
+
+#define ARGV(...) ((char *[]){"p2pscope", __VA_ARGS__, NULL})
+#define ARGC(...) ((int)(sizeof((char *[]){"p2pscope", __VA_ARGS__}) / sizeof(char *)))
+#define PARSE(o, ...) psc_cli_parse(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), (o), err, sizeof(err))
+
+static char err[512];
+
+static void test_parse_values(void **state)
+{
+    psc_cli_opts_t o;
+
+    (void)state;
+    assert_int_equal(PARSE(&o, "ipc"), 0);
+    assert_int_equal(o.cmd, PSC_CMD_IPC);
+    assert_int_equal(o.ndev, 0); /* every GPU (two workers on a machine with one) */
+    assert_int_equal(o.ipc_methods, 0);
+    assert_int_equal(o.round_trips, 0);
+    assert_false(o.no_local);
+    assert_float_equal(o.timeout_s, 0, 0);
+    assert_int_equal(o.measure.verify, 1);
+    assert_int_equal(o.hooks.corrupt_offset, -1);
+
+    /* A GPU named twice: two workers on it. */
+    assert_int_equal(PARSE(&o, "ipc", "-d", "0,0", "--method", "vmm_fd,legacy", "-s", "4MiB", "-n", "5",
+                           "--round-trips", "1000", "--no-local", "--timeout", "2.5", "--json=x.json",
+                           "--test-corrupt-offset", "4095"),
+                     0);
+    assert_int_equal(o.ndev, 2);
+    assert_int_equal(o.devs[0], 0);
+    assert_int_equal(o.devs[1], 0);
+    assert_int_equal(o.ipc_methods, (1u << PSC_SHARE_LEGACY) | (1u << PSC_SHARE_VMM_FD));
+    assert_int_equal(o.measure.size, 4ull << 20);
+    assert_int_equal(o.measure.samples, 5);
+    assert_int_equal(o.round_trips, 1000);
+    assert_true(o.no_local);
+    assert_float_equal(o.timeout_s, 2.5, 0);
+    assert_string_equal(o.json_path, "x.json");
+    assert_int_equal(o.hooks.corrupt_offset, 4095);
+    assert_int_equal(PARSE(&o, "ipc", "--method", "vmm_fabric", "-d", "1,0,1", "--round-trips", "1000000"), 0);
+    assert_int_equal(o.ipc_methods, 1u << PSC_SHARE_VMM_FABRIC);
+    assert_int_equal(o.ndev, 3);
+    assert_int_equal(o.devs[2], 1);
+    assert_int_equal(o.round_trips, 1000000);
+    /* The last --method wins. */
+    assert_int_equal(PARSE(&o, "ipc", "--method", "legacy", "--method", "vmm_fd"), 0);
+    assert_int_equal(o.ipc_methods, 1u << PSC_SHARE_VMM_FD);
+    /* The default size bounds the corruption offset. */
+    assert_int_equal(PARSE(&o, "ipc", "--test-corrupt-offset", "67108863"), 0);
+}
+
+static void test_parse_errors(void **state)
+{
+    psc_cli_opts_t o;
+
+    (void)state;
+#define BAD(want, ...)                                                        \
+    do {                                                                      \
+        err[0] = '\0';                                                        \
+        assert_int_equal(PARSE(&o, __VA_ARGS__), PSC_EXIT_USAGE);             \
+        if (!strstr(err, want))                                               \
+            fprintf(stderr, "err: %s\n", err);                                \
+        assert_non_null(strstr(err, want));                                   \
+        assert_null(strchr(err, '\n'));                                       \
+    } while (0)
+    BAD("unknown method 'bogus' in --method: accepted legacy, vmm_fd, vmm_fabric", "ipc", "--method", "legacy,bogus");
+    BAD("unknown method 'LEGACY'", "ipc", "--method", "LEGACY");
+    BAD("empty method", "ipc", "--method", "");
+    BAD("empty method", "ipc", "--method", "legacy,");
+    BAD("bad --round-trips '0': accepted 1 to 1000000", "ipc", "--round-trips", "0");
+    BAD("bad --round-trips '1000001'", "ipc", "--round-trips", "1000001");
+    BAD("bad --round-trips '-1'", "ipc", "--round-trips", "-1");
+    BAD("bad --timeout '0': accepted 0.001 to 3600 (seconds)", "ipc", "--timeout", "0");
+    BAD("bad --timeout 'nan'", "ipc", "--timeout", "nan");
+    BAD("bad --timeout '5s'", "ipc", "--timeout", "5s");
+    BAD("bad --timeout '3601'", "ipc", "--timeout", "3601");
+    BAD("bad --timeout 'inf'", "ipc", "--timeout", "inf");
+    BAD("ipc needs two workers or more: accepted e.g. -d 0,1, or -d 1,1", "ipc", "-d", "1");
+    BAD("bad GPU index 'x'", "ipc", "-d", "0,x");
+    BAD("empty GPU index", "ipc", "-d", "0,,0");
+    BAD("--no-verify goes with bw and report", "ipc", "--no-verify");
+    BAD("ipc takes no --test", "ipc", "-t", "gpu_local_ce");
+    BAD("ipc takes no --test", "ipc", "-b", "4K", "-e", "8K");
+    BAD("ipc takes no --test", "ipc", "-l");
+    BAD("ipc takes no --test", "ipc", "--host-node", "0");
+    BAD("corruption offset 67108864 out of range", "ipc", "--test-corrupt-offset", "67108864");
+    BAD("corruption offset 4096 out of range", "ipc", "-s", "4K", "--test-corrupt-offset", "4096");
+    BAD("needs verification on", "ipc", "--test-corrupt-offset", "1", "--no-verify");
+    BAD("go with ipc", "bw", "--method", "legacy");
+    BAD("go with ipc", "lat", "--round-trips", "10");
+    BAD("go with ipc", "copy", "--no-local");
+    BAD("go with ipc", "--timeout", "5");
+    /* Only ipc names a GPU twice. */
+    BAD("named twice", "bw", "-d", "0,0");
+    BAD("unknown command 'ipcx'", "ipcx");
+    BAD("too many entries in --devices: accepted at most 64", "ipc", "-d",
+        "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"
+        "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0");
+#undef BAD
+}
+
+typedef struct {
+    int rc;
+    char *out, *err;
+} run_t;
+
+static char *slurp(int fd)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    ssize_t n;
+
+    assert_non_null(buf);
+    lseek(fd, 0, SEEK_SET);
+    while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+        len += (size_t)n;
+        if (cap - len < 2)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[len] = '\0';
+    close(fd);
+    return buf;
+}
+
+/* The binary with args and env ("NAME=value", NULL-terminated) added to ours; never a crash. */
+static run_t run(const char *const *args, const char *const *env)
+{
+    char outp[] = "/tmp/psc-ipc-out-XXXXXX", errp[] = "/tmp/psc-ipc-err-XXXXXX";
+    int fo = mkstemp(outp), fe = mkstemp(errp), status = 0;
+    char *argv[32] = {P2PSCOPE_BIN};
+    run_t r;
+    pid_t pid;
+
+    assert_true(fo >= 0 && fe >= 0);
+    unlink(outp);
+    unlink(errp);
+    for (int i = 0; args[i] && i < 30; i++)
+        argv[i + 1] = (char *)args[i];
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        for (int i = 0; env && env[i]; i++)
+            putenv((char *)env[i]);
+        alarm(60); /* a hang fails the test instead of holding it */
+        dup2(fo, 1);
+        dup2(fe, 2);
+        execv(P2PSCOPE_BIN, argv);
+        _exit(127);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    r.rc = WEXITSTATUS(status);
+    r.out = slurp(fo);
+    r.err = slurp(fe);
+    return r;
+}
+
+static int lines(const char *s)
+{
+    int n = 0;
+
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* One line on stderr containing want, nothing on stdout, the exit code. */
+static void expect_error(const char *const *args, const char *const *env, int rc, const char *want)
+{
+    run_t r = run(args, env);
+
+    if (r.rc != rc || !strstr(r.err, want) || lines(r.err) != 1)
+        fprintf(stderr, "rc=%d stderr=%s", r.rc, r.err);
+    assert_int_equal(r.rc, rc);
+    assert_non_null(strstr(r.err, want));
+    assert_int_equal(lines(r.err), 1);
+    assert_string_equal(r.out, "");
+    free(r.out);
+    free(r.err);
+}
+
+static const char *const no_driver[] = {"P2PSCOPE_LIBCUDA=/nonexistent/libcuda.so.1", NULL};
+static const char *const fake_nodev[] = {"P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "FAKE_CUDA_MODE=nodevice", NULL};
+static const char *const fake_zero[] = {"P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "FAKE_CUDA_COUNT=0", NULL};
+static const char *const fake_gpus[] = {"P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "FAKE_CUDA_MODE=gpus",
+                                        "P2PSCOPE_LIBNVML=/nonexistent/libnvidia-ml.so.1", NULL};
+
+static void test_binary_usage_errors(void **state)
+{
+    (void)state;
+    /* Found before the driver is looked for. */
+    expect_error((const char *[]){"ipc", "--method", "nccl", NULL}, no_driver, 2,
+                 "unknown method 'nccl' in --method: accepted legacy, vmm_fd, vmm_fabric");
+    expect_error((const char *[]){"ipc", "--round-trips", "0", NULL}, no_driver, 2, "bad --round-trips '0'");
+    expect_error((const char *[]){"ipc", "--timeout", "-1", NULL}, no_driver, 2, "bad --timeout '-1'");
+    expect_error((const char *[]){"ipc", "-d", "0", NULL}, no_driver, 2, "ipc needs two workers or more");
+    expect_error((const char *[]){"ipc", "--no-verify", NULL}, no_driver, 2, "--no-verify goes with bw and report");
+    expect_error((const char *[]){"bw", "--no-local", NULL}, no_driver, 2, "go with ipc");
+    expect_error((const char *[]){"ipc", "--json=/nonexistent-dir/x.json", NULL}, no_driver, 2,
+                 "missing or not writable");
+    /* A GPU that does not exist, named twice or not. */
+    expect_error((const char *[]){"ipc", "-d", "0,5", NULL}, fake_gpus, 2,
+                 "GPU 5 does not exist: accepted 0 to 1 (this machine has 2 GPUs)");
+    expect_error((const char *[]){"ipc", "-d", "7,7", NULL}, fake_gpus, 2, "GPU 7 does not exist");
+}
+
+static void test_binary_no_gpu_exit_3(void **state)
+{
+    (void)state;
+    expect_error((const char *[]){"ipc", NULL}, no_driver, 3,
+                 "no NVIDIA driver: /nonexistent/libcuda.so.1 could not be loaded");
+    expect_error((const char *[]){"ipc", "-d", "0,0", "--json", NULL}, no_driver, 3, "no NVIDIA driver");
+    expect_error((const char *[]){"ipc", NULL}, fake_nodev, 3, "no GPU");
+    expect_error((const char *[]){"ipc", "--method", "legacy", NULL}, fake_zero, 3, "no GPU");
+}
+
+static void test_binary_help(void **state)
+{
+    run_t r;
+
+    (void)state;
+    r = run((const char *[]){"--help", NULL}, no_driver);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "\n  ipc       between processes"));
+    assert_non_null(strstr(r.out, "--method LIST"));
+    assert_non_null(strstr(r.out, "--round-trips N"));
+    assert_non_null(strstr(r.out, "--no-local"));
+    assert_non_null(strstr(r.out, "--timeout SECONDS"));
+    free(r.out);
+    free(r.err);
+}
+
+/* A worker (argv[1] PSC_IPC_WORKER_ARG) goes straight to its own life: no option parsing, no usage line. */
+static void test_binary_worker_not_parsed(void **state)
+{
+    run_t r;
+
+    (void)state;
+    r = run((const char *[]){PSC_IPC_WORKER_ARG, "--bogus", "extra", NULL}, no_driver);
+    assert_true(r.rc != 0); /* not started by psc_ipc_run: nothing to connect to */
+    assert_true(r.rc != PSC_EXIT_USAGE);
+    assert_null(strstr(r.err, "unknown option"));
+    assert_null(strstr(r.err, "unknown command"));
+    assert_string_equal(r.out, "");
+    free(r.out);
+    free(r.err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_values),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_binary_usage_errors),
+        cmocka_unit_test(test_binary_no_gpu_exit_3),
+        cmocka_unit_test(test_binary_help),
+        cmocka_unit_test(test_binary_worker_not_parsed),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

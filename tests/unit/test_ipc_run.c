@@ -1,0 +1,292 @@
+/*
+ * p2pscope ipc without a GPU: psc_ipc_run's refusals of bad options, the
+ * checks of requests and answers (ipc/ipc_proto.h), and real worker
+ * processes (this binary again, on the fake driver) refusing forged
+ * requests with an ERROR that names what was wrong, then ending.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "fake_context.h"
+#include "internal.h"
+#include "ipc/ipc_proto.h"
+#include "ipc/workers.h"
+
+static psc_ipc_op_t op_of(unsigned code)
+{
+    psc_ipc_op_t op;
+
+    memset(&op, 0, sizeof(op));
+    op.magic = PSC_IPC_OP_MAGIC;
+    op.op = code;
+    op.method = PSC_SHARE_VMM_FD;
+    op.peer = 1;
+    op.round_trips = 10;
+    return op;
+}
+
+static psc_ipc_op_t config_op(void)
+{
+    psc_ipc_op_t op = op_of(PSC_IPC_OP_CONFIG);
+
+    op.size = 4096;
+    op.timeout_ms = 1000;
+    psc_measure_opts_default(&op.measure);
+    snprintf(op.uuid, sizeof(op.uuid), "GPU-x");
+    return op;
+}
+
+static void refused(const psc_ipc_op_t *op, const char *words)
+{
+    psc_ipc_err_t err = {PSC_OK, ""};
+
+    assert_int_equal(psc__ipc_op_check(op, 0, 2, &err), PSC_ERR_INVALID);
+    if (!strstr(err.msg, words))
+        fail_msg("\"%s\" does not say \"%s\"", err.msg, words);
+}
+
+static void test_requests_checked(void **state)
+{
+    psc_ipc_op_t op = config_op();
+    psc_ipc_err_t err = {PSC_OK, ""};
+
+    (void)state;
+    assert_int_equal(psc__ipc_op_check(&op, 0, 2, &err), PSC_OK);
+    op.magic ^= 1;
+    refused(&op, "magic");
+    op = config_op(), op.op = 0;
+    refused(&op, "request 0");
+    op = config_op(), op.op = PSC_IPC_OP_LAST + 1;
+    refused(&op, "accepted 1 to");
+    op = config_op(), op.size = 0;
+    refused(&op, "copy size 0");
+    op = config_op(), op.size = (1ull << 40) + 1;
+    refused(&op, "copy size");
+    op = config_op(), op.timeout_ms = NAN;
+    refused(&op, "timeout");
+    op = config_op(), op.measure.samples = 0;
+    refused(&op, "samples");
+    op = config_op(), op.measure.struct_size = 8;
+    refused(&op, "struct size");
+    op = config_op(), memset(op.uuid, 'A', sizeof(op.uuid));
+    refused(&op, "UUID");
+    op = config_op(), op.uuid[0] = '\0';
+    refused(&op, "UUID");
+
+    op = op_of(PSC_IPC_OP_SHARE);
+    assert_int_equal(psc__ipc_op_check(&op, 0, 2, &err), PSC_OK);
+    op.method = PSC_SHARE_EVENT;
+    refused(&op, "sharing method 4");
+    op.method = 0;
+    refused(&op, "sharing method 0");
+    op = op_of(PSC_IPC_OP_BW);
+    assert_int_equal(psc__ipc_op_check(&op, 0, 2, &err), PSC_OK);
+    op.peer = 0; /* itself */
+    refused(&op, "peer rank 0");
+    op.peer = 2;
+    refused(&op, "peer rank 2");
+    op.peer = -1;
+    refused(&op, "peer rank -1");
+    op = op_of(PSC_IPC_OP_BW), op.bw = PSC_IPC_NBW;
+    refused(&op, "copy 4");
+    op.bw = -1;
+    refused(&op, "copy -1");
+    op = op_of(PSC_IPC_OP_PING), op.round_trips = 0;
+    refused(&op, "0 round trips");
+    op = op_of(PSC_IPC_OP_PONG), op.round_trips = PSC_IPC_MAX_ROUND_TRIPS + 1;
+    refused(&op, "round trips");
+    op = op_of(PSC_IPC_OP_PONG), op.round_trips = PSC_IPC_MAX_ROUND_TRIPS;
+    assert_int_equal(psc__ipc_op_check(&op, 0, 2, &err), PSC_OK);
+}
+
+static psc_ipc_ans_t *ans_of(unsigned op)
+{
+    static psc_ipc_ans_t a;
+
+    memset(&a, 0, sizeof(a));
+    a.magic = PSC_IPC_OP_MAGIC;
+    a.op = op;
+    a.naccess = 1;
+    a.gpu = 0;
+    a.ngpu = 1;
+    a.rtt_ns.n = 1;
+    for (int i = 0; i < PSC_IPC_MAX_RANKS; i++)
+        a.release_us[i] = -1;
+    return &a;
+}
+
+static void ans_refused(const psc_ipc_ans_t *a, unsigned op, const char *words)
+{
+    psc_ipc_err_t err = {PSC_OK, ""};
+
+    assert_int_equal(psc__ipc_ans_check(a, op, 2, &err), PSC_ERR_INVALID);
+    if (!strstr(err.msg, words))
+        fail_msg("\"%s\" does not say \"%s\"", err.msg, words);
+}
+
+static void test_answers_checked(void **state)
+{
+    psc_ipc_err_t err = {PSC_OK, ""};
+    psc_ipc_ans_t *a;
+
+    (void)state;
+    for (unsigned op = PSC_IPC_OP_CONFIG; op <= PSC_IPC_OP_LAST; op++)
+        assert_int_equal(psc__ipc_ans_check(ans_of(op), op, 2, &err), PSC_OK);
+    ans_refused(ans_of(PSC_IPC_OP_BW), PSC_IPC_OP_PING, "where 7 was asked");
+    a = ans_of(PSC_IPC_OP_BW), a->magic = 0;
+    ans_refused(a, PSC_IPC_OP_BW, "answer to request");
+    a = ans_of(PSC_IPC_OP_BW), memset(a->why, 'x', sizeof(a->why));
+    ans_refused(a, PSC_IPC_OP_BW, "reason is not terminated");
+    a = ans_of(PSC_IPC_OP_BW), a->status = 1;
+    ans_refused(a, PSC_IPC_OP_BW, "status 1");
+    a = ans_of(PSC_IPC_OP_BW), a->status = PSC_ERR_IO - 1;
+    ans_refused(a, PSC_IPC_OP_BW, "status");
+    a = ans_of(PSC_IPC_OP_BW), a->status = PSC_ERR_UNSUPPORTED, a->export_us = -5; /* a refusal: its reason only */
+    assert_int_equal(psc__ipc_ans_check(a, PSC_IPC_OP_BW, 2, &err), PSC_OK);
+    a = ans_of(PSC_IPC_OP_CONFIG), a->gpu = 1; /* of 1 GPU */
+    ans_refused(a, PSC_IPC_OP_CONFIG, "GPU 1 of 1");
+    a = ans_of(PSC_IPC_OP_CONFIG), a->ngpu = PSC_MAX_GPUS + 1;
+    ans_refused(a, PSC_IPC_OP_CONFIG, "worker on GPU");
+    a = ans_of(PSC_IPC_OP_IMPORT), a->import_us = -1;
+    ans_refused(a, PSC_IPC_OP_IMPORT, "negative");
+    a = ans_of(PSC_IPC_OP_IMPORT), a->first_touch_us = INFINITY;
+    ans_refused(a, PSC_IPC_OP_IMPORT, "negative or not a number");
+    a = ans_of(PSC_IPC_OP_IMPORT), a->naccess = 0;
+    ans_refused(a, PSC_IPC_OP_IMPORT, "access on 0 GPUs");
+    a = ans_of(PSC_IPC_OP_IMPORT), a->access[0] = 2;
+    ans_refused(a, PSC_IPC_OP_IMPORT, "access 2 on GPU 0");
+    a = ans_of(PSC_IPC_OP_IMPORT), a->access[0] = PSC_IPC_ACCESS_NOT_ASKED;
+    assert_int_equal(psc__ipc_ans_check(a, PSC_IPC_OP_IMPORT, 2, &err), PSC_OK);
+    a = ans_of(PSC_IPC_OP_UNIMPORT), a->release_us[1] = -2;
+    ans_refused(a, PSC_IPC_OP_UNIMPORT, "release time of rank 1");
+    a = ans_of(PSC_IPC_OP_PING), a->rtt_ns.n = 0;
+    ans_refused(a, PSC_IPC_OP_PING, "without figures");
+    a->gave_up = 1; /* no figures expected then */
+    assert_int_equal(psc__ipc_ans_check(a, PSC_IPC_OP_PING, 2, &err), PSC_OK);
+    a = ans_of(PSC_IPC_OP_BW), a->bw.nsamples = PSC_MAX_SAMPLES + 1;
+    ans_refused(a, PSC_IPC_OP_BW, "sample count");
+    a = ans_of(PSC_IPC_OP_BW), a->bw.status = 3;
+    ans_refused(a, PSC_IPC_OP_BW, "bad status");
+    a = ans_of(PSC_IPC_OP_BW), a->bw.nsamples = 2, a->bw.samples_gbs[1] = NAN;
+    ans_refused(a, PSC_IPC_OP_BW, "sample that is negative");
+}
+
+static void test_options_refused(void **state)
+{
+    static const struct {
+        const char *field, *words;
+    } cases[] = {
+        {"methods", "methods 0x1"},     {"methods16", "methods 0x10"}, {"bw", "copies 0x10"},
+        {"trips0", "0 round trips"},    {"timeout", "timeout 0 ms"},   {"nolocal", "no_local 2"},
+        {"path", "absolute path"},      {"noverify", "verification off"}, {"size", "size"},
+    };
+    psc_ipc_report_t *r = (psc_ipc_report_t *)&r;
+    int one = 0, bad = 7;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        psc_ipc_opts_t o;
+
+        psc_ipc_opts_default(&o);
+        if (!strcmp(cases[i].field, "methods")) o.methods = 1;
+        if (!strcmp(cases[i].field, "methods16")) o.methods = 1u << 4;
+        if (!strcmp(cases[i].field, "bw")) o.bw = 1u << PSC_IPC_NBW;
+        if (!strcmp(cases[i].field, "trips0")) o.round_trips = 0;
+        if (!strcmp(cases[i].field, "timeout")) o.timeout_ms = 0;
+        if (!strcmp(cases[i].field, "nolocal")) o.no_local = 2;
+        if (!strcmp(cases[i].field, "path")) o.worker_path = "p2pscope";
+        if (!strcmp(cases[i].field, "noverify")) o.measure.verify = 0;
+        if (!strcmp(cases[i].field, "size")) o.measure.size = (1ull << 40) + 1;
+        assert_int_equal(psc_ipc_run(g_ctx, NULL, 0, &o, &r), PSC_ERR_INVALID);
+        if (!strstr(psc_context_last_error(g_ctx), cases[i].words))
+            fail_msg("%s: \"%s\" does not say \"%s\"", cases[i].field, psc_context_last_error(g_ctx), cases[i].words);
+    }
+    assert_ptr_equal(r, (psc_ipc_report_t *)&r); /* untouched on failure */
+    {
+        psc_ipc_opts_t o;
+
+        psc_ipc_opts_default(&o);
+        assert_int_equal(psc_ipc_run(g_ctx, &one, 1, &o, &r), PSC_ERR_INVALID);
+        assert_non_null(strstr(psc_context_last_error(g_ctx), "one worker"));
+        assert_int_equal(psc_ipc_run(g_ctx, &bad, 1, &o, &r), PSC_ERR_INVALID);
+        assert_non_null(strstr(psc_context_last_error(g_ctx), "GPU 7 does not exist"));
+        assert_int_equal(psc_ipc_run(g_ctx, NULL, 2, &o, &r), PSC_ERR_INVALID);
+        assert_int_equal(psc_ipc_run(g_ctx, NULL, 0, &o, NULL), PSC_ERR_INVALID);
+        o.struct_size = 3;
+        assert_int_equal(psc_ipc_run(g_ctx, NULL, 0, &o, &r), PSC_ERR_INVALID);
+    }
+    assert_ptr_equal(r, (psc_ipc_report_t *)&r);
+}
+
+/* One worker (this binary, on the fake driver) sent `payload`; what it reported back. */
+static void worker_refuses(const void *payload, uint32_t len, int configure_first, const char *words)
+{
+    const char *argv[] = {"/proc/self/exe", PSC_IPC_WORKER_ARG, NULL};
+    psc_ipc_err_t err = {PSC_OK, ""};
+    psc_ipc_run_t *run = NULL;
+    psc_ipc_msg_t m;
+    int64_t dl = psc__ipc_deadline(20000);
+
+    assert_int_equal(psc__ipc_run_start(2, argv, &run, &err), PSC_OK);
+    assert_int_equal(psc__ipc_run_connect(run, dl, &err), PSC_OK);
+    if (configure_first) {
+        psc_ipc_op_t op = config_op();
+        psc_device_info_t info;
+
+        assert_int_equal(psc_device_info(g_ctx, 0, &info), PSC_OK);
+        snprintf(op.uuid, sizeof(op.uuid), "%s", info.uuid);
+        assert_int_equal(psc__ipc_run_send(run, 0, PSC_IPC_REQUEST, 0, &op, sizeof(op), NULL, 0, dl, &err), PSC_OK);
+        assert_int_equal(psc__ipc_run_recv(run, 0, &m, NULL, dl, &err), PSC_OK);
+        assert_int_equal(m.type, PSC_IPC_REPLY);
+        assert_int_equal(((const psc_ipc_ans_t *)(const void *)m.payload)->status, PSC_OK);
+    }
+    assert_int_equal(psc__ipc_run_send(run, 0, PSC_IPC_REQUEST, 0, payload, len, NULL, 0, dl, &err), PSC_OK);
+    assert_int_equal(psc__ipc_run_recv(run, 0, &m, NULL, dl, &err), PSC_ERR_IO);
+    if (!strstr(err.msg, "worker 0") || !strstr(err.msg, "reported") || !strstr(err.msg, words))
+        fail_msg("\"%s\" does not name the worker and \"%s\"", err.msg, words);
+    psc__ipc_run_destroy(run, 2000);
+    errno = 0;
+    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1); /* every worker reaped */
+}
+
+static void test_worker_refuses_forged_requests(void **state)
+{
+    psc_ipc_op_t op = config_op();
+    char shorter[16] = {0};
+
+    (void)state;
+    op.magic = 0xdeadbeef;
+    worker_refuses(&op, sizeof(op), 0, "magic");
+    worker_refuses(shorter, sizeof(shorter), 0, "a request of 16 bytes");
+    op = op_of(PSC_IPC_OP_SHARE);
+    worker_refuses(&op, sizeof(op), 0, "before CONFIG");
+    op = op_of(PSC_IPC_OP_PING);
+    op.peer = 0; /* the worker itself */
+    worker_refuses(&op, sizeof(op), 1, "peer rank 0");
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_requests_checked),
+        cmocka_unit_test(test_answers_checked),
+        cmocka_unit_test(test_options_refused),
+        cmocka_unit_test(test_worker_refuses_forged_requests),
+    };
+
+    if (argc >= 2 && strcmp(argv[1], PSC_IPC_WORKER_ARG) == 0)
+        return psc_ipc_worker_main(); /* started by psc_ipc_run or the test, the fake driver in its environment */
+    psc_test_fake_driver("contexts", "2");
+    setenv("FAKE_CUDA_UUID", "7", 1); /* GPUs with UUIDs, which workers are told theirs by */
+    return cmocka_run_group_tests(tests, psc_test_open_ctx, psc_test_close_ctx);
+}
