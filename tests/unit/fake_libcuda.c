@@ -291,14 +291,15 @@ static CUresult fake_stream_get_ctx(CUstream s, CUcontext *c)
  * Device memory is a mapping of its own; exported by a legacy IPC handle it moves onto a memfd (fd), so another
  * process can map the same bytes.
  */
-typedef struct { uintptr_t base; size_t size; int type; int dev; int managed; unsigned flags; int fd; } fake_alloc_t;
+/* opener: for memory opened from another process's IPC handle, the GPU whose context opened it (-1 else) */
+typedef struct { uintptr_t base; size_t size; int type; int dev; int managed; unsigned flags; int fd; int opener; } fake_alloc_t;
 #define FAKE_ALLOC_MAX 1024
 static fake_alloc_t fake_allocs[FAKE_ALLOC_MAX];
 static void fake_alloc_note(void *p, size_t n, int type, unsigned flags)
 {
     for (int i = 0; p && i < FAKE_ALLOC_MAX; i++)
         if (!fake_allocs[i].base) {
-            fake_allocs[i] = (fake_alloc_t){(uintptr_t)p, n, type, fake_ctx_gpu((CUcontext)fake_cuda_current()), 0, flags, -1};
+            fake_allocs[i] = (fake_alloc_t){(uintptr_t)p, n, type, fake_ctx_gpu((CUcontext)fake_cuda_current()), 0, flags, -1, -1};
             return;
         }
 }
@@ -427,6 +428,7 @@ int fake_cuda_alloc_imported(void *p, size_t len, int dev)
     fake_alloc_note(p, len, CU_MEMORYTYPE_DEVICE, FAKE_IMPORTED);
     if (!(a = (fake_alloc_t *)fake_alloc_find((uintptr_t)p)))
         return -1;
+    a->opener = a->dev; /* the current context's GPU, noted above */
     a->dev = dev;
     return 0;
 }
@@ -467,7 +469,9 @@ static CUresult fake_pointer_attributes(unsigned n, CUpointer_attribute *attrs, 
     int cur = fake_ctx_gpu((CUcontext)fake_cuda_current());
     unsigned access = 0;
 
-    if (a && (a->type == CU_MEMORYTYPE_HOST || a->dev == cur || (cur >= 0 && a->dev >= 0 && fake_peer_on[cur][a->dev])))
+    /* An opened IPC handle is reachable from the opening context (the driver enables peer access lazily). */
+    if (a && (a->type == CU_MEMORYTYPE_HOST || a->dev == cur || (a->opener >= 0 && a->opener == cur) ||
+              (cur >= 0 && a->dev >= 0 && fake_peer_on[cur][a->dev])))
         access = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
     for (unsigned i = 0; i < n; i++) {
         switch (attrs[i]) {

@@ -275,6 +275,149 @@ static void test_worker_refuses_forged_requests(void **state)
     worker_refuses(&op, sizeof(op), 1, "peer rank 0");
 }
 
+static psc_ipc_opts_t fake_opts(void)
+{
+    psc_ipc_opts_t o;
+
+    psc_ipc_opts_default(&o);
+    o.measure.size = (64u << 10) + 3;
+    o.measure.iterations = 2;
+    o.measure.samples = o.measure.max_samples = 3;
+    o.round_trips = 500;
+    o.timeout_ms = 20000;
+    return o;
+}
+
+static void assert_no_children(void)
+{
+    errno = 0;
+    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+}
+
+/* Two workers on the fake's two GPUs, or both on GPU 0: every method, pair and copy, checked and compared. */
+static void full_run(const int *dev)
+{
+    psc_ipc_opts_t o = fake_opts();
+    psc_ipc_report_t *r = NULL;
+    int per_method[PSC_IPC_METHODS] = {0};
+
+    if (psc_ipc_run(g_ctx, dev, 2, &o, &r) != PSC_OK)
+        fail_msg("psc_ipc_run: %s", psc_context_last_error(g_ctx));
+    assert_no_children();
+    assert_int_equal(r->nranks, 2);
+    assert_int_equal(r->gpu[0], dev[0]);
+    assert_int_equal(r->gpu[1], dev[1]);
+    assert_true(r->pid[0] > 0 && r->pid[1] > 0 && r->pid[0] != r->pid[1]);
+    assert_int_equal(r->size, o.measure.size);
+    for (int m = 0; m < PSC_IPC_METHODS; m++)
+        assert_true(r->methods[m].asked && r->methods[m].available);
+    assert_int_equal(r->npairs, 6);
+    for (int i = 0; i < r->npairs; i++) {
+        const psc_ipc_pair_t *p = &r->pairs[i];
+        unsigned trips = dev[0] == dev[1] ? 200 : o.round_trips;
+
+        if (p->status != PSC_RESULT_PASSED)
+            fail_msg("%s %d<-%d: %s", psc_ipc_method_name(p->method), p->importer, p->exporter, p->reason);
+        per_method[p->method - 1]++;
+        assert_int_equal(p->gpu_importer, dev[p->importer]);
+        assert_int_equal(p->gpu_exporter, dev[p->exporter]);
+        assert_int_equal(p->importer, 1 - p->exporter);
+        for (int k = 0; k < PSC_IPC_NBW; k++) {
+            assert_int_equal(p->bw[k].status, PSC_RESULT_PASSED);
+            assert_true(p->bw[k].verify.checked >= 3 && p->bw[k].verify.bad_bytes == 0);
+            assert_true(p->bw[k].stats.median > 0 && p->bw[k].size == o.measure.size);
+            assert_int_equal(p->bw_local[k].status, PSC_RESULT_PASSED);
+            assert_true(p->bw_local[k].stats.median > 0);
+        }
+        assert_int_equal(p->rtt_ns.n, trips);
+        assert_int_equal(p->rtt_local_ns.n, trips);
+        assert_true(p->rtt_ns.p50 > 0 && p->rtt_ns.p99 >= p->rtt_ns.p50);
+        assert_int_equal(p->naccess, 2);
+        if (p->access[p->gpu_importer] != PSC_ACCESS_READWRITE)
+            fail_msg("%s %d<-%d: access %u on the importer's GPU", psc_ipc_method_name(p->method), p->importer,
+                     p->exporter, p->access[p->gpu_importer]);
+        if (dev[0] != dev[1]) /* mapped for the importer's GPU only; legacy not asked on the other */
+            assert_int_equal(p->access[p->gpu_exporter],
+                             p->method == PSC_SHARE_LEGACY ? PSC_IPC_ACCESS_NOT_ASKED : PSC_ACCESS_NONE);
+        assert_true(p->map_us == 0 || p->method != PSC_SHARE_LEGACY);
+        assert_true(p->release_us > 0 && p->touch_us > 0 && p->first_touch_us > 0);
+        assert_string_equal(p->reason, "");
+    }
+    for (int m = 0; m < PSC_IPC_METHODS; m++)
+        assert_int_equal(per_method[m], 2);
+    psc_ipc_report_free(r);
+}
+
+static void test_full_run_two_gpus(void **state)
+{
+    const int dev[2] = {0, 1};
+
+    (void)state;
+    full_run(dev);
+}
+
+static void test_full_run_one_gpu_twice(void **state)
+{
+    const int dev[2] = {1, 1};
+
+    (void)state;
+    full_run(dev);
+}
+
+static void test_wrong_byte_fails_its_pairs(void **state)
+{
+    psc_ipc_opts_t o = fake_opts();
+    psc_ipc_report_t *r = NULL;
+
+    (void)state;
+    o.methods = 1u << PSC_SHARE_LEGACY;
+    o.bw = 1u << PSC_IPC_CE_READ;
+    setenv("P2PSCOPE_TEST_CORRUPT_OFFSET", "65538", 1);
+    assert_int_equal(psc_ipc_run(g_ctx, NULL, 0, &o, &r), PSC_OK);
+    unsetenv("P2PSCOPE_TEST_CORRUPT_OFFSET");
+    assert_int_equal(r->npairs, 2);
+    for (int i = 0; i < 2; i++) {
+        const psc_ipc_pair_t *p = &r->pairs[i];
+
+        assert_int_equal(p->status, PSC_RESULT_FAILED);
+        assert_int_equal(p->bw[PSC_IPC_CE_READ].verify.first_bad_offset, 65538);
+        if (!strstr(p->reason, "ce_read") || !strstr(p->reason, "offset 65538"))
+            fail_msg("reason: %s", p->reason);
+        assert_int_equal(p->bw_local[PSC_IPC_CE_READ].status, PSC_RESULT_PASSED); /* this process was not hooked */
+        assert_int_equal(p->bw[PSC_IPC_CE_WRITE].status, 0); /* not asked: never run */
+        assert_int_equal(p->bw[PSC_IPC_CE_WRITE].nsamples, 0);
+        assert_int_equal(p->rtt_ns.n, 0); /* a failed pair's round trips are not run */
+    }
+    psc_ipc_report_free(r);
+    assert_no_children();
+}
+
+static void test_dead_worker_named(void **state)
+{
+    static const unsigned ops[] = {PSC_IPC_OP_CONFIG, PSC_IPC_OP_IMPORT, PSC_IPC_OP_BW, PSC_IPC_OP_PONG,
+                                   PSC_IPC_OP_UNSHARE};
+    psc_ipc_opts_t o = fake_opts();
+    psc_ipc_report_t *r = NULL;
+
+    (void)state;
+    o.methods = 1u << PSC_SHARE_VMM_FD;
+    o.no_local = 1;
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+        char die[16];
+
+        snprintf(die, sizeof(die), "%d:%u", (int)(i & 1), ops[i]);
+        setenv("P2PSCOPE_TEST_IPC_DIE", die, 1);
+        assert_int_equal(psc_ipc_run(g_ctx, NULL, 0, &o, &r), PSC_ERR_IO);
+        unsetenv("P2PSCOPE_TEST_IPC_DIE");
+        assert_null(r);
+        snprintf(die, sizeof(die), "worker %d", (int)(i & 1));
+        if (!strstr(psc_context_last_error(g_ctx), die) || !strstr(psc_context_last_error(g_ctx), "signal 9"))
+            fail_msg("op %u: %s", ops[i], psc_context_last_error(g_ctx));
+        assert_no_children();
+    }
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -282,11 +425,17 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_answers_checked),
         cmocka_unit_test(test_options_refused),
         cmocka_unit_test(test_worker_refuses_forged_requests),
+        cmocka_unit_test(test_full_run_two_gpus),
+        cmocka_unit_test(test_full_run_one_gpu_twice),
+        cmocka_unit_test(test_wrong_byte_fails_its_pairs),
+        cmocka_unit_test(test_dead_worker_named),
     };
 
     if (argc >= 2 && strcmp(argv[1], PSC_IPC_WORKER_ARG) == 0)
         return psc_ipc_worker_main(); /* started by psc_ipc_run or the test, the fake driver in its environment */
     psc_test_fake_driver("contexts", "2");
-    setenv("FAKE_CUDA_UUID", "7", 1); /* GPUs with UUIDs, which workers are told theirs by */
+    setenv("FAKE_CUDA_UUID", "7", 1);    /* GPUs with UUIDs, which workers are told theirs by */
+    setenv("FAKE_CUDA_KERNELS", "1", 1); /* the fake runs the kernels, in every process */
+    setenv("FAKE_CUDA_FABRIC", "1", 1);  /* and its fabric handles work */
     return cmocka_run_group_tests(tests, psc_test_open_ctx, psc_test_close_ctx);
 }
