@@ -327,6 +327,10 @@ static void full_run(const int *dev)
             assert_int_equal(p->bw[k].status, PSC_RESULT_PASSED);
             assert_true(p->bw[k].verify.checked >= 3 && p->bw[k].verify.bad_bytes == 0);
             assert_true(p->bw[k].stats.median > 0 && p->bw[k].size == o.measure.size);
+            /* writes go from the importer's memory into the import, reads the other way; the importer issues */
+            assert_int_equal(p->bw[k].c.xfer[0].src, k == PSC_IPC_CE_WRITE || k == PSC_IPC_SM_WRITE ? p->gpu_importer
+                                                                                                       : p->gpu_exporter);
+            assert_int_equal(p->bw[k].c.xfer[0].issuer, p->gpu_importer);
             assert_int_equal(p->bw_local[k].status, PSC_RESULT_PASSED);
             assert_true(p->bw_local[k].stats.median > 0);
         }
