@@ -17,20 +17,20 @@ json_t *psc_json_str(const char *s)
 }
 
 /* Insert or append, remembering a failure (out of memory) instead of dropping the key. */
-static void psc__set(json_t *o, const char *key, json_t *v, int *bad)
+void psc_json_set(json_t *o, const char *key, json_t *v, int *bad)
 {
     if (!o || !v || json_object_set_new(o, key, v) != 0)
         *bad = 1;
 }
 
-static void psc__push(json_t *a, json_t *v, int *bad)
+void psc_json_push(json_t *a, json_t *v, int *bad)
 {
     if (!a || !v || json_array_append_new(a, v) != 0)
         *bad = 1;
 }
 
 /* The object, or NULL (freed) when one of its inserts failed. */
-static json_t *psc__done(json_t *o, int bad)
+json_t *psc_json_done(json_t *o, int bad)
 {
     if (!bad)
         return o;
@@ -46,25 +46,25 @@ static json_t *psc__json_device(const psc_device_info_t *d)
 
     snprintf(cc, sizeof(cc), "%d.%d", d->cc_major, d->cc_minor);
     snprintf(pci_id, sizeof(pci_id), "%04x:%04x", d->pci_device_id & 0xffff, d->pci_device_id >> 16);
-    psc__set(o, "index", json_integer(d->index), &bad);
-    psc__set(o, "nvml_index", d->nvml_index >= 0 ? json_integer(d->nvml_index) : json_null(), &bad);
-    psc__set(o, "name", psc_json_str(d->name), &bad);
-    psc__set(o, "pci_bus_id", psc_json_str(d->pci_bus_id), &bad);
-    psc__set(o, "uuid", d->uuid[0] ? psc_json_str(d->uuid) : json_null(), &bad);
-    psc__set(o, "pci_id", d->pci_device_id ? psc_json_str(pci_id) : json_null(), &bad); /* vendor:device */
-    psc__set(o, "memory_bytes", json_integer((json_int_t)d->memory_bytes), &bad);
-    psc__set(o, "sm_count", json_integer(d->sm_count), &bad);
-    psc__set(o, "compute_capability", psc_json_str(cc), &bad);
-    psc__set(o, "copy_engines", json_integer(d->async_engines), &bad);
-    psc__set(o, "numa_node", d->numa_node >= 0 ? json_integer(d->numa_node) : json_null(), &bad);
-    psc__set(o, "memory_bus_width_bits", json_integer(d->mem_bus_width_bits), &bad);
-    psc__set(o, "memory_peak_gbs", d->mem_peak_gbs > 0 ? json_real(d->mem_peak_gbs) : json_null(), &bad);
-    psc__set(o, "sm_clock_mhz", d->sm_clock_mhz >= 0 ? json_integer(d->sm_clock_mhz) : json_null(), &bad);
-    psc__set(o, "sm_clock_max_mhz",
+    psc_json_set(o, "index", json_integer(d->index), &bad);
+    psc_json_set(o, "nvml_index", d->nvml_index >= 0 ? json_integer(d->nvml_index) : json_null(), &bad);
+    psc_json_set(o, "name", psc_json_str(d->name), &bad);
+    psc_json_set(o, "pci_bus_id", psc_json_str(d->pci_bus_id), &bad);
+    psc_json_set(o, "uuid", d->uuid[0] ? psc_json_str(d->uuid) : json_null(), &bad);
+    psc_json_set(o, "pci_id", d->pci_device_id ? psc_json_str(pci_id) : json_null(), &bad); /* vendor:device */
+    psc_json_set(o, "memory_bytes", json_integer((json_int_t)d->memory_bytes), &bad);
+    psc_json_set(o, "sm_count", json_integer(d->sm_count), &bad);
+    psc_json_set(o, "compute_capability", psc_json_str(cc), &bad);
+    psc_json_set(o, "copy_engines", json_integer(d->async_engines), &bad);
+    psc_json_set(o, "numa_node", d->numa_node >= 0 ? json_integer(d->numa_node) : json_null(), &bad);
+    psc_json_set(o, "memory_bus_width_bits", json_integer(d->mem_bus_width_bits), &bad);
+    psc_json_set(o, "memory_peak_gbs", d->mem_peak_gbs > 0 ? json_real(d->mem_peak_gbs) : json_null(), &bad);
+    psc_json_set(o, "sm_clock_mhz", d->sm_clock_mhz >= 0 ? json_integer(d->sm_clock_mhz) : json_null(), &bad);
+    psc_json_set(o, "sm_clock_max_mhz",
                         d->sm_clock_max_mhz >= 0 ? json_integer(d->sm_clock_max_mhz) : json_null(), &bad);
-    psc__set(o, "memory_clock_mhz", d->mem_clock_mhz >= 0 ? json_integer(d->mem_clock_mhz) : json_null(), &bad);
-    psc__set(o, "temperature_c", d->temperature_c >= 0 ? json_integer(d->temperature_c) : json_null(), &bad);
-    return psc__done(o, bad);
+    psc_json_set(o, "memory_clock_mhz", d->mem_clock_mhz >= 0 ? json_integer(d->mem_clock_mhz) : json_null(), &bad);
+    psc_json_set(o, "temperature_c", d->temperature_c >= 0 ? json_integer(d->temperature_c) : json_null(), &bad);
+    return psc_json_done(o, bad);
 }
 
 json_t *psc_json_run_new(const char *command, const psc_system_info_t *sys, const psc_device_info_t *devs,
@@ -80,26 +80,26 @@ json_t *psc_json_run_new(const char *command, const psc_system_info_t *sys, cons
         host[0] = '\0';
     if (gmtime_r(&now, &tm))
         strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    psc__set(tool, "name", psc_json_str("p2pscope"), &bad);
-    psc__set(tool, "version", psc_json_str(psc_version(NULL, NULL, NULL)), &bad);
-    psc__set(run, "tool", tool, &bad);
-    psc__set(run, "command", psc_json_str(command), &bad);
-    psc__set(run, "hostname", psc_json_str(host), &bad);
-    psc__set(run, "started_utc", psc_json_str(when), &bad);
-    psc__set(system, "driver_release", sys->driver_release[0] ? psc_json_str(sys->driver_release) : json_null(), &bad);
-    psc__set(system, "cuda_driver_version", json_integer(sys->cuda_driver_version), &bad);
-    psc__set(system, "nvml_loaded", json_boolean(sys->nvml_loaded), &bad);
-    psc__set(system, "device_order", psc_json_str(sys->device_order), &bad);
-    psc__set(system, "cuda_visible_devices",
+    psc_json_set(tool, "name", psc_json_str("p2pscope"), &bad);
+    psc_json_set(tool, "version", psc_json_str(psc_version(NULL, NULL, NULL)), &bad);
+    psc_json_set(run, "tool", tool, &bad);
+    psc_json_set(run, "command", psc_json_str(command), &bad);
+    psc_json_set(run, "hostname", psc_json_str(host), &bad);
+    psc_json_set(run, "started_utc", psc_json_str(when), &bad);
+    psc_json_set(system, "driver_release", sys->driver_release[0] ? psc_json_str(sys->driver_release) : json_null(), &bad);
+    psc_json_set(system, "cuda_driver_version", json_integer(sys->cuda_driver_version), &bad);
+    psc_json_set(system, "nvml_loaded", json_boolean(sys->nvml_loaded), &bad);
+    psc_json_set(system, "device_order", psc_json_str(sys->device_order), &bad);
+    psc_json_set(system, "cuda_visible_devices",
                         sys->visible_devices[0] ? psc_json_str(sys->visible_devices) : json_null(), &bad);
-    psc__set(system, "device_count", json_integer(sys->device_count), &bad);
-    psc__set(run, "system", system, &bad);
+    psc_json_set(system, "device_count", json_integer(sys->device_count), &bad);
+    psc_json_set(run, "system", system, &bad);
     for (int i = 0; i < ndev; i++)
-        psc__push(gpus, psc__json_device(&devs[i]), &bad);
-    psc__set(run, "devices", gpus, &bad);
-    psc__set(run, "units", json_pack("{s:o}", "bandwidth", psc_json_str("GB/s, 1 GB = 1e9 bytes")), &bad);
-    psc__set(run, "tests", json_array(), &bad);
-    return psc__done(run, bad);
+        psc_json_push(gpus, psc__json_device(&devs[i]), &bad);
+    psc_json_set(run, "devices", gpus, &bad);
+    psc_json_set(run, "units", json_pack("{s:o}", "bandwidth", psc_json_str("GB/s, 1 GB = 1e9 bytes")), &bad);
+    psc_json_set(run, "tests", json_array(), &bad);
+    return psc_json_done(run, bad);
 }
 
 /*
@@ -118,7 +118,7 @@ psc_status_t psc_json_run_set(json_t *run, const char *key, json_t *value)
 {
     int bad = 0;
 
-    psc__set(run, key, value, &bad);
+    psc_json_set(run, key, value, &bad);
     return psc__run_status(run, bad);
 }
 
@@ -129,21 +129,21 @@ psc_status_t psc_json_run_set_parameters(json_t *run, const psc_measure_opts_t *
     int bad = 0;
 
     for (int i = 0; i < ndev; i++)
-        psc__push(d, json_integer(devs[i]), &bad);
+        psc_json_push(d, json_integer(devs[i]), &bad);
     for (int i = 0; i < ntests; i++)
-        psc__push(t, psc_json_str(psc_bw_test_name(tests[i])), &bad);
-    psc__set(p, "size_bytes", o->size ? json_integer((json_int_t)o->size) : psc_json_str("per test"), &bad);
-    psc__set(p, "iterations", o->iterations ? json_integer(o->iterations) : psc_json_str("auto"), &bad);
-    psc__set(p, "warmup", json_integer(o->warmup), &bad);
-    psc__set(p, "min_samples", json_integer(o->samples), &bad);
-    psc__set(p, "max_samples", json_integer(o->max_samples), &bad);
-    psc__set(p, "stable_pct", json_real(o->stable_pct), &bad);
-    psc__set(p, "host_numa_node", o->host_node >= 0 ? json_integer(o->host_node) : psc_json_str("nearest"), &bad);
-    psc__set(p, "gate_timeout_ms", json_real(o->gate_timeout_ms), &bad);
-    psc__set(p, "seed", json_integer((json_int_t)(o->seed & 0x7fffffffffffffffull)), &bad);
-    psc__set(p, "devices", d, &bad);
-    psc__set(p, "tests", t, &bad);
-    psc__set(run, "parameters", p, &bad);
+        psc_json_push(t, psc_json_str(psc_bw_test_name(tests[i])), &bad);
+    psc_json_set(p, "size_bytes", o->size ? json_integer((json_int_t)o->size) : psc_json_str("per test"), &bad);
+    psc_json_set(p, "iterations", o->iterations ? json_integer(o->iterations) : psc_json_str("auto"), &bad);
+    psc_json_set(p, "warmup", json_integer(o->warmup), &bad);
+    psc_json_set(p, "min_samples", json_integer(o->samples), &bad);
+    psc_json_set(p, "max_samples", json_integer(o->max_samples), &bad);
+    psc_json_set(p, "stable_pct", json_real(o->stable_pct), &bad);
+    psc_json_set(p, "host_numa_node", o->host_node >= 0 ? json_integer(o->host_node) : psc_json_str("nearest"), &bad);
+    psc_json_set(p, "gate_timeout_ms", json_real(o->gate_timeout_ms), &bad);
+    psc_json_set(p, "seed", json_integer((json_int_t)(o->seed & 0x7fffffffffffffffull)), &bad);
+    psc_json_set(p, "devices", d, &bad);
+    psc_json_set(p, "tests", t, &bad);
+    psc_json_set(run, "parameters", p, &bad);
     return psc__run_status(run, bad);
 }
 
@@ -154,66 +154,66 @@ json_t *psc_json_bw_result(const psc_bw_result_t *r)
     char label[48], a[16], b[16], iss[16];
     int bad = 0;
 
-    psc__set(t, "name", psc_json_str(psc_bw_test_name(r->c.test)), &bad);
-    psc__set(t, "title", psc_json_str(psc_bw_test_title(r->c.test)), &bad);
-    psc__set(t, "direction", psc_json_str(psc_case_label(&r->c, label, sizeof(label))), &bad);
-    psc__set(t, "src", psc_json_str(psc_endpoint_name(r->c.src, a, sizeof(a))), &bad);
-    psc__set(t, "dst", psc_json_str(psc_endpoint_name(r->c.dst, b, sizeof(b))), &bad);
-    psc__set(t, "issuer", psc_json_str(psc_endpoint_name(r->c.issuer, iss, sizeof(iss))), &bad);
-    psc__set(t, "engine", psc_json_str(ti && ti->engine == PSC_ENGINE_SM ? "sm" : "copy_engine"), &bad);
+    psc_json_set(t, "name", psc_json_str(psc_bw_test_name(r->c.test)), &bad);
+    psc_json_set(t, "title", psc_json_str(psc_bw_test_title(r->c.test)), &bad);
+    psc_json_set(t, "direction", psc_json_str(psc_case_label(&r->c, label, sizeof(label))), &bad);
+    psc_json_set(t, "src", psc_json_str(psc_endpoint_name(r->c.src, a, sizeof(a))), &bad);
+    psc_json_set(t, "dst", psc_json_str(psc_endpoint_name(r->c.dst, b, sizeof(b))), &bad);
+    psc_json_set(t, "issuer", psc_json_str(psc_endpoint_name(r->c.issuer, iss, sizeof(iss))), &bad);
+    psc_json_set(t, "engine", psc_json_str(ti && ti->engine == PSC_ENGINE_SM ? "sm" : "copy_engine"), &bad);
     if (ti && (r->c.src == PSC_HOST || r->c.dst == PSC_HOST))
-        psc__set(t, "host_memory", psc_json_str(psc_hostmem_name(ti->hostmem)), &bad);
-    psc__set(t, "host_numa_node", r->host_node >= 0 ? json_integer(r->host_node) : json_null(), &bad);
-    psc__set(t, "status", psc_json_str(psc_result_status_string(r->status)), &bad);
-    psc__set(t, "reason", r->reason[0] ? psc_json_str(r->reason) : json_null(), &bad);
-    psc__set(t, "unit", psc_json_str("GB/s"), &bad);
-    psc__set(t, "bytes_per_copy", json_integer((json_int_t)r->size), &bad);
-    psc__set(t, "copies_per_sample", json_integer(r->iterations), &bad);
-    psc__set(t, "bytes_per_sample", json_integer((json_int_t)r->bytes_per_sample), &bad);
-    psc__set(t, "timed_with_gate", json_boolean(r->gated), &bad);
+        psc_json_set(t, "host_memory", psc_json_str(psc_hostmem_name(ti->hostmem)), &bad);
+    psc_json_set(t, "host_numa_node", r->host_node >= 0 ? json_integer(r->host_node) : json_null(), &bad);
+    psc_json_set(t, "status", psc_json_str(psc_result_status_string(r->status)), &bad);
+    psc_json_set(t, "reason", r->reason[0] ? psc_json_str(r->reason) : json_null(), &bad);
+    psc_json_set(t, "unit", psc_json_str("GB/s"), &bad);
+    psc_json_set(t, "bytes_per_copy", json_integer((json_int_t)r->size), &bad);
+    psc_json_set(t, "copies_per_sample", json_integer(r->iterations), &bad);
+    psc_json_set(t, "bytes_per_sample", json_integer((json_int_t)r->bytes_per_sample), &bad);
+    psc_json_set(t, "timed_with_gate", json_boolean(r->gated), &bad);
     for (int k = 0; k < r->c.nxfer; k++) {
         const psc_xfer_t *x = &r->c.xfer[k];
         char a[16], b[16], iss[16];
 
-        psc__push(xfers,
+        psc_json_push(xfers,
                   json_pack("{s:o,s:o,s:o,s:o}", "src", psc_json_str(psc_endpoint_name(x->src, a, sizeof(a))), "dst",
                             psc_json_str(psc_endpoint_name(x->dst, b, sizeof(b))), "issuer",
                             psc_json_str(psc_endpoint_name(x->issuer, iss, sizeof(iss))), "median_gbs",
                             r->status == PSC_RESULT_PASSED ? json_real(r->xfer_gbs[k]) : json_null()),
                   &bad);
     }
-    psc__set(t, "transfers", xfers, &bad);
+    psc_json_set(t, "transfers", xfers, &bad);
     for (unsigned k = 0; k < r->nsamples; k++)
-        psc__push(samples, json_real(r->samples_gbs[k]), &bad);
-    psc__set(t, "samples", samples, &bad);
+        psc_json_push(samples, json_real(r->samples_gbs[k]), &bad);
+    psc_json_set(t, "samples", samples, &bad);
     if (r->nsamples)
-        psc__set(t, "stats",
+        psc_json_set(t, "stats",
                  json_pack("{s:I,s:f,s:f,s:f,s:f,s:f}", "n", (json_int_t)r->stats.n, "median", r->stats.median, "min",
                            r->stats.min, "max", r->stats.max, "mean", r->stats.mean, "stddev", r->stats.stddev),
                  &bad);
     else
-        psc__set(t, "stats", json_null(), &bad);
-    psc__set(t, "run_ms", json_real(r->run_ms), &bad);
-    psc__set(v, "ms", json_real(r->verify_ms), &bad);
-    psc__set(v, "checked_samples", json_integer(r->verify.checked), &bad);
-    psc__set(v, "bad_samples", json_integer(r->verify.bad_samples), &bad);
-    psc__set(v, "bad_bytes", json_integer((json_int_t)r->verify.bad_bytes), &bad);
+        psc_json_set(t, "stats", json_null(), &bad);
+    psc_json_set(t, "run_ms", json_real(r->run_ms), &bad);
+    psc_json_set(v, "ms", json_real(r->verify_ms), &bad);
+    psc_json_set(v, "checked_samples", json_integer(r->verify.checked), &bad);
+    psc_json_set(v, "bad_samples", json_integer(r->verify.bad_samples), &bad);
+    psc_json_set(v, "bad_bytes", json_integer((json_int_t)r->verify.bad_bytes), &bad);
     if (r->verify.first_bad_offset >= 0) {
-        psc__set(v, "first_bad_offset", json_integer(r->verify.first_bad_offset), &bad);
-        psc__set(v, "expected", json_integer(r->verify.expected), &bad);
-        psc__set(v, "found", json_integer(r->verify.found), &bad);
+        psc_json_set(v, "first_bad_offset", json_integer(r->verify.first_bad_offset), &bad);
+        psc_json_set(v, "expected", json_integer(r->verify.expected), &bad);
+        psc_json_set(v, "found", json_integer(r->verify.found), &bad);
     } else {
-        psc__set(v, "first_bad_offset", json_null(), &bad);
+        psc_json_set(v, "first_bad_offset", json_null(), &bad);
     }
-    psc__set(t, "verify", v, &bad);
-    return psc__done(t, bad);
+    psc_json_set(t, "verify", v, &bad);
+    return psc_json_done(t, bad);
 }
 
 psc_status_t psc_json_run_add_test(json_t *run, json_t *test)
 {
     int bad = 0;
 
-    psc__push(json_object_get(run, "tests"), test, &bad);
+    psc_json_push(json_object_get(run, "tests"), test, &bad);
     return psc__run_status(run, bad);
 }
 
@@ -221,8 +221,8 @@ psc_status_t psc_json_run_finish(json_t *run, double wall_s, int exit_code)
 {
     int bad = 0;
 
-    psc__set(run, "wall_s", json_real(wall_s), &bad);
-    psc__set(run, "exit_code", json_integer(exit_code), &bad);
+    psc_json_set(run, "wall_s", json_real(wall_s), &bad);
+    psc_json_set(run, "exit_code", json_integer(exit_code), &bad);
     return bad || json_object_get(run, "incomplete") ? PSC_ERR_NO_MEMORY : PSC_OK;
 }
 

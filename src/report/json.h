@@ -21,6 +21,12 @@
  */
 json_t *psc_json_str(const char *s);
 
+/* Builders' inserts: set or append v, remembering a failure (out of memory, a NULL v) in *bad; then
+ * psc_json_done gives the object, or NULL (freed) when one of its inserts failed. */
+void psc_json_set(json_t *o, const char *key, json_t *v, int *bad);
+void psc_json_push(json_t *a, json_t *v, int *bad);
+json_t *psc_json_done(json_t *o, int bad);
+
 /* Tool, host, start time, driver and GPU facts; "tests" starts empty. */
 json_t *psc_json_run_new(const char *command, const psc_system_info_t *sys,
                          const psc_device_info_t *devs, int ndev);

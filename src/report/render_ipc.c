@@ -349,26 +349,6 @@ void psc_render_ipc(FILE *f, const psc_ipc_report_t *r)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void psc__set(json_t *o, const char *key, json_t *v, int *bad)
-{
-    if (!o || !v || json_object_set_new(o, key, v) != 0)
-        *bad = 1;
-}
-
-static void psc__push(json_t *a, json_t *v, int *bad)
-{
-    if (!a || !v || json_array_append_new(a, v) != 0)
-        *bad = 1;
-}
-
-static json_t *psc__done(json_t *o, int bad)
-{
-    if (!bad)
-        return o;
-    json_decref(o);
-    return NULL;
-}
-
 /*
  * One copy as the bandwidth JSON writes it, named by what it is here: the
  * copy, the data's direction between the two GPUs, and the importer as issuer.
@@ -385,14 +365,14 @@ static json_t *psc__bw_json(const psc_ipc_pair_t *p, int k, const psc_bw_result_
     snprintf(c, sizeof(c), "gpu%d", to);
     snprintf(iss, sizeof(iss), "gpu%d", p->gpu_importer);
     snprintf(dir, sizeof(dir), "%s -> %s", a, c);
-    psc__set(t, "name", psc_json_str(psc_ipc_bw_name(k)), &bad);
-    psc__set(t, "title", psc_json_str(psc__copy_titles[k]), &bad);
-    psc__set(t, "direction", psc_json_str(dir), &bad);
-    psc__set(t, "src", psc_json_str(a), &bad);
-    psc__set(t, "dst", psc_json_str(c), &bad);
-    psc__set(t, "issuer", psc_json_str(iss), &bad);
-    psc__set(t, "engine", psc_json_str(k == PSC_IPC_SM_WRITE || k == PSC_IPC_SM_READ ? "sm" : "copy_engine"), &bad);
-    return psc__done(t, bad);
+    psc_json_set(t, "name", psc_json_str(psc_ipc_bw_name(k)), &bad);
+    psc_json_set(t, "title", psc_json_str(psc__copy_titles[k]), &bad);
+    psc_json_set(t, "direction", psc_json_str(dir), &bad);
+    psc_json_set(t, "src", psc_json_str(a), &bad);
+    psc_json_set(t, "dst", psc_json_str(c), &bad);
+    psc_json_set(t, "issuer", psc_json_str(iss), &bad);
+    psc_json_set(t, "engine", psc_json_str(k == PSC_IPC_SM_WRITE || k == PSC_IPC_SM_READ ? "sm" : "copy_engine"), &bad);
+    return psc_json_done(t, bad);
 }
 
 static json_t *psc__ratio_json(int have, double ratio)
@@ -408,44 +388,44 @@ static json_t *psc__pair_json(const psc_ipc_pair_t *p)
     double ratio = 0;
     int bad = 0, have;
 
-    psc__set(o, "method", method ? psc_json_str(method) : json_null(), &bad);
-    psc__set(o, "importer", json_integer(p->importer), &bad);
-    psc__set(o, "exporter", json_integer(p->exporter), &bad);
-    psc__set(o, "gpu_importer", json_integer(p->gpu_importer), &bad);
-    psc__set(o, "gpu_exporter", json_integer(p->gpu_exporter), &bad);
-    psc__set(o, "status", psc_json_str(psc_result_status_string(p->status)), &bad);
-    psc__set(o, "reason", p->reason[0] ? psc_json_str(p->reason) : json_null(), &bad);
+    psc_json_set(o, "method", method ? psc_json_str(method) : json_null(), &bad);
+    psc_json_set(o, "importer", json_integer(p->importer), &bad);
+    psc_json_set(o, "exporter", json_integer(p->exporter), &bad);
+    psc_json_set(o, "gpu_importer", json_integer(p->gpu_importer), &bad);
+    psc_json_set(o, "gpu_exporter", json_integer(p->gpu_exporter), &bad);
+    psc_json_set(o, "status", psc_json_str(psc_result_status_string(p->status)), &bad);
+    psc_json_set(o, "reason", p->reason[0] ? psc_json_str(p->reason) : json_null(), &bad);
     for (int k = 0; k < PSC_IPC_NBW; k++) {
         json_t *c = json_object();
 
         have = psc_ipc_bw_ratio(&p->bw[k], &p->bw_local[k], &ratio);
-        psc__set(c, "between_processes", psc__bw_json(p, k, &p->bw[k]), &bad);
-        psc__set(c, "in_one_process", psc__bw_json(p, k, &p->bw_local[k]), &bad);
-        psc__set(c, "ratio", psc__ratio_json(have, ratio), &bad);
-        psc__set(bw, psc_ipc_bw_name(k), c, &bad);
+        psc_json_set(c, "between_processes", psc__bw_json(p, k, &p->bw[k]), &bad);
+        psc_json_set(c, "in_one_process", psc__bw_json(p, k, &p->bw_local[k]), &bad);
+        psc_json_set(c, "ratio", psc__ratio_json(have, ratio), &bad);
+        psc_json_set(bw, psc_ipc_bw_name(k), c, &bad);
     }
-    psc__set(o, "bandwidth", bw, &bad);
+    psc_json_set(o, "bandwidth", bw, &bad);
     have = psc__rtt_ratio(p, &ratio);
-    psc__set(rtt, "between_processes", p->rtt_ns.n ? psc_json_pctl(&p->rtt_ns) : json_null(), &bad);
-    psc__set(rtt, "in_one_process", p->rtt_local_ns.n ? psc_json_pctl(&p->rtt_local_ns) : json_null(), &bad);
-    psc__set(rtt, "ratio_p50", psc__ratio_json(have, ratio), &bad);
-    psc__set(o, "round_trip_ns", rtt, &bad);
-    psc__set(cost, "export", json_real(p->export_us), &bad);
-    psc__set(cost, "import", json_real(p->import_us), &bad);
-    psc__set(cost, "map", json_real(p->map_us), &bad);
-    psc__set(cost, "first_touch", json_real(p->first_touch_us), &bad);
-    psc__set(cost, "touch", json_real(p->touch_us), &bad);
-    psc__set(cost, "release", json_real(p->release_us), &bad);
-    psc__set(o, "costs_us", cost, &bad);
+    psc_json_set(rtt, "between_processes", p->rtt_ns.n ? psc_json_pctl(&p->rtt_ns) : json_null(), &bad);
+    psc_json_set(rtt, "in_one_process", p->rtt_local_ns.n ? psc_json_pctl(&p->rtt_local_ns) : json_null(), &bad);
+    psc_json_set(rtt, "ratio_p50", psc__ratio_json(have, ratio), &bad);
+    psc_json_set(o, "round_trip_ns", rtt, &bad);
+    psc_json_set(cost, "export", json_real(p->export_us), &bad);
+    psc_json_set(cost, "import", json_real(p->import_us), &bad);
+    psc_json_set(cost, "map", json_real(p->map_us), &bad);
+    psc_json_set(cost, "first_touch", json_real(p->first_touch_us), &bad);
+    psc_json_set(cost, "touch", json_real(p->touch_us), &bad);
+    psc_json_set(cost, "release", json_real(p->release_us), &bad);
+    psc_json_set(o, "costs_us", cost, &bad);
     for (int g = 0; g < p->naccess && g < PSC_MAX_GPUS; g++)
-        psc__push(access,
+        psc_json_push(access,
                   json_pack("{s:i,s:o}", "gpu", g, "access",
                             psc_json_str(p->access[g] == PSC_ACCESS_NONE            ? "none"
                                          : p->access[g] == PSC_IPC_ACCESS_NOT_ASKED ? "not_asked"
                                                                                     : psc__access_text(p->access[g]))),
                   &bad);
-    psc__set(o, "access", access, &bad);
-    return psc__done(o, bad);
+    psc_json_set(o, "access", access, &bad);
+    return psc_json_done(o, bad);
 }
 
 json_t *psc_json_ipc_report(const psc_ipc_report_t *r)
@@ -453,29 +433,29 @@ json_t *psc_json_ipc_report(const psc_ipc_report_t *r)
     json_t *o = json_object(), *workers = json_array(), *methods = json_array(), *pairs = json_array();
     int bad = 0;
 
-    psc__set(o, "size_bytes", json_integer((json_int_t)r->size), &bad);
-    psc__set(o, "run_ms", json_real(r->run_ms), &bad);
-    psc__set(o, "pair_meaning", psc_json_str("importer issues every copy; write: importer -> exporter memory, read: "
+    psc_json_set(o, "size_bytes", json_integer((json_int_t)r->size), &bad);
+    psc_json_set(o, "run_ms", json_real(r->run_ms), &bad);
+    psc_json_set(o, "pair_meaning", psc_json_str("importer issues every copy; write: importer -> exporter memory, read: "
                                               "exporter -> importer memory; ratio: between processes / in one process"),
              &bad);
     for (int i = 0; i < r->nranks && i < PSC_IPC_MAX_RANKS; i++)
-        psc__push(workers, json_pack("{s:i,s:i,s:i}", "rank", i, "gpu", r->gpu[i], "pid", r->pid[i]), &bad);
-    psc__set(o, "workers", workers, &bad);
+        psc_json_push(workers, json_pack("{s:i,s:i,s:i}", "rank", i, "gpu", r->gpu[i], "pid", r->pid[i]), &bad);
+    psc_json_set(o, "workers", workers, &bad);
     for (int m = 0; m < PSC_IPC_METHODS; m++) {
         const psc_ipc_method_t *x = &r->methods[m];
         const char *name = psc_ipc_method_name(x->method);
 
-        psc__push(methods,
+        psc_json_push(methods,
                   json_pack("{s:o,s:b,s:b,s:o}", "name", name ? psc_json_str(name) : json_null(), "asked", x->asked,
                             "available", x->available, "reason", x->reason[0] ? psc_json_str(x->reason) : json_null()),
                   &bad);
     }
-    psc__set(o, "methods", methods, &bad);
+    psc_json_set(o, "methods", methods, &bad);
     for (int i = 0; i < r->npairs; i++)
-        psc__push(pairs, psc__pair_json(&r->pairs[i]), &bad);
-    psc__set(o, "pairs", pairs, &bad);
-    psc__set(o, "failed_pairs", json_integer(psc_ipc_report_nfailed(r)), &bad);
-    return psc__done(o, bad);
+        psc_json_push(pairs, psc__pair_json(&r->pairs[i]), &bad);
+    psc_json_set(o, "pairs", pairs, &bad);
+    psc_json_set(o, "failed_pairs", json_integer(psc_ipc_report_nfailed(r)), &bad);
+    return psc_json_done(o, bad);
 }
 
 psc_status_t psc_json_run_add_ipc(json_t *run, const psc_ipc_report_t *r, const psc_ipc_opts_t *opts,
@@ -485,22 +465,22 @@ psc_status_t psc_json_run_add_ipc(json_t *run, const psc_ipc_report_t *r, const 
     int bad = 0;
 
     for (int i = 0; i < ndev; i++)
-        psc__push(devs, json_integer(devices[i]), &bad);
+        psc_json_push(devs, json_integer(devices[i]), &bad);
     for (int kind = PSC_SHARE_LEGACY; kind <= PSC_SHARE_VMM_FABRIC; kind++)
         if (!opts->methods || (opts->methods & (1u << kind)))
-            psc__push(methods, psc_json_str(psc_ipc_method_name(kind)), &bad);
-    psc__set(p, "devices", devs, &bad);
-    psc__set(p, "methods", methods, &bad);
-    psc__set(p, "size_bytes", json_integer((json_int_t)(opts->measure.size ? opts->measure.size : PSC_IPC_DEFAULT_SIZE)),
+            psc_json_push(methods, psc_json_str(psc_ipc_method_name(kind)), &bad);
+    psc_json_set(p, "devices", devs, &bad);
+    psc_json_set(p, "methods", methods, &bad);
+    psc_json_set(p, "size_bytes", json_integer((json_int_t)(opts->measure.size ? opts->measure.size : PSC_IPC_DEFAULT_SIZE)),
              &bad);
-    psc__set(p, "iterations", opts->measure.iterations ? json_integer(opts->measure.iterations) : psc_json_str("auto"),
+    psc_json_set(p, "iterations", opts->measure.iterations ? json_integer(opts->measure.iterations) : psc_json_str("auto"),
              &bad);
-    psc__set(p, "warmup", json_integer(opts->measure.warmup), &bad);
-    psc__set(p, "min_samples", json_integer(opts->measure.samples), &bad);
-    psc__set(p, "max_samples", json_integer(opts->measure.max_samples), &bad);
-    psc__set(p, "round_trips", json_integer(opts->round_trips), &bad);
-    psc__set(p, "in_one_process", json_boolean(!opts->no_local), &bad);
-    psc__set(p, "timeout_ms", json_real(opts->timeout_ms), &bad);
+    psc_json_set(p, "warmup", json_integer(opts->measure.warmup), &bad);
+    psc_json_set(p, "min_samples", json_integer(opts->measure.samples), &bad);
+    psc_json_set(p, "max_samples", json_integer(opts->measure.max_samples), &bad);
+    psc_json_set(p, "round_trips", json_integer(opts->round_trips), &bad);
+    psc_json_set(p, "in_one_process", json_boolean(!opts->no_local), &bad);
+    psc_json_set(p, "timeout_ms", json_real(opts->timeout_ms), &bad);
     if (bad) {
         json_decref(p);
         p = NULL;
