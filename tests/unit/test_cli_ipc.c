@@ -16,10 +16,7 @@
 #include <cmocka.h>
 
 #include "cli.h"
-
-#ifndef P2PSCOPE_BIN
-#error "P2PSCOPE_BIN must name the binary under test"
-#endif
+#include "run_binary.h"
 
 #define ARGV(...) ((char *[]){"p2pscope", __VA_ARGS__, NULL})
 #define ARGC(...) ((int)(sizeof((char *[]){"p2pscope", __VA_ARGS__}) / sizeof(char *)))
@@ -120,86 +117,6 @@ static void test_parse_errors(void **state)
 #undef BAD
 }
 
-typedef struct {
-    int rc;
-    char *out, *err;
-} run_t;
-
-static char *slurp(int fd)
-{
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    ssize_t n;
-
-    assert_non_null(buf);
-    lseek(fd, 0, SEEK_SET);
-    while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
-        len += (size_t)n;
-        if (cap - len < 2)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[len] = '\0';
-    close(fd);
-    return buf;
-}
-
-/* The binary with args and env ("NAME=value", NULL-terminated) added to ours; never a crash. */
-static run_t run(const char *const *args, const char *const *env)
-{
-    char outp[] = "/tmp/psc-ipc-out-XXXXXX", errp[] = "/tmp/psc-ipc-err-XXXXXX";
-    int fo = mkstemp(outp), fe = mkstemp(errp), status = 0;
-    char *argv[32] = {P2PSCOPE_BIN};
-    run_t r;
-    pid_t pid;
-
-    assert_true(fo >= 0 && fe >= 0);
-    unlink(outp);
-    unlink(errp);
-    for (int i = 0; args[i] && i < 30; i++)
-        argv[i + 1] = (char *)args[i];
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        for (int i = 0; env && env[i]; i++)
-            putenv((char *)env[i]);
-        alarm(60); /* a hang fails the test instead of holding it */
-        dup2(fo, 1);
-        dup2(fe, 2);
-        execv(P2PSCOPE_BIN, argv);
-        _exit(127);
-    }
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    r.rc = WEXITSTATUS(status);
-    r.out = slurp(fo);
-    r.err = slurp(fe);
-    return r;
-}
-
-static int lines(const char *s)
-{
-    int n = 0;
-
-    for (; *s; s++)
-        n += *s == '\n';
-    return n;
-}
-
-/* One line on stderr containing want, nothing on stdout, the exit code. */
-static void expect_error(const char *const *args, const char *const *env, int rc, const char *want)
-{
-    run_t r = run(args, env);
-
-    if (r.rc != rc || !strstr(r.err, want) || lines(r.err) != 1)
-        fprintf(stderr, "rc=%d stderr=%s", r.rc, r.err);
-    assert_int_equal(r.rc, rc);
-    assert_non_null(strstr(r.err, want));
-    assert_int_equal(lines(r.err), 1);
-    assert_string_equal(r.out, "");
-    free(r.out);
-    free(r.err);
-}
-
 static const char *const no_driver[] = {"P2PSCOPE_LIBCUDA=/nonexistent/libcuda.so.1", NULL};
 static const char *const fake_nodev[] = {"P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "FAKE_CUDA_MODE=nodevice", NULL};
 static const char *const fake_zero[] = {"P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "FAKE_CUDA_COUNT=0", NULL};
@@ -210,37 +127,37 @@ static void test_binary_usage_errors(void **state)
 {
     (void)state;
     /* Found before the driver is looked for. */
-    expect_error((const char *[]){"ipc", "--method", "nccl", NULL}, no_driver, 2,
+    psc__expect_error((const char *[]){"ipc", "--method", "nccl", NULL}, no_driver, 2,
                  "unknown method 'nccl' in --method: accepted legacy, vmm_fd, vmm_fabric");
-    expect_error((const char *[]){"ipc", "--round-trips", "0", NULL}, no_driver, 2, "bad --round-trips '0'");
-    expect_error((const char *[]){"ipc", "--timeout", "-1", NULL}, no_driver, 2, "bad --timeout '-1'");
-    expect_error((const char *[]){"ipc", "-d", "0", NULL}, no_driver, 2, "ipc needs two workers or more");
-    expect_error((const char *[]){"ipc", "--no-verify", NULL}, no_driver, 2, "--no-verify goes with bw and report");
-    expect_error((const char *[]){"bw", "--no-local", NULL}, no_driver, 2, "go with ipc");
-    expect_error((const char *[]){"ipc", "--json=/nonexistent-dir/x.json", NULL}, no_driver, 2,
+    psc__expect_error((const char *[]){"ipc", "--round-trips", "0", NULL}, no_driver, 2, "bad --round-trips '0'");
+    psc__expect_error((const char *[]){"ipc", "--timeout", "-1", NULL}, no_driver, 2, "bad --timeout '-1'");
+    psc__expect_error((const char *[]){"ipc", "-d", "0", NULL}, no_driver, 2, "ipc needs two workers or more");
+    psc__expect_error((const char *[]){"ipc", "--no-verify", NULL}, no_driver, 2, "--no-verify goes with bw and report");
+    psc__expect_error((const char *[]){"bw", "--no-local", NULL}, no_driver, 2, "go with ipc");
+    psc__expect_error((const char *[]){"ipc", "--json=/nonexistent-dir/x.json", NULL}, no_driver, 2,
                  "missing or not writable");
     /* A GPU that does not exist, named twice or not. */
-    expect_error((const char *[]){"ipc", "-d", "0,5", NULL}, fake_gpus, 2,
+    psc__expect_error((const char *[]){"ipc", "-d", "0,5", NULL}, fake_gpus, 2,
                  "GPU 5 does not exist: accepted 0 to 1 (this machine has 2 GPUs)");
-    expect_error((const char *[]){"ipc", "-d", "7,7", NULL}, fake_gpus, 2, "GPU 7 does not exist");
+    psc__expect_error((const char *[]){"ipc", "-d", "7,7", NULL}, fake_gpus, 2, "GPU 7 does not exist");
 }
 
 static void test_binary_no_gpu_exit_3(void **state)
 {
     (void)state;
-    expect_error((const char *[]){"ipc", NULL}, no_driver, 3,
+    psc__expect_error((const char *[]){"ipc", NULL}, no_driver, 3,
                  "no NVIDIA driver: /nonexistent/libcuda.so.1 could not be loaded");
-    expect_error((const char *[]){"ipc", "-d", "0,0", "--json", NULL}, no_driver, 3, "no NVIDIA driver");
-    expect_error((const char *[]){"ipc", NULL}, fake_nodev, 3, "no GPU");
-    expect_error((const char *[]){"ipc", "--method", "legacy", NULL}, fake_zero, 3, "no GPU");
+    psc__expect_error((const char *[]){"ipc", "-d", "0,0", "--json", NULL}, no_driver, 3, "no NVIDIA driver");
+    psc__expect_error((const char *[]){"ipc", NULL}, fake_nodev, 3, "no GPU");
+    psc__expect_error((const char *[]){"ipc", "--method", "legacy", NULL}, fake_zero, 3, "no GPU");
 }
 
 static void test_binary_help(void **state)
 {
-    run_t r;
+    psc__run_t r;
 
     (void)state;
-    r = run((const char *[]){"--help", NULL}, no_driver);
+    r = psc__run((const char *[]){"--help", NULL}, no_driver);
     assert_int_equal(r.rc, 0);
     assert_non_null(strstr(r.out, "\n  ipc       between processes"));
     assert_non_null(strstr(r.out, "--method LIST"));
@@ -254,10 +171,10 @@ static void test_binary_help(void **state)
 /* A worker (argv[1] PSC_IPC_WORKER_ARG) goes straight to its own life: no option parsing, no usage line. */
 static void test_binary_worker_not_parsed(void **state)
 {
-    run_t r;
+    psc__run_t r;
 
     (void)state;
-    r = run((const char *[]){PSC_IPC_WORKER_ARG, "--bogus", "extra", NULL}, no_driver);
+    r = psc__run((const char *[]){PSC_IPC_WORKER_ARG, "--bogus", "extra", NULL}, no_driver);
     assert_true(r.rc != 0); /* not started by psc_ipc_run: nothing to connect to */
     assert_true(r.rc != PSC_EXIT_USAGE);
     assert_null(strstr(r.err, "unknown option"));
