@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "../unit/process_checks.h"
 #include "gpu_common.h"
 
 static int g_dev[2];
@@ -33,13 +34,6 @@ static psc_ipc_opts_t small_opts(void)
     o.round_trips = 2000;
     o.timeout_ms = 30000;
     return o;
-}
-
-static void assert_no_children(void)
-{
-    errno = 0;
-    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
-    assert_int_equal(errno, ECHILD);
 }
 
 static double now_ms(void)
@@ -59,7 +53,7 @@ static void test_every_method(void **state)
     (void)state;
     if (psc_ipc_run(g_ctx, g_dev, 2, &o, &r) != PSC_OK)
         fail_msg("psc_ipc_run: %s", psc_context_last_error(g_ctx));
-    assert_no_children();
+    psc_test_assert_no_children();
     assert_int_equal(r->nranks, 2);
     assert_true(r->pid[0] > 0 && r->pid[1] > 0 && r->pid[0] != r->pid[1] && r->pid[0] != getpid());
     assert_true(r->methods[PSC_SHARE_LEGACY - 1].available);
@@ -127,7 +121,7 @@ static void test_wrong_byte_named(void **state)
         assert_int_equal(r->pairs[i].bw_local[PSC_IPC_SM_WRITE].status, PSC_RESULT_WAIVED);
     }
     psc_ipc_report_free(r);
-    assert_no_children();
+    psc_test_assert_no_children();
 }
 
 static void test_killed_worker_named(void **state)
@@ -152,7 +146,7 @@ static void test_killed_worker_named(void **state)
     if (!strstr(psc_context_last_error(g_ctx), "worker 1") || !strstr(psc_context_last_error(g_ctx), "signal 9"))
         fail_msg("error: %s", psc_context_last_error(g_ctx));
     assert_true(now_ms() - t0 < o.timeout_ms); /* noticed by its end, not by a timeout */
-    assert_no_children();
+    psc_test_assert_no_children();
 }
 
 int main(int argc, char **argv)

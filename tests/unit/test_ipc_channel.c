@@ -26,19 +26,7 @@
 #include <cmocka.h>
 
 #include "ipc/listener.h"
-
-static int open_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    struct dirent *e;
-    int n = 0;
-
-    assert_non_null(d);
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n - 1; /* the directory's own */
-}
+#include "process_checks.h"
 
 /* Two channels joined by a socketpair; each names the other end: a's peer is "peer b". */
 static void chan_pair(psc_ipc_chan_t **a, psc_ipc_chan_t **b)
@@ -118,7 +106,7 @@ static void test_memfd_passed_and_read_back(void **state)
     psc_ipc_chan_t *a, *b;
     psc_ipc_msg_t m;
     psc_ipc_err_t e = {0};
-    int before = open_fds(), fd;
+    int before = psc_test_open_fds(), fd;
     struct stat sa, sb;
 
     (void)state;
@@ -150,7 +138,7 @@ static void test_memfd_passed_and_read_back(void **state)
     close(fd);
     psc__ipc_chan_close(a);
     psc__ipc_chan_close(b);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(psc_test_open_fds(), before);
 }
 
 /* A frame of type, length len (payload zeros), seq 0, with nfds memfds attached; returns the error. */
@@ -179,7 +167,7 @@ static psc_status_t recv_forged_fds(unsigned type, uint32_t len, int nfds, psc_i
 static void test_descriptor_counts_checked(void **state)
 {
     psc_ipc_err_t e = {0};
-    int before = open_fds();
+    int before = psc_test_open_fds();
 
     (void)state;
     expect_error(recv_forged_fds(PSC_IPC_FD, 4, 3, &e), &e, PSC_ERR_INVALID,
@@ -192,7 +180,7 @@ static void test_descriptor_counts_checked(void **state)
     expect_error(recv_forged_fds(PSC_IPC_FD, 4, 200, &e), &e, PSC_ERR_INVALID,
                  "FD with 200 file descriptors: accepted exactly 1");
     assert_int_equal(recv_forged_fds(PSC_IPC_FD, 4, 1, &e), PSC_OK);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(psc_test_open_fds(), before);
 }
 
 static void test_descriptors_on_a_later_byte_counted(void **state)
@@ -200,7 +188,7 @@ static void test_descriptors_on_a_later_byte_counted(void **state)
     unsigned char buf[PSC_IPC_HEADER_SIZE + 8] = {0};
     psc_ipc_err_t e = {0};
     psc_ipc_msg_t m;
-    int before = open_fds(), raw, fd = memfd_with((const unsigned char *)"x", 1);
+    int before = psc_test_open_fds(), raw, fd = memfd_with((const unsigned char *)"x", 1);
     psc_ipc_chan_t *c = chan_raw(&raw);
 
     (void)state;
@@ -213,7 +201,7 @@ static void test_descriptors_on_a_later_byte_counted(void **state)
                  "REQUEST with 1 file descriptor");
     close(raw);
     psc__ipc_chan_close(c);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(psc_test_open_fds(), before);
 }
 
 static void test_send_refuses_what_the_receiver_would(void **state)
@@ -222,7 +210,7 @@ static void test_send_refuses_what_the_receiver_would(void **state)
     psc_ipc_err_t e = {0};
     psc_ipc_msg_t m;
     static unsigned char big[PSC_IPC_MAX_PAYLOAD + 1];
-    int before = open_fds(), fd = memfd_with((const unsigned char *)"x", 1);
+    int before = psc_test_open_fds(), fd = memfd_with((const unsigned char *)"x", 1);
 
     (void)state;
     chan_pair(&a, &b);
@@ -246,7 +234,7 @@ static void test_send_refuses_what_the_receiver_would(void **state)
     assert_int_equal(m.seq, 0);
     psc__ipc_chan_close(a);
     psc__ipc_chan_close(b);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(psc_test_open_fds(), before);
 }
 
 static void test_receive_times_out_at_its_deadline(void **state)
@@ -391,7 +379,7 @@ static void test_forged_frames_rejected(void **state)
         {"EOF mid-payload", PSC_IPC_MAGIC, 1, PSC_IPC_REQUEST, 0, 100, 0, 24 + 50, NULL, PSC_ERR_IO,
          "closed the connection in the middle of a message (50 of 100 REQUEST payload bytes)"},
     };
-    int before = open_fds();
+    int before = psc_test_open_fds();
 
     (void)state;
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
@@ -420,7 +408,7 @@ static void test_forged_frames_rejected(void **state)
             close(raw);
         psc__ipc_chan_close(c);
     }
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(psc_test_open_fds(), before);
 }
 
 static void test_replayed_frame_rejected(void **state)
@@ -469,7 +457,7 @@ static void test_share_messages(void **state)
     psc_ipc_err_t e = {0};
     psc_share_msg_t out, in;
     unsigned char back[5];
-    int before = open_fds();
+    int before = psc_test_open_fds();
 
     (void)state;
     chan_pair(&a, &b);
@@ -497,7 +485,7 @@ static void test_share_messages(void **state)
                  "peer a: sent a FD: expected a SHARE or SHARE_FD here");
     psc__ipc_chan_close(a);
     psc__ipc_chan_close(b);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(psc_test_open_fds(), before);
 }
 
 static void test_token(void **state)
@@ -540,7 +528,7 @@ static void test_run_directory_modes(void **state)
     struct stat sd, ss;
     char dir[128], path[128];
     mode_t old = umask(0);
-    int before = open_fds();
+    int before = psc_test_open_fds();
 
     (void)state;
     umask(0022);
@@ -561,7 +549,7 @@ static void test_run_directory_modes(void **state)
     assert_int_equal(lstat(path, &ss), -1);
     assert_int_equal(lstat(dir, &sd), -1);
     assert_int_equal(errno, ENOENT);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(psc_test_open_fds(), before);
     umask(old);
 }
 
@@ -711,7 +699,7 @@ static void test_strangers_refused_then_the_worker_accepted(void **state)
     psc_ipc_err_t e = {0};
     client_t bad, garbage, silent, good;
     char line[400];
-    int rank = -1, before = open_fds();
+    int rank = -1, before = psc_test_open_fds();
     int64_t t0;
 
     (void)state;
@@ -743,7 +731,7 @@ static void test_strangers_refused_then_the_worker_accepted(void **state)
     assert_string_equal(line, "0 connected");
     psc__ipc_chan_close(ch);
     psc__ipc_listener_close(l);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(psc_test_open_fds(), before);
 }
 
 static void test_first_accept_times_out_naming_refusals(void **state)

@@ -21,6 +21,7 @@
 #include "internal.h"
 #include "ipc/ipc_proto.h"
 #include "ipc/workers.h"
+#include "process_checks.h"
 
 static psc_ipc_op_t op_of(unsigned code)
 {
@@ -288,13 +289,6 @@ static psc_ipc_opts_t fake_opts(void)
     return o;
 }
 
-static void assert_no_children(void)
-{
-    errno = 0;
-    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
-    assert_int_equal(errno, ECHILD);
-}
-
 /* Two workers on the fake's two GPUs, or both on GPU 0: every method, pair and copy, checked and compared. */
 static void full_run(const int *dev)
 {
@@ -304,7 +298,7 @@ static void full_run(const int *dev)
 
     if (psc_ipc_run(g_ctx, dev, 2, &o, &r) != PSC_OK)
         fail_msg("psc_ipc_run: %s", psc_context_last_error(g_ctx));
-    assert_no_children();
+    psc_test_assert_no_children();
     assert_int_equal(r->nranks, 2);
     assert_int_equal(r->gpu[0], dev[0]);
     assert_int_equal(r->gpu[1], dev[1]);
@@ -394,7 +388,7 @@ static void test_wrong_byte_fails_its_pairs(void **state)
         assert_int_equal(p->rtt_ns.n, 0); /* a failed pair's round trips are not run */
     }
     psc_ipc_report_free(r);
-    assert_no_children();
+    psc_test_assert_no_children();
 }
 
 static void test_dead_worker_named(void **state)
@@ -418,7 +412,7 @@ static void test_dead_worker_named(void **state)
         snprintf(die, sizeof(die), "worker %d", (int)(i & 1));
         if (!strstr(psc_context_last_error(g_ctx), die) || !strstr(psc_context_last_error(g_ctx), "signal 9"))
             fail_msg("op %u: %s", ops[i], psc_context_last_error(g_ctx));
-        assert_no_children();
+        psc_test_assert_no_children();
     }
 }
 

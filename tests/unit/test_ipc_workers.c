@@ -30,19 +30,7 @@
 #include <cmocka.h>
 
 #include "ipc/workers.h"
-
-static int open_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    struct dirent *e;
-    int n = 0;
-
-    assert_non_null(d);
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n - 1;
-}
+#include "process_checks.h"
 
 static void expect_error(psc_status_t got, const psc_ipc_err_t *e, psc_status_t want, const char *part)
 {
@@ -64,7 +52,7 @@ static void start(fixture_t *f, int n, const char *const *argv)
 {
     psc_ipc_err_t e = {0};
 
-    f->fds_before = open_fds();
+    f->fds_before = psc_test_open_fds();
     f->n = n;
     if (psc__ipc_run_start(n, argv, &f->run, &e) != PSC_OK)
         fail_msg("start: %s", e.msg);
@@ -94,7 +82,7 @@ static void destroy_and_check(fixture_t *f, int grace_ms)
         assert_int_equal(kill(f->pids[i], 0), -1);
     }
     assert_int_equal(lstat(f->dir, &sb), -1);
-    assert_int_equal(open_fds(), f->fds_before);
+    assert_int_equal(psc_test_open_fds(), f->fds_before);
 }
 
 static void request(fixture_t *f, int rank, const char *cmd)
@@ -447,7 +435,7 @@ static void test_program_refused(void **state)
     const char *garbage[] = {path, NULL};
     psc_ipc_run_t *run = NULL;
     psc_ipc_err_t e = {0};
-    int fd, before = open_fds();
+    int fd, before = psc_test_open_fds();
 
     (void)state;
     expect_error(psc__ipc_run_start(1, missing, &run, &e), &e, PSC_ERR_INVALID, "No such file or directory");
@@ -466,7 +454,7 @@ static void test_program_refused(void **state)
     assert_int_equal(waitpid(-1, NULL, WNOHANG), -1); /* the failed child was reaped */
     assert_int_equal(errno, ECHILD);
     unlink(path);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(psc_test_open_fds(), before);
 }
 
 /*
@@ -555,7 +543,7 @@ static void test_workers_started_elsewhere(void **state)
     psc_ipc_msg_t m;
     pid_t pids[2];
     char want[96];
-    int status, before = open_fds();
+    int status, before = psc_test_open_fds();
 
     (void)state;
     assert_int_equal(psc__ipc_run_listen(2, &run, &e), PSC_OK);
@@ -589,7 +577,7 @@ static void test_workers_started_elsewhere(void **state)
     psc__ipc_run_destroy(run, 1000);
     assert_int_equal(waitpid(pids[0], &status, 0), pids[0]);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 3);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(psc_test_open_fds(), before);
 }
 
 /*

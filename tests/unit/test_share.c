@@ -19,21 +19,10 @@
 #include <cmocka.h>
 
 #include "fake_context.h"
+#include "process_checks.h"
 
 static int (*vmm_live)(void);
 static void (*vmm_fabric)(int);
-
-static int open_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    int n = 0;
-
-    assert_non_null(d);
-    while (readdir(d))
-        n++;
-    closedir(d);
-    return n;
-}
 
 static int setup(void **state)
 {
@@ -55,7 +44,7 @@ static int setup(void **state)
 static void test_vmm_fd_round_trip(void **state)
 {
     size_t n = 3u << 20; /* not a multiple of the 2 MiB granularity: rounded up */
-    int fds = open_fds(), gpu1 = 1;
+    int fds = psc_test_open_fds(), gpu1 = 1;
     psc_share_t *mine = NULL, *theirs = NULL;
     psc_share_msg_t msg;
     unsigned acc = 99;
@@ -113,7 +102,7 @@ static void test_vmm_fd_round_trip(void **state)
     assert_int_equal(psc_share_free(theirs), PSC_OK);
     assert_int_equal(psc_share_free(mine), PSC_OK);
     assert_int_equal(vmm_live(), 0);
-    assert_int_equal(open_fds(), fds);
+    assert_int_equal(psc_test_open_fds(), fds);
 }
 
 static void test_legacy_and_fabric(void **state)
@@ -202,7 +191,7 @@ static void test_destroy_frees(void **state)
     psc_share_t *s = NULL, *in = NULL;
     psc_share_msg_t msg;
     char err[256];
-    int fds = open_fds();
+    int fds = psc_test_open_fds();
 
     (void)state;
     assert_int_equal(psc_context_create(&ctx, err, sizeof(err)), PSC_OK);
@@ -213,7 +202,7 @@ static void test_destroy_frees(void **state)
     assert_int_equal(vmm_live(), 2);
     psc_context_destroy(ctx);
     assert_int_equal(vmm_live(), 0);
-    assert_int_equal(open_fds(), fds);
+    assert_int_equal(psc_test_open_fds(), fds);
 }
 
 int main(void)

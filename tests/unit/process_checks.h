@@ -1,0 +1,34 @@
+/*
+ * For tests that start processes or pass descriptors (cmocka): how many
+ * descriptors this process has open, and that no child is left unreaped.
+ */
+#ifndef PSC_TESTS_PROCESS_CHECKS_H
+#define PSC_TESTS_PROCESS_CHECKS_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <sys/wait.h>
+
+/* Open descriptors, the directory listing them left out. */
+static inline int psc_test_open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n - 1;
+}
+
+/* Every child ended and reaped. */
+static inline void psc_test_assert_no_children(void)
+{
+    errno = 0;
+    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+}
+
+#endif
