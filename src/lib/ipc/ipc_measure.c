@@ -32,9 +32,9 @@ psc_status_t psc__ipc_bw(psc_context_t *ctx, int bw, int issuer, int other_gpu, 
     if ((st = psc_bw_test_from_name(psc__ipc_test(bw, issuer == other_gpu), &c.test)) != PSC_OK)
         return psc__fail(ctx, st, "the bandwidth test of copy %s is missing", psc_ipc_bw_name(bw));
     c.nxfer = 1;
-    c.xfer[0].issuer = issuer;
-    c.xfer[0].src = psc__ipc_writes(bw) ? issuer : other_gpu;
-    c.xfer[0].dst = psc__ipc_writes(bw) ? other_gpu : issuer;
+    c.issuer = c.xfer[0].issuer = issuer;
+    c.src = c.xfer[0].src = psc__ipc_writes(bw) ? issuer : other_gpu;
+    c.dst = c.xfer[0].dst = psc__ipc_writes(bw) ? other_gpu : issuer;
     return psc__bw_run_on(ctx, &c, o, psc__ipc_writes(bw) ? mine : other, psc__ipc_writes(bw) ? other : mine, out);
 }
 
