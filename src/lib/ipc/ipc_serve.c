@@ -316,7 +316,7 @@ static psc_status_t psc__serve_request(psc_ipc_worker_t *w, const psc_ipc_msg_t 
     psc_ipc_ans_t *a;
     psc_share_msg_t share = {.fd = -1};
     psc_status_t st;
-    int64_t dl = psc__ipc_deadline((int64_t)w->timeout_ms);
+    int64_t dl;
 
     if (m->len != sizeof(op))
         return psc__ipc_fail(err, PSC_ERR_INVALID, "a request of %u bytes: accepted %zu", m->len, sizeof(op));
@@ -343,8 +343,7 @@ static psc_status_t psc__serve_request(psc_ipc_worker_t *w, const psc_ipc_msg_t 
     }
     if (st != PSC_OK && a->status == PSC_OK)
         psc__ans_fail(w, a, st);
-    if (op.op == PSC_IPC_OP_CONFIG && w->ctx)
-        dl = psc__ipc_deadline((int64_t)w->timeout_ms);
+    dl = psc__ipc_deadline((int64_t)w->timeout_ms); /* the run's own timeout once CONFIG set it */
     st = psc__ipc_send(w->ch, PSC_IPC_REPLY, 0, a, sizeof(*a), NULL, 0, dl, err);
     if (st == PSC_OK && op.op == PSC_IPC_OP_SHARE && a->status == PSC_OK)
         st = psc__ipc_send_share(w->ch, &share, dl, err);
