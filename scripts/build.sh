@@ -51,6 +51,11 @@ if [ -n "$missing" ]; then
     fi
 fi
 
+# Optional: MPI, for `p2pscope ipc` as one rank per GPU under mpirun (CMake's P2PSCOPE_MPI).
+command -v mpicc >/dev/null 2>&1 ||
+    echo "p2pscope: no mpicc: building without MPI (ipc under mpirun is refused); for it:" \
+         "apt-get install libopenmpi-dev openmpi-bin" >&2
+
 werror=""
 [ "${P2PSCOPE_WERROR:-0}" = 1 ] && werror="-DP2PSCOPE_WERROR=ON"
 # shellcheck disable=SC2086

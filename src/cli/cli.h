@@ -83,6 +83,14 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_copy(psc_context_t *ctx, const psc_cli_opts_t *o);
 /* ipc: one psc_ipc_run over the command line's workers (a GPU listed twice gets two), its tables and JSON. */
 int psc_cmd_ipc(psc_context_t *ctx, const psc_cli_opts_t *o);
+/* ipc over these workers' GPUs; with publish, the workers join (psc_ipc_opts_t's publish: one rank per GPU). */
+int psc_cmd_ipc_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *devs, int ndev,
+                    int (*publish)(const char *, void *), void *publish_arg);
+/* ipc as one rank per GPU of one node under mpirun (cmd_ipc_job.c): every rank calls it; rank 0 prints. */
+struct psc_cli_job;
+int psc_cmd_ipc_job(const psc_cli_opts_t *o, struct psc_cli_job *job, int *argc, char ***argv);
+/* --test-corrupt-offset into the environment, where each worker (a process or rank of its own) reads it. */
+int psc_cli_ipc_corrupt_env(const psc_cli_opts_t *o);
 /* bw, report, nvlink --watch: the command line's tests with its GPUs, sizes and options in one library call
  * (traffic: psc_nvlink_watch into it; else psc_bw_run_report, its results folded into evidence, or
  * psc_bw_run_suite when evidence is NULL), progress on stderr; NULL after saying why, *rc the exit code (else

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "report/json.h"
@@ -26,7 +27,7 @@ static int psc__ipc_gpus(psc_context_t *ctx, const int *devs, int ndev, psc_devi
 }
 
 /* The workers inherit the corruption test from the environment: they are other processes than this context's. */
-static int psc__ipc_corrupt_env(const psc_cli_opts_t *o)
+int psc_cli_ipc_corrupt_env(const psc_cli_opts_t *o)
 {
     char value[32];
 
@@ -40,7 +41,8 @@ static int psc__ipc_corrupt_env(const psc_cli_opts_t *o)
     return PSC_EXIT_OK;
 }
 
-int psc_cmd_ipc(psc_context_t *ctx, const psc_cli_opts_t *o)
+int psc_cmd_ipc_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *devs, int ndev,
+                    int (*publish)(const char *, void *), void *publish_arg)
 {
     const double t0 = psc_cli_now();
     psc_device_info_t info[PSC_MAX_GPUS];
@@ -51,7 +53,7 @@ int psc_cmd_ipc(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_status_t st;
     int rc, ngpu;
 
-    if ((rc = psc__ipc_corrupt_env(o)) != PSC_EXIT_OK)
+    if ((rc = psc_cli_ipc_corrupt_env(o)) != PSC_EXIT_OK)
         return rc;
     psc_ipc_opts_default(&io);
     io.measure = o->measure;
@@ -59,12 +61,16 @@ int psc_cmd_ipc(psc_context_t *ctx, const psc_cli_opts_t *o)
     if (o->round_trips)
         io.round_trips = o->round_trips;
     io.no_local = o->no_local;
+    io.publish = publish;
+    io.publish_arg = publish_arg;
     if (o->timeout_s > 0)
         io.timeout_ms = o->timeout_s * 1000.0;
-    /* No -d: the library's default, a worker per GPU (two on a machine with one). */
-    st = psc_ipc_run(ctx, o->ndev ? o->devs : NULL, o->ndev, &io, &r);
+    st = psc_ipc_run(ctx, devs, ndev, &io, &r);
     if (st != PSC_OK) {
-        psc_report_printf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
+        const char *why = psc_context_last_error(ctx);
+
+        /* The library's reasons for a run start with "p2pscope ipc:" already. */
+        psc_report_printf(stderr, strncmp(why, "p2pscope", 8) ? "p2pscope: %s\n" : "%s\n", why);
         /*
          * A worker that died, stopped answering or answered malformed (PSC_ERR_INVALID: the options were
          * checked here before) fails the run; what this machine cannot do is environment.
@@ -94,4 +100,10 @@ int psc_cmd_ipc(psc_context_t *ctx, const psc_cli_opts_t *o)
     json_decref(run);
     psc_ipc_report_free(r);
     return rc;
+}
+
+int psc_cmd_ipc(psc_context_t *ctx, const psc_cli_opts_t *o)
+{
+    /* No -d: the library's default, a worker per GPU (two on a machine with one). */
+    return psc_cmd_ipc_run(ctx, o, o->ndev ? o->devs : NULL, o->ndev, NULL, NULL);
 }

@@ -9,13 +9,14 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "job.h"
 
 /*
  * Refuse a JSON path that cannot be written before spending minutes measuring.
  * A device or FIFO (/dev/null, /dev/stdout) is written in place; a regular file
  * or a new one needs a writable directory (the symlink's target's).
  */
-static int psc__check_json_path(const char *path)
+static int psc__check_json_path(const char *path, int quiet)
 {
     char copy[4096], *real = NULL;
     struct stat sb;
@@ -27,8 +28,9 @@ static int psc__check_json_path(const char *path)
         return PSC_EXIT_OK;
     if (stat(path, &sb) == 0) {
         if (S_ISDIR(sb.st_mode) || S_ISSOCK(sb.st_mode)) {
-            fprintf(stderr, "p2pscope: %s is a %s: accepted a file path\n", path,
-                    S_ISDIR(sb.st_mode) ? "directory" : "socket");
+            if (!quiet)
+                fprintf(stderr, "p2pscope: %s is a %s: accepted a file path\n", path,
+                        S_ISDIR(sb.st_mode) ? "directory" : "socket");
             return PSC_EXIT_USAGE;
         }
         if (!S_ISREG(sb.st_mode))
@@ -38,7 +40,8 @@ static int psc__check_json_path(const char *path)
     snprintf(copy, sizeof(copy), "%s", real ? real : path);
     dir = dirname(copy);
     if (access(dir, W_OK) != 0) {
-        fprintf(stderr, "p2pscope: cannot write %s: directory %s is missing or not writable\n", path, dir);
+        if (!quiet)
+            fprintf(stderr, "p2pscope: cannot write %s: directory %s is missing or not writable\n", path, dir);
         rc = PSC_EXIT_USAGE;
     }
     free(real);
@@ -59,8 +62,25 @@ static int psc__check_devices(const psc_context_t *ctx, const psc_cli_opts_t *o)
     return PSC_EXIT_OK;
 }
 
-static int psc__main(int argc, char **argv)
+/*
+ * Started by mpirun as one of several ranks: only ipc runs that way (rank 0
+ * prints what every rank decides alike; the others stay quiet until they
+ * run a worker).
+ */
+static int psc__main_ranks(const psc_cli_opts_t *o, psc_cli_job_t *job, int *argc, char ***argv)
 {
+    if (o->cmd == PSC_CMD_IPC)
+        return psc_cmd_ipc_job(o, job, argc, argv);
+    if (job->rank == 0)
+        fprintf(stderr, "p2pscope: started by %s as one of %d ranks, but this command runs in one process: run it "
+                "without mpirun; only `p2pscope ipc` runs as one rank per GPU\n", job->launcher, job->size);
+    return PSC_EXIT_USAGE;
+}
+
+static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
+{
+    int argc = *argcp;
+    char **argv = *argvp;
     char err[512];
     psc_cli_opts_t o;
     psc_context_t *ctx = NULL;
@@ -69,9 +89,12 @@ static int psc__main(int argc, char **argv)
 
     rc = psc_cli_parse(argc, argv, &o, err, sizeof(err));
     if (rc != 0) {
-        fprintf(stderr, "p2pscope: %s\n", err);
+        if (job->rank == 0) /* every rank of a job parses the same words */
+            fprintf(stderr, "p2pscope: %s\n", err);
         return rc;
     }
+    if ((o.help || o.version) && job->rank != 0)
+        return PSC_EXIT_OK;
     if (o.help) {
         psc_cli_usage();
         if (ferror(stdout)) /* the text outgrew stdio's buffer: the failed write's errno, before anything resets it */
@@ -80,11 +103,19 @@ static int psc__main(int argc, char **argv)
     }
     if (o.version) {
         printf("p2pscope %s\n", PSC_VERSION_STRING);
+        if (psc_cli_mpi_library())
+            printf("built with MPI: %s (p2pscope ipc runs one rank per GPU under its mpirun)\n", psc_cli_mpi_library());
+        else
+            printf("built without MPI (p2pscope ipc starts its own workers; mpirun is refused)\n");
         return PSC_EXIT_OK;
     }
-    if ((rc = psc__check_json_path(o.json_path)) != PSC_EXIT_OK ||
-        (rc = psc__check_json_path(o.save)) != PSC_EXIT_OK || (rc = psc__check_json_path(o.calibrate)) != PSC_EXIT_OK)
+    /* The ranks of a job check alike (one node); rank 0 says it. */
+    if ((rc = psc__check_json_path(o.json_path, job->rank != 0)) != PSC_EXIT_OK ||
+        (rc = psc__check_json_path(o.save, job->rank != 0)) != PSC_EXIT_OK ||
+        (rc = psc__check_json_path(o.calibrate, job->rank != 0)) != PSC_EXIT_OK)
         return rc;
+    if (job->size > 1)
+        return psc__main_ranks(&o, job, argcp, argvp);
     if (o.cmd == PSC_CMD_LAT && o.list_tests)
         return psc_cmd_lat_list(&o);
     if (o.cmd == PSC_CMD_LIST || o.list_tests)
@@ -123,12 +154,14 @@ static int psc__main(int argc, char **argv)
 /* Output that did not reach stdout (a full disk, a closed pipe) is a failed run, not a silent 0. */
 int main(int argc, char **argv)
 {
+    psc_cli_job_t job;
     int rc, failed;
 
     /* A worker psc_ipc_run started (this program again): its own life, before any parsing or context. */
     if (argc > 1 && strcmp(argv[1], PSC_IPC_WORKER_ARG) == 0)
         return psc_ipc_worker_main();
-    rc = psc__main(argc, argv);
+    psc_cli_job_detect(&job);
+    rc = psc__main(&argc, &argv, &job);
     failed = ferror(stdout);
 
     errno = 0;

@@ -110,7 +110,11 @@ static void psc__workers(FILE *f, const psc_ipc_report_t *r)
 {
     psc_table_t *t = psc_table_new((unsigned)r->nranks + 1, 3);
 
-    fprintf(f, "\np2pscope ipc: %d worker processes, %llu bytes per copy", r->nranks, (unsigned long long)r->size);
+    if (r->joined) /* one rank per GPU under mpirun: rank 0 coordinates and is worker 0 */
+        fprintf(f, "\np2pscope ipc: %d ranks (worker 0 in the coordinating process), %llu bytes per copy", r->nranks,
+                (unsigned long long)r->size);
+    else
+        fprintf(f, "\np2pscope ipc: %d worker processes, %llu bytes per copy", r->nranks, (unsigned long long)r->size);
     if (r->size >= (1u << 20) && r->size % (1u << 20) == 0)
         fprintf(f, " (%llu MiB)", (unsigned long long)(r->size >> 20));
     fprintf(f, ", run %.0f ms\n", r->run_ms);
@@ -441,6 +445,7 @@ json_t *psc_json_ipc_report(const psc_ipc_report_t *r)
     for (int i = 0; i < r->nranks && i < PSC_IPC_MAX_RANKS; i++)
         psc_json_push(workers, json_pack("{s:i,s:i,s:i}", "rank", i, "gpu", r->gpu[i], "pid", r->pid[i]), &bad);
     psc_json_set(o, "workers", workers, &bad);
+    psc_json_set(o, "workers_started_by", psc_json_str(r->joined ? "launcher" : "p2pscope"), &bad);
     for (int m = 0; m < PSC_IPC_METHODS; m++) {
         const psc_ipc_method_t *x = &r->methods[m];
         const char *name = psc_ipc_method_name(x->method);

@@ -184,6 +184,54 @@ static void test_binary_worker_not_parsed(void **state)
     free(r.err);
 }
 
+/* Nothing at all: stdout and stderr empty, the exit code. */
+static void expect_silent(const char *const *args, const char *const *env, int rc)
+{
+    psc__run_t r = psc__run(args, env);
+
+    assert_int_equal(r.rc, rc);
+    assert_string_equal(r.err, "");
+    assert_string_equal(r.out, "");
+    psc__free(&r);
+}
+
+/*
+ * Started by a launcher as one of several ranks (its environment says so): only ipc runs that way, and only
+ * in a build with MPI. Rank 0 says why in one line; the others, deciding alike, stay quiet.
+ */
+static void test_binary_under_launcher(void **state)
+{
+    static const char *const ompi0[] = {"OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_RANK=0",
+                                        "P2PSCOPE_LIBCUDA=/nonexistent/libcuda.so.1", NULL};
+    static const char *const ompi1[] = {"OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_RANK=1",
+                                        "P2PSCOPE_LIBCUDA=/nonexistent/libcuda.so.1", NULL};
+    static const char *const pmi0[] = {"PMI_SIZE=3", "PMI_RANK=0", "P2PSCOPE_LIBCUDA=/nonexistent/libcuda.so.1", NULL};
+    /* A rank outside the size is no launcher's: the command runs alone (here: no driver, exit 3). */
+    static const char *const bogus[] = {"OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_RANK=2",
+                                        "P2PSCOPE_LIBCUDA=/nonexistent/libcuda.so.1", NULL};
+    psc__run_t r;
+
+    (void)state;
+    psc__expect_error((const char *[]){"bw", NULL}, ompi0, 2,
+                      "started by Open MPI as one of 2 ranks, but this command runs in one process");
+    psc__expect_error((const char *[]){"devices", NULL}, pmi0, 2, "an MPI launcher (PMI) as one of 3 ranks");
+    expect_silent((const char *[]){"bw", NULL}, ompi1, 2);
+    psc__expect_error((const char *[]){"ipc", "--round-trips", "0", NULL}, ompi0, 2, "bad --round-trips '0'");
+    expect_silent((const char *[]){"ipc", "--round-trips", "0", NULL}, ompi1, 2);
+    expect_silent((const char *[]){"--version", NULL}, ompi1, 0);
+    psc__expect_error((const char *[]){"devices", NULL}, bogus, 3, "no NVIDIA driver");
+#if !P2PSCOPE_HAVE_MPI
+    psc__expect_error((const char *[]){"ipc", NULL}, ompi0, 2,
+                      "built without MPI (no mpicc was found when it was built), so under Open MPI each of the 2 ranks "
+                      "would run alone");
+    expect_silent((const char *[]){"ipc", NULL}, ompi1, 2);
+#endif
+    r = psc__run((const char *[]){"--version", NULL}, no_driver);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, P2PSCOPE_HAVE_MPI ? "\nbuilt with MPI: " : "\nbuilt without MPI"));
+    psc__free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_binary_no_gpu_exit_3),
         cmocka_unit_test(test_binary_help),
         cmocka_unit_test(test_binary_worker_not_parsed),
+        cmocka_unit_test(test_binary_under_launcher),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -220,6 +220,11 @@ static void test_workers_and_methods(void **state)
     assert_true(has_row(out, "1 1 4343"));
     assert_true(has_row(out, "legacy: measured"));
     assert_true(has_row(out, "vmm_fd: measured"));
+    free(out);
+    x.r.joined = 1; /* ranks under mpirun: said so */
+    out = render(&x.r);
+    assert_non_null(strstr(out, "p2pscope ipc: 2 ranks (worker 0 in the coordinating process), 67108864 bytes"));
+    assert_null(strstr(out, "worker processes"));
     /* The reason, escaped; and no tables for the method not run. */
     assert_non_null(strstr(out, "  vmm_fabric: not available here: fabric handles need an IMEX channel\n"
                                 "    (\\x1b[31m/dev/nvidia-caps-imex-channels)\n"));
@@ -374,6 +379,7 @@ static void test_json(void **state)
     assert_int_equal(json_array_size(json_object_get(doc, "workers")), 2);
     assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(doc, "workers"), 1), "pid")),
                      4343);
+    assert_string_equal(json_string_value(json_object_get(doc, "workers_started_by")), "p2pscope");
     m = json_array_get(json_object_get(doc, "methods"), 2);
     assert_string_equal(json_string_value(json_object_get(m, "name")), "vmm_fabric");
     assert_true(json_is_true(json_object_get(m, "asked")));

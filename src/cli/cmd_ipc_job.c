@@ -1,0 +1,130 @@
+/*
+ * ipc as one rank per GPU under mpirun (one node). Rank 0 measures the
+ * baselines, coordinates the run and serves worker 0 itself; ranks 1..N-1
+ * join the run it publishes. The rendezvous (it carries the run's token)
+ * reaches them by MPI, never by a command line. Rank 0 alone prints: the
+ * tables, the JSON, and every refusal the ranks share; a joined rank speaks
+ * only of its own failure.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "job.h"
+
+/* What rank 0 tells the others: go (rc 0, the rendezvous), or stop with its exit code (it said why). */
+typedef struct {
+    int rc;
+    char rendezvous[PSC_IPC_RENDEZVOUS_LEN];
+} psc_ipc_word_t;
+
+typedef struct {
+    psc_cli_job_t *job;
+    int sent;
+} psc_ipc_herald_t;
+
+static int psc__tell(psc_ipc_herald_t *h, int rc, const char *rendezvous)
+{
+    psc_ipc_word_t w;
+
+    memset(&w, 0, sizeof(w));
+    w.rc = rc;
+    if (rendezvous)
+        snprintf(w.rendezvous, sizeof(w.rendezvous), "%s", rendezvous);
+    h->sent = 1;
+    return psc_cli_job_bcast(h->job, &w, (int)sizeof(w));
+}
+
+static int psc__publish(const char *rendezvous, void *arg)
+{
+    return psc__tell(arg, PSC_EXIT_OK, rendezvous) != PSC_EXIT_OK;
+}
+
+/* Rank r's GPU: -d's r-th entry, else GPU r (node-local rank r: the job is one node's). */
+static int psc__rank_gpus(const psc_context_t *ctx, const psc_cli_opts_t *o, const psc_cli_job_t *job, int *devs)
+{
+    int n = psc_device_count(ctx);
+
+    if (o->ndev && o->ndev != job->size) {
+        fprintf(stderr, "p2pscope: -d lists %d GPU%s for %d ranks: accepted one GPU per rank, in rank order (a GPU "
+                "may be listed twice)\n", o->ndev, o->ndev == 1 ? "" : "s", job->size);
+        return PSC_EXIT_USAGE;
+    }
+    if (!o->ndev && job->size > n) {
+        fprintf(stderr, "p2pscope: %d ranks, but this node shows %d GPU%s: accepted at most one rank per GPU, or -d "
+                "with one GPU per rank (a GPU may be listed twice: -d 0,0)\n", job->size, n, n == 1 ? "" : "s");
+        return PSC_EXIT_ENV;
+    }
+    for (int r = 0; r < job->size; r++) {
+        devs[r] = o->ndev ? o->devs[r] : r;
+        if (devs[r] >= n) {
+            fprintf(stderr, "p2pscope: GPU %d does not exist: accepted 0 to %d (this node has %d GPU%s)\n", devs[r],
+                    n - 1, n, n == 1 ? "" : "s");
+            return PSC_EXIT_USAGE;
+        }
+    }
+    return PSC_EXIT_OK;
+}
+
+static int psc__rank0(const psc_cli_opts_t *o, psc_cli_job_t *job)
+{
+    psc_ipc_herald_t h = {job, 0};
+    int devs[PSC_CLI_MAX_DEVS];
+    psc_context_t *ctx = NULL;
+    char err[512];
+    psc_status_t st;
+    int rc;
+
+    if (job->size > PSC_CLI_MAX_DEVS) {
+        fprintf(stderr, "p2pscope: %d ranks: accepted 2 to %d\n", job->size, PSC_CLI_MAX_DEVS);
+        rc = PSC_EXIT_USAGE;
+    } else if ((st = psc_context_create(&ctx, err, sizeof(err))) != PSC_OK) {
+        fprintf(stderr, "p2pscope: %s\n", err);
+        rc = psc_cli_exit_of(st, PSC_EXIT_ENV);
+    } else if ((rc = psc__rank_gpus(ctx, o, job, devs)) == PSC_EXIT_OK) {
+        rc = psc_cmd_ipc_run(ctx, o, devs, job->size, psc__publish, &h);
+    }
+    psc_context_destroy(ctx);
+    if (!h.sent) /* stopped before the run published: the others stop too, with rank 0's code */
+        psc__tell(&h, rc != PSC_EXIT_OK ? rc : PSC_EXIT_FAILED, NULL);
+    return rc;
+}
+
+static int psc__rank_n(psc_cli_job_t *job)
+{
+    psc_ipc_word_t w;
+    char why[512];
+
+    memset(&w, 0, sizeof(w));
+    if (psc_cli_job_bcast(job, &w, (int)sizeof(w)) != PSC_EXIT_OK) {
+        fprintf(stderr, "p2pscope ipc: rank %d: no word from rank 0 (MPI_Ibcast failed)\n", job->rank);
+        return PSC_EXIT_FAILED;
+    }
+    if (w.rc != PSC_EXIT_OK)
+        return w.rc; /* rank 0 said why */
+    w.rendezvous[sizeof(w.rendezvous) - 1] = '\0';
+    if (psc_ipc_worker_join(w.rendezvous, job->rank, why, sizeof(why)) != PSC_OK) {
+        fprintf(stderr, "p2pscope ipc: rank %d: %s\n", job->rank, why);
+        return PSC_EXIT_FAILED;
+    }
+    return PSC_EXIT_OK;
+}
+
+int psc_cmd_ipc_job(const psc_cli_opts_t *o, psc_cli_job_t *job, int *argc, char ***argv)
+{
+    char why[512];
+    int rc = psc_cli_ipc_corrupt_env(o); /* each rank's worker reads it from its own environment */
+
+    if (rc != PSC_EXIT_OK)
+        return rc;
+    if ((rc = psc_cli_job_start(job, argc, argv, why, sizeof(why))) != PSC_EXIT_OK) {
+        if (job->rank == 0)
+            fprintf(stderr, "p2pscope: %s\n", why);
+        psc_cli_job_end(job);
+        return rc;
+    }
+    rc = job->rank == 0 ? psc__rank0(o, job) : psc__rank_n(job);
+    psc_cli_job_end(job);
+    return rc;
+}

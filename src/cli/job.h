@@ -1,0 +1,43 @@
+/*
+ * How this process was started: alone, or as one rank of a launcher's job
+ * (mpirun), read from the launcher's environment (job_env.c); and, in a
+ * build with MPI (job_mpi.c; job_nompi.c without), the few collective calls
+ * the commands that run one rank per GPU need. Only the CLI links MPI: the
+ * library knows nothing of it.
+ */
+#ifndef PSC_CLI_JOB_H
+#define PSC_CLI_JOB_H
+
+#include <stddef.h>
+
+typedef struct psc_cli_job {
+    int size, rank;          /* the launcher's ranks; 1 and 0 when alone */
+    const char *launcher;    /* "Open MPI", "an MPI launcher (PMI)", or NULL when alone */
+    int mpi;                 /* MPI_Init was called (psc_cli_job_start) */
+} psc_cli_job_t;
+
+/* From the environment: OMPI_COMM_WORLD_SIZE/RANK (Open MPI), PMI_SIZE/RANK (MPICH's Hydra and others). */
+void psc_cli_job_detect(psc_cli_job_t *job);
+
+/* The MPI this binary was built with ("Open MPI v4.1.4"), or NULL for a build without MPI. */
+const char *psc_cli_mpi_library(void);
+
+/*
+ * Join the job (MPI_Init) and check it suits a command that runs one rank
+ * per GPU of one node: a build with MPI, all ranks on one node, the
+ * environment's rank and size those MPI gives. PSC_EXIT_OK, or an exit code
+ * with one line in why (every rank gets the same verdict).
+ */
+int psc_cli_job_start(psc_cli_job_t *job, int *argc, char ***argv, char *why, size_t len);
+
+/*
+ * Rank 0's len bytes of buf to every rank. The waiting ranks poll (every
+ * millisecond) rather than spin, so they take no CPU from rank 0's
+ * measurements meanwhile. PSC_EXIT_OK or PSC_EXIT_FAILED.
+ */
+int psc_cli_job_bcast(psc_cli_job_t *job, void *buf, int len);
+
+/* Leave the job (MPI_Finalize) where psc_cli_job_start joined it. */
+void psc_cli_job_end(psc_cli_job_t *job);
+
+#endif

@@ -1,0 +1,85 @@
+/* A build with MPI: join the launcher's job, check it is one node's, and pass rank 0's words to every rank. */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "job.h"
+
+const char *psc_cli_mpi_library(void)
+{
+    static char name[96];
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+
+    if (name[0])
+        return name;
+    /* One of the calls MPI allows before MPI_Init. Its first phrase: "Open MPI v4.1.4". */
+    if (MPI_Get_library_version(v, &n) != MPI_SUCCESS || n <= 0) {
+        snprintf(name, sizeof(name), "MPI %d.%d", MPI_VERSION, MPI_SUBVERSION);
+        return name;
+    }
+    v[n < (int)sizeof(v) ? n : (int)sizeof(v) - 1] = '\0';
+    v[strcspn(v, ",\n")] = '\0';
+    snprintf(name, sizeof(name), "%.90s", v);
+    return name;
+}
+
+int psc_cli_job_start(psc_cli_job_t *job, int *argc, char ***argv, char *why, size_t len)
+{
+    MPI_Comm node;
+    int size = 0, rank = -1, local = 0;
+
+    if (MPI_Init(argc, argv) != MPI_SUCCESS) {
+        snprintf(why, len, "MPI_Init failed under %s: accepted a job mpirun started", job->launcher);
+        return PSC_EXIT_ENV;
+    }
+    job->mpi = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (size != job->size || rank != job->rank) {
+        snprintf(why, len, "%s's environment says rank %d of %d, but MPI says rank %d of %d: this p2pscope's MPI "
+                 "(%s) is not the launcher's: run it with the mpirun of the MPI it was built with", job->launcher,
+                 job->rank, job->size, rank, size, psc_cli_mpi_library());
+        return PSC_EXIT_ENV;
+    }
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+        snprintf(why, len, "MPI could not tell which ranks share this node (MPI_Comm_split_type)");
+        return PSC_EXIT_ENV;
+    }
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+    if (local != size) {
+        snprintf(why, len, "the %d ranks span more than one node (%d on this one): GPU memory is shared between the "
+                 "processes of one node: accepted one rank per GPU of one node (mpirun -np G --host HOST:G)", size,
+                 local);
+        return PSC_EXIT_USAGE;
+    }
+    return PSC_EXIT_OK;
+}
+
+int psc_cli_job_bcast(psc_cli_job_t *job, void *buf, int len)
+{
+    const struct timespec ms = {0, 1000000};
+    MPI_Request req;
+    int done = 0;
+
+    if (!job->mpi || MPI_Ibcast(buf, len, MPI_BYTE, 0, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+        return PSC_EXIT_FAILED;
+    for (;;) {
+        if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return PSC_EXIT_FAILED;
+        if (done)
+            return PSC_EXIT_OK;
+        nanosleep(&ms, NULL);
+    }
+}
+
+void psc_cli_job_end(psc_cli_job_t *job)
+{
+    if (job->mpi)
+        MPI_Finalize();
+    job->mpi = 0;
+}
