@@ -734,7 +734,20 @@ typedef struct {
     int no_local;             /* 1: skip the same paths inside one process (no ratio) */
     double timeout_ms;        /* the longest wait for a worker: its start, each reply (default 120000) */
     const char *worker_path;  /* the program a worker runs; NULL: /proc/self/exe */
+    /*
+     * Workers that join from elsewhere (one rank per GPU under mpirun): with
+     * publish set, psc_ipc_run starts no process. It serves worker 0 itself
+     * (a thread of this process, on devices[0]) and calls publish once, on
+     * the calling thread, with the run's rendezvous for the caller to hand to
+     * ranks 1 .. ndev-1 (say by MPI_Bcast; it holds the run's secret token:
+     * never put it in a command line), each of which then calls
+     * psc_ipc_worker_join. A nonzero return fails the run.
+     */
+    int (*publish)(const char *rendezvous, void *arg);
+    void *publish_arg;
 } psc_ipc_opts_t;
+
+#define PSC_IPC_RENDEZVOUS_LEN 256 /* room for any rendezvous, its NUL included */
 
 #define PSC_IPC_DEFAULT_SIZE (64ull << 20)
 
@@ -778,6 +791,7 @@ typedef struct {
     psc_ipc_pair_t *pairs;    /* per method, per ordered pair (importer, exporter) */
     uint64_t size;            /* bytes per bandwidth copy */
     double run_ms;
+    int joined;               /* 1: the workers joined from elsewhere (opts.publish), worker 0 in this process */
 } psc_ipc_report_t;
 
 /*
@@ -798,6 +812,16 @@ void psc_ipc_report_free(psc_ipc_report_t *r);
  * run, exit status to return from main (0 after a clean end).
  */
 int psc_ipc_worker_main(void);
+
+/*
+ * Serve a run as worker `rank` (1 .. ndev-1) of a psc_ipc_run whose publish
+ * handed out `rendezvous`: connect, do what the run asks until it ends.
+ * PSC_OK after a clean end; otherwise one line in why: PSC_ERR_INVALID for a
+ * malformed rendezvous or rank, PSC_ERR_IO when the run refused this worker
+ * or went away, PSC_ERR_TIMEOUT when it stayed silent past its timeout. Needs
+ * no context (the worker makes its own); call it once per process.
+ */
+psc_status_t psc_ipc_worker_join(const char *rendezvous, int rank, char *why, size_t len);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

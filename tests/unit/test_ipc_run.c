@@ -5,7 +5,11 @@
  * requests with an ERROR that names what was wrong, then ending.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -289,16 +293,111 @@ static psc_ipc_opts_t fake_opts(void)
     return o;
 }
 
-/* Two workers on the fake's two GPUs, or both on GPU 0: every method, pair and copy, checked and compared. */
-static void full_run(const int *dev)
+/*
+ * Workers that join from elsewhere (opts.publish), as mpirun's ranks would:
+ * the publish callback starts this binary with "__ipc-join RANK", the
+ * rendezvous on its standard input (never its arguments).
+ */
+typedef struct {
+    int n;             /* workers in the run: joiners are ranks 1 .. n-1 */
+    int refuse;        /* publish fails */
+    int published;
+    pid_t pid[4];
+} joiners_t;
+
+static int start_joiners(const char *rendezvous, void *arg)
+{
+    joiners_t *j = arg;
+
+    j->published++;
+    if (j->refuse)
+        return 1;
+    for (int r = 1; r < j->n; r++) {
+        char rank[16];
+        int fd[2];
+
+        snprintf(rank, sizeof(rank), "%d", r);
+        assert_int_equal(pipe(fd), 0);
+        j->pid[r] = fork();
+        assert_true(j->pid[r] >= 0);
+        if (j->pid[r] == 0) {
+            dup2(fd[0], 0);
+            close(fd[0]);
+            close(fd[1]);
+            execl("/proc/self/exe", "test_ipc_run", "__ipc-join", rank, (char *)NULL);
+            _exit(127);
+        }
+        close(fd[0]);
+        assert_int_equal(write(fd[1], rendezvous, strlen(rendezvous)), (ssize_t)strlen(rendezvous));
+        close(fd[1]);
+    }
+    return 0;
+}
+
+/* A joiner's life: the rendezvous from stdin, psc_ipc_worker_join, its reason on stderr. */
+static int joiner_main(const char *rank)
+{
+    char rdv[PSC_IPC_RENDEZVOUS_LEN + 1], why[512];
+    ssize_t n = read(0, rdv, sizeof(rdv) - 1);
+    psc_status_t st;
+
+    rdv[n > 0 ? n : 0] = '\0';
+    st = psc_ipc_worker_join(rdv, atoi(rank), why, sizeof(why));
+    if (st != PSC_OK)
+        fprintf(stderr, "joiner %s: %s\n", rank, why);
+    return st == PSC_OK ? 0 : 1;
+}
+
+/* Reap the joiners; each one's wait status. */
+static void reap_joiners(const joiners_t *j, int *status)
+{
+    for (int r = 1; r < j->n; r++)
+        assert_int_equal(waitpid(j->pid[r], &status[r], 0), j->pid[r]);
+    psc_test_assert_no_children();
+}
+
+/* Threads of this process (worker 0 of a joined run is one while it runs). */
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/*
+ * Two workers on the fake's two GPUs, or both on GPU 0: every method, pair and copy, checked and compared;
+ * started by the run, or (joined) worker 0 in this process and worker 1 joining from a process of its own.
+ */
+static void full_run(const int *dev, int joined)
 {
     psc_ipc_opts_t o = fake_opts();
     psc_ipc_report_t *r = NULL;
     int per_method[PSC_IPC_METHODS] = {0};
+    joiners_t j = {.n = 2};
+    int threads = thread_count(), status[2];
 
+    if (joined) {
+        o.publish = start_joiners;
+        o.publish_arg = &j;
+    }
     if (psc_ipc_run(g_ctx, dev, 2, &o, &r) != PSC_OK)
         fail_msg("psc_ipc_run: %s", psc_context_last_error(g_ctx));
+    if (joined) {
+        reap_joiners(&j, status);
+        assert_true(WIFEXITED(status[1]) && WEXITSTATUS(status[1]) == 0);
+        assert_int_equal(j.published, 1);
+        assert_int_equal(r->pid[0], getpid());
+        assert_int_equal(r->pid[1], j.pid[1]);
+        assert_int_equal(thread_count(), threads); /* worker 0's thread ended with the run */
+    }
     psc_test_assert_no_children();
+    assert_int_equal(r->joined, joined);
     assert_int_equal(r->nranks, 2);
     assert_int_equal(r->gpu[0], dev[0]);
     assert_int_equal(r->gpu[1], dev[1]);
@@ -352,7 +451,7 @@ static void test_full_run_two_gpus(void **state)
     const int dev[2] = {0, 1};
 
     (void)state;
-    full_run(dev);
+    full_run(dev, 0);
 }
 
 static void test_full_run_one_gpu_twice(void **state)
@@ -360,7 +459,104 @@ static void test_full_run_one_gpu_twice(void **state)
     const int dev[2] = {1, 1};
 
     (void)state;
-    full_run(dev);
+    full_run(dev, 0);
+}
+
+static void test_joined_run(void **state)
+{
+    const int two[2] = {0, 1}, one[2] = {1, 1};
+
+    (void)state;
+    full_run(two, 1);
+    full_run(one, 1);
+}
+
+/* A publish that fails ends the run at once: no worker, no thread, no run directory left. */
+static void test_joined_publish_refused(void **state)
+{
+    const int dev[2] = {0, 1};
+    psc_ipc_opts_t o = fake_opts();
+    psc_ipc_report_t *r = NULL;
+    joiners_t j = {.n = 2, .refuse = 1};
+    int threads = thread_count();
+
+    (void)state;
+    o.publish = start_joiners;
+    o.publish_arg = &j;
+    assert_int_equal(psc_ipc_run(g_ctx, dev, 2, &o, &r), PSC_ERR_IO);
+    assert_null(r);
+    assert_int_equal(j.published, 1);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "publish"));
+    assert_int_equal(thread_count(), threads);
+    psc_test_assert_no_children();
+    /* publish needs the GPUs listed, one per worker; and excludes a worker program */
+    assert_int_equal(psc_ipc_run(g_ctx, NULL, 0, &o, &r), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "one GPU per worker"));
+    o.worker_path = "/bin/true";
+    assert_int_equal(psc_ipc_run(g_ctx, dev, 2, &o, &r), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "publish"));
+    assert_int_equal(j.published, 1);
+}
+
+/* A joined worker killed mid-run: the run fails naming it (its connection closed), worker 0's thread ends. */
+static void test_joined_worker_killed(void **state)
+{
+    const int dev[2] = {0, 1};
+    psc_ipc_opts_t o = fake_opts();
+    psc_ipc_report_t *r = NULL;
+    joiners_t j = {.n = 2};
+    int threads = thread_count(), status[2];
+    char die[16];
+
+    (void)state;
+    o.publish = start_joiners;
+    o.publish_arg = &j;
+    o.no_local = 1;
+    o.methods = 1u << PSC_SHARE_VMM_FD;
+    snprintf(die, sizeof(die), "1:%u", PSC_IPC_OP_BW);
+    setenv("P2PSCOPE_TEST_IPC_DIE", die, 1);
+    assert_int_equal(psc_ipc_run(g_ctx, dev, 2, &o, &r), PSC_ERR_IO);
+    unsetenv("P2PSCOPE_TEST_IPC_DIE");
+    assert_null(r);
+    if (!strstr(psc_context_last_error(g_ctx), "worker 1"))
+        fail_msg("%s", psc_context_last_error(g_ctx));
+    reap_joiners(&j, status);
+    assert_true(WIFSIGNALED(status[1]) && WTERMSIG(status[1]) == SIGKILL);
+    assert_int_equal(thread_count(), threads);
+}
+
+/* psc_ipc_worker_join refuses what is not a rendezvous, or a rank it cannot be, with what is accepted. */
+static void test_join_refusals(void **state)
+{
+    static const struct {
+        const char *rdv;
+        int rank;
+        psc_status_t st;
+        const char *words;
+    } cases[] = {
+        {"p2pscope-ipc 1 2 00112233445566778899aabbccddeeff /tmp/x/sock", 0, PSC_ERR_INVALID, "accepted 1 and up"},
+        {"hello", 1, PSC_ERR_INVALID, "accepted the text psc_ipc_run handed"},
+        {"p2pscope-ipc 2 2 00112233445566778899aabbccddeeff /tmp/x/sock", 1, PSC_ERR_INVALID, "accepted the text"},
+        {"p2pscope-ipc 1 2", 1, PSC_ERR_INVALID, "without its worker count"},
+        {"p2pscope-ipc 1 2 0011", 1, PSC_ERR_INVALID, "without its token"},
+        {"p2pscope-ipc 1 2 0011 /tmp/x/sock", 1, PSC_ERR_INVALID, "32 hex"},
+        {"p2pscope-ipc 1 2 00112233445566778899aabbccddeeff sock", 1, PSC_ERR_INVALID, "absolute path"},
+        {"p2pscope-ipc 1 x 00112233445566778899aabbccddeeff /tmp/x/sock", 1, PSC_ERR_INVALID, "worker count"},
+        {"p2pscope-ipc 1 2 00112233445566778899aabbccddeeff /tmp/x/sock", 2, PSC_ERR_INVALID, "worker rank"},
+        /* well formed, but nobody listens there */
+        {"p2pscope-ipc 1 2 00112233445566778899aabbccddeeff /nonexistent-p2pscope/sock", 1, PSC_ERR_IO, "sock"},
+    };
+    char why[512];
+
+    (void)state;
+    assert_int_equal(psc_ipc_worker_join(NULL, 1, why, sizeof(why)), PSC_ERR_INVALID);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        why[0] = '\0';
+        if (psc_ipc_worker_join(cases[i].rdv, cases[i].rank, why, sizeof(why)) != cases[i].st ||
+            !strstr(why, cases[i].words))
+            fail_msg("case %zu (%s): \"%s\", expected %d with \"%s\"", i, cases[i].rdv, why, cases[i].st,
+                     cases[i].words);
+    }
 }
 
 static void test_wrong_byte_fails_its_pairs(void **state)
@@ -427,10 +623,16 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_full_run_one_gpu_twice),
         cmocka_unit_test(test_wrong_byte_fails_its_pairs),
         cmocka_unit_test(test_dead_worker_named),
+        cmocka_unit_test(test_joined_run),
+        cmocka_unit_test(test_joined_publish_refused),
+        cmocka_unit_test(test_joined_worker_killed),
+        cmocka_unit_test(test_join_refusals),
     };
 
     if (argc >= 2 && strcmp(argv[1], PSC_IPC_WORKER_ARG) == 0)
         return psc_ipc_worker_main(); /* started by psc_ipc_run or the test, the fake driver in its environment */
+    if (argc >= 3 && strcmp(argv[1], "__ipc-join") == 0)
+        return joiner_main(argv[2]);  /* started by start_joiners */
     psc_test_fake_driver("contexts", "2");
     setenv("FAKE_CUDA_UUID", "7", 1);    /* GPUs with UUIDs, which workers are told theirs by */
     setenv("FAKE_CUDA_KERNELS", "1", 1); /* the fake runs the kernels, in every process */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ipc/channel.h"
+#include "ipc/ipc_join.h"
 #include "ipc/ipc_local.h"
 #include "ipc/ipc_measure.h"
 #include "ipc/ipc_proto.h"
@@ -26,6 +27,7 @@ typedef struct {
     psc_context_t *ctx;
     const psc_ipc_opts_t *o;
     psc_ipc_run_t *run;
+    psc_ipc_self_t *self;               /* worker 0's thread when the workers join (opts.publish) */
     psc_ipc_report_t *rep;
     int n;
     psc_ipc_ans_t ans;                  /* the last answer */
@@ -372,6 +374,9 @@ static psc_status_t psc__check_opts(psc_context_t *ctx, const psc_ipc_opts_t *o,
     if (o->worker_path && o->worker_path[0] != '/')
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_ipc_run: worker program \"%.80s\": accepted an absolute path",
                          o->worker_path);
+    if (o->publish && o->worker_path)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_ipc_run: a worker program and publish: accepted one of them "
+                         "(publish: the workers join from elsewhere, none is started)");
     m.size = m.size ? m.size : PSC_IPC_DEFAULT_SIZE;
     if (psc_measure_opts_check(&m, why, sizeof(why)) != PSC_OK)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_ipc_run: %s", why);
@@ -382,8 +387,12 @@ static psc_status_t psc__check_opts(psc_context_t *ctx, const psc_ipc_opts_t *o,
 }
 
 /* The workers' GPUs: the list (a GPU may be listed twice: two workers on it), or every GPU; one GPU gets two. */
-static psc_status_t psc__ranks(psc_context_t *ctx, const int *devices, int ndev, psc_ipc_report_t *rep)
+static psc_status_t psc__ranks(psc_context_t *ctx, const int *devices, int ndev, int joined,
+                               psc_ipc_report_t *rep)
 {
+    if (joined && ndev == 0)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_ipc_run: no GPUs listed with publish: accepted a list of one GPU "
+                         "per worker (worker 0 this process's, the others the joining ranks')");
     if (ndev < 0 || ndev > PSC_IPC_MAX_RANKS || (ndev > 0 && !devices))
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_ipc_run: %d GPUs listed: accepted 0 (all) or 2 to %d, with the list",
                          ndev, PSC_IPC_MAX_RANKS);
@@ -406,17 +415,39 @@ static psc_status_t psc__ranks(psc_context_t *ctx, const int *devices, int ndev,
     return PSC_OK;
 }
 
+/* Each worker's pid: this process's child, or (joined) the one SO_PEERCRED names. */
+static void psc__pids(psc_ipc_coord_t *co)
+{
+    for (int r = 0; r < co->n; r++) {
+        pid_t pid = psc__ipc_run_pid(co->run, r);
+        uid_t uid;
+
+        if (pid == 0 && psc__ipc_chan_peercred(psc__ipc_run_chan(co->run, r), &pid, &uid, NULL) != PSC_OK)
+            pid = 0;
+        co->rep->pid[r] = (int)pid;
+    }
+}
+
+/* The workers: started here, or (opts.publish) worker 0 in a thread and the rest joining from elsewhere. */
+static psc_status_t psc__workers(psc_ipc_coord_t *co, psc_ipc_err_t *err)
+{
+    const char *argv[] = {co->o->worker_path ? co->o->worker_path : "/proc/self/exe", PSC_IPC_WORKER_ARG, NULL};
+
+    if (co->o->publish) {
+        co->rep->joined = 1;
+        return psc__ipc_join_start(co->n, co->o->publish, co->o->publish_arg, &co->run, &co->self, err);
+    }
+    return psc__ipc_run_start(co->n, argv, &co->run, err);
+}
+
 static psc_status_t psc__coordinate(psc_ipc_coord_t *co, uint64_t size)
 {
     psc_ipc_err_t err = {PSC_OK, ""};
-    const char *argv[] = {co->o->worker_path ? co->o->worker_path : "/proc/self/exe", PSC_IPC_WORKER_ARG, NULL};
     psc_status_t st;
 
-    if (psc__ipc_run_start(co->n, argv, &co->run, &err) != PSC_OK ||
-        psc__ipc_run_connect(co->run, psc__dl(co), &err) != PSC_OK)
+    if (psc__workers(co, &err) != PSC_OK || psc__ipc_run_connect(co->run, psc__dl(co), &err) != PSC_OK)
         return psc__ipc_failed(co, &err);
-    for (int r = 0; r < co->n; r++)
-        co->rep->pid[r] = (int)psc__ipc_run_pid(co->run, r);
+    psc__pids(co);
     if ((st = psc__configure(co, size)) != PSC_OK)
         return st;
     for (int m = PSC_SHARE_LEGACY; m <= PSC_SHARE_VMM_FABRIC && st == PSC_OK; m++)
@@ -424,6 +455,18 @@ static psc_status_t psc__coordinate(psc_ipc_coord_t *co, uint64_t size)
             st = psc__method(co, m, &co->rep->methods[m - 1]);
     if (st == PSC_OK && psc__ipc_run_finish(co->run, psc__dl(co), &err) != PSC_OK)
         st = psc__ipc_failed(co, &err);
+    return st;
+}
+
+/* After the run (destroyed): worker 0's thread of a joined run ended; a clean run whose own worker failed fails. */
+static psc_status_t psc__self_end(psc_ipc_coord_t *co, psc_status_t st)
+{
+    psc_ipc_err_t err = {PSC_OK, ""};
+
+    if (psc__ipc_join_end(co->self, &err) != 0 && st == PSC_OK)
+        st = psc__fail(co->ctx, err.st == PSC_OK ? PSC_ERR_IO : err.st, "p2pscope ipc: worker 0 (this process): %s",
+                       err.msg);
+    co->self = NULL;
     return st;
 }
 
@@ -460,7 +503,7 @@ psc_status_t psc_ipc_run(psc_context_t *ctx, const int *devices, int ndev, const
         rep->methods[m].method = m + 1;
         rep->methods[m].asked = (o.methods >> (m + 1)) & 1;
     }
-    if ((st = psc__ranks(ctx, devices, ndev, rep)) != PSC_OK)
+    if ((st = psc__ranks(ctx, devices, ndev, o.publish != NULL, rep)) != PSC_OK)
         goto out;
     co->n = rep->nranks;
     psc__guard_enter(ctx);
@@ -472,6 +515,7 @@ psc_status_t psc_ipc_run(psc_context_t *ctx, const int *devices, int ndev, const
 out:
     psc__close_msgs(co);
     psc__ipc_run_destroy(co->run, PSC__GRACE_MS);
+    st = psc__self_end(co, st);
     psc__ipc_local_free(local);
     free(co);
     if (st != PSC_OK) {

@@ -17,6 +17,7 @@
 #include "ipc/channel.h"
 #include "ipc/ipc_measure.h"
 #include "ipc/ipc_proto.h"
+#include "ipc/ipc_serve.h"
 #include "ipc/share.h"
 #include "ipc/worker.h"
 #include "lat/flag.h"
@@ -364,28 +365,23 @@ static void psc__worker_end(psc_ipc_worker_t *w)
     psc__ipc_chan_close(w->ch);
 }
 
-int psc_ipc_worker_main(void)
+int psc__ipc_serve(const psc_ipc_worker_conf_t *conf, psc_ipc_err_t *err)
 {
-    psc_ipc_worker_conf_t conf;
     psc_ipc_worker_t w;
-    psc_ipc_err_t err = {PSC_OK, ""};
     psc_status_t st;
     int rc = 1;
 
     memset(&w, 0, sizeof(w));
     w.pending.fd = -1;
     w.timeout_ms = PSC__FIRST_WAIT_MS;
-    if (psc__ipc_worker_conf_env(&conf, &err) != PSC_OK ||
-        psc__ipc_worker_connect(&conf, psc__ipc_deadline(PSC__FIRST_WAIT_MS), &w.ch, &err) != PSC_OK) {
-        fprintf(stderr, "p2pscope ipc worker: %s\n", err.msg);
+    if (psc__ipc_worker_connect(conf, psc__ipc_deadline(PSC__FIRST_WAIT_MS), &w.ch, err) != PSC_OK)
         return 1;
-    }
-    w.rank = conf.rank;
-    w.nranks = conf.nranks;
+    w.rank = conf->rank;
+    w.nranks = conf->nranks;
     for (;;) {
         psc_ipc_msg_t m;
 
-        if ((st = psc__ipc_recv(w.ch, &m, psc__ipc_deadline((int64_t)w.timeout_ms), &err)) != PSC_OK)
+        if ((st = psc__ipc_recv(w.ch, &m, psc__ipc_deadline((int64_t)w.timeout_ms), err)) != PSC_OK)
             break;
         if (m.type == PSC_IPC_BYE) {
             rc = 0;
@@ -400,18 +396,33 @@ int psc_ipc_worker_main(void)
         }
         if (m.type != PSC_IPC_REQUEST) {
             psc__ipc_msg_close_fds(&m);
-            psc__ipc_fail(&err, PSC_ERR_INVALID, "a %s message: accepted REQUEST, SHARE, SHARE_FD, BYE",
+            psc__ipc_fail(err, PSC_ERR_INVALID, "a %s message: accepted REQUEST, SHARE, SHARE_FD, BYE",
                           psc__ipc_type_name(m.type));
-            psc__ipc_send_error(w.ch, err.msg, psc__ipc_deadline(1000), NULL);
+            psc__ipc_send_error(w.ch, err->msg, psc__ipc_deadline(1000), NULL);
             break;
         }
-        if ((st = psc__serve_request(&w, &m, &err)) != PSC_OK) {
-            psc__ipc_send_error(w.ch, err.msg, psc__ipc_deadline(1000), NULL);
+        if ((st = psc__serve_request(&w, &m, err)) != PSC_OK) {
+            psc__ipc_send_error(w.ch, err->msg, psc__ipc_deadline(1000), NULL);
             break;
         }
     }
-    if (rc != 0)
-        fprintf(stderr, "p2pscope ipc worker %d: %s\n", w.rank, err.msg[0] ? err.msg : "ended");
+    if (rc != 0 && !err->msg[0])
+        psc__ipc_fail(err, PSC_ERR_IO, "ended");
     psc__worker_end(&w);
+    return rc;
+}
+
+int psc_ipc_worker_main(void)
+{
+    psc_ipc_worker_conf_t conf;
+    psc_ipc_err_t err = {PSC_OK, ""};
+    int rc;
+
+    if (psc__ipc_worker_conf_env(&conf, &err) != PSC_OK) {
+        fprintf(stderr, "p2pscope ipc worker: %s\n", err.msg);
+        return 1;
+    }
+    if ((rc = psc__ipc_serve(&conf, &err)) != 0)
+        fprintf(stderr, "p2pscope ipc worker %d: %s\n", conf.rank, err.msg);
     return rc;
 }

@@ -43,6 +43,49 @@ psc_status_t psc__ipc_worker_conf_parse(psc_ipc_worker_conf_t *conf, const char 
     return PSC_OK;
 }
 
+psc_status_t psc__ipc_rendezvous_format(const char *path, const psc_ipc_token_t *token, int nranks, char *out,
+                                        size_t cap, psc_ipc_err_t *err)
+{
+    char hex[PSC_IPC_TOKEN_HEX];
+    int n;
+
+    psc__ipc_token_format(token, hex);
+    n = snprintf(out, cap, "%s%d %s %s", PSC_IPC_RENDEZVOUS_TAG, nranks, hex, path);
+    if (n < 0 || (size_t)n >= cap)
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "the rendezvous for %.60s needs %d bytes: accepted %zu", path,
+                             n + 1, cap);
+    return PSC_OK;
+}
+
+psc_status_t psc__ipc_worker_conf_rendezvous(psc_ipc_worker_conf_t *conf, const char *rendezvous, int rank,
+                                             psc_ipc_err_t *err)
+{
+    char nranks[16], hex[PSC_IPC_TOKEN_HEX], rank_s[16];
+    const char *p = rendezvous, *sp;
+    psc_ipc_err_t why = {0};
+    size_t tag = strlen(PSC_IPC_RENDEZVOUS_TAG);
+
+    if (!p || strncmp(p, PSC_IPC_RENDEZVOUS_TAG, tag) != 0)
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "a rendezvous \"%.40s\": accepted the text psc_ipc_run handed "
+                             "its publish callback (\"%sNRANKS TOKEN PATH\")", p ? p : "", PSC_IPC_RENDEZVOUS_TAG);
+    p += tag;
+    if (!(sp = strchr(p, ' ')) || (size_t)(sp - p) >= sizeof(nranks))
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "a rendezvous without its worker count: accepted \"%sNRANKS "
+                             "TOKEN PATH\"", PSC_IPC_RENDEZVOUS_TAG);
+    memcpy(nranks, p, (size_t)(sp - p));
+    nranks[sp - p] = '\0';
+    p = sp + 1;
+    if (!(sp = strchr(p, ' ')) || (size_t)(sp - p) >= sizeof(hex))
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "a rendezvous without its token: accepted \"%sNRANKS TOKEN "
+                             "PATH\"", PSC_IPC_RENDEZVOUS_TAG);
+    memcpy(hex, p, (size_t)(sp - p));
+    hex[sp - p] = '\0';
+    snprintf(rank_s, sizeof(rank_s), "%d", rank);
+    if (psc__ipc_worker_conf_parse(conf, sp + 1, hex, rank_s, nranks, &why) != PSC_OK)
+        return psc__ipc_fail(err, why.st, "the rendezvous: %s", why.msg);
+    return PSC_OK;
+}
+
 psc_status_t psc__ipc_worker_conf_env(psc_ipc_worker_conf_t *conf, psc_ipc_err_t *err)
 {
     static const char *const vars[4] = {PSC_IPC_ENV_SOCKET, PSC_IPC_ENV_TOKEN, PSC_IPC_ENV_RANK,
