@@ -589,6 +589,35 @@ psc_status_t psc_share_export(psc_context_t *ctx, const psc_share_t *s, psc_shar
 psc_status_t psc_share_import(psc_context_t *ctx, const psc_share_msg_t *msg, const int *gpus, int ngpu,
                               psc_share_t **out);
 
+/*
+ * Pass a message to another process over the caller's own socket: a
+ * connected AF_UNIX SOCK_STREAM socket (socketpair(), or either end of a
+ * connect/accept), borrowed: neither closed nor its flags (O_NONBLOCK,
+ * FD_CLOEXEC) changed. Anything else is PSC_ERR_INVALID. Each message is one
+ * self-contained frame and the receiver reads exactly that frame, so several
+ * messages, and traffic the application frames itself, may follow each other
+ * on one socket. timeout_ms: 1 to 3600000; no CUDA call is made.
+ *
+ * psc_share_send refuses (nothing sent) a message that does not decode or
+ * whose fd does not fit its kind (PSC_SHARE_VMM_FD: an open descriptor, sent
+ * as a copy by SCM_RIGHTS; the other kinds: -1). msg->fd stays the caller's.
+ * PSC_ERR_TIMEOUT when the peer does not take it in time, PSC_ERR_IO when it
+ * is gone.
+ *
+ * psc_share_recv takes the next message: the peer must run as this process's
+ * effective user (SO_PEERCRED), the frame must be a shared-memory message
+ * (the peer's error frame: PSC_ERR_IO "... reported: why"), and its bytes
+ * must decode, else PSC_ERR_INVALID naming what was wrong (a descriptor that
+ * came with it closed). *msg is written only on success; msg->fd is then the
+ * received descriptor (O_CLOEXEC, the caller's to close after
+ * psc_share_import) or -1. PSC_ERR_TIMEOUT when no whole message came in
+ * time, PSC_ERR_IO when the peer closed the connection or died. After any
+ * failure but a timeout with nothing read (or a refused peer or argument),
+ * the socket's framing is lost: close it.
+ */
+psc_status_t psc_share_send(psc_context_t *ctx, int sock, const psc_share_msg_t *msg, int timeout_ms);
+psc_status_t psc_share_recv(psc_context_t *ctx, int sock, psc_share_msg_t *msg, int timeout_ms);
+
 psc_share_kind_t psc_share_kind(const psc_share_t *s);
 /* The memory's address (UVA: valid in every context of this process); NULL for an event. */
 void *psc_share_ptr(const psc_share_t *s);

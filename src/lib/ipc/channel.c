@@ -17,11 +17,27 @@
 
 struct psc_ipc_chan {
     int fd;
+    int borrowed; /* the caller's socket: never closed here */
     uint64_t send_seq, recv_seq;
     char peer[96];
     char broken[300]; /* the first reason the channel lost its framing, or "" */
     unsigned char *buf;                              /* PSC_IPC_MAX_PAYLOAD bytes */
 };
+
+psc_status_t psc__ipc_chan_borrow(int fd, const char *peer, psc_ipc_chan_t **out, psc_ipc_err_t *err)
+{
+    psc_ipc_chan_t *c = calloc(1, sizeof(*c));
+
+    if (!c || !(c->buf = malloc(PSC_IPC_MAX_PAYLOAD))) {
+        free(c);
+        return psc__ipc_fail(err, PSC_ERR_NO_MEMORY, "no memory for a channel to %s", peer);
+    }
+    c->fd = fd;
+    c->borrowed = 1;
+    snprintf(c->peer, sizeof(c->peer), "%s", peer);
+    *out = c;
+    return PSC_OK;
+}
 
 psc_status_t psc__ipc_chan_wrap(int fd, const char *peer, psc_ipc_chan_t **out, psc_ipc_err_t *err)
 {
@@ -53,7 +69,7 @@ void psc__ipc_chan_close(psc_ipc_chan_t *c)
 {
     if (!c)
         return;
-    if (c->fd >= 0)
+    if (c->fd >= 0 && !c->borrowed)
         close(c->fd);
     free(c->buf);
     free(c);

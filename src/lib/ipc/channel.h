@@ -35,7 +35,15 @@ typedef struct {
  */
 psc_status_t psc__ipc_chan_wrap(int fd, const char *peer, psc_ipc_chan_t **out, psc_ipc_err_t *err);
 
-/* Close the socket and free; NULL is fine. */
+/*
+ * A channel over a connected socket the caller keeps (an application's): its
+ * descriptor flags and file-status flags are left as found (every call uses
+ * MSG_DONTWAIT and poll), and psc__ipc_chan_close frees the channel without
+ * closing the socket, nor does a failure here.
+ */
+psc_status_t psc__ipc_chan_borrow(int fd, const char *peer, psc_ipc_chan_t **out, psc_ipc_err_t *err);
+
+/* Close the socket (unless borrowed) and free; NULL is fine. */
 void psc__ipc_chan_close(psc_ipc_chan_t *c);
 
 int psc__ipc_chan_fd(const psc_ipc_chan_t *c);
