@@ -1,8 +1,10 @@
 /*
  * psc_share_* between two real processes on one GPU: this program starts a
- * copy of itself (fork and exec, as CUDA requires) joined by a Unix socket,
- * exports each kind of shared memory and an event, and passes the message
- * (and for VMM the file descriptor, by SCM_RIGHTS). The child imports it,
+ * copy of itself (fork and exec, as CUDA requires) joined by two Unix
+ * sockets, exports each kind of shared memory and an event, and passes the
+ * message (and for VMM the file descriptor) by psc_share_send and
+ * psc_share_recv on a stream socket; the other (datagrams) carries the
+ * child's answers, and a forged message as raw bytes. The child imports it,
  * checks the exporter's bytes and the access the driver reports, writes its
  * own, records the event; the parent checks those bytes. Fabric handles may
  * be unsupported here: then the reason is printed and the kind is waived.
@@ -30,7 +32,8 @@
 #define N ((5u << 20) + 3)
 #define TIMEOUT_MS 60000
 
-static int sock = -1;
+static int sock = -1; /* answers, raw messages, bye */
+static int data = -1; /* psc_share_send's */
 static pid_t child = -1;
 
 /* One message of len bytes, with a descriptor when fd >= 0. */
@@ -104,7 +107,7 @@ static int child_reply(int s, const char *fmt, ...)
     return send_msg(s, text, strlen(text) + 1, -1);
 }
 
-static int child_main(int s)
+static int child_main(int s, int d)
 {
     psc_status_t st;
     psc_context_t *ctx = psc_test_open(&st);
@@ -121,7 +124,11 @@ static int child_main(int s)
 
         if (n == 1) /* bye */
             break;
-        if (n != (ssize_t)sizeof(msg.bytes))
+        if (n == 2 && msg.bytes[0] == 'S' && psc_share_recv(ctx, d, &msg, TIMEOUT_MS) != PSC_OK) {
+            child_reply(s, "child: psc_share_recv: %s", psc_context_last_error(ctx));
+            continue;
+        }
+        if (n != 2 && n != (ssize_t)sizeof(msg.bytes))
             return 2;
         st = psc_share_import(ctx, &msg, NULL, 0, &in);
         if (msg.fd >= 0)
@@ -192,6 +199,14 @@ static void expect_ok_reply(void)
         fail_msg("%s", text);
 }
 
+/* The child is told a message comes on the stream socket, and it comes (psc_share_send). */
+static void send_share(const psc_share_msg_t *msg)
+{
+    assert_int_equal(send_msg(sock, "S", 2, -1), 0);
+    if (psc_share_send(g_ctx, data, msg, TIMEOUT_MS) != PSC_OK)
+        fail_msg("psc_share_send: %s", psc_context_last_error(g_ctx));
+}
+
 static void share_round(psc_share_kind_t kind)
 {
     unsigned char *buf = malloc(N);
@@ -214,7 +229,7 @@ static void share_round(psc_share_kind_t kind)
     assert_int_equal(cu.stream_sync(NULL), CUDA_SUCCESS);
     if (psc_share_export(g_ctx, s, &msg) != PSC_OK)
         fail_msg("%s", psc_context_last_error(g_ctx));
-    assert_int_equal(send_msg(sock, msg.bytes, sizeof(msg.bytes), msg.fd), 0);
+    send_share(&msg);
     if (msg.fd >= 0)
         close(msg.fd);
     expect_ok_reply();
@@ -240,7 +255,7 @@ static void test_event(void **state)
         fail_msg("%s", psc_context_last_error(g_ctx));
     assert_int_equal(psc_share_export(g_ctx, e, &msg), PSC_OK);
     assert_int_equal(msg.fd, -1);
-    assert_int_equal(send_msg(sock, msg.bytes, sizeof(msg.bytes), -1), 0);
+    send_share(&msg);
     expect_ok_reply();
     assert_int_equal(cu.event_sync(psc_share_event(e)), CUDA_SUCCESS); /* recorded by the child, complete */
     assert_int_equal(psc_share_free(e), PSC_OK);
@@ -259,6 +274,9 @@ static void test_forged(void **state)
     assert_int_equal(psc_share_export(g_ctx, s, &msg), PSC_OK);
     msg.bytes[8] ^= 0xFF; /* the size */
     msg.bytes[15] = 0x7F;
+    /* psc_share_send refuses to send it; sent raw, the importer refuses it */
+    assert_int_equal(psc_share_send(g_ctx, data, &msg, TIMEOUT_MS), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "refused to send"));
     assert_int_equal(send_msg(sock, msg.bytes, sizeof(msg.bytes), -1), 0);
     assert_true(recv_msg(sock, text, sizeof(text) - 1, &fd) > 0);
     if (!strstr(text, "import") || !strstr(text, "size"))
@@ -275,28 +293,34 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_event),
         cmocka_unit_test(test_forged),
     };
-    int sv[2], rc, status = 0;
+    int sv[2], dv[2], rc, status = 0;
     psc_status_t st;
 
-    if (argc == 3 && strcmp(argv[1], "--child") == 0)
-        return child_main(atoi(argv[2]));
+    if (argc == 4 && strcmp(argv[1], "--child") == 0)
+        return child_main(atoi(argv[2]), atoi(argv[3]));
     g_ctx = psc_test_open(&st);
     if (!g_ctx)
         return psc_test_skippable(st) ? PSC_TEST_SKIP : 1;
-    if (psc_test_driver_load() != 0 || use_gpu0() != 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    if (psc_test_driver_load() != 0 || use_gpu0() != 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0 ||
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, dv) != 0)
         return 1;
     child = fork();
     if (child == 0) {
-        char fdtext[16];
+        char fdtext[16], datatext[16];
 
         close(sv[0]);
+        close(dv[0]);
         fcntl(sv[1], F_SETFD, 0);
+        fcntl(dv[1], F_SETFD, 0);
         snprintf(fdtext, sizeof(fdtext), "%d", sv[1]);
-        execl("/proc/self/exe", argv[0], "--child", fdtext, (char *)NULL);
+        snprintf(datatext, sizeof(datatext), "%d", dv[1]);
+        execl("/proc/self/exe", argv[0], "--child", fdtext, datatext, (char *)NULL);
         _exit(127);
     }
     close(sv[1]);
+    close(dv[1]);
     sock = sv[0];
+    data = dv[0];
     rc = child > 0 ? cmocka_run_group_tests(tests, NULL, NULL) : 1;
     send_msg(sock, "", 1, -1); /* bye */
     if (child > 0) {
@@ -315,6 +339,7 @@ int main(int argc, char **argv)
         rc = rc ? rc : 1;
     }
     close(sock);
+    close(data);
     psc_context_destroy(g_ctx);
     return rc;
 }

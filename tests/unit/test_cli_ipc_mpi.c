@@ -1,10 +1,12 @@
 /*
  * `p2pscope ipc` as one rank per GPU under a real mpirun (the MPI the binary
- * was built with), on the fake driver: the ranks' run is one run (rank 0's
- * report names the joined workers, each pair checked), rank 0 alone speaks
- * for refusals every rank shares, the corruption hook reaches every rank's
- * worker, another command is refused, and a rank killed mid-run ends the
- * job (mpirun names it) instead of hanging. Built only where MPI was found.
+ * was built with): the ranks' run is one run (rank 0's report names the
+ * joined workers, each pair checked), rank 0 alone speaks for refusals every
+ * rank shares, the corruption hook reaches every rank's worker, another
+ * command is refused, and a rank killed mid-run ends the job (mpirun names
+ * it) instead of hanging. Built only where MPI was found: as a unit test on
+ * the fake driver's two GPUs, and (PSC_ON_GPU) as tests/gpu's on this
+ * machine's GPUs, skipped (77) without a driver or GPU.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -22,13 +24,18 @@
 #define P2PSCOPE_BIN MPIEXEC
 #include "run_binary.h"
 
+/* Open MPI: root allowed (CI, the GPU machines), more ranks than cores (CI has two) */
+#define MPI_ENV "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1"
+#if PSC_ON_GPU
+#define FAKE_ENV MPI_ENV
+#else
 #define FAKE_ENV                                                                                                    \
     "P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "P2PSCOPE_LIBNVML=/nonexistent/libnvidia-ml.so.1", "FAKE_CUDA_MODE=contexts", \
-        "FAKE_CUDA_COUNT=2", "FAKE_CUDA_UUID=7", "FAKE_CUDA_KERNELS=1", "FAKE_CUDA_FABRIC=1",                        \
-        /* Open MPI: root allowed (CI), more ranks than cores (this machine has two) */                             \
-        "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1"
+        "FAKE_CUDA_COUNT=2", "FAKE_CUDA_UUID=7", "FAKE_CUDA_KERNELS=1", "FAKE_CUDA_FABRIC=1", MPI_ENV
+#endif
 
 static const char *const fake[] = {FAKE_ENV, NULL};
+static int ngpu = 2; /* the fake's; on a GPU machine, its count */
 
 /* How many times needle occurs in hay. */
 static int count(const char *hay, const char *needle)
@@ -68,7 +75,8 @@ static void run_two(const char *devs)
     psc__run_t r = mpirun("2", (const char *[]){"ipc", "-d", devs, "-s", "64K", "-n", "3", "--round-trips", "50",
                                                 "--json", NULL}, fake);
     json_error_t jerr;
-    json_t *doc, *ipc, *w, *pairs;
+    json_t *doc, *ipc, *w, *pairs, *m;
+    size_t available = 0;
 
     if (r.rc != 0)
         fail_msg("rc %d, stderr:\n%s", r.rc, r.err);
@@ -86,7 +94,17 @@ static void run_two(const char *devs)
                 json_integer_value(json_object_get(json_array_get(w, 1), "pid")));
     assert_int_equal(json_integer_value(json_object_get(ipc, "failed_pairs")), 0);
     pairs = json_object_get(ipc, "pairs");
-    assert_int_equal(json_array_size(pairs), 6); /* 3 methods x 2 ordered pairs */
+    m = json_object_get(ipc, "methods");
+    for (size_t i = 0; i < json_array_size(m); i++) { /* fabric needs an IMEX channel: a real GPU may lack it */
+        json_t *x = json_array_get(m, i);
+
+        if (json_is_true(json_object_get(x, "available")))
+            available++;
+        else
+            assert_true(json_string_length(json_object_get(x, "reason")) > 0);
+    }
+    assert_true(available >= (PSC_ON_GPU ? 2 : 3)); /* legacy and VMM fd always; the fake's fabric too */
+    assert_int_equal(json_array_size(pairs), 2 * available); /* each method's 2 ordered pairs */
     for (size_t i = 0; i < json_array_size(pairs); i++)
         assert_string_equal(json_string_value(json_object_get(json_array_get(pairs, i), "status")), "passed");
     json_decref(doc);
@@ -96,16 +114,21 @@ static void run_two(const char *devs)
 static void test_ranks_run_one_run(void **state)
 {
     (void)state;
-    run_two("0,1");
-    run_two("1,1"); /* two ranks on one GPU */
+    if (ngpu >= 2)
+        run_two("0,1");
+    run_two(ngpu >= 2 ? "1,1" : "0,0"); /* two ranks on one GPU */
 }
 
 static void test_rank0_speaks_for_all(void **state)
 {
     (void)state;
-    expect_refusal("3", (const char *[]){"ipc", NULL}, 3, "3 ranks, but this node shows 2 GPUs");
-    expect_refusal("2", (const char *[]){"ipc", "-d", "0,1,1", NULL}, 2, "-d lists 3 GPUs for 2 ranks");
-    expect_refusal("2", (const char *[]){"ipc", "-d", "0,5", NULL}, 2, "GPU 5 does not exist");
+    char np[16], want[64];
+
+    snprintf(np, sizeof(np), "%d", ngpu + 1);
+    snprintf(want, sizeof(want), "%d ranks, but this node shows %d GPU", ngpu + 1, ngpu);
+    expect_refusal(np, (const char *[]){"ipc", NULL}, 3, want);
+    expect_refusal("2", (const char *[]){"ipc", "-d", "0,0,0", NULL}, 2, "-d lists 3 GPUs for 2 ranks");
+    expect_refusal("2", (const char *[]){"ipc", "-d", "0,63", NULL}, 2, "GPU 63 does not exist");
     expect_refusal("2", (const char *[]){"ipc", "--round-trips", "0", NULL}, 2, "bad --round-trips '0'");
     expect_refusal("2", (const char *[]){"bw", NULL}, 2, "only `p2pscope ipc` runs as one rank per GPU");
 }
@@ -116,7 +139,8 @@ static void test_wrong_byte_fails_the_job(void **state)
     psc__run_t r;
 
     (void)state;
-    r = mpirun("2", (const char *[]){"ipc", "-s", "80K", "-n", "3", "--method", "vmm_fd", "--no-local",
+    r = mpirun("2", (const char *[]){"ipc", "-d", ngpu >= 2 ? "0,1" : "0,0", "-s", "80K", "-n", "3", "--method",
+                                     "vmm_fd", "--no-local",
                                      "--test-corrupt-offset", "65538", NULL}, fake);
     if (r.rc != 1 || count(r.out, "FAILED") < 2 || !strstr(r.out, "offset 65538"))
         fail_msg("rc %d, stdout:\n%s\nstderr:\n%s", r.rc, r.out, r.err);
@@ -132,7 +156,8 @@ static void test_killed_rank_ends_the_job(void **state)
 
     (void)state;
     snprintf(die, sizeof(die), "P2PSCOPE_TEST_IPC_DIE=1:%u", PSC_IPC_OP_BW);
-    r = mpirun("2", (const char *[]){"ipc", "-s", "64K", "-n", "3", "--method", "legacy", NULL}, env);
+    r = mpirun("2", (const char *[]){"ipc", "-d", ngpu >= 2 ? "0,1" : "0,0", "-s", "64K", "-n", "3", "--method",
+                                     "legacy", NULL}, env);
     if (r.rc == 0 || !strstr(r.err, "rank 1") || !strstr(r.err, "signal 9"))
         fail_msg("rc %d, stderr:\n%s", r.rc, r.err);
     psc__free(&r);
@@ -147,5 +172,19 @@ int main(void)
         cmocka_unit_test(test_killed_rank_ends_the_job),
     };
 
+#if PSC_ON_GPU
+    {
+        psc_context_t *ctx = NULL;
+        char why[512];
+        psc_status_t st = psc_context_create(&ctx, why, sizeof(why));
+
+        if (st != PSC_OK) { /* no driver or no GPU: skipped; anything else fails */
+            printf("%s\n", why);
+            return st == PSC_ERR_NO_DRIVER || st == PSC_ERR_NO_DEVICE ? 77 : 1;
+        }
+        ngpu = psc_device_count(ctx);
+        psc_context_destroy(ctx);
+    }
+#endif
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
