@@ -1,6 +1,6 @@
 /*
- * For tests that start processes or pass descriptors (cmocka): how many
- * descriptors this process has open, and that no child is left unreaped.
+ * For tests that start processes or threads or pass descriptors (cmocka): how
+ * many descriptors and threads this process has, and that no child is left unreaped.
  */
 #ifndef PSC_TESTS_PROCESS_CHECKS_H
 #define PSC_TESTS_PROCESS_CHECKS_H
@@ -9,10 +9,10 @@
 #include <errno.h>
 #include <sys/wait.h>
 
-/* Open descriptors, the directory listing them left out. */
-static inline int psc_test_open_fds(void)
+/* Entries of a /proc directory, "." and ".." left out. */
+static inline int psc_test_proc_entries(const char *dir)
 {
-    DIR *d = opendir("/proc/self/fd");
+    DIR *d = opendir(dir);
     struct dirent *e;
     int n = 0;
 
@@ -20,7 +20,19 @@ static inline int psc_test_open_fds(void)
     while ((e = readdir(d)))
         n += e->d_name[0] != '.';
     closedir(d);
-    return n - 1;
+    return n;
+}
+
+/* Open descriptors, the directory listing them left out. */
+static inline int psc_test_open_fds(void)
+{
+    return psc_test_proc_entries("/proc/self/fd") - 1;
+}
+
+/* Threads of this process. */
+static inline int psc_test_threads(void)
+{
+    return psc_test_proc_entries("/proc/self/task");
 }
 
 /* Every child ended and reaped. */

@@ -27,6 +27,7 @@
 
 #include "ipc/listener.h"
 #include "process_checks.h"
+#include "raw_send.h"
 
 /* Two channels joined by a socketpair; each names the other end: a's peer is "peer b". */
 static void chan_pair(psc_ipc_chan_t **a, psc_ipc_chan_t **b)
@@ -57,33 +58,6 @@ static int memfd_with(const unsigned char *bytes, size_t n)
     assert_true(fd >= 0);
     assert_int_equal(write(fd, bytes, n), (ssize_t)n);
     return fd;
-}
-
-/* Write raw bytes with nfds descriptors attached. */
-static void raw_send(int raw, const void *p, size_t n, const int *fds, int nfds)
-{
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(int) * 256)];
-    } ctl;
-    struct iovec iov = {(void *)p, n};
-    struct msghdr m = {0};
-
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    if (nfds) {
-        struct cmsghdr *cm;
-
-        memset(&ctl, 0, sizeof(ctl));
-        m.msg_control = ctl.buf;
-        m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-        cm = CMSG_FIRSTHDR(&m);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-        memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
-    }
-    assert_int_equal(sendmsg(raw, &m, MSG_NOSIGNAL), (ssize_t)n);
 }
 
 static void frame(unsigned char *out, uint32_t magic, unsigned version, unsigned type, uint32_t flags, uint32_t len,
@@ -153,7 +127,7 @@ static psc_status_t recv_forged_fds(unsigned type, uint32_t len, int nfds, psc_i
     for (int i = 0; i < nfds; i++)
         fds[i] = memfd_with((const unsigned char *)"x", 1);
     frame(buf, PSC_IPC_MAGIC, PSC_IPC_VERSION, type, 0, len, 0);
-    raw_send(raw, buf, PSC_IPC_HEADER_SIZE + len, fds, nfds);
+    psc_test_raw_send(raw, buf, PSC_IPC_HEADER_SIZE + len, fds, nfds);
     for (int i = 0; i < nfds; i++)
         close(fds[i]);
     st = psc__ipc_recv(c, &m, psc__ipc_deadline(2000), e);
@@ -194,8 +168,8 @@ static void test_descriptors_on_a_later_byte_counted(void **state)
     (void)state;
     /* A REQUEST whose payload's second half smuggles a descriptor. */
     frame(buf, PSC_IPC_MAGIC, PSC_IPC_VERSION, PSC_IPC_REQUEST, 0, 8, 0);
-    raw_send(raw, buf, PSC_IPC_HEADER_SIZE + 4, NULL, 0);
-    raw_send(raw, buf + PSC_IPC_HEADER_SIZE + 4, 4, &fd, 1);
+    psc_test_raw_send(raw, buf, PSC_IPC_HEADER_SIZE + 4, NULL, 0);
+    psc_test_raw_send(raw, buf + PSC_IPC_HEADER_SIZE + 4, 4, &fd, 1);
     close(fd);
     expect_error(psc__ipc_recv(c, &m, psc__ipc_deadline(2000), &e), &e, PSC_ERR_INVALID,
                  "REQUEST with 1 file descriptor");
@@ -270,14 +244,14 @@ static void test_frame_cut_by_the_deadline(void **state)
 
     (void)state;
     frame(buf, PSC_IPC_MAGIC, PSC_IPC_VERSION, PSC_IPC_READY, 0, 0, 0);
-    raw_send(raw, buf, 10, NULL, 0);
+    psc_test_raw_send(raw, buf, 10, NULL, 0);
     expect_error(psc__ipc_recv(c, &m, t0 + 200 * 1000000LL, &e), &e, PSC_ERR_TIMEOUT,
                  "a message stopped coming: 10 of 24 header bytes");
     took = psc__ipc_now() - t0;
     assert_true(took >= 200 * 1000000LL && took < 700 * 1000000LL);
     /* The framing is lost: later calls say so at once, even when the rest comes. */
     assert_true(psc__ipc_chan_broken(c));
-    raw_send(raw, buf + 10, sizeof(buf) - 10, NULL, 0);
+    psc_test_raw_send(raw, buf + 10, sizeof(buf) - 10, NULL, 0);
     expect_error(psc__ipc_recv(c, &m, psc__ipc_deadline(1000), &e), &e, PSC_ERR_IO,
                  "unusable after an earlier error");
     close(raw);
@@ -396,7 +370,7 @@ static void test_forged_frames_rejected(void **state)
         frame(buf, f->magic, f->version, f->type, f->flags, f->len, f->seq);
         if (f->payload)
             memcpy(buf + PSC_IPC_HEADER_SIZE, f->payload, f->len);
-        raw_send(raw, buf, n, NULL, 0);
+        psc_test_raw_send(raw, buf, n, NULL, 0);
         if (f->cut)
             close(raw);
         st = psc__ipc_recv(c, &m, psc__ipc_deadline(2000), &e);
@@ -422,8 +396,8 @@ static void test_replayed_frame_rejected(void **state)
     (void)state;
     c = chan_raw(&raw);
     frame(buf, PSC_IPC_MAGIC, PSC_IPC_VERSION, PSC_IPC_READY, 0, 0, 0);
-    raw_send(raw, buf, sizeof(buf), NULL, 0);
-    raw_send(raw, buf, sizeof(buf), NULL, 0);
+    psc_test_raw_send(raw, buf, sizeof(buf), NULL, 0);
+    psc_test_raw_send(raw, buf, sizeof(buf), NULL, 0);
     assert_int_equal(psc__ipc_recv(c, &m, psc__ipc_deadline(1000), &e), PSC_OK);
     expect_error(psc__ipc_recv(c, &m, psc__ipc_deadline(1000), &e), &e, PSC_ERR_INVALID,
                  "READY with sequence number 0: accepted 1");

@@ -5,7 +5,6 @@
  * requests with an ERROR that names what was wrong, then ending.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -356,20 +355,6 @@ static void reap_joiners(const joiners_t *j, int *status)
     psc_test_assert_no_children();
 }
 
-/* Threads of this process (worker 0 of a joined run is one while it runs). */
-static int thread_count(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    int n = 0;
-
-    assert_non_null(d);
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 /*
  * Two workers on the fake's two GPUs, or both on GPU 0: every method, pair and copy, checked and compared;
  * started by the run, or (joined) worker 0 in this process and worker 1 joining from a process of its own.
@@ -380,7 +365,7 @@ static void full_run(const int *dev, int joined)
     psc_ipc_report_t *r = NULL;
     int per_method[PSC_IPC_METHODS] = {0};
     joiners_t j = {.n = 2};
-    int threads = thread_count(), status[2];
+    int threads = psc_test_threads(), status[2];
 
     if (joined) {
         o.publish = start_joiners;
@@ -394,7 +379,7 @@ static void full_run(const int *dev, int joined)
         assert_int_equal(j.published, 1);
         assert_int_equal(r->pid[0], getpid());
         assert_int_equal(r->pid[1], j.pid[1]);
-        assert_int_equal(thread_count(), threads); /* worker 0's thread ended with the run */
+        assert_int_equal(psc_test_threads(), threads); /* worker 0's thread ended with the run */
     }
     psc_test_assert_no_children();
     assert_int_equal(r->joined, joined);
@@ -478,7 +463,7 @@ static void test_joined_publish_refused(void **state)
     psc_ipc_opts_t o = fake_opts();
     psc_ipc_report_t *r = NULL;
     joiners_t j = {.n = 2, .refuse = 1};
-    int threads = thread_count();
+    int threads = psc_test_threads();
 
     (void)state;
     o.publish = start_joiners;
@@ -487,7 +472,7 @@ static void test_joined_publish_refused(void **state)
     assert_null(r);
     assert_int_equal(j.published, 1);
     assert_non_null(strstr(psc_context_last_error(g_ctx), "publish"));
-    assert_int_equal(thread_count(), threads);
+    assert_int_equal(psc_test_threads(), threads);
     psc_test_assert_no_children();
     /* publish needs the GPUs listed, one per worker; and excludes a worker program */
     assert_int_equal(psc_ipc_run(g_ctx, NULL, 0, &o, &r), PSC_ERR_INVALID);
@@ -505,7 +490,7 @@ static void test_joined_worker_killed(void **state)
     psc_ipc_opts_t o = fake_opts();
     psc_ipc_report_t *r = NULL;
     joiners_t j = {.n = 2};
-    int threads = thread_count(), status[2];
+    int threads = psc_test_threads(), status[2];
     char die[16];
 
     (void)state;
@@ -522,7 +507,7 @@ static void test_joined_worker_killed(void **state)
         fail_msg("%s", psc_context_last_error(g_ctx));
     reap_joiners(&j, status);
     assert_true(WIFSIGNALED(status[1]) && WTERMSIG(status[1]) == SIGKILL);
-    assert_int_equal(thread_count(), threads);
+    assert_int_equal(psc_test_threads(), threads);
 }
 
 /* psc_ipc_worker_join refuses what is not a rendezvous, or a rank it cannot be, with what is accepted. */

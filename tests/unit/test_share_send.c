@@ -32,6 +32,7 @@
 #include "ipc/share_msg.h"
 #include "ipc/share_send.h"
 #include "process_checks.h"
+#include "raw_send.h"
 
 #define UUID "GPU-5c6e8ae8-9cd6-8d25-d0ef-be721e5f66d9"
 
@@ -106,33 +107,6 @@ static void expect_fail(psc_status_t got, psc_status_t want, const char *part, c
     if (got != want || !strstr(e, part) || (part2 && !strstr(e, part2)))
         fail_msg("status %d, wanted %d; record \"%s\", wanted \"%s\"%s%s", got, want, e, part, part2 ? " and " : "",
                  part2 ? part2 : "");
-}
-
-/* Raw bytes with nfds descriptors attached to the first, as a forger writes them. */
-static void raw_send(int raw, const void *p, size_t n, const int *fds, int nfds)
-{
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(int) * 4)];
-    } ctl;
-    struct iovec iov = {(void *)p, n};
-    struct msghdr m = {0};
-
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    if (nfds) {
-        struct cmsghdr *cm;
-
-        memset(&ctl, 0, sizeof(ctl));
-        m.msg_control = ctl.buf;
-        m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-        cm = CMSG_FIRSTHDR(&m);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-        memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
-    }
-    assert_int_equal(sendmsg(raw, &m, MSG_NOSIGNAL), (ssize_t)n);
 }
 
 /* A frame: header (magic, type, len, seq) and payload, into out; returns its length. */
@@ -427,7 +401,7 @@ static void test_forged_frames_refused(void **state)
             len = frame(buf, f->magic, f->type, f->text, (uint32_t)strlen(f->text), f->seq);
         }
         pair(sv);
-        raw_send(sv[0], buf, len, &fd, f->with_fd);
+        psc_test_raw_send(sv[0], buf, len, &fd, f->with_fd);
         n = psc_test_open_fds();
         memset(&in, 0xAB, sizeof(in));
         expect_fail(psc_share_recv(g_ctx, sv[1], &in, 2000), f->want, f->part, "psc_share_recv");
