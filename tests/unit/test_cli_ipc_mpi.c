@@ -128,6 +128,7 @@ static void test_rank0_speaks_for_all(void **state)
     snprintf(want, sizeof(want), "%d ranks, but this node shows %d GPU", ngpu + 1, ngpu);
     expect_refusal(np, (const char *[]){"ipc", NULL}, 3, want);
     expect_refusal("2", (const char *[]){"ipc", "-d", "0,0,0", NULL}, 2, "-d lists 3 GPUs for 2 ranks");
+    expect_refusal("3", (const char *[]){"ipc", "-d", "0,0", NULL}, 2, "-d lists 2 GPUs for 3 ranks");
     expect_refusal("2", (const char *[]){"ipc", "-d", "0,63", NULL}, 2, "GPU 63 does not exist");
     expect_refusal("2", (const char *[]){"ipc", "--round-trips", "0", NULL}, 2, "bad --round-trips '0'");
     expect_refusal("2", (const char *[]){"bw", NULL}, 2, "only `p2pscope ipc` runs as one rank per GPU");
