@@ -598,14 +598,17 @@ psc_status_t psc_share_import(psc_context_t *ctx, const psc_share_msg_t *msg, co
  * messages, and traffic the application frames itself, may follow each other
  * on one socket. timeout_ms: 1 to 3600000; no CUDA call is made.
  *
- * psc_share_send refuses (nothing sent) a message that does not decode or
- * whose fd does not fit its kind (PSC_SHARE_VMM_FD: an open descriptor, sent
- * as a copy by SCM_RIGHTS; the other kinds: -1). msg->fd stays the caller's.
+ * Both refuse a peer that does not run as this process's effective user
+ * (SO_PEERCRED: the credentials of whoever made the other end, at connect()
+ * or socketpair() time). psc_share_send refuses (nothing sent) a message that
+ * does not decode or whose fd does not fit its kind (PSC_SHARE_VMM_FD: an
+ * open descriptor, sent as a copy by SCM_RIGHTS; the other kinds: -1).
+ * msg->fd stays the caller's.
  * PSC_ERR_TIMEOUT when the peer does not take it in time, PSC_ERR_IO when it
  * is gone.
  *
- * psc_share_recv takes the next message: the peer must run as this process's
- * effective user (SO_PEERCRED), the frame must be a shared-memory message
+ * psc_share_recv takes the next message (the peer checked first, before
+ * anything is read): the frame must be a shared-memory message
  * (the peer's error frame: PSC_ERR_IO "... reported: why"), and its bytes
  * must decode, else PSC_ERR_INVALID naming what was wrong (a descriptor that
  * came with it closed). *msg is written only on success; msg->fd is then the

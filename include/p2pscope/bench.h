@@ -736,12 +736,17 @@ typedef struct {
     const char *worker_path;  /* the program a worker runs; NULL: /proc/self/exe */
     /*
      * Workers that join from elsewhere (one rank per GPU under mpirun): with
-     * publish set, psc_ipc_run starts no process. It serves worker 0 itself
-     * (a thread of this process, on devices[0]) and calls publish once, on
-     * the calling thread, with the run's rendezvous for the caller to hand to
-     * ranks 1 .. ndev-1 (say by MPI_Bcast; it holds the run's secret token:
-     * never put it in a command line), each of which then calls
-     * psc_ipc_worker_join. A nonzero return fails the run.
+     * publish set, psc_ipc_run starts no process. It calls publish exactly
+     * once (whenever its options were accepted), on the calling thread: with
+     * the run's rendezvous for the caller to hand to ranks 1 .. ndev-1 (say
+     * by MPI_Bcast; it holds the run's secret token: never put it in a
+     * command line), each of which then calls psc_ipc_worker_join; or with
+     * NULL when the run ended before its workers could join (bad options, no
+     * memory, the baseline failed): tell the other ranks to stop. A nonzero
+     * return fails the run. After publish, worker 0 is served by a thread of
+     * this process on devices[0]; should the run fail while that worker waits
+     * on the GPU (a flag that never comes), psc_ipc_run returns once that
+     * wait ends (at most timeout_ms).
      */
     int (*publish)(const char *rendezvous, void *arg);
     void *publish_arg;

@@ -3,8 +3,10 @@
  * baselines, coordinates the run and serves worker 0 itself; ranks 1..N-1
  * join the run it publishes. The rendezvous (it carries the run's token)
  * reaches them by MPI, never by a command line. Rank 0 alone prints: the
- * tables, the JSON, and every refusal the ranks share; a joined rank speaks
- * only of its own failure.
+ * tables, the JSON, and every refusal the ranks share. Two words go from
+ * rank 0 to all: before the run, go (the rendezvous) or stop; after it, rank
+ * 0's exit code, which every rank returns. A joined rank speaks only of a
+ * failure of its own (one rank 0 did not see).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -13,9 +15,9 @@
 #include "cli.h"
 #include "job.h"
 
-/* What rank 0 tells the others: go (rc 0, the rendezvous), or stop with its exit code (it said why). */
+/* What rank 0 tells the others before the run: go (the rendezvous), or stop (rendezvous empty). */
 typedef struct {
-    int rc;
+    int go;
     char rendezvous[PSC_IPC_RENDEZVOUS_LEN];
 } psc_ipc_word_t;
 
@@ -24,21 +26,22 @@ typedef struct {
     int sent;
 } psc_ipc_herald_t;
 
-static int psc__tell(psc_ipc_herald_t *h, int rc, const char *rendezvous)
+static int psc__tell(psc_ipc_herald_t *h, const char *rendezvous)
 {
     psc_ipc_word_t w;
 
     memset(&w, 0, sizeof(w));
-    w.rc = rc;
+    w.go = rendezvous != NULL;
     if (rendezvous)
         snprintf(w.rendezvous, sizeof(w.rendezvous), "%s", rendezvous);
     h->sent = 1;
     return psc_cli_job_bcast(h->job, &w, (int)sizeof(w));
 }
 
+/* psc_ipc_run's publish: the rendezvous, or NULL when the run ended before its workers could join. */
 static int psc__publish(const char *rendezvous, void *arg)
 {
-    return psc__tell(arg, PSC_EXIT_OK, rendezvous) != PSC_EXIT_OK;
+    return psc__tell(arg, rendezvous) != PSC_EXIT_OK;
 }
 
 /* Rank r's GPU: -d's r-th entry, else GPU r (node-local rank r: the job is one node's). */
@@ -86,29 +89,25 @@ static int psc__rank0(const psc_cli_opts_t *o, psc_cli_job_t *job)
         rc = psc_cmd_ipc_run(ctx, o, devs, job->size, psc__publish, &h);
     }
     psc_context_destroy(ctx);
-    if (!h.sent) /* stopped before the run published: the others stop too, with rank 0's code */
-        psc__tell(&h, rc != PSC_EXIT_OK ? rc : PSC_EXIT_FAILED, NULL);
+    if (!h.sent) /* stopped before the run: the others stop too */
+        psc__tell(&h, NULL);
     return rc;
 }
 
-static int psc__rank_n(psc_cli_job_t *job)
+/* A joined rank: its worker's life; 0, or 1 with why (a failure of its own, or the run's end rank 0 names). */
+static int psc__rank_n(psc_cli_job_t *job, char *why, size_t len)
 {
     psc_ipc_word_t w;
-    char why[512];
 
     memset(&w, 0, sizeof(w));
     if (psc_cli_job_bcast(job, &w, (int)sizeof(w)) != PSC_EXIT_OK) {
-        fprintf(stderr, "p2pscope ipc: rank %d: no word from rank 0 (MPI_Ibcast failed)\n", job->rank);
+        snprintf(why, len, "no word from rank 0 (MPI_Ibcast failed)");
         return PSC_EXIT_FAILED;
     }
-    if (w.rc != PSC_EXIT_OK)
-        return w.rc; /* rank 0 said why */
+    if (!w.go)
+        return PSC_EXIT_OK; /* rank 0 stopped before the run, and says why */
     w.rendezvous[sizeof(w.rendezvous) - 1] = '\0';
-    if (psc_ipc_worker_join(w.rendezvous, job->rank, why, sizeof(why)) != PSC_OK) {
-        fprintf(stderr, "p2pscope ipc: rank %d: %s\n", job->rank, why);
-        return PSC_EXIT_FAILED;
-    }
-    return PSC_EXIT_OK;
+    return psc_ipc_worker_join(w.rendezvous, job->rank, why, len) == PSC_OK ? PSC_EXIT_OK : PSC_EXIT_FAILED;
 }
 
 int psc_cmd_ipc_job(const psc_cli_opts_t *o, psc_cli_job_t *job, int *argc, char ***argv)
@@ -124,7 +123,19 @@ int psc_cmd_ipc_job(const psc_cli_opts_t *o, psc_cli_job_t *job, int *argc, char
         psc_cli_job_end(job);
         return rc;
     }
-    rc = job->rank == 0 ? psc__rank0(o, job) : psc__rank_n(job);
+    if (job->rank == 0) {
+        rc = psc__rank0(o, job);
+        if (psc_cli_job_bcast(job, &rc, (int)sizeof(rc)) != PSC_EXIT_OK && rc == PSC_EXIT_OK)
+            rc = PSC_EXIT_FAILED;
+    } else {
+        int own = psc__rank_n(job, why, sizeof(why)), rc0 = PSC_EXIT_FAILED;
+
+        psc_cli_job_bcast(job, &rc0, (int)sizeof(rc0));
+        /* Rank 0 named what ended the run; a failure it did not see is this rank's to say. */
+        if (own != PSC_EXIT_OK && rc0 == PSC_EXIT_OK)
+            fprintf(stderr, "p2pscope ipc: rank %d: %s\n", job->rank, why);
+        rc = rc0 != PSC_EXIT_OK ? rc0 : own;
+    }
     psc_cli_job_end(job);
     return rc;
 }

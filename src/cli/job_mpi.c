@@ -30,13 +30,19 @@ const char *psc_cli_mpi_library(void)
 int psc_cli_job_start(psc_cli_job_t *job, int *argc, char ***argv, char *why, size_t len)
 {
     MPI_Comm node;
-    int size = 0, rank = -1, local = 0;
+    int size = 0, rank = -1, local = 0, provided = MPI_THREAD_SINGLE;
 
-    if (MPI_Init(argc, argv) != MPI_SUCCESS) {
-        snprintf(why, len, "MPI_Init failed under %s: accepted a job mpirun started", job->launcher);
+    /* Funneled: rank 0 serves its worker in a second thread, which makes no MPI call. */
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        snprintf(why, len, "MPI_Init_thread failed under %s: accepted a job mpirun started", job->launcher);
         return PSC_EXIT_ENV;
     }
     job->mpi = 1;
+    if (provided < MPI_THREAD_FUNNELED) {
+        snprintf(why, len, "this MPI (%s) gives no MPI_THREAD_FUNNELED, which rank 0's second thread needs",
+                 psc_cli_mpi_library());
+        return PSC_EXIT_ENV;
+    }
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (size != job->size || rank != job->rank) {

@@ -300,15 +300,25 @@ static psc_ipc_opts_t fake_opts(void)
 typedef struct {
     int n;             /* workers in the run: joiners are ranks 1 .. n-1 */
     int refuse;        /* publish fails */
-    int published;
+    int published;     /* calls with a rendezvous */
+    int stopped;       /* calls with NULL: the run ended before its workers could join */
+    char dir[PSC_IPC_RENDEZVOUS_LEN]; /* the run's directory, from the rendezvous */
     pid_t pid[4];
 } joiners_t;
 
 static int start_joiners(const char *rendezvous, void *arg)
 {
     joiners_t *j = arg;
+    char *slash;
 
+    if (!rendezvous) {
+        j->stopped++;
+        return 0;
+    }
     j->published++;
+    snprintf(j->dir, sizeof(j->dir), "%s", strrchr(rendezvous, ' ') + 1);
+    if ((slash = strrchr(j->dir, '/')))
+        *slash = '\0';
     if (j->refuse)
         return 1;
     for (int r = 1; r < j->n; r++) {
@@ -377,6 +387,8 @@ static void full_run(const int *dev, int joined)
         reap_joiners(&j, status);
         assert_true(WIFEXITED(status[1]) && WEXITSTATUS(status[1]) == 0);
         assert_int_equal(j.published, 1);
+        assert_int_equal(j.stopped, 0);
+        assert_int_equal(access(j.dir, F_OK), -1); /* the run's directory is gone */
         assert_int_equal(r->pid[0], getpid());
         assert_int_equal(r->pid[1], j.pid[1]);
         assert_int_equal(psc_test_threads(), threads); /* worker 0's thread ended with the run */
@@ -456,7 +468,10 @@ static void test_joined_run(void **state)
     full_run(one, 1);
 }
 
-/* A publish that fails ends the run at once: no worker, no thread, no run directory left. */
+/*
+ * A publish that fails ends the run at once: no worker, no thread, no run directory left. A run refused
+ * before it could publish calls publish with NULL, so the caller's ranks stop.
+ */
 static void test_joined_publish_refused(void **state)
 {
     const int dev[2] = {0, 1};
@@ -471,16 +486,20 @@ static void test_joined_publish_refused(void **state)
     assert_int_equal(psc_ipc_run(g_ctx, dev, 2, &o, &r), PSC_ERR_IO);
     assert_null(r);
     assert_int_equal(j.published, 1);
+    assert_int_equal(j.stopped, 0); /* called once: it failed, no second call */
     assert_non_null(strstr(psc_context_last_error(g_ctx), "publish"));
+    assert_int_equal(access(j.dir, F_OK), -1); /* the run's directory is gone */
     assert_int_equal(psc_test_threads(), threads);
     psc_test_assert_no_children();
-    /* publish needs the GPUs listed, one per worker; and excludes a worker program */
+    /* publish needs the GPUs listed, one per worker; and excludes a worker program: refused, publish told NULL */
     assert_int_equal(psc_ipc_run(g_ctx, NULL, 0, &o, &r), PSC_ERR_INVALID);
     assert_non_null(strstr(psc_context_last_error(g_ctx), "one GPU per worker"));
+    assert_int_equal(j.stopped, 1);
     o.worker_path = "/bin/true";
     assert_int_equal(psc_ipc_run(g_ctx, dev, 2, &o, &r), PSC_ERR_INVALID);
     assert_non_null(strstr(psc_context_last_error(g_ctx), "publish"));
     assert_int_equal(j.published, 1);
+    assert_int_equal(j.stopped, 2);
 }
 
 /* A joined worker killed mid-run: the run fails naming it (its connection closed), worker 0's thread ends. */
@@ -508,6 +527,37 @@ static void test_joined_worker_killed(void **state)
     reap_joiners(&j, status);
     assert_true(WIFSIGNALED(status[1]) && WTERMSIG(status[1]) == SIGKILL);
     assert_int_equal(psc_test_threads(), threads);
+}
+
+/*
+ * A joined worker that ends while another is answering (worker 1 gone once it answered PONG, while worker 0
+ * pings through its memory) is seen by its connection closing, named at once, not after the other's wait.
+ */
+static void test_joined_worker_gone_while_other_answers(void **state)
+{
+    const int dev[2] = {0, 1};
+    psc_ipc_opts_t o = fake_opts();
+    psc_ipc_report_t *r = NULL;
+    joiners_t j = {.n = 2};
+    int status[2];
+    char die[24];
+
+    (void)state;
+    o.publish = start_joiners;
+    o.publish_arg = &j;
+    o.no_local = 1;
+    o.methods = 1u << PSC_SHARE_VMM_FD;
+    o.bw = 1u << PSC_IPC_CE_WRITE;
+    o.timeout_ms = 3000; /* worker 0's ping gives up then; the run is over before */
+    snprintf(die, sizeof(die), "1:%u:after", PSC_IPC_OP_PONG);
+    setenv("P2PSCOPE_TEST_IPC_DIE", die, 1);
+    assert_int_equal(psc_ipc_run(g_ctx, dev, 2, &o, &r), PSC_ERR_IO);
+    unsetenv("P2PSCOPE_TEST_IPC_DIE");
+    if (!strstr(psc_context_last_error(g_ctx), "worker 1") ||
+        !strstr(psc_context_last_error(g_ctx), "closed its connection while worker 0"))
+        fail_msg("%s", psc_context_last_error(g_ctx));
+    reap_joiners(&j, status);
+    assert_true(WIFSIGNALED(status[1]) && WTERMSIG(status[1]) == SIGKILL);
 }
 
 /* psc_ipc_worker_join refuses what is not a rendezvous, or a rank it cannot be, with what is accepted. */
@@ -611,6 +661,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_joined_run),
         cmocka_unit_test(test_joined_publish_refused),
         cmocka_unit_test(test_joined_worker_killed),
+        cmocka_unit_test(test_joined_worker_gone_while_other_answers),
         cmocka_unit_test(test_join_refusals),
     };
 

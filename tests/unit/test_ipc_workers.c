@@ -158,6 +158,9 @@ static void test_told_where_and_who(void **state)
     start(&f, 2, argv);
     assert_int_equal(psc__ipc_run_connect(f.run, psc__ipc_deadline(10000), NULL), PSC_OK);
     path = psc__ipc_listener_path(psc__ipc_run_listener(f.run));
+    /* Every worker in: the socket and its directory are gone already (a kill of this process leaves nothing). */
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(access(f.dir, F_OK), -1);
     psc__ipc_token_format(psc__ipc_run_token(f.run), hex);
     for (int i = 0; i < 2; i++) {
         request(&f, i, "whoami");

@@ -415,6 +415,7 @@ static void test_forged_frames_refused(void **state)
     }
 }
 
+/* A stranger's message is refused before anything is read, and nothing is sent to a stranger. */
 static void test_stranger_refused_before_reading(void **state)
 {
     unsigned char bytes[16] = {3};
@@ -437,6 +438,9 @@ static void test_stranger_refused_before_reading(void **state)
     assert_int_equal(pending(sv[1]), PSC_IPC_HEADER_SIZE + PSC_SHARE_MSG_LEN); /* nothing read */
     assert_int_equal(psc_share_recv(g_ctx, sv[1], &in, 2000), PSC_OK);
     close(in.fd);
+    /* Nor is memory sent to a stranger: nothing written. */
+    expect_fail(psc__share_send_as(g_ctx, sv[0], &out, 2000, other), PSC_ERR_INVALID, me, them);
+    assert_int_equal(pending(sv[1]), 0);
     close(fd);
     close_pair(sv);
     assert_int_equal(psc_test_open_fds(), before);

@@ -31,7 +31,7 @@ static void *psc__self_main(void *arg)
     return NULL;
 }
 
-psc_status_t psc__ipc_join_start(int nworkers, int (*publish)(const char *, void *), void *arg,
+psc_status_t psc__ipc_join_start(int nworkers, int (*publish)(const char *, void *), void *arg, int *published,
                                  psc_ipc_run_t **run_out, psc_ipc_self_t **self_out, psc_ipc_err_t *err)
 {
     char rdv[PSC_IPC_RENDEZVOUS_LEN];
@@ -49,21 +49,24 @@ psc_status_t psc__ipc_join_start(int nworkers, int (*publish)(const char *, void
     if ((st = psc__ipc_rendezvous_format(path, psc__ipc_run_token(run), nworkers, rdv, sizeof(rdv), err)) != PSC_OK ||
         (st = psc__ipc_worker_conf_rendezvous(&self->conf, rdv, 0, err)) != PSC_OK)
         goto fail;
-    if ((e = pthread_create(&self->thread, NULL, psc__self_main, self)) != 0) {
-        st = psc__ipc_fail(err, PSC_ERR_NO_MEMORY, "cannot start the thread of worker 0: %s", strerror(e));
-        goto fail;
-    }
-    self->started = 1;
+    self->conf.in_process = 1;
+    *published = 1;
     if (publish(rdv, arg) != 0) {
         st = psc__ipc_fail(err, PSC_ERR_IO, "the caller's publish could not hand the rendezvous to the other "
                            "workers");
         goto fail;
     }
+    /* After publish, however long it took: the listener waits, and worker 0's own waits start now. */
+    if ((e = pthread_create(&self->thread, NULL, psc__self_main, self)) != 0) {
+        st = psc__ipc_fail(err, PSC_ERR_NO_MEMORY, "cannot start the thread of worker 0: %s", strerror(e));
+        goto fail;
+    }
+    self->started = 1;
     *run_out = run;
     *self_out = self;
     return PSC_OK;
 fail:
-    psc__ipc_run_destroy(run, 0); /* closes the listener: the thread's connection, if any, ends with it */
+    psc__ipc_run_destroy(run, 0);
     psc__ipc_join_end(self, NULL);
     return st;
 }

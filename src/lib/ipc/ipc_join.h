@@ -11,11 +11,12 @@
 typedef struct psc_ipc_self psc_ipc_self_t;
 
 /*
- * Listen for nworkers, start the thread of worker 0 and publish the
- * rendezvous (publish(rendezvous, arg), on this thread; nonzero fails). On
- * failure nothing is left: the listener closed, the thread joined.
+ * Listen for nworkers, publish the rendezvous (publish(rendezvous, arg), on
+ * this thread; nonzero fails; *published set once it was called), then start
+ * the thread of worker 0. On failure nothing is left: the listener closed,
+ * the thread (if any) joined.
  */
-psc_status_t psc__ipc_join_start(int nworkers, int (*publish)(const char *, void *), void *arg,
+psc_status_t psc__ipc_join_start(int nworkers, int (*publish)(const char *, void *), void *arg, int *published,
                                  psc_ipc_run_t **run, psc_ipc_self_t **self, psc_ipc_err_t *err);
 
 /*

@@ -28,6 +28,7 @@ typedef struct {
     const psc_ipc_opts_t *o;
     psc_ipc_run_t *run;
     psc_ipc_self_t *self;               /* worker 0's thread when the workers join (opts.publish) */
+    int published;                      /* opts.publish was called */
     psc_ipc_report_t *rep;
     int n;
     psc_ipc_ans_t ans;                  /* the last answer */
@@ -435,7 +436,8 @@ static psc_status_t psc__workers(psc_ipc_coord_t *co, psc_ipc_err_t *err)
 
     if (co->o->publish) {
         co->rep->joined = 1;
-        return psc__ipc_join_start(co->n, co->o->publish, co->o->publish_arg, &co->run, &co->self, err);
+        return psc__ipc_join_start(co->n, co->o->publish, co->o->publish_arg, &co->published, &co->run, &co->self,
+                                   err);
     }
     return psc__ipc_run_start(co->n, argv, &co->run, err);
 }
@@ -470,10 +472,9 @@ static psc_status_t psc__self_end(psc_ipc_coord_t *co, psc_status_t st)
     return st;
 }
 
-psc_status_t psc_ipc_run(psc_context_t *ctx, const int *devices, int ndev, const psc_ipc_opts_t *opts,
-                         psc_ipc_report_t **out)
+static psc_status_t psc__run(psc_context_t *ctx, const int *devices, int ndev, psc_ipc_opts_t o,
+                             psc_ipc_report_t **out, int *published)
 {
-    psc_ipc_opts_t o;
     psc_ipc_coord_t *co = NULL;
     psc_ipc_local_t *local = NULL;
     psc_ipc_report_t *rep = NULL;
@@ -481,10 +482,6 @@ psc_status_t psc_ipc_run(psc_context_t *ctx, const int *devices, int ndev, const
     double t0 = psc__now_ns();
     psc_status_t st;
 
-    if (!ctx)
-        return PSC_ERR_INVALID;
-    if ((st = psc__ipc_opts_adopt(ctx, opts, &o)) != PSC_OK)
-        return st;
     if (!out)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_ipc_run: no place for the report (accepted: a psc_ipc_report_t *)");
     o.methods = o.methods ? o.methods : (1u << PSC_SHARE_LEGACY) | (1u << PSC_SHARE_VMM_FD) | (1u << PSC_SHARE_VMM_FABRIC);
@@ -516,6 +513,7 @@ out:
     psc__close_msgs(co);
     psc__ipc_run_destroy(co->run, PSC__GRACE_MS);
     st = psc__self_end(co, st);
+    *published = co->published;
     psc__ipc_local_free(local);
     free(co);
     if (st != PSC_OK) {
@@ -526,4 +524,21 @@ out:
     rep->run_ms = (psc__now_ns() - t0) / 1e3 / 1e3;
     *out = rep;
     return PSC_OK;
+}
+
+psc_status_t psc_ipc_run(psc_context_t *ctx, const int *devices, int ndev, const psc_ipc_opts_t *opts,
+                         psc_ipc_report_t **out)
+{
+    psc_ipc_opts_t o;
+    psc_status_t st;
+    int published = 0;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if ((st = psc__ipc_opts_adopt(ctx, opts, &o)) != PSC_OK)
+        return st;
+    st = psc__run(ctx, devices, ndev, o, out, &published);
+    if (o.publish && !published) /* ended before its workers could join: the caller's ranks are told so */
+        o.publish(NULL, o.publish_arg);
+    return st;
 }

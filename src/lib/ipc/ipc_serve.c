@@ -37,6 +37,7 @@ typedef struct {
     int have_pending;
     psc_flag_pong_t pong;
     int pong_running;
+    int in_process;              /* worker 0 of a joined run: a thread of the caller's process */
 } psc_ipc_worker_t;
 
 /* Where the flag words start: after the copies' bytes, aligned for the flag kernels' 4-byte words and more. */
@@ -298,15 +299,19 @@ static psc_status_t psc__op_unshare(psc_ipc_worker_t *w, const psc_ipc_op_t *op)
 
 /*
  * Test hook (p2pscope's own tests only): P2PSCOPE_TEST_IPC_DIE="RANK:OP" makes worker RANK kill itself
- * with SIGKILL when request OP comes, as a crash mid-run would end it.
+ * with SIGKILL when request OP comes, as a crash mid-run would end it; "RANK:OP:after" once it has
+ * answered it. Never in a worker that runs inside the caller's process (worker 0 of a joined run).
  */
-static void psc__test_die(const psc_ipc_worker_t *w, unsigned op)
+static void psc__test_die(const psc_ipc_worker_t *w, unsigned op, int answered)
 {
     const char *die = getenv("P2PSCOPE_TEST_IPC_DIE");
     int rank = -1;
     unsigned at = 0;
+    char when[8] = "";
 
-    if (die && sscanf(die, "%d:%u", &rank, &at) == 2 && rank == w->rank && at == op)
+    if (w->in_process || !die || sscanf(die, "%d:%u:%7s", &rank, &at, when) < 2)
+        return;
+    if (rank == w->rank && at == op && answered == (strcmp(when, "after") == 0))
         raise(SIGKILL);
 }
 
@@ -324,7 +329,7 @@ static psc_status_t psc__serve_request(psc_ipc_worker_t *w, const psc_ipc_msg_t 
     memcpy(&op, m->payload, sizeof(op));
     if ((st = psc__ipc_op_check(&op, w->rank, w->nranks, err)) != PSC_OK)
         return st;
-    psc__test_die(w, op.op);
+    psc__test_die(w, op.op, 0);
     if (!w->ctx && op.op != PSC_IPC_OP_CONFIG)
         return psc__ipc_fail(err, PSC_ERR_INVALID, "request %u before CONFIG", op.op);
     if (!(a = calloc(1, sizeof(*a))))
@@ -351,6 +356,8 @@ static psc_status_t psc__serve_request(psc_ipc_worker_t *w, const psc_ipc_msg_t 
     if (share.fd >= 0)
         close(share.fd);
     free(a);
+    if (st == PSC_OK)
+        psc__test_die(w, op.op, 1);
     return st;
 }
 
@@ -378,6 +385,7 @@ int psc__ipc_serve(const psc_ipc_worker_conf_t *conf, psc_ipc_err_t *err)
         return 1;
     w.rank = conf->rank;
     w.nranks = conf->nranks;
+    w.in_process = conf->in_process;
     for (;;) {
         psc_ipc_msg_t m;
 

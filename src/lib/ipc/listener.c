@@ -130,18 +130,26 @@ fail:
     return st;
 }
 
-void psc__ipc_listener_close(psc_ipc_listener_t *l)
+void psc__ipc_listener_retire(psc_ipc_listener_t *l)
 {
     if (!l)
         return;
     if (l->fd >= 0)
         close(l->fd);
+    l->fd = -1;
     if (l->owner == getpid()) {
         if (l->path[0])
             unlink(l->path);
         if (l->dir[0])
             rmdir(l->dir);
     }
+}
+
+void psc__ipc_listener_close(psc_ipc_listener_t *l)
+{
+    if (!l)
+        return;
+    psc__ipc_listener_retire(l);
     free(l->taken);
     free(l);
 }

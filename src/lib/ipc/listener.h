@@ -35,6 +35,14 @@ psc_status_t psc__ipc_listen(const psc_ipc_token_t *token, int nranks, uid_t exp
 /* Close the socket; the process that made them removes the socket and the directory. NULL is fine. */
 void psc__ipc_listener_close(psc_ipc_listener_t *l);
 
+/*
+ * Take no more connections: close the listening socket and remove it and its
+ * directory now (the process that made them), so that nothing is left behind
+ * should this process be killed later. Its path and counts stay readable;
+ * psc__ipc_listener_close still frees it. NULL is fine.
+ */
+void psc__ipc_listener_retire(psc_ipc_listener_t *l);
+
 const char *psc__ipc_listener_path(const psc_ipc_listener_t *l);
 const char *psc__ipc_listener_dir(const psc_ipc_listener_t *l);
 int psc__ipc_listener_fd(const psc_ipc_listener_t *l); /* non-blocking: poll it for POLLIN */

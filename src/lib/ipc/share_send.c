@@ -87,7 +87,8 @@ static psc_status_t psc__failed(psc_context_t *ctx, const char *call, const psc_
     return psc__fail(ctx, err->st == PSC_OK ? PSC_ERR_IO : err->st, "%s: %s", call, err->msg);
 }
 
-psc_status_t psc_share_send(psc_context_t *ctx, int sock, const psc_share_msg_t *msg, int timeout_ms)
+psc_status_t psc__share_send_as(psc_context_t *ctx, int sock, const psc_share_msg_t *msg, int timeout_ms,
+                                uid_t expect_uid)
 {
     static const char call[] = "psc_share_send";
     psc_ipc_err_t err = {PSC_OK, ""};
@@ -116,6 +117,10 @@ psc_status_t psc_share_send(psc_context_t *ctx, int sock, const psc_share_msg_t 
         return psc__fail(ctx, PSC_ERR_INVALID, "%s: refused to send: descriptor %d of the PSC_SHARE_VMM_FD message is "
                          "not open: accepted psc_share_export's, still open", call, msg->fd);
     psc__peer_name(peer, sizeof(peer), sock, pid);
+    /* The memory goes only to this user's processes, as psc_share_recv takes only theirs. */
+    if (uid != expect_uid)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s: %s runs as uid %lu: accepted only this process's effective user "
+                         "(uid %lu)", call, peer, (unsigned long)uid, (unsigned long)expect_uid);
     if ((st = psc__ipc_chan_borrow(sock, peer, &c, &err)) != PSC_OK)
         return psc__failed(ctx, call, &err);
     st = psc__ipc_send_share(c, msg, psc__ipc_deadline(timeout_ms), &err);
@@ -165,4 +170,9 @@ psc_status_t psc__share_recv_as(psc_context_t *ctx, int sock, psc_share_msg_t *m
 psc_status_t psc_share_recv(psc_context_t *ctx, int sock, psc_share_msg_t *msg, int timeout_ms)
 {
     return psc__share_recv_as(ctx, sock, msg, timeout_ms, geteuid());
+}
+
+psc_status_t psc_share_send(psc_context_t *ctx, int sock, const psc_share_msg_t *msg, int timeout_ms)
+{
+    return psc__share_send_as(ctx, sock, msg, timeout_ms, geteuid());
 }

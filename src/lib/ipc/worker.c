@@ -65,9 +65,11 @@ psc_status_t psc__ipc_worker_conf_rendezvous(psc_ipc_worker_conf_t *conf, const 
     psc_ipc_err_t why = {0};
     size_t tag = strlen(PSC_IPC_RENDEZVOUS_TAG);
 
+    /* Never echoed past its tag: the rest holds the run's token. */
     if (!p || strncmp(p, PSC_IPC_RENDEZVOUS_TAG, tag) != 0)
-        return psc__ipc_fail(err, PSC_ERR_INVALID, "a rendezvous \"%.40s\": accepted the text psc_ipc_run handed "
-                             "its publish callback (\"%sNRANKS TOKEN PATH\")", p ? p : "", PSC_IPC_RENDEZVOUS_TAG);
+        return psc__ipc_fail(err, PSC_ERR_INVALID, "a rendezvous starting \"%.*s\": accepted the text psc_ipc_run "
+                             "handed its publish callback (\"%sNRANKS TOKEN PATH\")", p ? (int)tag : 0, p ? p : "",
+                             PSC_IPC_RENDEZVOUS_TAG);
     p += tag;
     if (!(sp = strchr(p, ' ')) || (size_t)(sp - p) >= sizeof(nranks))
         return psc__ipc_fail(err, PSC_ERR_INVALID, "a rendezvous without its worker count: accepted \"%sNRANKS "

@@ -19,6 +19,7 @@ typedef struct {
     char path[108];
     psc_ipc_token_t token;
     int rank, nranks;
+    int in_process; /* served by a thread of the coordinator's process (no test hook may end it) */
 } psc_ipc_worker_conf_t;
 
 /* From the PSC_IPC_ENV_* variables; PSC_ERR_INVALID naming the missing or malformed one. */

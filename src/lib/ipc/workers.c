@@ -375,6 +375,9 @@ psc_status_t psc__ipc_run_connect(psc_ipc_run_t *run, int64_t deadline, psc_ipc_
     for (int k = 0; k < npend; k++)
         psc__ipc_chan_close(pend[k].c);
     free(pfd);
+    /* Every worker is in: the socket's place is of no more use, and a kill of this process leaves nothing there. */
+    if (st == PSC_OK)
+        psc__ipc_listener_retire(run->lst);
     return st;
 }
 
@@ -478,7 +481,7 @@ psc_status_t psc__ipc_run_recv(psc_ipc_run_t *run, int rank, psc_ipc_msg_t *msg,
     }
     for (;;) {
         psc__pollset_t s = {pfd, 0, 0};
-        int nchan = 0, rc;
+        int nchan = 0, nwatch, rc;
 
         st = psc__ended_before(run, err);
         if (st != PSC_OK)
@@ -503,12 +506,30 @@ psc_status_t psc__ipc_run_recv(psc_ipc_run_t *run, int rank, psc_ipc_msg_t *msg,
             st = psc__ipc_fail(err, PSC_ERR_INVALID, "no connected worker to receive from");
             break;
         }
+        /*
+         * Workers started elsewhere have no pidfd: while one is waited for, the others' ends are seen as their
+         * connections closing (a spawned worker's end wakes the poll through its pidfd, below).
+         */
+        nwatch = 0;
+        for (int i = 0; rank >= 0 && i < run->n; i++)
+            if (i != rank && run->w[i].pid <= 0 && run->w[i].chan && !run->w[i].bye &&
+                !psc__ipc_chan_broken(run->w[i].chan)) {
+                who[nchan + nwatch++] = i;
+                psc__add(&s, psc__ipc_chan_fd(run->w[i].chan));
+                s.p[s.n - 1].events = POLLRDHUP;
+            }
         psc__add_ends(run, &s);
         rc = psc__poll(&s, deadline);
         if (rc < 0) {
             st = psc__ipc_fail(err, PSC_ERR_IO, "poll while waiting for workers: %s", strerror(errno));
             break;
         }
+        for (int k = nchan; k < nchan + nwatch && rc > 0; k++)
+            if (s.p[k].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+                st = psc__ipc_fail(err, PSC_ERR_IO, "%s: closed its connection while %s was answering",
+                                   psc__ipc_chan_peer(run->w[who[k]].chan), psc__ipc_chan_peer(run->w[rank].chan));
+                goto out;
+            }
         /* What a worker sent before it ended is taken first; then its end. */
         for (int k = 0; k < nchan && rc > 0; k++)
             if (s.p[k].revents) {

@@ -66,7 +66,8 @@ psc_status_t psc__ipc_run_listen(int nworkers, psc_ipc_run_t **out, psc_ipc_err_
  * Wait until every worker has passed the handshake, before the deadline:
  * strangers are refused and waited past (listener.h); a worker that ends
  * first fails the call naming it; PSC_ERR_TIMEOUT names the workers missing
- * and the refusals.
+ * and the refusals. Once all are in, the socket and its directory are removed
+ * (psc__ipc_listener_retire): nothing is left there should this process die.
  */
 psc_status_t psc__ipc_run_connect(psc_ipc_run_t *run, int64_t deadline, psc_ipc_err_t *err);
 
