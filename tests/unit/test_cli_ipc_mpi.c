@@ -9,12 +9,14 @@
  * machine's GPUs, skipped (77) without a driver or GPU.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
 
@@ -151,17 +153,27 @@ static void test_wrong_byte_fails_the_job(void **state)
 /* Rank 1 killed by a signal at its first copy: the job ends, the killed rank named; no hang (run_binary's alarm). */
 static void test_killed_rank_ends_the_job(void **state)
 {
-    char die[48];
-    const char *env[] = {FAKE_ENV, die, NULL};
+    char die[48], runtime[] = "/tmp/psc-xdg-XXXXXX", xdg[64];
+    const char *env[] = {FAKE_ENV, die, xdg, NULL};
     psc__run_t r;
+    DIR *d;
+    struct dirent *e;
 
     (void)state;
+    assert_non_null(mkdtemp(runtime)); /* the run's socket goes here: nothing may be left */
+    snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", runtime);
     snprintf(die, sizeof(die), "P2PSCOPE_TEST_IPC_DIE=1:%u", PSC_IPC_OP_BW);
     r = mpirun("2", (const char *[]){"ipc", "-d", ngpu >= 2 ? "0,1" : "0,0", "-s", "64K", "-n", "3", "--method",
                                      "legacy", NULL}, env);
     if (r.rc == 0 || !strstr(r.err, "rank 1") || !strstr(r.err, "signal 9"))
         fail_msg("rc %d, stderr:\n%s", r.rc, r.err);
     psc__free(&r);
+    assert_non_null(d = opendir(runtime));
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            fail_msg("left in %s: %s", runtime, e->d_name);
+    closedir(d);
+    assert_int_equal(rmdir(runtime), 0);
 }
 
 int main(void)
