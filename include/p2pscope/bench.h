@@ -828,6 +828,102 @@ int psc_ipc_worker_main(void);
  */
 psc_status_t psc_ipc_worker_join(const char *rendezvous, int rank, char *why, size_t len);
 
+/* ---------------------------------------------------------------- collectives (p2pscope coll; issue 15, in progress) */
+
+/*
+ * Collectives through NCCL (libnccl.so.2, loaded at run time), reported in
+ * nccl-tests' table. What exists so far: the names and the rules of that
+ * table (sizes, counts, bus bandwidth factors) and the report a run fills.
+ */
+typedef enum {
+    PSC_COLL_ALL_REDUCE,
+    PSC_COLL_ALL_GATHER,
+    PSC_COLL_REDUCE_SCATTER,
+    PSC_COLL_BROADCAST,
+    PSC_COLL_REDUCE,
+    PSC_COLL_ALL_TO_ALL,
+    PSC_COLL_SEND_RECV,
+    PSC_COLL_N
+} psc_coll_t;
+
+/* Element types, numbered as NCCL numbers them (ncclDataType_t). */
+typedef enum {
+    PSC_DT_INT8 = 0,
+    PSC_DT_UINT8 = 1,
+    PSC_DT_INT32 = 2,
+    PSC_DT_UINT32 = 3,
+    PSC_DT_INT64 = 4,
+    PSC_DT_UINT64 = 5,
+    PSC_DT_FLOAT16 = 6,
+    PSC_DT_FLOAT32 = 7,
+    PSC_DT_FLOAT64 = 8,
+    PSC_DT_BFLOAT16 = 9,
+    PSC_DT_N
+} psc_dtype_t;
+
+/* Reductions, numbered as NCCL numbers them (ncclRedOp_t). */
+typedef enum { PSC_OP_SUM = 0, PSC_OP_PROD = 1, PSC_OP_MAX = 2, PSC_OP_MIN = 3, PSC_OP_AVG = 4, PSC_OP_N } psc_redop_t;
+
+/* One row of the table: one size (and type, op, root), out of place [0] and in place [1]. */
+typedef struct {
+    uint64_t bytes;           /* the size column: max(bytes sent, bytes received) per rank, as nccl-tests prints */
+    uint64_t count;           /* the count column: elements per rank (all_gather, reduce_scatter, alltoall: per part) */
+    int dtype;                /* psc_dtype_t */
+    int op;                   /* psc_redop_t, or -1 where the collective reduces nothing ("none") */
+    int root;                 /* broadcast, reduce: the root rank; -1 otherwise */
+    struct {
+        int ran;              /* 0: not run (the column is blank) */
+        double time_us;       /* mean time per operation over the timed loop, host clock, mean over ranks */
+        double algbw_gbs;     /* bytes of one rank's data / time, 1 GB = 1e9 B */
+        double busbw_gbs;     /* algbw x the collective's factor (psc_coll_busbw_factor) */
+        long long wrong;      /* wrong elements found (timed iterations and extra checked runs); -1: not checked */
+        psc_pctl_t iter_us;   /* each timed operation's own time (CUDA events), us; n 0 with graph replay */
+    } r[2];
+} psc_coll_row_t;
+
+/* Each rank of a run: where it ran. */
+typedef struct {
+    int rank;
+    int pid;
+    char host[64];
+    int device;               /* CUDA index in its own process */
+    char pci_bus_id[16];      /* "0000:19:00.0" */
+    char name[96];            /* "NVIDIA H200" */
+} psc_coll_rank_t;
+
+typedef struct {
+    int coll;                 /* psc_coll_t */
+    int nranks;               /* NCCL ranks (GPUs) in the communicator */
+    int nprocs;               /* processes (1: one process drives every GPU) */
+    psc_coll_rank_t *ranks;   /* [nranks] */
+    int nccl_version;         /* ncclGetVersion's code: 22807 for 2.28.7 */
+    uint64_t min_bytes, max_bytes;
+    unsigned step_factor;     /* sizes grow by this factor, or (0) by step_bytes */
+    uint64_t step_bytes;
+    int warmup_iters, iters, agg_iters;
+    int check;                /* extra checked runs per row (nccl-tests' -c) */
+    int graph_launches;       /* CUDA graph replays per timing (nccl-tests' -G); 0: operations issued eagerly */
+    int blocking;             /* wait for each operation before the next (-z) */
+    int nrows;
+    psc_coll_row_t *rows;
+    int failed_rows;          /* rows (out of place or in place) with a wrong element: nccl-tests' "Out of bounds values" */
+    double avg_busbw_gbs;     /* mean of every busbw printed: nccl-tests' "Avg bus bandwidth" */
+    double run_ms;
+} psc_coll_report_t;
+
+/* "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"; NULL out of range. */
+const char *psc_coll_name(int coll);
+/* nccl-tests' program for it: "all_reduce_perf", ...; NULL out of range. */
+const char *psc_coll_perf_name(int coll);
+/* nccl-tests' type names: "int8" "uint8" "int32" "uint32" "int64" "uint64" "half" "float" "double" "bfloat16"; NULL out of range. */
+const char *psc_dtype_name(int dtype);
+/* Bytes per element; 0 out of range. */
+size_t psc_dtype_size(int dtype);
+/* "sum" "prod" "max" "min" "avg"; NULL out of range. */
+const char *psc_redop_name(int op);
+/* busbw = algbw x this, for nranks ranks: 2(n-1)/n all_reduce; (n-1)/n all_gather, reduce_scatter, alltoall; 1 broadcast, reduce, sendrecv. */
+double psc_coll_busbw_factor(int coll, int nranks);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif
