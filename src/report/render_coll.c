@@ -1,0 +1,351 @@
+#include "render_coll.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "p2pscope/version.h"
+#include "render_lat.h"
+
+/* Width of nccl-tests' figures: time (us) 7, bandwidths (GB/s) 6 (util.cu:497-499). */
+#define PSC__TIME_W 7
+#define PSC__BW_W 6
+
+void psc_coll_float_str(double value, int width, char *out)
+{
+    size_t n = (size_t)width + 1;
+
+    /* util.cu:487-492 at 2.19.6: the first precision whose text fits wins (snprintf says what it would write) */
+    if (snprintf(out, n, "%*.2f", width, value) <= width)
+        return;
+    if (snprintf(out, n, "%*.1f", width, value) <= width)
+        return;
+    if (snprintf(out, n, "%*.0f", width, value) <= width)
+        return;
+    snprintf(out, n, width >= 7 ? "%*.1e" : "%*.0e", width, value);
+}
+
+static const char *psc__or(const char *s, const char *fallback)
+{
+    return s ? s : fallback;
+}
+
+static const char *psc__op_name(int op)
+{
+    return op == -1 ? "none" : psc__or(psc_redop_name(op), "?");
+}
+
+/* nGpus of the "# nThread" line: ranks per process (one thread per process). */
+static int psc__gpus_per_proc(const psc_coll_report_t *r)
+{
+    return r->nprocs > 0 ? r->nranks / r->nprocs : r->nranks;
+}
+
+static void psc__preamble(FILE *f, const psc_coll_report_t *r)
+{
+    fprintf(f, "# nccl-tests version %s nccl-headers=%d nccl-library=%d (p2pscope %s coll)\n",
+            PSC_COLL_NCCL_TESTS_VERSION, r->nccl_version, r->nccl_version, PSC_VERSION_STRING);
+    fprintf(f, "# Collective test starting: %s\n", psc__or(psc_coll_perf_name(r->coll), "?"));
+    fprintf(f,
+            "# nThread %d nGpus %d minBytes %lld maxBytes %lld step: %lld(%s) warmup iters: %d iters: %d agg iters: %d "
+            "validation: %d graph: %d unalign: %d\n",
+            1, psc__gpus_per_proc(r), (long long)r->min_bytes, (long long)r->max_bytes,
+            r->step_factor > 1 ? (long long)r->step_factor : (long long)r->step_bytes,
+            r->step_factor > 1 ? "factor" : "bytes", r->warmup_iters, r->iters, r->agg_iters, r->check,
+            r->graph_launches, 0);
+    /* util.cu:629-633; the trailing spaces are nccl-tests' own */
+    if (r->blocking == 1)
+        fprintf(f, "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n");
+    else if (r->blocking == 2)
+        fprintf(f, "# Blocking Enabled: wait after each inner iteration (-m), no barrier \n");
+    else if (r->blocking == 3)
+        fprintf(f, "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier \n");
+    fprintf(f, "#\n# Using devices\n");
+}
+
+/* One "#  Rank" line; the host cut at its first '.', the PCI address as [domain:bus:device]. */
+static void psc__rank_line(FILE *f, const psc_coll_rank_t *k)
+{
+    char host[sizeof(k->host)], bus[sizeof(k->pci_bus_id)], name[sizeof(k->name)];
+    unsigned dom = 0, b = 0, dev = 0, fn = 0;
+
+    snprintf(host, sizeof(host), "%.*s", (int)strnlen(k->host, sizeof(k->host)), k->host);
+    host[strcspn(host, ".")] = '\0';
+    snprintf(bus, sizeof(bus), "%.*s", (int)strnlen(k->pci_bus_id, sizeof(k->pci_bus_id)), k->pci_bus_id);
+    if (sscanf(bus, "%x:%x:%x.%x", &dom, &b, &dev, &fn) < 3)
+        dom = b = dev = 0;
+    snprintf(name, sizeof(name), "%.*s", (int)strnlen(k->name, sizeof(k->name)), k->name);
+    fprintf(f, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n", k->rank, 0, k->pid, host,
+            k->device, dom, b, dev, name);
+}
+
+static void psc__table_header(FILE *f)
+{
+    /* util.cu:744-760 without -C, -S, -I: the last two lines end in one space (" %*s" of width 0) */
+    fprintf(f, "#\n");
+    fprintf(f, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "",
+            "", "", "");
+    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type",
+            "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", 0, "");
+    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "", "",
+            "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", 0, "");
+}
+
+/*
+ * One half of a row (util.cu:497-508). A half that did not run has no
+ * nccl-tests counterpart (it always runs both): its columns stay blank at
+ * their width, and a blank in-place half prints nothing (no trailing spaces).
+ */
+static void psc__half(FILE *f, const psc_coll_row_t *row, int k)
+{
+    char t[PSC__TIME_W + 1], a[PSC__BW_W + 1], b[PSC__BW_W + 1];
+
+    if (!row->r[k].ran) {
+        if (k == 0 && row->r[1].ran)
+            fprintf(f, "  %7s  %6s  %6s  %6s", "", "", "", "");
+        return;
+    }
+    psc_coll_float_str(row->r[k].time_us, PSC__TIME_W, t);
+    psc_coll_float_str(row->r[k].algbw_gbs, PSC__BW_W, a);
+    psc_coll_float_str(row->r[k].busbw_gbs, PSC__BW_W, b);
+    if (row->r[k].wrong >= 0)
+        fprintf(f, "  %7s  %6s  %6s  %6g", t, a, b, (double)row->r[k].wrong);
+    else
+        fprintf(f, "  %7s  %6s  %6s    N/A", t, a, b);
+}
+
+static void psc__row(FILE *f, const psc_coll_row_t *row)
+{
+    char root[16];
+
+    snprintf(root, sizeof(root), "%6i", row->root);
+    fprintf(f, "%12lld  %12lld  %8s  %6s  %6s", (long long)row->bytes, (long long)row->count,
+            psc__or(psc_dtype_name(row->dtype), "?"), psc__op_name(row->op), root);
+    psc__half(f, row, 0);
+    psc__half(f, row, 1);
+    fputc('\n', f);
+}
+
+static void psc__footer(FILE *f, const psc_coll_report_t *r, const psc_coll_render_opts_t *o)
+{
+    const char *bw_verdict = !o->min_bw_set ? "" : r->avg_busbw_gbs < o->min_bw_gbs * 0.9 ? "FAILED" : "OK";
+
+    fprintf(f, "# %-20s : %d %s\n", "Out of bounds values", r->failed_rows, r->failed_rows ? "FAILED" : "OK");
+    fprintf(f, "# %-20s : %g %s\n", "Avg bus bandwidth", r->avg_busbw_gbs, bw_verdict);
+    fprintf(f, "#\n# Collective test concluded: %s\n#\n", psc__or(psc_coll_perf_name(r->coll), "?"));
+    if (o->last_error && o->last_error[0])
+        fprintf(f, "# error: %s\n", o->last_error);
+    else
+        fputc('\n', f);
+}
+
+/* ---------------------------------------------------------------- p2pscope's per-operation times */
+
+static int psc__has_iter_times(const psc_coll_report_t *r)
+{
+    for (int i = 0; i < r->nrows; i++)
+        for (int k = 0; k < 2; k++)
+            if (r->rows[i].r[k].ran && r->rows[i].r[k].iter_us.n > 0)
+                return 1;
+    return 0;
+}
+
+/* time (the table's), then p50 p99 max of the operations timed alone; "-" where there is nothing. */
+static void psc__extra_half(FILE *f, const psc_coll_row_t *row, int k)
+{
+    char v[4][PSC__TIME_W + 1];
+    const psc_pctl_t *p = &row->r[k].iter_us;
+
+    for (int j = 0; j < 4; j++)
+        snprintf(v[j], sizeof(v[j]), "-");
+    if (row->r[k].ran) {
+        psc_coll_float_str(row->r[k].time_us, PSC__TIME_W, v[0]);
+        if (p->n > 0) {
+            psc_coll_float_str(p->p50, PSC__TIME_W, v[1]);
+            psc_coll_float_str(p->p99, PSC__TIME_W, v[2]);
+            psc_coll_float_str(p->max, PSC__TIME_W, v[3]);
+        }
+    }
+    fprintf(f, "  %7s  %7s  %7s  %7s", v[0], v[1], v[2], v[3]);
+}
+
+static void psc__extras(FILE *f, const psc_coll_report_t *r)
+{
+    fprintf(f, "# p2pscope coll: time per operation [us]\n");
+    if (r->graph_launches > 0)
+        fprintf(f, "#   time: the table's, host clock over %d CUDA graph replays of the timed loop, per operation "
+                   "(graph-amortised)\n", r->graph_launches);
+    else
+        fprintf(f, "#   time: the table's, host clock over the timed loop, per operation (issued back to back)\n");
+    fprintf(f, "#   p50 p99 max: each timed operation alone (CUDA events); - where not measured\n");
+    fprintf(f, "# %10s  %8s  %6s  %6s%36s%36s\n", "", "", "", "", "out-of-place", "in-place");
+    fprintf(f, "# %10s  %8s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %7s  %7s  %7s\n", "size", "type", "redop", "root", "time",
+            "p50", "p99", "max", "time", "p50", "p99", "max");
+    for (int i = 0; i < r->nrows; i++) {
+        const psc_coll_row_t *row = &r->rows[i];
+
+        fprintf(f, "# %10lld  %8s  %6s  %6i", (long long)row->bytes, psc__or(psc_dtype_name(row->dtype), "?"),
+                psc__op_name(row->op), row->root);
+        psc__extra_half(f, row, 0);
+        psc__extra_half(f, row, 1);
+        fputc('\n', f);
+    }
+}
+
+void psc_render_coll(FILE *f, const psc_coll_report_t *r, const psc_coll_render_opts_t *o)
+{
+    static const psc_coll_render_opts_t defaults;
+    psc_coll_report_t x;
+
+    if (!f || !r)
+        return;
+    o = o ? o : &defaults;
+    x = *r; /* a count without its array is taken as none */
+    if (!x.ranks)
+        x.nranks = 0;
+    if (!x.rows || x.nrows < 0)
+        x.nrows = 0;
+    psc__preamble(f, r);
+    for (int i = 0; i < x.nranks; i++)
+        psc__rank_line(f, &x.ranks[i]);
+    psc__table_header(f);
+    for (int i = 0; i < x.nrows; i++)
+        psc__row(f, &x.rows[i]);
+    psc__footer(f, &x, o);
+    if (!o->no_extras && psc__has_iter_times(&x))
+        psc__extras(f, &x);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+/* A double, or null where JSON has no number for it (jansson refuses NaN and infinities). */
+static json_t *psc__real(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* "2.28.7" from 22807 (NCCL_VERSION: X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z after). */
+static json_t *psc__nccl_version_str(int code)
+{
+    char s[32];
+
+    if (code <= 0)
+        return json_null();
+    if (code >= 10000)
+        snprintf(s, sizeof(s), "%d.%d.%d", code / 10000, code / 100 % 100, code % 100);
+    else
+        snprintf(s, sizeof(s), "%d.%d.%d", code / 1000, code / 100 % 10, code % 100);
+    return psc_json_str(s);
+}
+
+static json_t *psc__half_json(const psc_coll_row_t *row, int k)
+{
+    json_t *o = json_object();
+    int ran = row->r[k].ran != 0, bad = 0;
+
+    psc_json_set(o, "ran", json_boolean(ran), &bad);
+    psc_json_set(o, "time_us", ran ? psc__real(row->r[k].time_us) : json_null(), &bad);
+    psc_json_set(o, "algbw_gbs", ran ? psc__real(row->r[k].algbw_gbs) : json_null(), &bad);
+    psc_json_set(o, "busbw_gbs", ran ? psc__real(row->r[k].busbw_gbs) : json_null(), &bad);
+    psc_json_set(o, "checked", json_boolean(ran && row->r[k].wrong >= 0), &bad);
+    psc_json_set(o, "wrong", ran && row->r[k].wrong >= 0 ? json_integer(row->r[k].wrong) : json_null(), &bad);
+    psc_json_set(o, "per_operation_us", ran && row->r[k].iter_us.n ? psc_json_pctl(&row->r[k].iter_us) : json_null(),
+                 &bad);
+    return psc_json_done(o, bad);
+}
+
+static json_t *psc__row_json(const psc_coll_row_t *row)
+{
+    json_t *o = json_object();
+    const char *type = psc_dtype_name(row->dtype), *op = row->op == -1 ? "none" : psc_redop_name(row->op);
+    int bad = 0;
+
+    psc_json_set(o, "size_bytes", json_integer((json_int_t)row->bytes), &bad);
+    psc_json_set(o, "count", json_integer((json_int_t)row->count), &bad);
+    psc_json_set(o, "type", type ? psc_json_str(type) : json_null(), &bad);
+    psc_json_set(o, "type_bytes", json_integer((json_int_t)psc_dtype_size(row->dtype)), &bad);
+    psc_json_set(o, "redop", op ? psc_json_str(op) : json_null(), &bad);
+    psc_json_set(o, "root", json_integer(row->root), &bad);
+    psc_json_set(o, "out_of_place", psc__half_json(row, 0), &bad);
+    psc_json_set(o, "in_place", psc__half_json(row, 1), &bad);
+    return psc_json_done(o, bad);
+}
+
+static json_t *psc__rank_json(const psc_coll_rank_t *k)
+{
+    char host[sizeof(k->host) + 1], bus[sizeof(k->pci_bus_id) + 1], name[sizeof(k->name) + 1];
+
+    snprintf(host, sizeof(host), "%.*s", (int)strnlen(k->host, sizeof(k->host)), k->host);
+    snprintf(bus, sizeof(bus), "%.*s", (int)strnlen(k->pci_bus_id, sizeof(k->pci_bus_id)), k->pci_bus_id);
+    snprintf(name, sizeof(name), "%.*s", (int)strnlen(k->name, sizeof(k->name)), k->name);
+    return json_pack("{s:i,s:i,s:o,s:i,s:o,s:o}", "rank", k->rank, "pid", k->pid, "host", psc_json_str(host), "device",
+                     k->device, "pci_bus_id", psc_json_str(bus), "name", psc_json_str(name));
+}
+
+/* The run's options as the report holds them, shared by the report and run's "parameters". */
+static void psc__options_json(json_t *o, const psc_coll_report_t *r, int *bad)
+{
+    const char *coll = psc_coll_name(r->coll), *prog = psc_coll_perf_name(r->coll);
+
+    psc_json_set(o, "collective", coll ? psc_json_str(coll) : json_null(), bad);
+    psc_json_set(o, "program", prog ? psc_json_str(prog) : json_null(), bad);
+    psc_json_set(o, "nranks", json_integer(r->nranks), bad);
+    psc_json_set(o, "nprocs", json_integer(r->nprocs), bad);
+    psc_json_set(o, "gpus_per_process", json_integer(psc__gpus_per_proc(r)), bad);
+    psc_json_set(o, "min_bytes", json_integer((json_int_t)r->min_bytes), bad);
+    psc_json_set(o, "max_bytes", json_integer((json_int_t)r->max_bytes), bad);
+    psc_json_set(o, "step_factor", json_integer((json_int_t)r->step_factor), bad);
+    psc_json_set(o, "step_bytes", json_integer((json_int_t)r->step_bytes), bad);
+    psc_json_set(o, "warmup_iters", json_integer(r->warmup_iters), bad);
+    psc_json_set(o, "iters", json_integer(r->iters), bad);
+    psc_json_set(o, "agg_iters", json_integer(r->agg_iters), bad);
+    psc_json_set(o, "check", json_integer(r->check), bad);
+    psc_json_set(o, "graph_launches", json_integer(r->graph_launches), bad);
+    psc_json_set(o, "blocking", json_integer(r->blocking), bad);
+}
+
+json_t *psc_json_coll_report(const psc_coll_report_t *r)
+{
+    json_t *o = json_object(), *ranks = json_array(), *rows = json_array();
+    long long wrong = 0;
+    int bad = 0;
+
+    psc__options_json(o, r, &bad);
+    psc_json_set(o, "nccl_version", json_integer(r->nccl_version), &bad);
+    psc_json_set(o, "nccl_version_string", psc__nccl_version_str(r->nccl_version), &bad);
+    psc_json_set(o, "nccl_tests_format", psc_json_str(PSC_COLL_NCCL_TESTS_VERSION), &bad);
+    psc_json_set(o, "busbw_factor", psc__real(psc_coll_busbw_factor(r->coll, r->nranks)), &bad);
+    for (int i = 0; r->ranks && i < r->nranks; i++)
+        psc_json_push(ranks, psc__rank_json(&r->ranks[i]), &bad);
+    psc_json_set(o, "ranks", ranks, &bad);
+    for (int i = 0; r->rows && i < r->nrows; i++) {
+        psc_json_push(rows, psc__row_json(&r->rows[i]), &bad);
+        for (int k = 0; k < 2; k++)
+            if (r->rows[i].r[k].ran && r->rows[i].r[k].wrong > 0)
+                wrong += r->rows[i].r[k].wrong;
+    }
+    psc_json_set(o, "rows", rows, &bad);
+    psc_json_set(o, "failed_rows", json_integer(r->failed_rows), &bad);
+    psc_json_set(o, "wrong_elements", json_integer(wrong), &bad);
+    psc_json_set(o, "avg_busbw_gbs", psc__real(r->avg_busbw_gbs), &bad);
+    psc_json_set(o, "run_ms", psc__real(r->run_ms), &bad);
+    return psc_json_done(o, bad);
+}
+
+psc_status_t psc_json_run_add_coll(json_t *run, const psc_coll_report_t *r)
+{
+    json_t *p = json_object(), *devs = json_array();
+    int bad = 0;
+
+    psc__options_json(p, r, &bad);
+    for (int i = 0; r->ranks && i < r->nranks; i++)
+        psc_json_push(devs, json_integer(r->ranks[i].device), &bad);
+    psc_json_set(p, "devices", devs, &bad);
+    if (psc_json_run_set(run, "parameters", psc_json_done(p, bad)) != PSC_OK)
+        bad = 1;
+    if (psc_json_run_set(run, "coll", psc_json_coll_report(r)) != PSC_OK)
+        bad = 1;
+    return bad ? PSC_ERR_NO_MEMORY : PSC_OK;
+}

@@ -1,0 +1,47 @@
+/*
+ * `p2pscope coll`: nccl-tests 2.19.6's stdout, line for line, from a
+ * psc_coll_report_t (so an existing parser of nccl-tests reads ours), then
+ * p2pscope's per-operation times as lines starting with "#"; and the JSON.
+ */
+#ifndef PSC_REPORT_RENDER_COLL_H
+#define PSC_REPORT_RENDER_COLL_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "p2pscope/bench.h"
+
+/* The nccl-tests version whose output is copied, printed in the first line. */
+#define PSC_COLL_NCCL_TESTS_VERSION "2.19.6"
+
+/* What the table needs beyond the report; NULL or all zero: nccl-tests' defaults. */
+typedef struct {
+    int no_extras;          /* 1: leave out p2pscope's per-operation times after the table */
+    int min_bw_set;         /* nccl-tests' NCCL_TESTS_MIN_BW: the average line ends OK, or FAILED below 0.9 x */
+    double min_bw_gbs;
+    const char *last_error; /* ncclGetLastError(NULL): "# error: <it>" as the last line instead of a blank one */
+} psc_coll_render_opts_t;
+
+/*
+ * nccl-tests' getFloatStr (2.19.6): value in exactly width characters (plus
+ * the NUL; out holds width + 1), with 2, 1 or 0 decimals, whichever fits
+ * first, else in exponent form.
+ */
+void psc_coll_float_str(double value, int width, char *out);
+
+/*
+ * The whole text: nccl-tests' header, "# Using devices" and a line per rank
+ * (r->ranks, in array order), the table header, a row per r->rows, the
+ * footer and its closing blank line; then, when some row has per-operation
+ * times (iter_us.n > 0) and o->no_extras is 0, p2pscope's table of them,
+ * every line starting with "#".
+ */
+void psc_render_coll(FILE *f, const psc_coll_report_t *r, const psc_coll_render_opts_t *o);
+
+/* Every field of the report: the run's parameters, ranks, rows (out of place and in place), footer figures. */
+json_t *psc_json_coll_report(const psc_coll_report_t *r);
+
+/* run's "parameters" (the run's options and each rank's GPU, from the report) and "coll" (the report). */
+psc_status_t psc_json_run_add_coll(json_t *run, const psc_coll_report_t *r);
+
+#endif
