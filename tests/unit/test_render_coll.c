@@ -227,8 +227,8 @@ static void test_two_ranks_whole(void **state)
     static const char *const want[] = {
         FIRST_LINE("22807"),
         "# Collective test starting: all_reduce_perf",
-        "# nThread 1 nGpus 2 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 "
-        "validation: 1 graph: 0 unalign: 0",
+        ("# nThread 1 nGpus 2 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 "
+         "validation: 1 graph: 0 unalign: 0"),
         "#",
         "# Using devices",
         "#  Rank  0 Group  0 Pid  12345 on  gpunode01 device  0 [0000:19:00] NVIDIA H200",
@@ -262,8 +262,8 @@ static void test_eight_ranks_two_hosts(void **state)
     static const char *const want[] = {
         FIRST_LINE("22807"),
         "# Collective test starting: all_reduce_perf",
-        "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 50 agg iters: 1 "
-        "validation: 1 graph: 0 unalign: 0",
+        ("# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 50 agg iters: 1 "
+         "validation: 1 graph: 0 unalign: 0"),
         "#",
         "# Using devices",
         "#  Rank  0 Group  0 Pid   4242 on     node01 device  0 [0000:19:00] NVIDIA H200",
@@ -382,10 +382,10 @@ static void test_every_collective(void **state)
 static void test_edges_and_failures(void **state)
 {
     static const char *const want[] = {
-        "  8589934592    2147483648    double     min      -1  1.2e+07   1e+07   1e+06  1.04858e+06   100000   10000  "
-        "1000.0  123456",
-        "           0             0     float    none      -1     0.00    0.00    0.00       0  10000.0    0.00    0.00  "
-        "1.23457e+06",
+        ("  8589934592    2147483648    double     min      -1  1.2e+07   1e+07   1e+06  1.04858e+06   100000   10000  "
+         "1000.0  123456"),
+        ("           0             0     float    none      -1     0.00    0.00    0.00       0  10000.0    0.00    0.00  "
+         "1.23457e+06"),
         "           8             2     float     avg      -1    12.34    0.00    0.00    N/A",
         "           8             2     float     avg      -1                                     11.98    0.00    0.00       0",
     };
