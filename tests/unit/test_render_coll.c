@@ -388,6 +388,7 @@ static void test_edges_and_failures(void **state)
          "1.23457e+06"),
         "           8             2     float     avg      -1    12.34    0.00    0.00    N/A",
         "           8             2     float     avg      -1                                     11.98    0.00    0.00       0",
+        "          16             4     float     avg      -1",
     };
     fixture_t x;
     char *out, *l;
@@ -405,22 +406,23 @@ static void test_edges_and_failures(void **state)
     half(&x.rows[2], 0, 12.34, 0, 0, -1);
     row(&x.rows[3], 8, 2, PSC_DT_FLOAT32, PSC_OP_AVG, -1); /* out of place not run */
     half(&x.rows[3], 1, 11.98, 0, 0, 0);
-    x.r.nrows = 4;
+    row(&x.rows[4], 16, 4, PSC_DT_FLOAT32, PSC_OP_AVG, -1); /* neither run: the preamble alone, no trailing blanks */
+    x.r.nrows = 5;
     x.r.failed_rows = 3;
     x.r.avg_busbw_gbs = 1234567.8;
     out = render(&x.r, NULL);
     first = 11; /* 5 preamble lines, 2 ranks, 4 header lines */
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         l = line_at(out, first + i);
         assert_non_null(l);
         if (strcmp(l, want[i]) != 0)
             fail_msg("row %d:\n got '%s'\nwant '%s'", i, l, want[i]);
         free(l);
     }
-    l = line_at(out, first + 4);
+    l = line_at(out, first + 5);
     assert_string_equal(l, "# Out of bounds values : 3 FAILED");
     free(l);
-    l = line_at(out, first + 5);
+    l = line_at(out, first + 6);
     assert_string_equal(l, "# Avg bus bandwidth    : 1.23457e+06 ");
     free(l);
     free(out);
