@@ -8,6 +8,7 @@
 #include "json.h"
 #include "p2pscope/version.h"
 #include "render_lat.h"
+#include "text.h"
 
 /* Width of nccl-tests' figures: time (us) 7, bandwidths (GB/s) 6 (util.cu:497-499). */
 #define PSC__TIME_W 7
@@ -65,20 +66,27 @@ static void psc__preamble(FILE *f, const psc_coll_report_t *r)
     fprintf(f, "#\n# Using devices\n");
 }
 
-/* One "#  Rank" line; the host cut at its first '.', the PCI address as [domain:bus:device]. */
+/*
+ * One "#  Rank" line; the host cut at its first '.', the PCI address as
+ * [domain:bus:device]; host and name escaped (a control character would
+ * break the line), which leaves any ordinary name as it is.
+ */
 static void psc__rank_line(FILE *f, const psc_coll_rank_t *k)
 {
-    char host[sizeof(k->host)], bus[sizeof(k->pci_bus_id)], name[sizeof(k->name)];
+    char host[sizeof(k->host) + 1], bus[sizeof(k->pci_bus_id) + 1], name[sizeof(k->name) + 1];
+    char host_esc[4 * sizeof(host)], name_esc[4 * sizeof(name)];
     unsigned dom = 0, b = 0, dev = 0, fn = 0;
 
     snprintf(host, sizeof(host), "%.*s", (int)strnlen(k->host, sizeof(k->host)), k->host);
     host[strcspn(host, ".")] = '\0';
+    psc_text_escape(host, NULL, host_esc, sizeof(host_esc));
     snprintf(bus, sizeof(bus), "%.*s", (int)strnlen(k->pci_bus_id, sizeof(k->pci_bus_id)), k->pci_bus_id);
     if (sscanf(bus, "%x:%x:%x.%x", &dom, &b, &dev, &fn) < 3)
         dom = b = dev = 0;
     snprintf(name, sizeof(name), "%.*s", (int)strnlen(k->name, sizeof(k->name)), k->name);
-    fprintf(f, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n", k->rank, 0, k->pid, host,
-            k->device, dom, b, dev, name);
+    psc_text_escape(name, NULL, name_esc, sizeof(name_esc));
+    fprintf(f, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n", k->rank, 0, k->pid, host_esc,
+            k->device, dom, b, dev, name_esc);
 }
 
 static void psc__table_header(FILE *f)
@@ -136,7 +144,7 @@ static void psc__footer(FILE *f, const psc_coll_report_t *r, const psc_coll_rend
     fprintf(f, "# %-20s : %g %s\n", "Avg bus bandwidth", r->avg_busbw_gbs, bw_verdict);
     fprintf(f, "#\n# Collective test concluded: %s\n#\n", psc__or(psc_coll_perf_name(r->coll), "?"));
     if (o->last_error && o->last_error[0])
-        fprintf(f, "# error: %s\n", o->last_error);
+        psc_report_printf(f, "# error: %s\n", o->last_error); /* NCCL's text: escaped, newlines kept as NCCL wrote them */
     else
         fputc('\n', f);
 }

@@ -501,6 +501,15 @@ static void test_header_footer_variants(void **state)
     assert_null(strstr(out, "Blocking"));
     free(out);
 
+    /* control characters from outside are escaped, so they cannot split a line or reach the terminal */
+    snprintf(x.ranks[1].host, sizeof(x.ranks[1].host), "gpu\anode.example.com");
+    snprintf(x.ranks[1].name, sizeof(x.ranks[1].name), "NVIDIA\033[2J\nH200");
+    out = render(&x.r, NULL);
+    l = line_at(out, 6);
+    assert_string_equal(l, "#  Rank  1 Group  0 Pid  12345 on gpu\\x07node device  1 [0000:1a:00] NVIDIA\\x1b[2J\\x0aH200");
+    free(l);
+    free(out);
+
     memset(&o, 0, sizeof(o));
     x.r.avg_busbw_gbs = 100;
     o.min_bw_set = 1;
