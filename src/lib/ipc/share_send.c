@@ -82,6 +82,15 @@ static void psc__peer_name(char *out, size_t cap, int sock, pid_t pid)
     snprintf(out, cap, "the process at the other end of socket %d (pid %ld)", sock, (long)pid);
 }
 
+/* The peer runs as the user expected (this process's effective user), else refused naming both. */
+static psc_status_t psc__peer_user(psc_context_t *ctx, const char *call, const char *peer, uid_t uid, uid_t expect_uid)
+{
+    if (uid != expect_uid)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s: %s runs as uid %lu: accepted only this process's effective user "
+                         "(uid %lu)", call, peer, (unsigned long)uid, (unsigned long)expect_uid);
+    return PSC_OK;
+}
+
 static psc_status_t psc__failed(psc_context_t *ctx, const char *call, const psc_ipc_err_t *err)
 {
     return psc__fail(ctx, err->st == PSC_OK ? PSC_ERR_IO : err->st, "%s: %s", call, err->msg);
@@ -118,9 +127,8 @@ psc_status_t psc__share_send_as(psc_context_t *ctx, int sock, const psc_share_ms
                          "not open: accepted psc_share_export's, still open", call, msg->fd);
     psc__peer_name(peer, sizeof(peer), sock, pid);
     /* The memory goes only to this user's processes, as psc_share_recv takes only theirs. */
-    if (uid != expect_uid)
-        return psc__fail(ctx, PSC_ERR_INVALID, "%s: %s runs as uid %lu: accepted only this process's effective user "
-                         "(uid %lu)", call, peer, (unsigned long)uid, (unsigned long)expect_uid);
+    if ((st = psc__peer_user(ctx, call, peer, uid, expect_uid)) != PSC_OK)
+        return st;
     if ((st = psc__ipc_chan_borrow(sock, peer, &c, &err)) != PSC_OK)
         return psc__failed(ctx, call, &err);
     st = psc__ipc_send_share(c, msg, psc__ipc_deadline(timeout_ms), &err);
@@ -149,9 +157,8 @@ psc_status_t psc__share_recv_as(psc_context_t *ctx, int sock, psc_share_msg_t *m
         return st;
     psc__peer_name(peer, sizeof(peer), sock, pid);
     /* Checked before anything is read: a stranger's descriptors are never taken in. */
-    if (uid != expect_uid)
-        return psc__fail(ctx, PSC_ERR_INVALID, "%s: %s runs as uid %lu: accepted only this process's effective user "
-                         "(uid %lu)", call, peer, (unsigned long)uid, (unsigned long)expect_uid);
+    if ((st = psc__peer_user(ctx, call, peer, uid, expect_uid)) != PSC_OK)
+        return st;
     if ((st = psc__ipc_chan_borrow(sock, peer, &c, &err)) != PSC_OK)
         return psc__failed(ctx, call, &err);
     st = psc__ipc_recv_share(c, &got, psc__ipc_deadline(timeout_ms), &err);
