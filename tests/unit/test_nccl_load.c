@@ -488,7 +488,11 @@ typedef struct {
     int32_t in, out;
     psc_ncclResult_t init_rc, rc;
     int keep;               /* keep the comm (for the caller to abort) */
+    psc_ncclComm_t published; /* comm, once made (under g_pub) */
 } rank_t;
+
+static pthread_mutex_t g_pub = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_pub_cv = PTHREAD_COND_INITIALIZER;
 
 static void *rank_main(void *arg)
 {
@@ -497,6 +501,10 @@ static void *rank_main(void *arg)
     t->init_rc = t->nc->comm_init_rank(&t->comm, t->n, t->id, t->rank);
     if (t->init_rc != PSC_NCCL_SUCCESS)
         return NULL;
+    pthread_mutex_lock(&g_pub);
+    t->published = t->comm;
+    pthread_cond_broadcast(&g_pub_cv);
+    pthread_mutex_unlock(&g_pub);
     t->rc = t->nc->all_reduce(&t->in, &t->out, 1, PSC_DT_INT32, PSC_OP_SUM, t->comm, NULL);
     if (!t->keep)
         t->nc->comm_destroy(t->comm);
@@ -570,17 +578,21 @@ static void test_abort_ends_hung_call(void **state)
         assert_int_equal(pthread_create(&th[r], NULL, rank_main, &t[r]), 0);
     }
     /* each rank's call is in: its communicator reports the collective in progress */
+    psc_ncclComm_t comm[2];
     for (int r = 0; r < 2; r++) {
+        pthread_mutex_lock(&g_pub);
+        while (!t[r].published)
+            pthread_cond_wait(&g_pub_cv, &g_pub);
+        comm[r] = t[r].published;
+        pthread_mutex_unlock(&g_pub);
         do {
-            psc_ncclComm_t c = __atomic_load_n(&t[r].comm, __ATOMIC_ACQUIRE);
-            if (c)
-                assert_int_equal(nc.comm_get_async_error(c, &st), PSC_NCCL_SUCCESS);
+            assert_int_equal(nc.comm_get_async_error(comm[r], &st), PSC_NCCL_SUCCESS);
             sched_yield();
         } while (st != PSC_NCCL_IN_PROGRESS);
         st = PSC_NCCL_SUCCESS;
     }
     for (int r = 0; r < 2; r++) {
-        assert_int_equal(nc.comm_abort(t[r].comm), PSC_NCCL_SUCCESS);
+        assert_int_equal(nc.comm_abort(comm[r]), PSC_NCCL_SUCCESS);
         assert_int_equal(pthread_join(th[r], NULL), 0);
         assert_int_not_equal(t[r].rc, PSC_NCCL_SUCCESS);
         assert_int_equal(t[r].out, -1);
