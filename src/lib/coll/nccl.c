@@ -1,0 +1,123 @@
+#define _GNU_SOURCE
+#include "coll/nccl.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PSC__NCCL_HINT "install NCCL (libnccl2) or set P2PSCOPE_LIBNCCL"
+
+void psc__nccl_config_init(psc_ncclConfig_t *cfg, int blocking)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->size = sizeof(*cfg);
+    cfg->magic = PSC_NCCL_API_MAGIC;
+    cfg->version = PSC_NCCL_CONFIG_VERSION;
+    cfg->blocking = blocking ? 1 : 0;
+}
+
+const char *psc__nccl_version_string(int code, char *buf, size_t len)
+{
+    int major, minor, patch;
+
+    if (code < 0)
+        code = 0;
+    if (code >= 10000) { /* 2.9 and newer: major*10000 + minor*100 + patch */
+        major = code / 10000;
+        minor = code % 10000 / 100;
+    } else {             /* before: major*1000 + minor*100 + patch */
+        major = code / 1000;
+        minor = code % 1000 / 100;
+    }
+    patch = code % 100;
+    snprintf(buf, len, "%d.%d.%d", major, minor, patch);
+    return buf;
+}
+
+psc_status_t psc__nccl_load(psc_nccl_t *nccl, char *why, size_t len)
+{
+    const char *path = getenv("P2PSCOPE_LIBNCCL");
+    char have[32], need[32];
+    psc_ncclResult_t rc;
+    int version = 0;
+
+    memset(nccl, 0, sizeof(*nccl));
+    if (!path || !*path)
+        path = "libnccl.so.2";
+    nccl->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!nccl->handle) {
+        snprintf(why, len, "no NCCL: %s could not be loaded (%s); " PSC__NCCL_HINT, path, dlerror());
+        return PSC_ERR_UNSUPPORTED;
+    }
+#define PSC__NCCL_RESOLVE(field, sym, ret, params, req)                                           \
+    *(void **)&nccl->field = dlsym(nccl->handle, sym);                                            \
+    if (!nccl->field && req) {                                                                    \
+        snprintf(why, len, "no usable NCCL: %s lacks %s; " PSC__NCCL_HINT, path, sym);           \
+        goto err_close;                                                                           \
+    }
+    PSC_NCCL_SYMBOLS(PSC__NCCL_RESOLVE)
+#undef PSC__NCCL_RESOLVE
+
+    rc = nccl->get_version(&version);
+    if (rc != PSC_NCCL_SUCCESS) {
+        snprintf(why, len, "no usable NCCL: ncclGetVersion in %s failed: %s; " PSC__NCCL_HINT, path,
+                 nccl->get_error_string(rc));
+        goto err_close;
+    }
+    /* Codes before 2.9 (2708 for 2.7.8) are all below the minimum too. */
+    if (version < PSC_NCCL_MIN_VERSION) {
+        snprintf(why, len, "NCCL %s in %s is too old: %s or newer is needed; " PSC__NCCL_HINT,
+                 psc__nccl_version_string(version, have, sizeof(have)), path,
+                 psc__nccl_version_string(PSC_NCCL_MIN_VERSION, need, sizeof(need)));
+        goto err_close;
+    }
+    nccl->version = version;
+    snprintf(nccl->path, sizeof(nccl->path), "%s", path);
+    if (len)
+        why[0] = '\0';
+    return PSC_OK;
+
+err_close:
+    dlclose(nccl->handle);
+    memset(nccl, 0, sizeof(*nccl));
+    return PSC_ERR_UNSUPPORTED;
+}
+
+void psc__nccl_unload(psc_nccl_t *nccl)
+{
+    if (nccl->handle)
+        dlclose(nccl->handle);
+    memset(nccl, 0, sizeof(*nccl));
+}
+
+psc_status_t psc__nccl_check(const psc_nccl_t *nccl, psc_ncclComm_t comm, psc_ncclResult_t rc,
+                             const char *call, char *why, size_t len)
+{
+    const char *text = NULL, *last = NULL;
+    char num[32];
+
+    if (rc == PSC_NCCL_SUCCESS)
+        return PSC_OK;
+    if (nccl && nccl->get_error_string)
+        text = nccl->get_error_string(rc);
+    if (!text || !*text) {
+        snprintf(num, sizeof(num), "NCCL error %d", rc);
+        text = num;
+    }
+    if (nccl && nccl->get_last_error)
+        last = nccl->get_last_error(comm);
+    if (last && *last) {
+        /* NCCL's last error may end in a newline; keep the message one line. */
+        int n = (int)strcspn(last, "\r\n");
+        snprintf(why, len, "%s failed: %s (%.*s)", call, text, n, last);
+    } else {
+        snprintf(why, len, "%s failed: %s", call, text);
+    }
+    switch (rc) {
+    case PSC_NCCL_INVALID_ARGUMENT:
+    case PSC_NCCL_INVALID_USAGE: return PSC_ERR_INVALID;
+    case PSC_NCCL_IN_PROGRESS: return PSC_ERR_TIMEOUT;
+    default: return PSC_ERR_DRIVER;
+    }
+}
