@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "lib/coll/nccl.h"
 #include "p2pscope/version.h"
 #include "render_lat.h"
 #include "text.h"
@@ -234,18 +235,12 @@ static json_t *psc__real(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
-/* "2.28.7" from 22807 (NCCL_VERSION: X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z after). */
+/* "2.28.7" from 22807 (both of NCCL's forms); null where no version was read. */
 static json_t *psc__nccl_version_str(int code)
 {
     char s[32];
 
-    if (code <= 0)
-        return json_null();
-    if (code >= 10000)
-        snprintf(s, sizeof(s), "%d.%d.%d", code / 10000, code / 100 % 100, code % 100);
-    else
-        snprintf(s, sizeof(s), "%d.%d.%d", code / 1000, code / 100 % 10, code % 100);
-    return psc_json_str(s);
+    return code > 0 ? psc_json_str(psc__nccl_version_string(code, s, sizeof(s))) : json_null();
 }
 
 static json_t *psc__half_json(const psc_coll_row_t *row, int k)
