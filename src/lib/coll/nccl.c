@@ -45,7 +45,8 @@ psc_status_t psc__nccl_load(psc_nccl_t *nccl, char *why, size_t len)
     memset(nccl, 0, sizeof(*nccl));
     if (!path || !*path)
         path = "libnccl.so.2";
-    nccl->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* Never unmapped: NCCL's own threads (proxies, an init still in progress) may outlive a dlclose. */
+    nccl->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!nccl->handle) {
         snprintf(why, len, "no NCCL: %s could not be loaded (%s); " PSC__NCCL_HINT, path, dlerror());
         return PSC_ERR_UNSUPPORTED;
