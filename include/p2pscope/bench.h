@@ -887,7 +887,7 @@ typedef struct {
     int pid;
     char host[64];
     int device;               /* CUDA index in its own process */
-    char pci_bus_id[16];      /* "0000:19:00.0" */
+    char pci_bus_id[32];      /* "0000:19:00.0", or NVML's 8-digit domain form "00000000:19:00.0" */
     char name[96];            /* "NVIDIA H200" */
 } psc_coll_rank_t;
 
