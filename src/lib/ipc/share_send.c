@@ -91,6 +91,25 @@ static psc_status_t psc__peer_user(psc_context_t *ctx, const char *call, const c
     return PSC_OK;
 }
 
+/*
+ * The channel over sock for one message, once the peer (pid, uid from psc__sock_check) is of the expected
+ * user: named in errors by its pid. PSC_OK with *c (psc__ipc_chan_close it), else recorded.
+ */
+static psc_status_t psc__peer_channel(psc_context_t *ctx, const char *call, int sock, pid_t pid, uid_t uid,
+                                      uid_t expect_uid, psc_ipc_chan_t **c)
+{
+    psc_ipc_err_t err = {PSC_OK, ""};
+    char peer[96];
+    psc_status_t st;
+
+    psc__peer_name(peer, sizeof(peer), sock, pid);
+    if ((st = psc__peer_user(ctx, call, peer, uid, expect_uid)) != PSC_OK)
+        return st;
+    if (psc__ipc_chan_borrow(sock, peer, c, &err) != PSC_OK)
+        return psc__fail(ctx, err.st == PSC_OK ? PSC_ERR_IO : err.st, "%s: %s", call, err.msg);
+    return PSC_OK;
+}
+
 static psc_status_t psc__failed(psc_context_t *ctx, const char *call, const psc_ipc_err_t *err)
 {
     return psc__fail(ctx, err->st == PSC_OK ? PSC_ERR_IO : err->st, "%s: %s", call, err->msg);
@@ -103,7 +122,7 @@ psc_status_t psc__share_send_as(psc_context_t *ctx, int sock, const psc_share_ms
     psc_ipc_err_t err = {PSC_OK, ""};
     psc_ipc_chan_t *c = NULL;
     psc_share_hdr_t h;
-    char why[256], peer[96];
+    char why[256];
     pid_t pid;
     uid_t uid;
     psc_status_t st;
@@ -125,12 +144,9 @@ psc_status_t psc__share_send_as(psc_context_t *ctx, int sock, const psc_share_ms
     if (h.kind == PSC_SHARE_VMM_FD && fcntl(msg->fd, F_GETFD) < 0)
         return psc__fail(ctx, PSC_ERR_INVALID, "%s: refused to send: descriptor %d of the PSC_SHARE_VMM_FD message is "
                          "not open: accepted psc_share_export's, still open", call, msg->fd);
-    psc__peer_name(peer, sizeof(peer), sock, pid);
     /* The memory goes only to this user's processes, as psc_share_recv takes only theirs. */
-    if ((st = psc__peer_user(ctx, call, peer, uid, expect_uid)) != PSC_OK)
+    if ((st = psc__peer_channel(ctx, call, sock, pid, uid, expect_uid, &c)) != PSC_OK)
         return st;
-    if ((st = psc__ipc_chan_borrow(sock, peer, &c, &err)) != PSC_OK)
-        return psc__failed(ctx, call, &err);
     st = psc__ipc_send_share(c, msg, psc__ipc_deadline(timeout_ms), &err);
     psc__ipc_chan_close(c);
     return st == PSC_OK ? PSC_OK : psc__failed(ctx, call, &err);
@@ -155,12 +171,9 @@ psc_status_t psc__share_recv_as(psc_context_t *ctx, int sock, psc_share_msg_t *m
     if ((st = psc__timeout_check(ctx, call, timeout_ms)) != PSC_OK ||
         (st = psc__sock_check(ctx, call, sock, &pid, &uid)) != PSC_OK)
         return st;
-    psc__peer_name(peer, sizeof(peer), sock, pid);
     /* Checked before anything is read: a stranger's descriptors are never taken in. */
-    if ((st = psc__peer_user(ctx, call, peer, uid, expect_uid)) != PSC_OK)
+    if ((st = psc__peer_channel(ctx, call, sock, pid, uid, expect_uid, &c)) != PSC_OK)
         return st;
-    if ((st = psc__ipc_chan_borrow(sock, peer, &c, &err)) != PSC_OK)
-        return psc__failed(ctx, call, &err);
     st = psc__ipc_recv_share(c, &got, psc__ipc_deadline(timeout_ms), &err);
     psc__ipc_chan_close(c);
     if (st != PSC_OK)
@@ -168,6 +181,7 @@ psc_status_t psc__share_recv_as(psc_context_t *ctx, int sock, psc_share_msg_t *m
     if (psc__share_msg_decode(got.bytes, got.fd, &h, why, sizeof(why)) != PSC_OK) {
         if (got.fd >= 0)
             close(got.fd);
+        psc__peer_name(peer, sizeof(peer), sock, pid);
         return psc__fail(ctx, PSC_ERR_INVALID, "%s: %s sent a message refused: %s", call, peer, why);
     }
     *msg = got;
