@@ -51,15 +51,6 @@ static psc_ipc_chan_t *chan_raw(int *raw)
     return c;
 }
 
-static int memfd_with(const unsigned char *bytes, size_t n)
-{
-    int fd = memfd_create("psc-test", MFD_CLOEXEC);
-
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, bytes, n), (ssize_t)n);
-    return fd;
-}
-
 static void frame(unsigned char *out, uint32_t magic, unsigned version, unsigned type, uint32_t flags, uint32_t len,
                   uint64_t seq)
 {
@@ -86,7 +77,7 @@ static void test_memfd_passed_and_read_back(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(bytes); i++)
         bytes[i] = (unsigned char)(i * 131 + 7);
-    fd = memfd_with(bytes, sizeof(bytes));
+    fd = psc_test_memfd_with(bytes, sizeof(bytes));
     chan_pair(&a, &b);
     assert_int_equal(psc__ipc_send(a, PSC_IPC_FD, 0x5u, "alloc-1", 7, &fd, 1, psc__ipc_deadline(2000), &e), PSC_OK);
     assert_int_equal(psc__ipc_recv(b, &m, psc__ipc_deadline(2000), &e), PSC_OK);
@@ -125,7 +116,7 @@ static psc_status_t recv_forged_fds(unsigned type, uint32_t len, int nfds, psc_i
     psc_status_t st;
 
     for (int i = 0; i < nfds; i++)
-        fds[i] = memfd_with((const unsigned char *)"x", 1);
+        fds[i] = psc_test_memfd_with((const unsigned char *)"x", 1);
     frame(buf, PSC_IPC_MAGIC, PSC_IPC_VERSION, type, 0, len, 0);
     psc_test_raw_send(raw, buf, PSC_IPC_HEADER_SIZE + len, fds, nfds);
     for (int i = 0; i < nfds; i++)
@@ -162,7 +153,7 @@ static void test_descriptors_on_a_later_byte_counted(void **state)
     unsigned char buf[PSC_IPC_HEADER_SIZE + 8] = {0};
     psc_ipc_err_t e = {0};
     psc_ipc_msg_t m;
-    int before = psc_test_open_fds(), raw, fd = memfd_with((const unsigned char *)"x", 1);
+    int before = psc_test_open_fds(), raw, fd = psc_test_memfd_with((const unsigned char *)"x", 1);
     psc_ipc_chan_t *c = chan_raw(&raw);
 
     (void)state;
@@ -184,7 +175,7 @@ static void test_send_refuses_what_the_receiver_would(void **state)
     psc_ipc_err_t e = {0};
     psc_ipc_msg_t m;
     static unsigned char big[PSC_IPC_MAX_PAYLOAD + 1];
-    int before = psc_test_open_fds(), fd = memfd_with((const unsigned char *)"x", 1);
+    int before = psc_test_open_fds(), fd = psc_test_memfd_with((const unsigned char *)"x", 1);
 
     (void)state;
     chan_pair(&a, &b);
@@ -443,7 +434,7 @@ static void test_share_messages(void **state)
     assert_int_equal(psc__ipc_recv_share(b, &in, psc__ipc_deadline(1000), &e), PSC_OK);
     assert_memory_equal(in.bytes, out.bytes, PSC_SHARE_MSG_LEN);
     assert_int_equal(in.fd, -1);
-    out.fd = memfd_with((const unsigned char *)"vmm!!", 5);
+    out.fd = psc_test_memfd_with((const unsigned char *)"vmm!!", 5);
     assert_int_equal(psc__ipc_send_share(a, &out, psc__ipc_deadline(1000), &e), PSC_OK);
     close(out.fd);
     assert_int_equal(psc__ipc_recv_share(b, &in, psc__ipc_deadline(1000), &e), PSC_OK);
@@ -452,7 +443,7 @@ static void test_share_messages(void **state)
     assert_memory_equal(back, "vmm!!", 5);
     close(in.fd);
     /* Another type where a share is awaited: refused, its descriptor closed. */
-    out.fd = memfd_with((const unsigned char *)"x", 1);
+    out.fd = psc_test_memfd_with((const unsigned char *)"x", 1);
     assert_int_equal(psc__ipc_send(a, PSC_IPC_FD, 0, NULL, 0, &out.fd, 1, psc__ipc_deadline(1000), &e), PSC_OK);
     close(out.fd);
     expect_error(psc__ipc_recv_share(b, &in, psc__ipc_deadline(1000), &e), &e, PSC_ERR_INVALID,

@@ -62,15 +62,6 @@ static psc_share_msg_t sample(psc_share_kind_t kind, int fd, uint64_t size)
     return m;
 }
 
-static int memfd_with(const unsigned char *bytes, size_t n)
-{
-    int fd = memfd_create("psc-share-send-test", MFD_CLOEXEC);
-
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, bytes, n), (ssize_t)n);
-    return fd;
-}
-
 static void pair(int sv[2])
 {
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
@@ -150,7 +141,7 @@ static void test_vmm_fd_passes_the_same_file(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(bytes); i++)
         bytes[i] = (unsigned char)(i * 131 + 7);
-    fd = memfd_with(bytes, sizeof(bytes));
+    fd = psc_test_memfd_with(bytes, sizeof(bytes));
     out = sample(PSC_SHARE_VMM_FD, fd, sizeof(bytes));
     pair(sv);
     assert_int_equal(psc_share_send(g_ctx, sv[0], &out, 2000), PSC_OK);
@@ -181,7 +172,7 @@ static void test_vmm_fd_passes_the_same_file(void **state)
 static void test_back_to_back_then_application_bytes(void **state)
 {
     unsigned char bytes[64] = {1, 2, 3};
-    int before = psc_test_open_fds(), sv[2], fd = memfd_with(bytes, sizeof(bytes));
+    int before = psc_test_open_fds(), sv[2], fd = psc_test_memfd_with(bytes, sizeof(bytes));
     psc_share_msg_t out[3] = {sample(PSC_SHARE_LEGACY, -1, 11), sample(PSC_SHARE_VMM_FD, fd, 22),
                               sample(PSC_SHARE_EVENT, -1, 33)};
     char tail[8] = "";
@@ -214,7 +205,7 @@ static void test_socket_flags_left_as_found(void **state)
     for (int nonblock = 0; nonblock < 2; nonblock++)
         for (int cloexec = 0; cloexec < 2; cloexec++) {
             unsigned char bytes[16] = {9};
-            int sv[2], fl[2], fd_fl[2], fd = memfd_with(bytes, sizeof(bytes));
+            int sv[2], fl[2], fd_fl[2], fd = psc_test_memfd_with(bytes, sizeof(bytes));
             psc_share_msg_t out = sample(PSC_SHARE_VMM_FD, fd, 16), in;
 
             assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
@@ -389,7 +380,7 @@ static void test_forged_frames_refused(void **state)
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
         const forged_t *f = &cases[k];
         unsigned char bytes[32] = {7}, buf[PSC_IPC_HEADER_SIZE + PSC_IPC_MAX_ERROR_TEXT];
-        int before = psc_test_open_fds(), sv[2], fd = memfd_with(bytes, sizeof(bytes)), n;
+        int before = psc_test_open_fds(), sv[2], fd = psc_test_memfd_with(bytes, sizeof(bytes)), n;
         psc_share_msg_t m, in;
         size_t len;
 
@@ -419,7 +410,7 @@ static void test_forged_frames_refused(void **state)
 static void test_stranger_refused_before_reading(void **state)
 {
     unsigned char bytes[16] = {3};
-    int before = psc_test_open_fds(), sv[2], fd = memfd_with(bytes, sizeof(bytes)), n;
+    int before = psc_test_open_fds(), sv[2], fd = psc_test_memfd_with(bytes, sizeof(bytes)), n;
     psc_share_msg_t out = sample(PSC_SHARE_VMM_FD, fd, 16), in;
     uid_t other = geteuid() + 1;
     char me[48], them[48];
@@ -449,7 +440,7 @@ static void test_stranger_refused_before_reading(void **state)
 static void test_send_refuses_bad_messages(void **state)
 {
     unsigned char bytes[16] = {5};
-    int before = psc_test_open_fds(), sv[2], fd = memfd_with(bytes, sizeof(bytes)), closed;
+    int before = psc_test_open_fds(), sv[2], fd = psc_test_memfd_with(bytes, sizeof(bytes)), closed;
     psc_share_msg_t m;
 
     (void)state;
