@@ -16,13 +16,9 @@
 #include <cmocka.h>
 
 #include "cli.h"
+#include "cli_parse.h"
 #include "run_binary.h"
 
-#define ARGV(...) ((char *[]){"p2pscope", __VA_ARGS__, NULL})
-#define ARGC(...) ((int)(sizeof((char *[]){"p2pscope", __VA_ARGS__}) / sizeof(char *)))
-#define PARSE(o, ...) psc_cli_parse(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), (o), err, sizeof(err))
-
-static char err[512];
 
 static void test_parse_values(void **state)
 {

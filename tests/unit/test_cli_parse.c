@@ -6,12 +6,7 @@
 #include <cmocka.h>
 
 #include "cli.h"
-
-#define ARGV(...) ((char *[]){"p2pscope", __VA_ARGS__, NULL})
-#define ARGC(...) ((int)(sizeof((char *[]){"p2pscope", __VA_ARGS__}) / sizeof(char *)))
-#define PARSE(o, ...) psc_cli_parse(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), (o), err, sizeof(err))
-
-static char err[512];
+#include "cli_parse.h"
 
 static void test_defaults(void **state)
 {
