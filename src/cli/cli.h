@@ -57,6 +57,9 @@ typedef struct {
     double timeout_s;                     /* ipc --timeout (0: the library's default) */
 } psc_cli_opts_t;
 
+/* Every GPU of -d exists here; else one line on stderr and PSC_EXIT_USAGE. */
+int psc_cli_check_devices(const psc_context_t *ctx, const psc_cli_opts_t *o);
+
 /* Parse argv; PSC_EXIT_USAGE with one line in err naming what is accepted. */
 int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);
 void psc_cli_usage(void);

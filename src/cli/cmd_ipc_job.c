@@ -59,15 +59,9 @@ static int psc__rank_gpus(const psc_context_t *ctx, const psc_cli_opts_t *o, con
                 "with one GPU per rank (a GPU may be listed twice: -d 0,0)\n", job->size, n, n == 1 ? "" : "s");
         return PSC_EXIT_ENV;
     }
-    for (int r = 0; r < job->size; r++) {
+    for (int r = 0; r < job->size; r++)
         devs[r] = o->ndev ? o->devs[r] : r;
-        if (devs[r] >= n) {
-            fprintf(stderr, "p2pscope: GPU %d does not exist: accepted 0 to %d (this node has %d GPU%s)\n", devs[r],
-                    n - 1, n, n == 1 ? "" : "s");
-            return PSC_EXIT_USAGE;
-        }
-    }
-    return PSC_EXIT_OK;
+    return psc_cli_check_devices(ctx, o); /* -d's GPUs exist; the default's are below the count */
 }
 
 static int psc__rank0(const psc_cli_opts_t *o, psc_cli_job_t *job)

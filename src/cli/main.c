@@ -48,7 +48,7 @@ static int psc__check_json_path(const char *path, int quiet)
     return rc;
 }
 
-static int psc__check_devices(const psc_context_t *ctx, const psc_cli_opts_t *o)
+int psc_cli_check_devices(const psc_context_t *ctx, const psc_cli_opts_t *o)
 {
     int n = psc_device_count(ctx);
 
@@ -129,7 +129,7 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
         fprintf(stderr, "p2pscope: %s\n", err);
         return psc_cli_exit_of(st, PSC_EXIT_ENV);
     }
-    rc = psc__check_devices(ctx, &o);
+    rc = psc_cli_check_devices(ctx, &o);
     /* ipc's workers take the corruption hook from the environment (cmd_ipc); the baseline in this process stays clean. */
     if (rc == PSC_EXIT_OK && o.cmd != PSC_CMD_IPC && psc__test_hooks_set(ctx, &o.hooks) != PSC_OK) {
         fprintf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
