@@ -254,6 +254,33 @@ typedef struct {
     int acs_readable;            /* 1 config space of bridges could be read */
 } psc_host_facts_t;
 
+/*
+ * What shapes NCCL here (for p2pscope coll and the doctor): the library that
+ * loads and the NCCL_* settings of the environment that change the paths it
+ * takes (PSC_NCCL_ENV_NAMES lists those read, in the order kept).
+ */
+#define PSC_MAX_NCCL_ENV 24
+#define PSC_NCCL_ENV_NAMES                                                                                      \
+    "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "NCCL_P2P_DIRECT_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NVLS_ENABLE",   \
+        "NCCL_CUMEM_ENABLE", "NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",             \
+        "NCCL_BUFFSIZE", "NCCL_IB_DISABLE", "NCCL_NET", "NCCL_NET_GDR_LEVEL", "NCCL_SOCKET_IFNAME",             \
+        "NCCL_CROSS_NIC", "NCCL_TOPO_FILE", "NCCL_GRAPH_FILE", "NCCL_COLLNET_ENABLE", "NCCL_DEBUG"
+
+typedef struct {
+    char name[32];               /* "NCCL_P2P_DISABLE" */
+    char value[128];             /* as set, cut at 127 bytes */
+} psc_nccl_setting_t;
+
+typedef struct {
+    int known;                   /* 1 read (live, or a recording that has them); 0 not known: the rest is empty */
+    int loaded;                  /* 1 NCCL loaded and usable, 0 not */
+    int version;                 /* ncclGetVersion's code (22807 for 2.28.7) when loaded; 0 otherwise */
+    char path[256];              /* the library loaded or tried: P2PSCOPE_LIBNCCL, else "libnccl.so.2" */
+    char note[256];              /* why it is not loaded, one line; "" when loaded */
+    int nsettings;               /* NCCL_* settings present in the environment */
+    psc_nccl_setting_t settings[PSC_MAX_NCCL_ENV];
+} psc_nccl_facts_t;
+
 typedef struct {
     char source[256];            /* "live", or the recording's path */
     int has_driver;              /* driver facts (CUDA, NVML) present */
@@ -262,6 +289,7 @@ typedef struct {
     psc_gpu_facts_t gpu[PSC_MAX_GPUS];
     psc_pair_facts_t pair[PSC_MAX_GPUS][PSC_MAX_GPUS];
     char *hwloc_xml;             /* the recorded PCI/CPU topology; NULL when none */
+    psc_nccl_facts_t nccl;       /* NCCL here; known 0 for recordings made without it */
 } psc_facts_t;
 
 /* A zeroed facts object with every "unknown" field at -1; free with psc_facts_free. NULL out of memory. */

@@ -924,6 +924,25 @@ const char *psc_redop_name(int op);
 /* busbw = algbw x this, for nranks ranks: 2(n-1)/n all_reduce; (n-1)/n all_gather, reduce_scatter, alltoall; 1 broadcast, reduce, sendrecv. */
 double psc_coll_busbw_factor(int coll, int nranks);
 
+/*
+ * Why a coll run's bus bandwidth is far below the links': given the run and
+ * link_bw_gbs, the unidirectional bandwidth p2pscope bw measured between the
+ * same GPUs (0: not known), findings as psc_doctor gives them (most severe
+ * first; the count is returned whatever cap, at most cap written). When the
+ * best busbw of the run's largest sizes (those within a factor 4 of the
+ * largest) is below half of link_bw_gbs, each cause the facts show is a
+ * finding: NCCL_P2P_DISABLE or an NCCL_P2P_LEVEL below the pairs' path
+ * ("coll_p2p_disabled", "coll_p2p_level"), GPUs of the run without peer
+ * access ("coll_no_peer_access"), ranks on several nodes ("coll_multi_node"),
+ * sizes that stay below 64 MiB ("coll_small_sizes"); with none,
+ * "coll_slow_unknown" says what to try. One rank gives "coll_one_rank" and no
+ * link_bw_gbs "coll_not_compared" (info). The run's GPUs are found in facts by
+ * the ranks' PCI bus ids; facts may be NULL (nothing known). Pure: no I/O, no
+ * allocation; 0 for no run or no row run.
+ */
+size_t psc_doctor_coll(const psc_facts_t *facts, const psc_coll_report_t *coll, double link_bw_gbs,
+                       psc_finding_t *out, size_t cap);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -75,6 +75,8 @@ static psc_facts_t *machine(int n, const char *name, uint64_t mem, uint64_t bar1
     f->host.hypervisor = 0;
     f->host.iommu = 0;
     f->host.iommu_groups = 0;
+    f->nccl.known = f->nccl.loaded = 1; /* a current NCCL, no NCCL_* settings (tests/unit/test_doctor_nccl.c) */
+    f->nccl.version = 22807;
     for (int i = 0; i < n; i++) {
         psc_gpu_facts_t *g = &f->gpu[i];
 

@@ -9,48 +9,11 @@
 #include <string.h>
 
 #include "p2pscope.h"
+#include "doctor/rules.h"
 
 /* NVML clocks event reasons that mean the GPU is held back (not idle, not app clocks). */
 #define PSC_CLOCKS_IDLE 0x1ll
 #define PSC_CLOCKS_SLOWDOWN (0x4ll | 0x8ll | 0x20ll | 0x40ll | 0x80ll)
-
-/*
- * Findings go straight into the caller's array, no allocation, so nothing can
- * be dropped: psc_doctor runs the rules once per severity, most severe first,
- * and each pass keeps only the findings of its own severity. Every finding is
- * counted; the first cap are written.
- */
-typedef struct {
-    psc_finding_t *out;
-    size_t cap, n;
-    psc_severity_t pass;
-} psc__findings_t;
-
-static void psc__add(psc__findings_t *fs, psc_severity_t sev, const char *rule, const char *fix,
-                     const char *evidence, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-static void psc__add(psc__findings_t *fs, psc_severity_t sev, const char *rule, const char *fix,
-                     const char *evidence, const char *fmt, ...)
-{
-    psc_finding_t *x;
-    va_list ap;
-
-    if (sev != fs->pass)
-        return;
-    if (!fs->out || fs->n >= fs->cap) {
-        fs->n++;
-        return;
-    }
-    x = &fs->out[fs->n++];
-    memset(x, 0, sizeof(*x));
-    x->severity = sev;
-    snprintf(x->rule, sizeof(x->rule), "%s", rule);
-    snprintf(x->fix, sizeof(x->fix), "%s", fix);
-    snprintf(x->evidence, sizeof(x->evidence), "%s", evidence);
-    va_start(ap, fmt);
-    vsnprintf(x->what, sizeof(x->what), fmt, ap);
-    va_end(ap);
-}
 
 static int psc__pcie_path(psc_path_t p)
 {
@@ -349,6 +312,7 @@ size_t psc_doctor(const psc_facts_t *f, psc_finding_t *out, size_t cap)
         rule_clocks(f, &fs);
         rule_numa(f, &fs);
         rule_not_checked(f, &fs);
+        psc__rules_nccl(f, &fs);
     }
     return fs.n;
 }

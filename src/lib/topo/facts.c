@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "doctor/rules.h"
 #include "internal.h"
 #include "topo/devices.h"
 #include "topo/facts_json.h"
@@ -238,6 +239,7 @@ psc_status_t psc_facts_gather(psc_context_t *ctx, psc_facts_t *f)
     psc__cuda_pairs(ctx, f);
     psc__classify_pairs(t, f);
     psc__acs_summary(f);
+    psc__nccl_facts_gather(&f->nccl);
     free(f->hwloc_xml);
     f->hwloc_xml = psc_host_topo_export_xml(ctx->host);
     return PSC_OK;

@@ -190,6 +190,14 @@ static const psc__field_t psc__pair_fields[] = {
     PSC__INT(psc_pair_facts_t, integrity, 0, 1),
 };
 
+/* "nccl": null or absent in recordings made before p2pscope read NCCL (known 0). */
+static const psc__field_t psc__nccl_fields[] = {
+    PSC__FIELD(psc_nccl_facts_t, loaded, PSC__F_INT, 0, 1, 0),
+    PSC__FIELD(psc_nccl_facts_t, version, PSC__F_INT, 1, INT_MAX, 0),
+    PSC__STR(psc_nccl_facts_t, path),
+    PSC__STR(psc_nccl_facts_t, note),
+};
+
 static long long psc__hi(const psc__field_t *fd, int ngpu)
 {
     return fd->hi == PSC__HI_NGPU ? ngpu - 1 : fd->hi;
@@ -293,6 +301,27 @@ static json_t *psc__gpu_json(const psc_gpu_facts_t *g, int ngpu, int *bad)
     return o;
 }
 
+/* The NCCL facts, or null when they are not known; settings as {"name", "value"} in the order read. */
+static json_t *psc__nccl_json(const psc_nccl_facts_t *n, int *bad)
+{
+    json_t *o, *settings;
+
+    if (!n->known)
+        return json_null();
+    o = json_object();
+    settings = json_array();
+    psc__fields_json(o, psc__nccl_fields, PSC__NFIELDS(psc__nccl_fields), n, 0, bad);
+    for (int k = 0; k < n->nsettings && k < PSC_MAX_NCCL_ENV; k++) {
+        json_t *x = json_object();
+
+        psc__put(x, "name", psc__json_text(n->settings[k].name, sizeof(n->settings[k].name) - 1), bad);
+        psc__put(x, "value", psc__json_text(n->settings[k].value, sizeof(n->settings[k].value) - 1), bad);
+        psc__push(settings, x, bad);
+    }
+    psc__put(o, "settings", settings, bad);
+    return o;
+}
+
 json_t *psc__facts_to_json(const psc_facts_t *f, int with_xml)
 {
     json_t *o = json_object(), *host = json_object(), *gpus = json_array(), *pairs = json_array();
@@ -324,6 +353,7 @@ json_t *psc__facts_to_json(const psc_facts_t *f, int with_xml)
             psc__push(pairs, x, &bad);
         }
     psc__put(o, "pairs", pairs, &bad);
+    psc__put(o, "nccl", psc__nccl_json(&f->nccl, &bad), &bad);
     if (with_xml)
         psc__put(o, "hwloc_xml", f->hwloc_xml && *f->hwloc_xml ? psc__json_text(f->hwloc_xml, 0) : json_null(), &bad);
     if (bad) {
@@ -601,6 +631,57 @@ static psc_status_t psc__pair_read(const psc__rd_t *r, json_t *x, size_t k, psc_
     return psc__fields_read(r, x, where, psc__pair_fields, PSC__NFIELDS(psc__pair_fields), &f->pair[end[0]][end[1]]);
 }
 
+/* An NCCL_* name as the environment has it: "NCCL_" then capitals, digits and '_'. */
+static int psc__nccl_name_ok(const char *s)
+{
+    if (strncmp(s, "NCCL_", 5) != 0 || !s[5])
+        return 0;
+    for (s += 5; *s; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return 0;
+    return 1;
+}
+
+/* "nccl": absent or null leaves known 0 (a recording from before p2pscope read NCCL). */
+static psc_status_t psc__nccl_read(const psc__rd_t *r, json_t *o, psc_nccl_facts_t *n)
+{
+    static const psc__field_t name_f = PSC__STR(psc_nccl_setting_t, name), value_f = PSC__STR(psc_nccl_setting_t, value);
+    json_t *settings = json_object_get(o, "settings");
+    char where[48], what[48];
+    psc_status_t st;
+
+    if ((st = psc__want(r, o, "", "nccl", 0, 1)) != PSC_OK || !o || json_is_null(o))
+        return st;
+    if ((st = psc__fields_read(r, o, "nccl", psc__nccl_fields, PSC__NFIELDS(psc__nccl_fields), n)) != PSC_OK ||
+        (st = psc__want(r, settings, "nccl", "settings", 1, 1)) != PSC_OK)
+        return st;
+    if (json_array_size(settings) > PSC_MAX_NCCL_ENV)
+        return psc__bad(r, "nccl", "settings", "%zu settings: accepted at most %d", json_array_size(settings),
+                        PSC_MAX_NCCL_ENV);
+    n->nsettings = (int)json_array_size(settings);
+    for (int k = 0; k < n->nsettings; k++) {
+        json_t *x = json_array_get(settings, (size_t)k);
+        psc_nccl_setting_t *s = &n->settings[k];
+
+        snprintf(where, sizeof(where), "nccl.settings[%d]", k);
+        if ((st = psc__want(r, x, where, NULL, 0, 0)) != PSC_OK ||
+            (st = psc__field_read(r, x, where, &name_f, s)) != PSC_OK ||
+            (st = psc__field_read(r, x, where, &value_f, s)) != PSC_OK)
+            return st;
+        if (!psc__nccl_name_ok(s->name))
+            return psc__bad(r, where, "name", "%s is not an NCCL setting: accepted a name such as "
+                            "\"NCCL_P2P_DISABLE\"", psc__json_dump(json_object_get(x, "name"), what, sizeof(what)));
+        for (int m = 0; m < k; m++)
+            if (strcmp(n->settings[m].name, s->name) == 0)
+                return psc__bad(r, where, "name", "%s is also nccl.settings[%d]'s: accepted each name once", s->name,
+                                m);
+    }
+    if (n->loaded && n->version <= 0)
+        return psc__bad(r, "nccl", "version", "missing for a loaded NCCL: accepted ncclGetVersion's code");
+    n->known = 1;
+    return PSC_OK;
+}
+
 /* Every key checked into s, which the caller hands over only when all of it is sound. */
 static psc_status_t psc__doc_read(const psc__rd_t *r0, json_t *doc, psc_facts_t *s)
 {
@@ -646,6 +727,8 @@ static psc_status_t psc__doc_read(const psc__rd_t *r0, json_t *doc, psc_facts_t 
     for (size_t k = 0; k < json_array_size(pairs); k++)
         if ((st = psc__pair_read(&r, json_array_get(pairs, k), k, s)) != PSC_OK)
             return st;
+    if ((st = psc__nccl_read(&r, json_object_get(doc, "nccl"), &s->nccl)) != PSC_OK)
+        return st;
     v = json_object_get(doc, "hwloc_xml");
     if (v && !json_is_null(v) && !json_is_string(v))
         return psc__bad(&r, "", "hwloc_xml", "%s: accepted a string or null", psc__what(v, what, sizeof(what)));
