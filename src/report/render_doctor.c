@@ -3,7 +3,25 @@
 #include <stdlib.h>
 
 #include "json.h"
+#include "lib/coll/nccl.h"
 #include "text.h"
+
+/* The NCCL facts in one line: "nccl: 2.28.7 (libnccl.so.2); settings: NCCL_P2P_DISABLE=1". Nothing when not known. */
+static void psc__render_nccl(FILE *out, const psc_nccl_facts_t *n)
+{
+    char v[32];
+
+    if (!n->known)
+        return;
+    if (n->loaded)
+        psc_report_printf(out, "nccl: %s (%s); settings:", psc__nccl_version_string(n->version, v, sizeof(v)),
+                          n->path);
+    else
+        psc_report_printf(out, "nccl: not loaded (%s); settings:", n->note[0] ? n->note : n->path);
+    for (int k = 0; k < n->nsettings && k < PSC_MAX_NCCL_ENV; k++)
+        psc_report_printf(out, " %s=%s", n->settings[k].name, n->settings[k].value);
+    psc_report_printf(out, "%s\n", n->nsettings ? "" : " none of NCCL_* that shape its paths");
+}
 
 void psc_render_findings(FILE *out, const psc_facts_t *f, const psc_finding_t *v, size_t n)
 {
@@ -14,6 +32,7 @@ void psc_render_findings(FILE *out, const psc_facts_t *f, const psc_finding_t *v
     psc_report_printf(out, "doctor: %d GPU%s (%s): %zu error%s, %zu warning%s, %zu note%s\n", f->ngpu, f->ngpu == 1 ? "" : "s",
                       f->source, count[PSC_SEV_ERROR], count[PSC_SEV_ERROR] == 1 ? "" : "s", count[PSC_SEV_WARNING],
                       count[PSC_SEV_WARNING] == 1 ? "" : "s", count[PSC_SEV_INFO], count[PSC_SEV_INFO] == 1 ? "" : "s");
+    psc__render_nccl(out, &f->nccl);
     for (size_t k = 0; k < n; k++) {
         psc_report_printf(out, "\n[%s] %s: %s\n", psc_severity_string(v[k].severity), v[k].rule, v[k].what);
         psc_report_printf(out, "    evidence: %s\n", v[k].evidence);
