@@ -256,7 +256,7 @@ static void rule_nccl_tuning(const psc_facts_t *f, psc__findings_t *fs)
         snprintf(ev, sizeof(ev), "%s%s%s", psc__shown(n, "NCCL_ALGO", a, sizeof(a)), algo && proto ? " " : "",
                  psc__shown(n, "NCCL_PROTO", b, sizeof(b)));
         psc__add(fs, PSC_SEV_INFO, "nccl_forced", "unset NCCL_ALGO and NCCL_PROTO to let NCCL's tuner choose", ev,
-                 "NCCL's choice of %s is forced: sizes where another choice is faster may lose bandwidth",
+                 "%s forces NCCL's choice of %s: sizes where another choice is faster may lose bandwidth", ev,
                  algo && proto ? "algorithm and protocol" : algo ? "algorithm" : "protocol");
     }
     v = psc__nccl_int(n, "NCCL_MAX_NCHANNELS", &set);
