@@ -296,7 +296,12 @@ typedef struct {
 psc_facts_t *psc_facts_new(void);
 void psc_facts_free(psc_facts_t *facts);
 
-/* This machine, through the driver, NVML, hwloc, /sys and /proc. */
+/*
+ * This machine, through the driver, NVML, hwloc, /sys and /proc; and NCCL
+ * (P2PSCOPE_LIBNCCL, else libnccl.so.2: loaded to read its version, and left
+ * mapped, as p2pscope coll leaves it) with the NCCL_* settings of the
+ * environment, which is only read.
+ */
 psc_status_t psc_facts_gather(psc_context_t *ctx, psc_facts_t *facts);
 
 /*
