@@ -9,17 +9,19 @@
 /* The NCCL facts in one line: "nccl: 2.28.7 (libnccl.so.2); settings: NCCL_P2P_DISABLE=1". Nothing when not known. */
 static void psc__render_nccl(FILE *out, const psc_nccl_facts_t *n)
 {
-    char v[32];
+    char v[32], text[1024]; /* a recording's text, escaped whole (newlines too): the line stays one line */
 
     if (!n->known)
         return;
+    psc_text_escape(n->loaded ? n->path : n->note[0] ? n->note : n->path, NULL, text, sizeof(text));
     if (n->loaded)
-        psc_report_printf(out, "nccl: %s (%s); settings:", psc__nccl_version_string(n->version, v, sizeof(v)),
-                          n->path);
+        psc_report_printf(out, "nccl: %s (%s); settings:", psc__nccl_version_string(n->version, v, sizeof(v)), text);
     else
-        psc_report_printf(out, "nccl: not loaded (%s); settings:", n->note[0] ? n->note : n->path);
-    for (int k = 0; k < n->nsettings && k < PSC_MAX_NCCL_ENV; k++)
-        psc_report_printf(out, " %s=%s", n->settings[k].name, n->settings[k].value);
+        psc_report_printf(out, "nccl: not loaded (%s); settings:", text);
+    for (int k = 0; k < n->nsettings && k < PSC_MAX_NCCL_ENV; k++) {
+        psc_text_escape(n->settings[k].value, NULL, text, sizeof(text));
+        psc_report_printf(out, " %s=%s", n->settings[k].name, text);
+    }
     psc_report_printf(out, "%s\n", n->nsettings ? "" : " none of NCCL_* that shape its paths");
 }
 

@@ -336,8 +336,10 @@ static void test_text_shows_nccl_facts(void **state)
     (void)state;
     set(f, "NCCL_P2P_DISABLE", "1");
     set(f, "NCCL_ALGO", "Ring");
+    set(f, "NCCL_NET", "a\nb"); /* as a recording may hold it */
     text = render(f);
-    assert_non_null(strstr(text, "\nnccl: 2.28.7 (libnccl.so.2); settings: NCCL_P2P_DISABLE=1 NCCL_ALGO=Ring\n"));
+    assert_non_null(
+        strstr(text, "\nnccl: 2.28.7 (libnccl.so.2); settings: NCCL_P2P_DISABLE=1 NCCL_ALGO=Ring NCCL_NET=a\\x0ab\n"));
     free(text);
     f->nccl.nsettings = 0;
     f->nccl.loaded = 0;

@@ -152,9 +152,10 @@ static void rule_nccl_missing(const psc_facts_t *f, psc__findings_t *fs)
 }
 
 /*
- * 2.19 as the oldest current release: Hopper's NVLink SHARP (NVLS) came in
- * 2.17 and its first releases' hangs and slow paths were fixed after; the
- * coll results of this project were taken on 2.28.
+ * 2.19 as the oldest current release: NVLink SHARP (NVLS) came in 2.17, and
+ * the 2.18.1 release notes list as known issues data corruption with LL128
+ * over Tree on HGX H100 and hangs with IB SHARP, fixed in later releases;
+ * the coll results of this project were taken on 2.28.
  */
 static void rule_nccl_old(const psc_facts_t *f, psc__findings_t *fs)
 {
@@ -166,8 +167,8 @@ static void rule_nccl_old(const psc_facts_t *f, psc__findings_t *fs)
     snprintf(ev, sizeof(ev), "ncclGetVersion: %d in %s", n->version, n->path);
     psc__add(fs, PSC_SEV_INFO, "nccl_old", "install NCCL 2.19 or newer (libnccl2), or point P2PSCOPE_LIBNCCL at one",
              ev,
-             "NCCL %s is older than 2.19: it lacks the fixes to NVLink SHARP (added in 2.17) and the hang and "
-             "bandwidth fixes listed in NCCL's release notes since",
+             "NCCL %s is older than 2.19: later releases fix hangs and data corruption their release notes list "
+             "(2.18.1's: LL128 on HGX H100, IB SHARP), and NVLink SHARP needs 2.17 or newer",
              psc__nccl_version_string(n->version, have, sizeof(have)));
 }
 
