@@ -456,6 +456,11 @@ psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, cons
         return st;
     if (!out)
         return psc__bad(ctx, "no place for the report given");
+    if (o.graph_launches && (!ctx->cu.p_cuStreamBeginCapture || !ctx->cu.p_cuStreamEndCapture ||
+                             !ctx->cu.p_cuGraphInstantiateWithFlags || !ctx->cu.p_cuGraphLaunch ||
+                             !ctx->cu.p_cuGraphExecDestroy || !ctx->cu.p_cuGraphDestroy))
+        return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "p2pscope coll: this driver lacks CUDA graphs (stream capture, "
+                         "cuGraphInstantiateWithFlags: CUDA 11.4 and newer): accepted -G 0");
     if ((nlocal = psc__resolve_devices(ctx, devices, ndev, dev, PSC_MAX_GPUS)) < 0)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: GPU list refused (accepted 0 to %d, each once: NCCL "
                          "takes one rank per GPU in a process)", psc_device_count(ctx) - 1);
