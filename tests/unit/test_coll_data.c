@@ -295,6 +295,10 @@ static void test_refused(void **state)
     bad = d, bad.coll = PSC_COLL_REDUCE, bad.root = 5;
     assert_int_equal(psc__coll_check(g_ctx, 0, g_ctx->gpu[0].stream, 0x2000, 64, 1, &bad, 0x3000), PSC_ERR_INVALID);
     assert_int_equal(psc__coll_check(g_ctx, 0, g_ctx->gpu[0].stream, 0x2000, 64, 1, &d, 0), PSC_ERR_INVALID);
+    assert_int_equal(psc__coll_check(g_ctx, 0, g_ctx->gpu[0].stream, 0x2002, 64, 1, &d, 0x3000), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "aligned"));
+    assert_int_equal(psc__coll_fill(g_ctx, 0, g_ctx->gpu[0].stream, 0x1000, 0x2000, 66, 1, &d), PSC_ERR_INVALID);
+    assert_int_equal(psc__coll_fill(g_ctx, 0, g_ctx->gpu[0].stream, 0x1000, 0x2000, 64, 0, &d), PSC_OK); /* no slots */
 }
 
 /* Host only: the half and bfloat16 bits, both ways. */
