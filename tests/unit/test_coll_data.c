@@ -218,7 +218,7 @@ static void run_case(int coll, int dt, int op, int n, int in_place)
         else if (in_place && coll != PSC_COLL_BROADCAST)
             lo = 1; /* an input in place may equal its output here and there */
         check(&k, r, &wrong, &first);
-        if (wrong < lo || wrong > hi || (wrong && (first < out || first >= 2 * out)))
+        if (wrong < lo || wrong > hi || (wrong && (first < out || first >= 2 * out)) || (lo == out && first != out))
             fail_msg(CASE_FMT ": slot 1 never written: %llu wrong (want %llu..%llu), first %llu", CASE_ARGS(d, r),
                      (unsigned long long)wrong, (unsigned long long)lo, (unsigned long long)hi,
                      (unsigned long long)first);
