@@ -196,6 +196,17 @@ static void run_case(int coll, int dt, int op, int n, int in_place)
                 fail_msg(CASE_FMT ": %llu wrong, first %llu; want 1, first %llu", CASE_ARGS(d, r),
                          (unsigned long long)wrong, (unsigned long long)first,
                          (unsigned long long)(fs * psc__coll_out_elems(d) + j));
+            if (r == flip_rank) { /* a second check adds to the same words */
+                uint64_t w[2];
+
+                assert_int_equal(psc__coll_check(g_ctx, r, g_ctx->gpu[r].stream, k.recv[r], k.slot_bytes, NSLOTS,
+                                                 &k.d[r], k.words[r]),
+                                 PSC_OK);
+                assert_int_equal(CUF(cuStreamSynchronize)(g_ctx->gpu[r].stream), CUDA_SUCCESS);
+                assert_int_equal(CUF(cuMemcpyDtoH)(w, k.words[r], sizeof(w)), CUDA_SUCCESS);
+                assert_int_equal(w[0], 2);
+                assert_int_equal(w[1], first);
+            }
             if (r != flip_rank && wrong != 0)
                 fail_msg(CASE_FMT ": %llu wrong, none changed there", CASE_ARGS(&k.d[r], r), (unsigned long long)wrong);
         }
