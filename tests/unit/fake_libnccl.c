@@ -1083,21 +1083,44 @@ static void sh_progress(struct fake_comm *c)
     c->nops = kept;
 }
 
-/* A peer destroyed its comm or its process died while this rank still waits on it (under h->mu). */
+/* Whether an operation of c not yet done needs rank r's part (under h->mu, after sh_progress). */
+static int sh_waits_on(struct fake_comm *c, int r)
+{
+    struct sh_hdr *h = c->sh;
+
+    if (c->hung || h->joined < c->nranks)
+        return 1;
+    for (int i = 0; i < c->nops; i++) {
+        const struct sh_op *o = &c->ops[i];
+        const struct sh_round *rd = &h->rounds[o->k % SH_RING];
+        if (o->a.kind == K_SEND || o->a.kind == K_RECV) {
+            if (o->a.peer == r)
+                return 1;
+        } else if (!rd->used || rd->seq != o->k || !rd->dep[r].present) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * A peer this rank waits on destroyed its comm or its process died (under h->mu). A peer that
+ * left after handing in its part is no loss: its inputs stay in the file this process maps.
+ */
 static int sh_peer_lost(struct fake_comm *c)
 {
     struct sh_hdr *h = c->sh;
     long long now;
 
     for (int r = 0; r < c->nranks; r++)
-        if (r != c->rank && h->rk[r].gone)
+        if (r != c->rank && h->rk[r].gone && sh_waits_on(c, r))
             return 1;
     now = sh_now_ns(); /* a process's death costs system calls to see: not at every poll */
     if (now - c->checked < SH_CHECK_NS)
         return 0;
     c->checked = now;
     for (int r = 0; r < c->nranks; r++)
-        if (r != c->rank && h->rk[r].joined && sh_pid_dead(h->rk[r].pid))
+        if (r != c->rank && h->rk[r].joined && sh_waits_on(c, r) && sh_pid_dead(h->rk[r].pid))
             return 1;
     return 0;
 }
