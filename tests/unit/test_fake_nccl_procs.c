@@ -456,6 +456,71 @@ static void test_nonblocking_polled(void **state)
     ranks_run(3, nonblocking_rank, NULL);
 }
 
+/* FAKE_NCCL_HANG=1 in every rank's process: the all-reduce never completes, until a peer aborts. */
+static void hang_rank(int rank, int n, psc_ncclUniqueId id, int rep, void *arg)
+{
+    int(*go)[2] = arg;
+    psc_ncclConfig_t cfg;
+    psc_ncclComm_t c;
+    psc_ncclResult_t rc, st;
+    int32_t s = 5, r = -1;
+    char b;
+
+    psc__nccl_config_init(&cfg, 0);
+    rc = g_nc.comm_init_rank_config(&c, n, id, rank, &cfg);
+    CHECK(rc == PSC_NCCL_SUCCESS || rc == PSC_NCCL_IN_PROGRESS);
+    CHECK(poll_done(c) == PSC_NCCL_SUCCESS);
+    CHECK(g_nc.all_reduce(&s, &r, 1, PSC_DT_INT32, PSC_OP_SUM, c, NULL) == PSC_NCCL_IN_PROGRESS);
+    report(rep, 0, 0);
+    CHECK(read_full(go[rank][0], &b, 1) == 0); /* every rank has called */
+    CHECK(g_nc.comm_get_async_error(c, &st) == PSC_NCCL_SUCCESS);
+    CHECK(st == PSC_NCCL_IN_PROGRESS && r == -1);
+    report(rep, 0, 0);
+    if (rank == 0) {
+        CHECK(read_full(go[rank][0], &b, 1) == 0); /* every rank has checked */
+        CHECK(g_nc.comm_abort(c) == PSC_NCCL_SUCCESS);
+        report(rep, 0, 1);
+        return;
+    }
+    CHECK(read_full(go[rank][0], &b, 1) == 0); /* rank 0 has aborted */
+    st = poll_done(c);
+    CHECK(r == -1);
+    report(rep, st, 1);
+    CHECK(g_nc.comm_abort(c) == PSC_NCCL_SUCCESS);
+}
+
+static void test_hang_until_abort(void **state)
+{
+    int go[2][2], st[2];
+    ranks_t rs;
+    report_t rep;
+    char b = 'g';
+
+    (void)state;
+    for (int r = 0; r < 2; r++)
+        assert_int_equal(pipe2(go[r], O_CLOEXEC), 0);
+    setenv("FAKE_NCCL_HANG", "1", 1);
+    ranks_start(&rs, 2, hang_rank, go);
+    unsetenv("FAKE_NCCL_HANG");
+    for (int r = 0; r < 2; r++)
+        assert_int_equal(read_full(rs.rep[r], &rep, sizeof(rep)), 0);
+    for (int r = 0; r < 2; r++)
+        assert_int_equal(write(go[r][1], &b, 1), 1);
+    for (int r = 0; r < 2; r++)
+        assert_int_equal(read_full(rs.rep[r], &rep, sizeof(rep)), 0);
+    assert_int_equal(write(go[0][1], &b, 1), 1);
+    assert_int_equal(read_full(rs.rep[0], &rep, sizeof(rep)), 0);
+    assert_int_equal(write(go[1][1], &b, 1), 1);
+    assert_int_equal(read_full(rs.rep[1], &rep, sizeof(rep)), 0);
+    assert_int_equal(rep.rc, PSC_NCCL_REMOTE_ERROR);
+    ranks_wait(&rs, st);
+    for (int r = 0; r < 2; r++) {
+        assert_true(WIFEXITED(st[r]) && WEXITSTATUS(st[r]) == 0);
+        close(go[r][0]);
+        close(go[r][1]);
+    }
+}
+
 /* ---------------------------------------------------------------- refused joins */
 
 static void twice_rank(int rank, int n, psc_ncclUniqueId id, int rep, void *arg)
@@ -689,6 +754,7 @@ int main(void)
         cmocka_unit_test_teardown(test_groups_and_ring, none_left),
         cmocka_unit_test_teardown(test_64mib_buffers, none_left),
         cmocka_unit_test_teardown(test_nonblocking_polled, none_left),
+        cmocka_unit_test_teardown(test_hang_until_abort, none_left),
         cmocka_unit_test_teardown(test_killed_rank, none_left),
         cmocka_unit_test_teardown(test_exit_at, none_left),
         cmocka_unit_test_teardown(test_unused_id_removed_at_exit, none_left),
