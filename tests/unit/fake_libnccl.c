@@ -13,9 +13,10 @@
  * most 16 ranks; a rank twice answers ncclInvalidUsage, a different rank
  * count ncclInvalidUsage and the others then fail instead of waiting). The
  * file is unlinked once every rank joined, when a rank leaves before that,
- * or when the maker's process exits or unloads the library. ncclCommInitAll's
- * ranks: each rank's call is recorded,
- * with a copy of its input taken when the call is made; a collective is
+ * or at its maker's exit (the destructor; no rank ever joined).
+ *
+ * ncclCommInitAll's ranks: each rank's call is recorded, with a copy of its
+ * input taken when the call is made; a collective is
  * performed when every rank of the communicator has made its call (at
  * ncclGroupEnd for calls made inside a group, else at once), and a send when
  * the matching receive is posted (sends of a group are posted before its
