@@ -40,7 +40,9 @@
  * thread runs behind the caller), ncclRemoteError once a peer was aborted or
  * destroyed with operations pending, or (ncclCommInitRank's ranks) a peer
  * left or its process died while this rank waits on it (seen within a few
- * ms), else ncclSuccess. A waiting call naps 100 us between polls.
+ * ms), else ncclSuccess (ncclCommInitRank's ranks: also when the comm broke
+ * after this rank's operations were done; its next call answers
+ * ncclRemoteError). A waiting call naps 100 us between polls.
  *
  * The environment:
  *   FAKE_NCCL_VERSION   ncclGetVersion's code (default 22807, 2.28.7); below 21400
@@ -1134,10 +1136,11 @@ static ncclResult_t sh_state(struct fake_comm *c)
     sh_progress(c);
     if (c->error)
         return c->error;
-    if (h->broken)
-        return ncclRemoteError;
+    /* done before a peer broke the comm: a success (the next call fails) */
     if (c->nops == 0 && !c->hung && h->joined == c->nranks)
         return ncclSuccess;
+    if (h->broken)
+        return ncclRemoteError;
     if (sh_peer_lost(c)) {
         fake_fail("a peer rank's process died or its communicator went away");
         h->broken = 1;
