@@ -16,9 +16,11 @@ set(PSC_FATBIN ${PROJECT_BINARY_DIR}/psc_kernels.fatbin)
 add_custom_command(
   OUTPUT ${PSC_FATBIN}
   COMMAND ${CUDAToolkit_NVCC_EXECUTABLE} -fatbin -O3 -std=c++17
-          -I${PROJECT_SOURCE_DIR}/src/lib ${_psc_gencode}
+          -I${PROJECT_SOURCE_DIR}/src/lib -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_BINARY_DIR}/include
+          ${_psc_gencode}
           -o ${PSC_FATBIN} ${PSC_KERNEL_SOURCES}
   DEPENDS ${PSC_KERNEL_SOURCES} ${PROJECT_SOURCE_DIR}/src/lib/pattern/pattern.h
+          ${PROJECT_SOURCE_DIR}/src/lib/coll/coll_values.h
   COMMENT "nvcc: building device fatbin (sm ${P2PSCOPE_CUDA_ARCHS} + compute_${P2PSCOPE_PTX_ARCH})"
   VERBATIM)
 

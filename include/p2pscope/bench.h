@@ -828,12 +828,12 @@ int psc_ipc_worker_main(void);
  */
 psc_status_t psc_ipc_worker_join(const char *rendezvous, int rank, char *why, size_t len);
 
-/* ---------------------------------------------------------------- collectives (p2pscope coll; issue 15, in progress) */
+/* ---------------------------------------------------------------- collectives (p2pscope coll) */
 
 /*
  * Collectives through NCCL (libnccl.so.2, loaded at run time), reported in
- * nccl-tests' table. What exists so far: the names and the rules of that
- * table (sizes, counts, bus bandwidth factors) and the report a run fills.
+ * nccl-tests' table: the names and rules of that table (sizes, counts, bus
+ * bandwidth factors), the report a run fills, and the run.
  */
 typedef enum {
     PSC_COLL_ALL_REDUCE,
@@ -877,6 +877,7 @@ typedef struct {
         double algbw_gbs;     /* bytes of one rank's data / time, 1 GB = 1e9 B */
         double busbw_gbs;     /* algbw x the collective's factor (psc_coll_busbw_factor) */
         long long wrong;      /* wrong elements found (timed iterations and extra checked runs); -1: not checked */
+        long long timed_checked; /* timed operations whose output was checked (each slot's last); 0: none */
         psc_pctl_t iter_us;   /* each timed operation's own time (CUDA events), us; n 0 with graph replay */
     } r[2];
 } psc_coll_row_t;
@@ -904,9 +905,12 @@ typedef struct {
     int check;                /* extra checked runs per row (nccl-tests' -c) */
     int graph_launches;       /* CUDA graph replays per timing (nccl-tests' -G); 0: operations issued eagerly */
     int blocking;             /* wait for each operation before the next (-z) */
+    int time_of;              /* psc_coll_time_t: how the processes' times were combined */
+    double timeout_s;         /* the longest wait allowed; 0 none */
     int nrows;
     psc_coll_row_t *rows;
     int failed_rows;          /* rows (out of place or in place) with a wrong element: nccl-tests' "Out of bounds values" */
+    char first_wrong[192];    /* the first wrong element this process saw: rank, half, slot, element, got, expected; "" none */
     double avg_busbw_gbs;     /* mean of every busbw printed: nccl-tests' "Avg bus bandwidth" */
     double run_ms;
 } psc_coll_report_t;
@@ -923,6 +927,75 @@ size_t psc_dtype_size(int dtype);
 const char *psc_redop_name(int op);
 /* busbw = algbw x this, for nranks ranks: 2(n-1)/n all_reduce; (n-1)/n all_gather, reduce_scatter, alltoall; 1 broadcast, reduce, sendrecv. */
 double psc_coll_busbw_factor(int coll, int nranks);
+
+/*
+ * The processes of a run with one NCCL rank per process (mpirun). The
+ * library links no MPI: the caller passes these calls, made by every process
+ * in the same order (collective calls, as MPI's). Each returns 0 on success.
+ */
+typedef struct {
+    int nprocs, proc;       /* processes, and this one's index (0 holds the report the caller prints) */
+    void *arg;
+    /* process 0's len bytes of buf into every process's buf */
+    int (*bcast)(void *buf, size_t len, void *arg);
+    /* v[0..n) combined over the processes, in place: how PSC_COLL_SUM, PSC_COLL_MIN or PSC_COLL_MAX */
+    int (*allreduce)(double *v, int n, int how, void *arg);
+    /* each process's len bytes of mine into all, in process order (nprocs x len bytes), in every process */
+    int (*allgather)(const void *mine, void *all, size_t len, void *arg);
+} psc_coll_procs_t;
+
+enum { PSC_COLL_SUM, PSC_COLL_MIN, PSC_COLL_MAX };
+
+/* How each process's time is combined into the table: nccl-tests' -a. */
+typedef enum { PSC_COLL_TIME_RANK0, PSC_COLL_TIME_MEAN, PSC_COLL_TIME_MIN, PSC_COLL_TIME_MAX } psc_coll_time_t;
+
+typedef struct {
+    size_t struct_size;       /* set by psc_coll_opts_default() */
+    int coll;                 /* psc_coll_t (default all-reduce) */
+    int dtype;                /* psc_dtype_t, -1 every type (nccl-tests' -d all); default float */
+    int op;                   /* psc_redop_t, -1 every one (-o all); default sum; ignored where nothing is reduced */
+    int root;                 /* broadcast, reduce: the root rank, -1 every rank (-r -1); default 0 */
+    uint64_t min_bytes, max_bytes; /* sizes per rank, 1 B .. 1 TiB (default 32 MiB each, as nccl-tests) */
+    unsigned step_factor;     /* > 1: each size this times the last; else step_bytes more (default 1 MiB) */
+    uint64_t step_bytes;
+    int warmup_iters;         /* operations per size before the rows (default 1; 0..100000) */
+    int iters;                /* timed operations per row (default 20; 1..1000000) */
+    int agg_iters;            /* operations per group call (-m; default 1; 1..1024) */
+    int check;                /* extra checked runs per row (-c; default 1); 0: nothing checked, #wrong N/A */
+    int graph_launches;       /* -G: capture the timed operations in a CUDA graph, replay it this often; 0 eager */
+    int blocking;             /* -z: 1 wait for each operation before the next (default 0) */
+    int time_of;              /* psc_coll_time_t (default mean) */
+    double timeout_s;         /* the longest wait for NCCL or the GPUs (-T): then the communicators are aborted
+                                 and the run fails naming the collective and size; 0 none (default 300) */
+    int per_op;               /* 1: each operation's own time too (CUDA events, an extra eager loop; default 1) */
+    uint32_t seed;            /* of the checked data (default 1) */
+    const psc_coll_procs_t *procs; /* NULL: this process drives every rank (one per listed GPU) */
+} psc_coll_opts_t;
+
+void psc_coll_opts_init(psc_coll_opts_t *o, size_t struct_size);
+#define psc_coll_opts_default(o) psc_coll_opts_init((o), sizeof(*(o)))
+
+/*
+ * Time o->coll through NCCL, row after row (each type, op, root and size),
+ * nccl-tests' way: buffers of max_bytes per rank, the timed operations
+ * walking through them slot by slot, host-clock time per operation. With
+ * o->check, every slot's inputs are set before the timed loop and every
+ * slot's outputs checked after it (the timed operations themselves: each
+ * slot's last; in place, where an operation leaves its own input as the next
+ * one's, only rows where each slot is used once, or the result does not
+ * change when applied again), then o->check extra operations checked one by
+ * one; #wrong counts wrong elements of both. The ranks: one per GPU of
+ * devices (ndev of them, 0: every GPU) in this process, or with o->procs this
+ * process's GPUs among every process's (the same count in each; ranks in
+ * process order). NCCL is loaded here (PSC_ERR_UNSUPPORTED, one line, without
+ * it). A timeout aborts the communicators: PSC_ERR_TIMEOUT naming the
+ * collective, the size and the wait. Wrong elements are results: PSC_OK, see
+ * failed_rows. *out (psc_coll_report_free) only on success; in every process,
+ * the figures combined over the processes.
+ */
+psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, const psc_coll_opts_t *o,
+                          psc_coll_report_t **out);
+void psc_coll_report_free(psc_coll_report_t *r);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -21,7 +21,7 @@ enum {
 /* The exit code for a failed library call: PSC_EXIT_NO_MEMORY for PSC_ERR_NO_MEMORY, 0 for PSC_OK, else otherwise. */
 int psc_cli_exit_of(psc_status_t st, int otherwise);
 
-typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY, PSC_CMD_COPY, PSC_CMD_IPC } psc_cli_cmd_t;
+typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY, PSC_CMD_COPY, PSC_CMD_IPC, PSC_CMD_COLL } psc_cli_cmd_t;
 
 #define PSC_CLI_MAX_DEVS 64
 #define PSC_CLI_MAX_TESTS 128
@@ -55,6 +55,9 @@ typedef struct {
     unsigned round_trips;                 /* ipc --round-trips (0: the library's default) */
     int no_local;                         /* ipc --no-local: no baseline inside one process */
     double timeout_s;                     /* ipc --timeout (0: the library's default) */
+    psc_coll_opts_t coll;                 /* coll: nccl-tests' options (coll_options.c) */
+    int coll_gpus;                        /* coll -g: GPUs per process; 0: every GPU, or one per rank under mpirun */
+    int coll_first_gpu;                   /* NCCL_TESTS_DEVICE: the first GPU of -g's (-1 unset) */
 } psc_cli_opts_t;
 
 /* Every GPU of -d exists here; else one line on stderr and PSC_EXIT_USAGE. */
@@ -92,6 +95,17 @@ int psc_cmd_ipc_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *devs
 /* ipc as one rank per GPU of one node under mpirun (cmd_ipc_job.c): every rank calls it; rank 0 prints. */
 struct psc_cli_job;
 int psc_cmd_ipc_job(const psc_cli_opts_t *o, struct psc_cli_job *job, int *argc, char ***argv);
+
+/* --devices LIST into o->devs (options.c's rules); 0 or PSC_EXIT_USAGE with one line in err. */
+int psc_cli_parse_devices(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen);
+/* `p2pscope coll [COLLECTIVE] [nccl-tests' options]`: parsed apart (coll_options.c: -d is the type there). */
+int psc_cli_parse_coll(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);
+void psc_cli_usage_coll(void);
+/* One process driving its GPUs (procs NULL), or this process's share of an mpirun job; *ran 1 once the run ended. */
+int psc_cmd_coll(psc_context_t *ctx, const psc_cli_opts_t *o);
+int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *devs, int ndev,
+                     const psc_coll_procs_t *procs, int *ran);
+int psc_cmd_coll_job(const psc_cli_opts_t *o, struct psc_cli_job *job, int *argc, char ***argv);
 /* --test-corrupt-offset into the environment, where each worker (a process or rank of its own) reads it. */
 int psc_cli_ipc_corrupt_env(const psc_cli_opts_t *o);
 /* bw, report, nvlink --watch: the command line's tests with its GPUs, sizes and options in one library call

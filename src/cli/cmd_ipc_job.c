@@ -111,7 +111,7 @@ int psc_cmd_ipc_job(const psc_cli_opts_t *o, psc_cli_job_t *job, int *argc, char
 
     if (rc != PSC_EXIT_OK)
         return rc;
-    if ((rc = psc_cli_job_start(job, argc, argv, why, sizeof(why))) != PSC_EXIT_OK) {
+    if ((rc = psc_cli_job_start(job, 1, argc, argv, why, sizeof(why))) != PSC_EXIT_OK) {
         if (job->rank == 0)
             fprintf(stderr, "p2pscope: %s\n", why);
         psc_cli_job_end(job);

@@ -14,6 +14,7 @@ typedef struct psc_cli_job {
     int size, rank;          /* the launcher's ranks; 1 and 0 when alone */
     const char *launcher;    /* "Open MPI", "an MPI launcher (PMI)", or NULL when alone */
     int mpi;                 /* MPI_Init was called (psc_cli_job_start) */
+    int local_rank, local_size; /* this node's ranks (psc_cli_job_start) */
 } psc_cli_job_t;
 
 /* From the environment: OMPI_COMM_WORLD_SIZE/RANK (Open MPI), PMI_SIZE/RANK (MPICH's Hydra and others). */
@@ -24,11 +25,12 @@ const char *psc_cli_mpi_library(void);
 
 /*
  * Join the job (MPI_Init) and check it suits a command that runs one rank
- * per GPU of one node: a build with MPI, all ranks on one node, the
- * environment's rank and size those MPI gives. PSC_EXIT_OK, or an exit code
- * with one line in why (every rank gets the same verdict).
+ * per GPU: a build with MPI, the environment's rank and size those MPI
+ * gives, and with one_node all ranks on one node. Sets the node-local rank.
+ * PSC_EXIT_OK, or an exit code with one line in why (every rank gets the
+ * same verdict).
  */
-int psc_cli_job_start(psc_cli_job_t *job, int *argc, char ***argv, char *why, size_t len);
+int psc_cli_job_start(psc_cli_job_t *job, int one_node, int *argc, char ***argv, char *why, size_t len);
 
 /*
  * Rank 0's len bytes of buf to every rank. The waiting ranks poll (every
@@ -36,6 +38,13 @@ int psc_cli_job_start(psc_cli_job_t *job, int *argc, char ***argv, char *why, si
  * measurements meanwhile. PSC_EXIT_OK or PSC_EXIT_FAILED.
  */
 int psc_cli_job_bcast(psc_cli_job_t *job, void *buf, int len);
+
+/* v[0..n) combined over the ranks in place: how PSC_COLL_SUM, _MIN or _MAX. PSC_EXIT_OK or PSC_EXIT_FAILED. */
+int psc_cli_job_allreduce(psc_cli_job_t *job, double *v, int n, int how);
+/* Every rank's len bytes of mine into all (rank order), in every rank. */
+int psc_cli_job_allgather(psc_cli_job_t *job, const void *mine, void *all, int len);
+/* End every rank of the job with code (a rank that failed alone: the others would wait for it). */
+void psc_cli_job_abort(psc_cli_job_t *job, int code);
 
 /* Leave the job (MPI_Finalize) where psc_cli_job_start joined it. */
 void psc_cli_job_end(psc_cli_job_t *job);

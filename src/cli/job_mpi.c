@@ -27,10 +27,10 @@ const char *psc_cli_mpi_library(void)
     return name;
 }
 
-int psc_cli_job_start(psc_cli_job_t *job, int *argc, char ***argv, char *why, size_t len)
+int psc_cli_job_start(psc_cli_job_t *job, int one_node, int *argc, char ***argv, char *why, size_t len)
 {
     MPI_Comm node;
-    int size = 0, rank = -1, local = 0, provided = MPI_THREAD_SINGLE;
+    int size = 0, rank = -1, local = 0, local_rank = 0, provided = MPI_THREAD_SINGLE;
 
     /* Funneled: rank 0 serves its worker in a second thread, which makes no MPI call. */
     if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
@@ -56,8 +56,11 @@ int psc_cli_job_start(psc_cli_job_t *job, int *argc, char ***argv, char *why, si
         return PSC_EXIT_ENV;
     }
     MPI_Comm_size(node, &local);
+    MPI_Comm_rank(node, &local_rank);
     MPI_Comm_free(&node);
-    if (local != size) {
+    job->local_rank = local_rank;
+    job->local_size = local;
+    if (one_node && local != size) {
         snprintf(why, len, "the %d ranks span more than one node (%d on this one): GPU memory is shared between the "
                  "processes of one node: accepted one rank per GPU of one node (mpirun -np G --host HOST:G)", size,
                  local);
@@ -81,6 +84,28 @@ int psc_cli_job_bcast(psc_cli_job_t *job, void *buf, int len)
             return PSC_EXIT_OK;
         nanosleep(&ms, NULL);
     }
+}
+
+int psc_cli_job_allreduce(psc_cli_job_t *job, double *v, int n, int how)
+{
+    MPI_Op op = how == PSC_COLL_MIN ? MPI_MIN : how == PSC_COLL_MAX ? MPI_MAX : MPI_SUM;
+
+    if (!job->mpi || MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return PSC_EXIT_FAILED;
+    return PSC_EXIT_OK;
+}
+
+int psc_cli_job_allgather(psc_cli_job_t *job, const void *mine, void *all, int len)
+{
+    if (!job->mpi || MPI_Allgather(mine, len, MPI_BYTE, all, len, MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return PSC_EXIT_FAILED;
+    return PSC_EXIT_OK;
+}
+
+void psc_cli_job_abort(psc_cli_job_t *job, int code)
+{
+    if (job->mpi)
+        MPI_Abort(MPI_COMM_WORLD, code);
 }
 
 void psc_cli_job_end(psc_cli_job_t *job)

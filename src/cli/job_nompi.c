@@ -9,12 +9,14 @@ const char *psc_cli_mpi_library(void)
     return NULL;
 }
 
-int psc_cli_job_start(psc_cli_job_t *job, int *argc, char ***argv, char *why, size_t len)
+int psc_cli_job_start(psc_cli_job_t *job, int one_node, int *argc, char ***argv, char *why, size_t len)
 {
+    (void)one_node;
     (void)argc;
     (void)argv;
     snprintf(why, len, "this p2pscope was built without MPI (no mpicc was found when it was built), so under %s "
-             "each of the %d ranks would run alone: run it without mpirun (it starts a worker per GPU itself), or "
+             "each of the %d ranks would run alone: run it without mpirun (ipc starts a worker per GPU, coll drives every "
+             "GPU from one process), or "
              "rebuild where Open MPI's mpicc is found (apt-get install libopenmpi-dev openmpi-bin)",
              job->launcher ? job->launcher : "a launcher", job->size);
     return PSC_EXIT_USAGE;
@@ -26,6 +28,23 @@ int psc_cli_job_bcast(psc_cli_job_t *job, void *buf, int len)
     (void)buf;
     (void)len;
     return PSC_EXIT_FAILED;
+}
+
+int psc_cli_job_allreduce(psc_cli_job_t *job, double *v, int n, int how)
+{
+    (void)job, (void)v, (void)n, (void)how;
+    return PSC_EXIT_FAILED;
+}
+
+int psc_cli_job_allgather(psc_cli_job_t *job, const void *mine, void *all, int len)
+{
+    (void)job, (void)mine, (void)all, (void)len;
+    return PSC_EXIT_FAILED;
+}
+
+void psc_cli_job_abort(psc_cli_job_t *job, int code)
+{
+    (void)job, (void)code;
 }
 
 void psc_cli_job_end(psc_cli_job_t *job)

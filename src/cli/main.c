@@ -63,7 +63,7 @@ int psc_cli_check_devices(const psc_context_t *ctx, const psc_cli_opts_t *o)
 }
 
 /*
- * Started by mpirun as one of several ranks: only ipc runs that way (rank 0
+ * Started by mpirun as one of several ranks: only ipc and coll run that way (rank 0
  * prints what every rank decides alike; the others stay quiet until they
  * run a worker).
  */
@@ -71,9 +71,12 @@ static int psc__main_ranks(const psc_cli_opts_t *o, psc_cli_job_t *job, int *arg
 {
     if (o->cmd == PSC_CMD_IPC)
         return psc_cmd_ipc_job(o, job, argc, argv);
+    if (o->cmd == PSC_CMD_COLL)
+        return psc_cmd_coll_job(o, job, argc, argv);
     if (job->rank == 0)
         fprintf(stderr, "p2pscope: started by %s as one of %d ranks, but this command runs in one process: run it "
-                "without mpirun; only `p2pscope ipc` runs as one rank per GPU\n", job->launcher, job->size);
+                "without mpirun; only `p2pscope ipc` and `p2pscope coll` run as one rank per GPU\n", job->launcher,
+                job->size);
     return PSC_EXIT_USAGE;
 }
 
@@ -96,7 +99,10 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
     if ((o.help || o.version) && job->rank != 0)
         return PSC_EXIT_OK;
     if (o.help) {
-        psc_cli_usage();
+        if (o.cmd == PSC_CMD_COLL)
+            psc_cli_usage_coll();
+        else
+            psc_cli_usage();
         if (ferror(stdout)) /* the text outgrew stdio's buffer: the failed write's errno, before anything resets it */
             psc_cli_stdout_errno = errno;
         return PSC_EXIT_OK;
@@ -104,9 +110,11 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
     if (o.version) {
         printf("p2pscope %s\n", PSC_VERSION_STRING);
         if (psc_cli_mpi_library())
-            printf("built with MPI: %s (p2pscope ipc runs one rank per GPU under its mpirun)\n", psc_cli_mpi_library());
+            printf("built with MPI: %s (p2pscope ipc and coll run one rank per GPU under its mpirun)\n",
+                   psc_cli_mpi_library());
         else
-            printf("built without MPI (p2pscope ipc starts its own workers; mpirun is refused)\n");
+            printf("built without MPI (p2pscope ipc starts its own workers, coll drives every GPU from one process; "
+                   "mpirun is refused)\n");
         return PSC_EXIT_OK;
     }
     /* The ranks of a job check alike (one node); rank 0 says it. */
@@ -145,6 +153,7 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
         case PSC_CMD_VERIFY: rc = psc_cmd_verify(ctx, &o); break;
         case PSC_CMD_COPY: rc = psc_cmd_copy(ctx, &o); break;
         case PSC_CMD_IPC: rc = psc_cmd_ipc(ctx, &o); break;
+        case PSC_CMD_COLL: rc = psc_cmd_coll(ctx, &o); break;
         default: rc = psc_cmd_bw(ctx, &o); break;
         }
     psc_context_destroy(ctx);

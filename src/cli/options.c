@@ -65,6 +65,8 @@ void psc_cli_usage(void)
            "            or with --calibrate, measure psc_copy's routes on this machine into a file\n"
            "  ipc       between processes: one worker process per GPU shares memory by CUDA IPC and VMM;\n"
            "            bandwidth, round trips and costs beside the same paths in one process\n"
+           "  coll      NCCL's collectives in nccl-tests' table, every timed operation checked;\n"
+           "            one process for every GPU, or one per GPU under mpirun (p2pscope coll --help)\n"
            "\n"
            "Options:\n"
            "  -t, --test NAME[,NAME...]  bandwidth tests to run, by name or glob (\"*_sm\"); repeatable\n"
@@ -108,7 +110,7 @@ void psc_cli_usage(void)
            "\n"
            "Bandwidth is in GB/s, 1 GB = 1e9 bytes. Matrices are src(row) -> dst(column).\n"
            "Exit codes: 0 all passed, 1 a check failed, 2 usage error, 3 no driver/GPU or too few GPUs,\n"
-           "77 nothing applicable.\n",
+           "4 out of memory, 77 nothing applicable.\n",
            PSC_MAX_SAMPLES);
 }
 
@@ -242,7 +244,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
             return 0;
         }
     }
-    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, list, topo, nvlink, doctor (see p2pscope --help)", word);
+    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, list, topo, nvlink, doctor (see p2pscope --help)", word);
     return PSC_EXIT_USAGE;
 }
 
@@ -520,6 +522,8 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
     psc_verify_opts_default(&o->verify);
     psc__test_hooks_default(&o->hooks);
     o->cmd = PSC_CMD_REPORT;
+    if (argc > 1 && strcmp(argv[1], "coll") == 0) /* nccl-tests' options: -d is the type there */
+        return psc_cli_parse_coll(argc, argv, o, err, errlen);
     if (argc > 1 && argv[1][0] != '-') {
         if ((rc = psc__command(argv[1], o, err, errlen)) != 0)
             return rc;
@@ -625,4 +629,9 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
         }
     }
     return rc;
+}
+
+int psc_cli_parse_devices(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen)
+{
+    return psc__set_devices(o, arg, err, errlen);
 }

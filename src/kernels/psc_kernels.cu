@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "pattern/pattern.h"
+#include "coll/coll_values.h" /* after pattern.h: it takes PSC_HD over */
 
 typedef unsigned long long u64;
 
@@ -318,4 +319,109 @@ extern "C" __global__ void psc_copy_bytes(unsigned char *d, const unsigned char 
 
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
         d[i] = s[i];
+}
+
+/*
+ * p2pscope coll's data (coll/coll_values.h says every value): fill a row's
+ * slots before its timed loop and check every slot's output after it. Both
+ * walk nslots x elements with one grid-stride index, kept as (slot, element)
+ * without a division per element.
+ */
+static __device__ __forceinline__ u64 psc_coll_ld(const unsigned char *p, unsigned es)
+{
+    switch (es) {
+    case 1: return *p;
+    case 2: return *reinterpret_cast<const unsigned short *>(p);
+    case 4: return *reinterpret_cast<const unsigned int *>(p);
+    default: return *reinterpret_cast<const u64 *>(p);
+    }
+}
+
+static __device__ __forceinline__ void psc_coll_st(unsigned char *p, unsigned es, u64 v)
+{
+    switch (es) {
+    case 1: *p = (unsigned char)v; break;
+    case 2: *reinterpret_cast<unsigned short *>(p) = (unsigned short)v; break;
+    case 4: *reinterpret_cast<unsigned int *>(p) = (unsigned int)v; break;
+    default: *reinterpret_cast<u64 *>(p) = v; break;
+    }
+}
+
+/* This thread's first (slot, element) of nslots x n, and the stride as (slots, elements). */
+struct psc_coll_walk {
+    u64 slot, j, dslot, dj;
+};
+
+static __device__ __forceinline__ psc_coll_walk psc_coll_walk_start(u64 n)
+{
+    const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x, stride = (u64)gridDim.x * blockDim.x;
+    psc_coll_walk w = {t / n, t % n, stride / n, stride % n};
+
+    return w;
+}
+
+static __device__ __forceinline__ void psc_coll_walk_next(psc_coll_walk *w, u64 n)
+{
+    w->slot += w->dslot;
+    w->j += w->dj;
+    if (w->j >= n) {
+        w->j -= n;
+        w->slot++;
+    }
+}
+
+/* Send (out of place) holds the inputs, recv the input in place and the "before" value elsewhere. */
+extern "C" __global__ void psc_coll_fill(unsigned char *send, unsigned char *recv, u64 slot_bytes, unsigned nslots,
+                                         psc_coll_data_t d)
+{
+    const unsigned es = psc__coll_esize(d.dtype);
+    const u64 area = psc__coll_area_n(&d), sn = psc__coll_send_n(&d);
+
+    if (!d.in_place && sn)
+        for (psc_coll_walk w = psc_coll_walk_start(sn); w.slot < nslots; psc_coll_walk_next(&w, sn))
+            psc_coll_st(send + w.slot * slot_bytes + w.j * es, es,
+                        psc__coll_input_bits(&d, d.seed + (uint32_t)w.slot, w.j));
+    if (area)
+        for (psc_coll_walk w = psc_coll_walk_start(area); w.slot < nslots; psc_coll_walk_next(&w, area))
+            psc_coll_st(recv + w.slot * slot_bytes + w.j * es, es,
+                        psc__coll_recv_init_bits(&d, d.seed + (uint32_t)w.slot, w.j));
+}
+
+/*
+ * Count the wrong output elements into out[0] (one atomicAdd per block, after a warp and a block fold) and
+ * the lowest wrong (slot * out_n + element) into out[1].
+ */
+extern "C" __global__ void psc_coll_check(const unsigned char *recv, u64 slot_bytes, unsigned nslots,
+                                          psc_coll_data_t d, u64 *out)
+{
+    __shared__ u64 warp_wrong[32];
+    const unsigned es = psc__coll_esize(d.dtype);
+    const u64 n = psc__coll_out_n(&d);
+    const unsigned char *base = recv + psc__coll_out_off(&d) * es;
+    u64 wrong = 0, first = ~0ull;
+
+    for (psc_coll_walk w = psc_coll_walk_start(n); w.slot < nslots; psc_coll_walk_next(&w, n)) {
+        u64 got = psc_coll_ld(base + w.slot * slot_bytes + w.j * es, es);
+
+        if (psc__coll_wrong(&d, d.seed + (uint32_t)w.slot, w.j, got)) {
+            wrong++;
+            if (first == ~0ull)
+                first = w.slot * n + w.j; /* a thread's indices only grow: its first is its lowest */
+        }
+    }
+    if (first != ~0ull)
+        atomicMin(&out[1], first);
+    for (int o = 16; o > 0; o >>= 1)
+        wrong += __shfl_down_sync(0xffffffffu, wrong, o);
+    if ((threadIdx.x & 31) == 0)
+        warp_wrong[threadIdx.x >> 5] = wrong;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u64 sum = 0;
+
+        for (unsigned k = 0; k < (blockDim.x + 31) / 32; k++)
+            sum += warp_wrong[k];
+        if (sum)
+            atomicAdd(&out[0], sum);
+    }
 }

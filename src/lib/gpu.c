@@ -108,6 +108,8 @@ static psc_status_t psc__gpu_setup(psc_context_t *ctx, int i)
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_pong, g->module, "psc_flag_pong"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_probe, g->module, "psc_timer_probe"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_copy_bytes, g->module, "psc_copy_bytes"))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_coll_fill, g->module, "psc_coll_fill"))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_coll_check, g->module, "psc_coll_check"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuStreamCreate, (&g->stream, CU_STREAM_NON_BLOCKING))) != PSC_OK ||
         (st = PSC_CU(ctx, cuMemHostAlloc, (&gate, sizeof(psc_gate_words_t), CU_MEMHOSTALLOC_DEVICEMAP))) != PSC_OK)
         goto err;

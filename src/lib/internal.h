@@ -30,6 +30,7 @@ typedef struct {
     CUfunction fn_gate, fn_fill, fn_check, fn_flip, fn_copy; /* fill, check, flip: the data-pattern family */
     CUfunction fn_chase, fn_ping, fn_pong, fn_probe;
     CUfunction fn_copy_bytes;
+    CUfunction fn_coll_fill, fn_coll_check; /* coll/coll_data.c: a collective's inputs and outputs */
     CUstream stream;            /* work this GPU issues */
     CUstream xstreams[PSC_MAX_XFERS]; /* extra streams for concurrent transfers, made on demand */
     /* psc_copy's hops, made on first use: the stream a hop's copy runs on when this GPU issues it, the event a

@@ -85,6 +85,27 @@ static void psc__ipc_opts_fill(psc_ipc_opts_t *o)
     o->timeout_ms = 120000;
 }
 
+static void psc__coll_opts_fill(psc_coll_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+    o->coll = PSC_COLL_ALL_REDUCE;
+    o->dtype = PSC_DT_FLOAT32;
+    o->op = PSC_OP_SUM;
+    o->root = 0;
+    o->min_bytes = o->max_bytes = 32ull << 20; /* nccl-tests' defaults */
+    o->step_factor = 1;
+    o->step_bytes = 1ull << 20;
+    o->warmup_iters = 1;
+    o->iters = 20;
+    o->agg_iters = 1;
+    o->check = 1;
+    o->time_of = PSC_COLL_TIME_MEAN;
+    o->timeout_s = 300;
+    o->per_op = 1;
+    o->seed = 1;
+}
+
 /* The end of each struct's last field in the first release (0.1): the smallest struct_size accepted. */
 #define PSC__END(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
 #define PSC__MEASURE_V0 PSC__END(psc_measure_opts_t, reserved0)
@@ -94,6 +115,7 @@ static void psc__ipc_opts_fill(psc_ipc_opts_t *o)
 #define PSC__COPY_CAL_V0 PSC__END(psc_copy_cal_opts_t, reserved0)
 #define PSC__COPY_BENCH_V0 PSC__END(psc_copy_bench_opts_t, calibration)
 #define PSC__IPC_V0 PSC__END(psc_ipc_opts_t, worker_path)
+#define PSC__COLL_V0 PSC__END(psc_coll_opts_t, procs)
 
 /* The caller's struct_size bytes of in over the defaults already in out (full bytes). */
 static psc_status_t psc__adopt(psc_context_t *ctx, const char *what, const void *in, size_t v0, size_t full_size, void *out,
@@ -273,4 +295,18 @@ psc_status_t psc__copy_bench_opts_adopt(psc_context_t *ctx, const psc_copy_bench
     if (st == PSC_OK)
         *out = o;
     return st;
+}
+
+void psc_coll_opts_init(psc_coll_opts_t *o, size_t struct_size)
+{
+    psc_coll_opts_t full;
+
+    psc__coll_opts_fill(&full);
+    psc__init(o, struct_size, &full, sizeof(full));
+}
+
+psc_status_t psc__coll_opts_adopt(psc_context_t *ctx, const psc_coll_opts_t *in, psc_coll_opts_t *out)
+{
+    psc__coll_opts_fill(out);
+    return psc__adopt(ctx, "coll", in, PSC__COLL_V0, sizeof(*out), out, NULL, 0);
 }

@@ -131,7 +131,7 @@ static void test_nonblocking_config_and_abort(void **state)
     if (!nccl.comm_init_rank_config)
         skip(); /* NCCL before 2.14: no such call (the CLI falls back to blocking communicators) */
     nccl_ok(NULL, nccl.get_unique_id(&id), "ncclGetUniqueId");
-    psc__nccl_config_init(&cfg, 0);
+    psc__nccl_config_init(&cfg, 0, nccl.version);
     assert_int_equal(cu.set_current(prim[0]), CUDA_SUCCESS);
     rc = nccl.comm_init_rank_config(&comm, 1, id, 0, &cfg);
     assert_true(rc == PSC_NCCL_SUCCESS || rc == PSC_NCCL_IN_PROGRESS);

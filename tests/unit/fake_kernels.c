@@ -3,7 +3,8 @@
  * device code (src/kernels/psc_kernels.cu) done on the CPU with the same
  * parameters, bytes and verdicts, so the real measurement code runs end to
  * end without a GPU. Fill and check take their bytes from pattern/pattern.h,
- * the definition the GPU kernels use. Most kernels run at launch; the flag
+ * the definition the GPU kernels use; coll's fill and check theirs from
+ * coll/coll_values.h. Most kernels run at launch; the flag
  * kernels spin on memory another side writes (a thread of this process, or
  * another process through a shared memfd mapping), so each runs in a thread
  * of its own, a "job", waited for by the stream's or context's synchronize,
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "coll/coll_values.h"
 #include "pattern/pattern.h"
 
 uint64_t fake_kernels_ns(void)
@@ -79,6 +81,51 @@ static void fake_pattern_check(const unsigned char *p, uint64_t n, const psc_exp
             if (o < out->first_bad)
                 out->first_bad = o;
         }
+}
+
+/* psc_coll_fill / psc_coll_check: the same elements from coll_values.h, slot by slot. */
+static uint64_t fake_coll_ld(const unsigned char *p, unsigned es)
+{
+    uint64_t v = 0;
+
+    memcpy(&v, p, es); /* little endian, as the GPU */
+    return v;
+}
+
+static void fake_coll_fill(unsigned char *send, unsigned char *recv, uint64_t slot_bytes, unsigned nslots,
+                           const psc_coll_data_t *d)
+{
+    const unsigned es = psc__coll_esize(d->dtype);
+
+    for (unsigned s = 0; s < nslots; s++) {
+        if (!d->in_place)
+            for (uint64_t k = 0; k < psc__coll_send_n(d); k++) {
+                uint64_t v = psc__coll_input_bits(d, d->seed + s, k);
+
+                memcpy(send + s * slot_bytes + k * es, &v, es);
+            }
+        for (uint64_t a = 0; a < psc__coll_area_n(d); a++) {
+            uint64_t v = psc__coll_recv_init_bits(d, d->seed + s, a);
+
+            memcpy(recv + s * slot_bytes + a * es, &v, es);
+        }
+    }
+}
+
+static void fake_coll_check(const unsigned char *recv, uint64_t slot_bytes, unsigned nslots, const psc_coll_data_t *d,
+                            uint64_t *out)
+{
+    const unsigned es = psc__coll_esize(d->dtype);
+    const uint64_t n = psc__coll_out_n(d);
+    const unsigned char *base = recv + psc__coll_out_off(d) * es;
+
+    for (unsigned s = 0; s < nslots; s++)
+        for (uint64_t j = 0; j < n; j++)
+            if (psc__coll_wrong(d, d->seed + s, j, fake_coll_ld(base + s * slot_bytes + j * es, es))) {
+                out[0]++;
+                if (s * n + j < out[1])
+                    out[1] = s * n + j;
+            }
 }
 
 static void fake_chase(uint64_t start, uint64_t hops, unsigned samples, uint64_t *cycles, uint64_t *cal,
@@ -283,6 +330,16 @@ CUresult fake_kernel_run(const char *name, CUstream s, CUcontext c, void **param
     }
     if (strcmp(name, "psc_pattern_flip") == 0) {
         FAKE_PTR(unsigned char, 0)[FAKE_ARG(uint64_t, 1)] ^= 0x5A;
+        return CUDA_SUCCESS;
+    }
+    if (strcmp(name, "psc_coll_fill") == 0) {
+        fake_coll_fill(FAKE_PTR(unsigned char, 0), FAKE_PTR(unsigned char, 1), FAKE_ARG(uint64_t, 2),
+                       FAKE_ARG(unsigned, 3), &FAKE_ARG(psc_coll_data_t, 4));
+        return CUDA_SUCCESS;
+    }
+    if (strcmp(name, "psc_coll_check") == 0) {
+        fake_coll_check(FAKE_PTR(const unsigned char, 0), FAKE_ARG(uint64_t, 1), FAKE_ARG(unsigned, 2),
+                        &FAKE_ARG(psc_coll_data_t, 3), FAKE_PTR(uint64_t, 4));
         return CUDA_SUCCESS;
     }
     if (strcmp(name, "psc_chase") == 0) {

@@ -613,10 +613,15 @@ static void test_nonblocking(void **state)
 
     (void)state;
     load(&nc);
-    psc__nccl_config_init(&cfg, 0);
+    psc__nccl_config_init(&cfg, 0, nc.version);
     assert_int_equal(cfg.size, sizeof(cfg));
     assert_int_equal(cfg.magic, 0xcafebeefu);
     assert_int_equal(cfg.blocking, 0);
+    /* NCCL's own layout: nvlinkCentricSched (2.28) after 13 ints and 2 pointers, set only for a 2.28 library */
+    assert_int_equal(offsetof(psc_ncclConfig_t, nvlinkCentricSched), 76);
+    assert_int_equal(cfg.version, nc.version >= 22800 ? 22800u : 21400u);
+    assert_int_equal(cfg.nvlinkCentricSched, nc.version >= 22800 ? 1 : (int)PSC_NCCL_CONFIG_UNDEF_INT);
+    assert_int_equal(cfg.minCTAs, (int)PSC_NCCL_CONFIG_UNDEF_INT);
     assert_int_equal(nc.get_unique_id(&id), PSC_NCCL_SUCCESS);
     assert_int_equal(nc.comm_init_rank_config(&c0, 2, id, 0, &cfg), PSC_NCCL_IN_PROGRESS);
     assert_int_equal(nc.comm_get_async_error(c0, &st), PSC_NCCL_SUCCESS);

@@ -8,13 +8,18 @@
 
 #define PSC__NCCL_HINT "install NCCL (libnccl2) or set P2PSCOPE_LIBNCCL"
 
-void psc__nccl_config_init(psc_ncclConfig_t *cfg, int blocking)
+void psc__nccl_config_init(psc_ncclConfig_t *cfg, int blocking, int lib_version)
 {
+    const int u = PSC_NCCL_CONFIG_UNDEF_INT;
+
     memset(cfg, 0, sizeof(*cfg));
     cfg->size = sizeof(*cfg);
     cfg->magic = PSC_NCCL_API_MAGIC;
-    cfg->version = PSC_NCCL_CONFIG_VERSION;
+    cfg->version = lib_version >= 22800 ? 22800u : 21400u;
     cfg->blocking = blocking ? 1 : 0;
+    cfg->cgaClusterSize = cfg->minCTAs = cfg->maxCTAs = cfg->splitShare = cfg->trafficClass = u;
+    cfg->collnetEnable = cfg->CTAPolicy = cfg->shrinkShare = cfg->nvlsCTAs = cfg->nChannelsPerNetPeer = u;
+    cfg->nvlinkCentricSched = lib_version >= 22800 ? 1 : u;
 }
 
 const char *psc__nccl_version_string(int code, char *buf, size_t len)

@@ -38,22 +38,34 @@ typedef struct psc_ncclComm *psc_ncclComm_t;  /* opaque */
 typedef struct CUstream_st *psc_ncclStream_t; /* cudaStream_t, the same as a CUstream */
 
 /*
- * The prefix of ncclConfig_t that p2pscope sets. NCCL (2.17 and newer) copies
- * min(size, its own sizeof) bytes, refuses a wrong magic, and takes defaults
- * for the fields newer than `version`; 2.14-2.16 read `blocking` raw, so it
- * is always set to 0 or 1.
+ * ncclConfig_t as NCCL 2.28 lays it out, up to nvlinkCentricSched. NCCL (2.17
+ * and newer) copies min(size, its own sizeof) bytes, refuses a wrong magic,
+ * and takes its defaults for the fields newer than `version`; 2.14-2.16 read
+ * `blocking` raw, so it is always set to 0 or 1. Unset fields hold NCCL's
+ * "undefined" (INT_MIN, NULL), as NCCL_CONFIG_INITIALIZER has them.
  */
 #define PSC_NCCL_API_MAGIC 0xcafebeefu
-#define PSC_NCCL_CONFIG_VERSION 21400u /* the NCCL version whose layout this is */
+#define PSC_NCCL_CONFIG_UNDEF_INT (-2147483647 - 1)
 typedef struct {
     size_t size;           /* sizeof(psc_ncclConfig_t) */
     unsigned int magic;    /* PSC_NCCL_API_MAGIC */
-    unsigned int version;  /* PSC_NCCL_CONFIG_VERSION */
-    int blocking;          /* 0: calls may return PSC_NCCL_IN_PROGRESS; poll ncclCommGetAsyncError */
+    unsigned int version;  /* the NCCL version whose fields are set: 21400, or 22800 with nvlinkCentricSched */
+    int blocking;          /* 0: calls may return PSC_NCCL_IN_PROGRESS; poll ncclCommGetAsyncError (2.14) */
+    int cgaClusterSize, minCTAs, maxCTAs; /* 2.17 */
+    const char *netName;
+    int splitShare;        /* 2.18 */
+    int trafficClass;      /* 2.25 .. 2.27 */
+    const char *commName;
+    int collnetEnable, CTAPolicy, shrinkShare, nvlsCTAs;
+    int nChannelsPerNetPeer, nvlinkCentricSched; /* 2.28 */
 } psc_ncclConfig_t;
 
-/* A config for blocking (1) or non-blocking (0) communicators. */
-void psc__nccl_config_init(psc_ncclConfig_t *cfg, int blocking);
+/*
+ * A config for blocking (1) or non-blocking (0) communicators, for a library
+ * of version lib_version: from 2.28 on with nvlinkCentricSched 1, as
+ * nccl-tests (built against 2.28) asks, so their figures compare.
+ */
+void psc__nccl_config_init(psc_ncclConfig_t *cfg, int blocking, int lib_version);
 
 /* X(field, exported symbol, return, (params), required) */
 #define PSC_NCCL_SYMBOLS(X)                                                                          \
@@ -93,14 +105,16 @@ void psc__nccl_config_init(psc_ncclConfig_t *cfg, int blocking);
     X(recv, "ncclRecv", psc_ncclResult_t,                                                            \
       (void *, size_t, psc_ncclDataType_t, int, psc_ncclComm_t, psc_ncclStream_t), 1)                \
     X(get_error_string, "ncclGetErrorString", const char *, (psc_ncclResult_t), 1)                   \
-    X(get_last_error, "ncclGetLastError", const char *, (psc_ncclComm_t), 0)
+    X(get_last_error, "ncclGetLastError", const char *, (psc_ncclComm_t), 0)                          \
+    X(mem_alloc, "ncclMemAlloc", psc_ncclResult_t, (void **, size_t), 0)                             \
+    X(mem_free, "ncclMemFree", psc_ncclResult_t, (void *), 0)
 
 #define PSC__NCCL_FIELD(field, sym, ret, params, req) ret(*field) params;
 
 /*
  * The loaded library: every required entry point is set; the optional ones
- * (ncclCommInitRankConfig, ncclCommFinalize, ncclAlltoAll, ncclGetLastError)
- * are NULL where this NCCL lacks them.
+ * (ncclCommInitRankConfig, ncclCommFinalize, ncclAlltoAll, ncclGetLastError,
+ * ncclMemAlloc and ncclMemFree) are NULL where this NCCL lacks them.
  */
 typedef struct {
     void *handle;

@@ -72,6 +72,12 @@
     X(cuMemMap, 10020, 0)                     \
     X(cuMemUnmap, 10020, 0)                   \
     X(cuMemSetAccess, 10020, 0)               \
-    X(cuMemGetAccess, 10020, 0)
+    X(cuMemGetAccess, 10020, 0)               \
+    X(cuStreamBeginCapture, 10010, 0)         \
+    X(cuStreamEndCapture, 10000, 0)           \
+    X(cuGraphInstantiateWithFlags, 11040, 0)  \
+    X(cuGraphLaunch, 10000, 0)                \
+    X(cuGraphExecDestroy, 10000, 0)           \
+    X(cuGraphDestroy, 10000, 0)
 
 #endif

@@ -1,0 +1,113 @@
+/* coll: the command line's GPUs into one psc_coll_run, nccl-tests' table or the JSON run. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report/json.h"
+#include "report/render_coll.h"
+#include "report/text.h"
+
+/* The exit code of a failed run: what the machine lacks, or a run that failed. */
+static int psc__coll_exit(psc_status_t st)
+{
+    switch (st) {
+    case PSC_ERR_UNSUPPORTED: return PSC_EXIT_ENV;       /* no NCCL, no GPU, no CUDA graphs */
+    case PSC_ERR_INVALID: return PSC_EXIT_USAGE;         /* what only the run could check: a root past the ranks */
+    default: return psc_cli_exit_of(st, PSC_EXIT_FAILED); /* a timeout, a driver or NCCL failure */
+    }
+}
+
+/* NCCL_TESTS_MIN_BW, as nccl-tests reads it: the average bus bandwidth a run must reach (0.9 x, then FAILED). */
+static int psc__min_bw(psc_coll_render_opts_t *ro)
+{
+    const char *v = getenv("NCCL_TESTS_MIN_BW");
+    char *end;
+
+    if (!v || !*v)
+        return PSC_EXIT_OK;
+    ro->min_bw_gbs = strtod(v, &end);
+    if (*end || !(ro->min_bw_gbs >= 0)) {
+        psc_report_printf(stderr, "p2pscope: NCCL_TESTS_MIN_BW='%s': accepted a bandwidth in GB/s, e.g. 300\n", v);
+        return PSC_EXIT_USAGE;
+    }
+    ro->min_bw_set = 1;
+    return PSC_EXIT_OK;
+}
+
+int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *devs, int ndev,
+                     const psc_coll_procs_t *procs, int *ran)
+{
+    const double t0 = psc_cli_now();
+    const int speaks = !procs || procs->proc == 0;
+    psc_coll_render_opts_t ro;
+    psc_coll_report_t *r = NULL;
+    psc_coll_opts_t co = o->coll;
+    json_t *run = NULL;
+    psc_status_t st;
+    int rc;
+
+    memset(&ro, 0, sizeof(ro));
+    if ((rc = psc__min_bw(&ro)) != PSC_EXIT_OK)
+        return rc;
+    co.procs = procs;
+    if ((st = psc_coll_run(ctx, devs, ndev, &co, &r)) != PSC_OK) {
+        const char *why = psc_context_last_error(ctx);
+
+        if (procs && procs->nprocs > 1)
+            psc_report_printf(stderr, "p2pscope (rank %d): %s\n", procs->proc,
+                              strncmp(why, "p2pscope coll: ", 15) ? why : why + 15);
+        else
+            psc_report_printf(stderr, strncmp(why, "p2pscope", 8) ? "p2pscope: %s\n" : "%s\n", why);
+        return psc__coll_exit(st);
+    }
+    *ran = 1;
+    rc = r->failed_rows || (ro.min_bw_set && r->avg_busbw_gbs < 0.9 * ro.min_bw_gbs) ? PSC_EXIT_FAILED : PSC_EXIT_OK;
+    if (speaks && r->first_wrong[0])
+        psc_report_printf(stderr, "p2pscope coll: wrong elements in %d row%s; the first: %s\n", r->failed_rows,
+                          r->failed_rows == 1 ? "" : "s", r->first_wrong);
+    if (speaks && psc_cli_tables(o))
+        psc_render_coll(stdout, r, &ro);
+    if (speaks && o->json) {
+        psc_device_info_t info[PSC_MAX_GPUS];
+        psc_system_info_t sys;
+        int n = 0;
+
+        psc_system_info(ctx, &sys);
+        for (int i = 0; i < ndev && n < PSC_MAX_GPUS; i++)
+            if (psc_device_info(ctx, devs[i], &info[n]) == PSC_OK)
+                n++;
+        if ((run = psc_json_run_new("coll", &sys, info, n)))
+            (void)psc_json_run_add_coll(run, r);
+        rc = run ? psc_cli_write_run(run, o, psc_cli_now() - t0, rc) : psc_cli_write_json(NULL, o);
+    }
+    json_decref(run);
+    psc_coll_report_free(r);
+    return rc;
+}
+
+int psc_cmd_coll(psc_context_t *ctx, const psc_cli_opts_t *o)
+{
+    int ran = 0, devs[PSC_CLI_MAX_DEVS], n = psc_device_count(ctx), first = o->coll_first_gpu > 0 ? o->coll_first_gpu : 0;
+
+    if (o->ndev)
+        return psc_cmd_coll_run(ctx, o, o->devs, o->ndev, NULL, &ran);
+    if (!o->coll_gpus) { /* every GPU from one process */
+        for (int i = 0; i < n && i < PSC_CLI_MAX_DEVS; i++)
+            devs[i] = i;
+        if (n < 1) {
+            fprintf(stderr, "p2pscope: no GPU here: coll needs one\n");
+            return PSC_EXIT_ENV;
+        }
+        return psc_cmd_coll_run(ctx, o, devs, n < PSC_CLI_MAX_DEVS ? n : PSC_CLI_MAX_DEVS, NULL, &ran);
+    }
+    if (first + o->coll_gpus > n) {
+        fprintf(stderr, "p2pscope: -g %d from GPU %d needs GPUs %d to %d, but this machine shows %d: accepted -g up to "
+                "%d\n", o->coll_gpus, first, first, first + o->coll_gpus - 1, n, n - first > 0 ? n - first : 0);
+        return PSC_EXIT_ENV;
+    }
+    for (int i = 0; i < o->coll_gpus; i++)
+        devs[i] = first + i;
+    return psc_cmd_coll_run(ctx, o, devs, o->coll_gpus, NULL, &ran);
+}

@@ -1,0 +1,583 @@
+/*
+ * psc_coll_run's machinery (coll_exec.h): communicators, buffers, issuing,
+ * waiting within the timeout, the timed loops.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_exec.h"
+
+static int64_t psc__deadline(const psc_coll_exec_t *x)
+{
+    return x->o->timeout_s > 0 ? (int64_t)psc__now_ns() + (int64_t)(x->o->timeout_s * 1e9) : INT64_MAX;
+}
+
+static int psc__past(int64_t deadline)
+{
+    return deadline != INT64_MAX && (int64_t)psc__now_ns() > deadline;
+}
+
+psc_status_t psc__coll_fail(psc_coll_exec_t *x, psc_status_t st, const char *fmt, ...)
+{
+    char what[160] = "", why[640];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    if (x->sh) {
+        const psc_coll_shape_t *sh = x->sh;
+        int n = snprintf(what, sizeof(what), "%s of %llu B (%s", psc_coll_name(sh->coll),
+                         (unsigned long long)sh->size, psc_dtype_name(sh->dtype));
+
+        if (sh->op >= 0 && n > 0 && (size_t)n < sizeof(what))
+            n += snprintf(what + n, sizeof(what) - (size_t)n, ", %s", psc_redop_name(sh->op));
+        if (sh->root >= 0 && n > 0 && (size_t)n < sizeof(what))
+            n += snprintf(what + n, sizeof(what) - (size_t)n, ", root %d", sh->root);
+        if (n > 0 && (size_t)n < sizeof(what))
+            snprintf(what + n, sizeof(what) - (size_t)n, ")%s%s: ", x->stage ? ", " : "", x->stage ? x->stage : "");
+    }
+    return psc__fail(x->ctx, st, "p2pscope coll: %s%s", what, why);
+}
+
+/* Abort every communicator (a failed or timed-out run): NCCL's way out of a hang. */
+static void psc__abort(psc_coll_exec_t *x)
+{
+    for (int i = 0; i < x->nlocal; i++)
+        if (x->comm[i]) {
+            x->nccl.comm_abort(x->comm[i]);
+            x->comm[i] = NULL;
+        }
+    x->aborted = 1;
+}
+
+/* An NCCL call's result: ncclInProgress settles (non-blocking communicators), an error fails naming call. */
+static psc_status_t psc__nccl_rc(psc_coll_exec_t *x, psc_ncclResult_t rc, const char *call);
+
+/* Wait until no communicator of this process is still working on a call (non-blocking ones), within the timeout. */
+static psc_status_t psc__settle(psc_coll_exec_t *x, const char *call)
+{
+    int64_t deadline = psc__deadline(x);
+
+    for (int i = 0; i < x->nlocal; i++) {
+        psc_ncclResult_t async = PSC_NCCL_IN_PROGRESS;
+
+        while (x->comm[i]) {
+            psc_ncclResult_t rc = x->nccl.comm_get_async_error(x->comm[i], &async);
+
+            if (rc != PSC_NCCL_SUCCESS)
+                return psc__nccl_rc(x, rc, "ncclCommGetAsyncError");
+            if (async != PSC_NCCL_IN_PROGRESS)
+                break;
+            if (psc__past(deadline)) {
+                psc__abort(x);
+                return psc__coll_fail(x, PSC_ERR_TIMEOUT, "%s not done after %g s on rank %d: NCCL communicators "
+                                      "aborted (accepted: -T longer, or 0 for no limit)", call, x->o->timeout_s,
+                                      x->first_rank + i);
+            }
+        }
+        if (async != PSC_NCCL_SUCCESS && async != PSC_NCCL_IN_PROGRESS)
+            return psc__nccl_rc(x, async, call);
+    }
+    return PSC_OK;
+}
+
+static psc_status_t psc__nccl_rc(psc_coll_exec_t *x, psc_ncclResult_t rc, const char *call)
+{
+    char why[512];
+    psc_status_t st;
+
+    if (rc == PSC_NCCL_IN_PROGRESS && x->nonblocking)
+        return psc__settle(x, call);
+    if (rc == PSC_NCCL_SUCCESS)
+        return PSC_OK;
+    st = psc__nccl_check(&x->nccl, x->nlocal ? x->comm[0] : NULL, rc, call, why, sizeof(why));
+    psc__abort(x);
+    return psc__coll_fail(x, st, "%s", why);
+}
+
+psc_status_t psc__coll_wait(psc_coll_exec_t *x)
+{
+    int64_t deadline = psc__deadline(x);
+
+    for (int i = 0; i < x->nlocal; i++) {
+        for (;;) {
+            CUresult rc = x->ctx->cu.p_cuStreamQuery(x->stream[i]);
+            psc_ncclResult_t async = PSC_NCCL_SUCCESS;
+
+            if (rc == CUDA_SUCCESS)
+                break;
+            if (rc != CUDA_ERROR_NOT_READY) {
+                psc__abort(x);
+                psc__cu_result(x->ctx, rc, "cuStreamQuery");
+                return psc__coll_fail(x, PSC_ERR_DRIVER, "rank %d's stream failed: %s", x->first_rank + i,
+                                      psc_context_last_error(x->ctx));
+            }
+            /* NCCL's own errors (a peer gone, a network failure) while the GPU waits for them */
+            if (x->comm[i] && x->nccl.comm_get_async_error(x->comm[i], &async) == PSC_NCCL_SUCCESS &&
+                async != PSC_NCCL_SUCCESS && async != PSC_NCCL_IN_PROGRESS)
+                return psc__nccl_rc(x, async, "ncclCommGetAsyncError");
+            if (psc__past(deadline)) {
+                psc__abort(x);
+                return psc__coll_fail(x, PSC_ERR_TIMEOUT, "not done after %g s on rank %d (GPU %d): NCCL "
+                                      "communicators aborted (accepted: -T longer, or 0 for no limit)",
+                                      x->o->timeout_s, x->first_rank + i, x->dev[i]);
+            }
+        }
+    }
+    return PSC_OK;
+}
+
+psc_status_t psc__coll_barrier(psc_coll_exec_t *x)
+{
+    double v = 0;
+    const psc_coll_procs_t *p = x->o->procs;
+
+    if (!p || p->nprocs < 2)
+        return PSC_OK;
+    if (p->allreduce(&v, 1, PSC_COLL_SUM, p->arg) != 0)
+        return psc__coll_fail(x, PSC_ERR_IO, "the processes could not meet (the caller's allreduce failed)");
+    return PSC_OK;
+}
+
+/* One rank's buffers for slot `slot` of sh: what it sends from and receives into. */
+static void psc__bufs(const psc_coll_exec_t *x, int i, const psc_coll_shape_t *sh, int in_place, unsigned slot,
+                      CUdeviceptr *sbuf, CUdeviceptr *rbuf)
+{
+    uint64_t base = (uint64_t)slot * sh->slot_bytes, part = sh->count * psc_dtype_size(sh->dtype);
+    int rank = x->first_rank + i;
+
+    if (!in_place) {
+        *sbuf = x->send[i] + base;
+        *rbuf = x->recv[i] + base;
+        return;
+    }
+    /* nccl-tests' in-place offsets: all_gather's input is its own part, reduce_scatter's output its own part */
+    *sbuf = x->recv[i] + base + (sh->coll == PSC_COLL_ALL_GATHER ? (uint64_t)rank * part : 0);
+    *rbuf = x->recv[i] + base + (sh->coll == PSC_COLL_REDUCE_SCATTER ? (uint64_t)rank * part : 0);
+}
+
+/* One collective of rank i (inside the caller's group). */
+static psc_ncclResult_t psc__one(psc_coll_exec_t *x, int i, const psc_coll_shape_t *sh, int in_place, unsigned slot)
+{
+    const psc_nccl_t *nc = &x->nccl;
+    CUdeviceptr sb, rb;
+    const void *s;
+    void *r;
+    psc_ncclComm_t c = x->comm[i];
+    psc_ncclStream_t st = (psc_ncclStream_t)x->stream[i];
+    int rank = x->first_rank + i, n = x->nranks, dt = sh->dtype, op = sh->op < 0 ? PSC_OP_SUM : sh->op;
+    size_t cnt = (size_t)sh->count, ts = psc_dtype_size(dt);
+    psc_ncclResult_t rc = PSC_NCCL_SUCCESS;
+
+    psc__bufs(x, i, sh, in_place, slot, &sb, &rb);
+    s = (const void *)(uintptr_t)sb;
+    r = (void *)(uintptr_t)rb;
+    switch (sh->coll) {
+    case PSC_COLL_ALL_REDUCE: return nc->all_reduce(s, r, cnt, dt, op, c, st);
+    case PSC_COLL_ALL_GATHER: return nc->all_gather(s, r, cnt, dt, c, st);
+    case PSC_COLL_REDUCE_SCATTER: return nc->reduce_scatter(s, r, cnt, dt, op, c, st);
+    case PSC_COLL_BROADCAST: return nc->broadcast(s, r, cnt, dt, sh->root, c, st);
+    case PSC_COLL_REDUCE: return nc->reduce(s, r, cnt, dt, op, sh->root, c, st);
+    case PSC_COLL_ALL_TO_ALL:
+        if (nc->all_to_all)
+            return nc->all_to_all(s, r, cnt, dt, c, st);
+        /* before 2.28: a send and a receive per peer, as nccl-tests composes it */
+        for (int p = 0; p < n && rc == PSC_NCCL_SUCCESS; p++) {
+            rc = nc->send((const char *)s + (size_t)p * cnt * ts, cnt, dt, p, c, st);
+            if (rc == PSC_NCCL_SUCCESS)
+                rc = nc->recv((char *)r + (size_t)p * cnt * ts, cnt, dt, p, c, st);
+        }
+        return rc;
+    default: /* send/receive: a ring, each rank sends to the next and receives from the one before */
+        rc = nc->send(s, cnt, dt, (rank + 1) % n, c, st);
+        return rc == PSC_NCCL_SUCCESS ? nc->recv(r, cnt, dt, (rank + n - 1) % n, c, st) : rc;
+    }
+}
+
+psc_status_t psc__coll_issue(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, uint64_t first,
+                             unsigned n)
+{
+    psc_ncclResult_t rc;
+    psc_status_t st;
+
+    if ((rc = x->nccl.group_start()) != PSC_NCCL_SUCCESS)
+        return psc__nccl_rc(x, rc, "ncclGroupStart");
+    for (unsigned k = 0; k < n; k++) {
+        unsigned slot = (unsigned)((first + k) % sh->nslots);
+
+        for (int i = 0; i < x->nlocal; i++) {
+            rc = psc__one(x, i, sh, in_place, slot);
+            if (rc != PSC_NCCL_SUCCESS && rc != PSC_NCCL_IN_PROGRESS) {
+                x->nccl.group_end();
+                return psc__nccl_rc(x, rc, "the collective's call");
+            }
+        }
+    }
+    rc = x->nccl.group_end();
+    if ((st = psc__nccl_rc(x, rc, "ncclGroupEnd")) != PSC_OK)
+        return st;
+    return PSC_OK;
+}
+
+static psc_status_t psc__time_eager(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *ns)
+{
+    const psc_coll_opts_t *o = x->o;
+    double t0 = psc__now_ns();
+    psc_status_t st;
+
+    for (int it = 0; it < o->iters; it++) {
+        if ((st = psc__coll_issue(x, sh, in_place, (uint64_t)it * (unsigned)o->agg_iters, (unsigned)o->agg_iters)) !=
+            PSC_OK)
+            return st;
+        if (o->blocking && ((st = psc__coll_wait(x)) != PSC_OK || (o->blocking == 1 && (st = psc__coll_barrier(x)) != PSC_OK)))
+            return st;
+    }
+    if ((st = psc__coll_wait(x)) != PSC_OK)
+        return st;
+    *ns = psc__now_ns() - t0;
+    return PSC_OK;
+}
+
+static psc_status_t psc__time_graph(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *ns)
+{
+    const psc_coll_opts_t *o = x->o;
+    psc_cuda_t *cu = &x->ctx->cu;
+    CUgraph g[PSC_MAX_GPUS] = {0};
+    CUgraphExec e[PSC_MAX_GPUS] = {0};
+    int capturing = 0;
+    psc_status_t st = PSC_OK;
+    double t0;
+
+    for (; capturing < x->nlocal; capturing++)
+        if ((st = psc__gpu_use(x->ctx, x->dev[capturing])) != PSC_OK ||
+            (st = PSC_CU(x->ctx, cuStreamBeginCapture, (x->stream[capturing], CU_STREAM_CAPTURE_MODE_GLOBAL))) !=
+                PSC_OK)
+            goto end_capture;
+    for (int it = 0; it < o->iters && st == PSC_OK; it++)
+        st = psc__coll_issue(x, sh, in_place, (uint64_t)it * (unsigned)o->agg_iters, (unsigned)o->agg_iters);
+end_capture:
+    for (int i = 0; i < capturing; i++) {
+        psc_status_t s2 = psc__gpu_use(x->ctx, x->dev[i]);
+
+        if (s2 == PSC_OK)
+            s2 = PSC_CU(x->ctx, cuStreamEndCapture, (x->stream[i], &g[i]));
+        if (s2 == PSC_OK && st == PSC_OK)
+            s2 = PSC_CU(x->ctx, cuGraphInstantiateWithFlags, (&e[i], g[i], 0));
+        if (st == PSC_OK)
+            st = s2;
+    }
+    if (st != PSC_OK) {
+        st = psc__coll_fail(x, st, "capturing the timed operations in a CUDA graph: %s", psc_context_last_error(x->ctx));
+        goto out;
+    }
+    if ((st = psc__coll_barrier(x)) != PSC_OK)
+        goto out;
+    t0 = psc__now_ns();
+    for (int l = 0; l < o->graph_launches && st == PSC_OK; l++)
+        for (int i = 0; i < x->nlocal && st == PSC_OK; i++)
+            st = PSC_CU(x->ctx, cuGraphLaunch, (e[i], x->stream[i]));
+    if (st != PSC_OK)
+        st = psc__coll_fail(x, st, "replaying the CUDA graph: %s", psc_context_last_error(x->ctx));
+    else if ((st = psc__coll_wait(x)) == PSC_OK)
+        *ns = (psc__now_ns() - t0) / o->graph_launches;
+out:
+    for (int i = 0; i < x->nlocal; i++) {
+        if (e[i])
+            cu->p_cuGraphExecDestroy(e[i]);
+        if (g[i])
+            cu->p_cuGraphDestroy(g[i]);
+    }
+    return st;
+}
+
+psc_status_t psc__coll_time(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *sec)
+{
+    double ns = 0;
+    psc_status_t st;
+
+    x->stage = x->o->graph_launches ? "the timed loop (CUDA graph)" : "the timed loop";
+    st = x->o->graph_launches ? psc__time_graph(x, sh, in_place, &ns) : psc__time_eager(x, sh, in_place, &ns);
+    if (st == PSC_OK)
+        *sec = ns * 1e-9 / ((double)x->o->iters * x->o->agg_iters);
+    return st;
+}
+
+psc_status_t psc__coll_time_each(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *us)
+{
+    int n = x->nev - 1;
+    psc_status_t st = PSC_OK;
+
+    x->stage = "the per-operation loop";
+    for (int i = 0; i < x->nlocal && st == PSC_OK; i++)
+        if ((st = psc__gpu_use(x->ctx, x->dev[i])) == PSC_OK)
+            st = PSC_CU(x->ctx, cuEventRecord, (x->ev[i][0], x->stream[i]));
+    for (int k = 0; k < n && st == PSC_OK; k++) {
+        if ((st = psc__coll_issue(x, sh, in_place, (uint64_t)k, 1)) != PSC_OK)
+            return st;
+        for (int i = 0; i < x->nlocal && st == PSC_OK; i++)
+            if ((st = psc__gpu_use(x->ctx, x->dev[i])) == PSC_OK)
+                st = PSC_CU(x->ctx, cuEventRecord, (x->ev[i][k + 1], x->stream[i]));
+    }
+    if (st != PSC_OK)
+        return psc__coll_fail(x, st, "%s", psc_context_last_error(x->ctx));
+    if ((st = psc__coll_wait(x)) != PSC_OK)
+        return st;
+    for (int k = 0; k < n; k++) {
+        us[k] = 0;
+        for (int i = 0; i < x->nlocal; i++) {
+            float ms = 0;
+
+            if ((st = psc__gpu_use(x->ctx, x->dev[i])) != PSC_OK ||
+                (st = PSC_CU(x->ctx, cuEventElapsedTime, (&ms, x->ev[i][k], x->ev[i][k + 1]))) != PSC_OK)
+                return psc__coll_fail(x, st, "%s", psc_context_last_error(x->ctx));
+            if (ms * 1e3 > us[k])
+                us[k] = ms * 1e3;
+        }
+    }
+    return PSC_OK;
+}
+
+static psc_coll_data_t psc__data(const psc_coll_exec_t *x, int i, const psc_coll_shape_t *sh, int in_place,
+                                 uint32_t seed)
+{
+    psc_coll_data_t d;
+
+    memset(&d, 0, sizeof(d));
+    d.coll = sh->coll;
+    d.dtype = sh->dtype;
+    d.op = sh->op;
+    d.nranks = x->nranks;
+    d.rank = x->first_rank + i;
+    d.root = sh->root;
+    d.in_place = in_place;
+    d.count = sh->count;
+    d.seed = seed;
+    return d;
+}
+
+psc_status_t psc__coll_fill_all(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, uint32_t seed,
+                                unsigned nslots)
+{
+    psc_status_t st = PSC_OK;
+
+    for (int i = 0; i < x->nlocal && st == PSC_OK; i++) {
+        psc_coll_data_t d = psc__data(x, i, sh, in_place, seed);
+
+        if ((st = psc__gpu_use(x->ctx, x->dev[i])) == PSC_OK)
+            st = psc__coll_fill(x->ctx, x->dev[i], x->stream[i], x->send[i], x->recv[i], sh->slot_bytes, nslots, &d);
+    }
+    if (st != PSC_OK)
+        return psc__coll_fail(x, st, "setting the inputs: %s", psc_context_last_error(x->ctx));
+    return psc__coll_wait(x);
+}
+
+/* The first wrong element of rank i (slot * out_elems + element, as the check kernel gives it), as one phrase. */
+static void psc__name_wrong(psc_coll_exec_t *x, int i, const psc_coll_shape_t *sh, int in_place, uint32_t seed,
+                            uint64_t idx, char *first, size_t len)
+{
+    psc_coll_data_t d = psc__data(x, i, sh, in_place, seed);
+    uint64_t per = psc__coll_out_elems(&d), j;
+    size_t ts = psc_dtype_size(sh->dtype);
+    uint64_t got = 0;
+    unsigned slot;
+
+    if (!per)
+        return;
+    slot = (unsigned)(idx / per);
+    j = idx % per;
+    if (psc__gpu_use(x->ctx, x->dev[i]) != PSC_OK ||
+        x->ctx->cu.p_cuMemcpyDtoH(&got, x->recv[i] + (uint64_t)slot * sh->slot_bytes + (psc__coll_out_offset(&d) + j) * ts,
+                                  ts) != CUDA_SUCCESS)
+        return;
+    snprintf(first, len, "rank %d, %s, slot %u, element %llu: 0x%0*llx, expected 0x%0*llx", d.rank,
+             in_place ? "in place" : "out of place", slot, (unsigned long long)j, (int)ts * 2, (unsigned long long)got,
+             (int)ts * 2, (unsigned long long)psc__coll_expected_bits(&d, slot, j));
+}
+
+psc_status_t psc__coll_check_all(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, uint32_t seed,
+                                 unsigned nslots, long long *wrong, char *first, size_t len)
+{
+    psc_status_t st = PSC_OK;
+    uint64_t init[2] = {0, UINT64_MAX};
+
+    for (int i = 0; i < x->nlocal && st == PSC_OK; i++) {
+        psc_coll_data_t d = psc__data(x, i, sh, in_place, seed);
+
+        if ((st = psc__gpu_use(x->ctx, x->dev[i])) == PSC_OK &&
+            (st = PSC_CU(x->ctx, cuMemcpyHtoD, (x->words[i], init, sizeof(init)))) == PSC_OK)
+            st = psc__coll_check(x->ctx, x->dev[i], x->stream[i], x->recv[i], sh->slot_bytes, nslots, &d,
+                                 x->words[i]);
+    }
+    if (st != PSC_OK)
+        return psc__coll_fail(x, st, "checking the outputs: %s", psc_context_last_error(x->ctx));
+    if ((st = psc__coll_wait(x)) != PSC_OK)
+        return st;
+    for (int i = 0; i < x->nlocal; i++) {
+        uint64_t w[2];
+
+        if ((st = psc__gpu_use(x->ctx, x->dev[i])) != PSC_OK ||
+            (st = PSC_CU(x->ctx, cuMemcpyDtoH, (w, x->words[i], sizeof(w)))) != PSC_OK)
+            return psc__coll_fail(x, st, "reading the check's count: %s", psc_context_last_error(x->ctx));
+        *wrong += (long long)w[0];
+        if (w[0] && first && !first[0])
+            psc__name_wrong(x, i, sh, in_place, seed, w[1], first, len);
+    }
+    return PSC_OK;
+}
+
+/* ---- opening and closing */
+
+static psc_status_t psc__alloc(psc_coll_exec_t *x, int i, CUdeviceptr *p)
+{
+    void *q = NULL;
+
+    if (x->nccl.mem_alloc && x->nccl.mem_free) {
+        /* NCCL's own allocation (cuMem, registrable), as nccl-tests uses from 2.19: the same paths open to NCCL */
+        if (x->nccl.mem_alloc(&q, (size_t)x->buf_bytes) == PSC_NCCL_SUCCESS) {
+            *p = (CUdeviceptr)(uintptr_t)q;
+            x->nccl_mem[i] = 1;
+            return PSC_OK;
+        }
+        return psc__coll_fail(x, PSC_ERR_NO_MEMORY, "ncclMemAlloc of %llu B on GPU %d failed: accepted sizes that fit "
+                              "twice in the GPU's free memory (-e smaller)", (unsigned long long)x->buf_bytes, x->dev[i]);
+    }
+    if (x->ctx->cu.p_cuMemAlloc(p, (size_t)x->buf_bytes) != CUDA_SUCCESS)
+        return psc__coll_fail(x, PSC_ERR_NO_MEMORY, "cuMemAlloc of %llu B on GPU %d failed: accepted sizes that fit "
+                              "twice in the GPU's free memory (-e smaller)", (unsigned long long)x->buf_bytes, x->dev[i]);
+    return PSC_OK;
+}
+
+static void psc__free(psc_coll_exec_t *x, int i, CUdeviceptr p)
+{
+    if (!p)
+        return;
+    if (x->nccl_mem[i])
+        x->nccl.mem_free((void *)(uintptr_t)p);
+    else
+        x->ctx->cu.p_cuMemFree(p);
+}
+
+static psc_status_t psc__open_gpu(psc_coll_exec_t *x, int i)
+{
+    psc_status_t st;
+
+    if ((st = psc__gpu_use(x->ctx, x->dev[i])) != PSC_OK)
+        return st;
+    if ((st = PSC_CU(x->ctx, cuStreamCreate, (&x->stream[i], CU_STREAM_NON_BLOCKING))) != PSC_OK ||
+        (st = psc__alloc(x, i, &x->send[i])) != PSC_OK || (st = psc__alloc(x, i, &x->recv[i])) != PSC_OK)
+        return st;
+    if (x->ctx->cu.p_cuMemAlloc(&x->words[i], 16) != CUDA_SUCCESS)
+        return psc__coll_fail(x, PSC_ERR_NO_MEMORY, "no 16 B of device memory left on GPU %d", x->dev[i]);
+    if (x->nev) {
+        if (!(x->ev[i] = calloc((size_t)x->nev, sizeof(CUevent))))
+            return psc__fail(x->ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+        for (int k = 0; k < x->nev; k++)
+            if ((st = PSC_CU(x->ctx, cuEventCreate, (&x->ev[i][k], CU_EVENT_DEFAULT))) != PSC_OK)
+                return st;
+    }
+    return PSC_OK;
+}
+
+/* Every process's verdict: ok only when all were. One process's failure reaches the others before NCCL waits for it. */
+static int psc__all_ok(psc_coll_exec_t *x, int ok)
+{
+    const psc_coll_procs_t *p = x->o->procs;
+    double v = ok ? 0 : 1;
+
+    if (!p || p->nprocs < 2)
+        return ok;
+    if (p->allreduce(&v, 1, PSC_COLL_MAX, p->arg) != 0)
+        return 0;
+    return v == 0;
+}
+
+static psc_status_t psc__open_comms(psc_coll_exec_t *x)
+{
+    const psc_coll_procs_t *p = x->o->procs;
+    psc_ncclUniqueId id;
+    psc_ncclConfig_t cfg;
+    psc_ncclResult_t rc = PSC_NCCL_SUCCESS;
+    psc_status_t st;
+
+    memset(&id, 0, sizeof(id));
+    if ((!p || p->proc == 0) && (rc = x->nccl.get_unique_id(&id)) != PSC_NCCL_SUCCESS)
+        st = psc__nccl_rc(x, rc, "ncclGetUniqueId");
+    else
+        st = PSC_OK;
+    if (!psc__all_ok(x, st == PSC_OK))
+        return st != PSC_OK ? st : psc__coll_fail(x, PSC_ERR_IO, "another process could not start NCCL");
+    if (p && p->nprocs > 1 && p->bcast(&id, sizeof(id), p->arg) != 0)
+        return psc__coll_fail(x, PSC_ERR_IO, "the NCCL id could not reach the processes (the caller's bcast failed)");
+    x->nonblocking = x->o->timeout_s > 0 && x->nccl.comm_init_rank_config != NULL;
+    psc__nccl_config_init(&cfg, !x->nonblocking, x->nccl.version);
+    x->stage = "making the NCCL communicators";
+    if ((rc = x->nccl.group_start()) != PSC_NCCL_SUCCESS)
+        return psc__nccl_rc(x, rc, "ncclGroupStart");
+    for (int i = 0; i < x->nlocal; i++) {
+        if ((st = psc__gpu_use(x->ctx, x->dev[i])) != PSC_OK) {
+            x->nccl.group_end();
+            return st;
+        }
+        rc = x->nccl.comm_init_rank_config
+                 ? x->nccl.comm_init_rank_config(&x->comm[i], x->nranks, id, x->first_rank + i, &cfg)
+                 : x->nccl.comm_init_rank(&x->comm[i], x->nranks, id, x->first_rank + i);
+        if (rc != PSC_NCCL_SUCCESS && rc != PSC_NCCL_IN_PROGRESS) {
+            x->nccl.group_end();
+            return psc__nccl_rc(x, rc, "ncclCommInitRank");
+        }
+    }
+    rc = x->nccl.group_end();
+    if ((st = psc__nccl_rc(x, rc, "ncclCommInitRank")) == PSC_OK && x->nonblocking)
+        st = psc__settle(x, "ncclCommInitRank");
+    x->stage = NULL;
+    return st;
+}
+
+psc_status_t psc__coll_exec_open(psc_coll_exec_t *x)
+{
+    psc_status_t st = PSC_OK;
+
+    x->buf_bytes = x->o->max_bytes < 16 ? 16 : x->o->max_bytes;
+    x->nev = x->o->per_op ? (x->o->iters < PSC_COLL_MAX_EACH ? x->o->iters : PSC_COLL_MAX_EACH) + 1 : 0;
+    for (int i = 0; i < x->nlocal && st == PSC_OK; i++)
+        st = psc__open_gpu(x, i);
+    if (!psc__all_ok(x, st == PSC_OK))
+        return st != PSC_OK ? st : psc__coll_fail(x, PSC_ERR_IO, "another process could not set up its GPU");
+    return psc__open_comms(x);
+}
+
+void psc__coll_exec_close(psc_coll_exec_t *x, int failed)
+{
+    if (failed) /* a peer may be gone or stuck: a finalize could wait for it forever */
+        psc__abort(x);
+    for (int i = 0; i < x->nlocal; i++) {
+        if (x->comm[i]) {
+            /* NCCL 2.14+: finalize flushes a healthy communicator before it is destroyed */
+            if (x->nccl.comm_finalize && x->nccl.comm_finalize(x->comm[i]) == PSC_NCCL_IN_PROGRESS)
+                psc__settle(x, "ncclCommFinalize");
+            if (x->comm[i])
+                x->nccl.comm_destroy(x->comm[i]);
+            x->comm[i] = NULL;
+        }
+    }
+    for (int i = 0; i < x->nlocal; i++) {
+        if (psc__gpu_use(x->ctx, x->dev[i]) != PSC_OK)
+            continue;
+        for (int k = 0; x->ev[i] && k < x->nev; k++)
+            if (x->ev[i][k])
+                x->ctx->cu.p_cuEventDestroy(x->ev[i][k]);
+        free(x->ev[i]);
+        x->ev[i] = NULL;
+        psc__free(x, i, x->send[i]);
+        psc__free(x, i, x->recv[i]);
+        if (x->words[i])
+            x->ctx->cu.p_cuMemFree(x->words[i]);
+        if (x->stream[i])
+            x->ctx->cu.p_cuStreamDestroy(x->stream[i]);
+        x->send[i] = x->recv[i] = x->words[i] = 0;
+        x->stream[i] = NULL;
+    }
+}

@@ -1,0 +1,80 @@
+/*
+ * The machinery under psc_coll_run: this process's ranks (one GPU each),
+ * their NCCL communicators, streams and buffers; one collective issued on
+ * every local rank; waits that give up at the run's timeout, aborting the
+ * communicators; the timed loop, eager or replayed from a CUDA graph.
+ * Internal: psc__ names.
+ */
+#ifndef PSC_COLL_EXEC_H
+#define PSC_COLL_EXEC_H
+
+#include "coll/coll_data.h"
+#include "coll/nccl.h"
+#include "internal.h"
+
+#define PSC_COLL_MAX_EACH 4096 /* per_op: operations timed one by one per row, at most */
+
+/* One operation's shape: the collective, its type, op, root and counts. */
+typedef struct {
+    int coll, dtype, op, root;
+    uint64_t count;         /* nccl-tests' param count */
+    uint64_t slot_bytes;    /* max(send, recv) bytes of one rank: the distance between slots */
+    unsigned nslots;        /* slots in the buffers: max_bytes / slot_bytes (at least 1) */
+    uint64_t size;          /* the size column */
+} psc_coll_shape_t;
+
+typedef struct {
+    psc_context_t *ctx;
+    const psc_coll_opts_t *o;
+    psc_nccl_t nccl;
+    int nlocal;                          /* ranks (GPUs) of this process */
+    int nranks, first_rank;              /* every rank; this process's first */
+    int dev[PSC_MAX_GPUS];               /* context GPU index of local rank i */
+    psc_ncclComm_t comm[PSC_MAX_GPUS];
+    CUstream stream[PSC_MAX_GPUS];
+    CUdeviceptr send[PSC_MAX_GPUS], recv[PSC_MAX_GPUS];
+    int nccl_mem[PSC_MAX_GPUS];          /* send and recv from ncclMemAlloc (else cuMemAlloc) */
+    CUdeviceptr words[PSC_MAX_GPUS];     /* the check's two u64: wrong elements, lowest wrong index */
+    CUevent *ev[PSC_MAX_GPUS];           /* per_op: iters + 1 events per GPU */
+    int nev;
+    uint64_t buf_bytes;                  /* of send and of recv, per GPU */
+    int nonblocking;                     /* communicators made non-blocking (a timeout is set) */
+    int aborted;
+    const psc_coll_shape_t *sh;          /* the operation in hand, for messages */
+    const char *stage;                   /* "the timed loop", ... for messages */
+} psc_coll_exec_t;
+
+/* Streams, buffers and (per_op) events on every local GPU, then the communicators. */
+psc_status_t psc__coll_exec_open(psc_coll_exec_t *x);
+/* Destroy (after a failure: abort) the communicators, free everything. */
+void psc__coll_exec_close(psc_coll_exec_t *x, int failed);
+
+/* Issue n operations of sh (slots first, first+1, ... modulo nslots), grouped; eager or into a capture. */
+psc_status_t psc__coll_issue(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, uint64_t first,
+                             unsigned n);
+/* Wait until every local stream is idle, within the timeout: else abort and PSC_ERR_TIMEOUT. */
+psc_status_t psc__coll_wait(psc_coll_exec_t *x);
+/* Every process here (a barrier through opts.procs; nothing for one process). */
+psc_status_t psc__coll_barrier(psc_coll_exec_t *x);
+
+/*
+ * The timed loop: iters x agg_iters operations (eager, or captured once and
+ * replayed graph_launches times), slot k for operation k. Seconds per
+ * operation on the host clock, into *sec.
+ */
+psc_status_t psc__coll_time(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *sec);
+
+/* per_op: iters operations one by one between CUDA events; each one's us (max over local GPUs) into us[iters]. */
+psc_status_t psc__coll_time_each(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *us);
+
+/* Fill (check = 0) or check (1) nslots slots on every local rank; wrong elements summed into *wrong. */
+psc_status_t psc__coll_fill_all(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, uint32_t seed,
+                                unsigned nslots);
+psc_status_t psc__coll_check_all(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, uint32_t seed,
+                                 unsigned nslots, long long *wrong, char *first, size_t len);
+
+/* A failure naming the operation in hand ("all_reduce of 1048576 B (float, sum), the timed loop: ..."). */
+psc_status_t psc__coll_fail(psc_coll_exec_t *x, psc_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

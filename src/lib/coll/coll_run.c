@@ -1,0 +1,511 @@
+/*
+ * psc_coll_run: nccl-tests' measurement, row by row (each type, op, root and
+ * size; out of place, then in place), with the timed operations' own outputs
+ * checked. The options are checked before anything starts; every process of
+ * a run with opts.procs takes the same path through the rows, so their
+ * collective calls (NCCL's and the caller's) meet.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coll/coll_exec.h"
+#include "opts.h"
+
+#define PSC_COLL_MAX_ROWS 4096
+#define PSC_COLL_MAX_BYTES (1ull << 40)
+
+typedef struct {
+    int ndt, dts[PSC_DT_N];
+    int nop, ops[PSC_OP_N];
+    int nroot, *roots;
+    int nsizes;
+    uint64_t *sizes;
+} psc_coll_plan_t;
+
+static psc_status_t psc__bad(psc_context_t *ctx, const char *what)
+{
+    return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: %s", what);
+}
+
+/* The values of o, each against what it accepts. */
+static psc_status_t psc__check_opts(psc_context_t *ctx, const psc_coll_opts_t *o)
+{
+    const psc_coll_procs_t *p = o->procs;
+
+    if (o->coll < 0 || o->coll >= PSC_COLL_N)
+        return psc__bad(ctx, "collective out of range (accepted psc_coll_t: all_reduce .. sendrecv)");
+    if (o->dtype < -1 || o->dtype >= PSC_DT_N)
+        return psc__bad(ctx, "type out of range (accepted psc_dtype_t, or -1 for every type)");
+    if (o->op < -1 || o->op >= PSC_OP_N)
+        return psc__bad(ctx, "reduction out of range (accepted psc_redop_t, or -1 for every one)");
+    if (o->root < -1)
+        return psc__bad(ctx, "root below -1 (accepted a rank, or -1 for every rank)");
+    if (o->min_bytes < 1 || o->min_bytes > o->max_bytes || o->max_bytes > PSC_COLL_MAX_BYTES)
+        return psc__bad(ctx, "sizes out of range (accepted 1 B <= min <= max <= 1 TiB)");
+    if (o->step_factor <= 1 && o->step_bytes < 1)
+        return psc__bad(ctx, "no step between sizes (accepted a factor > 1, or step bytes >= 1)");
+    if (o->warmup_iters < 0 || o->warmup_iters > 100000 || o->iters < 1 || o->iters > 1000000 || o->agg_iters < 1 ||
+        o->agg_iters > 1024 || o->check < 0 || o->check > 1000 || o->graph_launches < 0 ||
+        o->graph_launches > 100000)
+        return psc__bad(ctx, "iterations out of range (accepted warmup 0..100000, iters 1..1000000, agg 1..1024, "
+                        "check 0..1000, graph launches 0..100000)");
+    if (o->blocking < 0 || o->blocking > 2)
+        return psc__bad(ctx, "blocking out of range (accepted 0, 1 wait and meet after each operation, 2 wait)");
+    if (o->blocking && o->graph_launches)
+        return psc__bad(ctx, "blocking and CUDA graphs together (accepted one of them: a graph replays its "
+                        "operations without the host)");
+    if (o->time_of < PSC_COLL_TIME_RANK0 || o->time_of > PSC_COLL_TIME_MAX)
+        return psc__bad(ctx, "time_of out of range (accepted psc_coll_time_t)");
+    if (!(o->timeout_s >= 0 && o->timeout_s <= 1e6))
+        return psc__bad(ctx, "timeout out of range (accepted 0 for none, up to 1e6 s)");
+    if (o->per_op != 0 && o->per_op != 1)
+        return psc__bad(ctx, "per_op out of range (accepted 0 or 1)");
+    if (p && (p->nprocs < 1 || p->proc < 0 || p->proc >= p->nprocs || !p->bcast || !p->allreduce || !p->allgather))
+        return psc__bad(ctx, "procs incomplete (accepted nprocs >= 1, 0 <= proc < nprocs, and bcast, allreduce and "
+                        "allgather set)");
+    return PSC_OK;
+}
+
+/* Every row's type, op, root and size, each list as o asks; PSC_ERR_INVALID over PSC_COLL_MAX_ROWS rows. */
+static psc_status_t psc__plan(psc_context_t *ctx, const psc_coll_opts_t *o, int nranks, psc_coll_plan_t *pl)
+{
+    int reduces = o->coll != PSC_COLL_ALL_GATHER && o->coll != PSC_COLL_BROADCAST && o->coll != PSC_COLL_ALL_TO_ALL;
+    int rooted = o->coll == PSC_COLL_BROADCAST || o->coll == PSC_COLL_REDUCE;
+    long long rows;
+
+    memset(pl, 0, sizeof(*pl));
+    for (int t = 0; t < PSC_DT_N; t++)
+        if (o->dtype == -1 || o->dtype == t)
+            pl->dts[pl->ndt++] = t;
+    /* sendrecv reduces nothing but prints its op, as nccl-tests does */
+    for (int op = 0; op < PSC_OP_N && reduces; op++)
+        if (o->op == -1 || o->op == op)
+            pl->ops[pl->nop++] = op;
+    if (!reduces)
+        pl->ops[pl->nop++] = -1;
+    if (rooted && o->root >= nranks)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: root %d, but the run has %d rank%s (accepted 0 to %d, "
+                         "or -1 for every rank)", o->root, nranks, nranks == 1 ? "" : "s", nranks - 1);
+    pl->nroot = rooted && o->root == -1 ? nranks : 1;
+    for (uint64_t s = o->min_bytes; s <= o->max_bytes && pl->nsizes <= PSC_COLL_MAX_ROWS;
+         s = o->step_factor > 1 ? s * o->step_factor : s + o->step_bytes)
+        pl->nsizes++;
+    rows = (long long)pl->ndt * pl->nop * pl->nroot * pl->nsizes;
+    if (rows > PSC_COLL_MAX_ROWS)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: %s%lld rows (accepted at most %d: a larger step, fewer "
+                         "types, ops or roots)", pl->nsizes > PSC_COLL_MAX_ROWS ? "over " : "", rows,
+                         PSC_COLL_MAX_ROWS);
+    if (!(pl->roots = calloc((size_t)pl->nroot, sizeof(int))) ||
+        !(pl->sizes = calloc((size_t)pl->nsizes, sizeof(uint64_t)))) {
+        free(pl->roots);
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    }
+    for (int r = 0; r < pl->nroot; r++)
+        pl->roots[r] = !rooted ? -1 : o->root == -1 ? r : o->root;
+    pl->nsizes = 0;
+    for (uint64_t s = o->min_bytes; s <= o->max_bytes; s = o->step_factor > 1 ? s * o->step_factor : s + o->step_bytes)
+        pl->sizes[pl->nsizes++] = s;
+    return PSC_OK;
+}
+
+/* nccl-tests' counts for a size: elements per rank, rounded to 16 B per part where the buffer is split in parts. */
+static void psc__shape(const psc_coll_opts_t *o, int nranks, int dtype, int op, int root, uint64_t size,
+                       psc_coll_shape_t *sh)
+{
+    size_t ts = psc_dtype_size(dtype);
+    uint64_t count = size / ts;
+    psc_coll_data_t d;
+
+    memset(sh, 0, sizeof(*sh));
+    sh->coll = o->coll;
+    sh->dtype = dtype;
+    sh->op = op;
+    sh->root = root;
+    if (o->coll == PSC_COLL_ALL_GATHER || o->coll == PSC_COLL_REDUCE_SCATTER || o->coll == PSC_COLL_ALL_TO_ALL)
+        count = (count / (uint64_t)nranks) & ~(uint64_t)(16 / ts - 1);
+    sh->count = count;
+    memset(&d, 0, sizeof(d));
+    d.coll = o->coll;
+    d.dtype = dtype;
+    d.nranks = nranks;
+    d.count = count;
+    sh->slot_bytes = (psc__coll_send_elems(&d) > psc__coll_recv_elems(&d) ? psc__coll_send_elems(&d)
+                                                                          : psc__coll_recv_elems(&d)) * ts;
+    sh->size = sh->slot_bytes;
+    sh->nslots = sh->slot_bytes ? (unsigned)(o->max_bytes / sh->slot_bytes > UINT32_MAX ? UINT32_MAX
+                                                                                      : o->max_bytes / sh->slot_bytes)
+                                : 1;
+    if (!sh->nslots)
+        sh->nslots = 1;
+}
+
+/* Whether an in-place operation may reuse its own output as its next input and give the same result. */
+static int psc__idempotent(const psc_coll_shape_t *sh)
+{
+    switch (sh->coll) {
+    case PSC_COLL_BROADCAST:
+    case PSC_COLL_ALL_GATHER: return 1;
+    case PSC_COLL_ALL_REDUCE:
+    case PSC_COLL_REDUCE:
+    case PSC_COLL_REDUCE_SCATTER: return sh->op == PSC_OP_MAX || sh->op == PSC_OP_MIN;
+    default: return 0;
+    }
+}
+
+typedef struct {
+    psc_coll_exec_t x;
+    psc_coll_report_t *rep;
+    double *each;                       /* per_op samples */
+    unsigned char peer_was[PSC_MAX_GPUS][PSC_MAX_GPUS]; /* the caller's peer access between local GPUs */
+    int row;
+} psc_coll_state_t;
+
+/* The processes' figures combined: times as o->time_of says, wrong elements summed, percentiles their maxima. */
+static psc_status_t psc__combine(psc_coll_state_t *s, psc_coll_row_t *row)
+{
+    const psc_coll_procs_t *p = s->x.o->procs;
+    static const int how[] = {PSC_COLL_SUM, PSC_COLL_SUM, PSC_COLL_MIN, PSC_COLL_MAX};
+    double t[2] = {row->r[0].time_us, row->r[1].time_us}, w[2] = {(double)row->r[0].wrong, (double)row->r[1].wrong};
+    double q[12];
+
+    if (!p || p->nprocs < 2)
+        return PSC_OK;
+    for (int k = 0; k < 2; k++) {
+        const psc_pctl_t *c = &row->r[k].iter_us;
+        double v[6] = {c->min, c->p50, c->p90, c->p99, c->max, c->mean};
+
+        memcpy(q + 6 * k, v, sizeof(v));
+    }
+    if ((s->x.o->time_of != PSC_COLL_TIME_RANK0 && p->allreduce(t, 2, how[s->x.o->time_of], p->arg) != 0) ||
+        p->allreduce(w, 2, PSC_COLL_SUM, p->arg) != 0 || p->allreduce(q, 12, PSC_COLL_MAX, p->arg) != 0)
+        return psc__coll_fail(&s->x, PSC_ERR_IO, "the processes' figures could not be combined (the caller's "
+                              "allreduce failed)");
+    for (int k = 0; k < 2; k++) {
+        psc_pctl_t *c = &row->r[k].iter_us;
+
+        row->r[k].time_us = s->x.o->time_of == PSC_COLL_TIME_MEAN ? t[k] / p->nprocs : t[k];
+        if (row->r[k].wrong >= 0)
+            row->r[k].wrong = (long long)w[k];
+        c->min = q[6 * k];
+        c->p50 = q[6 * k + 1];
+        c->p90 = q[6 * k + 2];
+        c->p99 = q[6 * k + 3];
+        c->max = q[6 * k + 4];
+        c->mean = q[6 * k + 5];
+    }
+    return PSC_OK;
+}
+
+/* One half of a row: out of place (0) or in place (1). */
+static psc_status_t psc__half(psc_coll_state_t *s, const psc_coll_shape_t *sh, int in_place, psc_coll_row_t *row)
+{
+    psc_coll_exec_t *x = &s->x;
+    const psc_coll_opts_t *o = x->o;
+    uint64_t total = (uint64_t)o->iters * (unsigned)o->agg_iters * (o->graph_launches ? 1 : 1);
+    unsigned used = total < sh->nslots ? (unsigned)total : sh->nslots;
+    /* nccl-tests checks neither alltoall nor sendrecv in place: the operation reads what it overwrites */
+    int checked = o->check > 0 && !(in_place && (sh->coll == PSC_COLL_ALL_TO_ALL || sh->coll == PSC_COLL_SEND_RECV));
+    int timed_checked = checked && (!in_place || total <= sh->nslots || psc__idempotent(sh));
+    uint32_t seed = o->seed + (uint32_t)s->row * 2654435761u + (uint32_t)in_place * 40503u;
+    double sec = 0;
+    long long wrong = 0;
+    psc_status_t st;
+
+    x->sh = sh;
+    /* one untimed operation first (nccl-tests': connections are made then), then the inputs */
+    x->stage = "the first operation";
+    if ((st = psc__coll_issue(x, sh, in_place, 0, 1)) != PSC_OK || (st = psc__coll_wait(x)) != PSC_OK)
+        return st;
+    x->stage = "setting the inputs";
+    if (checked && (st = psc__coll_fill_all(x, sh, in_place, seed, used)) != PSC_OK)
+        return st;
+    if ((st = psc__coll_barrier(x)) != PSC_OK || (st = psc__coll_time(x, sh, in_place, &sec)) != PSC_OK)
+        return st;
+    x->stage = "checking the timed operations";
+    if (timed_checked && (st = psc__coll_check_all(x, sh, in_place, seed, used, &wrong, s->rep->first_wrong,
+                                                   sizeof(s->rep->first_wrong))) != PSC_OK)
+        return st;
+    if (o->per_op) {
+        if ((st = psc__coll_time_each(x, sh, in_place, s->each)) != PSC_OK)
+            return st;
+        psc_percentiles(s->each, (unsigned)(x->nev - 1), &row->r[in_place].iter_us);
+    }
+    x->stage = "the checked runs";
+    for (int c = 0; checked && c < o->check && !wrong; c++) {
+        uint32_t cseed = seed + 0x9e3779b9u * (uint32_t)(c + 1);
+
+        if ((st = psc__coll_fill_all(x, sh, in_place, cseed, 1)) != PSC_OK ||
+            (st = psc__coll_issue(x, sh, in_place, 0, 1)) != PSC_OK || (st = psc__coll_wait(x)) != PSC_OK ||
+            (st = psc__coll_check_all(x, sh, in_place, cseed, 1, &wrong, s->rep->first_wrong,
+                                      sizeof(s->rep->first_wrong))) != PSC_OK)
+            return st;
+    }
+    row->r[in_place].ran = 1;
+    row->r[in_place].time_us = sec * 1e6;
+    row->r[in_place].wrong = checked ? wrong : -1;
+    row->r[in_place].timed_checked = timed_checked ? (long long)used : 0;
+    x->stage = NULL;
+    return PSC_OK;
+}
+
+static psc_status_t psc__row(psc_coll_state_t *s, const psc_coll_shape_t *sh, psc_coll_row_t *row)
+{
+    psc_coll_report_t *rep = s->rep;
+    size_t ts = psc_dtype_size(sh->dtype);
+    int n = rep->nranks, parts = sh->coll == PSC_COLL_ALL_GATHER || sh->coll == PSC_COLL_REDUCE_SCATTER ||
+                                 sh->coll == PSC_COLL_ALL_TO_ALL;
+    psc_status_t st;
+
+    row->bytes = sh->size;
+    row->count = sh->count;
+    row->dtype = sh->dtype;
+    row->op = sh->coll == PSC_COLL_SEND_RECV && sh->op < 0 ? PSC_OP_SUM : sh->op;
+    row->root = sh->root;
+    for (int k = 0; k < 2; k++)
+        if ((st = psc__half(s, sh, k, row)) != PSC_OK)
+            return st;
+    if ((st = psc__combine(s, row)) != PSC_OK)
+        return st;
+    for (int k = 0; k < 2; k++) {
+        double sec = row->r[k].time_us * 1e-6, bytes = (double)sh->count * (double)ts * (parts ? n : 1);
+
+        row->r[k].algbw_gbs = sec > 0 ? bytes / 1e9 / sec : 0;
+        row->r[k].busbw_gbs = row->r[k].algbw_gbs * psc_coll_busbw_factor(sh->coll, n);
+        if (row->r[k].wrong > 0)
+            rep->failed_rows++;
+    }
+    return PSC_OK;
+}
+
+/* nccl-tests' warm-up: warmup_iters operations out of place at each size from min, doubling, to max. */
+static psc_status_t psc__warmup(psc_coll_state_t *s, int dtype, int op, int root)
+{
+    const psc_coll_opts_t *o = s->x.o;
+    psc_coll_shape_t sh;
+    psc_status_t st;
+
+    if (!o->warmup_iters)
+        return PSC_OK;
+    for (uint64_t size = o->min_bytes; size <= o->max_bytes; size *= 2) {
+        psc__shape(o, s->rep->nranks, dtype, op, root, size, &sh);
+        s->x.sh = &sh;
+        s->x.stage = "the warm-up";
+        for (int w = 0; w < o->warmup_iters; w++)
+            if ((st = psc__coll_issue(&s->x, &sh, 0, (uint64_t)w, 1)) != PSC_OK)
+                return st;
+        if ((st = psc__coll_wait(&s->x)) != PSC_OK)
+            return st;
+    }
+    s->x.sh = NULL;
+    return PSC_OK;
+}
+
+/* Where each rank runs: this process's, then every process's (process order). */
+static psc_status_t psc__ranks(psc_coll_state_t *s)
+{
+    psc_coll_exec_t *x = &s->x;
+    const psc_coll_procs_t *p = x->o->procs;
+    psc_coll_rank_t mine[PSC_MAX_GPUS];
+    char host[256] = "";
+
+    gethostname(host, sizeof(host) - 1);
+    host[strcspn(host, ".")] = '\0';
+    memset(mine, 0, sizeof(mine));
+    for (int i = 0; i < x->nlocal; i++) {
+        psc_device_info_t info;
+
+        mine[i].rank = x->first_rank + i;
+        mine[i].pid = (int)getpid();
+        snprintf(mine[i].host, sizeof(mine[i].host), "%.63s", host);
+        mine[i].device = x->dev[i];
+        if (psc_device_info(x->ctx, x->dev[i], &info) == PSC_OK) {
+            snprintf(mine[i].pci_bus_id, sizeof(mine[i].pci_bus_id), "%s", info.pci_bus_id);
+            snprintf(mine[i].name, sizeof(mine[i].name), "%.95s", info.name);
+        }
+    }
+    if (!p || p->nprocs < 2) {
+        memcpy(s->rep->ranks, mine, (size_t)x->nlocal * sizeof(mine[0]));
+        return PSC_OK;
+    }
+    if (p->allgather(mine, s->rep->ranks, (size_t)x->nlocal * sizeof(mine[0]), p->arg) != 0)
+        return psc__coll_fail(x, PSC_ERR_IO, "the ranks' GPUs could not be gathered (the caller's allgather failed)");
+    return PSC_OK;
+}
+
+/* Ranks per process: the same in every process (nccl-tests' nGpus), else refused in every one. */
+static psc_status_t psc__agree_ranks(psc_context_t *ctx, const psc_coll_opts_t *o, int nlocal)
+{
+    const psc_coll_procs_t *p = o->procs;
+    double lo = nlocal, hi = nlocal;
+
+    if (!p || p->nprocs < 2)
+        return PSC_OK;
+    if (p->allreduce(&lo, 1, PSC_COLL_MIN, p->arg) != 0 || p->allreduce(&hi, 1, PSC_COLL_MAX, p->arg) != 0)
+        return psc__fail(ctx, PSC_ERR_IO, "p2pscope coll: the processes could not meet (the caller's allreduce failed)");
+    if (lo != hi)
+        return psc__fail(ctx, PSC_ERR_INVALID, "p2pscope coll: the processes drive %g to %g GPUs each: accepted the same "
+                         "number in every process", lo, hi);
+    return PSC_OK;
+}
+
+/*
+ * Peer access between this process's GPUs as the caller had it, noted before
+ * NCCL (which turns it on where it uses it) and put back after.
+ */
+static void psc__peers(psc_coll_state_t *s, int restore)
+{
+    psc_coll_exec_t *x = &s->x;
+
+    for (int a = 0; a < x->nlocal; a++)
+        for (int b = 0; b < x->nlocal; b++) {
+            int was = 0;
+
+            if (a == b || (restore && s->peer_was[a][b]))
+                continue;
+            if (psc__gpu_peer_switch(x->ctx, x->dev[a], x->dev[b], 0, &was) != PSC_OK)
+                continue;
+            x->ctx->gpu[x->dev[a]].peer_on[x->dev[b]] = 0;
+            if (!restore && (s->peer_was[a][b] = (unsigned char)was) &&
+                psc__gpu_peer_switch(x->ctx, x->dev[a], x->dev[b], 1, &was) == PSC_OK)
+                x->ctx->gpu[x->dev[a]].peer_on[x->dev[b]] = 1;
+        }
+}
+
+static psc_status_t psc__run(psc_coll_state_t *s, const psc_coll_plan_t *pl)
+{
+    psc_coll_report_t *rep = s->rep;
+    psc_status_t st;
+    double sum = 0;
+    int nbw = 0;
+
+    if ((st = psc__ranks(s)) != PSC_OK || (st = psc__coll_exec_open(&s->x)) != PSC_OK)
+        return st;
+    for (int t = 0; t < pl->ndt; t++)
+        for (int op = 0; op < pl->nop; op++)
+            for (int r = 0; r < pl->nroot; r++) {
+                if ((st = psc__warmup(s, pl->dts[t], pl->ops[op], pl->roots[r])) != PSC_OK)
+                    return st;
+                for (int z = 0; z < pl->nsizes; z++, s->row++) {
+                    psc_coll_shape_t sh;
+
+                    psc__shape(s->x.o, rep->nranks, pl->dts[t], pl->ops[op], pl->roots[r], pl->sizes[z], &sh);
+                    if ((st = psc__row(s, &sh, &rep->rows[s->row])) != PSC_OK)
+                        return st;
+                    rep->nrows = s->row + 1;
+                    for (int k = 0; k < 2; k++, nbw++)
+                        sum += rep->rows[s->row].r[k].busbw_gbs;
+                }
+            }
+    rep->avg_busbw_gbs = nbw ? sum / nbw : 0;
+    return PSC_OK;
+}
+
+void psc_coll_report_free(psc_coll_report_t *r)
+{
+    if (!r)
+        return;
+    free(r->ranks);
+    free(r->rows);
+    free(r);
+}
+
+/* The report's fixed part: the run's parameters. */
+static psc_coll_report_t *psc__report_new(const psc_coll_opts_t *o, int nranks, int nprocs, int nrows)
+{
+    psc_coll_report_t *r = calloc(1, sizeof(*r));
+
+    if (!r || !(r->ranks = calloc((size_t)nranks, sizeof(*r->ranks))) ||
+        !(r->rows = calloc((size_t)nrows, sizeof(*r->rows)))) {
+        psc_coll_report_free(r);
+        return NULL;
+    }
+    r->coll = o->coll;
+    r->nranks = nranks;
+    r->nprocs = nprocs;
+    r->min_bytes = o->min_bytes;
+    r->max_bytes = o->max_bytes;
+    r->step_factor = o->step_factor > 1 ? o->step_factor : 0;
+    r->step_bytes = o->step_factor > 1 ? 0 : o->step_bytes;
+    r->warmup_iters = o->warmup_iters;
+    r->iters = o->iters;
+    r->agg_iters = o->agg_iters;
+    r->check = o->check;
+    r->graph_launches = o->graph_launches;
+    r->blocking = o->blocking;
+    r->time_of = o->time_of;
+    r->timeout_s = o->timeout_s;
+    return r;
+}
+
+psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, const psc_coll_opts_t *opts,
+                          psc_coll_report_t **out)
+{
+    psc_coll_opts_t o;
+    psc_coll_state_t s;
+    psc_coll_plan_t pl;
+    int dev[PSC_MAX_GPUS], nlocal, nprocs;
+    char why[512];
+    double t0 = psc__now_ns();
+    psc_status_t st;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if ((st = psc__coll_opts_adopt(ctx, opts, &o)) != PSC_OK || (st = psc__check_opts(ctx, &o)) != PSC_OK)
+        return st;
+    if (!out)
+        return psc__bad(ctx, "no place for the report given");
+    if (o.graph_launches && (!ctx->cu.p_cuStreamBeginCapture || !ctx->cu.p_cuStreamEndCapture ||
+                             !ctx->cu.p_cuGraphInstantiateWithFlags || !ctx->cu.p_cuGraphLaunch ||
+                             !ctx->cu.p_cuGraphExecDestroy || !ctx->cu.p_cuGraphDestroy))
+        return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "p2pscope coll: this driver lacks CUDA graphs (stream capture, "
+                         "cuGraphInstantiateWithFlags: CUDA 11.4 and newer): accepted -G 0");
+    if ((nlocal = psc__resolve_devices(ctx, devices, ndev, dev, PSC_MAX_GPUS)) < 0)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: GPU list refused (accepted 0 to %d, each once: NCCL "
+                         "takes one rank per GPU in a process)", psc_device_count(ctx) - 1);
+    if (nlocal == 0)
+        return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "p2pscope coll: no GPU here");
+    if ((st = psc__agree_ranks(ctx, &o, nlocal)) != PSC_OK)
+        return st;
+    nprocs = o.procs ? o.procs->nprocs : 1;
+    if ((st = psc__plan(ctx, &o, nprocs * nlocal, &pl)) != PSC_OK)
+        return st;
+    memset(&s, 0, sizeof(s));
+    s.x.ctx = ctx;
+    s.x.o = &o;
+    s.x.nlocal = nlocal;
+    s.x.nranks = nprocs * nlocal;
+    s.x.first_rank = (o.procs ? o.procs->proc : 0) * nlocal;
+    memcpy(s.x.dev, dev, sizeof(dev));
+    if (!(s.rep = psc__report_new(&o, s.x.nranks, nprocs, pl.ndt * pl.nop * pl.nroot * pl.nsizes)) ||
+        (o.per_op && !(s.each = calloc(PSC_COLL_MAX_EACH, sizeof(double))))) {
+        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+        goto out;
+    }
+    if ((st = psc__nccl_load(&s.x.nccl, why, sizeof(why))) != PSC_OK) {
+        st = psc__fail(ctx, st, "p2pscope coll: %s", why);
+        goto out;
+    }
+    s.rep->nccl_version = s.x.nccl.version;
+    psc__guard_enter(ctx);
+    if (nlocal > 1)
+        psc__peers(&s, 0);
+    st = psc__run(&s, &pl);
+    psc__coll_exec_close(&s.x, st != PSC_OK);
+    if (nlocal > 1)
+        psc__peers(&s, 1);
+    st = psc__guard_leave(ctx, st);
+    psc__nccl_unload(&s.x.nccl);
+out:
+    free(pl.roots);
+    free(pl.sizes);
+    free(s.each);
+    if (st != PSC_OK) {
+        psc_coll_report_free(s.rep);
+        return st;
+    }
+    s.rep->run_ms = (psc__now_ns() - t0) / 1e6;
+    *out = s.rep;
+    return PSC_OK;
+}
