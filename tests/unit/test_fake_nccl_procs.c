@@ -435,7 +435,7 @@ static void nonblocking_rank(int rank, int n, psc_ncclUniqueId id, int rep, void
     int32_t s[3] = {rank + 1, 2, rank}, r[3] = {0, 0, 0};
 
     (void)arg;
-    psc__nccl_config_init(&cfg, 0);
+    psc__nccl_config_init(&cfg, 0, g_nc.version);
     rc = g_nc.comm_init_rank_config(&c, n, id, rank, &cfg);
     CHECK(rc == PSC_NCCL_SUCCESS || rc == PSC_NCCL_IN_PROGRESS);
     CHECK(poll_done(c) == PSC_NCCL_SUCCESS);
@@ -466,7 +466,7 @@ static void hang_rank(int rank, int n, psc_ncclUniqueId id, int rep, void *arg)
     int32_t s = 5, r = -1;
     char b;
 
-    psc__nccl_config_init(&cfg, 0);
+    psc__nccl_config_init(&cfg, 0, g_nc.version);
     rc = g_nc.comm_init_rank_config(&c, n, id, rank, &cfg);
     CHECK(rc == PSC_NCCL_SUCCESS || rc == PSC_NCCL_IN_PROGRESS);
     CHECK(poll_done(c) == PSC_NCCL_SUCCESS);
