@@ -262,19 +262,17 @@ static int psc__coll_option(int c, const char *arg, const char *name, psc_cli_op
     }
 }
 
-/* The option as typed, for messages (getopt's optopt for a short one, the word for a long one). */
-static void psc__typed(int c, char **argv, char *name, size_t len)
+/* The option as typed, for messages: "--name" for a long one (idx), "-c" for a short one, or the word getopt skipped. */
+static void psc__typed(int c, int idx, char **argv, char *name, size_t len)
 {
-    const char *w = argv[optind - 1] ? argv[optind - 1] : "";
-
-    if ((c == '?' || c == ':') && optopt)
+    if (idx >= 0)
+        snprintf(name, len, "--%s", psc__coll_opts[idx].name);
+    else if ((c == '?' || c == ':') && optopt > 0 && optopt < 256)
         snprintf(name, len, "-%c", optopt);
-    else if (strncmp(w, "--", 2) == 0)
-        snprintf(name, len, "%.*s", (int)strcspn(w, "="), w);
-    else if (c > 0 && c < 256)
+    else if (c > 0 && c < 256 && c != '?' && c != ':')
         snprintf(name, len, "-%c", c);
     else
-        snprintf(name, len, "%s", w);
+        snprintf(name, len, "%.*s", (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
 }
 
 int psc_cli_parse_coll(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
@@ -297,12 +295,15 @@ int psc_cli_parse_coll(int argc, char **argv, psc_cli_opts_t *o, char *err, size
     optind = 0;
     opterr = 0;
     argv[first - 1] = argv[0];
-    while ((c = getopt_long(argc - first + 1, argv + first - 1, ":t:g:b:e:i:f:n:m:w:c:o:d:r:z:T:G:a:h", psc__coll_opts,
-                            NULL)) != -1) {
+    for (;;) {
         char name[64];
-        int rc;
+        int rc, idx = -1;
 
-        psc__typed(c, argv + first - 1, name, sizeof(name));
+        c = getopt_long(argc - first + 1, argv + first - 1, ":t:g:b:e:i:f:n:m:w:c:o:d:r:z:T:G:a:h", psc__coll_opts,
+                        &idx);
+        if (c == -1)
+            break;
+        psc__typed(c, idx, argv + first - 1, name, sizeof(name));
         if ((rc = psc__coll_option(c, optarg, name, o, err, errlen)) != 0)
             return rc;
     }

@@ -46,6 +46,7 @@ static void check(CUdeviceptr recv, uint64_t slot_bytes, unsigned nslots, const 
     uint64_t w[2] = {0, UINT64_MAX};
 
     CU_OK(CUF(cuMemcpyHtoD)(words, w, sizeof(w)));
+    CU_OK(CUF(cuStreamSynchronize)(NULL)); /* a pageable copy may still be in flight on the legacy stream */
     assert_int_equal(psc__coll_check(g_ctx, 0, stream0(), recv, slot_bytes, nslots, d, words), PSC_OK);
     CU_OK(CUF(cuStreamSynchronize)(stream0()));
     CU_OK(CUF(cuMemcpyDtoH)(w, words, sizeof(w)));
@@ -96,6 +97,7 @@ static void run_case(int coll, int dt, int op, int n, int rank, int in_place, ui
                 memcpy(host + s * slot + (off + j) * es, &b, es);
             }
         CU_OK(CUF(cuMemcpyHtoD)(recv, host, slot * NSLOTS));
+        CU_OK(CUF(cuStreamSynchronize)(NULL));
     }
     check(recv, slot, NSLOTS, &d, words, &wrong, &first);
     if (wrong || first != UINT64_MAX)
@@ -110,6 +112,7 @@ static void run_case(int coll, int dt, int op, int n, int rank, int in_place, ui
         CU_OK(CUF(cuMemcpyDtoH)(&b, at, 1));
         b ^= 0x40; /* an exponent bit of a floating type: no average's 2 ulps */
         CU_OK(CUF(cuMemcpyHtoD)(at, &b, 1));
+        CU_OK(CUF(cuStreamSynchronize)(NULL));
     }
     check(recv, slot, NSLOTS, &d, words, &wrong, &first);
     if (wrong != 1 || first != (NSLOTS - 1) * out + j)

@@ -133,7 +133,7 @@ static void test_rank0_speaks_for_all(void **state)
     expect_refusal("3", (const char *[]){"ipc", "-d", "0,0", NULL}, 2, "-d lists 2 GPUs for 3 ranks");
     expect_refusal("2", (const char *[]){"ipc", "-d", "0,63", NULL}, 2, "GPU 63 does not exist");
     expect_refusal("2", (const char *[]){"ipc", "--round-trips", "0", NULL}, 2, "bad --round-trips '0'");
-    expect_refusal("2", (const char *[]){"bw", NULL}, 2, "only `p2pscope ipc` runs as one rank per GPU");
+    expect_refusal("2", (const char *[]){"bw", NULL}, 2, "only `p2pscope ipc` and `p2pscope coll` run as one rank per GPU");
 }
 
 /* The hook reaches every rank's worker: each pair fails, naming the offset, and the job exits 1. */

@@ -196,6 +196,17 @@ static void run_case(int coll, int dt, int op, int n, int in_place)
                 fail_msg(CASE_FMT ": %llu wrong, first %llu; want 1, first %llu", CASE_ARGS(d, r),
                          (unsigned long long)wrong, (unsigned long long)first,
                          (unsigned long long)(fs * psc__coll_out_elems(d) + j));
+            if (r == flip_rank) { /* a second check adds to the same words */
+                uint64_t w[2];
+
+                assert_int_equal(psc__coll_check(g_ctx, r, g_ctx->gpu[r].stream, k.recv[r], k.slot_bytes, NSLOTS,
+                                                 &k.d[r], k.words[r]),
+                                 PSC_OK);
+                assert_int_equal(CUF(cuStreamSynchronize)(g_ctx->gpu[r].stream), CUDA_SUCCESS);
+                assert_int_equal(CUF(cuMemcpyDtoH)(w, k.words[r], sizeof(w)), CUDA_SUCCESS);
+                assert_int_equal(w[0], 2);
+                assert_int_equal(w[1], first);
+            }
             if (r != flip_rank && wrong != 0)
                 fail_msg(CASE_FMT ": %llu wrong, none changed there", CASE_ARGS(&k.d[r], r), (unsigned long long)wrong);
         }
@@ -218,7 +229,7 @@ static void run_case(int coll, int dt, int op, int n, int in_place)
         else if (in_place && coll != PSC_COLL_BROADCAST)
             lo = 1; /* an input in place may equal its output here and there */
         check(&k, r, &wrong, &first);
-        if (wrong < lo || wrong > hi || (wrong && (first < out || first >= 2 * out)))
+        if (wrong < lo || wrong > hi || (wrong && (first < out || first >= 2 * out)) || (lo == out && first != out))
             fail_msg(CASE_FMT ": slot 1 never written: %llu wrong (want %llu..%llu), first %llu", CASE_ARGS(d, r),
                      (unsigned long long)wrong, (unsigned long long)lo, (unsigned long long)hi,
                      (unsigned long long)first);
@@ -295,6 +306,10 @@ static void test_refused(void **state)
     bad = d, bad.coll = PSC_COLL_REDUCE, bad.root = 5;
     assert_int_equal(psc__coll_check(g_ctx, 0, g_ctx->gpu[0].stream, 0x2000, 64, 1, &bad, 0x3000), PSC_ERR_INVALID);
     assert_int_equal(psc__coll_check(g_ctx, 0, g_ctx->gpu[0].stream, 0x2000, 64, 1, &d, 0), PSC_ERR_INVALID);
+    assert_int_equal(psc__coll_check(g_ctx, 0, g_ctx->gpu[0].stream, 0x2002, 64, 1, &d, 0x3000), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "aligned"));
+    assert_int_equal(psc__coll_fill(g_ctx, 0, g_ctx->gpu[0].stream, 0x1000, 0x2000, 66, 1, &d), PSC_ERR_INVALID);
+    assert_int_equal(psc__coll_fill(g_ctx, 0, g_ctx->gpu[0].stream, 0x1000, 0x2000, 64, 0, &d), PSC_OK); /* no slots */
 }
 
 /* Host only: the half and bfloat16 bits, both ways. */

@@ -21,7 +21,8 @@ uint64_t psc__coll_expected_bits(const psc_coll_data_t *d, unsigned slot, uint64
 }
 
 /* The description fits the buffers: what is wrong and what is accepted, else PSC_OK. */
-static psc_status_t psc__coll_data_valid(psc_context_t *ctx, int i, uint64_t slot_bytes, const psc_coll_data_t *d)
+static psc_status_t psc__coll_data_valid(psc_context_t *ctx, int i, CUdeviceptr send, CUdeviceptr recv,
+                                         uint64_t slot_bytes, const psc_coll_data_t *d)
 {
     uint64_t es, area;
 
@@ -37,6 +38,12 @@ static psc_status_t psc__coll_data_valid(psc_context_t *ctx, int i, uint64_t slo
         ((d->coll == PSC_COLL_BROADCAST || d->coll == PSC_COLL_REDUCE) && (d->root < 0 || d->root >= d->nranks)))
         return psc__fail(ctx, PSC_ERR_INVALID, "coll data: rank %d, root %d of %d ranks (each 0..ranks-1)",
                          d->rank, d->root, d->nranks);
+    if ((send | recv | slot_bytes) % es) /* the kernels load and store whole elements */
+        return psc__fail(ctx, PSC_ERR_INVALID,
+                         "coll data: buffers at 0x%llx, 0x%llx and slots of %llu bytes are not all aligned to the "
+                         "type's %llu-byte elements (each must be a multiple)",
+                         (unsigned long long)send, (unsigned long long)recv, (unsigned long long)slot_bytes,
+                         (unsigned long long)es);
     area = psc__coll_area_n(d);
     if (d->count > UINT64_MAX / es / (uint64_t)d->nranks || area * es > slot_bytes)
         return psc__fail(ctx, PSC_ERR_INVALID,
@@ -56,7 +63,7 @@ psc_status_t psc__coll_fill(psc_context_t *ctx, int i, CUstream s, CUdeviceptr s
     if (!d)
         return psc__fail(ctx, PSC_ERR_INVALID, "coll data: no description (a psc_coll_data_t is required)");
     dv = *d;
-    if ((st = psc__coll_data_valid(ctx, i, slot_bytes, d)) != PSC_OK)
+    if ((st = psc__coll_data_valid(ctx, i, send, recv, slot_bytes, d)) != PSC_OK)
         return st;
     if (nslots == 0 || psc__coll_area_n(d) == 0)
         return PSC_OK; /* nothing to fill (a row of 0 elements) */
@@ -70,10 +77,12 @@ psc_status_t psc__coll_check(psc_context_t *ctx, int i, CUstream s, CUdeviceptr 
     psc_status_t st;
     void *params[] = {&recv, &slot_bytes, &nslots, &dv, &wrong_dev};
 
-    if (!d || !wrong_dev)
-        return psc__fail(ctx, PSC_ERR_INVALID, "coll data: no description or result words (both are required)");
+    if (!d || !wrong_dev || wrong_dev % 8)
+        return psc__fail(ctx, PSC_ERR_INVALID,
+                         "coll data: no description, or result words missing or at 0x%llx (two u64, 8-byte aligned)",
+                         (unsigned long long)wrong_dev);
     dv = *d;
-    if ((st = psc__coll_data_valid(ctx, i, slot_bytes, d)) != PSC_OK)
+    if ((st = psc__coll_data_valid(ctx, i, 0, recv, slot_bytes, d)) != PSC_OK)
         return st;
     if (nslots == 0 || psc__coll_out_n(d) == 0)
         return PSC_OK;

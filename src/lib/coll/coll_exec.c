@@ -407,7 +407,9 @@ psc_status_t psc__coll_check_all(psc_coll_exec_t *x, const psc_coll_shape_t *sh,
         psc_coll_data_t d = psc__data(x, i, sh, in_place, seed);
 
         if ((st = psc__gpu_use(x->ctx, x->dev[i])) == PSC_OK &&
-            (st = PSC_CU(x->ctx, cuMemcpyHtoD, (x->words[i], init, sizeof(init)))) == PSC_OK)
+            /* on the check's own stream: a pageable cuMemcpyHtoD may still be in flight when a kernel there starts */
+            (st = PSC_CU(x->ctx, cuMemcpyAsync, (x->words[i], (CUdeviceptr)(uintptr_t)init, sizeof(init),
+                                                 x->stream[i]))) == PSC_OK)
             st = psc__coll_check(x->ctx, x->dev[i], x->stream[i], x->recv[i], sh->slot_bytes, nslots, &d,
                                  x->words[i]);
     }

@@ -1,0 +1,120 @@
+/*
+ * psc_coll_run on the machine's GPUs and its real NCCL: every collective,
+ * every type and reduction, in place and out of place, each timed
+ * operation's slot checked; a CUDA-graph replay; a size with a tail (not a
+ * whole number of NCCL's chunks); the caller's context left current. Every
+ * GPU in one process (one rank on a machine with one). NCCL missing on a GPU
+ * machine fails (skipped only without a driver or a GPU).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gpu_common.h"
+
+static void opts(psc_coll_opts_t *o, int coll, uint64_t min, uint64_t max)
+{
+    psc_coll_opts_default(o);
+    o->coll = coll;
+    o->min_bytes = min;
+    o->max_bytes = max;
+    o->step_factor = 8;
+    o->iters = 10;
+    o->timeout_s = 120;
+}
+
+static psc_coll_report_t *run(const psc_coll_opts_t *o)
+{
+    psc_coll_report_t *r = NULL;
+
+    if (psc_coll_run(g_ctx, NULL, 0, o, &r) != PSC_OK)
+        fail_msg("psc_coll_run: %s", psc_context_last_error(g_ctx));
+    return r;
+}
+
+/* No wrong element anywhere, and every half ran with a time. */
+static void clean(const psc_coll_report_t *r, const char *what)
+{
+    for (int i = 0; i < r->nrows; i++)
+        for (int k = 0; k < 2; k++)
+            if (!r->rows[i].r[k].ran || !(r->rows[i].r[k].time_us > 0) || r->rows[i].r[k].wrong > 0)
+                fail_msg("%s: row %d (%llu B %s %s) %s: ran %d time %.2f us wrong %lld (%s)", what, i,
+                         (unsigned long long)r->rows[i].bytes, psc_dtype_name(r->rows[i].dtype),
+                         r->rows[i].op >= 0 ? psc_redop_name(r->rows[i].op) : "none", k ? "in place" : "out of place",
+                         r->rows[i].r[k].ran, r->rows[i].r[k].time_us, r->rows[i].r[k].wrong, r->first_wrong);
+    assert_int_equal(r->failed_rows, 0);
+}
+
+static void test_every_collective(void **state)
+{
+    (void)state;
+    for (int c = 0; c < PSC_COLL_N; c++) {
+        psc_coll_opts_t o;
+        psc_coll_report_t *r;
+
+        opts(&o, c, 64, 4 << 20);
+        r = run(&o);
+        assert_int_equal(r->nranks, psc_device_count(g_ctx));
+        assert_int_equal(r->nrows, 6); /* 64 B .. 2 MiB by 8 */
+        clean(r, psc_coll_name(c));
+        for (int i = 0; i < r->nrows; i++)
+            assert_true(r->rows[i].r[0].timed_checked >= 1);
+        printf("%-15s %d rank%s: 2 MiB out of place %.2f us, busbw %.1f GB/s\n", psc_coll_name(c), r->nranks,
+               r->nranks == 1 ? "" : "s", r->rows[5].r[0].time_us, r->rows[5].r[0].busbw_gbs);
+        psc_coll_report_free(r);
+    }
+}
+
+/* Every type and reduction of all_reduce and reduce_scatter, at a size with a tail past NCCL's chunks. */
+static void test_every_type_and_op(void **state)
+{
+    static const int colls[] = {PSC_COLL_ALL_REDUCE, PSC_COLL_REDUCE_SCATTER};
+
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        int c = colls[k];
+        psc_coll_opts_t o;
+        psc_coll_report_t *r;
+
+        opts(&o, c, 1 << 16, (1 << 16) + 384);
+        o.step_factor = 1;
+        o.step_bytes = 384;
+        o.dtype = -1;
+        o.op = -1;
+        r = run(&o);
+        assert_int_equal(r->nrows, 2 * PSC_DT_N * PSC_OP_N);
+        clean(r, psc_coll_name(c));
+        psc_coll_report_free(r);
+    }
+}
+
+/* -G: the timed operations replayed from a CUDA graph, checked the same way; small sizes, where a graph helps. */
+static void test_graph_replay(void **state)
+{
+    psc_coll_opts_t o;
+    psc_coll_report_t *r;
+
+    (void)state;
+    opts(&o, PSC_COLL_ALL_REDUCE, 8, 32 << 10);
+    o.graph_launches = 20;
+    r = run(&o);
+    clean(r, "all_reduce -G 20");
+    assert_int_equal(r->graph_launches, 20);
+    for (int i = 0; i < r->nrows; i++)
+        printf("-G 20: %6llu B  %.2f us per operation (eager p50 %.2f us)\n", (unsigned long long)r->rows[i].bytes,
+               r->rows[i].r[0].time_us, r->rows[i].r[0].iter_us.p50);
+    psc_coll_report_free(r);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_every_collective),
+    cmocka_unit_test(test_every_type_and_op),
+    cmocka_unit_test(test_graph_replay),
+};
+
+PSC_GPU_TEST_MAIN(tests)

@@ -1,0 +1,247 @@
+/*
+ * `p2pscope coll` on the command line without a GPU: nccl-tests' options
+ * land where they mean what nccl-tests means, every bad value is one line
+ * and exit 2; the binary on the fake driver and NCCL prints nccl-tests'
+ * table (rank 0 only), exits 1 on a wrong element or a timeout, 3 without
+ * NCCL or a driver, and writes JSON on request.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "cli.h"
+#include "cli_parse.h"
+#include "run_binary.h"
+
+static void test_parse_defaults_and_values(void **state)
+{
+    psc_cli_opts_t o;
+
+    (void)state;
+    unsetenv("NCCL_TESTS_DEVICE");
+    assert_int_equal(PARSE(&o, "coll"), 0);
+    assert_int_equal(o.cmd, PSC_CMD_COLL);
+    assert_int_equal(o.coll.coll, PSC_COLL_ALL_REDUCE);
+    assert_int_equal(o.coll.dtype, PSC_DT_FLOAT32);
+    assert_int_equal(o.coll.op, PSC_OP_SUM);
+    assert_int_equal(o.coll.min_bytes, 32u << 20);
+    assert_int_equal(o.coll.max_bytes, 32u << 20);
+    assert_int_equal(o.coll.iters, 20);
+    assert_int_equal(o.coll.check, 1);
+    assert_int_equal(o.coll_gpus, 0);
+    assert_int_equal(o.coll_first_gpu, -1);
+    assert_int_equal(PARSE(&o, "coll", "reduce_scatter_perf", "-b", "8", "-e", "1.5G", "-f", "2", "-n", "7", "-w", "0",
+                           "-m", "4", "-c", "3", "-o", "max", "-d", "bfloat16", "-r", "-1", "-z", "2", "-T", "0.5",
+                           "-a", "3", "-g", "2", "-t", "1", "--seed", "9", "--no-per-op"),
+                     0);
+    assert_int_equal(o.coll.coll, PSC_COLL_REDUCE_SCATTER);
+    assert_int_equal(o.coll.min_bytes, 8);
+    assert_int_equal(o.coll.max_bytes, 3ull << 29);
+    assert_int_equal(o.coll.step_factor, 2);
+    assert_int_equal(o.coll.iters, 7);
+    assert_int_equal(o.coll.warmup_iters, 0);
+    assert_int_equal(o.coll.agg_iters, 4);
+    assert_int_equal(o.coll.check, 3);
+    assert_int_equal(o.coll.op, PSC_OP_MAX);
+    assert_int_equal(o.coll.dtype, PSC_DT_BFLOAT16);
+    assert_int_equal(o.coll.root, -1);
+    assert_int_equal(o.coll.blocking, 2);
+    assert_true(o.coll.timeout_s == 0.5);
+    assert_int_equal(o.coll.time_of, PSC_COLL_TIME_MAX);
+    assert_int_equal(o.coll_gpus, 2);
+    assert_int_equal(o.coll.seed, 9);
+    assert_int_equal(o.coll.per_op, 0);
+    /* nccl-tests' long names, "all", its size units (a B after them allowed), another collective's aliases */
+    assert_int_equal(PARSE(&o, "coll", "alltoall", "--minbytes", "64K", "--maxbytes", "1MB", "--stepbytes", "4k",
+                           "--datatype", "all", "--op", "all", "--cudagraph", "10", "--devices", "1,0"),
+                     0);
+    assert_int_equal(o.coll.coll, PSC_COLL_ALL_TO_ALL);
+    assert_int_equal(o.coll.min_bytes, 64u << 10);
+    assert_int_equal(o.coll.max_bytes, 1u << 20);
+    assert_int_equal(o.coll.step_bytes, 4u << 10);
+    assert_int_equal(o.coll.dtype, -1);
+    assert_int_equal(o.coll.op, -1);
+    assert_int_equal(o.coll.graph_launches, 10);
+    assert_int_equal(o.ndev, 2);
+    assert_int_equal(o.devs[0], 1);
+    assert_int_equal(PARSE(&o, "coll", "allreduce", "--json=/tmp/x.json"), 0);
+    assert_int_equal(o.coll.coll, PSC_COLL_ALL_REDUCE);
+    assert_int_equal(o.json, 1);
+    assert_string_equal(o.json_path, "/tmp/x.json");
+    assert_int_equal(PARSE(&o, "coll", "sendrecv_perf", "-d", "int8"), 0);
+    assert_int_equal(o.coll.coll, PSC_COLL_SEND_RECV);
+    assert_int_equal(o.coll.dtype, PSC_DT_INT8);
+    setenv("NCCL_TESTS_DEVICE", "3", 1);
+    assert_int_equal(PARSE(&o, "coll", "-g", "1"), 0);
+    assert_int_equal(o.coll_first_gpu, 3);
+    unsetenv("NCCL_TESTS_DEVICE");
+}
+
+static void bad(const char *want, int rc)
+{
+    if (rc != PSC_EXIT_USAGE || !strstr(err, want))
+        fail_msg("rc %d, '%s' lacks '%s'", rc, err, want);
+}
+
+static void test_parse_errors(void **state)
+{
+    psc_cli_opts_t o;
+
+    (void)state;
+    bad("bad -b '0': accepted a size from 1 B", PARSE(&o, "coll", "-b", "0"));
+    bad("bad -e '8X'", PARSE(&o, "coll", "-e", "8X"));
+    bad("bad --minbytes '-1'", PARSE(&o, "coll", "--minbytes", "-1"));
+    bad("invalid sizes: -b 16 > -e 8", PARSE(&o, "coll", "-b", "16", "-e", "8"));
+    bad("accepted sum, prod, max, min, avg or all", PARSE(&o, "coll", "-o", "mulsum"));
+    bad("accepted int8, uint8", PARSE(&o, "coll", "-d", "fp8"));
+    bad("bad -z '3'", PARSE(&o, "coll", "-z", "3"));
+    bad("bad -t '2': accepted 1", PARSE(&o, "coll", "-t", "2"));
+    bad("bad -g '0'", PARSE(&o, "coll", "-g", "0"));
+    bad("bad -f '0'", PARSE(&o, "coll", "-f", "0"));
+    bad("bad -n '0'", PARSE(&o, "coll", "-n", "0"));
+    bad("bad -T 'x'", PARSE(&o, "coll", "-T", "x"));
+    bad("bad -a '4'", PARSE(&o, "coll", "-a", "4"));
+    bad("-z and -G exclude each other", PARSE(&o, "coll", "-z", "1", "-G", "5"));
+    bad("-g and --devices exclude each other", PARSE(&o, "coll", "-g", "1", "--devices", "0"));
+    bad("unknown option '-N' for coll: accepted -b -e", PARSE(&o, "coll", "-N", "2"));
+    bad("unknown option '--bogus' for coll", PARSE(&o, "coll", "--bogus"));
+    bad("-b needs a value", PARSE(&o, "coll", "-b"));
+    bad("unknown collective 'gather'", PARSE(&o, "coll", "gather"));
+    bad("unexpected argument 'extra'", PARSE(&o, "coll", "broadcast", "extra"));
+    setenv("NCCL_TESTS_DEVICE", "x", 1);
+    bad("NCCL_TESTS_DEVICE='x'", PARSE(&o, "coll"));
+    unsetenv("NCCL_TESTS_DEVICE");
+}
+
+#define FAKE_ENV "P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "P2PSCOPE_LIBNVML=/nonexistent/libnvidia-ml.so.1", \
+                 "FAKE_CUDA_MODE=contexts", "FAKE_CUDA_KERNELS=1", "FAKE_CUDA_COUNT=2"
+
+static int count_rows(const char *out)
+{
+    int n = 0;
+
+    for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        n += *p != '#' && *p != '\n';
+    return n;
+}
+
+/* nccl-tests' table on the fake: its header lines, a row per size, the footer; exit 0. */
+static void test_binary_table(void **state)
+{
+    static const char *const env[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, NULL};
+    psc__run_t r;
+
+    (void)state;
+    r = psc__run((const char *[]){"coll", "all_gather", "-b", "64", "-e", "4K", "-f", "4", "-n", "3", NULL}, env);
+    if (r.rc != 0)
+        fprintf(stderr, "%s%s", r.out, r.err);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.err, "");
+    assert_true(strncmp(r.out, "# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807 (p2pscope ",
+                        strlen("# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807 (p2pscope ")) == 0);
+    assert_non_null(strstr(r.out, "\n# Collective test starting: all_gather_perf\n"));
+    assert_non_null(strstr(r.out, "\n# nThread 1 nGpus 2 minBytes 64 maxBytes 4096 step: 4(factor) warmup iters: 1 "
+                                  "iters: 3 agg iters: 1 validation: 1 graph: 0 unalign: 0\n"));
+    assert_non_null(strstr(r.out, "#  Rank  1 Group  0 Pid "));
+    assert_int_equal(count_rows(r.out), 4); /* 64, 256, 1024, 4096 */
+    assert_non_null(strstr(r.out, "\n          64             8     float    none      -1 "));
+    assert_non_null(strstr(r.out, "\n# Out of bounds values : 0 OK\n"));
+    assert_non_null(strstr(r.out, "\n# Collective test concluded: all_gather_perf\n"));
+    psc__free(&r);
+}
+
+static void test_binary_failures(void **state)
+{
+    static const char *const corrupt[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, "FAKE_NCCL_CORRUPT=1", NULL};
+    static const char *const hang[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, "FAKE_NCCL_HANG=1", NULL};
+    static const char *const no_nccl[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=/nonexistent/libnccl.so.2", NULL};
+    static const char *const slow[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, "NCCL_TESTS_MIN_BW=1e9", NULL};
+    static const char *const no_driver[] = {"P2PSCOPE_LIBCUDA=/nonexistent/libcuda.so.1", NULL};
+    psc__run_t r;
+
+    (void)state;
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", NULL}, corrupt);
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.out, "\n# Out of bounds values : 2 FAILED\n"));
+    assert_non_null(strstr(r.err, "p2pscope coll: wrong elements in 2 rows; the first: rank 0, out of place, slot 0, "
+                                  "element 1: "));
+    assert_int_equal(psc__lines(r.err), 1);
+    psc__free(&r);
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", NULL}, slow);
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.out, "\n# Avg bus bandwidth    : "));
+    assert_non_null(strstr(r.out, " FAILED\n#\n# Collective test concluded"));
+    psc__free(&r);
+    psc__expect_error((const char *[]){"coll", "broadcast", "-b", "1K", "-e", "1K", "-T", "0.2", NULL}, hang, 1,
+                      "p2pscope coll: broadcast of 1024 B (float, root 0), the warm-up: ncclGroupEnd not done after "
+                      "0.2 s on rank 0: NCCL communicators aborted");
+    psc__expect_error((const char *[]){"coll", "-b", "64", "-e", "64", NULL}, no_nccl, 3, "NCCL");
+    psc__expect_error((const char *[]){"coll", NULL}, no_driver, 3, "no NVIDIA driver");
+    psc__expect_error((const char *[]){"coll", "reduce", "-r", "2", "-b", "64", "-e", "64", NULL}, corrupt, 2,
+                      "root 2, but the run has 2 ranks (accepted 0 to 1");
+    psc__expect_error((const char *[]){"coll", "-g", "3", NULL}, corrupt, 3, "-g 3 from GPU 0 needs GPUs 0 to 2");
+    psc__expect_error((const char *[]){"coll", "-q", NULL}, no_driver, 2, "unknown option '-q' for coll");
+}
+
+static void test_binary_json(void **state)
+{
+    static const char *const env[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, NULL};
+    psc__run_t r;
+    json_error_t je;
+    json_t *doc, *coll;
+
+    (void)state;
+    r = psc__run((const char *[]){"coll", "reduce", "-b", "256", "-e", "1K", "-f", "2", "-r", "-1", "--json", NULL},
+                 env);
+    assert_int_equal(r.rc, 0);
+    doc = json_loads(r.out, 0, &je);
+    assert_non_null(doc);
+    coll = json_object_get(doc, "coll");
+    assert_non_null(coll);
+    assert_int_equal(json_array_size(json_object_get(coll, "rows")), 3 * 2); /* 3 sizes x 2 roots */
+    json_decref(doc);
+    psc__free(&r);
+}
+
+/* Help names nccl-tests' options and the two ways to run. */
+static void test_binary_help(void **state)
+{
+    psc__run_t r;
+
+    (void)state;
+    r = psc__run((const char *[]){"coll", "--help", NULL}, NULL);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "usage: p2pscope coll [COLLECTIVE] [OPTIONS]"));
+    assert_non_null(strstr(r.out, "mpirun -np N"));
+    assert_non_null(strstr(r.out, "-d, --datatype NAME"));
+    psc__free(&r);
+#if !P2PSCOPE_HAVE_MPI
+    psc__expect_error((const char *[]){"coll", NULL},
+                      (const char *const[]){"OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_RANK=0", NULL}, 2,
+                      "built without MPI (no mpicc was found when it was built), so under Open MPI each of the 2 "
+                      "ranks would run alone");
+#endif
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_defaults_and_values),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_binary_table),
+        cmocka_unit_test(test_binary_failures),
+        cmocka_unit_test(test_binary_json),
+        cmocka_unit_test(test_binary_help),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
