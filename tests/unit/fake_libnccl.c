@@ -5,14 +5,26 @@
  * check every element. The declarations are its own, numbered as nccl.h
  * numbers them, so the loader's own are checked against an independent copy.
  *
- * Ranks live in this process: ncclCommInitAll makes n of them for one
- * thread; ncclCommInitRank with an id from ncclGetUniqueId joins one rank
- * (of any thread) to the others with that id. Each rank's call is recorded,
- * with a copy of its input taken when the call is made; a collective is
+ * ncclCommInitAll makes n ranks in this process, for one thread.
+ * ncclGetUniqueId makes a rendezvous file (FAKE_NCCL_DIR, else /dev/shm when
+ * it has 1 GiB free, else TMPDIR or /tmp; named with the maker's pid and
+ * randomness; the id holds its path) and ncclCommInitRank joins one rank, of
+ * any thread of any process that can open it, to the others with that id (at
+ * most 16 ranks; a rank twice answers ncclInvalidUsage, a different rank
+ * count ncclInvalidUsage and the others then fail instead of waiting). The
+ * file is unlinked once every rank joined, when a rank leaves before that,
+ * or at its maker's exit (the destructor; no rank ever joined).
+ *
+ * ncclCommInitAll's ranks: each rank's call is recorded, with a copy of its
+ * input taken when the call is made; a collective is
  * performed when every rank of the communicator has made its call (at
  * ncclGroupEnd for calls made inside a group, else at once), and a send when
  * the matching receive is posted (sends of a group are posted before its
- * receives, so in-place exchanges are right). Outputs: sums, products,
+ * receives, so in-place exchanges are right). ncclCommInitRank's ranks: each
+ * leaves a copy of its input in the shared file when the call is made (or at
+ * ncclGroupEnd) and computes its own output, in its own process, once every
+ * rank's copy is in, when it waits or polls (see "ranks in several
+ * processes" below); the results are the same. Outputs: sums, products,
  * maxima, minima in rank order, in the type's own arithmetic (integers wrap;
  * half and bfloat16 are computed in float and rounded to nearest even after
  * each step, as NCCL's device code does); avg is NCCL's: for floating types
@@ -24,8 +36,13 @@
  * ncclCommInitAll does not (its peers are driven by the same thread) and a
  * non-blocking one (ncclCommInitRankConfig, blocking 0) answers ncclInProgress.
  * ncclCommGetAsyncError answers ncclInProgress while a rank's operations are
- * not done, ncclRemoteError once a peer was aborted or destroyed with
- * operations pending, else ncclSuccess.
+ * not done (and, for ncclCommInitRank's ranks, completes what it can: no
+ * thread runs behind the caller), ncclRemoteError once a peer was aborted or
+ * destroyed with operations pending, or (ncclCommInitRank's ranks) a peer
+ * left or its process died while this rank waits on it (seen within a few
+ * ms), else ncclSuccess (ncclCommInitRank's ranks: also when the comm broke
+ * after this rank's operations were done; its next call answers
+ * ncclRemoteError). A waiting call naps 100 us between polls.
  *
  * The environment:
  *   FAKE_NCCL_VERSION   ncclGetVersion's code (default 22807, 2.28.7); below 21400
@@ -34,13 +51,17 @@
  *   FAKE_NCCL_MODE      nosym: ncclCommAbort is absent (a required symbol)
  *   FAKE_NCCL_HANG=1    collectives and sends never complete: a blocking rank of
  *                       ncclCommInitRank waits in its call until ncclCommAbort
- *                       (from another thread); ncclCommGetAsyncError answers
- *                       ncclInProgress until then
+ *                       (from another thread) or a peer's death; ncclCommGetAsyncError
+ *                       answers ncclInProgress until then (per process: where set,
+ *                       that process's ranks never hand in their part)
+ *   FAKE_NCCL_EXIT_AT=k with FAKE_NCCL_EXIT_RANK=r: the process of rank r calls
+ *                       _exit(9) at its k-th operation call (1-based, counted per
+ *                       communicator: collectives, sends and receives, in a group or
+ *                       not; not init), to kill one rank mid-run at a known point
+ *   FAKE_NCCL_DIR       where ncclGetUniqueId makes its rendezvous files
  *   FAKE_NCCL_CORRUPT=i element i of every output is wrong (its lowest bit
  *                       flipped): each rank's result, the root's for reduce, each
  *                       receive's for ncclRecv
- * Ranks in several processes are not supported (ncclCommInitRank answers
- * ncclSystemError for an id from another process).
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -51,6 +72,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
 
@@ -124,15 +152,24 @@ struct fake_clique {
     struct fake_clique *next;
 };
 
+#define SH_MAXR 16 /* ranks of a communicator across processes */
+
 struct fake_comm {
-    struct fake_clique *cl;
-    int rank, dev;
+    struct fake_clique *cl;  /* ncclCommInitAll's ranks, in this process */
+    struct sh_hdr *sh;       /* ncclCommInitRank's, in a shared file (below) */
+    int rank, dev, nranks;
     int threaded;          /* made by ncclCommInitRank: its thread may wait for peers */
     int blocking;
     uint64_t seq;          /* collectives issued */
     long outstanding;      /* operations issued and not done */
     int hung, aborted, inside;
     ncclResult_t error;    /* an operation failed (sticky) */
+    long calls;            /* operations called (FAKE_NCCL_EXIT_AT) */
+    /* shared comms: operations not done, message numbers per peer, the last check of the peers */
+    struct sh_op *ops;
+    int nops, capops;
+    uint64_t send_k[SH_MAXR], recv_k[SH_MAXR];
+    long long checked;
 };
 
 struct fake_gcall {
@@ -453,16 +490,48 @@ static void fake_round_free(struct fake_round *rd, int n)
     free(rd);
 }
 
+/* Rank r's output of a collective, from every rank's input (snap[k]), into out. */
+static void fake_rank_output(const struct fake_args *a0, int n, void *const *snap, int r, void *out)
+{
+    size_t c = a0->count, ts = fake_tsize(a0->dtype), elems = c;
+    int dt = a0->dtype;
+
+    switch (a0->kind) {
+    case K_ALLREDUCE: fake_reduce(dt, a0->op, n, snap, 0, out, c); break;
+    case K_REDUCESCATTER: fake_reduce(dt, a0->op, n, snap, (size_t)r * c, out, c); break;
+    case K_REDUCE:
+        if (r != a0->root)
+            return;
+        fake_reduce(dt, a0->op, n, snap, 0, out, c);
+        break;
+    case K_BROADCAST: memcpy(out, snap[a0->root], c * ts); break;
+    case K_ALLGATHER:
+        for (int k = 0; k < n; k++)
+            memcpy((char *)out + (size_t)k * c * ts, snap[k], c * ts);
+        elems = c * (size_t)n;
+        break;
+    case K_ALLTOALL:
+        for (int k = 0; k < n; k++)
+            memcpy((char *)out + (size_t)k * c * ts, (const char *)snap[k] + (size_t)r * c * ts, c * ts);
+        elems = c * (size_t)n;
+        break;
+    default: return;
+    }
+    fake_corrupt(out, elems, dt);
+}
+
+static int fake_same_call(const struct fake_args *a, const struct fake_args *b)
+{
+    return a->kind == b->kind && a->count == b->count && a->dtype == b->dtype && a->op == b->op &&
+           a->root == b->root;
+}
+
 static void fake_perform(struct fake_clique *cl, struct fake_round *rd)
 {
     int n = cl->nranks;
-    const struct fake_args *a0 = &rd->a[0];
-    size_t c = a0->count, ts = fake_tsize(a0->dtype);
-    int dt = a0->dtype;
 
     for (int r = 1; r < n; r++) {
-        const struct fake_args *a = &rd->a[r];
-        if (a->kind != a0->kind || a->count != c || a->dtype != dt || a->op != a0->op || a->root != a0->root) {
+        if (!fake_same_call(&rd->a[r], &rd->a[0])) {
             fake_fail("the ranks called different collectives (kind, count, type, op or root differ)");
             for (int k = 0; k < n; k++)
                 if (rd->comm[k])
@@ -470,33 +539,8 @@ static void fake_perform(struct fake_clique *cl, struct fake_round *rd)
             return;
         }
     }
-    for (int r = 0; r < n; r++) {
-        void *out = rd->a[r].recv;
-        size_t elems = c;
-
-        switch (a0->kind) {
-        case K_ALLREDUCE: fake_reduce(dt, a0->op, n, rd->snap, 0, out, c); break;
-        case K_REDUCESCATTER: fake_reduce(dt, a0->op, n, rd->snap, (size_t)r * c, out, c); break;
-        case K_REDUCE:
-            if (r != a0->root)
-                continue;
-            fake_reduce(dt, a0->op, n, rd->snap, 0, out, c);
-            break;
-        case K_BROADCAST: memcpy(out, rd->snap[a0->root], c * ts); break;
-        case K_ALLGATHER:
-            for (int k = 0; k < n; k++)
-                memcpy((char *)out + (size_t)k * c * ts, rd->snap[k], c * ts);
-            elems = c * (size_t)n;
-            break;
-        case K_ALLTOALL:
-            for (int k = 0; k < n; k++)
-                memcpy((char *)out + (size_t)k * c * ts, (const char *)rd->snap[k] + (size_t)r * c * ts, c * ts);
-            elems = c * (size_t)n;
-            break;
-        default: break;
-        }
-        fake_corrupt(out, elems, dt);
-    }
+    for (int r = 0; r < n; r++)
+        fake_rank_output(&rd->a[0], n, rd->snap, r, rd->a[r].recv);
 }
 
 /* Post one operation of comm c (under g_mu). */
@@ -617,6 +661,538 @@ static ncclResult_t fake_finish(struct fake_comm *c)
     }
 }
 
+/* ---------------------------------------------------------------- ranks in several processes */
+
+/*
+ * A communicator of ncclCommInitRank lives in a file that ncclGetUniqueId
+ * makes (its path is the id). The file's header is the communicator's state
+ * under a robust process-shared mutex; after it, each rank has a region of
+ * SH_CAP bytes (the file is sparse) where it leaves copies of its inputs.
+ * A collective is round seq % SH_RING: each rank leaves its input and
+ * arguments there, and once all have, each rank computes its own output from
+ * the others' inputs (in its own process, as it polls or waits), the last to
+ * read frees the round. A send leaves its data in a message slot of its
+ * (sender, receiver) pair, in order, and is done; the receive copies it out. Waiting is a
+ * poll with nanosleep: no thread, no pure spin.
+ */
+#define SH_RING 256 /* collectives a rank may be ahead of the slowest */
+#define SH_PRING 64 /* messages a sender may be ahead of its receiver */
+#define SH_CAP ((size_t)512 << 20)
+#define SH_HDR ((size_t)1 << 20)
+#define SH_LEN (SH_HDR + SH_MAXR * SH_CAP)
+#define SH_MAGIC 0x66616b656e63636cull
+#define SH_PREFIX "fake-nccl-proc "
+#define SH_POLL_NS 100000L      /* a waiter's nap */
+#define SH_CHECK_NS 2000000LL   /* how often peers' processes are checked */
+
+struct sh_dep {
+    int present, kind, dtype, op, root;
+    uint64_t count, off;
+};
+struct sh_round {
+    int used, arrived, read;
+    uint64_t seq;
+    struct sh_dep dep[SH_MAXR];
+};
+struct sh_msg {
+    int state, dtype; /* state 1: posted, not yet received */
+    uint64_t k, count, off;
+};
+struct sh_rank {
+    pid_t pid;
+    int joined, gone;
+    long live;     /* deposits of this rank not yet freed */
+    uint64_t used; /* bytes of its region in use (reset when live is 0) */
+};
+struct sh_hdr {
+    uint64_t magic;
+    pthread_mutex_t mu;
+    int nranks, joined, broken, unlinked;
+    char path[sizeof(ncclUniqueId)];
+    struct sh_rank rk[SH_MAXR];
+    struct sh_round rounds[SH_RING];
+    struct sh_msg msg[SH_MAXR][SH_MAXR][SH_PRING];
+};
+_Static_assert(sizeof(struct sh_hdr) <= SH_HDR, "the shared header fits before the regions");
+
+struct sh_op { /* an operation of this rank not yet done */
+    struct fake_args a;
+    uint64_t k; /* a collective's round, or a message's number in its pair */
+};
+
+/* Ids made by this process, unlinked at its exit (or unload) in case no rank ever joined. */
+static struct {
+    pid_t pid;
+    char path[sizeof(ncclUniqueId)];
+} g_made[64];
+
+static void sh_lock(struct sh_hdr *h)
+{
+    if (pthread_mutex_lock(&h->mu) == EOWNERDEAD) {
+        h->broken = 1; /* a process died holding it: the state may be half written */
+        pthread_mutex_consistent(&h->mu);
+    }
+}
+
+static void sh_unlock(struct sh_hdr *h)
+{
+    pthread_mutex_unlock(&h->mu);
+}
+
+static char *sh_region(struct sh_hdr *h, int r)
+{
+    return (char *)h + SH_HDR + (size_t)r * SH_CAP;
+}
+
+static long long sh_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A process gone, or a zombie its parent has not reaped yet. */
+static int sh_pid_dead(pid_t pid)
+{
+    char path[64], buf[512], *p;
+    ssize_t n;
+    int fd;
+
+    if (pid <= 0 || pid == getpid())
+        return 0;
+    if (kill(pid, 0) < 0 && errno == ESRCH)
+        return 1;
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+static const char *sh_dir(void)
+{
+    const char *d = getenv("FAKE_NCCL_DIR");
+    struct statvfs vfs;
+
+    if (d && *d)
+        return d;
+    /* /dev/shm unless small (containers give it 64 MiB): the regions hold whole buffers */
+    if (statvfs("/dev/shm", &vfs) == 0 && (unsigned long long)vfs.f_bavail * vfs.f_frsize >= (1ull << 30))
+        return "/dev/shm";
+    d = getenv("TMPDIR");
+    return d && *d ? d : "/tmp";
+}
+
+static void sh_remember(const char *path) /* under g_mu */
+{
+    for (size_t i = 0; i < sizeof(g_made) / sizeof(g_made[0]); i++)
+        if (!g_made[i].path[0] || g_made[i].pid != getpid()) {
+            g_made[i].pid = getpid();
+            snprintf(g_made[i].path, sizeof(g_made[i].path), "%s", path);
+            return;
+        }
+}
+
+__attribute__((destructor)) static void sh_forget_all(void)
+{
+    for (size_t i = 0; i < sizeof(g_made) / sizeof(g_made[0]); i++)
+        if (g_made[i].path[0] && g_made[i].pid == getpid()) {
+            unlink(g_made[i].path); /* gone already once every rank joined */
+            g_made[i].path[0] = '\0';
+        }
+}
+
+/* ncclGetUniqueId: a new communicator file, its path the id. */
+static ncclResult_t sh_create(ncclUniqueId *id)
+{
+    char path[sizeof(id->internal) - sizeof(SH_PREFIX)];
+    uint64_t rnd = 0;
+    pthread_mutexattr_t ma;
+    struct sh_hdr *h;
+    int fd, n;
+
+    if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+        rnd = (uint64_t)sh_now_ns() ^ ((uint64_t)getpid() << 32);
+    n = snprintf(path, sizeof(path), "%s/fake-nccl-%ld-%016llx", sh_dir(), (long)getpid(), (unsigned long long)rnd);
+    if (n < 0 || (size_t)n >= sizeof(path)) {
+        fake_fail("the rendezvous directory's path is too long for an id (FAKE_NCCL_DIR)");
+        return ncclSystemError;
+    }
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        fake_fail("cannot create the rendezvous file (FAKE_NCCL_DIR, TMPDIR)");
+        return ncclSystemError;
+    }
+    if (ftruncate(fd, (off_t)SH_LEN) < 0 ||
+        (h = mmap(NULL, SH_HDR, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+        close(fd);
+        unlink(path);
+        fake_fail("cannot size or map the rendezvous file");
+        return ncclSystemError;
+    }
+    close(fd);
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&h->mu, &ma);
+    pthread_mutexattr_destroy(&ma);
+    snprintf(h->path, sizeof(h->path), "%s", path);
+    __atomic_store_n(&h->magic, SH_MAGIC, __ATOMIC_RELEASE);
+    munmap(h, SH_HDR);
+    memset(id, 0, sizeof(*id));
+    snprintf(id->internal, sizeof(id->internal), SH_PREFIX "%s", path);
+    sh_remember(path);
+    return ncclSuccess;
+}
+
+static void sh_unlink(struct sh_hdr *h) /* under h->mu */
+{
+    if (!h->unlinked)
+        unlink(h->path);
+    h->unlinked = 1;
+}
+
+/* Join rank `rank` of the communicator the id names: c gets its mapping. */
+static ncclResult_t sh_join(struct fake_comm *c, const ncclUniqueId *id, int nranks, int rank)
+{
+    char path[sizeof(id->internal)];
+    struct sh_hdr *h;
+    struct stat st;
+    ncclResult_t rc = ncclSuccess;
+    int fd;
+
+    if (strncmp(id->internal, SH_PREFIX, strlen(SH_PREFIX)) != 0 ||
+        !memchr(id->internal, '\0', sizeof(id->internal))) {
+        fake_fail("not an id of ncclGetUniqueId");
+        return ncclInvalidArgument;
+    }
+    if (nranks > SH_MAXR) {
+        fake_fail("too many ranks for the fake (at most 16 with ncclCommInitRank)");
+        return ncclInvalidArgument;
+    }
+    snprintf(path, sizeof(path), "%s", id->internal + strlen(SH_PREFIX));
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        fake_fail("the id's rendezvous is gone (every rank joined already, or its maker went away)");
+        return ncclSystemError;
+    }
+    if (fstat(fd, &st) < 0 || (size_t)st.st_size != SH_LEN ||
+        (h = mmap(NULL, SH_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0)) == MAP_FAILED) {
+        close(fd);
+        fake_fail("the id's rendezvous file is not one of the fake's");
+        return ncclSystemError;
+    }
+    close(fd);
+    if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != SH_MAGIC) {
+        munmap(h, SH_LEN);
+        fake_fail("the id's rendezvous file is not one of the fake's");
+        return ncclSystemError;
+    }
+    sh_lock(h);
+    if (h->nranks && h->nranks != nranks) {
+        fake_fail("ranks disagree on the rank count");
+        h->broken = 1; /* the others would wait for ranks that never come */
+        rc = ncclInvalidUsage;
+    } else if (h->rk[rank].joined) {
+        fake_fail("a rank joined twice");
+        rc = ncclInvalidUsage;
+    } else {
+        h->nranks = nranks;
+        h->rk[rank].pid = getpid();
+        h->rk[rank].joined = 1;
+        if (++h->joined == nranks)
+            sh_unlink(h);
+    }
+    sh_unlock(h);
+    if (rc != ncclSuccess) {
+        munmap(h, SH_LEN);
+        return rc;
+    }
+    c->sh = h;
+    c->nranks = nranks;
+    return ncclSuccess;
+}
+
+static ncclResult_t sh_add_op(struct fake_comm *c, const struct fake_args *a, uint64_t k)
+{
+    if (c->nops == c->capops) {
+        int cap = c->capops ? 2 * c->capops : 8;
+        struct sh_op *ops = realloc(c->ops, (size_t)cap * sizeof(*ops));
+        if (!ops) {
+            fake_fail("out of memory");
+            return ncclSystemError;
+        }
+        c->ops = ops;
+        c->capops = cap;
+    }
+    c->ops[c->nops].a = *a;
+    c->ops[c->nops].k = k;
+    c->nops++;
+    return ncclSuccess;
+}
+
+/* Room in rank r's region for bytes; the copy of src put there (under h->mu). */
+static int sh_deposit(struct sh_hdr *h, int r, const void *src, size_t bytes, uint64_t *off)
+{
+    struct sh_rank *rk = &h->rk[r];
+
+    if (rk->live == 0)
+        rk->used = 0;
+    if (bytes > SH_CAP - rk->used)
+        return -1;
+    *off = rk->used;
+    if (bytes)
+        memcpy(sh_region(h, r) + rk->used, src, bytes);
+    rk->used += (bytes + 63) & ~(uint64_t)63;
+    rk->live++;
+    return 0;
+}
+
+/* Post one operation of shared comm c (under h->mu). */
+static ncclResult_t sh_post(struct fake_comm *c, const struct fake_args *a)
+{
+    struct sh_hdr *h = c->sh;
+    int me = c->rank, n = c->nranks;
+    size_t bytes = fake_in_elems(a, n) * fake_tsize(a->dtype);
+
+    if (h->broken) {
+        fake_fail("a rank of this communicator was aborted or died");
+        return ncclRemoteError;
+    }
+    if (getenv("FAKE_NCCL_HANG") && strcmp(getenv("FAKE_NCCL_HANG"), "1") == 0) {
+        c->hung = 1;
+        return ncclSuccess;
+    }
+    if (a->kind == K_RECV)
+        return sh_add_op(c, a, c->recv_k[a->peer]++);
+    if (a->kind == K_SEND) {
+        uint64_t k = c->send_k[a->peer];
+        struct sh_msg *m = &h->msg[me][a->peer][k % SH_PRING];
+        if (m->state) {
+            fake_fail("too many sends to one peer pending");
+            return ncclInternalError;
+        }
+        if (sh_deposit(h, me, a->send, bytes, &m->off) < 0) {
+            fake_fail("too much data pending in this rank's region");
+            return ncclSystemError;
+        }
+        m->k = k;
+        m->count = a->count;
+        m->dtype = a->dtype;
+        m->state = 1;
+        c->send_k[a->peer]++;
+        /* done once its data is in the file: as NCCL's ranks progress on their own, a caller may poll
+           one comm to the end before the next, and the receiver's is polled later */
+        return ncclSuccess;
+    }
+    uint64_t seq = c->seq;
+    struct sh_round *rd = &h->rounds[seq % SH_RING];
+    struct sh_dep *d = &rd->dep[me];
+
+    if (rd->used && rd->seq != seq) {
+        fake_fail("too many collectives pending");
+        return ncclInternalError;
+    }
+    if (a->kind == K_BROADCAST && me != a->root)
+        bytes = 0;
+    if (sh_deposit(h, me, a->send, bytes, &d->off) < 0) {
+        fake_fail("too much data pending in this rank's region");
+        return ncclSystemError;
+    }
+    if (!rd->used) {
+        rd->used = 1;
+        rd->seq = seq;
+        rd->arrived = rd->read = 0;
+    }
+    d->kind = a->kind;
+    d->count = a->count;
+    d->dtype = a->dtype;
+    d->op = a->op;
+    d->root = a->root;
+    d->present = 1;
+    rd->arrived++;
+    c->seq++;
+    return sh_add_op(c, a, seq);
+}
+
+static void sh_round_read(struct sh_hdr *h, struct sh_round *rd, int n)
+{
+    if (++rd->read < n)
+        return;
+    for (int r = 0; r < n; r++) {
+        h->rk[r].live--;
+        rd->dep[r].present = 0;
+    }
+    rd->used = 0;
+}
+
+/* Complete what can be, in call order: outputs written into this process's buffers (under h->mu). */
+static void sh_progress(struct fake_comm *c)
+{
+    struct sh_hdr *h = c->sh;
+    int me = c->rank, n = c->nranks, kept = 0;
+
+    for (int i = 0; i < c->nops; i++) {
+        struct sh_op *o = &c->ops[i];
+        int done = 0;
+
+        if (o->a.kind == K_RECV) {
+            struct sh_msg *m = &h->msg[o->a.peer][me][o->k % SH_PRING];
+            if (m->state && m->k == o->k) {
+                if (m->count != o->a.count || m->dtype != o->a.dtype) {
+                    fake_fail("a send and its receive differ in count or type");
+                    c->error = ncclInvalidUsage;
+                } else {
+                    memcpy(o->a.recv, sh_region(h, o->a.peer) + m->off, o->a.count * fake_tsize(o->a.dtype));
+                    fake_corrupt(o->a.recv, o->a.count, o->a.dtype);
+                }
+                m->state = 0;
+                h->rk[o->a.peer].live--;
+                done = 1;
+            }
+        } else {
+            struct sh_round *rd = &h->rounds[o->k % SH_RING];
+            if (rd->used && rd->seq == o->k && rd->arrived == n) {
+                void *snap[SH_MAXR];
+                int same = 1;
+                for (int r = 0; r < n; r++) {
+                    struct fake_args ar = {rd->dep[r].kind, NULL, NULL, rd->dep[r].count, rd->dep[r].dtype,
+                                           rd->dep[r].op, rd->dep[r].root, -1};
+                    same &= fake_same_call(&ar, &o->a);
+                    snap[r] = sh_region(h, r) + rd->dep[r].off;
+                }
+                if (!same) {
+                    fake_fail("the ranks called different collectives (kind, count, type, op or root differ)");
+                    c->error = ncclInvalidUsage;
+                } else {
+                    fake_rank_output(&o->a, n, snap, me, o->a.recv);
+                }
+                sh_round_read(h, rd, n);
+                done = 1;
+            }
+        }
+        if (!done)
+            c->ops[kept++] = *o;
+    }
+    c->nops = kept;
+}
+
+/* Whether an operation of c not yet done needs rank r's part (under h->mu, after sh_progress). */
+static int sh_waits_on(struct fake_comm *c, int r)
+{
+    struct sh_hdr *h = c->sh;
+
+    if (c->hung || h->joined < c->nranks)
+        return 1;
+    for (int i = 0; i < c->nops; i++) {
+        const struct sh_op *o = &c->ops[i];
+        const struct sh_round *rd = &h->rounds[o->k % SH_RING];
+        if (o->a.kind == K_SEND || o->a.kind == K_RECV) {
+            if (o->a.peer == r)
+                return 1;
+        } else if (!rd->used || rd->seq != o->k || !rd->dep[r].present) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * A peer this rank waits on destroyed its comm or its process died (under h->mu). A peer that
+ * left after handing in its part is no loss: its inputs stay in the file this process maps.
+ */
+static int sh_peer_lost(struct fake_comm *c)
+{
+    struct sh_hdr *h = c->sh;
+    long long now;
+
+    for (int r = 0; r < c->nranks; r++)
+        if (r != c->rank && h->rk[r].gone && sh_waits_on(c, r))
+            return 1;
+    now = sh_now_ns(); /* a process's death costs system calls to see: not at every poll */
+    if (now - c->checked < SH_CHECK_NS)
+        return 0;
+    c->checked = now;
+    for (int r = 0; r < c->nranks; r++)
+        if (r != c->rank && h->rk[r].joined && sh_waits_on(c, r) && sh_pid_dead(h->rk[r].pid))
+            return 1;
+    return 0;
+}
+
+/* Where shared comm c stands (under h->mu): ncclInProgress while it waits. */
+static ncclResult_t sh_state(struct fake_comm *c)
+{
+    struct sh_hdr *h = c->sh;
+
+    sh_progress(c);
+    if (c->error)
+        return c->error;
+    /* done before a peer broke the comm: a success (the next call fails) */
+    if (c->nops == 0 && !c->hung && h->joined == c->nranks)
+        return ncclSuccess;
+    if (h->broken)
+        return ncclRemoteError;
+    if (sh_peer_lost(c)) {
+        fake_fail("a peer rank's process died or its communicator went away");
+        h->broken = 1;
+        return ncclRemoteError;
+    }
+    return ncclInProgress;
+}
+
+/* How a call of shared comm c ends: a blocking one waits, napping, until done, failed or aborted. */
+static ncclResult_t sh_finish(struct fake_comm *c)
+{
+    const struct timespec nap = {0, SH_POLL_NS};
+    ncclResult_t rc;
+
+    for (;;) {
+        if (__atomic_load_n(&c->aborted, __ATOMIC_ACQUIRE)) {
+            fake_fail("the communicator was aborted during the call");
+            return ncclSystemError;
+        }
+        sh_lock(c->sh);
+        rc = sh_state(c);
+        sh_unlock(c->sh);
+        if (rc != ncclInProgress || !c->blocking)
+            return rc;
+        nanosleep(&nap, NULL);
+    }
+}
+
+static ncclResult_t sh_post_locked(struct fake_comm *c, const struct fake_args *a)
+{
+    ncclResult_t rc;
+
+    sh_lock(c->sh);
+    rc = sh_post(c, a);
+    sh_unlock(c->sh);
+    return rc;
+}
+
+/* Leave the communicator (no call of c in progress): peers waiting on c's part fail. */
+static void sh_release(struct fake_comm *c)
+{
+    struct sh_hdr *h = c->sh;
+
+    sh_lock(h);
+    if (c->nops > 0 || c->hung)
+        h->broken = 1;
+    h->rk[c->rank].gone = 1;
+    if (h->joined < h->nranks)
+        sh_unlink(h); /* no one else may join a communicator that lost a rank */
+    sh_unlock(h);
+    munmap(h, SH_LEN);
+    free(c->ops);
+}
+
 static ncclResult_t fake_check_args(struct fake_comm *c, const struct fake_args *a)
 {
     int n;
@@ -625,7 +1201,7 @@ static ncclResult_t fake_check_args(struct fake_comm *c, const struct fake_args 
         fake_fail("NULL communicator");
         return ncclInvalidArgument;
     }
-    n = c->cl->nranks;
+    n = c->nranks;
     if (a->kind == K_INIT)
         return ncclSuccess;
     if (!fake_tsize(a->dtype)) {
@@ -653,6 +1229,17 @@ static ncclResult_t fake_check_args(struct fake_comm *c, const struct fake_args 
     return ncclSuccess;
 }
 
+/* FAKE_NCCL_EXIT_AT=k, FAKE_NCCL_EXIT_RANK=r: rank r's process ends at its k-th operation call. */
+static void fake_exit_at(struct fake_comm *c)
+{
+    long long k, r;
+
+    c->calls++;
+    if (fake_env_int("FAKE_NCCL_EXIT_AT", &k) && fake_env_int("FAKE_NCCL_EXIT_RANK", &r) && r == c->rank &&
+        k == c->calls)
+        _exit(9);
+}
+
 /* One call: inside a group it is recorded for ncclGroupEnd; else posted and finished. */
 static ncclResult_t fake_call(struct fake_comm *c, const struct fake_args *a)
 {
@@ -662,6 +1249,8 @@ static ncclResult_t fake_call(struct fake_comm *c, const struct fake_args *a)
     rc = fake_check_args(c, a);
     if (rc != ncclSuccess)
         goto out;
+    if (a->kind != K_INIT)
+        fake_exit_at(c);
     if (t_depth > 0) {
         struct fake_gcall *g = calloc(1, sizeof(*g));
         if (!g) {
@@ -679,10 +1268,20 @@ static ncclResult_t fake_call(struct fake_comm *c, const struct fake_args *a)
         goto out;
     }
     c->inside++;
-    if (a->kind != K_INIT)
-        rc = fake_post(c, a);
-    if (rc == ncclSuccess)
-        rc = fake_finish(c);
+    if (c->sh) {
+        /* waits without g_mu: an abort from another thread takes it */
+        pthread_mutex_unlock(&g_mu);
+        if (a->kind != K_INIT)
+            rc = sh_post_locked(c, a);
+        if (rc == ncclSuccess)
+            rc = sh_finish(c);
+        pthread_mutex_lock(&g_mu);
+    } else {
+        if (a->kind != K_INIT)
+            rc = fake_post(c, a);
+        if (rc == ncclSuccess)
+            rc = fake_finish(c);
+    }
     c->inside--;
     pthread_cond_broadcast(&g_cv);
 out:
@@ -712,12 +1311,14 @@ static void fake_make_id(ncclUniqueId *id) /* under g_mu */
 
 static ncclResult_t fake_get_unique_id(ncclUniqueId *id)
 {
+    ncclResult_t rc;
+
     if (!id)
         return ncclInvalidArgument;
     pthread_mutex_lock(&g_mu);
-    fake_make_id(id);
+    rc = sh_create(id);
     pthread_mutex_unlock(&g_mu);
-    return ncclSuccess;
+    return rc;
 }
 
 static struct fake_clique *fake_clique_new(int nranks) /* under g_mu */
@@ -745,6 +1346,7 @@ static struct fake_comm *fake_comm_join(struct fake_clique *cl, int rank, int de
     c->dev = dev;
     c->threaded = threaded;
     c->blocking = blocking;
+    c->nranks = cl->nranks;
     cl->ranks[rank] = c;
     cl->joined++;
     cl->refs++;
@@ -753,10 +1355,9 @@ static struct fake_comm *fake_comm_join(struct fake_clique *cl, int rank, int de
 
 static ncclResult_t fake_init_rank(ncclComm_t *out, int nranks, ncclUniqueId id, int rank, int blocking)
 {
-    struct fake_clique *cl;
     struct fake_comm *c;
     struct fake_args a = {.kind = K_INIT};
-    long pid = -1;
+    ncclResult_t rc;
 
     if (!out || nranks < 1 || rank < 0 || rank >= nranks) {
         pthread_mutex_lock(&g_mu);
@@ -764,31 +1365,22 @@ static ncclResult_t fake_init_rank(ncclComm_t *out, int nranks, ncclUniqueId id,
         pthread_mutex_unlock(&g_mu);
         return ncclInvalidArgument;
     }
-    pthread_mutex_lock(&g_mu);
-    if (sscanf(id.internal, "fake-nccl pid %ld", &pid) != 1 || pid != (long)getpid()) {
-        fake_fail("the unique id is not one of this process (ranks in several processes are not supported)");
-        pthread_mutex_unlock(&g_mu);
-        return ncclSystemError;
-    }
-    for (cl = g_cliques; cl; cl = cl->next)
-        if (memcmp(cl->id.internal, id.internal, sizeof(id.internal)) == 0 && cl->joined < cl->nranks)
-            break;
-    if (cl && (cl->nranks != nranks || cl->ranks[rank])) {
-        fake_fail(cl->nranks != nranks ? "ranks disagree on the rank count" : "a rank joined twice");
-        pthread_mutex_unlock(&g_mu);
-        return ncclInvalidUsage;
-    }
-    if (!cl && (cl = fake_clique_new(nranks)))
-        cl->id = id;
-    c = cl ? fake_comm_join(cl, rank, rank, 1, blocking) : NULL;
+    c = calloc(1, sizeof(*c));
     if (!c) {
+        pthread_mutex_lock(&g_mu);
         fake_fail("out of memory");
         pthread_mutex_unlock(&g_mu);
         return ncclSystemError;
     }
-    pthread_cond_broadcast(&g_cv);
+    c->rank = c->dev = rank;
+    c->threaded = 1;
+    c->blocking = blocking;
+    rc = sh_join(c, &id, nranks, rank);
+    if (rc != ncclSuccess) {
+        free(c);
+        return rc;
+    }
     *out = c;
-    pthread_mutex_unlock(&g_mu);
     /* waits for the other ranks (or, in a group, at ncclGroupEnd) */
     return fake_call(c, &a);
 }
@@ -878,7 +1470,15 @@ static ncclResult_t fake_comm_end(ncclComm_t c)
     if (!c)
         return ncclInvalidArgument;
     pthread_mutex_lock(&g_mu);
-    fake_comm_release(c);
+    if (c->sh) {
+        __atomic_store_n(&c->aborted, 1, __ATOMIC_RELEASE);
+        while (c->inside > 0)
+            pthread_cond_wait(&g_cv, &g_mu);
+        sh_release(c);
+        free(c);
+    } else {
+        fake_comm_release(c);
+    }
     pthread_mutex_unlock(&g_mu);
     return ncclSuccess;
 }
@@ -892,6 +1492,13 @@ static ncclResult_t fake_comm_get_async_error(ncclComm_t c, ncclResult_t *err)
 {
     if (!c || !err)
         return ncclInvalidArgument;
+    if (c->sh) {
+        /* polling progresses the comm: outputs are written here once every rank's part is in */
+        sh_lock(c->sh);
+        *err = sh_state(c);
+        sh_unlock(c->sh);
+        return ncclSuccess;
+    }
     pthread_mutex_lock(&g_mu);
     if (c->error)
         *err = c->error;
@@ -909,7 +1516,7 @@ static ncclResult_t fake_comm_count(const ncclComm_t c, int *n)
 {
     if (!c || !n)
         return ncclInvalidArgument;
-    *n = c->cl->nranks;
+    *n = c->nranks;
     return ncclSuccess;
 }
 
@@ -935,6 +1542,30 @@ static ncclResult_t fake_group_start(void)
     return ncclSuccess;
 }
 
+static ncclResult_t fake_group_post(struct fake_comm *c, const struct fake_args *a)
+{
+    ncclResult_t rc;
+
+    if (c->sh)
+        return sh_post_locked(c, a);
+    pthread_mutex_lock(&g_mu);
+    rc = fake_post(c, a);
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
+static ncclResult_t fake_group_finish(struct fake_comm *c)
+{
+    ncclResult_t rc;
+
+    if (c->sh)
+        return sh_finish(c);
+    pthread_mutex_lock(&g_mu);
+    rc = fake_finish(c);
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
 static ncclResult_t fake_group_end(void)
 {
     struct fake_gcall *g, *list;
@@ -949,16 +1580,19 @@ static ncclResult_t fake_group_end(void)
     pthread_mutex_lock(&g_mu);
     for (g = list; g; g = g->next)
         g->comm->inside++;
+    pthread_mutex_unlock(&g_mu);
     /* sends and collectives first, receives after: an in-place exchange reads before it writes */
     for (int pass = 0; pass < 2; pass++)
         for (g = list; g; g = g->next)
             if (g->a.kind != K_INIT && (g->a.kind == K_RECV) == pass && rc == ncclSuccess)
-                rc = fake_post(g->comm, &g->a);
+                rc = fake_group_post(g->comm, &g->a);
+    /* all posted before any waits: ranks of one communicator in this thread complete each other */
     for (g = list; g && rc == ncclSuccess; g = g->next) {
-        r = fake_finish(g->comm);
+        r = fake_group_finish(g->comm);
         if (r != ncclSuccess)
             rc = r;
     }
+    pthread_mutex_lock(&g_mu);
     for (g = list; g; g = g->next)
         g->comm->inside--;
     pthread_cond_broadcast(&g_cv);
