@@ -1,0 +1,230 @@
+/*
+ * `p2pscope coll` as one process per GPU under a real mpirun (the MPI the
+ * binary was built with): NCCL's id goes from rank 0 to every rank, one
+ * table comes out (rank 0's) naming every rank, wrong elements in any rank
+ * count in it, a hung collective ends the job at the timeout naming the
+ * collective and size, and a rank that dies ends the others. Built only
+ * where MPI was found: as a unit test on the fake driver and the fake NCCL
+ * (ranks in several processes), and (PSC_ON_GPU) as tests/gpu's on this
+ * machine's GPUs (one rank per GPU), skipped (77) without a driver or GPU.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "p2pscope.h"
+
+/* run_binary.h runs P2PSCOPE_BIN: here mpirun, whose arguments then name the real binary (P2PSCOPE_REAL). */
+#define P2PSCOPE_BIN MPIEXEC
+#include "run_binary.h"
+
+#define MPI_ENV "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1"
+#if PSC_ON_GPU
+#define FAKE_ENV MPI_ENV, "NCCL_NVLS_ENABLE=0"
+#else
+#define FAKE_ENV                                                                                                    \
+    "P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "P2PSCOPE_LIBNVML=/nonexistent/libnvidia-ml.so.1", "FAKE_CUDA_MODE=contexts", \
+        "FAKE_CUDA_COUNT=2", "FAKE_CUDA_KERNELS=1", "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, MPI_ENV
+#endif
+
+static int ngpu = 2; /* the fake's; on a GPU machine, its count */
+static char np[16];
+
+static int count(const char *hay, const char *needle)
+{
+    int n = 0;
+
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+static inline double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static psc__run_t mpirun(const char *const *args, const char *const *extra_env)
+{
+    const char *env[24] = {FAKE_ENV};
+    const char *argv[40] = {"-np", np, P2PSCOPE_REAL, "coll"};
+    int n = 4, e = 0;
+
+    while (env[e])
+        e++;
+    for (int i = 0; extra_env && extra_env[i] && e < 23; i++)
+        env[e++] = extra_env[i];
+    env[e] = NULL;
+    for (int i = 0; args[i] && n < 39; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    return psc__run(argv, env);
+}
+
+/* One table for the job: rank 0's header, a line per rank (each its own process), the rows, the footer. */
+static void test_one_table(void **state)
+{
+    psc__run_t r = mpirun((const char *[]){"-b", "64", "-e", "4K", "-f", "4", "-n", "3", NULL}, NULL);
+    char line[64];
+
+    (void)state;
+    if (r.rc != 0)
+        fail_msg("rc %d, stdout:\n%s\nstderr:\n%s", r.rc, r.out, r.err);
+    assert_int_equal(count(r.out, "# nccl-tests version 2.19.6"), 1);
+    assert_int_equal(count(r.out, "# nThread 1 nGpus 1 minBytes 64 maxBytes 4096"), 1);
+    assert_int_equal(count(r.out, "#  Rank "), ngpu);
+    for (int k = 0; k < ngpu; k++) {
+        snprintf(line, sizeof(line), "#  Rank %2d Group  0 Pid ", k);
+        assert_int_equal(count(r.out, line), 1);
+    }
+    assert_int_equal(count(r.out, "\n          64            16     float     sum      -1 "), 1);
+    assert_int_equal(count(r.out, "# Out of bounds values : 0 OK\n"), 1);
+    assert_int_equal(count(r.out, "# Collective test concluded: all_reduce_perf\n"), 1);
+    psc__free(&r);
+}
+
+/* The JSON (rank 0's): every rank in its own process, the rows checked in both halves. */
+static void test_json_names_every_process(void **state)
+{
+    psc__run_t r = mpirun((const char *[]){"sendrecv", "-b", "1K", "-e", "1K", "--json", NULL}, NULL);
+    json_error_t je;
+    json_t *doc, *coll, *ranks;
+
+    (void)state;
+    if (r.rc != 0)
+        fail_msg("rc %d, stderr:\n%s", r.rc, r.err);
+    doc = json_loads(r.out, 0, &je);
+    if (!doc)
+        fail_msg("not one JSON document (%s): %s", je.text, r.out);
+    coll = json_object_get(doc, "coll");
+    assert_non_null(coll);
+    assert_int_equal(json_integer_value(json_object_get(coll, "nprocs")), ngpu);
+    ranks = json_object_get(coll, "ranks");
+    assert_int_equal(json_array_size(ranks), ngpu);
+    if (ngpu >= 2)
+        assert_true(json_integer_value(json_object_get(json_array_get(ranks, 0), "pid")) !=
+                    json_integer_value(json_object_get(json_array_get(ranks, 1), "pid")));
+    json_decref(doc);
+    psc__free(&r);
+}
+
+#if !PSC_ON_GPU
+/* A wrong element in every rank's output: counted over the ranks in the one table; every rank exits 1. */
+static void test_wrong_elements_every_rank(void **state)
+{
+    psc__run_t r = mpirun((const char *[]){"-b", "256", "-e", "512", "-n", "2", NULL},
+                          (const char *const[]){"FAKE_NCCL_CORRUPT=0", NULL});
+    const char *row;
+
+    (void)state;
+    assert_int_equal(r.rc, 1);
+    /* one row (256 B); each half: 2 timed slots (512 B of 256 B) x 2 ranks, one wrong element each */
+    row = strstr(r.out, "\n         256            64     float     sum      -1 ");
+    assert_non_null(row);
+    assert_int_equal(count(r.out, "\n         256            64 "), 1);
+    assert_true(strchr(row + 1, '\n') - row > 100);
+    assert_int_equal(strncmp(strchr(row + 1, '\n') - 1, "4", 1), 0); /* in place's #wrong */
+    assert_non_null(strstr(row, "       4    ")); /* out of place's */
+    assert_int_equal(count(r.out, "# Out of bounds values : 2 FAILED\n"), 1);
+    assert_int_equal(count(r.err, "p2pscope coll: wrong elements in 2 rows"), 1);
+    psc__free(&r);
+}
+
+/* A collective that never completes: every rank gives up at -T, naming it, and the job ends. */
+static void test_timeout_ends_the_job(void **state)
+{
+    double t0 = now_s();
+    psc__run_t r = mpirun((const char *[]){"reduce_scatter", "-b", "4K", "-e", "4K", "-T", "1", NULL},
+                          (const char *const[]){"FAKE_NCCL_HANG=1", NULL});
+
+    (void)state;
+    assert_true(r.rc != 0);
+    assert_true(now_s() - t0 < 30);
+    assert_non_null(strstr(r.err, "reduce_scatter of 4096 B (float, sum)"));
+    assert_non_null(strstr(r.err, "not done after 1 s"));
+    assert_null(strstr(r.out, "# Out of bounds values"));
+    psc__free(&r);
+}
+
+/* A rank that dies mid-run ends the others (NCCL's remote error, or mpirun ending the job) long before -T. */
+static void test_dead_rank_ends_the_others(void **state)
+{
+    double t0 = now_s();
+    psc__run_t r = mpirun((const char *[]){"-b", "64", "-e", "4K", "-f", "4", "-T", "60", NULL},
+                          (const char *const[]){"FAKE_NCCL_EXIT_AT=5", "FAKE_NCCL_EXIT_RANK=1", NULL});
+
+    (void)state;
+    assert_true(r.rc != 0);
+    assert_true(now_s() - t0 < 30);
+    assert_null(strstr(r.out, "# Out of bounds values"));
+    psc__free(&r);
+}
+
+/* This process's GPUs: nccl-tests' rule (node-local rank x -g), or --devices per rank of the node; refusals. */
+static void test_gpus_per_rank(void **state)
+{
+    psc__run_t r = mpirun((const char *[]){"-b", "64", "-e", "64", "--devices", "1,0", NULL}, NULL);
+
+    (void)state;
+    if (r.rc != 0)
+        fail_msg("rc %d, stderr:\n%s", r.rc, r.err);
+    assert_non_null(strstr(r.out, "#  Rank  0 Group  0 Pid "));
+    assert_non_null(strstr(r.out, " device  1 [")); /* rank 0 on GPU 1 */
+    psc__free(&r);
+    r = mpirun((const char *[]){"-g", "2", "-b", "64", "-e", "64", NULL}, NULL);
+    assert_true(r.rc != 0);
+    assert_non_null(strstr(r.err, "rank 1 of this node takes GPUs 2 to 3, but the node shows 2: accepted at most 1 "
+                                  "rank per node with -g 2"));
+    psc__free(&r);
+    r = mpirun((const char *[]){"--devices", "0", NULL}, NULL);
+    assert_true(r.rc != 0);
+    assert_non_null(strstr(r.err, "--devices lists 1 GPU for the 2 ranks on this node"));
+    psc__free(&r);
+}
+#endif
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_table),
+        cmocka_unit_test(test_json_names_every_process),
+#if !PSC_ON_GPU
+        cmocka_unit_test(test_wrong_elements_every_rank),
+        cmocka_unit_test(test_timeout_ends_the_job),
+        cmocka_unit_test(test_dead_rank_ends_the_others),
+        cmocka_unit_test(test_gpus_per_rank),
+#endif
+    };
+
+#if PSC_ON_GPU
+    {
+        psc_context_t *ctx = NULL;
+        char err[256];
+        psc_status_t st = psc_context_create(&ctx, err, sizeof(err));
+
+        if (st == PSC_ERR_NO_DRIVER || st == PSC_ERR_NO_DEVICE) {
+            fprintf(stderr, "skipped: %s\n", err);
+            return 77;
+        }
+        if (st != PSC_OK) {
+            fprintf(stderr, "FAILED to open a context: %s\n", err);
+            return 1;
+        }
+        ngpu = psc_device_count(ctx);
+        psc_context_destroy(ctx);
+    }
+#endif
+    snprintf(np, sizeof(np), "%d", ngpu);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
