@@ -254,6 +254,7 @@ static json_t *psc__half_json(const psc_coll_row_t *row, int k)
     psc_json_set(o, "busbw_gbs", ran ? psc__real(row->r[k].busbw_gbs) : json_null(), &bad);
     psc_json_set(o, "checked", json_boolean(ran && row->r[k].wrong >= 0), &bad);
     psc_json_set(o, "wrong", ran && row->r[k].wrong >= 0 ? json_integer(row->r[k].wrong) : json_null(), &bad);
+    psc_json_set(o, "timed_ops_checked", json_integer(ran ? row->r[k].timed_checked : 0), &bad);
     psc_json_set(o, "per_operation_us", ran && row->r[k].iter_us.n ? psc_json_pctl(&row->r[k].iter_us) : json_null(),
                  &bad);
     return psc_json_done(o, bad);
@@ -307,6 +308,10 @@ static void psc__options_json(json_t *o, const psc_coll_report_t *r, int *bad)
     psc_json_set(o, "check", json_integer(r->check), bad);
     psc_json_set(o, "graph_launches", json_integer(r->graph_launches), bad);
     psc_json_set(o, "blocking", json_integer(r->blocking), bad);
+    psc_json_set(o, "time_of", psc_json_str(r->time_of == PSC_COLL_TIME_RANK0 ? "rank0"
+                                            : r->time_of == PSC_COLL_TIME_MIN ? "min"
+                                            : r->time_of == PSC_COLL_TIME_MAX ? "max" : "mean"), bad);
+    psc_json_set(o, "timeout_s", psc__real(r->timeout_s), bad);
 }
 
 json_t *psc_json_coll_report(const psc_coll_report_t *r)
@@ -332,6 +337,7 @@ json_t *psc_json_coll_report(const psc_coll_report_t *r)
     psc_json_set(o, "rows", rows, &bad);
     psc_json_set(o, "failed_rows", json_integer(r->failed_rows), &bad);
     psc_json_set(o, "wrong_elements", json_integer(wrong), &bad);
+    psc_json_set(o, "first_wrong", r->first_wrong[0] ? psc_json_str(r->first_wrong) : json_null(), &bad);
     psc_json_set(o, "avg_busbw_gbs", psc__real(r->avg_busbw_gbs), &bad);
     psc_json_set(o, "run_ms", psc__real(r->run_ms), &bad);
     return psc_json_done(o, bad);
