@@ -58,6 +58,7 @@ typedef struct {
     psc_coll_opts_t coll;                 /* coll: nccl-tests' options (coll_options.c) */
     int coll_gpus;                        /* coll -g: GPUs per process; 0: every GPU, or one per rank under mpirun */
     int coll_first_gpu;                   /* NCCL_TESTS_DEVICE: the first GPU of -g's (-1 unset) */
+    int coll_explain;                     /* coll --explain: the doctor on the run, beside bw between its GPUs */
 } psc_cli_opts_t;
 
 /* Every GPU of -d exists here; else one line on stderr and PSC_EXIT_USAGE. */
@@ -106,6 +107,9 @@ int psc_cmd_coll(psc_context_t *ctx, const psc_cli_opts_t *o);
 int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *devs, int ndev,
                      const psc_coll_procs_t *procs, int *ran);
 int psc_cmd_coll_job(const psc_cli_opts_t *o, struct psc_cli_job *job, int *argc, char ***argv);
+/* --explain: findings after the table (tables) and as run's "explain" (run may be NULL). */
+int psc_cli_coll_explain(psc_context_t *ctx, const psc_coll_report_t *r, const int *devs, int ndev, int tables,
+                         json_t *run);
 /* --test-corrupt-offset into the environment, where each worker (a process or rank of its own) reads it. */
 int psc_cli_ipc_corrupt_env(const psc_cli_opts_t *o);
 /* bw, report, nvlink --watch: the command line's tests with its GPUs, sizes and options in one library call

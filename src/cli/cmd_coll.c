@@ -80,8 +80,15 @@ int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *dev
                 n++;
         if ((run = psc_json_run_new("coll", &sys, info, n)))
             (void)psc_json_run_add_coll(run, r);
-        rc = run ? psc_cli_write_run(run, o, psc_cli_now() - t0, rc) : psc_cli_write_json(NULL, o);
     }
+    if (speaks && o->coll_explain) {
+        int erc = psc_cli_coll_explain(ctx, r, devs, ndev, psc_cli_tables(o), run);
+
+        if (erc != PSC_EXIT_OK)
+            rc = erc;
+    }
+    if (speaks && o->json)
+        rc = run ? psc_cli_write_run(run, o, psc_cli_now() - t0, rc) : psc_cli_write_json(NULL, o);
     json_decref(run);
     psc_coll_report_free(r);
     return rc;

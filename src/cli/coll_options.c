@@ -14,7 +14,7 @@
 
 #include "cli.h"
 
-enum { OPT_DEVICES = 256, OPT_JSON, OPT_NO_PER_OP, OPT_SEED };
+enum { OPT_DEVICES = 256, OPT_JSON, OPT_NO_PER_OP, OPT_SEED, OPT_EXPLAIN };
 
 static const struct option psc__coll_opts[] = {
     {"nthreads", required_argument, NULL, 't'},
@@ -38,12 +38,13 @@ static const struct option psc__coll_opts[] = {
     {"json", optional_argument, NULL, OPT_JSON},
     {"no-per-op", no_argument, NULL, OPT_NO_PER_OP},
     {"seed", required_argument, NULL, OPT_SEED},
+    {"explain", no_argument, NULL, OPT_EXPLAIN},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 #define PSC__COLL_ACCEPTED                                                                                     \
-    "accepted -b -e -i -f -n -m -w -c -o -d -r -z -T -G -a -g -t 1, --devices, --json, --no-per-op, --seed, -h"
+    "accepted -b -e -i -f -n -m -w -c -o -d -r -z -T -G -a -g -t 1, --devices, --json, --no-per-op, --seed, --explain, -h"
 
 void psc_cli_usage_coll(void)
 {
@@ -87,6 +88,8 @@ void psc_cli_usage_coll(void)
            "      --json[=FILE]         the report as JSON, to FILE or stdout instead of the table\n"
            "      --no-per-op           skip each operation's own time (an extra eager loop per row)\n"
            "      --seed N              the checked data's seed (default 1)\n"
+           "      --explain             after the run, the doctor on it: why the bus bandwidth is below what\n"
+           "                            bw measures between the same GPUs (measured here), if it can tell\n"
            "\n"
            "Exit codes: 0 every element right, 1 a wrong element (or a failed run), 2 usage error,\n"
            "3 no driver, GPU or NCCL, 4 out of memory.\n");
@@ -245,6 +248,7 @@ static int psc__coll_option(int c, const char *arg, const char *name, psc_cli_op
         o->json_path = arg;
         return 0;
     case OPT_NO_PER_OP: co->per_op = 0; return 0;
+    case OPT_EXPLAIN: o->coll_explain = 1; return 0;
     case OPT_SEED: {
         char *end;
         unsigned long s;

@@ -1,4 +1,5 @@
 #include "render_coll.h"
+#include "render_doctor.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -357,4 +358,31 @@ psc_status_t psc_json_run_add_coll(json_t *run, const psc_coll_report_t *r)
     if (psc_json_run_set(run, "coll", psc_json_coll_report(r)) != PSC_OK)
         bad = 1;
     return bad ? PSC_ERR_NO_MEMORY : PSC_OK;
+}
+
+void psc_render_coll_explain(FILE *f, double link_bw_gbs, const char *link_how, const psc_finding_t *v, size_t n)
+{
+    psc_report_printf(f, "# p2pscope coll: the doctor on this run\n");
+    if (link_bw_gbs > 0)
+        psc_report_printf(f, "#   links: %.1f GB/s (%s)\n", link_bw_gbs, link_how ? link_how : "measured");
+    else
+        psc_report_printf(f, "#   links: not measured%s%s\n", link_how ? ": " : "", link_how ? link_how : "");
+    if (!n)
+        psc_report_printf(f, "#   nothing to say: the bus bandwidth is where the links put it\n");
+    for (size_t k = 0; k < n; k++) {
+        psc_report_printf(f, "#   [%s] %s: %s\n", psc_severity_string(v[k].severity), v[k].rule, v[k].what);
+        psc_report_printf(f, "#       evidence: %s\n", v[k].evidence);
+        psc_report_printf(f, "#       fix: %s\n", v[k].fix);
+    }
+}
+
+json_t *psc_json_coll_explain(double link_bw_gbs, const char *link_how, const psc_finding_t *v, size_t n)
+{
+    json_t *o = json_object();
+    int bad = 0;
+
+    psc_json_set(o, "link_bw_gbs", link_bw_gbs > 0 ? psc__real(link_bw_gbs) : json_null(), &bad);
+    psc_json_set(o, "link_bw_how", link_how ? psc_json_str(link_how) : json_null(), &bad);
+    psc_json_set(o, "findings", psc_json_findings(v, n), &bad);
+    return psc_json_done(o, bad);
 }

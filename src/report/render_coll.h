@@ -38,6 +38,15 @@ void psc_coll_float_str(double value, int width, char *out);
  */
 void psc_render_coll(FILE *f, const psc_coll_report_t *r, const psc_coll_render_opts_t *o);
 
+/*
+ * coll --explain, after the table (every line starting with "#", so
+ * nccl-tests' parsers skip it): the bandwidth bw measured between the ranks'
+ * GPUs (link_bw_gbs, 0 not measured) and the doctor's findings on the run
+ * (psc_doctor_coll), each with its evidence and fix.
+ */
+void psc_render_coll_explain(FILE *f, double link_bw_gbs, const char *link_how, const psc_finding_t *v, size_t n);
+json_t *psc_json_coll_explain(double link_bw_gbs, const char *link_how, const psc_finding_t *v, size_t n);
+
 /* Every field of the report: the run's parameters, ranks, rows (out of place and in place), footer figures. */
 json_t *psc_json_coll_report(const psc_coll_report_t *r);
 

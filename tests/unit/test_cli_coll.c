@@ -212,6 +212,42 @@ static void test_binary_json(void **state)
     psc__free(&r);
 }
 
+/* --explain: the doctor after the table, lines nccl-tests' parsers skip, the links measured here; and in JSON. */
+static void test_binary_explain(void **state)
+{
+    static const char *const p2p_off[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, "NCCL_P2P_DISABLE=1", NULL};
+    static const char *const plain[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, "NCCL_P2P_DISABLE=", NULL};
+    static const char *const args[] = {"coll", "-b", "64M", "-e", "64M", "-n", "1", "-w", "0", "-c", "0",
+                                       "--no-per-op", "--explain", NULL};
+    psc__run_t r;
+    const char *tail;
+    json_t *doc;
+
+    (void)state;
+    r = psc__run(args, p2p_off);
+    assert_int_equal(r.rc, 0);
+    tail = strstr(r.out, "\n# p2pscope coll: the doctor on this run\n#   links: ");
+    assert_non_null(tail);
+    assert_non_null(strstr(tail, "GB/s (gpu_to_gpu_write_ce, 64 MiB, the slowest of 2 ordered pairs"));
+    assert_non_null(strstr(tail, "#   [warning] coll_p2p_disabled: "));
+    for (const char *p = tail + 1; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        assert_true(*p == '#' || *p == '\0');
+    psc__free(&r);
+    r = psc__run(args, plain);
+    assert_int_equal(r.rc, 0);
+    assert_null(strstr(r.out, "coll_p2p_disabled"));
+    assert_non_null(strstr(r.out, "#   [info] coll_small_sizes: ")); /* 64 MiB at most: still the latency regime */
+    psc__free(&r);
+    r = psc__run((const char *[]){"coll", "-b", "4K", "-e", "4K", "--no-per-op", "--explain", "--json", NULL}, p2p_off);
+    assert_int_equal(r.rc, 0);
+    doc = json_loads(r.out, 0, NULL);
+    assert_non_null(doc);
+    assert_true(json_is_array(json_object_get(json_object_get(doc, "explain"), "findings")));
+    assert_true(json_real_value(json_object_get(json_object_get(doc, "explain"), "link_bw_gbs")) > 0);
+    json_decref(doc);
+    psc__free(&r);
+}
+
 /* Help names nccl-tests' options and the two ways to run. */
 static void test_binary_help(void **state)
 {
@@ -240,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_binary_table),
         cmocka_unit_test(test_binary_failures),
         cmocka_unit_test(test_binary_json),
+        cmocka_unit_test(test_binary_explain),
         cmocka_unit_test(test_binary_help),
     };
 
