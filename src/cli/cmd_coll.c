@@ -64,9 +64,10 @@ int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *dev
     }
     *ran = 1;
     rc = r->failed_rows || (ro.min_bw_set && r->avg_busbw_gbs < 0.9 * ro.min_bw_gbs) ? PSC_EXIT_FAILED : PSC_EXIT_OK;
-    if (speaks && r->first_wrong[0])
-        psc_report_printf(stderr, "p2pscope coll: wrong elements in %d row%s; the first: %s\n", r->failed_rows,
-                          r->failed_rows == 1 ? "" : "s", r->first_wrong);
+    if (speaks && r->failed_rows)
+        psc_report_printf(stderr, "p2pscope coll: wrong elements in %d row%s; %s%s\n", r->failed_rows,
+                          r->failed_rows == 1 ? "" : "s", r->first_wrong[0] ? "the first: " : "",
+                          r->first_wrong[0] ? r->first_wrong : "all found by other ranks than rank 0");
     if (speaks && psc_cli_tables(o))
         psc_render_coll(stdout, r, &ro);
     if (speaks && o->json) {
@@ -100,7 +101,7 @@ int psc_cmd_coll(psc_context_t *ctx, const psc_cli_opts_t *o)
 
     if (o->ndev)
         return psc_cmd_coll_run(ctx, o, o->devs, o->ndev, NULL, &ran);
-    if (!o->coll_gpus) { /* every GPU from one process */
+    if (!o->coll_gpus && o->coll_first_gpu < 0) { /* every GPU from one process */
         for (int i = 0; i < n && i < PSC_CLI_MAX_DEVS; i++)
             devs[i] = i;
         if (n < 1) {
@@ -109,12 +110,15 @@ int psc_cmd_coll(psc_context_t *ctx, const psc_cli_opts_t *o)
         }
         return psc_cmd_coll_run(ctx, o, devs, n < PSC_CLI_MAX_DEVS ? n : PSC_CLI_MAX_DEVS, NULL, &ran);
     }
-    if (first + o->coll_gpus > n) {
+    if (first + (o->coll_gpus ? o->coll_gpus : 1) > n) {
+        int g = o->coll_gpus ? o->coll_gpus : 1;
+
         fprintf(stderr, "p2pscope: -g %d from GPU %d needs GPUs %d to %d, but this machine shows %d: accepted -g up to "
-                "%d\n", o->coll_gpus, first, first, first + o->coll_gpus - 1, n, n - first > 0 ? n - first : 0);
+                "%d\n", g, first, first, first + g - 1, n, n - first > 0 ? n - first : 0);
         return PSC_EXIT_ENV;
     }
-    for (int i = 0; i < o->coll_gpus; i++)
+    /* NCCL_TESTS_DEVICE without -g: nccl-tests' one GPU from there */
+    for (int i = 0; i < (o->coll_gpus ? o->coll_gpus : 1); i++)
         devs[i] = first + i;
-    return psc_cmd_coll_run(ctx, o, devs, o->coll_gpus, NULL, &ran);
+    return psc_cmd_coll_run(ctx, o, devs, o->coll_gpus ? o->coll_gpus : 1, NULL, &ran);
 }

@@ -157,6 +157,15 @@ static void test_binary_table(void **state)
     assert_non_null(strstr(r.out, "\n# Out of bounds values : 0 OK\n"));
     assert_non_null(strstr(r.out, "\n# Collective test concluded: all_gather_perf\n"));
     psc__free(&r);
+    /* NCCL_TESTS_DEVICE without -g: nccl-tests' one GPU from there */
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", NULL},
+                 (const char *const[]){FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, "NCCL_TESTS_DEVICE=1", NULL});
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "# nThread 1 nGpus 1 "));
+    assert_int_equal(count_rows(r.out), 1);
+    assert_non_null(strstr(r.out, "#  Rank  0 Group  0 Pid "));
+    assert_non_null(strstr(r.out, " device  1 ["));
+    psc__free(&r);
 }
 
 static void test_binary_failures(void **state)
