@@ -1,10 +1,12 @@
 #!/bin/bash
 # issue 15 device run: build p2pscope (with Open MPI where found) and nccl-tests (from .deps/nccl-tests, see
-# scripts/gpu-deps.sh); the coll GPU tests; then nccl-tests' all_reduce_perf and `p2pscope coll` with the same
-# options in the same call, alternating, each timed; the avg finding of test_gpu_nccl; coll under mpirun.
-# Every log and table under $OUT. NGPU GPUs per process (default: every GPU of the machine).
+# scripts/gpu-deps.sh; with MPI too where mpicc is found); the coll GPU tests; then nccl-tests' all_reduce_perf
+# and `p2pscope coll` with the same options in the same call, alternating, each timed, in one process and under
+# mpirun (one rank per GPU); the avg finding of test_gpu_nccl; coll --explain where there are two GPUs.
+# Every log and table in $OUT/coll-logs.tar.gz. NGPU GPUs per process (default: every GPU of the machine).
 set -u
-L=$OUT; mkdir -p $L
+OUT=${OUT:-/tmp/p2pscope-out}; mkdir -p "$OUT"
+L=$(mktemp -d); trap 'tar -C "$L" -czf "$OUT/coll-logs.tar.gz" .' EXIT  # few files come back: one tarball
 date -u > $L/date.txt; nvidia-smi -L >> $L/date.txt; cat $L/date.txt
 export NCCL_NVLS_ENABLE=0   # shared machines: never NVLink multicast
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -24,15 +26,21 @@ t0=$(date +%s)
 make -C $NT/src -j16 BUILDDIR=$B NCCL_HOME=$NH CUDA_HOME=/usr/local/cuda \
   NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" $B/all_reduce_perf > $L/nccl-tests-build.log 2>&1
 echo "nccl-tests build rc=$? in $(( $(date +%s) - t0 )) s"; tail -3 $L/nccl-tests-build.log
+MPIH=""; command -v mpicc >/dev/null && MPIH=$(dirname "$(dirname "$(command -v mpicc)")")
+if [ -n "$MPIH" ]; then  # nccl-tests with MPI, for the mpirun comparison (its own object directory)
+  make -C $NT/src -j16 BUILDDIR=$B-mpi NCCL_HOME=$NH CUDA_HOME=/usr/local/cuda MPI=1 MPI_HOME=$MPIH \
+    NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" $B-mpi/all_reduce_perf > $L/nccl-tests-mpi-build.log 2>&1
+  echo "nccl-tests (MPI=1, $MPIH) build rc=$?"; tail -2 $L/nccl-tests-mpi-build.log
+fi
 
-for t in test_gpu_nccl test_gpu_coll_data test_gpu_coll; do
+for t in test_gpu_nccl test_gpu_coll_data test_gpu_coll test_gpu_coll_mpi; do
   timeout 500 build/tests/gpu/$t > $L/$t.log 2>&1; echo "$t rc=$?"; grep -vE "^\[ RUN" $L/$t.log | tail -22
 done
 
 run() { # name, command...: time it, keep its output
   local n=$1; shift; local s=$(date +%s.%N)
   timeout 300 "$@" > $L/$n.txt 2>&1; local rc=$?
-  echo "$n rc=$rc wall $(echo "$(date +%s.%N) - $s" | bc) s: $*"
+  echo "$n rc=$rc wall $(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}') s: $*"
 }
 for opts in "-b 8 -e 512M -f 2" "-b 8 -e 32K -f 2 -G 20"; do
   tag=$(echo "$opts" | tr -d ' -' | tr 'A-Z' 'a-z')
@@ -53,9 +61,18 @@ run nt_avg $B/all_reduce_perf -o avg -g 1 -b 4194324 -e 4194324 -c 1
 run p2p_avg build/p2pscope coll -o avg -g 1 -b 4194324 -e 4194324
 grep -vE "^#" $L/nt_avg.txt | grep .; grep -vE "^#" $L/p2p_avg.txt | grep .; tail -2 $L/p2p_avg.txt
 
-# under mpirun: one rank per GPU (one rank on a machine with one GPU)
+# under mpirun: one rank per GPU (one rank on a machine with one GPU), beside nccl-tests built with MPI
 if command -v mpirun >/dev/null; then
-  run mpi_coll mpirun -np $NGPU build/p2pscope coll -b 8 -e 64M -f 4 --json=$L/mpi_coll.json
-  cat $L/mpi_coll.txt | tail -30
+  for rep in 1 2; do
+    [ -x $B-mpi/all_reduce_perf ] && run nt_mpi_$rep mpirun -np $NGPU $B-mpi/all_reduce_perf -b 8 -e 512M -f 2
+    run p2p_mpi_$rep mpirun -np $NGPU build/p2pscope coll -b 8 -e 512M -f 2 --json=$L/mpi_coll_$rep.json
+  done
+  echo "== mpirun -np $NGPU, -b 8 -e 512M -f 2: size, nccl-tests time rep1/rep2, p2pscope rep1/rep2 (us), busbw"
+  [ -f $L/nt_mpi_1.txt ] &&
+    paste <(grep -vE "^#" $L/nt_mpi_1.txt | grep -E "^ +[0-9]") <(grep -vE "^#" $L/nt_mpi_2.txt | grep -E "^ +[0-9]") \
+          <(grep -vE "^#" $L/p2p_mpi_1.txt | grep -E "^ +[0-9]") <(grep -vE "^#" $L/p2p_mpi_2.txt | grep -E "^ +[0-9]") |
+      awk '{printf "%12s  nt %9s %9s  p2p %9s %9s  busbw nt %7s p2p %7s\n", $1, $6, $19, $32, $45, $8, $34}'
+  grep -E "Out of bounds|Avg bus" $L/p2p_mpi_1.txt
 fi
+[ "$NGPU" -ge 2 ] && run explain build/p2pscope coll -b 1M -e 1G -f 4 --explain && tail -12 $L/explain.txt
 ps -eo pid,comm | grep -E "p2pscope|_perf|orted|prted" | grep -v grep; echo "leftover processes listed above (none expected)"
