@@ -26,7 +26,12 @@ t0=$(date +%s)
 make -C $NT/src -j16 BUILDDIR=$B NCCL_HOME=$NH CUDA_HOME=/usr/local/cuda \
   NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" $B/all_reduce_perf > $L/nccl-tests-build.log 2>&1
 echo "nccl-tests build rc=$? in $(( $(date +%s) - t0 )) s"; tail -3 $L/nccl-tests-build.log
-MPIH=""; command -v mpicc >/dev/null && MPIH=$(dirname "$(dirname "$(command -v mpicc)")")
+MPIH=""
+if command -v mpicc >/dev/null; then  # an MPI_HOME as nccl-tests' Makefile wants it: include/ and lib/
+  MPIH=/tmp/mpihome; mkdir -p $MPIH
+  ln -sfn "$(mpicc --showme:incdirs | awk '{print $1}')" $MPIH/include
+  ln -sfn "$(mpicc --showme:libdirs | awk '{print $1}')" $MPIH/lib
+fi
 if [ -n "$MPIH" ]; then  # nccl-tests with MPI, for the mpirun comparison (its own object directory)
   make -C $NT/src -j16 BUILDDIR=$B-mpi NCCL_HOME=$NH CUDA_HOME=/usr/local/cuda MPI=1 MPI_HOME=$MPIH \
     NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" $B-mpi/all_reduce_perf > $L/nccl-tests-mpi-build.log 2>&1
