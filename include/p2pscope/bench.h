@@ -878,7 +878,7 @@ typedef struct {
         double busbw_gbs;     /* algbw x the collective's factor (psc_coll_busbw_factor) */
         long long wrong;      /* wrong elements found (timed iterations and extra checked runs); -1: not checked */
         long long timed_checked; /* timed operations whose output was checked (each slot's last); 0: none */
-        psc_pctl_t iter_us;   /* each timed operation's own time (CUDA events), us; n 0 with graph replay */
+        psc_pctl_t iter_us;   /* each operation's own time (CUDA events, an eager loop also with graphs), us; n 0: not measured */
     } r[2];
 } psc_coll_row_t;
 

@@ -97,7 +97,7 @@ int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *dev
 
 int psc_cmd_coll(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
-    int ran = 0, devs[PSC_CLI_MAX_DEVS], n = psc_device_count(ctx), first = o->coll_first_gpu > 0 ? o->coll_first_gpu : 0;
+    int ran = 0, devs[PSC_CLI_MAX_DEVS], n = psc_device_count(ctx), first = o->coll_first_gpu >= 0 ? o->coll_first_gpu : 0;
 
     if (o->ndev)
         return psc_cmd_coll_run(ctx, o, o->devs, o->ndev, NULL, &ran);

@@ -32,7 +32,8 @@ static int psc__allgather(const void *mine, void *all, size_t len, void *arg)
 static int psc__gpus(const psc_context_t *ctx, const psc_cli_opts_t *o, const psc_cli_job_t *job, int *devs)
 {
     int per = o->coll_gpus ? o->coll_gpus : 1, n = psc_device_count(ctx);
-    int base = job->local_rank * per + (o->ndev ? 0 : o->coll_first_gpu > 0 ? o->coll_first_gpu : 0);
+    /* nccl-tests: NCCL_TESTS_DEVICE names the first GPU outright (a wrapper per rank sets it), else the local rank */
+    int base = !o->ndev && o->coll_first_gpu >= 0 ? o->coll_first_gpu : job->local_rank * per;
 
     if (o->ndev) {
         if (o->ndev != job->local_size) {

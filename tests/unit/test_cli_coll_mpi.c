@@ -47,13 +47,15 @@ static int count(const char *hay, const char *needle)
     return n;
 }
 
-static inline double now_s(void)
+#if !PSC_ON_GPU
+static double now_s(void)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+#endif
 
 static psc__run_t mpirun(const char *const *args, const char *const *extra_env)
 {
@@ -141,6 +143,29 @@ static void test_wrong_elements_every_rank(void **state)
     psc__free(&r);
 }
 
+/*
+ * A wrong element in one process only (rank 1's): every rank still takes the same turns (the extra checked
+ * runs stop for all at once), so the job ends with the one table, not a hang; rank 0 says another rank saw it.
+ */
+static void test_wrong_elements_one_rank(void **state)
+{
+    static const char *const env[] = {FAKE_ENV, NULL};
+    double t0 = now_s();
+    /* (run_binary.h passes 30 arguments at most) */
+    psc__run_t r = psc__run((const char *[]){"-np", "1", P2PSCOPE_REAL, "coll", "-b", "256", "-e", "256", "-n", "2",
+                                             "-T", "20", ":", "-np", "1", "-x", "FAKE_NCCL_CORRUPT=0", P2PSCOPE_REAL,
+                                             "coll", "-b", "256", "-e", "256", "-n", "2", "-T", "20", NULL},
+                            env);
+
+    (void)state;
+    if (r.rc != 1)
+        fail_msg("rc %d, stdout:\n%s\nstderr:\n%s", r.rc, r.out, r.err);
+    assert_true(now_s() - t0 < 15);
+    assert_int_equal(count(r.out, "# Out of bounds values : 2 FAILED\n"), 1);
+    assert_int_equal(count(r.err, "p2pscope coll: wrong elements in 2 rows; all found by other ranks than rank 0"), 1);
+    psc__free(&r);
+}
+
 /* A collective that never completes: every rank gives up at -T, naming it, and the job ends. */
 static void test_timeout_ends_the_job(void **state)
 {
@@ -187,6 +212,14 @@ static void test_gpus_per_rank(void **state)
     assert_non_null(strstr(r.err, "rank 1 of this node takes GPUs 2 to 3, but the node shows 2: accepted at most 1 "
                                   "rank per node with -g 2"));
     psc__free(&r);
+    /* NCCL_TESTS_DEVICE names the first GPU outright, as nccl-tests takes it (a wrapper sets it per rank) */
+    snprintf(np, sizeof(np), "1");
+    r = mpirun((const char *[]){"-b", "64", "-e", "64", NULL}, (const char *const[]){"NCCL_TESTS_DEVICE=1", NULL});
+    snprintf(np, sizeof(np), "%d", ngpu);
+    if (r.rc != 0)
+        fail_msg("rc %d, stderr:\n%s", r.rc, r.err);
+    assert_non_null(strstr(r.out, " device  1 ["));
+    psc__free(&r);
     r = mpirun((const char *[]){"--devices", "0", NULL}, NULL);
     assert_true(r.rc != 0);
     assert_non_null(strstr(r.err, "--devices lists 1 GPU for the 2 ranks on this node"));
@@ -201,6 +234,7 @@ int main(void)
         cmocka_unit_test(test_json_names_every_process),
 #if !PSC_ON_GPU
         cmocka_unit_test(test_wrong_elements_every_rank),
+        cmocka_unit_test(test_wrong_elements_one_rank),
         cmocka_unit_test(test_timeout_ends_the_job),
         cmocka_unit_test(test_dead_rank_ends_the_others),
         cmocka_unit_test(test_gpus_per_rank),

@@ -291,6 +291,23 @@ static void test_refusals(void **state)
     o.step_factor = 1;
     o.step_bytes = 1;
     refused(&o, 2, PSC_ERR_INVALID, "rows (accepted at most");
+    {
+        /* steps so large the next size would wrap: one row, not a wrapped sweep */
+        static const int two[] = {0, 1};
+        psc_coll_report_t *r;
+
+        opts(&o, PSC_COLL_ALL_REDUCE, 64, 128);
+        o.step_factor = 1;
+        o.step_bytes = UINT64_MAX - 8;
+        r = run_ok(two, 2, &o);
+        assert_int_equal(r->nrows, 1);
+        psc_coll_report_free(r);
+        opts(&o, PSC_COLL_ALL_REDUCE, 64, 128);
+        o.step_factor = UINT32_MAX;
+        r = run_ok(two, 2, &o);
+        assert_int_equal(r->nrows, 1);
+        psc_coll_report_free(r);
+    }
     opts(&o, PSC_COLL_BROADCAST, 64, 64);
     o.root = 3;
     refused(&o, 3, PSC_ERR_INVALID, "root 3, but the run has 3 ranks (accepted 0 to 2");

@@ -253,7 +253,7 @@ static psc_status_t psc__time_graph(psc_coll_exec_t *x, const psc_coll_shape_t *
 
     for (; capturing < x->nlocal; capturing++)
         if ((st = psc__gpu_use(x->ctx, x->dev[capturing])) != PSC_OK ||
-            (st = PSC_CU(x->ctx, cuStreamBeginCapture, (x->stream[capturing], CU_STREAM_CAPTURE_MODE_GLOBAL))) !=
+            (st = PSC_CU(x->ctx, cuStreamBeginCapture, (x->stream[capturing], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL))) !=
                 PSC_OK)
             goto end_capture;
     for (int it = 0; it < o->iters && st == PSC_OK; it++)
@@ -555,15 +555,24 @@ void psc__coll_exec_close(psc_coll_exec_t *x, int failed)
 {
     if (failed) /* a peer may be gone or stuck: a finalize could wait for it forever */
         psc__abort(x);
-    for (int i = 0; i < x->nlocal; i++) {
-        if (x->comm[i]) {
-            /* NCCL 2.14+: finalize flushes a healthy communicator before it is destroyed */
-            if (x->nccl.comm_finalize && x->nccl.comm_finalize(x->comm[i]) == PSC_NCCL_IN_PROGRESS)
-                psc__settle(x, "ncclCommFinalize");
+    /*
+     * NCCL 2.14+: finalize flushes a healthy communicator before it is
+     * destroyed; it completes only once every rank's is quiescent, so this
+     * process's communicators are finalized together, in one group.
+     */
+    if (x->nccl.comm_finalize && x->nlocal && x->comm[0]) {
+        psc_ncclResult_t rc = x->nccl.group_start();
+
+        for (int i = 0; i < x->nlocal && rc == PSC_NCCL_SUCCESS; i++)
             if (x->comm[i])
-                x->nccl.comm_destroy(x->comm[i]);
-            x->comm[i] = NULL;
-        }
+                x->nccl.comm_finalize(x->comm[i]);
+        if (rc == PSC_NCCL_SUCCESS && x->nccl.group_end() == PSC_NCCL_IN_PROGRESS)
+            psc__settle(x, "ncclCommFinalize");
+    }
+    for (int i = 0; i < x->nlocal; i++) {
+        if (x->comm[i])
+            x->nccl.comm_destroy(x->comm[i]);
+        x->comm[i] = NULL;
     }
     for (int i = 0; i < x->nlocal; i++) {
         if (psc__gpu_use(x->ctx, x->dev[i]) != PSC_OK)

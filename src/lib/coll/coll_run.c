@@ -68,6 +68,14 @@ static psc_status_t psc__check_opts(psc_context_t *ctx, const psc_coll_opts_t *o
     return PSC_OK;
 }
 
+/* The size after s (step factor or step bytes), or 0 past max_bytes: a step that would wrap ends the sweep. */
+static uint64_t psc__next(const psc_coll_opts_t *o, uint64_t s)
+{
+    if (o->step_factor > 1)
+        return s > o->max_bytes / o->step_factor ? 0 : s * o->step_factor;
+    return o->step_bytes > o->max_bytes - s ? 0 : s + o->step_bytes; /* s <= max_bytes here */
+}
+
 /* Every row's type, op, root and size, each list as o asks; PSC_ERR_INVALID over PSC_COLL_MAX_ROWS rows. */
 static psc_status_t psc__plan(psc_context_t *ctx, const psc_coll_opts_t *o, int nranks, psc_coll_plan_t *pl)
 {
@@ -89,8 +97,7 @@ static psc_status_t psc__plan(psc_context_t *ctx, const psc_coll_opts_t *o, int 
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: root %d, but the run has %d rank%s (accepted 0 to %d, "
                          "or -1 for every rank)", o->root, nranks, nranks == 1 ? "" : "s", nranks - 1);
     pl->nroot = rooted && o->root == -1 ? nranks : 1;
-    for (uint64_t s = o->min_bytes; s <= o->max_bytes && pl->nsizes <= PSC_COLL_MAX_ROWS;
-         s = o->step_factor > 1 ? s * o->step_factor : s + o->step_bytes)
+    for (uint64_t s = o->min_bytes; s && s <= o->max_bytes && pl->nsizes <= PSC_COLL_MAX_ROWS; s = psc__next(o, s))
         pl->nsizes++;
     rows = (long long)pl->ndt * pl->nop * pl->nroot * pl->nsizes;
     if (rows > PSC_COLL_MAX_ROWS)
@@ -105,7 +112,7 @@ static psc_status_t psc__plan(psc_context_t *ctx, const psc_coll_opts_t *o, int 
     for (int r = 0; r < pl->nroot; r++)
         pl->roots[r] = !rooted ? -1 : o->root == -1 ? r : o->root;
     pl->nsizes = 0;
-    for (uint64_t s = o->min_bytes; s <= o->max_bytes; s = o->step_factor > 1 ? s * o->step_factor : s + o->step_bytes)
+    for (uint64_t s = o->min_bytes; s && s <= o->max_bytes; s = psc__next(o, s))
         pl->sizes[pl->nsizes++] = s;
     return PSC_OK;
 }
@@ -198,19 +205,35 @@ static psc_status_t psc__combine(psc_coll_state_t *s, psc_coll_row_t *row)
     return PSC_OK;
 }
 
+/* Whether any process has seen a wrong element so far (this one's count: wrong). */
+static psc_status_t psc__wrong_anywhere(psc_coll_exec_t *x, long long wrong, int *any)
+{
+    const psc_coll_procs_t *p = x->o->procs;
+    double v = (double)wrong;
+
+    if (p && p->nprocs > 1 && p->allreduce(&v, 1, PSC_COLL_SUM, p->arg) != 0)
+        return psc__coll_fail(x, PSC_ERR_IO, "the processes' wrong elements could not be summed (the caller's "
+                              "allreduce failed)");
+    *any = v > 0;
+    return PSC_OK;
+}
+
 /* One half of a row: out of place (0) or in place (1). */
 static psc_status_t psc__half(psc_coll_state_t *s, const psc_coll_shape_t *sh, int in_place, psc_coll_row_t *row)
 {
     psc_coll_exec_t *x = &s->x;
     const psc_coll_opts_t *o = x->o;
-    uint64_t total = (uint64_t)o->iters * (unsigned)o->agg_iters * (o->graph_launches ? 1 : 1);
+    uint64_t total = (uint64_t)o->iters * (unsigned)o->agg_iters; /* a graph replays these same slots */
     unsigned used = total < sh->nslots ? (unsigned)total : sh->nslots;
     /* nccl-tests checks neither alltoall nor sendrecv in place: the operation reads what it overwrites */
     int checked = o->check > 0 && !(in_place && (sh->coll == PSC_COLL_ALL_TO_ALL || sh->coll == PSC_COLL_SEND_RECV));
-    int timed_checked = checked && (!in_place || total <= sh->nslots || psc__idempotent(sh));
+    /* in place, a slot written twice (more operations than slots, or a graph replayed) holds a result of a result */
+    int once = total <= sh->nslots && o->graph_launches <= 1;
+    int timed_checked = checked && (!in_place || once || psc__idempotent(sh));
     uint32_t seed = o->seed + (uint32_t)s->row * 2654435761u + (uint32_t)in_place * 40503u;
     double sec = 0;
     long long wrong = 0;
+    int any = 0;
     psc_status_t st;
 
     x->sh = sh;
@@ -224,8 +247,9 @@ static psc_status_t psc__half(psc_coll_state_t *s, const psc_coll_shape_t *sh, i
     if ((st = psc__coll_barrier(x)) != PSC_OK || (st = psc__coll_time(x, sh, in_place, &sec)) != PSC_OK)
         return st;
     x->stage = "checking the timed operations";
-    if (timed_checked && (st = psc__coll_check_all(x, sh, in_place, seed, used, &wrong, s->rep->first_wrong,
-                                                   sizeof(s->rep->first_wrong))) != PSC_OK)
+    if (timed_checked && ((st = psc__coll_check_all(x, sh, in_place, seed, used, &wrong, s->rep->first_wrong,
+                                                    sizeof(s->rep->first_wrong))) != PSC_OK ||
+                          (st = psc__wrong_anywhere(x, wrong, &any)) != PSC_OK))
         return st;
     if (o->per_op) {
         if ((st = psc__coll_time_each(x, sh, in_place, s->each)) != PSC_OK)
@@ -233,13 +257,15 @@ static psc_status_t psc__half(psc_coll_state_t *s, const psc_coll_shape_t *sh, i
         psc_percentiles(s->each, (unsigned)(x->nev - 1), &row->r[in_place].iter_us);
     }
     x->stage = "the checked runs";
-    for (int c = 0; checked && c < o->check && !wrong; c++) {
+    /* every process takes the same turns: stop once any process saw a wrong element, as nccl-tests does */
+    for (int c = 0; checked && c < o->check && !any; c++) {
         uint32_t cseed = seed + 0x9e3779b9u * (uint32_t)(c + 1);
 
         if ((st = psc__coll_fill_all(x, sh, in_place, cseed, 1)) != PSC_OK ||
             (st = psc__coll_issue(x, sh, in_place, 0, 1)) != PSC_OK || (st = psc__coll_wait(x)) != PSC_OK ||
             (st = psc__coll_check_all(x, sh, in_place, cseed, 1, &wrong, s->rep->first_wrong,
-                                      sizeof(s->rep->first_wrong))) != PSC_OK)
+                                      sizeof(s->rep->first_wrong))) != PSC_OK ||
+            (st = psc__wrong_anywhere(x, wrong, &any)) != PSC_OK)
             return st;
     }
     row->r[in_place].ran = 1;
