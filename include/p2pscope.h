@@ -682,6 +682,58 @@ psc_status_t psc_share_access(psc_context_t *ctx, const psc_share_t *s, int gpu,
  */
 psc_status_t psc_share_free(psc_share_t *s);
 
+/* ---------------------------------------------------------------- all-reduce of the application's buffers */
+
+typedef struct psc_allreduce psc_allreduce_t;
+
+/* Element types of psc_allreduce_sum, numbered as NCCL's ncclDataType_t (and psc_dtype_t). */
+#define PSC_AR_FLOAT16 6
+#define PSC_AR_FLOAT32 7
+#define PSC_AR_BFLOAT16 9
+
+/*
+ * A group of ndev GPUs of this process (ranks 0..ndev-1 in list order, 1 to
+ * 8, each GPU once) that sum buffers together with p2pscope's own kernels:
+ * each GPU gets the group's buffers (room for max_bytes per rank and call,
+ * 16 B to 64 MiB) and writes into the others' (peer access between every
+ * pair is turned on, and off again at destroy where it was off).
+ * PSC_ERR_UNSUPPORTED with the pair named where two GPUs cannot reach each
+ * other's memory; PSC_ERR_INVALID for the list or size (what is accepted
+ * said); PSC_ERR_NO_MEMORY. *out only on success. A group not destroyed is
+ * destroyed with the context.
+ */
+psc_status_t psc_allreduce_create(psc_context_t *ctx, const int *devices, int ndev, size_t max_bytes,
+                                  psc_allreduce_t **out);
+
+/*
+ * Sum count elements of dtype (PSC_AR_FLOAT32, PSC_AR_FLOAT16,
+ * PSC_AR_BFLOAT16) over the group: rank i reads send[i] and writes recv[i]
+ * (the same address: in place), both on its GPU and 16-byte aligned, the
+ * work enqueued on streams[i] (a stream of rank i's GPU's primary context).
+ * Returns once enqueued (no synchronisation, no allocation), and may be
+ * captured in a CUDA graph (every rank's stream in one capture). Every
+ * rank's result is bit-identical: the ranks' values are added in rank order
+ * in fp32 and rounded once. The calls of a group run one at a time in the
+ * same order on every rank: a second call may not be enqueued on another
+ * stream before the first has finished on every rank (order the streams with
+ * events). A call whose peers' data does not come within timeout_ms (0: 10 s)
+ * gives up, as do all the group's later calls: psc_allreduce_check says so.
+ * PSC_ERR_INVALID, nothing enqueued, for a type, count (count x size above
+ * max_bytes), pointer or stream refused, with why.
+ */
+psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
+                               int dtype, struct CUstream_st *const *streams, unsigned timeout_ms);
+
+/*
+ * After the caller's streams have finished the group's calls: PSC_OK, or
+ * PSC_ERR_TIMEOUT with the rank that waited, the rank it waited for and the
+ * call (the group's buffers are then in an unknown state: destroy it).
+ */
+psc_status_t psc_allreduce_check(psc_allreduce_t *ar);
+
+/* The caller makes sure no GPU work still uses the group. NULL is fine. */
+void psc_allreduce_destroy(psc_allreduce_t *ar);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -425,3 +425,5 @@ extern "C" __global__ void psc_coll_check(const unsigned char *recv, u64 slot_by
             atomicAdd(&out[0], sum);
     }
 }
+
+#include "psc_allreduce.cuh" /* the all-reduce kernels (uses psc_globaltimer, u64, the dtypes above) */

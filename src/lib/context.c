@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "internal.h"
+#include "allreduce/allreduce.h"
 #include "ipc/share.h"
 #include "mem/app_mem.h"
 #include "mem/buffer.h"
@@ -123,6 +124,7 @@ void psc_context_destroy(psc_context_t *ctx)
     if (ctx->loads_free) /* loads not stopped: their streams and buffers go first */
         ctx->loads_free(ctx);
     psc__buffer_cache_free(ctx);
+    psc__allreduce_destroy_all(ctx);
     psc__share_free_all(ctx);
     psc__mem_free_all(ctx);
     psc_calibration_free(ctx->copy_cal);

@@ -31,6 +31,7 @@ typedef struct {
     CUfunction fn_chase, fn_ping, fn_pong, fn_probe;
     CUfunction fn_copy_bytes;
     CUfunction fn_coll_fill, fn_coll_check; /* coll/coll_data.c: a collective's inputs and outputs */
+    CUfunction fn_ar_oneshot, fn_ar_fill;    /* allreduce/: the one-shot all-reduce and its buffers' sentinel */
     CUstream stream;            /* work this GPU issues */
     CUstream xstreams[PSC_MAX_XFERS]; /* extra streams for concurrent transfers, made on demand */
     /* psc_copy's hops, made on first use: the stream a hop's copy runs on when this GPU issues it, the event a
@@ -67,6 +68,7 @@ struct psc_context {
     void (*loads_free)(psc_context_t *ctx); /* set by the first load: frees them all at destroy */
     struct psc_mem *mems;       /* psc_mem_alloc's memory not yet freed (mem/app_mem.c) */
     struct psc_share *shares;   /* shared memory and events not yet freed (ipc/share.c) */
+    struct psc_allreduce *allreduces; /* all-reduce groups not yet destroyed (allreduce/allreduce.c) */
     psc_calibration_t *copy_cal; /* psc_copy's routes: the loaded calibration, NULL for the defaults */
 };
 

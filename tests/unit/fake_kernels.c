@@ -20,6 +20,7 @@
 
 #include "coll/coll_values.h"
 #include "pattern/pattern.h"
+#include "allreduce/ar_args.h"
 
 uint64_t fake_kernels_ns(void)
 {
@@ -159,6 +160,8 @@ typedef struct {
     unsigned iters;
     uint64_t *cycles, *cal, timeout_ns;
     unsigned *err;
+    int allreduce;        /* 1: psc_ar_oneshot's job, with its argument block */
+    psc_ar_args_t ar;
 } fake_job_t;
 
 #define FAKE_JOBS_MAX 64
@@ -181,9 +184,17 @@ static int fake_wait_word(unsigned *w, unsigned want, uint64_t timeout_ns)
     return 0;
 }
 
+static void fake_ar_oneshot(const psc_ar_args_t *a);
+
 static void *fake_job_main(void *arg)
 {
     fake_job_t *j = arg;
+
+    if (j->allreduce) {
+        fake_ar_oneshot(&j->ar);
+        __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+        return NULL;
+    }
     uint64_t g0 = fake_kernels_ns();
     int rc = 0;
 
@@ -299,6 +310,95 @@ __attribute__((destructor)) static void fake_kernels_unload(void)
     fake_kernels_wait_ctx(NULL);
 }
 
+/* ---- the all-reduce kernels (src/kernels/psc_allreduce.cuh): the same protocol, one thread per rank */
+
+static uint32_t fake_ar_ld(const unsigned char *p)
+{
+    return __atomic_load_n((const uint32_t *)(const void *)p, __ATOMIC_ACQUIRE);
+}
+
+static void fake_ar_st(unsigned char *p, uint32_t w)
+{
+    __atomic_store_n((uint32_t *)(void *)p, w, __ATOMIC_RELEASE);
+}
+
+/* One element (k of 4 fp32 or 8 half-width ones) of a 16-byte vector as a float. */
+static float fake_ar_elem(const uint32_t w[4], unsigned dtype, int k)
+{
+    if (dtype == PSC_DT_FLOAT32) {
+        float f;
+
+        memcpy(&f, &w[k], 4);
+        return f;
+    }
+    return (float)psc__coll_from_bits((int)dtype, (w[k / 2] >> (16 * (k % 2))) & 0xffffu);
+}
+
+static void fake_ar_oneshot(const psc_ar_args_t *a)
+{
+    psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
+    const unsigned seq = __atomic_load_n(&ctrl->seq, __ATOMIC_ACQUIRE), cur = seq % 3, old = (seq + 2) % 3;
+    const unsigned es = a->dtype == PSC_DT_FLOAT32 ? 4 : 2, per = 16 / es;
+    const uint64_t bytes = a->count * es, nvec = (bytes + 15) / 16, clear_vec = ctrl->clear_bytes / 16;
+    unsigned char *own = (unsigned char *)(uintptr_t)a->lbuf[a->rank];
+    const unsigned char *in = (const unsigned char *)(uintptr_t)a->send;
+    unsigned char *out = (unsigned char *)(uintptr_t)a->recv;
+    uint64_t t0 = fake_kernels_ns();
+
+    if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
+        return;
+    for (uint64_t v = 0; v < nvec; v++) {
+        uint32_t w[4] = {0, 0, 0, 0};
+
+        memcpy(w, in + 16 * v, (size_t)(bytes - 16 * v < 16 ? bytes - 16 * v : 16));
+        for (unsigned r = 0; r < a->nranks; r++)
+            for (int k = 0; k < 4; k++)
+                fake_ar_st((unsigned char *)(uintptr_t)a->lbuf[r] + ((uint64_t)cur * a->nranks + a->rank) *
+                               a->slot_bytes + 16 * v + 4 * k,
+                           w[k] == PSC_AR_SENTINEL ? PSC_AR_NAN_WORD : w[k]);
+    }
+    for (uint64_t v = 0; v < clear_vec; v++)
+        for (unsigned r = 0; r < a->nranks; r++)
+            for (int k = 0; k < 4; k++)
+                fake_ar_st(own + ((uint64_t)old * a->nranks + r) * a->slot_bytes + 16 * v + 4 * k, PSC_AR_SENTINEL);
+    for (uint64_t v = 0; v < nvec; v++) {
+        float acc[8] = {0};
+        uint32_t z[4];
+
+        for (unsigned r = 0; r < a->nranks; r++) {
+            const unsigned char *p = own + ((uint64_t)cur * a->nranks + r) * a->slot_bytes + 16 * v;
+            uint32_t w[4];
+
+            for (;;) {
+                int arrived = 1;
+
+                for (int k = 0; k < 4; k++)
+                    arrived &= (w[k] = fake_ar_ld(p + 4 * k)) != PSC_AR_SENTINEL;
+                if (arrived)
+                    break;
+                if (__atomic_load_n(&fake_jobs_stop, __ATOMIC_RELAXED) || fake_kernels_ns() - t0 > a->timeout_ns) {
+                    ctrl->err_rank = r;
+                    ctrl->err_seq = seq;
+                    __atomic_store_n(&ctrl->err, PSC_AR_ERR_TIMEOUT, __ATOMIC_RELEASE);
+                    return;
+                }
+                sched_yield();
+            }
+            for (unsigned k = 0; k < per; k++)
+                acc[k] = r == 0 ? fake_ar_elem(w, a->dtype, (int)k) : acc[k] + fake_ar_elem(w, a->dtype, (int)k);
+        }
+        for (int k = 0; k < 4; k++)
+            if (a->dtype == PSC_DT_FLOAT32)
+                memcpy(&z[k], &acc[k], 4);
+            else
+                z[k] = (uint32_t)psc__coll_to_bits((int)a->dtype, (double)acc[2 * k]) |
+                       (uint32_t)psc__coll_to_bits((int)a->dtype, (double)acc[2 * k + 1]) << 16;
+        memcpy(out + 16 * v, z, (size_t)(bytes - 16 * v < 16 ? bytes - 16 * v : 16));
+    }
+    ctrl->clear_bytes = nvec * 16;
+    __atomic_store_n(&ctrl->seq, seq + 1, __ATOMIC_RELEASE);
+}
+
 /* ---- the launch */
 
 #define FAKE_ARG(T, k) (*(T *)params[k])
@@ -362,6 +462,18 @@ CUresult fake_kernel_run(const char *name, CUstream s, CUcontext c, void **param
         fake_job_t j = {.stream = s, .ctx = c, .ping = 0, .flag = FAKE_PTR(unsigned, 0), .ans = FAKE_PTR(unsigned, 1),
                         .iters = FAKE_ARG(unsigned, 2), .timeout_ns = FAKE_ARG(uint64_t, 3),
                         .err = FAKE_PTR(unsigned, 4)};
+
+        return fake_job_start(&j);
+    }
+    if (strcmp(name, "psc_ar_fill") == 0) {
+        uint32_t *p = FAKE_PTR(uint32_t, 0), value = FAKE_ARG(unsigned, 2);
+
+        for (uint64_t i = 0; i < FAKE_ARG(uint64_t, 1); i++)
+            p[i] = value;
+        return CUDA_SUCCESS;
+    }
+    if (strcmp(name, "psc_ar_oneshot") == 0) {
+        fake_job_t j = {.stream = s, .ctx = c, .allreduce = 1, .ar = FAKE_ARG(psc_ar_args_t, 0)};
 
         return fake_job_start(&j);
     }

@@ -1,0 +1,198 @@
+/*
+ * p2pscope's own all-reduce (sum), included by psc_kernels.cu. The one-shot
+ * kernel, for messages that fit a rank's slot: each rank pushes its input,
+ * 16 bytes per store, into its slot of every rank's current buffer (its own
+ * included), then waits in its own buffer for every rank's slot and adds them
+ * in rank order (fp32 accumulation, one rounding): every rank computes the
+ * same sum the same way, so every rank's result is bit-identical. The data is
+ * its own flag (TensorRT-LLM's "Lamport" scheme): a buffer holds the
+ * sentinel word until written, and no pushed word carries it (an input word
+ * equal to it is pushed as another NaN), so there is no barrier and no flag
+ * to wait for. Three buffers rotate by the call count: a rank can be at most
+ * one call ahead of another (its next call needs the other's data), so while
+ * call k reads buffer k % 3 and peers may already push call k + 1 into
+ * (k + 1) % 3, call k sets (k + 2) % 3 (call k - 1's) back to the sentinel.
+ * See docs/METHOD.md.
+ */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "allreduce/ar_args.h"
+
+static __device__ __forceinline__ uint4 psc_ar_ld(const unsigned char *p)
+{
+    uint4 v;
+
+    asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+static __device__ __forceinline__ void psc_ar_st(unsigned char *p, uint4 v)
+{
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+
+static __device__ __forceinline__ unsigned psc_ar_unsent(unsigned w)
+{
+    return w == PSC_AR_SENTINEL ? PSC_AR_NAN_WORD : w;
+}
+
+static __device__ __forceinline__ int psc_ar_arrived(uint4 v)
+{
+    return v.x != PSC_AR_SENTINEL && v.y != PSC_AR_SENTINEL && v.z != PSC_AR_SENTINEL && v.w != PSC_AR_SENTINEL;
+}
+
+/* Vector v of the input: 16 bytes, or the last few bytes of it with zeros after them. */
+static __device__ __forceinline__ uint4 psc_ar_input(const unsigned char *in, u64 v, u64 bytes)
+{
+    uint4 x = {0, 0, 0, 0};
+
+    if (16 * v + 16 <= bytes)
+        return *reinterpret_cast<const uint4 *>(in + 16 * v);
+    memcpy(&x, in + 16 * v, (size_t)(bytes - 16 * v));
+    return x;
+}
+
+/* Add 16 bytes of dtype into eight (fp16, bf16) or four (fp32) float accumulators; first: set them. */
+static __device__ __forceinline__ void psc_ar_add(float acc[8], uint4 v, unsigned dtype, int first)
+{
+    unsigned w[4] = {v.x, v.y, v.z, v.w};
+
+    for (int k = 0; k < 4; k++) {
+        if (dtype == PSC_DT_FLOAT32) {
+            float f = __uint_as_float(w[k]);
+
+            acc[k] = first ? f : acc[k] + f;
+            continue;
+        }
+        for (int h = 0; h < 2; h++) {
+            unsigned short bits = (unsigned short)(w[k] >> (16 * h));
+            float f = dtype == PSC_DT_BFLOAT16 ? __uint_as_float((unsigned)bits << 16)
+                                               : __half2float(__ushort_as_half(bits));
+
+            acc[2 * k + h] = first ? f : acc[2 * k + h] + f;
+        }
+    }
+}
+
+/* The accumulators rounded once to dtype, 16 bytes. */
+static __device__ __forceinline__ uint4 psc_ar_round(const float acc[8], unsigned dtype)
+{
+    unsigned w[4];
+
+    for (int k = 0; k < 4; k++) {
+        if (dtype == PSC_DT_FLOAT32) {
+            w[k] = __float_as_uint(acc[k]);
+            continue;
+        }
+        unsigned short lo = dtype == PSC_DT_BFLOAT16 ? __bfloat16_as_ushort(__float2bfloat16_rn(acc[2 * k]))
+                                                     : __half_as_ushort(__float2half_rn(acc[2 * k]));
+        unsigned short hi = dtype == PSC_DT_BFLOAT16 ? __bfloat16_as_ushort(__float2bfloat16_rn(acc[2 * k + 1]))
+                                                     : __half_as_ushort(__float2half_rn(acc[2 * k + 1]));
+        w[k] = (unsigned)lo | ((unsigned)hi << 16);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/*
+ * Wait for slot p's 16 bytes to be written; give up (0) past the deadline or
+ * once another thread of this rank gave up (ctrl->err set).
+ */
+static __device__ __forceinline__ int psc_ar_wait(const unsigned char *p, uint4 *out, u64 deadline,
+                                                  const volatile unsigned *err)
+{
+    for (unsigned spins = 0;; spins++) {
+        uint4 v = psc_ar_ld(p);
+
+        if (psc_ar_arrived(v)) {
+            *out = v;
+            return 1;
+        }
+        if ((spins & 1023) == 1023 && (*err || psc_globaltimer() > deadline))
+            return 0;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_ar_args_t a)
+{
+    psc_ar_ctrl_t *ctrl = reinterpret_cast<psc_ar_ctrl_t *>(a.ctrl);
+    volatile unsigned *err = &ctrl->err;
+    const unsigned seq = *(volatile unsigned *)&ctrl->seq, cur = seq % 3, old = (seq + 2) % 3;
+    const u64 bytes = a.count * (a.dtype == PSC_DT_FLOAT32 ? 4 : 2), nvec = (bytes + 15) / 16;
+    const u64 clear_vec = *(volatile u64 *)&ctrl->clear_bytes / 16;
+    const u64 stride = (u64)gridDim.x * blockDim.x, first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 deadline = psc_globaltimer() + a.timeout_ns;
+    unsigned char *own = reinterpret_cast<unsigned char *>(a.lbuf[a.rank]);
+    const unsigned char *in = reinterpret_cast<const unsigned char *>(a.send);
+    unsigned char *out = reinterpret_cast<unsigned char *>(a.recv);
+    __shared__ int gave_up;
+
+    if (*err) /* a call before this one gave up: the buffers' states are unknown, nothing runs until re-made */
+        return;
+    if (threadIdx.x == 0)
+        gave_up = 0;
+    /* push: every vector of the input into this rank's slot of every rank's current buffer */
+    for (u64 v = first; v < nvec; v += stride) {
+        uint4 x = psc_ar_input(in, v, bytes);
+
+        x = make_uint4(psc_ar_unsent(x.x), psc_ar_unsent(x.y), psc_ar_unsent(x.z), psc_ar_unsent(x.w));
+        for (unsigned r = 0; r < a.nranks; r++)
+            psc_ar_st(reinterpret_cast<unsigned char *>(a.lbuf[r]) + ((u64)cur * a.nranks + a.rank) * a.slot_bytes +
+                          16 * v,
+                      x);
+    }
+    /* the previous call's buffer (no peer writes it before this call is done everywhere) back to the sentinel */
+    for (u64 v = first; v < clear_vec; v += stride)
+        for (unsigned r = 0; r < a.nranks; r++)
+            psc_ar_st(own + ((u64)old * a.nranks + r) * a.slot_bytes + 16 * v,
+                      make_uint4(PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL));
+    __syncthreads();
+    /* wait for every rank's slot and add them in rank order; the same thread reads and writes vector v (in place) */
+    for (u64 v = first; v < nvec; v += stride) {
+        float acc[8];
+        int ok = 1;
+
+        for (unsigned r = 0; r < a.nranks && ok; r++) {
+            uint4 y;
+
+            ok = psc_ar_wait(own + ((u64)cur * a.nranks + r) * a.slot_bytes + 16 * v, &y, deadline, err);
+            if (ok)
+                psc_ar_add(acc, y, a.dtype, r == 0);
+            else if (atomicCAS(&ctrl->err, 0u, PSC_AR_ERR_TIMEOUT) == 0u) {
+                ctrl->err_rank = r;
+                ctrl->err_seq = seq;
+            }
+        }
+        if (!ok) {
+            gave_up = 1;
+            break;
+        }
+        uint4 z = psc_ar_round(acc, a.dtype);
+
+        if (16 * v + 16 <= bytes)
+            *reinterpret_cast<uint4 *>(out + 16 * v) = z;
+        else
+            memcpy(out + 16 * v, &z, (size_t)(bytes - 16 * v));
+    }
+    /* the last block to finish moves the call count on: the next call, even a graph's replay, sees it */
+    __syncthreads();
+    if (threadIdx.x == 0 && !gave_up) {
+        __threadfence();
+        if (atomicAdd(&ctrl->arrived, 1u) == gridDim.x - 1) {
+            ctrl->arrived = 0;
+            ctrl->clear_bytes = nvec * 16;
+            __threadfence();
+            *(volatile unsigned *)&ctrl->seq = seq + 1;
+        }
+    }
+}
+
+/* Fill n 32-bit words with value (the buffers' sentinel at creation). */
+extern "C" __global__ void psc_ar_fill(unsigned *p, u64 n, unsigned value)
+{
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
+        p[i] = value;
+}

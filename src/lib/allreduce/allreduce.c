@@ -1,0 +1,276 @@
+/*
+ * psc_allreduce_*: groups of GPUs of one process summing buffers with the
+ * one-shot kernel (src/kernels/psc_allreduce.cuh). Each rank's GPU holds its
+ * three buffers (3 x ranks x slot) and control words; the peers write into
+ * them through peer access, which stays on while the group lives.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "allreduce/allreduce.h"
+#include "allreduce/ar_args.h"
+
+#define PSC__AR_MAX_BYTES (64ull << 20)
+#define PSC__AR_TIMEOUT_MS 10000u
+
+struct psc_allreduce {
+    psc_context_t *ctx;
+    struct psc_allreduce *prev, *next;       /* ctx->allreduces */
+    int n;
+    int dev[PSC_AR_MAX_RANKS];
+    uint64_t max_bytes;                      /* per rank and call, as asked */
+    uint64_t slot_bytes;                     /* max_bytes rounded up to 16 */
+    CUdeviceptr lbuf[PSC_AR_MAX_RANKS];      /* rank r's buffers, on its GPU */
+    CUdeviceptr ctrl[PSC_AR_MAX_RANKS];      /* rank r's psc_ar_ctrl_t */
+    signed char peer_was[PSC_AR_MAX_RANKS][PSC_AR_MAX_RANKS]; /* the caller's peer access before; -1 untouched */
+};
+
+unsigned psc__ar_blocks(uint64_t nvec, unsigned sms)
+{
+    uint64_t b = (nvec + PSC_AR_THREADS - 1) / PSC_AR_THREADS;
+
+    if (b < 1)
+        b = 1;
+    return (unsigned)(b < sms ? b : (sms ? sms : 1));
+}
+
+static void psc__ar_release(psc_allreduce_t *ar)
+{
+    psc_context_t *ctx = ar->ctx;
+
+    for (int i = 0; i < ar->n; i++) {
+        if (psc__gpu_use(ctx, ar->dev[i]) != PSC_OK)
+            continue;
+        if (ar->lbuf[i])
+            ctx->cu.p_cuMemFree(ar->lbuf[i]);
+        if (ar->ctrl[i])
+            ctx->cu.p_cuMemFree(ar->ctrl[i]);
+        ar->lbuf[i] = ar->ctrl[i] = 0;
+    }
+    for (int a = 0; a < ar->n; a++)
+        for (int b = 0; b < ar->n; b++) {
+            int was;
+
+            if (ar->peer_was[a][b] == 0)
+                psc__gpu_peer_switch(ctx, ar->dev[a], ar->dev[b], 0, &was);
+            if (ar->peer_was[a][b] == 0 && psc__valid_gpu(ctx, ar->dev[a]) && ctx->gpu[ar->dev[a]].peer_on)
+                ctx->gpu[ar->dev[a]].peer_on[ar->dev[b]] = 0;
+            ar->peer_was[a][b] = -1;
+        }
+}
+
+/* Rank i's buffers and control words on its GPU, the buffers all sentinel. */
+static psc_status_t psc__ar_alloc(psc_allreduce_t *ar, int i)
+{
+    psc_context_t *ctx = ar->ctx;
+    uint64_t words = 3ull * (uint64_t)ar->n * ar->slot_bytes / 4;
+    unsigned value = PSC_AR_SENTINEL;
+    psc_ar_ctrl_t zero;
+    psc_status_t st;
+    void *params[] = {&ar->lbuf[i], &words, &value};
+
+    memset(&zero, 0, sizeof(zero));
+    if ((st = psc__gpu_use(ctx, ar->dev[i])) != PSC_OK)
+        return st;
+    if (ctx->cu.p_cuMemAlloc(&ar->lbuf[i], (size_t)(words * 4)) != CUDA_SUCCESS ||
+        ctx->cu.p_cuMemAlloc(&ar->ctrl[i], sizeof(psc_ar_ctrl_t)) != CUDA_SUCCESS)
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_create: %llu B of buffers on GPU %d do not fit: "
+                         "accepted a smaller max_bytes (the buffers take 3 x ranks x max_bytes per GPU)",
+                         (unsigned long long)(words * 4), ar->dev[i]);
+    if ((st = PSC_CU(ctx, cuMemcpyHtoD, (ar->ctrl[i], &zero, sizeof(zero)))) != PSC_OK ||
+        (st = psc__launch(ctx, ar->dev[i], ctx->gpu[ar->dev[i]].fn_ar_fill, psc__grid_blocks(ctx, ar->dev[i]), 256,
+                          params)) != PSC_OK ||
+        (st = PSC_CU(ctx, cuStreamSynchronize, (ctx->gpu[ar->dev[i]].stream))) != PSC_OK)
+        return st;
+    return PSC_OK;
+}
+
+/* Peer access from every rank's GPU to every other's, noting how the caller had it. */
+static psc_status_t psc__ar_peers(psc_allreduce_t *ar)
+{
+    psc_context_t *ctx = ar->ctx;
+
+    for (int a = 0; a < ar->n; a++)
+        for (int b = 0; b < ar->n; b++) {
+            int can = 0, was = 0;
+
+            if (a == b)
+                continue;
+            if (ctx->cu.p_cuDeviceCanAccessPeer(&can, ctx->gpu[ar->dev[a]].dev, ctx->gpu[ar->dev[b]].dev) !=
+                    CUDA_SUCCESS ||
+                !can)
+                return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "psc_allreduce_create: GPU %d cannot reach GPU %d's memory "
+                                 "(no peer access): accepted GPUs with peer access between every pair (p2pscope topo "
+                                 "shows which)", ar->dev[a], ar->dev[b]);
+            if (psc__gpu_peer_switch(ctx, ar->dev[a], ar->dev[b], 1, &was) != PSC_OK)
+                return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "psc_allreduce_create: peer access from GPU %d to GPU %d "
+                                 "could not be turned on: %s", ar->dev[a], ar->dev[b], psc_context_last_error(ctx));
+            ar->peer_was[a][b] = (signed char)was;
+            ctx->gpu[ar->dev[a]].peer_on[ar->dev[b]] = 1;
+        }
+    return PSC_OK;
+}
+
+psc_status_t psc_allreduce_create(psc_context_t *ctx, const int *devices, int ndev, size_t max_bytes,
+                                  psc_allreduce_t **out)
+{
+    psc_allreduce_t *ar;
+    psc_status_t st = PSC_OK;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if (!out || !devices || ndev < 1 || ndev > PSC_AR_MAX_RANKS)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_create: accepted 1 to %d GPUs and a place for the group",
+                         PSC_AR_MAX_RANKS);
+    if (max_bytes < 16 || max_bytes > PSC__AR_MAX_BYTES)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_create: max_bytes %zu: accepted 16 B to %llu MiB",
+                         max_bytes, PSC__AR_MAX_BYTES >> 20);
+    for (int i = 0; i < ndev; i++) {
+        if (!psc__valid_gpu(ctx, devices[i]))
+            return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_create: GPU %d does not exist (accepted 0 to %d)",
+                             devices[i], psc_device_count(ctx) - 1);
+        for (int k = 0; k < i; k++)
+            if (devices[k] == devices[i])
+                return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_create: GPU %d listed twice (accepted each GPU "
+                                 "once: one rank per GPU)", devices[i]);
+    }
+    if (!(ar = calloc(1, sizeof(*ar))))
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    ar->ctx = ctx;
+    ar->n = ndev;
+    memcpy(ar->dev, devices, (size_t)ndev * sizeof(int));
+    memset(ar->peer_was, -1, sizeof(ar->peer_was));
+    ar->max_bytes = max_bytes;
+    ar->slot_bytes = (max_bytes + 15) / 16 * 16;
+    psc__guard_enter(ctx);
+    for (int i = 0; i < ndev && st == PSC_OK; i++)
+        if ((st = psc__gpu_use(ctx, devices[i])) == PSC_OK)
+            st = psc__ar_alloc(ar, i);
+    if (st == PSC_OK)
+        st = psc__ar_peers(ar);
+    if (st != PSC_OK)
+        psc__ar_release(ar);
+    st = psc__guard_leave(ctx, st);
+    if (st != PSC_OK) {
+        free(ar);
+        return st;
+    }
+    ar->next = ctx->allreduces;
+    if (ctx->allreduces)
+        ctx->allreduces->prev = ar;
+    ctx->allreduces = ar;
+    *out = ar;
+    return PSC_OK;
+}
+
+/* The GPU of a stream's context, or -1: a stream of another context than a GPU's primary one. */
+static int psc__ar_stream_gpu(psc_context_t *ctx, CUstream s)
+{
+    CUcontext c = NULL;
+
+    if (!s || !ctx->cu.p_cuStreamGetCtx || ctx->cu.p_cuStreamGetCtx(s, &c) != CUDA_SUCCESS)
+        return -1;
+    for (int g = 0; g < ctx->ndev; g++)
+        if (ctx->gpu[g].ready && ctx->gpu[g].ctx == c)
+            return g;
+    return -1;
+}
+
+psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
+                               int dtype, struct CUstream_st *const *streams, unsigned timeout_ms)
+{
+    psc_context_t *ctx = ar ? ar->ctx : NULL;
+    size_t es = dtype == PSC_AR_FLOAT32 ? 4 : dtype == PSC_AR_FLOAT16 || dtype == PSC_AR_BFLOAT16 ? 2 : 0;
+    psc_status_t st = PSC_OK;
+
+    if (!ar)
+        return PSC_ERR_INVALID;
+    if (!recv || !send || !streams)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: accepted arrays of a recv, send and stream per rank");
+    if (!es)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: type %d: accepted PSC_AR_FLOAT32, PSC_AR_FLOAT16, "
+                         "PSC_AR_BFLOAT16", dtype);
+    if (count > ar->max_bytes / es)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: %zu elements of %zu B: accepted up to the group's "
+                         "%llu B", count, es, (unsigned long long)ar->max_bytes);
+    for (int i = 0; i < ar->n; i++) {
+        if (!recv[i] || !send[i] || ((uintptr_t)recv[i] | (uintptr_t)send[i]) % 16)
+            return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's buffers: accepted 16-byte aligned "
+                             "device addresses", i);
+        if (psc__ar_stream_gpu(ctx, streams[i]) != ar->dev[i])
+            return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's stream: accepted a stream of GPU %d's "
+                             "primary context (not NULL)", i, ar->dev[i]);
+    }
+    if (count == 0)
+        return PSC_OK;
+    psc__guard_enter(ctx);
+    for (int i = 0; i < ar->n && st == PSC_OK; i++) {
+        psc_ar_args_t a;
+        void *params[] = {&a};
+        uint64_t nvec = ((uint64_t)count * es + 15) / 16;
+
+        memset(&a, 0, sizeof(a));
+        for (int r = 0; r < ar->n; r++)
+            a.lbuf[r] = ar->lbuf[r];
+        a.ctrl = ar->ctrl[i];
+        a.send = (uint64_t)(uintptr_t)send[i];
+        a.recv = (uint64_t)(uintptr_t)recv[i];
+        a.count = count;
+        a.slot_bytes = ar->slot_bytes;
+        a.timeout_ns = (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull;
+        a.nranks = (uint32_t)ar->n;
+        a.rank = (uint32_t)i;
+        a.dtype = (uint32_t)dtype;
+        if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
+            st = psc__launch_on(ctx, streams[i], ctx->gpu[ar->dev[i]].fn_ar_oneshot,
+                                psc__ar_blocks(nvec, psc__grid_blocks(ctx, ar->dev[i])), PSC_AR_THREADS, params);
+    }
+    return psc__guard_leave(ctx, st);
+}
+
+psc_status_t psc_allreduce_check(psc_allreduce_t *ar)
+{
+    psc_context_t *ctx = ar ? ar->ctx : NULL;
+    psc_status_t st = PSC_OK;
+
+    if (!ar)
+        return PSC_ERR_INVALID;
+    psc__guard_enter(ctx);
+    for (int i = 0; i < ar->n && st == PSC_OK; i++) {
+        psc_ar_ctrl_t c;
+
+        if ((st = psc__gpu_use(ctx, ar->dev[i])) != PSC_OK ||
+            (st = PSC_CU(ctx, cuMemcpyDtoH, (&c, ar->ctrl[i], sizeof(c)))) != PSC_OK)
+            break;
+        if (c.err)
+            st = psc__fail(ctx, PSC_ERR_TIMEOUT, "psc_allreduce: rank %d (GPU %d) gave up waiting for rank %u's data "
+                           "in call %u: every rank must make the same calls in the same order, one at a time; the "
+                           "group must be destroyed", i, ar->dev[i], c.err_rank, c.err_seq + 1);
+    }
+    return psc__guard_leave(ctx, st);
+}
+
+void psc_allreduce_destroy(psc_allreduce_t *ar)
+{
+    psc_context_t *ctx;
+
+    if (!ar)
+        return;
+    ctx = ar->ctx;
+    if (ar->prev)
+        ar->prev->next = ar->next;
+    else if (ctx->allreduces == ar)
+        ctx->allreduces = ar->next;
+    if (ar->next)
+        ar->next->prev = ar->prev;
+    psc__guard_enter(ctx);
+    psc__ar_release(ar);
+    psc__guard_leave(ctx, PSC_OK);
+    free(ar);
+}
+
+void psc__allreduce_destroy_all(psc_context_t *ctx)
+{
+    while (ctx->allreduces)
+        psc_allreduce_destroy(ctx->allreduces);
+}

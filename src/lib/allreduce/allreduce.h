@@ -1,0 +1,13 @@
+/* All-reduce groups (allreduce.c): what the context needs of them. */
+#ifndef PSC_ALLREDUCE_ALLREDUCE_H
+#define PSC_ALLREDUCE_ALLREDUCE_H
+
+#include "internal.h"
+
+/* Destroy every group the application left (psc_context_destroy). */
+void psc__allreduce_destroy_all(psc_context_t *ctx);
+
+/* Blocks of the one-shot kernel for nvec 16-byte vectors on a GPU with sms SMs: one per 512 vectors, at most sms. */
+unsigned psc__ar_blocks(uint64_t nvec, unsigned sms);
+
+#endif

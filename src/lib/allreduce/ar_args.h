@@ -1,0 +1,40 @@
+/*
+ * What the host and the all-reduce kernels share (src/kernels/psc_allreduce.cuh):
+ * the one-shot kernel's argument block and each rank's control words. Plain
+ * C, included by both sides, as pattern/pattern.h is.
+ */
+#ifndef PSC_ALLREDUCE_AR_ARGS_H
+#define PSC_ALLREDUCE_AR_ARGS_H
+
+#include <stdint.h>
+
+#define PSC_AR_MAX_RANKS 8
+#define PSC_AR_SENTINEL 0xffffffffu  /* "not yet written": a 32-bit word no pushed input carries */
+#define PSC_AR_NAN_WORD 0x7fff7fffu  /* what an input word equal to the sentinel is pushed as: NaN as fp32,
+                                        two NaNs as fp16 or bf16 (a NaN stays a NaN through a sum) */
+#define PSC_AR_THREADS 512
+#define PSC_AR_ERR_TIMEOUT 1u
+
+/* One rank's control words, in its GPU's memory (the kernel advances them: graph replays see each call). */
+typedef struct {
+    uint32_t seq;         /* calls done; this call's buffer is seq % 3 */
+    uint32_t arrived;     /* blocks of the call in progress that have finished */
+    uint64_t clear_bytes; /* the previous call's bytes per rank slot, set back to the sentinel by the next call */
+    uint32_t err;         /* 0, or PSC_AR_ERR_TIMEOUT: a peer's data never came; later calls do nothing */
+    uint32_t err_rank;    /* the rank waited for */
+    uint32_t err_seq;     /* in which call */
+    uint32_t pad;
+} psc_ar_ctrl_t;
+
+/* The one-shot kernel's argument (by value). */
+typedef struct {
+    uint64_t lbuf[PSC_AR_MAX_RANKS]; /* each rank's buffers: 3 x nranks slots of slot_bytes, on its GPU */
+    uint64_t ctrl;                   /* this rank's psc_ar_ctrl_t */
+    uint64_t send, recv;             /* this rank's input and output (16-byte aligned; equal: in place) */
+    uint64_t count;                  /* elements */
+    uint64_t slot_bytes;             /* bytes of one rank's slot (a multiple of 16) */
+    uint64_t timeout_ns;             /* the longest wait for a peer's data */
+    uint32_t nranks, rank, dtype, pad; /* dtype: psc_dtype_t's PSC_DT_FLOAT32, _FLOAT16 or _BFLOAT16 */
+} psc_ar_args_t;
+
+#endif

@@ -1,0 +1,270 @@
+/*
+ * psc_allreduce_* on the fake driver, whose one-shot kernel runs the same
+ * protocol on the CPU (one thread per rank, the ranks' buffers in shared host
+ * memory): exact sums on every rank, bit-identical, for each type, in and out
+ * of place, sizes with tails; hundreds of calls of mixed sizes through the
+ * three rotating buffers; an input word equal to the sentinel; the refusals;
+ * the caller's peer access and context as they were.
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "coll/coll_values.h"
+#include "fake_context.h"
+#include "internal.h"
+
+#define N 3
+#define MAXB 4096
+
+static const int devs[N] = {0, 1, 2};
+static CUstream streams[N];
+static CUdeviceptr sendb[N], recvb[N];
+
+static int setup(void **state)
+{
+    void (*run_copies)(int);
+    void *h;
+
+    psc_test_fake_driver("contexts", "3");
+    if (psc_test_open_ctx(state) != 0 || !(h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD)))
+        return -1;
+    *(void **)&run_copies = dlsym(h, "fake_cuda_run_copies");
+    dlclose(h);
+    if (!run_copies)
+        return -1;
+    run_copies(1);
+    for (int i = 0; i < N; i++)
+        if (psc__gpu_use(g_ctx, i) != PSC_OK || g_ctx->cu.p_cuStreamCreate(&streams[i], CU_STREAM_NON_BLOCKING) ||
+            g_ctx->cu.p_cuMemAlloc(&sendb[i], MAXB) || g_ctx->cu.p_cuMemAlloc(&recvb[i], MAXB))
+            return -1;
+    return 0;
+}
+
+static void sync_all(void)
+{
+    for (int i = 0; i < N; i++)
+        assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(streams[i]), CUDA_SUCCESS);
+}
+
+static size_t esize(int dt)
+{
+    return dt == PSC_AR_FLOAT32 ? 4 : 2;
+}
+
+/* Rank r's input: coll_values.h's exact inputs for a sum over N ranks, seed s. */
+static void fill(int dt, size_t count, uint32_t seed)
+{
+    for (int r = 0; r < N; r++) {
+        unsigned char *p = (unsigned char *)(uintptr_t)sendb[r];
+
+        for (size_t j = 0; j < count; j++) {
+            uint64_t b = psc__coll_to_bits(dt, (double)psc__coll_input(PSC_OP_SUM, dt, N, r, j, seed));
+
+            memcpy(p + j * esize(dt), &b, esize(dt));
+        }
+    }
+}
+
+/* Every rank's output is the exact sum, bit for bit, and nothing past count was written. */
+static void expect_sums(int dt, size_t count, uint32_t seed, CUdeviceptr *out, unsigned char guard)
+{
+    for (int r = 0; r < N; r++) {
+        const unsigned char *p = (const unsigned char *)(uintptr_t)out[r];
+
+        for (size_t j = 0; j < count; j++) {
+            uint64_t want = psc__coll_to_bits(dt, psc__coll_reduced(PSC_OP_SUM, dt, N, j, seed)), got = 0;
+
+            memcpy(&got, p + j * esize(dt), esize(dt));
+            if (got != want)
+                fail_msg("type %d count %zu rank %d element %zu: 0x%llx, expected 0x%llx", dt, count, r, j,
+                         (unsigned long long)got, (unsigned long long)want);
+        }
+        if (count * esize(dt) < MAXB && out == recvb)
+            assert_int_equal(p[count * esize(dt)], guard);
+    }
+}
+
+static void sum(psc_allreduce_t *ar, CUdeviceptr *out, int dt, size_t count)
+{
+    void *r[N];
+    const void *s[N];
+
+    for (int i = 0; i < N; i++) {
+        r[i] = (void *)(uintptr_t)out[i];
+        s[i] = (const void *)(uintptr_t)sendb[i];
+    }
+    if (psc_allreduce_sum(ar, r, s, count, dt, streams, 5000) != PSC_OK)
+        fail_msg("psc_allreduce_sum: %s", psc_context_last_error(g_ctx));
+}
+
+static void test_sums_every_type(void **state)
+{
+    static const int types[] = {PSC_AR_FLOAT32, PSC_AR_FLOAT16, PSC_AR_BFLOAT16};
+    static const size_t counts[] = {1, 3, 4, 7, 8, 9, 100, 513};
+    psc_allreduce_t *ar = NULL;
+
+    (void)state;
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, N, MAXB, &ar), PSC_OK);
+    for (size_t t = 0; t < 3; t++)
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+            uint32_t seed = (uint32_t)(t * 100 + c);
+
+            fill(types[t], counts[c], seed);
+            for (int i = 0; i < N; i++)
+                memset((void *)(uintptr_t)recvb[i], 0xA5, MAXB);
+            sum(ar, recvb, types[t], counts[c]); /* out of place */
+            sync_all();
+            expect_sums(types[t], counts[c], seed, recvb, 0xA5);
+            sum(ar, sendb, types[t], counts[c]); /* in place: send is recv */
+            sync_all();
+            expect_sums(types[t], counts[c], seed, sendb, 0);
+        }
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+}
+
+/* Calls of mixed sizes one after another: the three buffers rotate and each is set back, whatever its last size. */
+static void test_mixed_sizes_back_to_back(void **state)
+{
+    psc_allreduce_t *ar = NULL;
+    uint32_t x = 12345;
+
+    (void)state;
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, N, MAXB, &ar), PSC_OK);
+    for (int k = 0; k < 300; k++) {
+        size_t count;
+
+        x = x * 1103515245u + 12345u;
+        count = 1 + (x >> 8) % (MAXB / 4);
+        fill(PSC_AR_FLOAT32, count, (uint32_t)k);
+        sum(ar, recvb, PSC_AR_FLOAT32, count);
+        sync_all();
+        expect_sums(PSC_AR_FLOAT32, count, (uint32_t)k, recvb, ((unsigned char *)(uintptr_t)recvb[0])[count * 4]);
+    }
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+}
+
+/* An input word equal to the sentinel is a NaN: its sum is a NaN on every rank, and nobody waits for it. */
+static void test_sentinel_input(void **state)
+{
+    psc_allreduce_t *ar = NULL;
+
+    (void)state;
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, N, MAXB, &ar), PSC_OK);
+    fill(PSC_AR_FLOAT32, 8, 1);
+    memset((unsigned char *)(uintptr_t)sendb[1] + 8, 0xff, 4); /* element 2 of rank 1 */
+    sum(ar, recvb, PSC_AR_FLOAT32, 8);
+    sync_all();
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    for (int r = 0; r < N; r++) {
+        float f;
+        uint32_t w0, w;
+
+        memcpy(&f, (unsigned char *)(uintptr_t)recvb[r] + 8, 4);
+        assert_true(f != f);
+        memcpy(&w0, (unsigned char *)(uintptr_t)recvb[0] + 8, 4);
+        memcpy(&w, (unsigned char *)(uintptr_t)recvb[r] + 8, 4);
+        assert_int_equal(w, w0); /* bit-identical NaNs */
+    }
+    psc_allreduce_destroy(ar);
+}
+
+static void refused(psc_status_t got, psc_status_t want, const char *phrase)
+{
+    if (got != want)
+        fail_msg("status %d (expected %d) for '%s': %s", got, want, phrase, psc_context_last_error(g_ctx));
+    if (!strstr(psc_context_last_error(g_ctx), phrase))
+        fail_msg("'%s' lacks '%s'", psc_context_last_error(g_ctx), phrase);
+}
+
+static void test_refusals(void **state)
+{
+    static const int dup[] = {0, 1, 0}, bad[] = {0, 7};
+    psc_allreduce_t *ar = (psc_allreduce_t *)(uintptr_t)1;
+    void *r[N];
+    const void *s[N];
+    CUstream nulls[N] = {NULL, NULL, NULL};
+
+    (void)state;
+    refused(psc_allreduce_create(g_ctx, devs, 0, MAXB, &ar), PSC_ERR_INVALID, "accepted 1 to 8 GPUs");
+    refused(psc_allreduce_create(g_ctx, dup, 3, MAXB, &ar), PSC_ERR_INVALID, "GPU 0 listed twice");
+    refused(psc_allreduce_create(g_ctx, bad, 2, MAXB, &ar), PSC_ERR_INVALID, "GPU 7 does not exist");
+    refused(psc_allreduce_create(g_ctx, devs, N, 8, &ar), PSC_ERR_INVALID, "accepted 16 B to 64 MiB");
+    refused(psc_allreduce_create(g_ctx, devs, N, (64u << 20) + 1, &ar), PSC_ERR_INVALID, "accepted 16 B to 64 MiB");
+    assert_ptr_equal(ar, (psc_allreduce_t *)(uintptr_t)1);
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, N, 1000, &ar), PSC_OK);
+    for (int i = 0; i < N; i++) {
+        r[i] = (void *)(uintptr_t)recvb[i];
+        s[i] = (const void *)(uintptr_t)sendb[i];
+    }
+    refused(psc_allreduce_sum(ar, r, s, 8, 4, streams, 0), PSC_ERR_INVALID, "accepted PSC_AR_FLOAT32");
+    refused(psc_allreduce_sum(ar, r, s, 251, PSC_AR_FLOAT32, streams, 0), PSC_ERR_INVALID,
+            "accepted up to the group's 1000 B");
+    refused(psc_allreduce_sum(ar, r, s, 8, PSC_AR_FLOAT32, nulls, 0), PSC_ERR_INVALID,
+            "rank 0's stream: accepted a stream of GPU 0's primary context");
+    {
+        CUstream swapped[N] = {streams[1], streams[0], streams[2]};
+
+        refused(psc_allreduce_sum(ar, r, s, 8, PSC_AR_FLOAT32, swapped, 0), PSC_ERR_INVALID,
+                "rank 0's stream");
+    }
+    r[2] = (unsigned char *)r[2] + 4;
+    refused(psc_allreduce_sum(ar, r, s, 8, PSC_AR_FLOAT32, streams, 0), PSC_ERR_INVALID,
+            "rank 2's buffers: accepted 16-byte aligned");
+    psc_allreduce_destroy(ar);
+}
+
+/* Peer access on while the group lives, back as it was after; the caller's context untouched. */
+static void test_caller_state(void **state)
+{
+    int (*peer)(int, int);
+    void *(*current)(void);
+    void *h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
+    psc_allreduce_t *ar = NULL;
+    int was = -1;
+    void *before;
+
+    (void)state;
+    assert_non_null(h);
+    *(void **)&peer = dlsym(h, "fake_cuda_peer");
+    *(void **)&current = dlsym(h, "fake_cuda_current");
+    dlclose(h);
+    assert_int_equal(psc_peer_enable(g_ctx, 1, 0, &was), PSC_OK);
+    before = current();
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, N, MAXB, &ar), PSC_OK);
+    assert_ptr_equal(current(), before);
+    for (int a = 0; a < N; a++)
+        for (int b = 0; b < N; b++)
+            if (a != b)
+                assert_int_equal(peer(a, b), 1);
+    psc_allreduce_destroy(ar);
+    assert_ptr_equal(current(), before);
+    assert_int_equal(peer(1, 0), 1); /* the caller's */
+    assert_int_equal(peer(0, 1), 0);
+    assert_int_equal(peer(2, 0), 0);
+    assert_int_equal(psc_peer_disable(g_ctx, 1, 0, &was), PSC_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sums_every_type),
+        cmocka_unit_test(test_mixed_sizes_back_to_back),
+        cmocka_unit_test(test_sentinel_input),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_caller_state),
+    };
+
+    return cmocka_run_group_tests(tests, setup, psc_test_close_ctx);
+}
