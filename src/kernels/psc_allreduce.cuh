@@ -101,7 +101,7 @@ static __device__ __forceinline__ uint4 psc_ar_round(const float acc[8], unsigne
  * Wait for slot p's 16 bytes to be written; give up (0) past the deadline or
  * once another thread of this rank gave up (ctrl->err set).
  */
-static __device__ __forceinline__ int psc_ar_wait(const unsigned char *p, uint4 *out, u64 deadline,
+static __device__ __forceinline__ int psc_ar_wait(const unsigned char *p, uint4 *out, u64 *deadline, u64 timeout_ns,
                                                   const volatile unsigned *err)
 {
     for (unsigned spins = 0;; spins++) {
@@ -111,8 +111,14 @@ static __device__ __forceinline__ int psc_ar_wait(const unsigned char *p, uint4 
             *out = v;
             return 1;
         }
-        if ((spins & 1023) == 1023 && (*err || psc_globaltimer() > deadline))
-            return 0;
+        if ((spins & 1023) == 1023) { /* the clock is read only by a wait that lasts: none on the fast path */
+            u64 now = psc_globaltimer();
+
+            if (!*deadline)
+                *deadline = now + timeout_ns;
+            if (*err || now > *deadline)
+                return 0;
+        }
     }
 }
 
@@ -124,7 +130,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
     const u64 bytes = a.count * (a.dtype == PSC_DT_FLOAT32 ? 4 : 2), nvec = (bytes + 15) / 16;
     const u64 clear_vec = *(volatile u64 *)&ctrl->clear_bytes / 16;
     const u64 stride = (u64)gridDim.x * blockDim.x, first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    const u64 deadline = psc_globaltimer() + a.timeout_ns;
+    u64 deadline = 0; /* set by the first wait that lasts */
     unsigned char *own = reinterpret_cast<unsigned char *>(a.lbuf[a.rank]);
     const unsigned char *in = reinterpret_cast<const unsigned char *>(a.send);
     unsigned char *out = reinterpret_cast<unsigned char *>(a.recv);
@@ -158,7 +164,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
         for (unsigned r = 0; r < a.nranks && ok; r++) {
             uint4 y;
 
-            ok = psc_ar_wait(own + ((u64)cur * a.nranks + r) * a.slot_bytes + 16 * v, &y, deadline, err);
+            ok = psc_ar_wait(own + ((u64)cur * a.nranks + r) * a.slot_bytes + 16 * v, &y, &deadline, a.timeout_ns, err);
             if (ok)
                 psc_ar_add(acc, y, a.dtype, r == 0);
             else if (atomicCAS(&ctrl->err, 0u, PSC_AR_ERR_TIMEOUT) == 0u) {
@@ -179,7 +185,10 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
     }
     /* the last block to finish moves the call count on: the next call, even a graph's replay, sees it */
     __syncthreads();
-    if (threadIdx.x == 0 && !gave_up) {
+    if (threadIdx.x == 0 && !gave_up && gridDim.x == 1) { /* one block: no other to wait for; the kernel's end orders it */
+        ctrl->clear_bytes = nvec * 16;
+        ctrl->seq = seq + 1;
+    } else if (threadIdx.x == 0 && !gave_up) {
         __threadfence();
         if (atomicAdd(&ctrl->arrived, 1u) == gridDim.x - 1) {
             ctrl->arrived = 0;
