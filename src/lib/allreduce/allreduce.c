@@ -102,9 +102,13 @@ static psc_status_t psc__ar_peers(psc_allreduce_t *ar)
                 return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "psc_allreduce_create: GPU %d cannot reach GPU %d's memory "
                                  "(no peer access): accepted GPUs with peer access between every pair (p2pscope topo "
                                  "shows which)", ar->dev[a], ar->dev[b]);
-            if (psc__gpu_peer_switch(ctx, ar->dev[a], ar->dev[b], 1, &was) != PSC_OK)
+            if (psc__gpu_peer_switch(ctx, ar->dev[a], ar->dev[b], 1, &was) != PSC_OK) {
+                char why[sizeof(ctx->last_error)];
+
+                memcpy(why, ctx->last_error, sizeof(why)); /* the record is rewritten below */
                 return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "psc_allreduce_create: peer access from GPU %d to GPU %d "
-                                 "could not be turned on: %s", ar->dev[a], ar->dev[b], psc_context_last_error(ctx));
+                                 "could not be turned on: %.300s", ar->dev[a], ar->dev[b], why);
+            }
             ar->peer_was[a][b] = (signed char)was;
             ctx->gpu[ar->dev[a]].peer_on[ar->dev[b]] = 1;
         }
@@ -128,7 +132,7 @@ psc_status_t psc_allreduce_create(psc_context_t *ctx, const int *devices, int nd
     for (int i = 0; i < ndev; i++) {
         if (!psc__valid_gpu(ctx, devices[i]))
             return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_create: GPU %d does not exist (accepted 0 to %d)",
-                             devices[i], psc_device_count(ctx) - 1);
+                             devices[i], ctx->ndev - 1);
         for (int k = 0; k < i; k++)
             if (devices[k] == devices[i])
                 return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_create: GPU %d listed twice (accepted each GPU "
