@@ -6,6 +6,7 @@
 #ifndef PSC_TEST_FAKE_CONTEXT_H
 #define PSC_TEST_FAKE_CONTEXT_H
 
+#include <dlfcn.h>
 #include <stdlib.h>
 
 #include "p2pscope.h"
@@ -26,6 +27,27 @@ static int psc_test_open_ctx(void **state)
 
     (void)state;
     return psc_context_create(&g_ctx, err, sizeof(err)) == PSC_OK ? 0 : -1;
+}
+
+/*
+ * g_ctx on count fake GPUs whose primary contexts, memory and streams work
+ * and whose kernels run on the CPU (fake_kernels.c): the measurement and
+ * collective code end to end. 0, or -1 when the fake cannot be set up.
+ */
+static inline int psc_test_open_fake_gpus(void **state, const char *count)
+{
+    void (*run_copies)(int);
+    void *h;
+
+    psc_test_fake_driver("contexts", count);
+    if (psc_test_open_ctx(state) != 0 || !(h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD)))
+        return -1;
+    *(void **)&run_copies = dlsym(h, "fake_cuda_run_copies");
+    dlclose(h);
+    if (!run_copies)
+        return -1;
+    run_copies(1);
+    return 0;
 }
 
 static int psc_test_close_ctx(void **state)

@@ -32,17 +32,8 @@ static CUdeviceptr sendb[N], recvb[N];
 
 static int setup(void **state)
 {
-    void (*run_copies)(int);
-    void *h;
-
-    psc_test_fake_driver("contexts", "3");
-    if (psc_test_open_ctx(state) != 0 || !(h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD)))
+    if (psc_test_open_fake_gpus(state, "3") != 0)
         return -1;
-    *(void **)&run_copies = dlsym(h, "fake_cuda_run_copies");
-    dlclose(h);
-    if (!run_copies)
-        return -1;
-    run_copies(1);
     for (int i = 0; i < N; i++)
         if (psc__gpu_use(g_ctx, i) != PSC_OK || g_ctx->cu.p_cuStreamCreate(&streams[i], CU_STREAM_NON_BLOCKING) ||
             g_ctx->cu.p_cuMemAlloc(&sendb[i], MAXB) || g_ctx->cu.p_cuMemAlloc(&recvb[i], MAXB))

@@ -34,18 +34,10 @@ static psc_ncclComm_t g_comms[MAXR];
 
 static int setup(void **state)
 {
-    void (*run_copies)(int);
     char why[256];
-    void *h;
 
-    psc_test_fake_driver("contexts", "4");
-    if (psc_test_open_ctx(state) != 0 || !(h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD)))
+    if (psc_test_open_fake_gpus(state, "4") != 0)
         return -1;
-    *(void **)&run_copies = dlsym(h, "fake_cuda_run_copies");
-    dlclose(h);
-    if (!run_copies)
-        return -1;
-    run_copies(1);
     setenv("P2PSCOPE_LIBNCCL", FAKE_LIBNCCL, 1);
     unsetenv("FAKE_NCCL_CORRUPT");
     unsetenv("FAKE_NCCL_HANG");

@@ -34,17 +34,8 @@ static double now_s(void)
 
 static int setup(void **state)
 {
-    void (*run_copies)(int);
-    void *h;
-
-    psc_test_fake_driver("contexts", "3");
-    if (psc_test_open_ctx(state) != 0 || !(h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD)))
+    if (psc_test_open_fake_gpus(state, "3") != 0)
         return -1;
-    *(void **)&run_copies = dlsym(h, "fake_cuda_run_copies");
-    dlclose(h);
-    if (!run_copies)
-        return -1;
-    run_copies(1);
     return 0;
 }
 
