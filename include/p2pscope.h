@@ -696,7 +696,9 @@ typedef struct psc_allreduce psc_allreduce_t;
  * 8, each GPU once) that sum buffers together with p2pscope's own kernels:
  * each GPU gets the group's buffers (room for max_bytes per rank and call,
  * 16 B to 64 MiB) and writes into the others' (peer access between every
- * pair is turned on, and off again at destroy where it was off).
+ * pair is turned on, and off again when the last group using it is
+ * destroyed where the caller had it off: it must stay on meanwhile, so no
+ * psc_peer_disable between them, nor p2pscope's P2P-off measurements).
  * PSC_ERR_UNSUPPORTED with the pair named where two GPUs cannot reach each
  * other's memory; PSC_ERR_INVALID for the list or size (what is accepted
  * said); PSC_ERR_NO_MEMORY. *out only on success. A group not destroyed is
@@ -708,16 +710,18 @@ psc_status_t psc_allreduce_create(psc_context_t *ctx, const int *devices, int nd
 /*
  * Sum count elements of dtype (PSC_AR_FLOAT32, PSC_AR_FLOAT16,
  * PSC_AR_BFLOAT16) over the group: rank i reads send[i] and writes recv[i]
- * (the same address: in place), both on its GPU and 16-byte aligned, the
+ * (the same address: in place; else apart), both on its GPU and 16-byte aligned, the
  * work enqueued on streams[i] (a stream of rank i's GPU's primary context).
  * Returns once enqueued (no synchronisation, no allocation), and may be
  * captured in a CUDA graph (every rank's stream in one capture). Every
  * rank's result is bit-identical: the ranks' values are added in rank order
- * in fp32 and rounded once. The calls of a group run one at a time in the
- * same order on every rank: a second call may not be enqueued on another
- * stream before the first has finished on every rank (order the streams with
- * events). A call whose peers' data does not come within timeout_ms (0: 10 s)
- * gives up, as do all the group's later calls: psc_allreduce_check says so.
+ * in fp32 (fp16 and bf16 rounded once at the end). The group's calls run in
+ * the same order on every rank, one at a time on each: a rank's next call
+ * goes on the stream of its last, or on a stream ordered after it by an
+ * event. A call whose peers' data does not come within timeout_ms (0: 10 s)
+ * of a thread's first long wait gives up, as do all the group's later calls:
+ * psc_allreduce_check says so. A launch that fails part way leaves the group
+ * refusing further calls (the ranks enqueued before wait in vain).
  * PSC_ERR_INVALID, nothing enqueued, for a type, count (count x size above
  * max_bytes), pointer or stream refused, with why.
  */

@@ -8,7 +8,8 @@
  * its own flag (TensorRT-LLM's "Lamport" scheme): a buffer holds the
  * sentinel word until written, and no pushed word carries it (an input word
  * equal to it is pushed as another NaN), so there is no barrier and no flag
- * to wait for. Three buffers rotate by the call count: a rank can be at most
+ * to wait for. Three buffers rotate, call by call (an index 0..2 kept beside
+ * the call count, which may wrap: 2^32 is no multiple of 3): a rank can be at most
  * one call ahead of another (its next call needs the other's data), so while
  * call k reads buffer k % 3 and peers may already push call k + 1 into
  * (k + 1) % 3, call k sets (k + 2) % 3 (call k - 1's) back to the sentinel.
@@ -126,7 +127,8 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
 {
     psc_ar_ctrl_t *ctrl = reinterpret_cast<psc_ar_ctrl_t *>(a.ctrl);
     volatile unsigned *err = &ctrl->err;
-    const unsigned seq = *(volatile unsigned *)&ctrl->seq, cur = seq % 3, old = (seq + 2) % 3;
+    const unsigned seq = *(volatile unsigned *)&ctrl->seq, cur = *(volatile unsigned *)&ctrl->buf;
+    const unsigned old = cur == 0 ? 2 : cur - 1, next = cur == 2 ? 0 : cur + 1;
     const u64 bytes = a.count * (a.dtype == PSC_DT_FLOAT32 ? 4 : 2), nvec = (bytes + 15) / 16;
     const u64 clear_vec = *(volatile u64 *)&ctrl->clear_bytes / 16;
     const u64 stride = (u64)gridDim.x * blockDim.x, first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -134,12 +136,15 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
     unsigned char *own = reinterpret_cast<unsigned char *>(a.lbuf[a.rank]);
     const unsigned char *in = reinterpret_cast<const unsigned char *>(a.send);
     unsigned char *out = reinterpret_cast<unsigned char *>(a.recv);
-    __shared__ int gave_up;
+    __shared__ int gave_up, dead;
 
-    if (*err) /* a call before this one gave up: the buffers' states are unknown, nothing runs until re-made */
-        return;
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
+        dead = *err != 0; /* one reading for the whole block: its threads leave together */
         gave_up = 0;
+    }
+    __syncthreads();
+    if (dead) /* a call before this one gave up: the buffers' states are unknown, nothing runs until re-made */
+        return;
     /* push: every vector of the input into this rank's slot of every rank's current buffer */
     for (u64 v = first; v < nvec; v += stride) {
         uint4 x = psc_ar_input(in, v, bytes);
@@ -187,12 +192,14 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
     __syncthreads();
     if (threadIdx.x == 0 && !gave_up && gridDim.x == 1) { /* one block: no other to wait for; the kernel's end orders it */
         ctrl->clear_bytes = nvec * 16;
+        ctrl->buf = next;
         ctrl->seq = seq + 1;
     } else if (threadIdx.x == 0 && !gave_up) {
         __threadfence();
         if (atomicAdd(&ctrl->arrived, 1u) == gridDim.x - 1) {
             ctrl->arrived = 0;
             ctrl->clear_bytes = nvec * 16;
+            ctrl->buf = next;
             __threadfence();
             *(volatile unsigned *)&ctrl->seq = seq + 1;
         }

@@ -337,7 +337,8 @@ static float fake_ar_elem(const uint32_t w[4], unsigned dtype, int k)
 static void fake_ar_oneshot(const psc_ar_args_t *a)
 {
     psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
-    const unsigned seq = __atomic_load_n(&ctrl->seq, __ATOMIC_ACQUIRE), cur = seq % 3, old = (seq + 2) % 3;
+    const unsigned seq = __atomic_load_n(&ctrl->seq, __ATOMIC_ACQUIRE), cur = ctrl->buf;
+    const unsigned old = cur == 0 ? 2 : cur - 1;
     const unsigned es = a->dtype == PSC_DT_FLOAT32 ? 4 : 2, per = 16 / es;
     const uint64_t bytes = a->count * es, nvec = (bytes + 15) / 16, clear_vec = ctrl->clear_bytes / 16;
     unsigned char *own = (unsigned char *)(uintptr_t)a->lbuf[a->rank];
@@ -396,6 +397,7 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
         memcpy(out + 16 * v, z, (size_t)(bytes - 16 * v < 16 ? bytes - 16 * v : 16));
     }
     ctrl->clear_bytes = nvec * 16;
+    ctrl->buf = cur == 2 ? 0 : cur + 1;
     __atomic_store_n(&ctrl->seq, seq + 1, __ATOMIC_RELEASE);
 }
 

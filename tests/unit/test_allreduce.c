@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "allreduce/allreduce.h"
+#include "allreduce/ar_args.h"
 #include "coll/coll_values.h"
 #include "fake_context.h"
 #include "internal.h"
@@ -124,6 +126,33 @@ static void test_sums_every_type(void **state)
     psc_allreduce_destroy(ar);
 }
 
+/*
+ * After a call has ended everywhere, the two buffers it did not use hold nothing but the sentinel on every
+ * rank (the one it used is set back by the next call), and the call count moved on by one.
+ */
+static void expect_rotation(const psc_allreduce_t *ar, unsigned calls)
+{
+    for (int r = 0; r < N; r++) {
+        uint64_t lbuf, ctrl, slot;
+        const psc_ar_ctrl_t *c;
+        unsigned used;
+
+        assert_int_equal(psc__allreduce_buffers(ar, r, &lbuf, &ctrl, &slot), PSC_OK);
+        c = (const psc_ar_ctrl_t *)(uintptr_t)ctrl;
+        assert_int_equal(c->seq, calls);
+        assert_int_equal(c->buf, calls % 3);
+        used = (c->buf + 2) % 3;
+        for (unsigned b = 0; b < 3; b++) {
+            const uint32_t *w = (const uint32_t *)(uintptr_t)(lbuf + (uint64_t)b * N * slot);
+
+            for (uint64_t k = 0; b != used && k < N * slot / 4; k++)
+                if (w[k] != PSC_AR_SENTINEL)
+                    fail_msg("after call %u: rank %d's buffer %u word %llu is 0x%x, not the sentinel", calls, r, b,
+                             (unsigned long long)k, w[k]);
+        }
+    }
+}
+
 /* Calls of mixed sizes one after another: the three buffers rotate and each is set back, whatever its last size. */
 static void test_mixed_sizes_back_to_back(void **state)
 {
@@ -141,6 +170,7 @@ static void test_mixed_sizes_back_to_back(void **state)
         sum(ar, recvb, PSC_AR_FLOAT32, count);
         sync_all();
         expect_sums(PSC_AR_FLOAT32, count, (uint32_t)k, recvb, ((unsigned char *)(uintptr_t)recvb[0])[count * 4]);
+        expect_rotation(ar, (unsigned)k + 1);
     }
     assert_int_equal(psc_allreduce_check(ar), PSC_OK);
     psc_allreduce_destroy(ar);
@@ -210,6 +240,9 @@ static void test_refusals(void **state)
         refused(psc_allreduce_sum(ar, r, s, 8, PSC_AR_FLOAT32, swapped, 0), PSC_ERR_INVALID,
                 "rank 0's stream");
     }
+    r[1] = (void *)(uintptr_t)(sendb[1] + 16); /* overlaps rank 1's send */
+    refused(psc_allreduce_sum(ar, r, s, 8, PSC_AR_FLOAT32, streams, 0), PSC_ERR_INVALID, "rank 1's buffers overlap");
+    r[1] = (void *)(uintptr_t)recvb[1];
     r[2] = (unsigned char *)r[2] + 4;
     refused(psc_allreduce_sum(ar, r, s, 8, PSC_AR_FLOAT32, streams, 0), PSC_ERR_INVALID,
             "rank 2's buffers: accepted 16-byte aligned");
@@ -245,6 +278,21 @@ static void test_caller_state(void **state)
     assert_int_equal(peer(0, 1), 0);
     assert_int_equal(peer(2, 0), 0);
     assert_int_equal(psc_peer_disable(g_ctx, 1, 0, &was), PSC_OK);
+    {
+        /* two groups over the same pair: the first destroyed leaves the pair on for the second, which puts it off */
+        static const int pair[] = {0, 1};
+        psc_allreduce_t *g1 = NULL, *g2 = NULL;
+
+        assert_int_equal(psc_allreduce_create(g_ctx, pair, 2, MAXB, &g1), PSC_OK);
+        assert_int_equal(psc_allreduce_create(g_ctx, devs, N, MAXB, &g2), PSC_OK);
+        psc_allreduce_destroy(g1);
+        assert_int_equal(peer(0, 1), 1);
+        assert_int_equal(peer(1, 0), 1);
+        psc_allreduce_destroy(g2);
+        assert_int_equal(peer(0, 1), 0);
+        assert_int_equal(peer(1, 0), 0);
+        assert_int_equal(peer(2, 1), 0);
+    }
 }
 
 int main(void)

@@ -4,6 +4,7 @@
  * three buffers (3 x ranks x slot) and control words; the peers write into
  * them through peer access, which stays on while the group lives.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,9 @@ struct psc_allreduce {
     CUdeviceptr lbuf[PSC_AR_MAX_RANKS];      /* rank r's buffers, on its GPU */
     CUdeviceptr ctrl[PSC_AR_MAX_RANKS];      /* rank r's psc_ar_ctrl_t */
     signed char peer_was[PSC_AR_MAX_RANKS][PSC_AR_MAX_RANKS]; /* the caller's peer access before; -1 untouched */
+    uint64_t last_nvec;                      /* the previous call's vectors: the next call clears them */
+    unsigned sms;                            /* blocks at most: the smallest SM count of the group's GPUs */
+    char broken[256];                        /* why calls are refused (a launch failed part way); "" none */
 };
 
 unsigned psc__ar_blocks(uint64_t nvec, unsigned sms)
@@ -32,6 +36,23 @@ unsigned psc__ar_blocks(uint64_t nvec, unsigned sms)
     if (b < 1)
         b = 1;
     return (unsigned)(b < sms ? b : (sms ? sms : 1));
+}
+
+/* Another live group of ctx that has both GPUs, or NULL. */
+static psc_allreduce_t *psc__ar_other_user(const psc_allreduce_t *ar, int ga, int gb, int *ia, int *ib)
+{
+    for (psc_allreduce_t *o = ar->ctx->allreduces; o; o = o->next) {
+        *ia = *ib = -1;
+        for (int i = 0; o != ar && i < o->n; i++) {
+            if (o->dev[i] == ga)
+                *ia = i;
+            if (o->dev[i] == gb)
+                *ib = i;
+        }
+        if (o != ar && *ia >= 0 && *ib >= 0)
+            return o;
+    }
+    return NULL;
 }
 
 static void psc__ar_release(psc_allreduce_t *ar)
@@ -49,12 +70,14 @@ static void psc__ar_release(psc_allreduce_t *ar)
     }
     for (int a = 0; a < ar->n; a++)
         for (int b = 0; b < ar->n; b++) {
-            int was;
+            psc_allreduce_t *o;
+            int was, ia, ib;
 
-            if (ar->peer_was[a][b] == 0)
+            /* the caller had it off: off again, unless another group still writes through it (it inherits the duty) */
+            if (ar->peer_was[a][b] == 0 && (o = psc__ar_other_user(ar, ar->dev[a], ar->dev[b], &ia, &ib)))
+                o->peer_was[ia][ib] = 0;
+            else if (ar->peer_was[a][b] == 0)
                 psc__gpu_peer_switch(ctx, ar->dev[a], ar->dev[b], 0, &was);
-            if (ar->peer_was[a][b] == 0 && psc__valid_gpu(ctx, ar->dev[a]) && ctx->gpu[ar->dev[a]].peer_on)
-                ctx->gpu[ar->dev[a]].peer_on[ar->dev[b]] = 0;
             ar->peer_was[a][b] = -1;
         }
 }
@@ -110,7 +133,6 @@ static psc_status_t psc__ar_peers(psc_allreduce_t *ar)
                                  "could not be turned on: %.300s", ar->dev[a], ar->dev[b], why);
             }
             ar->peer_was[a][b] = (signed char)was;
-            ctx->gpu[ar->dev[a]].peer_on[ar->dev[b]] = 1;
         }
     return PSC_OK;
 }
@@ -145,6 +167,10 @@ psc_status_t psc_allreduce_create(psc_context_t *ctx, const int *devices, int nd
     memcpy(ar->dev, devices, (size_t)ndev * sizeof(int));
     memset(ar->peer_was, -1, sizeof(ar->peer_was));
     ar->max_bytes = max_bytes;
+    ar->sms = 0;
+    for (int i = 0; i < ndev; i++) /* the smallest GPU's SM count: every rank's grid the same and resident */
+        if (!ar->sms || (unsigned)ctx->info[devices[i]].sm_count < ar->sms)
+            ar->sms = ctx->info[devices[i]].sm_count > 0 ? (unsigned)ctx->info[devices[i]].sm_count : 1;
     ar->slot_bytes = (max_bytes + 15) / 16 * 16;
     psc__guard_enter(ctx);
     for (int i = 0; i < ndev && st == PSC_OK; i++)
@@ -189,6 +215,8 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
 
     if (!ar)
         return PSC_ERR_INVALID;
+    if (ar->broken[0])
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: %s: accepted a new group", ar->broken);
     if (!recv || !send || !streams)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: accepted arrays of a recv, send and stream per rank");
     if (!es)
@@ -198,9 +226,14 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: %zu elements of %zu B: accepted up to the group's "
                          "%llu B", count, es, (unsigned long long)ar->max_bytes);
     for (int i = 0; i < ar->n; i++) {
-        if (!recv[i] || !send[i] || ((uintptr_t)recv[i] | (uintptr_t)send[i]) % 16)
+        uintptr_t r0 = (uintptr_t)recv[i], s0 = (uintptr_t)send[i], len = (uintptr_t)(count * es);
+
+        if (!recv[i] || !send[i] || (r0 | s0) % 16)
             return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's buffers: accepted 16-byte aligned "
                              "device addresses", i);
+        if (r0 != s0 && r0 < s0 + len && s0 < r0 + len)
+            return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's buffers overlap: accepted the same "
+                             "address (in place) or apart", i);
         if (psc__ar_stream_gpu(ctx, streams[i]) != ar->dev[i])
             return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's stream: accepted a stream of GPU %d's "
                              "primary context (not NULL)", i, ar->dev[i]);
@@ -225,10 +258,16 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
         a.nranks = (uint32_t)ar->n;
         a.rank = (uint32_t)i;
         a.dtype = (uint32_t)dtype;
+        /* every rank the same grid, from this call's size and the previous one's (which it clears) */
         if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
             st = psc__launch_on(ctx, streams[i], ctx->gpu[ar->dev[i]].fn_ar_oneshot,
-                                psc__ar_blocks(nvec, psc__grid_blocks(ctx, ar->dev[i])), PSC_AR_THREADS, params);
+                                psc__ar_blocks(nvec > ar->last_nvec ? nvec : ar->last_nvec, ar->sms), PSC_AR_THREADS,
+                                params);
+        if (st != PSC_OK && i > 0) /* the ranks before wait for this one in vain: the group is done */
+            snprintf(ar->broken, sizeof(ar->broken), "rank %d's launch failed after ranks 0..%d were enqueued (%.120s)",
+                     i, i - 1, ctx->last_error);
     }
+    ar->last_nvec = st == PSC_OK ? ((uint64_t)count * es + 15) / 16 : ar->last_nvec;
     return psc__guard_leave(ctx, st);
 }
 
@@ -277,4 +316,15 @@ void psc__allreduce_destroy_all(psc_context_t *ctx)
 {
     while (ctx->allreduces)
         psc_allreduce_destroy(ctx->allreduces);
+}
+
+psc_status_t psc__allreduce_buffers(const psc_allreduce_t *ar, int rank, uint64_t *lbuf, uint64_t *ctrl,
+                                    uint64_t *slot_bytes)
+{
+    if (!ar || rank < 0 || rank >= ar->n)
+        return PSC_ERR_INVALID;
+    *lbuf = ar->lbuf[rank];
+    *ctrl = ar->ctrl[rank];
+    *slot_bytes = ar->slot_bytes;
+    return PSC_OK;
 }

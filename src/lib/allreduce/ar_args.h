@@ -17,13 +17,13 @@
 
 /* One rank's control words, in its GPU's memory (the kernel advances them: graph replays see each call). */
 typedef struct {
-    uint32_t seq;         /* calls done; this call's buffer is seq % 3 */
-    uint32_t arrived;     /* blocks of the call in progress that have finished */
+    uint32_t seq;         /* calls done (for the error report: it may wrap) */
+    uint32_t buf;         /* this call's buffer, 0..2, rotated by each call (never by a count that wraps) */
     uint64_t clear_bytes; /* the previous call's bytes per rank slot, set back to the sentinel by the next call */
+    uint32_t arrived;     /* blocks of the call in progress that have finished */
     uint32_t err;         /* 0, or PSC_AR_ERR_TIMEOUT: a peer's data never came; later calls do nothing */
     uint32_t err_rank;    /* the rank waited for */
     uint32_t err_seq;     /* in which call */
-    uint32_t pad;
 } psc_ar_ctrl_t;
 
 /* The one-shot kernel's argument (by value). */
@@ -33,7 +33,7 @@ typedef struct {
     uint64_t send, recv;             /* this rank's input and output (16-byte aligned; equal: in place) */
     uint64_t count;                  /* elements */
     uint64_t slot_bytes;             /* bytes of one rank's slot (a multiple of 16) */
-    uint64_t timeout_ns;             /* the longest wait for a peer's data */
+    uint64_t timeout_ns;             /* a thread's time to wait for its peers' data, from its first long wait */
     uint32_t nranks, rank, dtype, pad; /* dtype: psc_dtype_t's PSC_DT_FLOAT32, _FLOAT16 or _BFLOAT16 */
 } psc_ar_args_t;
 
