@@ -245,3 +245,31 @@ unsigned psc__grid_blocks(const psc_context_t *ctx, int i)
 
     return (unsigned)sms * 4u;
 }
+
+psc_status_t psc__gpu_of_stream(psc_context_t *ctx, CUstream stream, int *gpu)
+{
+    CUcontext c = NULL;
+    CUresult rc;
+    char why[160];
+
+    if (!ctx->cu.p_cuStreamGetCtx)
+        return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "the driver lacks cuStreamGetCtx or cuPointerGetAttributes "
+                                                   "(accepted: a driver of CUDA 9.2 or newer)");
+    if ((rc = ctx->cu.p_cuStreamGetCtx(stream, &c)) != CUDA_SUCCESS) {
+        psc_cuda_error_text(&ctx->cu, rc, why, sizeof(why));
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s is not a stream of this process (cuStreamGetCtx: %s)",
+                         stream ? "the stream" : "the default stream of the current context", why);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < ctx->ndev; i++) {
+            if (pass == 1 && !ctx->gpu[i].ready && psc__gpu_use(ctx, i) != PSC_OK)
+                continue; /* a GPU that cannot be set up is not the stream's */
+            if (ctx->gpu[i].ready && ctx->gpu[i].ctx == c) {
+                *gpu = i;
+                return PSC_OK;
+            }
+        }
+    }
+    return psc__fail(ctx, PSC_ERR_INVALID, "the stream belongs to a context that is no GPU's primary context "
+                                           "(accepted: streams of the primary contexts, which the CUDA runtime uses)");
+}

@@ -110,6 +110,13 @@ psc_status_t psc__launch(psc_context_t *ctx, int i, CUfunction fn, unsigned bloc
 psc_status_t psc__launch_on(psc_context_t *ctx, CUstream s, CUfunction fn, unsigned blocks, unsigned threads,
                             void **params);
 
+/*
+ * The GPU whose primary context `stream` belongs to (NULL: the current
+ * context's default stream), set up on the way; PSC_ERR_INVALID for a stream
+ * of no GPU's primary context, recorded.
+ */
+psc_status_t psc__gpu_of_stream(psc_context_t *ctx, CUstream stream, int *gpu);
+
 /* Stream k of GPU i for concurrent transfers (k = 0 is the main stream), made on first use. */
 psc_status_t psc__gpu_stream(psc_context_t *ctx, int i, int k, CUstream *out);
 /* GPU i's hop stream and events (psc_copy's hops), made where missing; may change the current context. */

@@ -193,17 +193,12 @@ psc_status_t psc_allreduce_create(psc_context_t *ctx, const int *devices, int nd
     return PSC_OK;
 }
 
-/* The GPU of a stream's context, or -1: a stream of another context than a GPU's primary one. */
+/* The GPU of a stream's context, or -1: NULL (a legacy stream) or a stream of no GPU's primary context. */
 static int psc__ar_stream_gpu(psc_context_t *ctx, CUstream s)
 {
-    CUcontext c = NULL;
+    int g = -1;
 
-    if (!s || !ctx->cu.p_cuStreamGetCtx || ctx->cu.p_cuStreamGetCtx(s, &c) != CUDA_SUCCESS)
-        return -1;
-    for (int g = 0; g < ctx->ndev; g++)
-        if (ctx->gpu[g].ready && ctx->gpu[g].ctx == c)
-            return g;
-    return -1;
+    return s && psc__gpu_of_stream(ctx, s, &g) == PSC_OK ? g : -1;
 }
 
 psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,

@@ -122,7 +122,7 @@ static void psc__shape(const psc_coll_opts_t *o, int nranks, int dtype, int op, 
                        psc_coll_shape_t *sh)
 {
     size_t ts = psc_dtype_size(dtype);
-    uint64_t count = size / ts;
+    uint64_t count = size / ts, slots;
     psc_coll_data_t d;
 
     memset(sh, 0, sizeof(*sh));
@@ -141,11 +141,8 @@ static void psc__shape(const psc_coll_opts_t *o, int nranks, int dtype, int op, 
     sh->slot_bytes = (psc__coll_send_elems(&d) > psc__coll_recv_elems(&d) ? psc__coll_send_elems(&d)
                                                                           : psc__coll_recv_elems(&d)) * ts;
     sh->size = sh->slot_bytes;
-    sh->nslots = sh->slot_bytes ? (unsigned)(o->max_bytes / sh->slot_bytes > UINT32_MAX ? UINT32_MAX
-                                                                                      : o->max_bytes / sh->slot_bytes)
-                                : 1;
-    if (!sh->nslots)
-        sh->nslots = 1;
+    slots = sh->slot_bytes ? o->max_bytes / sh->slot_bytes : 1; /* a size-0 row: one slot */
+    sh->nslots = slots < 1 ? 1 : slots > UINT32_MAX ? UINT32_MAX : (unsigned)slots;
 }
 
 /* Whether an in-place operation may reuse its own output as its next input and give the same result. */
