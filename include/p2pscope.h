@@ -694,45 +694,70 @@ typedef struct psc_allreduce psc_allreduce_t;
 /*
  * A group of ndev GPUs of this process (ranks 0..ndev-1 in list order, 1 to
  * 8, each GPU once) that sum buffers together with p2pscope's own kernels:
- * each GPU gets the group's buffers (room for max_bytes per rank and call,
- * 16 B to 64 MiB) and writes into the others' (peer access between every
- * pair is turned on, and off again when the last group using it is
- * destroyed where the caller had it off: it must stay on meanwhile, so no
- * psc_peer_disable between them, nor p2pscope's P2P-off measurements).
- * PSC_ERR_UNSUPPORTED with the pair named where two GPUs cannot reach each
- * other's memory; PSC_ERR_INVALID for the list or size (what is accepted
- * said); PSC_ERR_NO_MEMORY. *out only on success. A group not destroyed is
- * destroyed with the context.
+ * each GPU gets the group's buffers (3 x ranks x slot, the slot max_bytes
+ * rounded up to 16 B, at most 8 MiB: larger calls go through it in pieces)
+ * and writes into the others' (peer access between every pair is turned
+ * on, and off again when the last group using it is destroyed where the
+ * caller had it off: it must stay on meanwhile, so no psc_peer_disable
+ * between them, nor p2pscope's P2P-off measurements). max_bytes: the
+ * largest call per rank, 16 B to 1 TiB. PSC_ERR_UNSUPPORTED with the pair
+ * named where two GPUs cannot reach each other's memory; PSC_ERR_INVALID
+ * for the list or size (what is accepted said); PSC_ERR_NO_MEMORY. *out
+ * only on success. A group not destroyed is destroyed with the context.
  */
 psc_status_t psc_allreduce_create(psc_context_t *ctx, const int *devices, int ndev, size_t max_bytes,
                                   psc_allreduce_t **out);
 
+/* How the processes of a group made by psc_allreduce_join talk while it is made: the caller's channel (MPI). */
+typedef struct {
+    int nprocs, proc; /* processes in the group (1 to 8), and this one's rank in it (0..nprocs-1) */
+    void *arg;
+    /* each process's len bytes of mine into all, in process order (nprocs x len bytes), in every process; 0: done */
+    int (*allgather)(const void *mine, void *all, size_t len, void *arg);
+} psc_ar_procs_t;
+
+/*
+ * This process's rank (procs->proc) of a group of procs->nprocs processes
+ * with one GPU each (`device` here): every process of the group calls it at
+ * the same time, with the same max_bytes. The buffers are as
+ * psc_allreduce_create's, each process's shared with the others by CUDA IPC
+ * (legacy handles: every process must see every GPU of the group; two
+ * processes may share a GPU, slowly: without MPS their kernels take turns).
+ * Every rank runs the same grid (the smallest SM count of the group). Every
+ * process returns the same status: PSC_ERR_INVALID when the processes
+ * disagree (max_bytes, nprocs) or procs is malformed, PSC_ERR_IO when the
+ * allgather fails, PSC_ERR_UNSUPPORTED where a peer's memory cannot be
+ * mapped. psc_allreduce_sum then takes arrays of one (this process's rank);
+ * timeouts, check and destroy as for psc_allreduce_create's groups (destroy
+ * after every process's GPU work on the group is done).
+ */
+psc_status_t psc_allreduce_join(psc_context_t *ctx, int device, const psc_ar_procs_t *procs, size_t max_bytes,
+                                psc_allreduce_t **out);
+
 /*
  * Sum count elements of dtype (PSC_AR_FLOAT32, PSC_AR_FLOAT16,
- * PSC_AR_BFLOAT16) over the group: rank i reads send[i] and writes recv[i]
- * (the same address: in place; else apart), both on its GPU and 16-byte aligned, the
- * work enqueued on streams[i] (a stream of rank i's GPU's primary context).
- * Returns once enqueued (no synchronisation, no allocation), and may be
- * captured in a CUDA graph (every rank's stream in one capture). Every
- * rank's result is bit-identical: the ranks' values are added in rank order
- * in fp32 (fp16 and bf16 rounded once at the end). The group's calls run in
- * the same order on every rank, one at a time on each: a rank's next call
- * goes on the stream of its last, or on a stream ordered after it by an
- * event. A call whose peers' data does not come within timeout_ms (0: 10 s)
- * of a thread's first long wait gives up, as do all the group's later calls:
- * psc_allreduce_check says so. A launch that fails part way leaves the group
- * refusing further calls (the ranks enqueued before wait in vain).
- * PSC_ERR_INVALID, nothing enqueued, for a type, count (count x size above
- * max_bytes), pointer or stream refused, with why.
+ * PSC_AR_BFLOAT16) over the group. The arrays have one entry per rank of
+ * the group in this process (every rank for psc_allreduce_create's groups,
+ * this process's one for psc_allreduce_join's): rank i reads send[i] and
+ * writes recv[i] (the same address: in place; else apart), both on its GPU
+ * and 16-byte aligned, the work enqueued on streams[i] (a stream of rank i's
+ * GPU's primary context). Returns once enqueued (no synchronisation, no
+ * allocation), and may be captured in a CUDA graph (every rank's stream in
+ * one capture). Every rank's result is bit-identical: the ranks' values are
+ * added in rank order in fp32 (fp16 and bf16 rounded once at the end). The
+ * group's calls run in the same order on every rank, one at a time on each:
+ * a rank's next call goes on the stream of its last, or on a stream ordered
+ * after it by an event. A call whose peers' data does not come within
+ * timeout_ms (0: 10 s) of a thread's first long wait gives up, as do all
+ * the group's later calls: psc_allreduce_check says so. A launch that fails
+ * part way leaves the group refusing further calls (the ranks enqueued
+ * before wait in vain). PSC_ERR_INVALID, nothing enqueued, for a type,
+ * count (count x size above max_bytes), pointer or stream refused, with
+ * why.
  */
 psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
                                int dtype, struct CUstream_st *const *streams, unsigned timeout_ms);
 
-/*
- * After the caller's streams have finished the group's calls: PSC_OK, or
- * PSC_ERR_TIMEOUT with the rank that waited, the rank it waited for and the
- * call (the group's buffers are then in an unknown state: destroy it).
- */
 psc_status_t psc_allreduce_check(psc_allreduce_t *ar);
 
 /* The caller makes sure no GPU work still uses the group. NULL is fine. */
