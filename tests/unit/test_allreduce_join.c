@@ -10,7 +10,6 @@
  */
 #define _GNU_SOURCE
 #include <cuda.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,51 +17,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "coll/coll_values.h"
 #include "fake_context.h"
 #include "internal.h"
-
-#define NP_MAX 4
-#define REC_MAX 512
-
-/* What the forked processes share: a barrier and one record slot each (the allgather's channel). */
-typedef struct {
-    pthread_barrier_t bar;
-    unsigned char slot[NP_MAX][REC_MAX];
-} channel_t;
-
-/* One process's end of the channel. */
-typedef struct {
-    channel_t *ch;
-    int nprocs, proc;
-} procarg_t;
-
-/* The allgather: this process's record into its slot, then everyone's out. */
-static int allgather(const void *mine, void *all, size_t len, void *arg)
-{
-    procarg_t *pa = arg;
-
-    if (len > REC_MAX)
-        return -1;
-    memcpy(pa->ch->slot[pa->proc], mine, len);
-    pthread_barrier_wait(&pa->ch->bar);
-    for (int p = 0; p < pa->nprocs; p++)
-        memcpy((unsigned char *)all + (size_t)p * len, pa->ch->slot[p], len);
-    pthread_barrier_wait(&pa->ch->bar); /* nobody overwrites a slot before everyone has read it */
-    return 0;
-}
+#include "proc_group.h"
 
 static size_t esize(int dt) { return dt == PSC_AR_FLOAT32 ? 4 : 2; }
 
 /* A process's part of a scenario; 0 on success, else a line on stderr and 1. */
-typedef int (*role_t)(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs);
-
 static int say(int proc, const char *what, psc_context_t *ctx)
 {
     fprintf(stderr, "process %d: %s: %s\n", proc, what, ctx ? psc_context_last_error(ctx) : "");
@@ -150,7 +115,6 @@ static int role_disagree(psc_context_t *ctx, int proc, int nprocs, int gpu, cons
 /* The last process joins but never calls: the others give up, naming it; nobody hangs. */
 static int role_one_never_calls(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
 {
-    const procarg_t *pa = procs->arg;
     psc_allreduce_t *ar = NULL;
     CUdeviceptr in = 0;
     CUstream s = NULL;
@@ -176,57 +140,30 @@ static int role_one_never_calls(psc_context_t *ctx, int proc, int nprocs, int gp
         if (rc == 0 && (psc_allreduce_check(ar) != PSC_ERR_TIMEOUT || !strstr(psc_context_last_error(ctx), want)))
             rc = say(proc, "no timeout naming the missing rank", ctx);
     }
-    pthread_barrier_wait(&pa->ch->bar); /* the silent one stays until the others are done with its buffers */
+    psc_test_procs_barrier(procs); /* the silent one stays until the others are done with its buffers */
     psc_allreduce_destroy(ar);
     return rc;
 }
 
-/* Run role in nprocs forked processes on the GPUs listed; every one must exit 0. */
-static void run_procs(role_t role, int nprocs, const int *gpus)
+static psc_context_t *open_fake(int *code)
 {
-    channel_t *ch = mmap(NULL, sizeof(channel_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    pthread_barrierattr_t at;
-    pid_t pid[NP_MAX];
-    int failed = 0;
+    psc_context_t *ctx = NULL;
+    char err[256];
 
-    assert_true(ch != MAP_FAILED);
-    pthread_barrierattr_init(&at);
-    pthread_barrierattr_setpshared(&at, PTHREAD_PROCESS_SHARED);
-    assert_int_equal(pthread_barrier_init(&ch->bar, &at, (unsigned)nprocs), 0);
-    fflush(NULL);
-    for (int p = 0; p < nprocs; p++) {
-        assert_true((pid[p] = fork()) >= 0);
-        if (pid[p] == 0) {
-            procarg_t pa = {ch, nprocs, p};
-            psc_ar_procs_t procs = {nprocs, p, &pa, allgather};
-            psc_context_t *ctx = NULL;
-            char err[256];
-            int rc;
-
-            alarm(60); /* a hang fails the test instead of CI's clock */
-            psc_test_fake_driver("contexts", "3");
-            setenv("FAKE_CUDA_UUID", "7", 1); /* GPUs with UUIDs, which share messages name */
-            if (psc_context_create(&ctx, err, sizeof(err)) != PSC_OK) {
-                fprintf(stderr, "process %d: psc_context_create: %s\n", p, err);
-                _exit(1);
-            }
-            rc = role(ctx, p, nprocs, gpus[p], &procs);
-            psc_context_destroy(ctx);
-            _exit(rc);
-        }
+    psc_test_fake_driver("contexts", "3");
+    setenv("FAKE_CUDA_UUID", "7", 1); /* GPUs with UUIDs, which share messages name */
+    if (psc_context_create(&ctx, err, sizeof(err)) != PSC_OK) {
+        fprintf(stderr, "psc_context_create: %s\n", err);
+        *code = 1;
+        return NULL;
     }
-    for (int p = 0; p < nprocs; p++) {
-        int ws = 0;
+    return ctx;
+}
 
-        assert_int_equal(waitpid(pid[p], &ws, 0), pid[p]);
-        if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-            fprintf(stderr, "process %d ended with wait status 0x%x\n", p, ws);
-            failed = 1;
-        }
-    }
-    pthread_barrier_destroy(&ch->bar);
-    munmap(ch, sizeof(channel_t));
-    assert_false(failed);
+/* Run role in nprocs forked processes on the GPUs listed; every one must exit 0. */
+static void run_procs(psc_test_role_t role, int nprocs, const int *gpus)
+{
+    assert_int_equal(psc_test_run_procs(role, nprocs, gpus, open_fake, 60), 0);
 }
 
 static int setup(void **state) { return psc_test_open_fake_gpus(state, "3"); }
@@ -273,10 +210,10 @@ static void test_silent_process_times_out(void **state)
 
 static void test_refusals(void **state)
 {
-    psc_ar_procs_t bad = {2, 2, NULL, allgather}, none = {2, 0, NULL, NULL};
+    psc_ar_procs_t bad = {2, 2, NULL, psc_test_allgather}, none = {2, 0, NULL, NULL};
     psc_allreduce_t *ar = (psc_allreduce_t *)(uintptr_t)1;
-    procarg_t pa = {NULL, 1, 0};
-    psc_ar_procs_t one = {1, 0, &pa, allgather};
+    psc_test_proc_t pa = {NULL, 1, 0};
+    psc_ar_procs_t one = {1, 0, &pa, psc_test_allgather};
 
     (void)state;
     assert_int_equal(psc_allreduce_join(g_ctx, 0, &bad, 4096, &ar), PSC_ERR_INVALID);
