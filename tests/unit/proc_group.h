@@ -92,6 +92,7 @@ static inline int psc_test_run_procs(psc_test_role_t role, int nprocs, const int
                 _exit(code);
             code = role(ctx, p, nprocs, gpus[p], &procs);
             psc_context_destroy(ctx);
+            fflush(NULL); /* _exit flushes nothing */
             _exit(code);
         }
     }
