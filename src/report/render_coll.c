@@ -170,11 +170,11 @@ static void psc__footer(FILE *f, const psc_coll_report_t *r, const psc_coll_rend
 {
     const char *bw_verdict = !o->min_bw_set ? "" : r->avg_busbw_gbs < o->min_bw_gbs * 0.9 ? "FAILED" : "OK";
 
-    fprintf(f, "# %-20s : %d %s\n", "Out of bounds values", r->failed_rows, r->failed_rows ? "FAILED" : "OK");
-    fprintf(f, "# %-20s : %g %s\n", "Avg bus bandwidth", r->avg_busbw_gbs, bw_verdict);
-    /* not "Avg bus bandwidth": nccl-tests' parsers take that line's figure, NCCL's */
+    /* before nccl-tests' footer, which stays whole; not "Avg bus bandwidth": its parsers take that line's, NCCL's */
     if (psc__has_own(r))
         fprintf(f, "# %-20s : %g\n", "Avg busbw, p2pscope", r->own_avg_busbw_gbs);
+    fprintf(f, "# %-20s : %d %s\n", "Out of bounds values", r->failed_rows, r->failed_rows ? "FAILED" : "OK");
+    fprintf(f, "# %-20s : %g %s\n", "Avg bus bandwidth", r->avg_busbw_gbs, bw_verdict);
     fprintf(f, "#\n# Collective test concluded: %s\n#\n", psc__or(psc_coll_perf_name(r->coll), "?"));
     if (o->last_error && o->last_error[0])
         psc_report_printf(f, "# error: %s\n", o->last_error); /* NCCL's text: escaped, newlines kept as NCCL wrote them */

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -395,6 +396,14 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
                 z[k] = (uint32_t)psc__coll_to_bits((int)a->dtype, (double)acc[2 * k]) |
                        (uint32_t)psc__coll_to_bits((int)a->dtype, (double)acc[2 * k + 1]) << 16;
         memcpy(out + 16 * v, z, (size_t)(bytes - 16 * v < 16 ? bytes - 16 * v : 16));
+    }
+    {
+        /* FAKE_AR_CORRUPT=i: element i of every output wrong (its lowest bit flipped), as FAKE_NCCL_CORRUPT */
+        const char *c = getenv("FAKE_AR_CORRUPT");
+        uint64_t i = c && *c ? strtoull(c, NULL, 10) : UINT64_MAX;
+
+        if (i < a->count)
+            out[i * es] ^= 1;
     }
     ctrl->clear_bytes = nvec * 16;
     ctrl->buf = cur == 2 ? 0 : cur + 1;
