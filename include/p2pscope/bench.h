@@ -925,6 +925,8 @@ typedef struct {
                                  "Avg bus bandwidth" */
     double run_ms;
     double own_avg_busbw_gbs; /* mean of every busbw of p2pscope's own rows; 0: none ran */
+    char own_not_run[256];    /* why p2pscope's rows are missing where they apply (its group could not be made
+                                 here: PSC_ERR_UNSUPPORTED, with NCCL's rows asked too); "" otherwise */
 } psc_coll_report_t;
 
 /* "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"; NULL out of range. */

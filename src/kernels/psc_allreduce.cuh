@@ -1,19 +1,23 @@
 /*
  * p2pscope's own all-reduce (sum), included by psc_kernels.cu. The one-shot
- * kernel, for messages that fit a rank's slot: each rank pushes its input,
- * 16 bytes per store, into its slot of every rank's current buffer (its own
- * included), then waits in its own buffer for every rank's slot and adds them
- * in rank order (fp32 accumulation, one rounding): every rank computes the
- * same sum the same way, so every rank's result is bit-identical. The data is
- * its own flag (TensorRT-LLM's "Lamport" scheme): a buffer holds the
- * sentinel word until written, and no pushed word carries it (an input word
- * equal to it is pushed as another NaN), so there is no barrier and no flag
- * to wait for. Three buffers rotate, call by call (an index 0..2 kept beside
- * the call count, which may wrap: 2^32 is no multiple of 3): a rank can be at most
- * one call ahead of another (its next call needs the other's data), so while
- * call k reads buffer k % 3 and peers may already push call k + 1 into
- * (k + 1) % 3, call k sets (k + 2) % 3 (call k - 1's) back to the sentinel.
- * See docs/METHOD.md.
+ * kernel: each rank pushes its input, 16 bytes per store, into its slot of
+ * every other rank's current buffer, then waits in its own buffer for every
+ * other rank's slot and adds them, its own input included, in rank order
+ * (fp32 accumulation, one rounding): every rank computes the same sum the
+ * same way, so every rank's result is bit-identical. The data is its own
+ * flag (TensorRT-LLM's "Lamport" scheme): a buffer holds the sentinel word
+ * until written, and no pushed word carries it (an input word equal to it
+ * is pushed, and added, as another NaN), so there is no barrier and no flag
+ * to wait for. Three buffers rotate, piece by piece (a call larger than a
+ * slot goes through in slot-sized pieces; an index 0..2 kept beside the call
+ * count, which may wrap: 2^32 is no multiple of 3). Thread t of every rank
+ * handles the same vectors of every piece (the same grid everywhere), and
+ * its next piece needs its peers' thread t's data of this one, so no thread
+ * is more than one piece ahead of its peers' thread t: while piece k reads
+ * buffer k % 3 and peers may already push piece k + 1 into (k + 1) % 3,
+ * piece k sets (k + 2) % 3 (piece k - 1's, its own vectors) back to the
+ * sentinel. The first piece of a call clears the previous call's last piece
+ * (that call's kernel has ended on this rank). See docs/METHOD.md.
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -46,15 +50,49 @@ static __device__ __forceinline__ int psc_ar_arrived(uint4 v)
     return v.x != PSC_AR_SENTINEL && v.y != PSC_AR_SENTINEL && v.z != PSC_AR_SENTINEL && v.w != PSC_AR_SENTINEL;
 }
 
-/* Vector v of the input: 16 bytes, or the last few bytes of it with zeros after them. */
+/* Vector v of the input: 16 bytes, or the last few (a multiple of 2) with zeros after them, word by word. */
 static __device__ __forceinline__ uint4 psc_ar_input(const unsigned char *in, u64 v, u64 bytes)
 {
-    uint4 x = {0, 0, 0, 0};
+    const unsigned char *p = in + 16 * v;
+    unsigned w[4] = {0, 0, 0, 0};
 
     if (16 * v + 16 <= bytes)
-        return *reinterpret_cast<const uint4 *>(in + 16 * v);
-    memcpy(&x, in + 16 * v, (size_t)(bytes - 16 * v));
-    return x;
+        return *reinterpret_cast<const uint4 *>(p);
+    for (unsigned k = 0; k < 4; k++) {
+        u64 at = 16 * v + 4 * k;
+
+        if (at + 4 <= bytes)
+            w[k] = reinterpret_cast<const unsigned *>(p)[k];
+        else if (at + 2 <= bytes)
+            w[k] = reinterpret_cast<const unsigned short *>(p)[2 * k];
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/* Vector v of the output: 16 bytes, or the last few (a multiple of 2). */
+static __device__ __forceinline__ void psc_ar_output(unsigned char *out, u64 v, u64 bytes, uint4 z)
+{
+    unsigned char *p = out + 16 * v;
+    const unsigned w[4] = {z.x, z.y, z.z, z.w};
+
+    if (16 * v + 16 <= bytes) {
+        *reinterpret_cast<uint4 *>(p) = z;
+        return;
+    }
+    for (unsigned k = 0; k < 4; k++) {
+        u64 at = 16 * v + 4 * k;
+
+        if (at + 4 <= bytes)
+            reinterpret_cast<unsigned *>(p)[k] = w[k];
+        else if (at + 2 <= bytes)
+            reinterpret_cast<unsigned short *>(p)[2 * k] = (unsigned short)w[k];
+    }
+}
+
+/* What every rank adds for this rank's vector: the input with no sentinel word (such a word as a NaN). */
+static __device__ __forceinline__ uint4 psc_ar_sendable(uint4 x)
+{
+    return make_uint4(psc_ar_unsent(x.x), psc_ar_unsent(x.y), psc_ar_unsent(x.z), psc_ar_unsent(x.w));
 }
 
 /* Add 16 bytes of dtype into eight (fp16, bf16) or four (fp32) float accumulators; first: set them. */
@@ -128,14 +166,13 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
     psc_ar_ctrl_t *ctrl = reinterpret_cast<psc_ar_ctrl_t *>(a.ctrl);
     volatile unsigned *err = &ctrl->err;
     const unsigned seq = *(volatile unsigned *)&ctrl->seq, cur = *(volatile unsigned *)&ctrl->buf;
-    const unsigned old = cur == 0 ? 2 : cur - 1, next = cur == 2 ? 0 : cur + 1;
-    const u64 bytes = a.count * (a.dtype == PSC_DT_FLOAT32 ? 4 : 2), nvec = (bytes + 15) / 16;
-    const u64 clear_vec = *(volatile u64 *)&ctrl->clear_bytes / 16;
+    const u64 bytes = a.count * (a.dtype == PSC_DT_FLOAT32 ? 4 : 2);
+    const u64 pieces = bytes > a.slot_bytes ? (bytes + a.slot_bytes - 1) / a.slot_bytes : 1;
+    const u64 last_bytes = bytes - (pieces - 1) * a.slot_bytes;
     const u64 stride = (u64)gridDim.x * blockDim.x, first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    u64 deadline = 0; /* set by the first wait that lasts */
     unsigned char *own = reinterpret_cast<unsigned char *>(a.lbuf[a.rank]);
-    const unsigned char *in = reinterpret_cast<const unsigned char *>(a.send);
-    unsigned char *out = reinterpret_cast<unsigned char *>(a.recv);
+    u64 clear_vec = *(volatile u64 *)&ctrl->clear_bytes / 16; /* the previous call's last piece */
+    unsigned b = cur;
     __shared__ int gave_up, dead;
 
     if (threadIdx.x == 0) {
@@ -145,60 +182,75 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
     __syncthreads();
     if (dead) /* a call before this one gave up: the buffers' states are unknown, nothing runs until re-made */
         return;
-    /* push: every vector of the input into this rank's slot of every rank's current buffer */
-    for (u64 v = first; v < nvec; v += stride) {
-        uint4 x = psc_ar_input(in, v, bytes);
-
-        x = make_uint4(psc_ar_unsent(x.x), psc_ar_unsent(x.y), psc_ar_unsent(x.z), psc_ar_unsent(x.w));
-        for (unsigned r = 0; r < a.nranks; r++)
-            psc_ar_st(reinterpret_cast<unsigned char *>(a.lbuf[r]) + ((u64)cur * a.nranks + a.rank) * a.slot_bytes +
-                          16 * v,
-                      x);
-    }
-    /* the previous call's buffer (no peer writes it before this call is done everywhere) back to the sentinel */
-    for (u64 v = first; v < clear_vec; v += stride)
-        for (unsigned r = 0; r < a.nranks; r++)
-            psc_ar_st(own + ((u64)old * a.nranks + r) * a.slot_bytes + 16 * v,
-                      make_uint4(PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL));
-    __syncthreads();
-    /* wait for every rank's slot and add them in rank order; the same thread reads and writes vector v (in place) */
-    for (u64 v = first; v < nvec; v += stride) {
-        float acc[8];
+    for (u64 k = 0; k < pieces; k++, b = b == 2 ? 0 : b + 1) {
+        const unsigned old = b == 0 ? 2 : b - 1;
+        const u64 pbytes = k + 1 < pieces ? a.slot_bytes : last_bytes, nvec = (pbytes + 15) / 16;
+        const unsigned char *in = reinterpret_cast<const unsigned char *>(a.send) + k * a.slot_bytes;
+        unsigned char *out = reinterpret_cast<unsigned char *>(a.recv) + k * a.slot_bytes;
+        u64 deadline = 0; /* set by this piece's first wait that lasts */
         int ok = 1;
 
-        for (unsigned r = 0; r < a.nranks && ok; r++) {
-            uint4 y;
+        /* piece k - 1's clearing and reads before piece k's pushes, across GPUs: a peer's thread, once it sees
+           this piece's data, may push piece k + 1 into the buffer just cleared */
+        if (k > 0)
+            __threadfence_system();
+        /* push: this thread's vectors of the piece into this rank's slot of every other rank's buffer b */
+        for (u64 v = first; v < nvec; v += stride) {
+            uint4 x = psc_ar_sendable(psc_ar_input(in, v, pbytes));
 
-            ok = psc_ar_wait(own + ((u64)cur * a.nranks + r) * a.slot_bytes + 16 * v, &y, &deadline, a.timeout_ns, err);
-            if (ok)
+            for (unsigned r = 0; r < a.nranks; r++)
+                if (r != a.rank)
+                    psc_ar_st(reinterpret_cast<unsigned char *>(a.lbuf[r]) +
+                                  ((u64)b * a.nranks + a.rank) * a.slot_bytes + 16 * v,
+                              x);
+        }
+        /* the previous piece's buffer (no peer writes there before this thread's peers are past this piece) */
+        for (u64 v = first; v < clear_vec; v += stride)
+            for (unsigned r = 0; r < a.nranks; r++)
+                if (r != a.rank)
+                    psc_ar_st(own + ((u64)old * a.nranks + r) * a.slot_bytes + 16 * v,
+                              make_uint4(PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL));
+        /* wait for every other rank's slot and add all in rank order; the same thread reads and writes v (in place) */
+        for (u64 v = first; v < nvec && ok; v += stride) {
+            float acc[8];
+
+            for (unsigned r = 0; r < a.nranks && ok; r++) {
+                uint4 y;
+
+                if (r == a.rank)
+                    y = psc_ar_sendable(psc_ar_input(in, v, pbytes));
+                else if (!(ok = psc_ar_wait(own + ((u64)b * a.nranks + r) * a.slot_bytes + 16 * v, &y, &deadline,
+                                            a.timeout_ns, err))) {
+                    if (atomicCAS(&ctrl->err, 0u, PSC_AR_ERR_TIMEOUT) == 0u) {
+                        ctrl->err_rank = r;
+                        ctrl->err_seq = seq;
+                    }
+                    break;
+                }
                 psc_ar_add(acc, y, a.dtype, r == 0);
-            else if (atomicCAS(&ctrl->err, 0u, PSC_AR_ERR_TIMEOUT) == 0u) {
-                ctrl->err_rank = r;
-                ctrl->err_seq = seq;
             }
+            if (ok)
+                psc_ar_output(out, v, pbytes, psc_ar_round(acc, a.dtype));
         }
         if (!ok) {
             gave_up = 1;
             break;
         }
-        uint4 z = psc_ar_round(acc, a.dtype);
-
-        if (16 * v + 16 <= bytes)
-            *reinterpret_cast<uint4 *>(out + 16 * v) = z;
-        else
-            memcpy(out + 16 * v, &z, (size_t)(bytes - 16 * v));
+        clear_vec = nvec;
     }
     /* the last block to finish moves the call count on: the next call, even a graph's replay, sees it */
     __syncthreads();
+    const unsigned next = (unsigned)((cur + pieces) % 3);
+
     if (threadIdx.x == 0 && !gave_up && gridDim.x == 1) { /* one block: no other to wait for; the kernel's end orders it */
-        ctrl->clear_bytes = nvec * 16;
+        ctrl->clear_bytes = (last_bytes + 15) / 16 * 16;
         ctrl->buf = next;
         ctrl->seq = seq + 1;
     } else if (threadIdx.x == 0 && !gave_up) {
         __threadfence();
         if (atomicAdd(&ctrl->arrived, 1u) == gridDim.x - 1) {
             ctrl->arrived = 0;
-            ctrl->clear_bytes = nvec * 16;
+            ctrl->clear_bytes = (last_bytes + 15) / 16 * 16;
             ctrl->buf = next;
             __threadfence();
             *(volatile unsigned *)&ctrl->seq = seq + 1;

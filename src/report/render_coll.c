@@ -170,6 +170,9 @@ static void psc__footer(FILE *f, const psc_coll_report_t *r, const psc_coll_rend
 {
     const char *bw_verdict = !o->min_bw_set ? "" : r->avg_busbw_gbs < o->min_bw_gbs * 0.9 ? "FAILED" : "OK";
 
+    if (r->own_not_run[0])
+        psc_report_printf(f, "# p2pscope's all-reduce not run: %.*s\n", (int)strnlen(r->own_not_run,
+                          sizeof(r->own_not_run)), r->own_not_run);
     /* before nccl-tests' footer, which stays whole; not "Avg bus bandwidth": its parsers take that line's, NCCL's */
     if (psc__has_own(r))
         fprintf(f, "# %-20s : %g\n", "Avg busbw, p2pscope", r->own_avg_busbw_gbs);
@@ -380,6 +383,7 @@ json_t *psc_json_coll_report(const psc_coll_report_t *r)
     psc_json_set(o, "first_wrong", r->first_wrong[0] ? psc_json_str(r->first_wrong) : json_null(), &bad);
     psc_json_set(o, "avg_busbw_gbs", psc__real(r->avg_busbw_gbs), &bad);
     psc_json_set(o, "own_avg_busbw_gbs", psc__has_own(r) ? psc__real(r->own_avg_busbw_gbs) : json_null(), &bad);
+    psc_json_set(o, "own_not_run", r->own_not_run[0] ? psc_json_str(r->own_not_run) : json_null(), &bad);
     psc_json_set(o, "run_ms", psc__real(r->run_ms), &bad);
     return psc_json_done(o, bad);
 }

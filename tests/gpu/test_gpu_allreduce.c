@@ -154,6 +154,67 @@ static void test_many_calls(void **state)
     psc_allreduce_destroy(ar);
 }
 
+/* Calls beyond the 8 MiB slot in pieces, in and out of place, then small ones again: exact everywhere. */
+static void test_calls_in_pieces(void **state)
+{
+    static const size_t counts[] = {(40u << 20) / 4, (8u << 20) / 4 + 3, 77, (16u << 20) / 4};
+    const size_t most = 40u << 20;
+    CUdeviceptr in[MAXR], out[MAXR];
+    unsigned char *h = malloc(most);
+    psc_allreduce_t *ar = NULL;
+
+    (void)state;
+    assert_non_null(h);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&in[i], most), CUDA_SUCCESS);
+        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&out[i], most), CUDA_SUCCESS);
+    }
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, n, most, &ar), PSC_OK);
+    for (size_t c = getenv("PSC_TEST_QUICK") ? 1 : 0; c < sizeof(counts) / sizeof(counts[0]) - (getenv("PSC_TEST_QUICK") ? 1 : 0); c++)
+        for (int inplace = 0; inplace < 2; inplace++) {
+            void *r[MAXR];
+            const void *s[MAXR];
+
+            for (int i = 0; i < n; i++) {
+                for (size_t j = 0; j < counts[c]; j++) {
+                    float f = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, n, i, j, (uint32_t)c);
+
+                    memcpy(h + 4 * j, &f, 4);
+                }
+                assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+                assert_int_equal(g_ctx->cu.p_cuMemcpyHtoD(in[i], h, counts[c] * 4), CUDA_SUCCESS);
+                assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(NULL), CUDA_SUCCESS);
+                r[i] = (void *)(uintptr_t)(inplace ? in[i] : out[i]);
+                s[i] = (const void *)(uintptr_t)in[i];
+            }
+            if (psc_allreduce_sum(ar, r, s, counts[c], PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
+                fail_msg("psc_allreduce_sum: %s", psc_context_last_error(g_ctx));
+            sync_all();
+            for (int i = 0; i < n; i++) {
+                assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+                assert_int_equal(g_ctx->cu.p_cuMemcpyDtoH(h, (CUdeviceptr)(uintptr_t)r[i], counts[c] * 4),
+                                 CUDA_SUCCESS);
+                for (size_t j = 0; j < counts[c]; j++) {
+                    float want = (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, n, j, (uint32_t)c), got;
+
+                    memcpy(&got, h + 4 * j, 4);
+                    if (memcmp(&got, &want, 4))
+                        fail_msg("count %zu %s rank %d element %zu: %g, expected %g", counts[c],
+                                 inplace ? "in place" : "out of place", i, j, got, want);
+                }
+            }
+        }
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        g_ctx->cu.p_cuMemFree(in[i]);
+        g_ctx->cu.p_cuMemFree(out[i]);
+    }
+    free(h);
+}
+
 static double now_us(void)
 {
     struct timespec ts;
@@ -220,6 +281,7 @@ static void test_graph_and_time(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sums),
     cmocka_unit_test(test_many_calls),
+    cmocka_unit_test(test_calls_in_pieces),
     cmocka_unit_test(test_graph_and_time),
 };
 

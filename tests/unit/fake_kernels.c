@@ -335,67 +335,96 @@ static float fake_ar_elem(const uint32_t w[4], unsigned dtype, int k)
     return (float)psc__coll_from_bits((int)dtype, (w[k / 2] >> (16 * (k % 2))) & 0xffffu);
 }
 
+/* 16 bytes of the input at in + 16 v (the last few bytes with zeros after them), no word the sentinel. */
+static void fake_ar_input(const unsigned char *in, uint64_t v, uint64_t bytes, uint32_t w[4])
+{
+    memset(w, 0, 16);
+    memcpy(w, in + 16 * v, (size_t)(bytes - 16 * v < 16 ? bytes - 16 * v : 16));
+    for (int k = 0; k < 4; k++)
+        w[k] = w[k] == PSC_AR_SENTINEL ? PSC_AR_NAN_WORD : w[k];
+}
+
+/* Wait for rank r's vector at p; 0 (the error recorded) once the piece's wait passed the timeout. */
+static int fake_ar_wait(const unsigned char *p, uint32_t w[4], psc_ar_ctrl_t *ctrl, unsigned r, unsigned seq,
+                        uint64_t t0, uint64_t timeout_ns)
+{
+    for (;;) {
+        int arrived = 1;
+
+        for (int k = 0; k < 4; k++)
+            arrived &= (w[k] = fake_ar_ld(p + 4 * k)) != PSC_AR_SENTINEL;
+        if (arrived)
+            return 1;
+        if (__atomic_load_n(&fake_jobs_stop, __ATOMIC_RELAXED) || fake_kernels_ns() - t0 > timeout_ns) {
+            ctrl->err_rank = r;
+            ctrl->err_seq = seq;
+            __atomic_store_n(&ctrl->err, PSC_AR_ERR_TIMEOUT, __ATOMIC_RELEASE);
+            return 0;
+        }
+        sched_yield();
+    }
+}
+
 static void fake_ar_oneshot(const psc_ar_args_t *a)
 {
     psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
     const unsigned seq = __atomic_load_n(&ctrl->seq, __ATOMIC_ACQUIRE), cur = ctrl->buf;
-    const unsigned old = cur == 0 ? 2 : cur - 1;
     const unsigned es = a->dtype == PSC_DT_FLOAT32 ? 4 : 2, per = 16 / es;
-    const uint64_t bytes = a->count * es, nvec = (bytes + 15) / 16, clear_vec = ctrl->clear_bytes / 16;
+    const uint64_t bytes = a->count * es;
+    const uint64_t pieces = bytes > a->slot_bytes ? (bytes + a->slot_bytes - 1) / a->slot_bytes : 1;
+    const uint64_t last_bytes = bytes - (pieces - 1) * a->slot_bytes;
     unsigned char *own = (unsigned char *)(uintptr_t)a->lbuf[a->rank];
-    const unsigned char *in = (const unsigned char *)(uintptr_t)a->send;
-    unsigned char *out = (unsigned char *)(uintptr_t)a->recv;
-    uint64_t t0 = fake_kernels_ns();
+    uint64_t clear_vec = ctrl->clear_bytes / 16;
+    unsigned b = cur;
 
     if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
         return;
-    for (uint64_t v = 0; v < nvec; v++) {
-        uint32_t w[4] = {0, 0, 0, 0};
+    for (uint64_t piece = 0; piece < pieces; piece++, b = b == 2 ? 0 : b + 1) {
+        const unsigned old = b == 0 ? 2 : b - 1;
+        const uint64_t pbytes = piece + 1 < pieces ? a->slot_bytes : last_bytes, nvec = (pbytes + 15) / 16;
+        const unsigned char *in = (const unsigned char *)(uintptr_t)a->send + piece * a->slot_bytes;
+        unsigned char *out = (unsigned char *)(uintptr_t)a->recv + piece * a->slot_bytes;
+        uint64_t t0 = fake_kernels_ns();
 
-        memcpy(w, in + 16 * v, (size_t)(bytes - 16 * v < 16 ? bytes - 16 * v : 16));
-        for (unsigned r = 0; r < a->nranks; r++)
-            for (int k = 0; k < 4; k++)
-                fake_ar_st((unsigned char *)(uintptr_t)a->lbuf[r] + ((uint64_t)cur * a->nranks + a->rank) *
-                               a->slot_bytes + 16 * v + 4 * k,
-                           w[k] == PSC_AR_SENTINEL ? PSC_AR_NAN_WORD : w[k]);
-    }
-    for (uint64_t v = 0; v < clear_vec; v++)
-        for (unsigned r = 0; r < a->nranks; r++)
-            for (int k = 0; k < 4; k++)
-                fake_ar_st(own + ((uint64_t)old * a->nranks + r) * a->slot_bytes + 16 * v + 4 * k, PSC_AR_SENTINEL);
-    for (uint64_t v = 0; v < nvec; v++) {
-        float acc[8] = {0};
-        uint32_t z[4];
-
-        for (unsigned r = 0; r < a->nranks; r++) {
-            const unsigned char *p = own + ((uint64_t)cur * a->nranks + r) * a->slot_bytes + 16 * v;
+        for (uint64_t v = 0; v < nvec; v++) {
             uint32_t w[4];
 
-            for (;;) {
-                int arrived = 1;
-
-                for (int k = 0; k < 4; k++)
-                    arrived &= (w[k] = fake_ar_ld(p + 4 * k)) != PSC_AR_SENTINEL;
-                if (arrived)
-                    break;
-                if (__atomic_load_n(&fake_jobs_stop, __ATOMIC_RELAXED) || fake_kernels_ns() - t0 > a->timeout_ns) {
-                    ctrl->err_rank = r;
-                    ctrl->err_seq = seq;
-                    __atomic_store_n(&ctrl->err, PSC_AR_ERR_TIMEOUT, __ATOMIC_RELEASE);
-                    return;
-                }
-                sched_yield();
-            }
-            for (unsigned k = 0; k < per; k++)
-                acc[k] = r == 0 ? fake_ar_elem(w, a->dtype, (int)k) : acc[k] + fake_ar_elem(w, a->dtype, (int)k);
+            fake_ar_input(in, v, pbytes, w);
+            for (unsigned r = 0; r < a->nranks; r++)
+                for (int k = 0; r != a->rank && k < 4; k++)
+                    fake_ar_st((unsigned char *)(uintptr_t)a->lbuf[r] + ((uint64_t)b * a->nranks + a->rank) *
+                                   a->slot_bytes + 16 * v + 4 * k,
+                               w[k]);
         }
-        for (int k = 0; k < 4; k++)
-            if (a->dtype == PSC_DT_FLOAT32)
-                memcpy(&z[k], &acc[k], 4);
-            else
-                z[k] = (uint32_t)psc__coll_to_bits((int)a->dtype, (double)acc[2 * k]) |
-                       (uint32_t)psc__coll_to_bits((int)a->dtype, (double)acc[2 * k + 1]) << 16;
-        memcpy(out + 16 * v, z, (size_t)(bytes - 16 * v < 16 ? bytes - 16 * v : 16));
+        for (uint64_t v = 0; v < clear_vec; v++)
+            for (unsigned r = 0; r < a->nranks; r++)
+                for (int k = 0; r != a->rank && k < 4; k++)
+                    fake_ar_st(own + ((uint64_t)old * a->nranks + r) * a->slot_bytes + 16 * v + 4 * k,
+                               PSC_AR_SENTINEL);
+        for (uint64_t v = 0; v < nvec; v++) {
+            float acc[8] = {0};
+            uint32_t z[4];
+
+            for (unsigned r = 0; r < a->nranks; r++) {
+                uint32_t w[4];
+
+                if (r == a->rank)
+                    fake_ar_input(in, v, pbytes, w);
+                else if (!fake_ar_wait(own + ((uint64_t)b * a->nranks + r) * a->slot_bytes + 16 * v, w, ctrl, r, seq,
+                                       t0, a->timeout_ns))
+                    return;
+                for (unsigned k = 0; k < per; k++)
+                    acc[k] = r == 0 ? fake_ar_elem(w, a->dtype, (int)k) : acc[k] + fake_ar_elem(w, a->dtype, (int)k);
+            }
+            for (int k = 0; k < 4; k++)
+                if (a->dtype == PSC_DT_FLOAT32)
+                    memcpy(&z[k], &acc[k], 4);
+                else
+                    z[k] = (uint32_t)psc__coll_to_bits((int)a->dtype, (double)acc[2 * k]) |
+                           (uint32_t)psc__coll_to_bits((int)a->dtype, (double)acc[2 * k + 1]) << 16;
+            memcpy(out + 16 * v, z, (size_t)(pbytes - 16 * v < 16 ? pbytes - 16 * v : 16));
+        }
+        clear_vec = nvec;
     }
     {
         /* FAKE_AR_CORRUPT=i: element i of every output wrong (its lowest bit flipped), as FAKE_NCCL_CORRUPT */
@@ -403,10 +432,10 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
         uint64_t i = c && *c ? strtoull(c, NULL, 10) : UINT64_MAX;
 
         if (i < a->count)
-            out[i * es] ^= 1;
+            ((unsigned char *)(uintptr_t)a->recv)[i * es] ^= 1;
     }
-    ctrl->clear_bytes = nvec * 16;
-    ctrl->buf = cur == 2 ? 0 : cur + 1;
+    ctrl->clear_bytes = (last_bytes + 15) / 16 * 16;
+    ctrl->buf = (unsigned)((cur + pieces) % 3);
     __atomic_store_n(&ctrl->seq, seq + 1, __ATOMIC_RELEASE);
 }
 

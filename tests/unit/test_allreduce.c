@@ -201,6 +201,68 @@ static void test_sentinel_input(void **state)
     psc_allreduce_destroy(ar);
 }
 
+/*
+ * Calls larger than the 8 MiB slot go through it in pieces: exact sums everywhere, in and out of place, a
+ * tail in the last piece, and calls of one piece before and after (each clears what the last left).
+ */
+static void test_calls_in_pieces(void **state)
+{
+    static const size_t counts[] = {(16u << 20) / 4 + 5, 100, (8u << 20) / 4, (8u << 20) / 4 + 1, 3};
+    const size_t most = (16u << 20) + 32;
+    CUdeviceptr big_in[N], big_out[N];
+    psc_allreduce_t *ar = NULL;
+
+    (void)state;
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&big_in[i], most), CUDA_SUCCESS);
+        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&big_out[i], most), CUDA_SUCCESS);
+    }
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, N, most, &ar), PSC_OK);
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+        for (int inplace = 0; inplace < 2; inplace++) {
+            void *r[N];
+            const void *s[N];
+
+            for (int i = 0; i < N; i++) {
+                unsigned char *p = (unsigned char *)(uintptr_t)big_in[i];
+
+                for (size_t j = 0; j < counts[c]; j++) {
+                    float f = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, N, i, j, (uint32_t)c);
+
+                    memcpy(p + 4 * j, &f, 4);
+                }
+                memset((void *)(uintptr_t)big_out[i], 0x5A, most);
+                r[i] = (void *)(uintptr_t)(inplace ? big_in[i] : big_out[i]);
+                s[i] = (const void *)(uintptr_t)big_in[i];
+            }
+            if (psc_allreduce_sum(ar, r, s, counts[c], PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
+                fail_msg("psc_allreduce_sum: %s", psc_context_last_error(g_ctx));
+            sync_all();
+            for (int i = 0; i < N; i++) {
+                const unsigned char *p = r[i];
+
+                for (size_t j = 0; j < counts[c]; j++) {
+                    float want = (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, N, j, (uint32_t)c), got;
+
+                    memcpy(&got, p + 4 * j, 4);
+                    if (memcmp(&got, &want, 4))
+                        fail_msg("count %zu %s rank %d element %zu: %g, expected %g", counts[c],
+                                 inplace ? "in place" : "out of place", i, j, got, want);
+                }
+                if (!inplace)
+                    assert_int_equal(p[4 * counts[c]], 0x5A);
+            }
+        }
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        g_ctx->cu.p_cuMemFree(big_in[i]);
+        g_ctx->cu.p_cuMemFree(big_out[i]);
+    }
+}
+
 static void refused(psc_status_t got, psc_status_t want, const char *phrase)
 {
     if (got != want)
@@ -221,8 +283,9 @@ static void test_refusals(void **state)
     refused(psc_allreduce_create(g_ctx, devs, 0, MAXB, &ar), PSC_ERR_INVALID, "accepted 1 to 8 GPUs");
     refused(psc_allreduce_create(g_ctx, dup, 3, MAXB, &ar), PSC_ERR_INVALID, "GPU 0 listed twice");
     refused(psc_allreduce_create(g_ctx, bad, 2, MAXB, &ar), PSC_ERR_INVALID, "GPU 7 does not exist");
-    refused(psc_allreduce_create(g_ctx, devs, N, 8, &ar), PSC_ERR_INVALID, "accepted 16 B to 64 MiB");
-    refused(psc_allreduce_create(g_ctx, devs, N, (64u << 20) + 1, &ar), PSC_ERR_INVALID, "accepted 16 B to 64 MiB");
+    refused(psc_allreduce_create(g_ctx, devs, N, 8, &ar), PSC_ERR_INVALID, "accepted 16 B to 1 TiB");
+    refused(psc_allreduce_create(g_ctx, devs, N, (size_t)(1ull << 40) + 1, &ar), PSC_ERR_INVALID,
+            "accepted 16 B to 1 TiB");
     assert_ptr_equal(ar, (psc_allreduce_t *)(uintptr_t)1);
     assert_int_equal(psc_allreduce_create(g_ctx, devs, N, 1000, &ar), PSC_OK);
     for (int i = 0; i < N; i++) {
@@ -301,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_sums_every_type),
         cmocka_unit_test(test_mixed_sizes_back_to_back),
         cmocka_unit_test(test_sentinel_input),
+        cmocka_unit_test(test_calls_in_pieces),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_caller_state),
     };

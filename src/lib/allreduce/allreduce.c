@@ -1,8 +1,10 @@
 /*
- * psc_allreduce_*: groups of GPUs of one process summing buffers with the
- * one-shot kernel (src/kernels/psc_allreduce.cuh). Each rank's GPU holds its
- * three buffers (3 x ranks x slot) and control words; the peers write into
- * them through peer access, which stays on while the group lives.
+ * psc_allreduce_*: groups of GPUs summing buffers with the one-shot kernel
+ * (src/kernels/psc_allreduce.cuh). Each rank's GPU holds its three buffers
+ * (3 x ranks x slot) and control words. Here: groups of GPUs of this process
+ * (the peers write through peer access, which stays on while the group
+ * lives) and the calls every group takes; allreduce_join.c makes groups of
+ * processes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,24 +12,9 @@
 
 #include "allreduce/allreduce.h"
 #include "allreduce/ar_args.h"
+#include "allreduce/ar_group.h"
 
-#define PSC__AR_MAX_BYTES (64ull << 20)
 #define PSC__AR_TIMEOUT_MS 10000u
-
-struct psc_allreduce {
-    psc_context_t *ctx;
-    struct psc_allreduce *prev, *next;       /* ctx->allreduces */
-    int n;
-    int dev[PSC_AR_MAX_RANKS];
-    uint64_t max_bytes;                      /* per rank and call, as asked */
-    uint64_t slot_bytes;                     /* max_bytes rounded up to 16 */
-    CUdeviceptr lbuf[PSC_AR_MAX_RANKS];      /* rank r's buffers, on its GPU */
-    CUdeviceptr ctrl[PSC_AR_MAX_RANKS];      /* rank r's psc_ar_ctrl_t */
-    signed char peer_was[PSC_AR_MAX_RANKS][PSC_AR_MAX_RANKS]; /* the caller's peer access before; -1 untouched */
-    uint64_t last_nvec;                      /* the previous call's vectors: the next call clears them */
-    unsigned sms;                            /* blocks at most: the smallest SM count of the group's GPUs */
-    char broken[256];                        /* why calls are refused (a launch failed part way); "" none */
-};
 
 unsigned psc__ar_blocks(uint64_t nvec, unsigned sms)
 {
@@ -38,12 +25,19 @@ unsigned psc__ar_blocks(uint64_t nvec, unsigned sms)
     return (unsigned)(b < sms ? b : (sms ? sms : 1));
 }
 
-/* Another live group of ctx that has both GPUs, or NULL. */
+uint64_t psc__ar_slot_bytes(uint64_t max_bytes)
+{
+    uint64_t b = (max_bytes + 15) / 16 * 16;
+
+    return b < PSC__AR_SLOT_MAX ? b : PSC__AR_SLOT_MAX;
+}
+
+/* Another live group of ctx that has both GPUs in this process, or NULL. */
 static psc_allreduce_t *psc__ar_other_user(const psc_allreduce_t *ar, int ga, int gb, int *ia, int *ib)
 {
     for (psc_allreduce_t *o = ar->ctx->allreduces; o; o = o->next) {
         *ia = *ib = -1;
-        for (int i = 0; o != ar && i < o->n; i++) {
+        for (int i = 0; o != ar && i < o->nlocal; i++) {
             if (o->dev[i] == ga)
                 *ia = i;
             if (o->dev[i] == gb)
@@ -59,17 +53,25 @@ static void psc__ar_release(psc_allreduce_t *ar)
 {
     psc_context_t *ctx = ar->ctx;
 
-    for (int i = 0; i < ar->n; i++) {
+    for (int r = 0; r < ar->n; r++) /* a joined group's: the peers' imports first, then its own */
+        if (ar->share[r] && r != ar->first) {
+            psc_share_free(ar->share[r]);
+            ar->share[r] = NULL;
+        }
+    psc_share_free(ar->share[ar->first]);
+    ar->share[ar->first] = NULL;
+    for (int i = 0; i < ar->nlocal; i++) {
         if (psc__gpu_use(ctx, ar->dev[i]) != PSC_OK)
             continue;
-        if (ar->lbuf[i])
+        if (!ar->joined && ar->lbuf[i])
             ctx->cu.p_cuMemFree(ar->lbuf[i]);
         if (ar->ctrl[i])
             ctx->cu.p_cuMemFree(ar->ctrl[i]);
-        ar->lbuf[i] = ar->ctrl[i] = 0;
+        ar->ctrl[i] = 0;
     }
-    for (int a = 0; a < ar->n; a++)
-        for (int b = 0; b < ar->n; b++) {
+    memset(ar->lbuf, 0, sizeof(ar->lbuf));
+    for (int a = 0; a < ar->nlocal; a++)
+        for (int b = 0; b < ar->nlocal; b++) {
             psc_allreduce_t *o;
             int was, ia, ib;
 
@@ -82,30 +84,71 @@ static void psc__ar_release(psc_allreduce_t *ar)
         }
 }
 
-/* Rank i's buffers and control words on its GPU, the buffers all sentinel. */
-static psc_status_t psc__ar_alloc(psc_allreduce_t *ar, int i)
+psc_status_t psc__ar_fill(psc_context_t *ctx, int gpu, CUdeviceptr p, uint64_t bytes)
+{
+    uint64_t words = bytes / 4;
+    unsigned value = PSC_AR_SENTINEL;
+    void *params[] = {&p, &words, &value};
+    psc_status_t st;
+
+    if ((st = psc__launch(ctx, gpu, ctx->gpu[gpu].fn_ar_fill, psc__grid_blocks(ctx, gpu), 256, params)) != PSC_OK)
+        return st;
+    return PSC_CU(ctx, cuStreamSynchronize, (ctx->gpu[gpu].stream));
+}
+
+psc_status_t psc__ar_ctrl_alloc(psc_allreduce_t *ar, int i)
 {
     psc_context_t *ctx = ar->ctx;
-    uint64_t words = 3ull * (uint64_t)ar->n * ar->slot_bytes / 4;
-    unsigned value = PSC_AR_SENTINEL;
     psc_ar_ctrl_t zero;
     psc_status_t st;
-    void *params[] = {&ar->lbuf[i], &words, &value};
 
     memset(&zero, 0, sizeof(zero));
     if ((st = psc__gpu_use(ctx, ar->dev[i])) != PSC_OK)
         return st;
-    if (ctx->cu.p_cuMemAlloc(&ar->lbuf[i], (size_t)(words * 4)) != CUDA_SUCCESS ||
-        ctx->cu.p_cuMemAlloc(&ar->ctrl[i], sizeof(psc_ar_ctrl_t)) != CUDA_SUCCESS)
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_create: %llu B of buffers on GPU %d do not fit: "
-                         "accepted a smaller max_bytes (the buffers take 3 x ranks x max_bytes per GPU)",
-                         (unsigned long long)(words * 4), ar->dev[i]);
-    if ((st = PSC_CU(ctx, cuMemcpyHtoD, (ar->ctrl[i], &zero, sizeof(zero)))) != PSC_OK ||
-        (st = psc__launch(ctx, ar->dev[i], ctx->gpu[ar->dev[i]].fn_ar_fill, psc__grid_blocks(ctx, ar->dev[i]), 256,
-                          params)) != PSC_OK ||
-        (st = PSC_CU(ctx, cuStreamSynchronize, (ctx->gpu[ar->dev[i]].stream))) != PSC_OK)
+    if (ctx->cu.p_cuMemAlloc(&ar->ctrl[i], sizeof(psc_ar_ctrl_t)) != CUDA_SUCCESS) {
+        ar->ctrl[i] = 0;
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce: %zu B of control words on GPU %d do not fit",
+                         sizeof(psc_ar_ctrl_t), ar->dev[i]);
+    }
+    return PSC_CU(ctx, cuMemcpyHtoD, (ar->ctrl[i], &zero, sizeof(zero)));
+}
+
+/* Rank i's buffers and control words on its GPU, the buffers all sentinel. */
+static psc_status_t psc__ar_alloc(psc_allreduce_t *ar, int i)
+{
+    psc_context_t *ctx = ar->ctx;
+    uint64_t bytes = 3ull * (uint64_t)ar->n * ar->slot_bytes;
+    psc_status_t st;
+
+    if ((st = psc__ar_ctrl_alloc(ar, i)) != PSC_OK)
         return st;
-    return PSC_OK;
+    if (ctx->cu.p_cuMemAlloc(&ar->lbuf[i], (size_t)bytes) != CUDA_SUCCESS) {
+        ar->lbuf[i] = 0;
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_create: %llu B of buffers on GPU %d do not fit: "
+                         "accepted a smaller max_bytes (the buffers take 3 x ranks x min(max_bytes, %llu MiB) per GPU)",
+                         (unsigned long long)bytes, ar->dev[i], PSC__AR_SLOT_MAX >> 20);
+    }
+    return psc__ar_fill(ctx, ar->dev[i], ar->lbuf[i], bytes);
+}
+
+void psc__ar_link(psc_allreduce_t *ar)
+{
+    psc_context_t *ctx = ar->ctx;
+
+    ar->next = ctx->allreduces;
+    if (ctx->allreduces)
+        ctx->allreduces->prev = ar;
+    ctx->allreduces = ar;
+}
+
+void psc__ar_free(psc_allreduce_t *ar)
+{
+    psc_context_t *ctx = ar->ctx;
+
+    psc__guard_enter(ctx);
+    psc__ar_release(ar);
+    psc__guard_leave(ctx, PSC_OK);
+    free(ar);
 }
 
 /* Peer access from every rank's GPU to every other's, noting how the caller had it. */
@@ -149,8 +192,8 @@ psc_status_t psc_allreduce_create(psc_context_t *ctx, const int *devices, int nd
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_create: accepted 1 to %d GPUs and a place for the group",
                          PSC_AR_MAX_RANKS);
     if (max_bytes < 16 || max_bytes > PSC__AR_MAX_BYTES)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_create: max_bytes %zu: accepted 16 B to %llu MiB",
-                         max_bytes, PSC__AR_MAX_BYTES >> 20);
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_create: max_bytes %zu: accepted 16 B to 1 TiB",
+                         max_bytes);
     for (int i = 0; i < ndev; i++) {
         if (!psc__valid_gpu(ctx, devices[i]))
             return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_create: GPU %d does not exist (accepted 0 to %d)",
@@ -163,7 +206,7 @@ psc_status_t psc_allreduce_create(psc_context_t *ctx, const int *devices, int nd
     if (!(ar = calloc(1, sizeof(*ar))))
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
     ar->ctx = ctx;
-    ar->n = ndev;
+    ar->n = ar->nlocal = ndev;
     memcpy(ar->dev, devices, (size_t)ndev * sizeof(int));
     memset(ar->peer_was, -1, sizeof(ar->peer_was));
     ar->max_bytes = max_bytes;
@@ -171,7 +214,7 @@ psc_status_t psc_allreduce_create(psc_context_t *ctx, const int *devices, int nd
     for (int i = 0; i < ndev; i++) /* the smallest GPU's SM count: every rank's grid the same and resident */
         if (!ar->sms || (unsigned)ctx->info[devices[i]].sm_count < ar->sms)
             ar->sms = ctx->info[devices[i]].sm_count > 0 ? (unsigned)ctx->info[devices[i]].sm_count : 1;
-    ar->slot_bytes = (max_bytes + 15) / 16 * 16;
+    ar->slot_bytes = psc__ar_slot_bytes(max_bytes);
     psc__guard_enter(ctx);
     for (int i = 0; i < ndev && st == PSC_OK; i++)
         if ((st = psc__gpu_use(ctx, devices[i])) == PSC_OK)
@@ -185,10 +228,7 @@ psc_status_t psc_allreduce_create(psc_context_t *ctx, const int *devices, int nd
         free(ar);
         return st;
     }
-    ar->next = ctx->allreduces;
-    if (ctx->allreduces)
-        ctx->allreduces->prev = ar;
-    ctx->allreduces = ar;
+    psc__ar_link(ar);
     *out = ar;
     return PSC_OK;
 }
@@ -206,6 +246,8 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
 {
     psc_context_t *ctx = ar ? ar->ctx : NULL;
     size_t es = dtype == PSC_AR_FLOAT32 ? 4 : dtype == PSC_AR_FLOAT16 || dtype == PSC_AR_BFLOAT16 ? 2 : 0;
+    uint64_t nvec, slot_vec, last_nvec;
+    unsigned blocks;
     psc_status_t st = PSC_OK;
 
     if (!ar)
@@ -213,33 +255,40 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
     if (ar->broken[0])
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: %s: accepted a new group", ar->broken);
     if (!recv || !send || !streams)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: accepted arrays of a recv, send and stream per rank");
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: accepted arrays of a recv, send and stream per rank "
+                         "of the group in this process");
     if (!es)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: type %d: accepted PSC_AR_FLOAT32, PSC_AR_FLOAT16, "
                          "PSC_AR_BFLOAT16", dtype);
     if (count > ar->max_bytes / es)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: %zu elements of %zu B: accepted up to the group's "
                          "%llu B", count, es, (unsigned long long)ar->max_bytes);
-    for (int i = 0; i < ar->n; i++) {
+    for (int i = 0; i < ar->nlocal; i++) {
         uintptr_t r0 = (uintptr_t)recv[i], s0 = (uintptr_t)send[i], len = (uintptr_t)(count * es);
 
         if (!recv[i] || !send[i] || (r0 | s0) % 16)
             return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's buffers: accepted 16-byte aligned "
-                             "device addresses", i);
+                             "device addresses", ar->first + i);
         if (r0 != s0 && r0 < s0 + len && s0 < r0 + len)
             return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's buffers overlap: accepted the same "
-                             "address (in place) or apart", i);
+                             "address (in place) or apart", ar->first + i);
         if (psc__ar_stream_gpu(ctx, streams[i]) != ar->dev[i])
             return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's stream: accepted a stream of GPU %d's "
-                             "primary context (not NULL)", i, ar->dev[i]);
+                             "primary context (not NULL)", ar->first + i, ar->dev[i]);
     }
     if (count == 0)
         return PSC_OK;
+    nvec = ((uint64_t)count * es + 15) / 16;
+    slot_vec = ar->slot_bytes / 16;
+    last_nvec = nvec - (nvec - 1) / slot_vec * slot_vec; /* the last piece's */
+    /* every rank the same grid, from the first piece's size and the previous call's last (which it clears) */
+    blocks = psc__ar_blocks(nvec < slot_vec ? (nvec > ar->last_nvec ? nvec : ar->last_nvec)
+                                            : slot_vec,
+                            ar->sms);
     psc__guard_enter(ctx);
-    for (int i = 0; i < ar->n && st == PSC_OK; i++) {
+    for (int i = 0; i < ar->nlocal && st == PSC_OK; i++) {
         psc_ar_args_t a;
         void *params[] = {&a};
-        uint64_t nvec = ((uint64_t)count * es + 15) / 16;
 
         memset(&a, 0, sizeof(a));
         for (int r = 0; r < ar->n; r++)
@@ -251,18 +300,16 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
         a.slot_bytes = ar->slot_bytes;
         a.timeout_ns = (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull;
         a.nranks = (uint32_t)ar->n;
-        a.rank = (uint32_t)i;
+        a.rank = (uint32_t)(ar->first + i);
         a.dtype = (uint32_t)dtype;
-        /* every rank the same grid, from this call's size and the previous one's (which it clears) */
         if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
-            st = psc__launch_on(ctx, streams[i], ctx->gpu[ar->dev[i]].fn_ar_oneshot,
-                                psc__ar_blocks(nvec > ar->last_nvec ? nvec : ar->last_nvec, ar->sms), PSC_AR_THREADS,
-                                params);
+            st = psc__launch_on(ctx, streams[i], ctx->gpu[ar->dev[i]].fn_ar_oneshot, blocks, PSC_AR_THREADS, params);
         if (st != PSC_OK && i > 0) /* the ranks before wait for this one in vain: the group is done */
-            snprintf(ar->broken, sizeof(ar->broken), "rank %d's launch failed after ranks 0..%d were enqueued (%.120s)",
-                     i, i - 1, ctx->last_error);
+            snprintf(ar->broken, sizeof(ar->broken), "rank %d's launch failed after ranks %d..%d were enqueued (%.120s)",
+                     ar->first + i, ar->first, ar->first + i - 1, ctx->last_error);
     }
-    ar->last_nvec = st == PSC_OK ? ((uint64_t)count * es + 15) / 16 : ar->last_nvec;
+    if (st == PSC_OK)
+        ar->last_nvec = last_nvec;
     return psc__guard_leave(ctx, st);
 }
 
@@ -274,7 +321,7 @@ psc_status_t psc_allreduce_check(psc_allreduce_t *ar)
     if (!ar)
         return PSC_ERR_INVALID;
     psc__guard_enter(ctx);
-    for (int i = 0; i < ar->n && st == PSC_OK; i++) {
+    for (int i = 0; i < ar->nlocal && st == PSC_OK; i++) {
         psc_ar_ctrl_t c;
 
         if ((st = psc__gpu_use(ctx, ar->dev[i])) != PSC_OK ||
@@ -283,7 +330,7 @@ psc_status_t psc_allreduce_check(psc_allreduce_t *ar)
         if (c.err)
             st = psc__fail(ctx, PSC_ERR_TIMEOUT, "psc_allreduce: rank %d (GPU %d) gave up waiting for rank %u's data "
                            "in call %u: every rank must make the same calls in the same order, one at a time; the "
-                           "group must be destroyed", i, ar->dev[i], c.err_rank, c.err_seq + 1);
+                           "group must be destroyed", ar->first + i, ar->dev[i], c.err_rank, c.err_seq + 1);
     }
     return psc__guard_leave(ctx, st);
 }
@@ -301,10 +348,7 @@ void psc_allreduce_destroy(psc_allreduce_t *ar)
         ctx->allreduces = ar->next;
     if (ar->next)
         ar->next->prev = ar->prev;
-    psc__guard_enter(ctx);
-    psc__ar_release(ar);
-    psc__guard_leave(ctx, PSC_OK);
-    free(ar);
+    psc__ar_free(ar);
 }
 
 void psc__allreduce_destroy_all(psc_context_t *ctx)
@@ -319,7 +363,7 @@ psc_status_t psc__allreduce_buffers(const psc_allreduce_t *ar, int rank, uint64_
     if (!ar || rank < 0 || rank >= ar->n)
         return PSC_ERR_INVALID;
     *lbuf = ar->lbuf[rank];
-    *ctrl = ar->ctrl[rank];
+    *ctrl = rank >= ar->first && rank < ar->first + ar->nlocal ? ar->ctrl[rank - ar->first] : 0;
     *slot_bytes = ar->slot_bytes;
     return PSC_OK;
 }

@@ -618,14 +618,6 @@ static psc_status_t psc__open_comms(psc_coll_exec_t *x)
     return st;
 }
 
-/* TEMPORARY (remove once psc_allreduce_join is on main): a build without it has no processes' group. */
-#pragma weak psc_allreduce_join
-
-int psc__coll_own_joins(void)
-{
-    return psc_allreduce_join != NULL;
-}
-
 /* The group's processes meet through the run's allgather: the same call, the same order. */
 static psc_status_t psc__open_group(psc_coll_exec_t *x)
 {
@@ -642,8 +634,7 @@ static psc_status_t psc__open_group(psc_coll_exec_t *x)
         ap.proc = p->proc;
         ap.arg = p->arg;
         ap.allgather = p->allgather;
-        st = psc_allreduce_join ? psc_allreduce_join(x->ctx, x->dev[0], &ap, max, &x->ar)
-                                : psc__fail(x->ctx, PSC_ERR_UNSUPPORTED, "psc_allreduce_join: not in this build");
+        st = psc_allreduce_join(x->ctx, x->dev[0], &ap, max, &x->ar);
     } else {
         st = psc_allreduce_create(x->ctx, x->dev, x->nlocal, max, &x->ar);
     }
@@ -667,7 +658,15 @@ psc_status_t psc__coll_exec_open(psc_coll_exec_t *x)
     if (x->use_nccl && (st = psc__open_comms(x)) != PSC_OK)
         return st;
     /* join reports the same status in every process: nothing more to agree on */
-    return x->want_own ? psc__open_group(x) : PSC_OK;
+    if (!x->want_own || (st = psc__open_group(x)) == PSC_OK)
+        return PSC_OK;
+    /* a machine where the group cannot be (no peer access, no IPC): NCCL's rows alone, the reason kept */
+    if (st == PSC_ERR_UNSUPPORTED && x->use_nccl) {
+        snprintf(x->own_not_run, sizeof(x->own_not_run), "%s", psc_context_last_error(x->ctx));
+        x->want_own = 0;
+        return PSC_OK;
+    }
+    return st;
 }
 
 /*

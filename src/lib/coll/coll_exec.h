@@ -32,6 +32,7 @@ typedef struct {
     int use_nccl;                        /* NCCL loaded, communicators made: some row is NCCL's */
     int want_own;                        /* some row is p2pscope's: the group below is made */
     psc_allreduce_t *ar;                 /* p2pscope's all-reduce over the run's ranks (this process's part) */
+    char own_not_run[256];               /* why the group could not be made (its rows left out); "" */
     int timing;                          /* a timed loop runs: psc__coll_wait leaves the group's check for after it */
     int nlocal;                          /* ranks (GPUs) of this process */
     int nranks, first_rank;              /* every rank; this process's first */
@@ -49,9 +50,6 @@ typedef struct {
     const psc_coll_shape_t *sh;          /* the operation in hand, for messages */
     const char *stage;                   /* "the timed loop", ... for messages */
 } psc_coll_exec_t;
-
-/* TEMPORARY: whether this build has psc_allreduce_join (the group of one GPU per process). */
-int psc__coll_own_joins(void);
 
 /* Streams, buffers and (per_op) events on every local GPU, then the communicators and p2pscope's group. */
 psc_status_t psc__coll_exec_open(psc_coll_exec_t *x);

@@ -100,7 +100,7 @@ static psc_status_t psc__plan_own(psc_context_t *ctx, const psc_coll_opts_t *o, 
                                   psc_coll_plan_t *pl)
 {
     int nprocs = o->procs ? o->procs->nprocs : 1, ranks_ok = nranks <= PSC_COLL_OWN_MAX_RANKS &&
-                                                             (nprocs < 2 || (nlocal == 1 && psc__coll_own_joins()));
+                                                             (nprocs < 2 || nlocal == 1);
     int ndt = 0, nop = 0;
 
     pl->nccl = (o->impls & PSC_COLL_IMPL_NCCL) != 0;
@@ -476,7 +476,8 @@ static void psc__peers(psc_coll_state_t *s, int restore)
 static psc_status_t psc__rows(psc_coll_state_t *s, const psc_coll_plan_t *pl, int t, int op, int r, double sum[2],
                               int nbw[2])
 {
-    const int impls[2] = {PSC_COLL_IMPL_NCCL, PSC_COLL_IMPL_P2PSCOPE}, use[2] = {pl->nccl, pl->own[t][op]};
+    const int impls[2] = {PSC_COLL_IMPL_NCCL, PSC_COLL_IMPL_P2PSCOPE};
+    const int use[2] = {pl->nccl, pl->own[t][op] && s->x.want_own};
     psc_coll_report_t *rep = s->rep;
     psc_status_t st;
 
@@ -516,6 +517,7 @@ static psc_status_t psc__run(psc_coll_state_t *s, const psc_coll_plan_t *pl)
                     return st;
     /* nccl-tests' average is NCCL's: p2pscope's rows have their own */
     rep->own_avg_busbw_gbs = nbw[1] ? sum[1] / nbw[1] : 0;
+    snprintf(rep->own_not_run, sizeof(rep->own_not_run), "%s", s->x.own_not_run);
     rep->avg_busbw_gbs = nbw[0] ? sum[0] / nbw[0] : rep->own_avg_busbw_gbs;
     return PSC_OK;
 }

@@ -1,0 +1,48 @@
+/*
+ * A group of the all-reduce (allreduce.c makes it from GPUs of this process,
+ * allreduce_join.c from one GPU in each of several processes): what both
+ * and the calls share.
+ */
+#ifndef PSC_ALLREDUCE_AR_GROUP_H
+#define PSC_ALLREDUCE_AR_GROUP_H
+
+#include "allreduce/ar_args.h"
+#include "internal.h"
+
+#define PSC__AR_MAX_BYTES (1ull << 40)  /* the largest call per rank */
+#define PSC__AR_SLOT_MAX (8ull << 20)   /* the largest slot: larger calls go through it in pieces */
+
+struct psc_allreduce {
+    psc_context_t *ctx;
+    struct psc_allreduce *prev, *next;  /* ctx->allreduces */
+    int n;                              /* ranks in the group */
+    int nlocal, first;                  /* ranks first..first+nlocal-1 are this process's */
+    int joined;                         /* made by psc_allreduce_join: the buffers are shares */
+    int dev[PSC_AR_MAX_RANKS];          /* local rank i's GPU */
+    uint64_t max_bytes;                 /* per rank and call, as asked */
+    uint64_t slot_bytes;                /* max_bytes rounded up to 16, at most PSC__AR_SLOT_MAX */
+    CUdeviceptr lbuf[PSC_AR_MAX_RANKS]; /* rank r's buffers (every rank), as this process addresses them */
+    CUdeviceptr ctrl[PSC_AR_MAX_RANKS]; /* local rank i's psc_ar_ctrl_t */
+    psc_share_t *share[PSC_AR_MAX_RANKS]; /* a joined group: rank r's buffers, exported (own) or imported */
+    signed char peer_was[PSC_AR_MAX_RANKS][PSC_AR_MAX_RANKS]; /* the caller's peer access before; -1 untouched */
+    uint64_t last_nvec;                 /* the previous call's last piece's vectors: the next call clears them */
+    unsigned sms;                       /* blocks at most: the smallest SM count of the group's GPUs */
+    char broken[256];                   /* why calls are refused (a launch failed part way); "" none */
+};
+
+/* The slot for calls of up to max_bytes: rounded up to 16 B, at most PSC__AR_SLOT_MAX. */
+uint64_t psc__ar_slot_bytes(uint64_t max_bytes);
+
+/* Fill bytes at p on GPU gpu with the sentinel, and wait for it. */
+psc_status_t psc__ar_fill(psc_context_t *ctx, int gpu, CUdeviceptr p, uint64_t bytes);
+
+/* Local rank i's control words on its GPU, zero. */
+psc_status_t psc__ar_ctrl_alloc(psc_allreduce_t *ar, int i);
+
+/* Release what a group holds (unlinked, or never linked) and free it. */
+void psc__ar_free(psc_allreduce_t *ar);
+
+/* Link a made group into ctx->allreduces (destroyed with the context). */
+void psc__ar_link(psc_allreduce_t *ar);
+
+#endif

@@ -1,0 +1,254 @@
+/*
+ * psc_allreduce_join on the machine's GPUs: two processes (forked here, each
+ * with its own context), one GPU each where there are two, else both on GPU 0
+ * (their kernels then take turns: slow, still exact). Exact sums in both for
+ * each type, in and out of place, mixed sizes, a call in pieces; a CUDA graph
+ * of calls replayed in each process; a process that never calls makes the
+ * other give up with the rank named. Prints the time per call of both ways
+ * (meaningful with two GPUs). Skipped only without a driver or GPU.
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coll/coll_values.h"
+#include "gpu_common.h"
+#include "internal.h"
+#include "proc_group.h"
+
+#define BIG ((17u << 20) + 64)
+
+static size_t esize(int dt) { return dt == PSC_AR_FLOAT32 ? 4 : 2; }
+
+static int say(int proc, const char *what, psc_context_t *ctx)
+{
+    fprintf(stderr, "process %d: %s: %s\n", proc, what, ctx ? psc_context_last_error(ctx) : "");
+    return 1;
+}
+
+typedef struct {
+    psc_context_t *ctx;
+    psc_allreduce_t *ar;
+    CUstream s;
+    CUdeviceptr in, out;
+    unsigned char *host;
+    int proc, nprocs;
+} rank_t;
+
+static int rank_open(rank_t *k, psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs,
+                     size_t max_bytes)
+{
+    memset(k, 0, sizeof(*k));
+    gpu %= psc_device_count(ctx); /* more processes than GPUs: they share */
+    k->ctx = ctx;
+    k->proc = proc;
+    k->nprocs = nprocs;
+    if (!(k->host = malloc(BIG)) || psc__gpu_use(ctx, gpu) != PSC_OK ||
+        ctx->cu.p_cuStreamCreate(&k->s, CU_STREAM_NON_BLOCKING) || ctx->cu.p_cuMemAlloc(&k->in, BIG) ||
+        ctx->cu.p_cuMemAlloc(&k->out, BIG))
+        return say(proc, "setup", NULL);
+    if (psc_allreduce_join(ctx, gpu, procs, max_bytes, &k->ar) != PSC_OK)
+        return say(proc, "psc_allreduce_join", ctx);
+    return 0;
+}
+
+static void rank_close(rank_t *k)
+{
+    psc_allreduce_destroy(k->ar);
+    free(k->host);
+}
+
+/* This rank's input for (dt, count, seed) on the GPU, waited for. */
+static int put_input(rank_t *k, int dt, size_t count, uint32_t seed)
+{
+    for (size_t j = 0; j < count; j++) {
+        uint64_t b = psc__coll_to_bits(dt, (double)psc__coll_input(PSC_OP_SUM, dt, k->nprocs, k->proc, j, seed));
+
+        memcpy(k->host + j * esize(dt), &b, esize(dt));
+    }
+    /* a pageable copy returns once staged: wait for it (the legacy stream) before the rank's stream reads */
+    if (k->ctx->cu.p_cuStreamSynchronize(k->s) != CUDA_SUCCESS ||
+        k->ctx->cu.p_cuMemcpyHtoD(k->in, k->host, count * esize(dt)) != CUDA_SUCCESS ||
+        k->ctx->cu.p_cuStreamSynchronize(NULL) != CUDA_SUCCESS)
+        return say(k->proc, "input", NULL);
+    return 0;
+}
+
+static int expect_sums(rank_t *k, CUdeviceptr out, int dt, size_t count, uint32_t seed)
+{
+    if (k->ctx->cu.p_cuStreamSynchronize(k->s) != CUDA_SUCCESS ||
+        k->ctx->cu.p_cuMemcpyDtoH(k->host, out, count * esize(dt)) != CUDA_SUCCESS)
+        return say(k->proc, "result", NULL);
+    for (size_t j = 0; j < count; j++) {
+        uint64_t want = psc__coll_to_bits(dt, psc__coll_reduced(PSC_OP_SUM, dt, k->nprocs, j, seed)), got = 0;
+
+        memcpy(&got, k->host + j * esize(dt), esize(dt));
+        if (got != want) {
+            fprintf(stderr, "process %d: type %d count %zu element %zu: 0x%llx, expected 0x%llx\n", k->proc, dt,
+                    count, j, (unsigned long long)got, (unsigned long long)want);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int sum(rank_t *k, CUdeviceptr out, int dt, size_t count)
+{
+    void *r = (void *)(uintptr_t)out;
+    const void *snd = (const void *)(uintptr_t)k->in;
+
+    return psc_allreduce_sum(k->ar, &r, &snd, count, dt, &k->s, 5000) == PSC_OK ? 0
+                                                                                : say(k->proc, "psc_allreduce_sum", k->ctx);
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+/* Every type, in and out of place, mixed sizes each checked, a call in three pieces. */
+static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
+{
+    static const int types[] = {PSC_AR_FLOAT32, PSC_AR_FLOAT16, PSC_AR_BFLOAT16};
+    int calls = getenv("PSC_TEST_QUICK") ? 30 : 600, rc;
+    uint32_t x = 4242;
+    rank_t k;
+
+    if ((rc = rank_open(&k, ctx, proc, nprocs, gpu, procs, BIG)) != 0)
+        return rc;
+    for (int c = 0; c < calls && rc == 0; c++) {
+        int dt = types[c % 3];
+        size_t count;
+
+        x = x * 1103515245u + 12345u;
+        count = 1 + (x >> 8) % (c % 5 == 0 ? (1u << 20) : 8192);
+        if ((rc = put_input(&k, dt, count, (uint32_t)c)) == 0 && (rc = sum(&k, c % 2 ? k.in : k.out, dt, count)) == 0)
+            rc = expect_sums(&k, c % 2 ? k.in : k.out, dt, count, (uint32_t)c);
+    }
+    if (rc == 0 && (rc = put_input(&k, PSC_AR_FLOAT32, BIG / 4, 7)) == 0 && (rc = sum(&k, k.out, PSC_AR_FLOAT32, BIG / 4)) == 0)
+        rc = expect_sums(&k, k.out, PSC_AR_FLOAT32, BIG / 4, 7);
+    if (rc == 0 && psc_allreduce_check(k.ar) != PSC_OK)
+        rc = say(proc, "psc_allreduce_check", ctx);
+    psc_test_procs_barrier(procs); /* no process frees its buffers while another still works on them */
+    rank_close(&k);
+    return rc;
+}
+
+/* Eager calls and a replayed graph of 20, timed, for 8 B to 32 KiB (and 64 MiB eager); the graph's checked. */
+static int role_time(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
+{
+    psc_cuda_t *cu = &ctx->cu;
+    rank_t k;
+    int rc;
+
+    if ((rc = rank_open(&k, ctx, proc, nprocs, gpu, procs, BIG)) != 0)
+        return rc;
+    for (size_t bytes = 8; bytes <= 32768 && rc == 0; bytes *= 4) {
+        size_t count = bytes / 4;
+        CUgraph g = NULL;
+        CUgraphExec e = NULL;
+        double t0, eager, graph;
+
+        if ((rc = put_input(&k, PSC_AR_FLOAT32, count, (uint32_t)bytes)) != 0)
+            break;
+        for (int w = 0; w < 50 && rc == 0; w++)
+            rc = sum(&k, k.out, PSC_AR_FLOAT32, count);
+        cu->p_cuStreamSynchronize(k.s);
+        psc_test_procs_barrier(procs);
+        t0 = now_us();
+        for (int c = 0; c < 1000 && rc == 0; c++)
+            rc = sum(&k, k.out, PSC_AR_FLOAT32, count);
+        cu->p_cuStreamSynchronize(k.s);
+        eager = (now_us() - t0) / 1000;
+        if (rc || cu->p_cuStreamBeginCapture(k.s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
+            return rc ? rc : say(proc, "cuStreamBeginCapture", NULL);
+        for (int c = 0; c < 20 && rc == 0; c++)
+            rc = sum(&k, k.out, PSC_AR_FLOAT32, count);
+        if (cu->p_cuStreamEndCapture(k.s, &g) != CUDA_SUCCESS || cu->p_cuGraphInstantiateWithFlags(&e, g, 0))
+            return say(proc, "graph", NULL);
+        cu->p_cuStreamSynchronize(k.s);
+        psc_test_procs_barrier(procs);
+        t0 = now_us();
+        for (int l = 0; l < 50 && rc == 0; l++)
+            if (cu->p_cuGraphLaunch(e, k.s) != CUDA_SUCCESS)
+                rc = say(proc, "cuGraphLaunch", NULL);
+        cu->p_cuStreamSynchronize(k.s);
+        graph = (now_us() - t0) / 1000;
+        if (rc == 0)
+            rc = expect_sums(&k, k.out, PSC_AR_FLOAT32, count, (uint32_t)bytes);
+        if (proc == 0)
+            printf("allreduce %d processes (%s) %6zu B: eager %.2f us per call, graph replay %.2f us per call\n",
+                   nprocs, psc_device_count(ctx) < nprocs ? "sharing one GPU" : "a GPU each",
+                   bytes, eager, graph);
+        cu->p_cuGraphExecDestroy(e);
+        cu->p_cuGraphDestroy(g);
+    }
+    if (rc == 0 && psc_allreduce_check(k.ar) != PSC_OK)
+        rc = say(proc, "psc_allreduce_check", ctx);
+    psc_test_procs_barrier(procs);
+    rank_close(&k);
+    return rc;
+}
+
+/* The last process never calls: the others give up within the timeout, naming it; nobody hangs. */
+static int role_silent(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
+{
+    rank_t k;
+    int rc;
+
+    if ((rc = rank_open(&k, ctx, proc, nprocs, gpu, procs, 4096)) != 0)
+        return rc;
+    if (proc != nprocs - 1) {
+        void *r = (void *)(uintptr_t)k.out;
+        const void *snd = (const void *)(uintptr_t)k.in;
+        char want[64];
+
+        for (int c = 0; c < 3 && rc == 0; c++)
+            if (psc_allreduce_sum(k.ar, &r, &snd, 256, PSC_AR_FLOAT32, &k.s, 200) != PSC_OK)
+                rc = say(proc, "psc_allreduce_sum", ctx);
+        if (rc == 0 && ctx->cu.p_cuStreamSynchronize(k.s) != CUDA_SUCCESS)
+            rc = say(proc, "cuStreamSynchronize", NULL);
+        snprintf(want, sizeof(want), "waiting for rank %d's data in call 1", nprocs - 1);
+        if (rc == 0 && (psc_allreduce_check(k.ar) != PSC_ERR_TIMEOUT || !strstr(psc_context_last_error(ctx), want)))
+            rc = say(proc, "no timeout naming the silent rank", ctx);
+    }
+    psc_test_procs_barrier(procs);
+    rank_close(&k);
+    return rc;
+}
+
+static psc_context_t *open_gpu(int *code)
+{
+    psc_status_t st;
+    psc_context_t *ctx = psc_test_open(&st);
+
+    *code = ctx ? 0 : psc_test_skippable(st) ? PSC_TEST_SKIP : 1;
+    return ctx;
+}
+
+int main(void)
+{
+    static const int gpus[2] = {0, 1}; /* on a machine with one GPU, both on it (rank_open) */
+    int rc = 0;
+    struct {
+        const char *name;
+        psc_test_role_t role;
+    } runs[] = {{"sums", role_sums}, {"time", role_time}, {"silent", role_silent}};
+
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        rc = psc_test_run_procs(runs[i].role, 2, gpus, open_gpu, 300);
+        if (rc == PSC_TEST_SKIP)
+            return PSC_TEST_SKIP;
+        printf("%s %s\n", rc ? "FAILED" : "ok", runs[i].name);
+        if (rc)
+            return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,242 @@
+/*
+ * psc_allreduce_join on the fake driver: groups of processes (forked here),
+ * one fake GPU each, their buffers shared by the fake's legacy IPC (memfd
+ * memory every process maps), the kernel run by each process's job thread.
+ * Pinned: exact, bit-identical sums in every process for each type, in and
+ * out of place, calls of mixed sizes one after another and in pieces; two
+ * processes on one GPU; every process refusing the same way when they
+ * disagree; a process that never calls makes the others give up with the
+ * rank named, and nobody hangs.
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "coll/coll_values.h"
+#include "fake_context.h"
+#include "internal.h"
+#include "proc_group.h"
+
+static size_t esize(int dt) { return dt == PSC_AR_FLOAT32 ? 4 : 2; }
+
+/* A process's part of a scenario; 0 on success, else a line on stderr and 1. */
+static int say(int proc, const char *what, psc_context_t *ctx)
+{
+    fprintf(stderr, "process %d: %s: %s\n", proc, what, ctx ? psc_context_last_error(ctx) : "");
+    return 1;
+}
+
+/* Sum count elements of dt (seed) in this process's rank and check every element exactly. */
+static int sum_and_check(psc_context_t *ctx, psc_allreduce_t *ar, CUstream s, CUdeviceptr in, CUdeviceptr out,
+                         int proc, int nprocs, int dt, size_t count, uint32_t seed)
+{
+    unsigned char *pi = (unsigned char *)(uintptr_t)in, *po = (unsigned char *)(uintptr_t)out;
+    void *r = po;
+    const void *snd = pi;
+
+    for (size_t j = 0; j < count; j++) {
+        uint64_t b = psc__coll_to_bits(dt, (double)psc__coll_input(PSC_OP_SUM, dt, nprocs, proc, j, seed));
+
+        memcpy(pi + j * esize(dt), &b, esize(dt));
+    }
+    if (psc_allreduce_sum(ar, &r, &snd, count, dt, &s, 5000) != PSC_OK)
+        return say(proc, "psc_allreduce_sum", ctx);
+    if (ctx->cu.p_cuStreamSynchronize(s) != CUDA_SUCCESS)
+        return say(proc, "cuStreamSynchronize", NULL);
+    for (size_t j = 0; j < count; j++) {
+        uint64_t want = psc__coll_to_bits(dt, psc__coll_reduced(PSC_OP_SUM, dt, nprocs, j, seed)), got = 0;
+
+        memcpy(&got, po + j * esize(dt), esize(dt));
+        if (got != want) {
+            fprintf(stderr, "process %d: type %d count %zu element %zu: 0x%llx, expected 0x%llx\n", proc, dt, count,
+                    j, (unsigned long long)got, (unsigned long long)want);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+#define BIG ((17u << 20) + 64)
+
+/* Mixed types, sizes, in and out of place, a call in three pieces. */
+static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
+{
+    static const int types[] = {PSC_AR_FLOAT32, PSC_AR_FLOAT16, PSC_AR_BFLOAT16};
+    psc_allreduce_t *ar = NULL;
+    CUdeviceptr in = 0, out = 0;
+    CUstream s = NULL;
+    uint32_t x = 777;
+    int rc = 0;
+
+    if (psc__gpu_use(ctx, gpu) != PSC_OK || ctx->cu.p_cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) ||
+        ctx->cu.p_cuMemAlloc(&in, BIG) || ctx->cu.p_cuMemAlloc(&out, BIG))
+        return say(proc, "setup", NULL);
+    if (psc_allreduce_join(ctx, gpu, procs, BIG, &ar) != PSC_OK)
+        return say(proc, "psc_allreduce_join", ctx);
+    for (int k = 0; k < 60 && rc == 0; k++) {
+        int dt = types[k % 3];
+        size_t count;
+
+        x = x * 1103515245u + 12345u;
+        count = 1 + (x >> 8) % 5000;
+        rc = sum_and_check(ctx, ar, s, in, k % 2 ? in : out, proc, nprocs, dt, count, (uint32_t)k);
+    }
+    if (rc == 0)
+        rc = sum_and_check(ctx, ar, s, in, out, proc, nprocs, PSC_AR_FLOAT32, BIG / 4, 99);
+    if (rc == 0)
+        rc = sum_and_check(ctx, ar, s, in, in, proc, nprocs, PSC_AR_BFLOAT16, 9, 100);
+    if (rc == 0 && psc_allreduce_check(ar) != PSC_OK)
+        rc = say(proc, "psc_allreduce_check", ctx);
+    psc_allreduce_destroy(ar);
+    return rc;
+}
+
+/* Process 1 asks another max_bytes: every process refuses, naming it. */
+static int role_disagree(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
+{
+    psc_allreduce_t *ar = (psc_allreduce_t *)(uintptr_t)1;
+    psc_status_t st = psc_allreduce_join(ctx, gpu, procs, proc == 1 ? 8192 : 4096, &ar);
+
+    (void)nprocs;
+    if (st != PSC_ERR_INVALID || !strstr(psc_context_last_error(ctx), "process 1 asked max_bytes 8192") ||
+        ar != (psc_allreduce_t *)(uintptr_t)1)
+        return say(proc, "a disagreement not refused as expected", ctx);
+    return 0;
+}
+
+/* The last process joins but never calls: the others give up, naming it; nobody hangs. */
+static int role_one_never_calls(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
+{
+    psc_allreduce_t *ar = NULL;
+    CUdeviceptr in = 0;
+    CUstream s = NULL;
+    char want[64];
+    int rc = 0;
+
+    if (psc__gpu_use(ctx, gpu) != PSC_OK || ctx->cu.p_cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) ||
+        ctx->cu.p_cuMemAlloc(&in, 4096))
+        return say(proc, "setup", NULL);
+    if (psc_allreduce_join(ctx, gpu, procs, 4096, &ar) != PSC_OK)
+        return say(proc, "psc_allreduce_join", ctx);
+    if (proc != nprocs - 1) {
+        void *r = (void *)(uintptr_t)in;
+        const void *snd = r;
+
+        memset(r, 0, 4096);
+        for (int k = 0; k < 3 && rc == 0; k++) /* the later calls do nothing: no wait of their own */
+            if (psc_allreduce_sum(ar, &r, &snd, 256, PSC_AR_FLOAT32, &s, 100) != PSC_OK)
+                rc = say(proc, "psc_allreduce_sum", ctx);
+        if (rc == 0 && ctx->cu.p_cuStreamSynchronize(s) != CUDA_SUCCESS)
+            rc = say(proc, "cuStreamSynchronize", NULL);
+        snprintf(want, sizeof(want), "waiting for rank %d's data in call 1", nprocs - 1);
+        if (rc == 0 && (psc_allreduce_check(ar) != PSC_ERR_TIMEOUT || !strstr(psc_context_last_error(ctx), want)))
+            rc = say(proc, "no timeout naming the missing rank", ctx);
+    }
+    psc_test_procs_barrier(procs); /* the silent one stays until the others are done with its buffers */
+    psc_allreduce_destroy(ar);
+    return rc;
+}
+
+static psc_context_t *open_fake(int *code)
+{
+    psc_context_t *ctx = NULL;
+    char err[256];
+
+    psc_test_fake_driver("contexts", "3");
+    setenv("FAKE_CUDA_UUID", "7", 1); /* GPUs with UUIDs, which share messages name */
+    if (psc_context_create(&ctx, err, sizeof(err)) != PSC_OK) {
+        fprintf(stderr, "psc_context_create: %s\n", err);
+        *code = 1;
+        return NULL;
+    }
+    return ctx;
+}
+
+/* Run role in nprocs forked processes on the GPUs listed; every one must exit 0. */
+static void run_procs(psc_test_role_t role, int nprocs, const int *gpus)
+{
+    assert_int_equal(psc_test_run_procs(role, nprocs, gpus, open_fake, 60), 0);
+}
+
+static int setup(void **state) { return psc_test_open_fake_gpus(state, "3"); }
+
+static void test_three_processes_sum(void **state)
+{
+    static const int gpus[] = {0, 1, 2};
+
+    (void)state;
+    run_procs(role_sums, 3, gpus);
+}
+
+static void test_two_processes_share_a_gpu(void **state)
+{
+    static const int gpus[] = {1, 1};
+
+    (void)state;
+    run_procs(role_sums, 2, gpus);
+}
+
+static void test_one_process(void **state)
+{
+    static const int gpus[] = {2};
+
+    (void)state;
+    run_procs(role_sums, 1, gpus);
+}
+
+static void test_disagreement_refused_everywhere(void **state)
+{
+    static const int gpus[] = {0, 1, 2};
+
+    (void)state;
+    run_procs(role_disagree, 3, gpus);
+}
+
+static void test_silent_process_times_out(void **state)
+{
+    static const int gpus[] = {0, 1, 2};
+
+    (void)state;
+    run_procs(role_one_never_calls, 3, gpus);
+}
+
+static void test_refusals(void **state)
+{
+    psc_ar_procs_t bad = {2, 2, NULL, psc_test_allgather}, none = {2, 0, NULL, NULL};
+    psc_allreduce_t *ar = (psc_allreduce_t *)(uintptr_t)1;
+    psc_test_proc_t pa = {NULL, 1, 0};
+    psc_ar_procs_t one = {1, 0, &pa, psc_test_allgather};
+
+    (void)state;
+    assert_int_equal(psc_allreduce_join(g_ctx, 0, &bad, 4096, &ar), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "accepted procs with an allgather"));
+    assert_int_equal(psc_allreduce_join(g_ctx, 0, &none, 4096, &ar), PSC_ERR_INVALID);
+    assert_int_equal(psc_allreduce_join(g_ctx, 0, NULL, 4096, &ar), PSC_ERR_INVALID);
+    assert_int_equal(psc_allreduce_join(g_ctx, 5, &one, 4096, &ar), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "GPU 5 does not exist"));
+    assert_int_equal(psc_allreduce_join(g_ctx, 0, &one, 8, &ar), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "accepted 16 B to 1 TiB"));
+    assert_ptr_equal(ar, (psc_allreduce_t *)(uintptr_t)1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_three_processes_sum),
+        cmocka_unit_test(test_two_processes_share_a_gpu),
+        cmocka_unit_test(test_one_process),
+        cmocka_unit_test(test_disagreement_refused_everywhere),
+        cmocka_unit_test(test_silent_process_times_out),
+        cmocka_unit_test(test_refusals),
+    };
+
+    return cmocka_run_group_tests(tests, setup, psc_test_close_ctx);
+}
