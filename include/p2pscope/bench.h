@@ -864,7 +864,16 @@ typedef enum {
 /* Reductions, numbered as NCCL numbers them (ncclRedOp_t). */
 typedef enum { PSC_OP_SUM = 0, PSC_OP_PROD = 1, PSC_OP_MAX = 2, PSC_OP_MIN = 3, PSC_OP_AVG = 4, PSC_OP_N } psc_redop_t;
 
-/* One row of the table: one size (and type, op, root), out of place [0] and in place [1]. */
+/*
+ * Who does a collective (psc_coll_opts_t.impls, a set; psc_coll_row_t.impl,
+ * one): NCCL, or p2pscope's own all-reduce (psc_allreduce_sum: all_reduce,
+ * sum, float, half and bfloat16 only).
+ */
+enum { PSC_COLL_IMPL_NCCL = 1, PSC_COLL_IMPL_P2PSCOPE = 2, PSC_COLL_IMPL_ALL = 3 };
+/* "nccl", "p2pscope"; NULL for anything else. */
+const char *psc_coll_impl_name(int impl);
+
+/* One row of the table: one size (and type, op, root) by one implementation, out of place [0] and in place [1]. */
 typedef struct {
     uint64_t bytes;           /* the size column: max(bytes sent, bytes received) per rank, as nccl-tests prints */
     uint64_t count;           /* the count column: elements per rank (all_gather, reduce_scatter, alltoall: per part) */
@@ -880,6 +889,7 @@ typedef struct {
         long long timed_checked; /* timed operations whose output was checked (each slot's last); 0: none */
         psc_pctl_t iter_us;   /* each operation's own time (CUDA events, an eager loop also with graphs), us; n 0: not measured */
     } r[2];
+    int impl;                 /* PSC_COLL_IMPL_NCCL or PSC_COLL_IMPL_P2PSCOPE (0 is read as NCCL) */
 } psc_coll_row_t;
 
 /* Each rank of a run: where it ran. */
@@ -911,8 +921,12 @@ typedef struct {
     psc_coll_row_t *rows;
     int failed_rows;          /* rows (out of place or in place) with a wrong element: nccl-tests' "Out of bounds values" */
     char first_wrong[192];    /* the first wrong element this process saw: rank, half, slot, element, got, expected; "" none */
-    double avg_busbw_gbs;     /* mean of every busbw printed: nccl-tests' "Avg bus bandwidth" */
+    double avg_busbw_gbs;     /* mean of every busbw of NCCL's rows (of p2pscope's where only they ran): nccl-tests'
+                                 "Avg bus bandwidth" */
     double run_ms;
+    double own_avg_busbw_gbs; /* mean of every busbw of p2pscope's own rows; 0: none ran */
+    char own_not_run[256];    /* why p2pscope's rows are missing where they apply (its group could not be made
+                                 here: PSC_ERR_UNSUPPORTED, with NCCL's rows asked too); "" otherwise */
 } psc_coll_report_t;
 
 /* "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"; NULL out of range. */
@@ -989,6 +1003,9 @@ typedef struct {
     int per_op;               /* 1: each operation's own time too (CUDA events, an extra eager loop; default 1) */
     uint32_t seed;            /* of the checked data (default 1) */
     const psc_coll_procs_t *procs; /* NULL: this process drives every rank (one per listed GPU) */
+    unsigned impls;           /* PSC_COLL_IMPL_* set (default PSC_COLL_IMPL_ALL): whose rows; p2pscope's only where
+                                 it applies (all_reduce, sum, float/half/bfloat16, 1 to 8 ranks, one GPU per process
+                                 under procs), right after NCCL's row of the same size */
 } psc_coll_opts_t;
 
 void psc_coll_opts_init(psc_coll_opts_t *o, size_t struct_size);
@@ -1011,6 +1028,15 @@ void psc_coll_opts_init(psc_coll_opts_t *o, size_t struct_size);
  * collective, the size and the wait. Wrong elements are results: PSC_OK, see
  * failed_rows. *out (psc_coll_report_free) only on success; in every process,
  * the figures combined over the processes.
+ *
+ * With PSC_COLL_IMPL_P2PSCOPE in o->impls, p2pscope's own all-reduce gets a
+ * row after NCCL's at each size where it applies, measured and checked the
+ * same way (same buffers, slots rounded up to 16 B, warm-up, loops, graphs,
+ * checks); one group (psc_allreduce_create, or psc_allreduce_join under
+ * o->procs) lives for the run, its timeout o->timeout_s (0: the group's own
+ * 10 s per wait), a call that gives up PSC_ERR_TIMEOUT as NCCL's. With
+ * p2pscope's alone, NCCL is not loaded, and a run where it applies nowhere
+ * is PSC_ERR_INVALID.
  */
 psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, const psc_coll_opts_t *o,
                           psc_coll_report_t **out);

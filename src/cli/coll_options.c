@@ -14,7 +14,7 @@
 
 #include "cli.h"
 
-enum { OPT_DEVICES = 256, OPT_JSON, OPT_NO_PER_OP, OPT_SEED, OPT_EXPLAIN };
+enum { OPT_DEVICES = 256, OPT_JSON, OPT_NO_PER_OP, OPT_SEED, OPT_EXPLAIN, OPT_IMPL };
 
 static const struct option psc__coll_opts[] = {
     {"nthreads", required_argument, NULL, 't'},
@@ -39,12 +39,14 @@ static const struct option psc__coll_opts[] = {
     {"no-per-op", no_argument, NULL, OPT_NO_PER_OP},
     {"seed", required_argument, NULL, OPT_SEED},
     {"explain", no_argument, NULL, OPT_EXPLAIN},
+    {"impl", required_argument, NULL, OPT_IMPL},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 #define PSC__COLL_ACCEPTED                                                                                     \
-    "accepted -b -e -i -f -n -m -w -c -o -d -r -z -T -G -a -g -t 1, --devices, --json, --no-per-op, --seed, --explain, -h"
+    "accepted -b -e -i -f -n -m -w -c -o -d -r -z -T -G -a -g -t 1, --devices, --json, --no-per-op, --seed, --explain, " \
+    "--impl, -h"
 
 void psc_cli_usage_coll(void)
 {
@@ -90,6 +92,10 @@ void psc_cli_usage_coll(void)
            "      --seed N              the checked data's seed (default 1)\n"
            "      --explain             after the run, the doctor on it: why the bus bandwidth is below what\n"
            "                            bw measures between the same GPUs (measured here), if it can tell\n"
+           "      --impl WHO            nccl, p2pscope or all (default): whose rows. p2pscope's own all-reduce\n"
+           "                            (all_reduce, sum, float/half/bfloat16, 1 to 8 GPUs, one per process\n"
+           "                            under mpirun) gets a row after NCCL's at each size, timed and checked\n"
+           "                            the same way, \"p2pscope\" in a last column (impl) after nccl-tests' 13\n"
            "\n"
            "Exit codes: 0 every element right, 1 a wrong element (or a failed run), 2 usage error,\n"
            "3 no driver, GPU or NCCL, 4 out of memory.\n");
@@ -249,6 +255,16 @@ static int psc__coll_option(int c, const char *arg, const char *name, psc_cli_op
         return 0;
     case OPT_NO_PER_OP: co->per_op = 0; return 0;
     case OPT_EXPLAIN: o->coll_explain = 1; return 0;
+    case OPT_IMPL:
+        if (strcmp(arg, "nccl") == 0)
+            co->impls = PSC_COLL_IMPL_NCCL;
+        else if (strcmp(arg, "p2pscope") == 0)
+            co->impls = PSC_COLL_IMPL_P2PSCOPE;
+        else if (strcmp(arg, "all") == 0)
+            co->impls = PSC_COLL_IMPL_ALL;
+        else
+            return PSC__BAD("bad %s '%s': accepted nccl, p2pscope or all", name, arg);
+        return 0;
     case OPT_SEED: {
         char *end;
         unsigned long s;
@@ -320,5 +336,14 @@ int psc_cli_parse_coll(int argc, char **argv, psc_cli_opts_t *o, char *err, size
         return PSC__BAD("-z and -G exclude each other: a graph replays its operations without the host");
     if (o->coll_gpus && o->ndev)
         return PSC__BAD("-g and --devices exclude each other: accepted one of them");
+    /* what the command line alone shows; the ranks only the run knows (psc_coll_run refuses those) */
+    if (o->coll.impls == PSC_COLL_IMPL_P2PSCOPE &&
+        (o->coll.coll != PSC_COLL_ALL_REDUCE || (o->coll.op != -1 && o->coll.op != PSC_OP_SUM) ||
+         (o->coll.dtype != -1 && o->coll.dtype != PSC_DT_FLOAT32 && o->coll.dtype != PSC_DT_FLOAT16 &&
+          o->coll.dtype != PSC_DT_BFLOAT16)))
+        return PSC__BAD("--impl p2pscope: p2pscope's all-reduce does not do %s -o %s -d %s: accepted all_reduce with "
+                        "-o sum and -d float, half, bfloat16 or all (or --impl nccl|all)", psc_coll_name(o->coll.coll),
+                        o->coll.op == -1 ? "all" : psc_redop_name(o->coll.op),
+                        o->coll.dtype == -1 ? "all" : psc_dtype_name(o->coll.dtype));
     return 0;
 }

@@ -104,6 +104,7 @@ static void psc__coll_opts_fill(psc_coll_opts_t *o)
     o->timeout_s = 300;
     o->per_op = 1;
     o->seed = 1;
+    o->impls = PSC_COLL_IMPL_ALL;
 }
 
 /* The end of each struct's last field in the first release (0.1): the smallest struct_size accepted. */

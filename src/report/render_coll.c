@@ -91,29 +91,55 @@ static void psc__rank_line(FILE *f, const psc_coll_rank_t *k)
             k->device, dom, b, dev, name_esc);
 }
 
-static void psc__table_header(FILE *f)
+/* The row's implementation: 0 (a report without the field) is NCCL's. */
+static int psc__impl(const psc_coll_row_t *row)
 {
-    /* util.cu:744-760 without -C, -S, -I: the last two lines end in one space (" %*s" of width 0) */
+    return row->impl == PSC_COLL_IMPL_P2PSCOPE ? PSC_COLL_IMPL_P2PSCOPE : PSC_COLL_IMPL_NCCL;
+}
+
+/* Whether any row is p2pscope's own: then every row says whose it is, in a last column. */
+static int psc__has_own(const psc_coll_report_t *r)
+{
+    for (int i = 0; i < r->nrows; i++)
+        if (psc__impl(&r->rows[i]) == PSC_COLL_IMPL_P2PSCOPE)
+            return 1;
+    return 0;
+}
+
+/*
+ * util.cu:744-760 without -C, -S, -I: the last two lines end in one space
+ * (" %*s" of width 0). With p2pscope's rows, a 14th column after nccl-tests'
+ * 13 ("impl"): their parsers, which read columns by position, read the same
+ * figures; "#" lines say it first.
+ */
+static void psc__table_header(FILE *f, int own)
+{
     fprintf(f, "#\n");
+    if (own)
+        fprintf(f, "# impl: nccl rows are NCCL's all_reduce, p2pscope rows p2pscope's own (psc_allreduce_sum), "
+                   "timed and checked the same way\n#\n");
     fprintf(f, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "",
             "", "", "");
-    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type",
+    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s", "size", "count", "type",
             "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", 0, "");
-    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "", "",
+    fprintf(f, own ? " %8s\n" : "\n", "impl");
+    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s", "(B)", "(elements)", "", "",
             "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", 0, "");
+    fprintf(f, own ? " %8s\n" : "\n", "");
 }
 
 /*
  * One half of a row (util.cu:497-508). A half that did not run has no
  * nccl-tests counterpart (it always runs both): its columns stay blank at
- * their width, and a blank in-place half prints nothing (no trailing spaces).
+ * their width, and a blank in-place half prints nothing (no trailing spaces)
+ * unless the impl column follows (own).
  */
-static void psc__half(FILE *f, const psc_coll_row_t *row, int k)
+static void psc__half(FILE *f, const psc_coll_row_t *row, int k, int own)
 {
     char t[PSC__TIME_W + 1], a[PSC__BW_W + 1], b[PSC__BW_W + 1];
 
     if (!row->r[k].ran) {
-        if (k == 0 && row->r[1].ran)
+        if (own || (k == 0 && row->r[1].ran))
             fprintf(f, "  %7s  %6s  %6s  %6s", "", "", "", "");
         return;
     }
@@ -126,15 +152,17 @@ static void psc__half(FILE *f, const psc_coll_row_t *row, int k)
         fprintf(f, "  %7s  %6s  %6s    N/A", t, a, b);
 }
 
-static void psc__row(FILE *f, const psc_coll_row_t *row)
+static void psc__row(FILE *f, const psc_coll_row_t *row, int own)
 {
     char root[16];
 
     snprintf(root, sizeof(root), "%6i", row->root);
     fprintf(f, "%12lld  %12lld  %8s  %6s  %6s", (long long)row->bytes, (long long)row->count,
             psc__or(psc_dtype_name(row->dtype), "?"), psc__op_name(row->op), root);
-    psc__half(f, row, 0);
-    psc__half(f, row, 1);
+    psc__half(f, row, 0, own);
+    psc__half(f, row, 1, own);
+    if (own)
+        fprintf(f, "  %8s", psc_coll_impl_name(psc__impl(row)));
     fputc('\n', f);
 }
 
@@ -142,6 +170,12 @@ static void psc__footer(FILE *f, const psc_coll_report_t *r, const psc_coll_rend
 {
     const char *bw_verdict = !o->min_bw_set ? "" : r->avg_busbw_gbs < o->min_bw_gbs * 0.9 ? "FAILED" : "OK";
 
+    if (r->own_not_run[0])
+        psc_report_printf(f, "# p2pscope's all-reduce not run: %.*s\n", (int)strnlen(r->own_not_run,
+                          sizeof(r->own_not_run)), r->own_not_run);
+    /* before nccl-tests' footer, which stays whole; not "Avg bus bandwidth": its parsers take that line's, NCCL's */
+    if (psc__has_own(r))
+        fprintf(f, "# %-20s : %g\n", "Avg busbw, p2pscope", r->own_avg_busbw_gbs);
     fprintf(f, "# %-20s : %d %s\n", "Out of bounds values", r->failed_rows, r->failed_rows ? "FAILED" : "OK");
     fprintf(f, "# %-20s : %g %s\n", "Avg bus bandwidth", r->avg_busbw_gbs, bw_verdict);
     fprintf(f, "#\n# Collective test concluded: %s\n#\n", psc__or(psc_coll_perf_name(r->coll), "?"));
@@ -183,6 +217,8 @@ static void psc__extra_half(FILE *f, const psc_coll_row_t *row, int k)
 
 static void psc__extras(FILE *f, const psc_coll_report_t *r)
 {
+    int own = psc__has_own(r);
+
     fprintf(f, "# p2pscope coll: time per operation [us]\n");
     if (r->graph_launches > 0)
         fprintf(f, "#   time: the table's, host clock over %d CUDA graph replays of the timed loop, per operation "
@@ -191,8 +227,9 @@ static void psc__extras(FILE *f, const psc_coll_report_t *r)
         fprintf(f, "#   time: the table's, host clock over the timed loop, per operation (issued back to back)\n");
     fprintf(f, "#   p50 p99 max: each timed operation alone (CUDA events); - where not measured\n");
     fprintf(f, "# %10s  %8s  %6s  %6s%36s%36s\n", "", "", "", "", "out-of-place", "in-place");
-    fprintf(f, "# %10s  %8s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %7s  %7s  %7s\n", "size", "type", "redop", "root", "time",
+    fprintf(f, "# %10s  %8s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %7s  %7s  %7s", "size", "type", "redop", "root", "time",
             "p50", "p99", "max", "time", "p50", "p99", "max");
+    fprintf(f, own ? "  %8s\n" : "\n", "impl");
     for (int i = 0; i < r->nrows; i++) {
         const psc_coll_row_t *row = &r->rows[i];
 
@@ -200,6 +237,8 @@ static void psc__extras(FILE *f, const psc_coll_report_t *r)
                 psc__op_name(row->op), row->root);
         psc__extra_half(f, row, 0);
         psc__extra_half(f, row, 1);
+        if (own)
+            fprintf(f, "  %8s", psc_coll_impl_name(psc__impl(row)));
         fputc('\n', f);
     }
 }
@@ -208,6 +247,7 @@ void psc_render_coll(FILE *f, const psc_coll_report_t *r, const psc_coll_render_
 {
     static const psc_coll_render_opts_t defaults;
     psc_coll_report_t x;
+    int own;
 
     if (!f || !r)
         return;
@@ -220,9 +260,10 @@ void psc_render_coll(FILE *f, const psc_coll_report_t *r, const psc_coll_render_
     psc__preamble(f, r);
     for (int i = 0; i < x.nranks; i++)
         psc__rank_line(f, &x.ranks[i]);
-    psc__table_header(f);
+    own = psc__has_own(&x);
+    psc__table_header(f, own);
     for (int i = 0; i < x.nrows; i++)
-        psc__row(f, &x.rows[i]);
+        psc__row(f, &x.rows[i], own);
     psc__footer(f, &x, o);
     if (!o->no_extras && psc__has_iter_times(&x))
         psc__extras(f, &x);
@@ -273,6 +314,7 @@ static json_t *psc__row_json(const psc_coll_row_t *row)
     psc_json_set(o, "type_bytes", json_integer((json_int_t)psc_dtype_size(row->dtype)), &bad);
     psc_json_set(o, "redop", op ? psc_json_str(op) : json_null(), &bad);
     psc_json_set(o, "root", json_integer(row->root), &bad);
+    psc_json_set(o, "impl", psc_json_str(psc_coll_impl_name(psc__impl(row))), &bad);
     psc_json_set(o, "out_of_place", psc__half_json(row, 0), &bad);
     psc_json_set(o, "in_place", psc__half_json(row, 1), &bad);
     return psc_json_done(o, bad);
@@ -340,6 +382,8 @@ json_t *psc_json_coll_report(const psc_coll_report_t *r)
     psc_json_set(o, "wrong_elements", json_integer(wrong), &bad);
     psc_json_set(o, "first_wrong", r->first_wrong[0] ? psc_json_str(r->first_wrong) : json_null(), &bad);
     psc_json_set(o, "avg_busbw_gbs", psc__real(r->avg_busbw_gbs), &bad);
+    psc_json_set(o, "own_avg_busbw_gbs", psc__has_own(r) ? psc__real(r->own_avg_busbw_gbs) : json_null(), &bad);
+    psc_json_set(o, "own_not_run", r->own_not_run[0] ? psc_json_str(r->own_not_run) : json_null(), &bad);
     psc_json_set(o, "run_ms", psc__real(r->run_ms), &bad);
     return psc_json_done(o, bad);
 }

@@ -26,6 +26,7 @@ static void opts(psc_coll_opts_t *o, int coll, uint64_t min, uint64_t max)
     o->step_factor = 8;
     o->iters = 10;
     o->timeout_s = 120;
+    o->impls = PSC_COLL_IMPL_NCCL; /* NCCL's rows alone: p2pscope's in test_gpu_coll_own.c */
 }
 
 static psc_coll_report_t *run(const psc_coll_opts_t *o)

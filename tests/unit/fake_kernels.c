@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -424,6 +425,14 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
             memcpy(out + 16 * v, z, (size_t)(pbytes - 16 * v < 16 ? pbytes - 16 * v : 16));
         }
         clear_vec = nvec;
+    }
+    {
+        /* FAKE_AR_CORRUPT=i: element i of every output wrong (its lowest bit flipped), as FAKE_NCCL_CORRUPT */
+        const char *c = getenv("FAKE_AR_CORRUPT");
+        uint64_t i = c && *c ? strtoull(c, NULL, 10) : UINT64_MAX;
+
+        if (i < a->count)
+            ((unsigned char *)(uintptr_t)a->recv)[i * es] ^= 1;
     }
     ctrl->clear_bytes = (last_bytes + 15) / 16 * 16;
     ctrl->buf = (unsigned)((cur + pieces) % 3);

@@ -39,6 +39,14 @@ static void test_parse_defaults_and_values(void **state)
     assert_int_equal(o.coll.check, 1);
     assert_int_equal(o.coll_gpus, 0);
     assert_int_equal(o.coll_first_gpu, -1);
+    assert_int_equal(o.coll.impls, PSC_COLL_IMPL_ALL);
+    assert_int_equal(PARSE(&o, "coll", "--impl", "nccl"), 0);
+    assert_int_equal(o.coll.impls, PSC_COLL_IMPL_NCCL);
+    assert_int_equal(PARSE(&o, "coll", "--impl=p2pscope", "-d", "half"), 0);
+    assert_int_equal(o.coll.impls, PSC_COLL_IMPL_P2PSCOPE);
+    assert_int_equal(PARSE(&o, "coll", "--impl", "p2pscope", "-d", "all", "-o", "all"), 0); /* its part of them */
+    assert_int_equal(PARSE(&o, "coll", "all_gather", "--impl", "all"), 0);
+    assert_int_equal(o.coll.impls, PSC_COLL_IMPL_ALL);
     assert_int_equal(PARSE(&o, "coll", "reduce_scatter_perf", "-b", "8", "-e", "1.5G", "-f", "2", "-n", "7", "-w", "0",
                            "-m", "4", "-c", "3", "-o", "max", "-d", "bfloat16", "-r", "-1", "-z", "2", "-T", "0.5",
                            "-a", "3", "-g", "2", "-t", "1", "--seed", "9", "--no-per-op"),
@@ -116,6 +124,11 @@ static void test_parse_errors(void **state)
     bad("unknown option '--bogus' for coll", PARSE(&o, "coll", "--bogus"));
     bad("-b needs a value", PARSE(&o, "coll", "-b"));
     bad("unknown collective 'gather'", PARSE(&o, "coll", "gather"));
+    bad("bad --impl 'mpi': accepted nccl, p2pscope or all", PARSE(&o, "coll", "--impl", "mpi"));
+    bad("--impl p2pscope: p2pscope's all-reduce does not do all_gather -o sum -d float: accepted all_reduce with -o sum "
+        "and -d float, half, bfloat16 or all", PARSE(&o, "coll", "all_gather", "--impl", "p2pscope"));
+    bad("does not do all_reduce -o prod -d float", PARSE(&o, "coll", "--impl", "p2pscope", "-o", "prod"));
+    bad("does not do all_reduce -o sum -d int32", PARSE(&o, "coll", "-d", "int32", "--impl", "p2pscope"));
     bad("unexpected argument 'extra'", PARSE(&o, "coll", "broadcast", "extra"));
     setenv("NCCL_TESTS_DEVICE", "x", 1);
     bad("NCCL_TESTS_DEVICE='x'", PARSE(&o, "coll"));
@@ -158,13 +171,67 @@ static void test_binary_table(void **state)
     assert_non_null(strstr(r.out, "\n# Collective test concluded: all_gather_perf\n"));
     psc__free(&r);
     /* NCCL_TESTS_DEVICE without -g: nccl-tests' one GPU from there */
-    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", NULL},
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "--impl", "nccl", NULL},
                  (const char *const[]){FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, "NCCL_TESTS_DEVICE=1", NULL});
     assert_int_equal(r.rc, 0);
     assert_non_null(strstr(r.out, "# nThread 1 nGpus 1 "));
     assert_int_equal(count_rows(r.out), 1);
     assert_non_null(strstr(r.out, "#  Rank  0 Group  0 Pid "));
     assert_non_null(strstr(r.out, " device  1 ["));
+    psc__free(&r);
+}
+
+/*
+ * p2pscope's rows: after NCCL's at each size, nccl-tests' 13 columns then
+ * "impl" (in the header too), its own average apart from "Avg bus
+ * bandwidth"; nothing of it where only NCCL's rows run; "impl" in JSON.
+ */
+static void test_binary_impl_column(void **state)
+{
+    static const char *const env[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, NULL};
+    static const char *const corrupt[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=/nonexistent/libnccl.so.2", "FAKE_AR_CORRUPT=0",
+                                          NULL};
+    psc__run_t r;
+    const char *nccl, *own;
+    json_t *doc, *rows;
+
+    (void)state;
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "256", "-f", "4", "-n", "3", "--no-per-op", NULL}, env);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(count_rows(r.out), 4);
+    assert_non_null(strstr(r.out, "  #wrong      impl\n"));
+    nccl = strstr(r.out, "\n          64            16     float     sum      -1 ");
+    assert_non_null(nccl);
+    own = strstr(nccl + 1, "\n          64            16     float     sum      -1 ");
+    assert_non_null(own);
+    assert_true(strstr(nccl, "      nccl\n") < own);
+    assert_true(strstr(own, "  p2pscope\n") < strstr(own, "\n         256 "));
+    assert_non_null(strstr(r.out, "\n# Avg busbw, p2pscope  : "));
+    assert_non_null(strstr(r.out, " \n#\n# Collective test concluded")); /* nccl-tests' footer whole */
+    psc__free(&r);
+    r = psc__run((const char *[]){"coll", "all_gather", "-b", "64", "-e", "64", NULL}, env);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(count_rows(r.out), 1);
+    assert_null(strstr(r.out, "impl"));
+    assert_null(strstr(r.out, "p2pscope  :"));
+    psc__free(&r);
+    /* alone, without NCCL; a wrong element in its rows fails the run */
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "--impl", "p2pscope", NULL}, corrupt);
+    assert_int_equal(r.rc, 1);
+    assert_int_equal(count_rows(r.out), 1);
+    assert_non_null(strstr(r.out, "\n# Out of bounds values : 2 FAILED\n"));
+    assert_non_null(strstr(r.err, "wrong elements in 2 rows; the first: rank 0, out of place, slot 0, element 0: "));
+    psc__free(&r);
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "--json", NULL}, env);
+    assert_int_equal(r.rc, 0);
+    doc = json_loads(r.out, 0, NULL);
+    assert_non_null(doc);
+    rows = json_object_get(json_object_get(doc, "coll"), "rows");
+    assert_int_equal(json_array_size(rows), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "impl")), "nccl");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 1), "impl")), "p2pscope");
+    assert_true(json_is_real(json_object_get(json_object_get(doc, "coll"), "own_avg_busbw_gbs")));
+    json_decref(doc);
     psc__free(&r);
 }
 
@@ -283,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_parse_defaults_and_values),
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_binary_table),
+        cmocka_unit_test(test_binary_impl_column),
         cmocka_unit_test(test_binary_failures),
         cmocka_unit_test(test_binary_json),
         cmocka_unit_test(test_binary_explain),

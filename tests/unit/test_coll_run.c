@@ -58,6 +58,7 @@ static void opts(psc_coll_opts_t *o, int coll, uint64_t min, uint64_t max)
     o->step_factor = 4;
     o->iters = 5;
     o->per_op = 0;
+    o->impls = PSC_COLL_IMPL_NCCL; /* NCCL's rows alone here: p2pscope's beside them in test_coll_own.c */
 }
 
 static psc_coll_report_t *run_ok(const int *devs, int n, const psc_coll_opts_t *o)

@@ -2,6 +2,7 @@
  * psc_coll_run's machinery (coll_exec.h): communicators, buffers, issuing,
  * waiting within the timeout, the timed loops.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +10,24 @@
 
 #include "coll/coll_exec.h"
 
+/* Whether the operation in hand is p2pscope's own all-reduce. */
+static int psc__own(const psc_coll_exec_t *x)
+{
+    return x->sh && x->sh->impl == PSC_COLL_IMPL_P2PSCOPE;
+}
+
+/*
+ * The wait's end. p2pscope's kernels give up by themselves at the timeout
+ * (psc_allreduce_check says so, naming the rank): the host waits twice as
+ * long and a second more, so their own report comes first.
+ */
 static int64_t psc__deadline(const psc_coll_exec_t *x)
 {
-    return x->o->timeout_s > 0 ? (int64_t)psc__now_ns() + (int64_t)(x->o->timeout_s * 1e9) : INT64_MAX;
+    double t = x->o->timeout_s;
+
+    if (t > 0 && psc__own(x))
+        t = 2 * t + 1;
+    return t > 0 ? (int64_t)psc__now_ns() + (int64_t)(t * 1e9) : INT64_MAX;
 }
 
 static int psc__past(int64_t deadline)
@@ -36,6 +52,8 @@ psc_status_t psc__coll_fail(psc_coll_exec_t *x, psc_status_t st, const char *fmt
             n += snprintf(what + n, sizeof(what) - (size_t)n, ", %s", psc_redop_name(sh->op));
         if (sh->root >= 0 && n > 0 && (size_t)n < sizeof(what))
             n += snprintf(what + n, sizeof(what) - (size_t)n, ", root %d", sh->root);
+        if (sh->impl == PSC_COLL_IMPL_P2PSCOPE && n > 0 && (size_t)n < sizeof(what))
+            n += snprintf(what + n, sizeof(what) - (size_t)n, ", p2pscope's all-reduce");
         if (n > 0 && (size_t)n < sizeof(what))
             snprintf(what + n, sizeof(what) - (size_t)n, ")%s%s: ", x->stage ? ", " : "", x->stage ? x->stage : "");
     }
@@ -98,6 +116,23 @@ static psc_status_t psc__nccl_rc(psc_coll_exec_t *x, psc_ncclResult_t rc, const 
     return psc__coll_fail(x, st, "%s", why);
 }
 
+/* After p2pscope's operations: whether a call of the group gave up waiting for a peer (PSC_ERR_TIMEOUT, naming it). */
+static psc_status_t psc__own_check(psc_coll_exec_t *x)
+{
+    psc_status_t st;
+
+    if (!x->ar || !psc__own(x) || (st = psc_allreduce_check(x->ar)) == PSC_OK)
+        return PSC_OK;
+    if (st != PSC_ERR_TIMEOUT)
+        return psc__coll_fail(x, st, "%s", psc_context_last_error(x->ctx));
+    if (x->nranks > x->nlocal) /* a group of one GPU per process: its rank 0 is this process's rank */
+        return psc__coll_fail(x, st, "on rank %d (GPU %d) within -T %g s: %s (accepted: -T longer, or 0 for the "
+                              "group's own 10 s per wait)", x->first_rank, x->dev[0], x->o->timeout_s,
+                              psc_context_last_error(x->ctx));
+    return psc__coll_fail(x, st, "within -T %g s: %s (accepted: -T longer, or 0 for the group's own 10 s per wait)",
+                          x->o->timeout_s, psc_context_last_error(x->ctx));
+}
+
 psc_status_t psc__coll_wait(psc_coll_exec_t *x)
 {
     int64_t deadline = psc__deadline(x);
@@ -121,13 +156,18 @@ psc_status_t psc__coll_wait(psc_coll_exec_t *x)
                 return psc__nccl_rc(x, async, "ncclCommGetAsyncError");
             if (psc__past(deadline)) {
                 psc__abort(x);
+                if (psc__own(x))
+                    return psc__coll_fail(x, PSC_ERR_TIMEOUT, "not done after %g s (twice -T and 1 s) on rank %d "
+                                          "(GPU %d): p2pscope's kernels did not give up by themselves (accepted: -T "
+                                          "longer, or 0 for the group's own 10 s per wait)", 2 * x->o->timeout_s + 1,
+                                          x->first_rank + i, x->dev[i]);
                 return psc__coll_fail(x, PSC_ERR_TIMEOUT, "not done after %g s on rank %d (GPU %d): NCCL "
                                       "communicators aborted (accepted: -T longer, or 0 for no limit)",
                                       x->o->timeout_s, x->first_rank + i, x->dev[i]);
             }
         }
     }
-    return PSC_OK;
+    return x->timing ? PSC_OK : psc__own_check(x);
 }
 
 psc_status_t psc__coll_barrier(psc_coll_exec_t *x)
@@ -197,11 +237,49 @@ static psc_ncclResult_t psc__one(psc_coll_exec_t *x, int i, const psc_coll_shape
     }
 }
 
+/* The group's calls have no timeout of "none": -T 0 leaves each wait its own 10 s. */
+static unsigned psc__own_timeout_ms(const psc_coll_exec_t *x)
+{
+    double ms = x->o->timeout_s * 1e3;
+
+    return ms <= 0 ? 0 : ms >= (double)UINT_MAX ? UINT_MAX : ms < 1 ? 1 : (unsigned)ms;
+}
+
+/* n of p2pscope's all-reduces, one call each over every local rank, as NCCL's are issued. */
+static psc_status_t psc__own_issue(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, uint64_t first,
+                                   unsigned n)
+{
+    void *recv[PSC_MAX_GPUS];
+    const void *send[PSC_MAX_GPUS];
+    psc_status_t st;
+
+    if (!x->ar)
+        return psc__coll_fail(x, PSC_ERR_INVALID, "no all-reduce group made for this run");
+    for (unsigned k = 0; k < n; k++) {
+        unsigned slot = (unsigned)((first + k) % sh->nslots);
+
+        for (int i = 0; i < x->nlocal; i++) {
+            CUdeviceptr sb, rb;
+
+            psc__bufs(x, i, sh, in_place, slot, &sb, &rb);
+            send[i] = (const void *)(uintptr_t)sb;
+            recv[i] = (void *)(uintptr_t)rb;
+        }
+        if ((st = psc_allreduce_sum(x->ar, recv, send, (size_t)sh->count, sh->dtype, x->stream,
+                                    psc__own_timeout_ms(x))) != PSC_OK)
+            return psc__coll_fail(x, st, "psc_allreduce_sum: %s", psc_context_last_error(x->ctx));
+    }
+    return PSC_OK;
+}
+
 psc_status_t psc__coll_issue(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, uint64_t first,
                              unsigned n)
 {
     psc_ncclResult_t rc;
     psc_status_t st;
+
+    if (sh->impl == PSC_COLL_IMPL_P2PSCOPE)
+        return psc__own_issue(x, sh, in_place, first, n);
 
     if ((rc = x->nccl.group_start()) != PSC_NCCL_SUCCESS)
         return psc__nccl_rc(x, rc, "ncclGroupStart");
@@ -299,8 +377,10 @@ psc_status_t psc__coll_time(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int 
     psc_status_t st;
 
     x->stage = x->o->graph_launches ? "the timed loop (CUDA graph)" : "the timed loop";
+    x->timing = 1;
     st = x->o->graph_launches ? psc__time_graph(x, sh, in_place, &ns) : psc__time_eager(x, sh, in_place, &ns);
-    if (st == PSC_OK)
+    x->timing = 0;
+    if (st == PSC_OK && (st = psc__own_check(x)) == PSC_OK) /* outside the time: it reads each GPU's words */
         *sec = ns * 1e-9 / ((double)x->o->iters * x->o->agg_iters);
     return st;
 }
@@ -538,17 +618,74 @@ static psc_status_t psc__open_comms(psc_coll_exec_t *x)
     return st;
 }
 
+/* The group's processes meet through the run's allgather: the same call, the same order. */
+static psc_status_t psc__open_group(psc_coll_exec_t *x)
+{
+    const psc_coll_procs_t *p = x->o->procs;
+    size_t max = (size_t)(x->o->max_bytes < 16 ? 16 : x->o->max_bytes);
+    psc_status_t st;
+
+    x->stage = "making p2pscope's all-reduce group";
+    if (p && p->nprocs > 1) {
+        psc_ar_procs_t ap;
+
+        memset(&ap, 0, sizeof(ap));
+        ap.nprocs = p->nprocs;
+        ap.proc = p->proc;
+        ap.arg = p->arg;
+        ap.allgather = p->allgather;
+        st = psc_allreduce_join(x->ctx, x->dev[0], &ap, max, &x->ar);
+    } else {
+        st = psc_allreduce_create(x->ctx, x->dev, x->nlocal, max, &x->ar);
+    }
+    if (st != PSC_OK)
+        st = psc__coll_fail(x, st, "%s", psc_context_last_error(x->ctx));
+    x->stage = NULL;
+    return st;
+}
+
 psc_status_t psc__coll_exec_open(psc_coll_exec_t *x)
 {
     psc_status_t st = PSC_OK;
 
-    x->buf_bytes = x->o->max_bytes < 16 ? 16 : x->o->max_bytes;
+    /* 16-byte multiples: p2pscope's slots are 16-byte aligned, the largest one fits */
+    x->buf_bytes = x->o->max_bytes < 16 ? 16 : (x->o->max_bytes + 15) / 16 * 16;
     x->nev = x->o->per_op ? (x->o->iters < PSC_COLL_MAX_EACH ? x->o->iters : PSC_COLL_MAX_EACH) + 1 : 0;
     for (int i = 0; i < x->nlocal && st == PSC_OK; i++)
         st = psc__open_gpu(x, i);
     if (!psc__all_ok(x, st == PSC_OK))
         return st != PSC_OK ? st : psc__coll_fail(x, PSC_ERR_IO, "another process could not set up its GPU");
-    return psc__open_comms(x);
+    if (x->use_nccl && (st = psc__open_comms(x)) != PSC_OK)
+        return st;
+    /* join reports the same status in every process: nothing more to agree on */
+    if (!x->want_own || (st = psc__open_group(x)) == PSC_OK)
+        return PSC_OK;
+    /* a machine where the group cannot be (no peer access, no IPC): NCCL's rows alone, the reason kept */
+    if (st == PSC_ERR_UNSUPPORTED && x->use_nccl) {
+        snprintf(x->own_not_run, sizeof(x->own_not_run), "%s", psc_context_last_error(x->ctx));
+        x->want_own = 0;
+        return PSC_OK;
+    }
+    return st;
+}
+
+/*
+ * The group goes once no kernel of it can still run: its streams idle (its
+ * kernels give up by themselves at the timeout) and, with processes, every
+ * process past its last call (a barrier, only after a run that went well: a
+ * failed process may never come).
+ */
+static void psc__close_group(psc_coll_exec_t *x, int failed)
+{
+    if (!x->ar)
+        return;
+    for (int i = 0; i < x->nlocal; i++)
+        if (x->stream[i] && psc__gpu_use(x->ctx, x->dev[i]) == PSC_OK)
+            x->ctx->cu.p_cuStreamSynchronize(x->stream[i]);
+    if (!failed)
+        (void)psc__coll_barrier(x);
+    psc_allreduce_destroy(x->ar);
+    x->ar = NULL;
 }
 
 void psc__coll_exec_close(psc_coll_exec_t *x, int failed)
@@ -574,6 +711,7 @@ void psc__coll_exec_close(psc_coll_exec_t *x, int failed)
             x->nccl.comm_destroy(x->comm[i]);
         x->comm[i] = NULL;
     }
+    psc__close_group(x, failed); /* after NCCL's: an aborted communicator's kernels leave the streams */
     for (int i = 0; i < x->nlocal; i++) {
         if (psc__gpu_use(x->ctx, x->dev[i]) != PSC_OK)
             continue;

@@ -14,11 +14,13 @@
 
 #define PSC_COLL_MAX_EACH 4096 /* per_op: operations timed one by one per row, at most */
 
-/* One operation's shape: the collective, its type, op, root and counts. */
+/* One operation's shape: the collective, its type, op, root and counts, and who does it. */
 typedef struct {
     int coll, dtype, op, root;
+    int impl;               /* PSC_COLL_IMPL_NCCL or PSC_COLL_IMPL_P2PSCOPE */
     uint64_t count;         /* nccl-tests' param count */
-    uint64_t slot_bytes;    /* max(send, recv) bytes of one rank: the distance between slots */
+    uint64_t slot_bytes;    /* max(send, recv) bytes of one rank: the distance between slots (p2pscope's: up to 16 B more,
+                               its buffers 16-byte aligned) */
     unsigned nslots;        /* slots in the buffers: max_bytes / slot_bytes (at least 1) */
     uint64_t size;          /* the size column */
 } psc_coll_shape_t;
@@ -27,6 +29,11 @@ typedef struct {
     psc_context_t *ctx;
     const psc_coll_opts_t *o;
     psc_nccl_t nccl;
+    int use_nccl;                        /* NCCL loaded, communicators made: some row is NCCL's */
+    int want_own;                        /* some row is p2pscope's: the group below is made */
+    psc_allreduce_t *ar;                 /* p2pscope's all-reduce over the run's ranks (this process's part) */
+    char own_not_run[256];               /* why the group could not be made (its rows left out); "" */
+    int timing;                          /* a timed loop runs: psc__coll_wait leaves the group's check for after it */
     int nlocal;                          /* ranks (GPUs) of this process */
     int nranks, first_rank;              /* every rank; this process's first */
     int dev[PSC_MAX_GPUS];               /* context GPU index of local rank i */
@@ -44,15 +51,19 @@ typedef struct {
     const char *stage;                   /* "the timed loop", ... for messages */
 } psc_coll_exec_t;
 
-/* Streams, buffers and (per_op) events on every local GPU, then the communicators. */
+/* Streams, buffers and (per_op) events on every local GPU, then the communicators and p2pscope's group. */
 psc_status_t psc__coll_exec_open(psc_coll_exec_t *x);
-/* Destroy (after a failure: abort) the communicators, free everything. */
+/* Destroy (after a failure: abort) the communicators, destroy the group once its streams are idle, free everything. */
 void psc__coll_exec_close(psc_coll_exec_t *x, int failed);
 
 /* Issue n operations of sh (slots first, first+1, ... modulo nslots), grouped; eager or into a capture. */
 psc_status_t psc__coll_issue(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, uint64_t first,
                              unsigned n);
-/* Wait until every local stream is idle, within the timeout: else abort and PSC_ERR_TIMEOUT. */
+/*
+ * Wait until every local stream is idle, within the timeout: else abort and
+ * PSC_ERR_TIMEOUT. After p2pscope's operations (outside a timed loop) the
+ * group's own check too: a call that gave up is PSC_ERR_TIMEOUT.
+ */
 psc_status_t psc__coll_wait(psc_coll_exec_t *x);
 /* Every process here (a barrier through opts.procs; nothing for one process). */
 psc_status_t psc__coll_barrier(psc_coll_exec_t *x);

@@ -57,3 +57,8 @@ double psc_coll_busbw_factor(int coll, int nranks)
     default: return 0;
     }
 }
+
+const char *psc_coll_impl_name(int impl)
+{
+    return impl == PSC_COLL_IMPL_NCCL ? "nccl" : impl == PSC_COLL_IMPL_P2PSCOPE ? "p2pscope" : NULL;
+}

@@ -16,12 +16,18 @@
 #define PSC_COLL_MAX_ROWS 4096
 #define PSC_COLL_MAX_BYTES (1ull << 40)
 
+#define PSC_COLL_OWN_MAX_RANKS 8 /* psc_allreduce_create's and _join's groups */
+
 typedef struct {
     int ndt, dts[PSC_DT_N];
     int nop, ops[PSC_OP_N];
     int nroot, *roots;
     int nsizes;
     uint64_t *sizes;
+    int nccl;                          /* NCCL's rows */
+    unsigned char own[PSC_DT_N][PSC_OP_N]; /* p2pscope's rows too, for dts[t], ops[op] */
+    int any_own;
+    int nrows;
 } psc_coll_plan_t;
 
 static psc_status_t psc__bad(psc_context_t *ctx, const char *what)
@@ -62,6 +68,8 @@ static psc_status_t psc__check_opts(psc_context_t *ctx, const psc_coll_opts_t *o
         return psc__bad(ctx, "timeout out of range (accepted 0 for none, up to 1e6 s)");
     if (o->per_op != 0 && o->per_op != 1)
         return psc__bad(ctx, "per_op out of range (accepted 0 or 1)");
+    if (o->impls < PSC_COLL_IMPL_NCCL || o->impls > PSC_COLL_IMPL_ALL)
+        return psc__bad(ctx, "impls out of range (accepted PSC_COLL_IMPL_NCCL, PSC_COLL_IMPL_P2PSCOPE or both)");
     if (p && (p->nprocs < 1 || p->proc < 0 || p->proc >= p->nprocs || !p->bcast || !p->allreduce || !p->allgather))
         return psc__bad(ctx, "procs incomplete (accepted nprocs >= 1, 0 <= proc < nprocs, and bcast, allreduce and "
                         "allgather set)");
@@ -76,12 +84,64 @@ static uint64_t psc__next(const psc_coll_opts_t *o, uint64_t s)
     return o->step_bytes > o->max_bytes - s ? 0 : s + o->step_bytes; /* s <= max_bytes here */
 }
 
-/* Every row's type, op, root and size, each list as o asks; PSC_ERR_INVALID over PSC_COLL_MAX_ROWS rows. */
-static psc_status_t psc__plan(psc_context_t *ctx, const psc_coll_opts_t *o, int nranks, psc_coll_plan_t *pl)
+/* Whether p2pscope's all-reduce does this type and op. */
+static int psc__own_does(int coll, int dtype, int op)
+{
+    return coll == PSC_COLL_ALL_REDUCE && op == PSC_OP_SUM &&
+           (dtype == PSC_DT_FLOAT32 || dtype == PSC_DT_FLOAT16 || dtype == PSC_DT_BFLOAT16);
+}
+
+/*
+ * Which rows are p2pscope's too: its types and op, where its group can take
+ * the run's ranks. Asked alone (no NCCL), the lists keep only what it does
+ * (-1, every type, means its three), and a run it does not apply to is refused.
+ */
+static psc_status_t psc__plan_own(psc_context_t *ctx, const psc_coll_opts_t *o, int nranks, int nlocal,
+                                  psc_coll_plan_t *pl)
+{
+    int nprocs = o->procs ? o->procs->nprocs : 1, ranks_ok = nranks <= PSC_COLL_OWN_MAX_RANKS &&
+                                                             (nprocs < 2 || nlocal == 1);
+    int ndt = 0, nop = 0;
+
+    pl->nccl = (o->impls & PSC_COLL_IMPL_NCCL) != 0;
+    if (!(o->impls & PSC_COLL_IMPL_P2PSCOPE))
+        return PSC_OK;
+    if (!pl->nccl) {
+        for (int t = 0; t < pl->ndt; t++)
+            if (psc__own_does(o->coll, pl->dts[t], PSC_OP_SUM))
+                pl->dts[ndt++] = pl->dts[t];
+        for (int op = 0; op < pl->nop; op++)
+            if (pl->ops[op] == PSC_OP_SUM)
+                pl->ops[nop++] = pl->ops[op];
+        if (!ndt || !nop || o->coll != PSC_COLL_ALL_REDUCE)
+            return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: p2pscope's all-reduce alone (impls), but it does "
+                             "not do %s%s%s%s%s: accepted all_reduce with op sum and type float, half or bfloat16 (or "
+                             "-1), or NCCL in impls", psc_coll_name(o->coll), o->op >= 0 ? ", op " : "",
+                             o->op >= 0 ? psc_redop_name(o->op) : "", o->dtype >= 0 ? ", type " : "",
+                             o->dtype >= 0 ? psc_dtype_name(o->dtype) : "");
+        if (!ranks_ok)
+            return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: p2pscope's all-reduce alone (impls), but its groups "
+                             "take 1 to %d ranks, one GPU per process with several processes; this run has %d rank%s "
+                             "in %d process%s: accepted fewer ranks, or NCCL in impls", PSC_COLL_OWN_MAX_RANKS, nranks,
+                             nranks == 1 ? "" : "s", nprocs, nprocs == 1 ? "" : "es");
+        pl->ndt = ndt;
+        pl->nop = nop;
+    }
+    for (int t = 0; t < pl->ndt && ranks_ok; t++)
+        for (int op = 0; op < pl->nop; op++)
+            if (psc__own_does(o->coll, pl->dts[t], pl->ops[op]))
+                pl->any_own = pl->own[t][op] = 1;
+    return PSC_OK;
+}
+
+/* Every row's type, op, root, size and implementation, each list as o asks; PSC_ERR_INVALID over PSC_COLL_MAX_ROWS rows. */
+static psc_status_t psc__plan(psc_context_t *ctx, const psc_coll_opts_t *o, int nranks, int nlocal,
+                              psc_coll_plan_t *pl)
 {
     int reduces = o->coll != PSC_COLL_ALL_GATHER && o->coll != PSC_COLL_BROADCAST && o->coll != PSC_COLL_ALL_TO_ALL;
     int rooted = o->coll == PSC_COLL_BROADCAST || o->coll == PSC_COLL_REDUCE;
-    long long rows;
+    long long rows, per = 0;
+    psc_status_t st;
 
     memset(pl, 0, sizeof(*pl));
     for (int t = 0; t < PSC_DT_N; t++)
@@ -93,13 +153,18 @@ static psc_status_t psc__plan(psc_context_t *ctx, const psc_coll_opts_t *o, int 
             pl->ops[pl->nop++] = op;
     if (!reduces)
         pl->ops[pl->nop++] = -1;
+    if ((st = psc__plan_own(ctx, o, nranks, nlocal, pl)) != PSC_OK)
+        return st;
+    for (int t = 0; t < pl->ndt; t++) /* rows per root and size */
+        for (int op = 0; op < pl->nop; op++)
+            per += pl->nccl + pl->own[t][op];
     if (rooted && o->root >= nranks)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: root %d, but the run has %d rank%s (accepted 0 to %d, "
                          "or -1 for every rank)", o->root, nranks, nranks == 1 ? "" : "s", nranks - 1);
     pl->nroot = rooted && o->root == -1 ? nranks : 1;
     for (uint64_t s = o->min_bytes; s && s <= o->max_bytes && pl->nsizes <= PSC_COLL_MAX_ROWS; s = psc__next(o, s))
         pl->nsizes++;
-    rows = (long long)pl->ndt * pl->nop * pl->nroot * pl->nsizes;
+    rows = per * pl->nroot * pl->nsizes;
     if (rows > PSC_COLL_MAX_ROWS)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: %s%lld rows (accepted at most %d: a larger step, fewer "
                          "types, ops or roots)", pl->nsizes > PSC_COLL_MAX_ROWS ? "over " : "", rows,
@@ -114,18 +179,24 @@ static psc_status_t psc__plan(psc_context_t *ctx, const psc_coll_opts_t *o, int 
     pl->nsizes = 0;
     for (uint64_t s = o->min_bytes; s && s <= o->max_bytes; s = psc__next(o, s))
         pl->sizes[pl->nsizes++] = s;
+    pl->nrows = (int)rows;
     return PSC_OK;
 }
 
-/* nccl-tests' counts for a size: elements per rank, rounded to 16 B per part where the buffer is split in parts. */
-static void psc__shape(const psc_coll_opts_t *o, int nranks, int dtype, int op, int root, uint64_t size,
+/*
+ * nccl-tests' counts for a size: elements per rank, rounded to 16 B per part
+ * where the buffer is split in parts. p2pscope's all-reduce takes 16-byte
+ * aligned buffers: its slots are 16 B apart, in buffers of max_bytes rounded up to 16 B.
+ */
+static void psc__shape(const psc_coll_opts_t *o, int nranks, int dtype, int op, int root, uint64_t size, int impl,
                        psc_coll_shape_t *sh)
 {
     size_t ts = psc_dtype_size(dtype);
-    uint64_t count = size / ts, slots;
+    uint64_t count = size / ts, slots, room = o->max_bytes;
     psc_coll_data_t d;
 
     memset(sh, 0, sizeof(*sh));
+    sh->impl = impl;
     sh->coll = o->coll;
     sh->dtype = dtype;
     sh->op = op;
@@ -141,7 +212,11 @@ static void psc__shape(const psc_coll_opts_t *o, int nranks, int dtype, int op, 
     sh->slot_bytes = (psc__coll_send_elems(&d) > psc__coll_recv_elems(&d) ? psc__coll_send_elems(&d)
                                                                           : psc__coll_recv_elems(&d)) * ts;
     sh->size = sh->slot_bytes;
-    slots = sh->slot_bytes ? o->max_bytes / sh->slot_bytes : 1; /* a size-0 row: one slot */
+    if (impl == PSC_COLL_IMPL_P2PSCOPE) {
+        sh->slot_bytes = (sh->slot_bytes + 15) / 16 * 16;
+        room = o->max_bytes < 16 ? 16 : (o->max_bytes + 15) / 16 * 16; /* psc__coll_exec_open's buf_bytes */
+    }
+    slots = sh->slot_bytes ? room / sh->slot_bytes : 1; /* a size-0 row: one slot */
     sh->nslots = slots < 1 ? 1 : slots > UINT32_MAX ? UINT32_MAX : (unsigned)slots;
 }
 
@@ -286,6 +361,7 @@ static psc_status_t psc__row(psc_coll_state_t *s, const psc_coll_shape_t *sh, ps
     row->dtype = sh->dtype;
     row->op = sh->coll == PSC_COLL_SEND_RECV && sh->op < 0 ? PSC_OP_SUM : sh->op;
     row->root = sh->root;
+    row->impl = sh->impl;
     for (int k = 0; k < 2; k++)
         if ((st = psc__half(s, sh, k, row)) != PSC_OK)
             return st;
@@ -303,7 +379,7 @@ static psc_status_t psc__row(psc_coll_state_t *s, const psc_coll_shape_t *sh, ps
 }
 
 /* nccl-tests' warm-up: warmup_iters operations out of place at each size from min, doubling, to max. */
-static psc_status_t psc__warmup(psc_coll_state_t *s, int dtype, int op, int root)
+static psc_status_t psc__warmup(psc_coll_state_t *s, int dtype, int op, int root, int impl)
 {
     const psc_coll_opts_t *o = s->x.o;
     psc_coll_shape_t sh;
@@ -312,7 +388,7 @@ static psc_status_t psc__warmup(psc_coll_state_t *s, int dtype, int op, int root
     if (!o->warmup_iters)
         return PSC_OK;
     for (uint64_t size = o->min_bytes; size <= o->max_bytes; size *= 2) {
-        psc__shape(o, s->rep->nranks, dtype, op, root, size, &sh);
+        psc__shape(o, s->rep->nranks, dtype, op, root, size, impl, &sh);
         s->x.sh = &sh;
         s->x.stage = "the warm-up";
         for (int w = 0; w < o->warmup_iters; w++)
@@ -396,32 +472,53 @@ static void psc__peers(psc_coll_state_t *s, int restore)
         }
 }
 
+/* The rows of one type, op and root: each implementation's warm-up, then at each size NCCL's row, then p2pscope's. */
+static psc_status_t psc__rows(psc_coll_state_t *s, const psc_coll_plan_t *pl, int t, int op, int r, double sum[2],
+                              int nbw[2])
+{
+    const int impls[2] = {PSC_COLL_IMPL_NCCL, PSC_COLL_IMPL_P2PSCOPE};
+    const int use[2] = {pl->nccl, pl->own[t][op] && s->x.want_own};
+    psc_coll_report_t *rep = s->rep;
+    psc_status_t st;
+
+    for (int m = 0; m < 2; m++)
+        if (use[m] && (st = psc__warmup(s, pl->dts[t], pl->ops[op], pl->roots[r], impls[m])) != PSC_OK)
+            return st;
+    for (int z = 0; z < pl->nsizes; z++)
+        for (int m = 0; m < 2; m++) {
+            psc_coll_shape_t sh;
+
+            if (!use[m])
+                continue;
+            psc__shape(s->x.o, rep->nranks, pl->dts[t], pl->ops[op], pl->roots[r], pl->sizes[z], impls[m], &sh);
+            if ((st = psc__row(s, &sh, &rep->rows[s->row])) != PSC_OK)
+                return st;
+            rep->nrows = s->row + 1;
+            for (int k = 0; k < 2; k++, nbw[m]++)
+                sum[m] += rep->rows[s->row].r[k].busbw_gbs;
+            s->row++;
+        }
+    return PSC_OK;
+}
+
 static psc_status_t psc__run(psc_coll_state_t *s, const psc_coll_plan_t *pl)
 {
     psc_coll_report_t *rep = s->rep;
     psc_status_t st;
-    double sum = 0;
-    int nbw = 0;
+    double sum[2] = {0, 0};
+    int nbw[2] = {0, 0};
 
     if ((st = psc__ranks(s)) != PSC_OK || (st = psc__coll_exec_open(&s->x)) != PSC_OK)
         return st;
     for (int t = 0; t < pl->ndt; t++)
         for (int op = 0; op < pl->nop; op++)
-            for (int r = 0; r < pl->nroot; r++) {
-                if ((st = psc__warmup(s, pl->dts[t], pl->ops[op], pl->roots[r])) != PSC_OK)
+            for (int r = 0; r < pl->nroot; r++)
+                if ((st = psc__rows(s, pl, t, op, r, sum, nbw)) != PSC_OK)
                     return st;
-                for (int z = 0; z < pl->nsizes; z++, s->row++) {
-                    psc_coll_shape_t sh;
-
-                    psc__shape(s->x.o, rep->nranks, pl->dts[t], pl->ops[op], pl->roots[r], pl->sizes[z], &sh);
-                    if ((st = psc__row(s, &sh, &rep->rows[s->row])) != PSC_OK)
-                        return st;
-                    rep->nrows = s->row + 1;
-                    for (int k = 0; k < 2; k++, nbw++)
-                        sum += rep->rows[s->row].r[k].busbw_gbs;
-                }
-            }
-    rep->avg_busbw_gbs = nbw ? sum / nbw : 0;
+    /* nccl-tests' average is NCCL's: p2pscope's rows have their own */
+    rep->own_avg_busbw_gbs = nbw[1] ? sum[1] / nbw[1] : 0;
+    snprintf(rep->own_not_run, sizeof(rep->own_not_run), "%s", s->x.own_not_run);
+    rep->avg_busbw_gbs = nbw[0] ? sum[0] / nbw[0] : rep->own_avg_busbw_gbs;
     return PSC_OK;
 }
 
@@ -492,7 +589,7 @@ psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, cons
     if ((st = psc__agree_ranks(ctx, &o, nlocal)) != PSC_OK)
         return st;
     nprocs = o.procs ? o.procs->nprocs : 1;
-    if ((st = psc__plan(ctx, &o, nprocs * nlocal, &pl)) != PSC_OK)
+    if ((st = psc__plan(ctx, &o, nprocs * nlocal, nlocal, &pl)) != PSC_OK)
         return st;
     memset(&s, 0, sizeof(s));
     s.x.ctx = ctx;
@@ -501,12 +598,14 @@ psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, cons
     s.x.nranks = nprocs * nlocal;
     s.x.first_rank = (o.procs ? o.procs->proc : 0) * nlocal;
     memcpy(s.x.dev, dev, sizeof(dev));
-    if (!(s.rep = psc__report_new(&o, s.x.nranks, nprocs, pl.ndt * pl.nop * pl.nroot * pl.nsizes)) ||
+    s.x.use_nccl = pl.nccl;
+    s.x.want_own = pl.any_own;
+    if (!(s.rep = psc__report_new(&o, s.x.nranks, nprocs, pl.nrows)) ||
         (o.per_op && !(s.each = calloc(PSC_COLL_MAX_EACH, sizeof(double))))) {
         st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
         goto out;
     }
-    if ((st = psc__nccl_load(&s.x.nccl, why, sizeof(why))) != PSC_OK) {
+    if (pl.nccl && (st = psc__nccl_load(&s.x.nccl, why, sizeof(why))) != PSC_OK) {
         st = psc__fail(ctx, st, "p2pscope coll: %s", why);
         goto out;
     }
