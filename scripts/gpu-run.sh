@@ -41,14 +41,6 @@ if [ "${P2PSCOPE_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null;
   compute-sanitizer --tool memcheck --error-exitcode 9 build/p2pscope lat -t '*chase*,*copy*' -n 4 \
     > "$LOGS/sanitize-lat.log" 2>&1
   step "compute-sanitizer memcheck lat rc=$?: $(grep -E 'SUMMARY' "$LOGS/sanitize-lat.log")"
-  # The all-reduce tests, short, under each tool (scripts/gpu-arstress.sh runs them in full and says more).
-  for t in test_gpu_allreduce test_gpu_allreduce_stress; do
-    for tool in memcheck racecheck synccheck; do
-      PSC_TEST_QUICK=1 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 build/tests/gpu/$t \
-        > "$LOGS/sanitize-$t-$tool.log" 2>&1
-      step "compute-sanitizer $tool $t rc=$?: $(grep -E 'SUMMARY' "$LOGS/sanitize-$t-$tool.log")"
-    done
-  done
 fi
 
 IFS=';' read -ra extra <<< "${P2PSCOPE_EXTRA:-}"
