@@ -39,6 +39,7 @@
  *   P2PSCOPE_LIBCUDA  path of the CUDA driver library to load instead of
  *                     "libcuda.so.1" (tests use it to simulate a missing driver)
  *   P2PSCOPE_LIBNVML  path of the NVML library instead of "libnvidia-ml.so.1"
+ *   P2PSCOPE_LIBGDRAPI path of gdrcopy's library instead of "libgdrapi.so.2"
  *   P2PSCOPE_SM_COPY  shape of the SM copy kernel, "unroll:blocks_per_sm:threads"
  *                     (unroll 1, 2, 4 or 8; default 4:2:1024), for tuning
  * The CUDA driver itself honours CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER;
@@ -564,6 +565,132 @@ psc_status_t psc_copy_calibration_load(psc_context_t *ctx, const char *path);
  */
 psc_status_t psc_peer_enable(psc_context_t *ctx, int from, int to, int *was_on);
 psc_status_t psc_peer_disable(psc_context_t *ctx, int from, int to, int *was_on);
+
+/* ---------------------------------------------------------------- CPU mappings of GPU memory */
+
+/*
+ * GPU memory the CPU reads and writes with plain loads and stores (what
+ * gdrcopy does): a few bytes reach the GPU in well under a microsecond, where
+ * a cuMemcpy costs several. Three backends, tried in this order:
+ *   PSC_GPUMAP_GDRCOPY   gdrcopy's libgdrapi.so.2 (2.4 or newer, loaded at run
+ *                        time; P2PSCOPE_LIBGDRAPI names another path) with its
+ *                        kernel module gdrdrv (/dev/gdrdrv), or from gdrcopy 2.6
+ *                        its own dma-buf fallback: a BAR1 mapping,
+ *                        write-combined
+ *   PSC_GPUMAP_DMABUF    an mmap of the dma-buf that cuMemGetHandleForAddressRange
+ *                        exports (no kernel module; a driver for CUDA 13.3 or
+ *                        newer, with dma-buf support): a BAR1 mapping,
+ *                        write-combined (cached on coherent platforms)
+ *   PSC_GPUMAP_COHERENT  a coherent platform (Grace Hopper, NVLink-C2C): the CPU
+ *                        addresses device memory at its own address; nothing is
+ *                        pinned, no BAR1 used, cached
+ * BAR1 mappings take BAR1 space for what they pin (64 KiB GPU pages): a GPU
+ * with a small BAR1 (256 MiB on many workstation boards) maps only that much
+ * at once.
+ */
+typedef enum {
+    PSC_GPUMAP_GDRCOPY = 0,
+    PSC_GPUMAP_DMABUF = 1,
+    PSC_GPUMAP_COHERENT = 2,
+    PSC_GPUMAP_BACKENDS = 3
+} psc_gpumap_backend_t;
+
+/* "gdrcopy", "dma-buf", "coherent"; "?" out of range. */
+const char *psc_gpumap_backend_name(psc_gpumap_backend_t backend);
+
+#define PSC_GPUMAP_PAGE 65536u /* the GPU page: what a BAR1 mapping pins and maps */
+#define PSC_GPUMAP_WHY_LEN 400
+
+/* What a GPU offers for CPU mappings. */
+typedef struct {
+    int usable[PSC_GPUMAP_BACKENDS];     /* 1: psc_gpumap_map can use the backend on this GPU */
+    char why[PSC_GPUMAP_BACKENDS][PSC_GPUMAP_WHY_LEN]; /* for each one not usable: why, and the fix; "" usable */
+    int gdr_lib_version;                 /* libgdrapi's (major << 16 | minor); 0 none loaded */
+    int gdr_drv_version;                 /* gdrdrv's, the same way; 0 unknown or none */
+    int gdr_dmabuf;                      /* 1: libgdrapi maps through its own dma-buf fallback, not gdrdrv */
+    int cuda_driver_version;             /* cuDriverGetVersion, e.g. 13000 */
+    uint64_t bar1_total, bar1_free;      /* bytes, from NVML; 0 unknown (no NVML) */
+} psc_gpumap_report_t;
+
+/*
+ * Which backends can map memory of GPU `gpu`, each one's reason where not
+ * (no libgdrapi, no /dev/gdrdrv, gdr_open failed, a driver too old for the
+ * dma-buf mmap or one that refuses it, not a coherent platform). The dma-buf
+ * backend is tried for real: 128 KiB of device memory is allocated, exported,
+ * mapped and freed. PSC_OK whatever is usable; PSC_ERR_INVALID for a GPU that
+ * does not exist.
+ */
+psc_status_t psc_gpumap_probe(psc_context_t *ctx, int gpu, psc_gpumap_report_t *out);
+
+typedef struct psc_gpumap psc_gpumap_t;
+
+/* psc_gpumap_map's `backends`: the ones it may try (in the order above); 0 is all three. */
+#define PSC_GPUMAP_TRY(backend) (1u << (backend))
+
+/*
+ * Map `size` bytes of device memory at `dptr` (memory of GPU `gpu` from
+ * cuMemAlloc / cudaMalloc, or a fully mapped VMM range; not managed or host
+ * memory) for the CPU, by the first of the allowed backends that works.
+ * BAR1 mappings cover whole GPU pages: dptr's 64 KiB page must begin inside
+ * its allocation (an address 64 KiB-aligned, or one at least its distance
+ * from a 64 KiB boundary past the allocation's start), and the range must end
+ * inside it. On any backend the same addresses are accepted.
+ *
+ * PSC_ERR_INVALID, with what is accepted, for: size 0, memory CUDA does not
+ * know or that is not device memory of `gpu`, a range past its allocation's
+ * end, a page that begins before the allocation, backends naming none of the
+ * three. PSC_ERR_NO_MEMORY where the pinned pages exceed the GPU's free BAR1
+ * (the numbers said) and no other backend could map it; PSC_ERR_UNSUPPORTED
+ * when no allowed backend is usable, with each one's reason. *out only on
+ * success. A map not unmapped is unmapped by psc_context_destroy.
+ *
+ * Freeing the memory while it is mapped: unmap first. The driver cannot be
+ * stopped from freeing it; after a free, psc_gpumap_check says so, the
+ * mapping's bytes are undefined and touching them may kill the process with
+ * SIGBUS (gdrdrv invalidates non-persistent mappings), and psc_gpumap_unmap
+ * still releases it cleanly.
+ */
+psc_status_t psc_gpumap_map(psc_context_t *ctx, int gpu, uint64_t dptr, size_t size, unsigned backends,
+                            psc_gpumap_t **out);
+
+/*
+ * PSC_OK while the mapped memory is still the allocation that was mapped;
+ * PSC_ERR_INVALID, recorded, once it was freed (or freed and allocated anew
+ * at the same address), or gdrdrv invalidated the mapping. One driver call.
+ */
+psc_status_t psc_gpumap_check(psc_gpumap_t *map);
+
+/* Unmap and unpin; NULL is fine. The caller's CPU copies through it are done. */
+psc_status_t psc_gpumap_unmap(psc_gpumap_t *map);
+
+/* The CPU's address of dptr; psc_gpumap_write and _read copy with stores and loads that suit the mapping. */
+void *psc_gpumap_ptr(const psc_gpumap_t *map);
+size_t psc_gpumap_size(const psc_gpumap_t *map);
+uint64_t psc_gpumap_dptr(const psc_gpumap_t *map);
+psc_gpumap_backend_t psc_gpumap_backend(const psc_gpumap_t *map);
+/* dptr's distance from the start of the pinned range (its 64 KiB page); 0 for the coherent backend. */
+size_t psc_gpumap_offset(const psc_gpumap_t *map);
+/* 1 when the mapping is write-combined (CPU reads are then slow: not cached, not prefetched). */
+int psc_gpumap_write_combined(const psc_gpumap_t *map);
+
+/*
+ * Copy n bytes from src to the mapping at `offset` (psc_gpumap_write), or
+ * from the mapping to dst (psc_gpumap_read); offset + n at most the size.
+ * Writes go in 64-byte runs of non-temporal stores (SSE2, or AVX where the
+ * CPU has it: whole write-combining lines), heads and tails in aligned 8-,
+ * 4-, 2- and 1-byte stores, and end with a store fence: the bytes are on
+ * their way to the GPU, in order with the caller's later stores, when the
+ * call returns. A kernel already running sees them in its own time (no
+ * ordering with GPU work: a flag written after them is the usual way).
+ * Reads use the widest loads (streaming 16-byte loads where the CPU has
+ * SSE4.1) and are slow through a BAR1 mapping, about a tenth of the write
+ * bandwidth or less: every load crosses PCIe and waits, as uncached memory
+ * cannot be prefetched. No driver call, no allocation; PSC_ERR_INVALID,
+ * recorded, for a range past the end or a NULL buffer with n > 0. Different
+ * maps may be copied from different threads at once.
+ */
+psc_status_t psc_gpumap_write(psc_gpumap_t *map, size_t offset, const void *src, size_t n);
+psc_status_t psc_gpumap_read(psc_gpumap_t *map, size_t offset, void *dst, size_t n);
 
 /* ---------------------------------------------------------------- GPU memory shared between processes */
 

@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "allreduce/allreduce.h"
+#include "gpumap/gpumap.h"
 #include "ipc/share.h"
 #include "mem/app_mem.h"
 #include "mem/buffer.h"
@@ -125,6 +126,7 @@ void psc_context_destroy(psc_context_t *ctx)
         ctx->loads_free(ctx);
     psc__buffer_cache_free(ctx);
     psc__allreduce_destroy_all(ctx);
+    psc__gpumap_unmap_all(ctx); /* before the memory it maps is freed */
     psc__share_free_all(ctx);
     psc__mem_free_all(ctx);
     psc_calibration_free(ctx->copy_cal);

@@ -69,6 +69,7 @@ struct psc_context {
     struct psc_mem *mems;       /* psc_mem_alloc's memory not yet freed (mem/app_mem.c) */
     struct psc_share *shares;   /* shared memory and events not yet freed (ipc/share.c) */
     struct psc_allreduce *allreduces; /* all-reduce groups not yet destroyed (allreduce/allreduce.c) */
+    struct psc_gpumap *gpumaps;  /* CPU mappings of GPU memory not yet unmapped (gpumap/gpumap.c) */
     psc_calibration_t *copy_cal; /* psc_copy's routes: the loaded calibration, NULL for the defaults */
 };
 

@@ -73,6 +73,7 @@
     X(cuMemUnmap, 10020, 0)                   \
     X(cuMemSetAccess, 10020, 0)               \
     X(cuMemGetAccess, 10020, 0)               \
+    X(cuMemGetHandleForAddressRange, 11070, 0) \
     X(cuStreamBeginCapture, 10010, 0)         \
     X(cuStreamEndCapture, 10000, 0)           \
     X(cuGraphInstantiateWithFlags, 11040, 0)  \

@@ -1,0 +1,113 @@
+/*
+ * The gdrcopy backend: libgdrapi pins the range (a BAR1 mapping through
+ * gdrdrv, or from gdrcopy 2.6 its own dma-buf fallback) and maps it; the CPU
+ * address of the range's start is gdr_map's address plus start's distance
+ * from the pinned (page-aligned) address gdr_get_info reports.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpumap/gpumap.h"
+
+static psc_status_t psc__gdr_fail(char *why, size_t len, psc_status_t st, const char *fmt, const char *call, int err,
+                                  const struct psc_gpumap *m)
+{
+    char e[96];
+
+    snprintf(why, len, fmt, call, psc__gdr_errno_text(err, e, sizeof(e)), m->len, (unsigned long long)m->start);
+    return st;
+}
+
+psc_status_t psc__gpumap_gdr_map(psc_context_t *ctx, struct psc_gpumap *m, char *why, size_t len)
+{
+    psc_gdr_info_t info;
+    psc_status_t st;
+    void *va = NULL;
+    int rc;
+
+    (void)ctx;
+    if ((st = psc__gdrapi_load(&m->gdr, why, len)) != PSC_OK)
+        return st;
+    if (!(m->g = psc__gdrapi_open(&m->gdr, why, len))) {
+        st = PSC_ERR_UNSUPPORTED;
+        goto err_unload;
+    }
+    if ((rc = m->gdr.pin(m->g, (unsigned long)m->start, m->len, 0, 0, &m->mh)) != 0) {
+        /* gdrdrv answers ENOMEM (or EINVAL from nvidia_p2p_get_pages) when BAR1 is full. */
+        st = psc__gdr_fail(why, len, rc == ENOMEM || rc == ENOSPC ? PSC_ERR_NO_MEMORY : PSC_ERR_UNSUPPORTED,
+                           "%s failed: %s, pinning %zu bytes at 0x%llx (BAR1 exhausted, or not cuMemAlloc memory)",
+                           "gdr_pin_buffer", rc, m);
+        goto err_close;
+    }
+    memset(&info, 0, sizeof(info));
+    if ((rc = m->gdr.get_info(m->g, m->mh, &info)) != 0) {
+        st = psc__gdr_fail(why, len, PSC_ERR_DRIVER, "%s failed: %s, after pinning %zu bytes at 0x%llx",
+                           "gdr_get_info_v2", rc, m);
+        goto err_unpin;
+    }
+    if (info.va > m->start || info.mapped_size < m->len || info.va + info.mapped_size < m->start + m->len) {
+        snprintf(why, len, "gdr_get_info_v2 reports %llu bytes pinned at 0x%llx, which do not cover the %zu bytes "
+                 "at 0x%llx asked for", (unsigned long long)info.mapped_size, (unsigned long long)info.va, m->len,
+                 (unsigned long long)m->start);
+        st = PSC_ERR_DRIVER;
+        goto err_unpin;
+    }
+    if ((rc = m->gdr.map(m->g, m->mh, &va, (size_t)info.mapped_size)) != 0 || !va) {
+        st = psc__gdr_fail(why, len, PSC_ERR_UNSUPPORTED, "%s failed: %s, mapping %zu bytes at 0x%llx",
+                           "gdr_map", rc ? rc : EFAULT, m);
+        goto err_unpin;
+    }
+    m->gdr_va = va;
+    m->gdr_len = (size_t)info.mapped_size;
+    m->base = (unsigned char *)va + (m->start - info.va);
+    /* The mapping's type is known once mapped. */
+    m->wc = m->gdr.get_info(m->g, m->mh, &info) != 0 || info.mapping_type == PSC_GDR_MAPPING_WC;
+    return PSC_OK;
+
+err_unpin:
+    m->gdr.unpin(m->g, m->mh);
+err_close:
+    m->gdr.close(m->g);
+    m->g = NULL;
+err_unload:
+    psc__gdrapi_unload(&m->gdr);
+    return st;
+}
+
+psc_status_t psc__gpumap_gdr_unmap(struct psc_gpumap *m, char *why, size_t len)
+{
+    char e[96];
+    int rc = 0, r;
+
+    if (m->gdr_va && (r = m->gdr.unmap(m->g, m->mh, m->gdr_va, m->gdr_len)) != 0 && !rc)
+        snprintf(why, len, "gdr_unmap failed: %s", psc__gdr_errno_text(rc = r, e, sizeof(e)));
+    if ((r = m->gdr.unpin(m->g, m->mh)) != 0 && !rc)
+        snprintf(why, len, "gdr_unpin_buffer failed: %s", psc__gdr_errno_text(rc = r, e, sizeof(e)));
+    if ((r = m->gdr.close(m->g)) != 0 && !rc)
+        snprintf(why, len, "gdr_close failed: %s", psc__gdr_errno_text(rc = r, e, sizeof(e)));
+    m->gdr_va = NULL;
+    m->g = NULL;
+    psc__gdrapi_unload(&m->gdr);
+    return rc ? PSC_ERR_DRIVER : PSC_OK;
+}
+
+void psc__gpumap_gdr_report(psc_gpumap_report_t *r)
+{
+    psc_gdrapi_t api;
+    psc_gdr_t g;
+    char why[PSC_GPUMAP_WHY_LEN];
+    int major = 0, minor = 0, v = 0;
+
+    if (psc__gdrapi_load(&api, why, sizeof(why)) != PSC_OK)
+        return;
+    r->gdr_lib_version = api.version;
+    if ((g = psc__gdrapi_open(&api, why, sizeof(why)))) {
+        if (api.driver_version(g, &major, &minor) == 0 && major >= 0 && minor >= 0)
+            r->gdr_drv_version = PSC_GDR_VERSION(major, minor);
+        if (api.get_attribute && api.get_attribute(g, PSC_GDR_ATTR_USING_DMA_BUF_MMAP, &v) == 0)
+            r->gdr_dmabuf = v != 0;
+        api.close(g);
+    }
+    psc__gdrapi_unload(&api);
+}
