@@ -20,9 +20,16 @@
  * the UUID whose first bytes are N and d (another N: another machine's
  * GPUs); unset, cuDeviceGetUuid is not supported. FAKE_CUDA_FABRIC=1 lets
  * VMM allocations take fabric handles from the start (fake_vmm.c).
+ * CPU mappings (gpumap): FAKE_CUDA_DRIVER_VERSION=N is what cuDriverGetVersion
+ * answers (default 13000); FAKE_CUDA_COHERENT=1 reports a coherent platform
+ * (host page tables, direct host access, native atomics); FAKE_CUDA_DMABUF=1
+ * lets GPUs export dma-bufs (cuMemGetHandleForAddressRange: the range's pages
+ * move onto a memfd, so a CPU mapping of it shares the bytes), and
+ * FAKE_CUDA_DMABUF=refuse exports one the CPU cannot mmap (older drivers).
  */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +80,13 @@ static CUresult fake_init(unsigned flags)
     return strcmp(m, "nodevice") == 0 ? CUDA_ERROR_NO_DEVICE : CUDA_SUCCESS;
 }
 
-static CUresult fake_driver_version(int *v) { *v = 13000; return CUDA_SUCCESS; }
+static CUresult fake_driver_version(int *v)
+{
+    const char *s = getenv("FAKE_CUDA_DRIVER_VERSION");
+
+    *v = s ? atoi(s) : 13000;
+    return CUDA_SUCCESS;
+}
 static int fake_ngpu(void)
 {
     const char *s = getenv("FAKE_CUDA_COUNT");
@@ -126,6 +139,10 @@ static CUresult fake_attr(int *v, CUdevice_attribute a, CUdevice d)
     case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: *v = 1; break;
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: *v = 1; break;
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: *v = 1; break; /* says yes; cuMemCreate says no without IMEX */
+    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES:
+    case CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST:
+    case CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: *v = getenv("FAKE_CUDA_COHERENT") != NULL; break;
+    case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: *v = getenv("FAKE_CUDA_DMABUF") != NULL; break;
     default: *v = 0; break;
     }
     return CUDA_SUCCESS;
@@ -292,14 +309,17 @@ static CUresult fake_stream_get_ctx(CUstream s, CUcontext *c)
  * process can map the same bytes.
  */
 /* opener: for memory opened from another process's IPC handle, the GPU whose context opened it (-1 else) */
-typedef struct { uintptr_t base; size_t size; int type; int dev; int managed; unsigned flags; int fd; int opener; } fake_alloc_t;
+/* id: CU_POINTER_ATTRIBUTE_BUFFER_ID, never the same twice */
+typedef struct { uintptr_t base; size_t size; int type; int dev; int managed; unsigned flags; int fd; int opener; unsigned long long id; } fake_alloc_t;
 #define FAKE_ALLOC_MAX 1024
 static fake_alloc_t fake_allocs[FAKE_ALLOC_MAX];
+static unsigned long long fake_alloc_ids;
 static void fake_alloc_note(void *p, size_t n, int type, unsigned flags)
 {
     for (int i = 0; p && i < FAKE_ALLOC_MAX; i++)
         if (!fake_allocs[i].base) {
-            fake_allocs[i] = (fake_alloc_t){(uintptr_t)p, n, type, fake_ctx_gpu((CUcontext)fake_cuda_current()), 0, flags, -1, -1};
+            fake_allocs[i] = (fake_alloc_t){(uintptr_t)p, n, type, fake_ctx_gpu((CUcontext)fake_cuda_current()), 0, flags, -1, -1,
+                                            ++fake_alloc_ids};
             return;
         }
 }
@@ -482,6 +502,7 @@ static CUresult fake_pointer_attributes(unsigned n, CUpointer_attribute *attrs, 
         case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned *)data[i] = a ? (unsigned)a->managed : 0; break;
         case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: *(unsigned *)data[i] = access; break;
         case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data[i] = access ? ptr : 0; break;
+        case CU_POINTER_ATTRIBUTE_BUFFER_ID: *(unsigned long long *)data[i] = a ? a->id : 0; break;
         default: return CUDA_ERROR_INVALID_VALUE;
         }
     }
@@ -760,7 +781,51 @@ static CUresult fake_stream_wait_event(CUstream s, CUevent e, unsigned flags)
     return CUDA_SUCCESS;
 }
 
+/*
+ * A dma-buf of device memory: the range's pages (host-page aligned, inside the allocation's pages) move onto a
+ * memfd mapped in their place, bytes kept, and the memfd is the dma-buf. FAKE_CUDA_DMABUF=refuse: /dev/null instead,
+ * which mmap refuses, as drivers before CUDA 13.3 refuse their dma-bufs.
+ */
+static CUresult fake_dmabuf_handle(void *handle, CUdeviceptr d, size_t n, CUmemRangeHandleType type,
+                                   unsigned long long flags)
+{
+    const fake_alloc_t *a = fake_alloc_find((uintptr_t)d);
+    const char *mode = getenv("FAKE_CUDA_DMABUF");
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), keep;
+    int fd;
+    void *at;
+
+    if (type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || flags || !n || d % pg || n % pg)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!a || a->type != CU_MEMORYTYPE_DEVICE || d + n > a->base + fake_pages(a->size))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!mode)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (strcmp(mode, "refuse") == 0) { /* a file whose mmap fails (ENODEV) */
+        if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+            return CUDA_ERROR_OPERATING_SYSTEM;
+        *(int *)handle = fd;
+        return CUDA_SUCCESS;
+    }
+    if ((fd = memfd_create("fake-dmabuf", MFD_CLOEXEC)) < 0 || ftruncate(fd, (off_t)n) != 0)
+        goto err;
+    keep = d < a->base + a->size ? a->base + a->size - d : 0; /* the allocation's bytes in the range */
+    keep = keep < n ? keep : n;
+    if ((size_t)pwrite(fd, (const void *)(uintptr_t)d, keep, 0) != keep)
+        goto err;
+    at = mmap((void *)(uintptr_t)d, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (at == MAP_FAILED)
+        goto err;
+    *(int *)handle = fd;
+    return CUDA_SUCCESS;
+err:
+    if (fd >= 0)
+        close(fd);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 static const struct { const char *name; void *fn; } fake_ctx_table[] = {
+    {"cuMemGetHandleForAddressRange", (void *)fake_dmabuf_handle},
     {"cuDevicePrimaryCtxRelease", (void *)fake_release},
     {"cuModuleLoadData", (void *)fake_module_load},
     {"cuModuleUnload", (void *)fake_ok},
