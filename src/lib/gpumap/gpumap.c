@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "gpumap/wc_copy.h"
 
@@ -18,14 +17,6 @@ const char *psc_gpumap_backend_name(psc_gpumap_backend_t backend)
     static const char *const names[PSC_GPUMAP_BACKENDS] = {"gdrcopy", "dma-buf", "coherent"};
 
     return (int)backend >= 0 && backend < PSC_GPUMAP_BACKENDS ? names[backend] : "?";
-}
-
-/* The unit a BAR1 mapping covers: the GPU page, or the host page where that is larger. */
-size_t psc__gpumap_page(void)
-{
-    long pg = sysconf(_SC_PAGESIZE);
-
-    return pg > (long)PSC_GPUMAP_PAGE ? (size_t)pg : PSC_GPUMAP_PAGE;
 }
 
 /* The allocation at dptr: device memory of `gpu`, [dptr, dptr + size) inside it, its first page too. */
@@ -73,34 +64,6 @@ static psc_status_t psc__gpumap_range(psc_context_t *ctx, int gpu, CUdeviceptr d
     if (ctx->cu.p_cuPointerGetAttributes(1, &id_attr, &id_data, dptr) != CUDA_SUCCESS)
         m->buffer_id = 0;
     return PSC_OK;
-}
-
-/* One backend on m's range, BAR1 checked first for those that pin; PSC_OK or a status with why. */
-psc_status_t psc__gpumap_try(psc_context_t *ctx, struct psc_gpumap *m, psc_gpumap_backend_t b, char *why,
-                             size_t len)
-{
-    uint64_t total = 0, free_bytes = 0;
-
-    m->backend = b;
-    m->fd = -1;
-    if (b != PSC_GPUMAP_COHERENT && psc__gpumap_bar1(ctx, m->gpu, &total, &free_bytes) == 0 &&
-        !psc__gpumap_bar1_fits(m->len, total, free_bytes, why, len))
-        return PSC_ERR_NO_MEMORY;
-    switch (b) {
-    case PSC_GPUMAP_GDRCOPY: return psc__gpumap_gdr_map(ctx, m, why, len);
-    case PSC_GPUMAP_DMABUF: return psc__gpumap_dmabuf_map(ctx, m, why, len);
-    default: return psc__gpumap_coherent_map(ctx, m, why, len);
-    }
-}
-
-/* Undo psc__gpumap_try's success. */
-psc_status_t psc__gpumap_release(struct psc_gpumap *m, char *why, size_t len)
-{
-    switch (m->backend) {
-    case PSC_GPUMAP_GDRCOPY: return psc__gpumap_gdr_unmap(m, why, len);
-    case PSC_GPUMAP_DMABUF: return psc__gpumap_dmabuf_unmap(m, why, len);
-    default: m->base = NULL; return PSC_OK;
-    }
 }
 
 static psc_status_t psc__gpumap_map(psc_context_t *ctx, int gpu, CUdeviceptr dptr, size_t size, unsigned backends,

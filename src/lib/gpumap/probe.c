@@ -3,34 +3,10 @@
  * (a pinning backend maps one page of scratch device memory, then lets it
  * go), and BAR1 as NVML reports it.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gpumap/gpumap.h"
-#include "topo/devices.h"
-
-int psc__gpumap_bar1(const psc_context_t *ctx, int gpu, uint64_t *total, uint64_t *free_bytes)
-{
-    psc_nvmlDevice_t h;
-    psc_nvmlBAR1Memory_t bar1;
-
-    if (!ctx->nvml.bar1 || !(h = psc__nvml_handle(ctx, gpu)) || ctx->nvml.bar1(h, &bar1) != 0 || !bar1.bar1Total)
-        return -1;
-    *total = bar1.bar1Total;
-    *free_bytes = bar1.bar1Free;
-    return 0;
-}
-
-int psc__gpumap_bar1_fits(uint64_t pinned, uint64_t total, uint64_t free_bytes, char *why, size_t len)
-{
-    if (!total || pinned <= free_bytes)
-        return 1;
-    snprintf(why, len, "%" PRIu64 " bytes in 64 KiB pages exceed the free BAR1: %" PRIu64 " MiB free of %" PRIu64
-             " MiB; map less at a time, or enlarge BAR1 (resizable BAR in the system firmware)", pinned,
-             free_bytes >> 20, total >> 20);
-    return 0;
-}
 
 /* One page of scratch device memory on GPU `gpu`, 64 KiB-aligned inside its allocation; 0 when none. */
 static CUdeviceptr psc__gpumap_scratch(psc_context_t *ctx, int gpu, CUdeviceptr *alloc, char *why, size_t len)
@@ -40,7 +16,7 @@ static CUdeviceptr psc__gpumap_scratch(psc_context_t *ctx, int gpu, CUdeviceptr 
     CUresult rc;
 
     if (psc__gpu_use(ctx, gpu) != PSC_OK) {
-        snprintf(why, len, "GPU %d could not be set up to try: %s", gpu, psc_context_last_error(ctx));
+        snprintf(why, len, "GPU %d could not be set up to try: %.300s", gpu, ctx->last_error);
         return 0;
     }
     if ((rc = ctx->cu.p_cuMemAlloc(alloc, 2 * page)) != CUDA_SUCCESS) {

@@ -68,6 +68,7 @@ static void psc__wc_load_plain(unsigned char *d, const unsigned char *s, size_t 
     }
 }
 
+#if PSC__WC_X86
 /* Bytes before p reaches a multiple of `align`, at most n. */
 static size_t psc__wc_head(uintptr_t p, size_t align, size_t n)
 {
@@ -76,7 +77,6 @@ static size_t psc__wc_head(uintptr_t p, size_t align, size_t n)
     return h < n ? h : n;
 }
 
-#if PSC__WC_X86
 /* Whole 64-byte runs to a 64-byte-aligned d; returns the bytes copied. */
 static size_t psc__wc_runs_sse2(unsigned char *d, const unsigned char *s, size_t n)
 {
