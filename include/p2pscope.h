@@ -615,10 +615,11 @@ typedef struct {
 /*
  * Which backends can map memory of GPU `gpu`, each one's reason where not
  * (no libgdrapi, no /dev/gdrdrv, gdr_open failed, a driver too old for the
- * dma-buf mmap or one that refuses it, not a coherent platform). The dma-buf
- * backend is tried for real: 128 KiB of device memory is allocated, exported,
- * mapped and freed. PSC_OK whatever is usable; PSC_ERR_INVALID for a GPU that
- * does not exist.
+ * dma-buf mmap or one that refuses it, not a coherent platform). The gdrcopy
+ * and dma-buf backends are tried for real where they may work: 128 KiB of
+ * device memory is allocated, one page of it pinned, mapped, unmapped, and
+ * freed. PSC_OK whatever is usable; PSC_ERR_INVALID for a GPU that does not
+ * exist.
  */
 psc_status_t psc_gpumap_probe(psc_context_t *ctx, int gpu, psc_gpumap_report_t *out);
 
@@ -641,8 +642,9 @@ typedef struct psc_gpumap psc_gpumap_t;
  * end, a page that begins before the allocation, backends naming none of the
  * three. PSC_ERR_NO_MEMORY where the pinned pages exceed the GPU's free BAR1
  * (the numbers said) and no other backend could map it; PSC_ERR_UNSUPPORTED
- * when no allowed backend is usable, with each one's reason. *out only on
- * success. A map not unmapped is unmapped by psc_context_destroy.
+ * when no allowed backend is usable; psc_context_last_error then names each
+ * backend tried with its reason. *out only on success. A map not unmapped is
+ * unmapped by psc_context_destroy. The caller's current context is kept.
  *
  * Freeing the memory while it is mapped: unmap first. The driver cannot be
  * stopped from freeing it; after a free, psc_gpumap_check says so, the
@@ -686,8 +688,10 @@ int psc_gpumap_write_combined(const psc_gpumap_t *map);
  * SSE4.1) and are slow through a BAR1 mapping, about a tenth of the write
  * bandwidth or less: every load crosses PCIe and waits, as uncached memory
  * cannot be prefetched. No driver call, no allocation; PSC_ERR_INVALID,
- * recorded, for a range past the end or a NULL buffer with n > 0. Different
- * maps may be copied from different threads at once.
+ * recorded, for a range past the end or a NULL buffer with n > 0. A copy
+ * that succeeds touches nothing of the context, so maps of one context may
+ * be copied through from several threads at once (arguments that fail are
+ * recorded in the context: one thread at a time then).
  */
 psc_status_t psc_gpumap_write(psc_gpumap_t *map, size_t offset, const void *src, size_t n);
 psc_status_t psc_gpumap_read(psc_gpumap_t *map, size_t offset, void *dst, size_t n);
