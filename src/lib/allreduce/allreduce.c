@@ -278,6 +278,8 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
     }
     if (count == 0)
         return PSC_OK;
+    if (ar->tune_route && ar->tune_route(ar, recv, send, count, dtype, streams, &st)) /* NCCL is faster here */
+        return st;
     nvec = ((uint64_t)count * es + 15) / 16;
     slot_vec = ar->slot_bytes / 16;
     last_nvec = nvec - (nvec - 1) / slot_vec * slot_vec; /* the last piece's */
@@ -348,6 +350,8 @@ void psc_allreduce_destroy(psc_allreduce_t *ar)
         ctx->allreduces = ar->next;
     if (ar->next)
         ar->next->prev = ar->prev;
+    if (ar->tune_free)
+        ar->tune_free(ar);
     psc__ar_free(ar);
 }
 
