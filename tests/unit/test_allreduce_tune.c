@@ -285,7 +285,7 @@ static void test_refusals(void **state)
     assert_non_null(strstr(psc_context_last_error(g_ctx), "accepted NULL for psc_allreduce_create's groups"));
     assert_int_equal(psc_allreduce_tune(ar, NULL, NULL), PSC_ERR_INVALID);
     assert_int_equal(psc_allreduce_tune(ar, NULL, swapped), PSC_ERR_INVALID);
-    assert_non_null(strstr(psc_context_last_error(g_ctx), "rank 0's stream: accepted a stream of GPU 0"));
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "psc_allreduce_tune: rank 0's stream: accepted a stream of GPU 0"));
     assert_int_equal(live_comms(), live);
     assert_int_equal(psc_allreduce_tuning(NULL, &tb), PSC_ERR_INVALID);
     assert_int_equal(psc_allreduce_tuning(ar, &tb), PSC_ERR_INVALID);
