@@ -21,7 +21,8 @@ add_custom_command(
           -o ${PSC_FATBIN} ${PSC_KERNEL_SOURCES}
   DEPENDS ${PSC_KERNEL_SOURCES} ${PROJECT_SOURCE_DIR}/src/lib/pattern/pattern.h
           ${PROJECT_SOURCE_DIR}/src/lib/coll/coll_values.h
-          ${PROJECT_SOURCE_DIR}/src/kernels/psc_allreduce.cuh ${PROJECT_SOURCE_DIR}/src/lib/allreduce/ar_args.h
+          ${PROJECT_SOURCE_DIR}/src/kernels/psc_allreduce.cuh ${PROJECT_SOURCE_DIR}/src/kernels/psc_allreduce_twoshot.cuh
+          ${PROJECT_SOURCE_DIR}/src/lib/allreduce/ar_args.h
   COMMENT "nvcc: building device fatbin (sm ${P2PSCOPE_CUDA_ARCHS} + compute_${P2PSCOPE_PTX_ARCH})"
   VERBATIM)
 

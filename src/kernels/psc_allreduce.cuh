@@ -161,6 +161,55 @@ static __device__ __forceinline__ int psc_ar_wait(const unsigned char *p, uint4 
     }
 }
 
+/*
+ * The call's end: the last block to finish (or the only one) moves the kernel's buffer index to `next`,
+ * notes the last piece's size for the next call to clear, and counts the call, so that the next call,
+ * even a graph's replay, sees them. Nothing moves after a give-up: later calls do nothing anyway.
+ */
+static __device__ __forceinline__ void psc_ar_finish(psc_ar_ctrl_t *ctrl, unsigned seq, const int *gave_up,
+                                                     uint32_t *buf, uint64_t *clear, unsigned next, u64 clear_bytes)
+{
+    __syncthreads(); /* every thread's give-up noted in the block's flag before it is read */
+    if (threadIdx.x != 0 || *(const volatile int *)gave_up)
+        return;
+    if (gridDim.x == 1) { /* one block: no other to wait for; the kernel's end orders it */
+        *clear = clear_bytes;
+        *buf = next;
+        ctrl->seq = seq + 1;
+        return;
+    }
+    __threadfence();
+    if (atomicAdd(&ctrl->arrived, 1u) == gridDim.x - 1) {
+        ctrl->arrived = 0;
+        *clear = clear_bytes;
+        *buf = next;
+        __threadfence();
+        *(volatile unsigned *)&ctrl->seq = seq + 1;
+    }
+}
+
+/* Record the first give-up of this rank's call: the rank waited for, and the call. */
+static __device__ __forceinline__ void psc_ar_gave_up(psc_ar_ctrl_t *ctrl, unsigned r, unsigned seq)
+{
+    if (atomicCAS(&ctrl->err, 0u, PSC_AR_ERR_TIMEOUT) == 0u) {
+        ctrl->err_rank = r;
+        ctrl->err_seq = seq;
+    }
+}
+
+/* 1 when a call before this one gave up (one reading for the whole block: its threads leave together). */
+static __device__ __forceinline__ int psc_ar_dead(const volatile unsigned *err, int *gave_up)
+{
+    __shared__ int dead;
+
+    if (threadIdx.x == 0) {
+        dead = *err != 0;
+        *gave_up = 0;
+    }
+    __syncthreads();
+    return dead;
+}
+
 extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_ar_args_t a)
 {
     psc_ar_ctrl_t *ctrl = reinterpret_cast<psc_ar_ctrl_t *>(a.ctrl);
@@ -173,14 +222,9 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
     unsigned char *own = reinterpret_cast<unsigned char *>(a.lbuf[a.rank]);
     u64 clear_vec = *(volatile u64 *)&ctrl->clear_bytes / 16; /* the previous call's last piece */
     unsigned b = cur;
-    __shared__ int gave_up, dead;
+    __shared__ int gave_up;
 
-    if (threadIdx.x == 0) {
-        dead = *err != 0; /* one reading for the whole block: its threads leave together */
-        gave_up = 0;
-    }
-    __syncthreads();
-    if (dead) /* a call before this one gave up: the buffers' states are unknown, nothing runs until re-made */
+    if (psc_ar_dead(err, &gave_up)) /* the buffers' states are unknown: nothing runs until the group is re-made */
         return;
     for (u64 k = 0; k < pieces; k++, b = b == 2 ? 0 : b + 1) {
         const unsigned old = b == 0 ? 2 : b - 1;
@@ -221,10 +265,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
                     y = psc_ar_sendable(psc_ar_input(in, v, pbytes));
                 else if (!(ok = psc_ar_wait(own + ((u64)b * a.nranks + r) * a.slot_bytes + 16 * v, &y, &deadline,
                                             a.timeout_ns, err))) {
-                    if (atomicCAS(&ctrl->err, 0u, PSC_AR_ERR_TIMEOUT) == 0u) {
-                        ctrl->err_rank = r;
-                        ctrl->err_seq = seq;
-                    }
+                    psc_ar_gave_up(ctrl, r, seq);
                     break;
                 }
                 psc_ar_add(acc, y, a.dtype, r == 0);
@@ -238,25 +279,11 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
         }
         clear_vec = nvec;
     }
-    /* the last block to finish moves the call count on: the next call, even a graph's replay, sees it */
-    __syncthreads();
-    const unsigned next = (unsigned)((cur + pieces) % 3);
-
-    if (threadIdx.x == 0 && !gave_up && gridDim.x == 1) { /* one block: no other to wait for; the kernel's end orders it */
-        ctrl->clear_bytes = (last_bytes + 15) / 16 * 16;
-        ctrl->buf = next;
-        ctrl->seq = seq + 1;
-    } else if (threadIdx.x == 0 && !gave_up) {
-        __threadfence();
-        if (atomicAdd(&ctrl->arrived, 1u) == gridDim.x - 1) {
-            ctrl->arrived = 0;
-            ctrl->clear_bytes = (last_bytes + 15) / 16 * 16;
-            ctrl->buf = next;
-            __threadfence();
-            *(volatile unsigned *)&ctrl->seq = seq + 1;
-        }
-    }
+    psc_ar_finish(ctrl, seq, &gave_up, &ctrl->buf, &ctrl->clear_bytes, (unsigned)((cur + pieces) % 3),
+                  (last_bytes + 15) / 16 * 16);
 }
+
+#include "psc_allreduce_twoshot.cuh"
 
 /* Fill n 32-bit words with value (the buffers' sentinel at creation). */
 extern "C" __global__ void psc_ar_fill(unsigned *p, u64 n, unsigned value)

@@ -21,6 +21,7 @@
 
 #include "coll/coll_values.h"
 #include "gpu_common.h"
+#include "allreduce/allreduce.h"
 #include "internal.h"
 
 #define MAXR 8
@@ -101,6 +102,7 @@ static void sum(psc_allreduce_t *ar, CUdeviceptr *out, int dt, size_t count)
         fail_msg("psc_allreduce_sum: %s", psc_context_last_error(g_ctx));
 }
 
+/* Every type and size on each kernel (the one-shot, the two-shot), in and out of place. */
 static void test_sums(void **state)
 {
     static const int types[] = {PSC_AR_FLOAT32, PSC_AR_FLOAT16, PSC_AR_BFLOAT16};
@@ -109,17 +111,18 @@ static void test_sums(void **state)
 
     (void)state;
     assert_int_equal(psc_allreduce_create(g_ctx, devs, n, MAXB, &ar), PSC_OK);
-    for (size_t t = 0; t < 3; t++)
+    for (size_t t = 0; t < 6; t++)
         for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
             uint32_t seed = (uint32_t)(t * 100 + c);
 
-            fill(types[t], counts[c], seed);
-            sum(ar, recvb, types[t], counts[c]);
+            assert_int_equal(psc__allreduce_force(ar, t < 3 ? 1 : 2), PSC_OK);
+            fill(types[t % 3], counts[c], seed);
+            sum(ar, recvb, types[t % 3], counts[c]);
             sync_all();
-            expect_sums(types[t], counts[c], seed, recvb);
-            sum(ar, sendb, types[t], counts[c]); /* in place */
+            expect_sums(types[t % 3], counts[c], seed, recvb);
+            sum(ar, sendb, types[t % 3], counts[c]); /* in place */
             sync_all();
-            expect_sums(types[t], counts[c], seed, sendb);
+            expect_sums(types[t % 3], counts[c], seed, sendb);
         }
     assert_int_equal(psc_allreduce_check(ar), PSC_OK);
     psc_allreduce_destroy(ar);
@@ -155,7 +158,7 @@ static void test_many_calls(void **state)
 }
 
 /* Calls beyond the 8 MiB slot in pieces, in and out of place, then small ones again: exact everywhere. */
-static void test_calls_in_pieces(void **state)
+static void calls_in_pieces(int algo)
 {
     static const size_t counts[] = {(40u << 20) / 4, (8u << 20) / 4 + 3, 77, (16u << 20) / 4};
     const size_t most = 40u << 20;
@@ -163,7 +166,6 @@ static void test_calls_in_pieces(void **state)
     unsigned char *h = malloc(most);
     psc_allreduce_t *ar = NULL;
 
-    (void)state;
     assert_non_null(h);
     for (int i = 0; i < n; i++) {
         assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
@@ -171,6 +173,7 @@ static void test_calls_in_pieces(void **state)
         assert_int_equal(g_ctx->cu.p_cuMemAlloc(&out[i], most), CUDA_SUCCESS);
     }
     assert_int_equal(psc_allreduce_create(g_ctx, devs, n, most, &ar), PSC_OK);
+    assert_int_equal(psc__allreduce_force(ar, algo), PSC_OK);
     for (size_t c = getenv("PSC_TEST_QUICK") ? 1 : 0; c < sizeof(counts) / sizeof(counts[0]) - (getenv("PSC_TEST_QUICK") ? 1 : 0); c++)
         for (int inplace = 0; inplace < 2; inplace++) {
             void *r[MAXR];
@@ -200,7 +203,7 @@ static void test_calls_in_pieces(void **state)
 
                     memcpy(&got, h + 4 * j, 4);
                     if (memcmp(&got, &want, 4))
-                        fail_msg("count %zu %s rank %d element %zu: %g, expected %g", counts[c],
+                        fail_msg("kernel %d count %zu %s rank %d element %zu: %g, expected %g", algo, counts[c],
                                  inplace ? "in place" : "out of place", i, j, got, want);
                 }
             }
@@ -213,6 +216,13 @@ static void test_calls_in_pieces(void **state)
         g_ctx->cu.p_cuMemFree(out[i]);
     }
     free(h);
+}
+
+static void test_calls_in_pieces(void **state)
+{
+    (void)state;
+    calls_in_pieces(1); /* the one-shot */
+    calls_in_pieces(2); /* the two-shot */
 }
 
 static double now_us(void)

@@ -17,6 +17,7 @@
 
 #include "coll/coll_values.h"
 #include "gpu_common.h"
+#include "allreduce/allreduce.h"
 #include "internal.h"
 #include "proc_group.h"
 
@@ -113,7 +114,7 @@ static double now_us(void)
     return (double)ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
 }
 
-/* Every type, in and out of place, mixed sizes each checked, a call in three pieces. */
+/* Every type, in and out of place, mixed sizes each checked, on both kernels; a call in pieces on each. */
 static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
 {
     static const int types[] = {PSC_AR_FLOAT32, PSC_AR_FLOAT16, PSC_AR_BFLOAT16};
@@ -129,11 +130,15 @@ static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const ps
 
         x = x * 1103515245u + 12345u;
         count = 1 + (x >> 8) % (c % 5 == 0 ? (1u << 20) : 8192);
+        psc__allreduce_force(k.ar, 1 + (c / 2) % 2); /* both kernels, the same turns in every process */
         if ((rc = put_input(&k, dt, count, (uint32_t)c)) == 0 && (rc = sum(&k, c % 2 ? k.in : k.out, dt, count)) == 0)
             rc = expect_sums(&k, c % 2 ? k.in : k.out, dt, count, (uint32_t)c);
     }
-    if (rc == 0 && (rc = put_input(&k, PSC_AR_FLOAT32, BIG / 4, 7)) == 0 && (rc = sum(&k, k.out, PSC_AR_FLOAT32, BIG / 4)) == 0)
-        rc = expect_sums(&k, k.out, PSC_AR_FLOAT32, BIG / 4, 7);
+    for (int algo = 1; algo <= 2 && rc == 0; algo++) {
+        psc__allreduce_force(k.ar, algo);
+        if ((rc = put_input(&k, PSC_AR_FLOAT32, BIG / 4, 7)) == 0 && (rc = sum(&k, k.out, PSC_AR_FLOAT32, BIG / 4)) == 0)
+            rc = expect_sums(&k, k.out, PSC_AR_FLOAT32, BIG / 4, 7);
+    }
     if (rc == 0 && psc_allreduce_check(k.ar) != PSC_OK)
         rc = say(proc, "psc_allreduce_check", ctx);
     psc_test_procs_barrier(procs); /* no process frees its buffers while another still works on them */

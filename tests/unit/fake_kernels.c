@@ -161,7 +161,7 @@ typedef struct {
     unsigned iters;
     uint64_t *cycles, *cal, timeout_ns;
     unsigned *err;
-    int allreduce;        /* 1: psc_ar_oneshot's job, with its argument block */
+    int allreduce;        /* 1: psc_ar_oneshot's job, 2: psc_ar_twoshot's, with its argument block */
     psc_ar_args_t ar;
 } fake_job_t;
 
@@ -186,13 +186,17 @@ static int fake_wait_word(unsigned *w, unsigned want, uint64_t timeout_ns)
 }
 
 static void fake_ar_oneshot(const psc_ar_args_t *a);
+static void fake_ar_twoshot(const psc_ar_args_t *a);
 
 static void *fake_job_main(void *arg)
 {
     fake_job_t *j = arg;
 
     if (j->allreduce) {
-        fake_ar_oneshot(&j->ar);
+        if (j->allreduce == 2)
+            fake_ar_twoshot(&j->ar);
+        else
+            fake_ar_oneshot(&j->ar);
         __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
         return NULL;
     }
@@ -365,6 +369,27 @@ static int fake_ar_wait(const unsigned char *p, uint32_t w[4], psc_ar_ctrl_t *ct
     }
 }
 
+/* 16 bytes of sums in acc rounded once to dtype. */
+static void fake_ar_round(const float acc[8], unsigned dtype, uint32_t z[4])
+{
+    for (int k = 0; k < 4; k++)
+        if (dtype == PSC_DT_FLOAT32)
+            memcpy(&z[k], &acc[k], 4);
+        else
+            z[k] = (uint32_t)psc__coll_to_bits((int)dtype, (double)acc[2 * k]) |
+                   (uint32_t)psc__coll_to_bits((int)dtype, (double)acc[2 * k + 1]) << 16;
+}
+
+/* FAKE_AR_CORRUPT=i: element i of every output wrong (its lowest bit flipped), as FAKE_NCCL_CORRUPT. */
+static void fake_ar_corrupt(const psc_ar_args_t *a, unsigned es)
+{
+    const char *c = getenv("FAKE_AR_CORRUPT");
+    uint64_t i = c && *c ? strtoull(c, NULL, 10) : UINT64_MAX;
+
+    if (i < a->count)
+        ((unsigned char *)(uintptr_t)a->recv)[i * es] ^= 1;
+}
+
 static void fake_ar_oneshot(const psc_ar_args_t *a)
 {
     psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
@@ -416,26 +441,111 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
                 for (unsigned k = 0; k < per; k++)
                     acc[k] = r == 0 ? fake_ar_elem(w, a->dtype, (int)k) : acc[k] + fake_ar_elem(w, a->dtype, (int)k);
             }
-            for (int k = 0; k < 4; k++)
-                if (a->dtype == PSC_DT_FLOAT32)
-                    memcpy(&z[k], &acc[k], 4);
-                else
-                    z[k] = (uint32_t)psc__coll_to_bits((int)a->dtype, (double)acc[2 * k]) |
-                           (uint32_t)psc__coll_to_bits((int)a->dtype, (double)acc[2 * k + 1]) << 16;
+            fake_ar_round(acc, a->dtype, z);
             memcpy(out + 16 * v, z, (size_t)(pbytes - 16 * v < 16 ? pbytes - 16 * v : 16));
         }
         clear_vec = nvec;
     }
-    {
-        /* FAKE_AR_CORRUPT=i: element i of every output wrong (its lowest bit flipped), as FAKE_NCCL_CORRUPT */
-        const char *c = getenv("FAKE_AR_CORRUPT");
-        uint64_t i = c && *c ? strtoull(c, NULL, 10) : UINT64_MAX;
-
-        if (i < a->count)
-            ((unsigned char *)(uintptr_t)a->recv)[i * es] ^= 1;
-    }
+    fake_ar_corrupt(a, es);
     ctrl->clear_bytes = (last_bytes + 15) / 16 * 16;
     ctrl->buf = (unsigned)((cur + pieces) % 3);
+    __atomic_store_n(&ctrl->seq, seq + 1, __ATOMIC_RELEASE);
+}
+
+/* Bytes of part p of a piece of pbytes cut in parts of part bytes. */
+static uint64_t fake_ar_part_len(uint64_t pbytes, uint64_t part, unsigned p)
+{
+    uint64_t at = (uint64_t)p * part;
+
+    return at >= pbytes ? 0 : pbytes - at < part ? pbytes - at : part;
+}
+
+/* psc_ar_twoshot (src/kernels/psc_allreduce_twoshot.cuh): the same protocol, one thread per rank. */
+static void fake_ar_twoshot(const psc_ar_args_t *a)
+{
+    psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
+    const unsigned seq = __atomic_load_n(&ctrl->seq, __ATOMIC_ACQUIRE), cur = ctrl->buf2;
+    const unsigned es = a->dtype == PSC_DT_FLOAT32 ? 4 : 2, per = 16 / es;
+    const uint64_t bytes = a->count * es, piece = a->part_bytes * a->nranks;
+    const uint64_t pieces = bytes > piece ? (bytes + piece - 1) / piece : 1, last_bytes = bytes - (pieces - 1) * piece;
+    const uint64_t region = 3ull * a->nranks * a->slot_bytes, kind = 3ull * a->nranks * a->part_bytes;
+    unsigned char *own = (unsigned char *)(uintptr_t)a->lbuf[a->rank] + region;
+    uint64_t clear_vec = ctrl->clear2 / 16, last_part = 0;
+    unsigned b = cur;
+
+    if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
+        return;
+    for (uint64_t k = 0; k < pieces; k++, b = b == 2 ? 0 : b + 1) {
+        const unsigned old = b == 0 ? 2 : b - 1;
+        const uint64_t pbytes = k + 1 < pieces ? piece : last_bytes;
+        const uint64_t part = ((pbytes + a->nranks - 1) / a->nranks + 15) / 16 * 16;
+        const unsigned char *in = (const unsigned char *)(uintptr_t)a->send + k * piece;
+        unsigned char *out = (unsigned char *)(uintptr_t)a->recv + k * piece;
+        const uint64_t mine = fake_ar_part_len(pbytes, part, a->rank), t0 = fake_kernels_ns();
+
+        for (unsigned p = 0; p < a->nranks; p++) {
+            const uint64_t len = fake_ar_part_len(pbytes, part, p);
+
+            for (uint64_t v = 0; p != a->rank && v < (len + 15) / 16; v++) {
+                uint32_t w[4];
+
+                fake_ar_input(in + p * part, v, len, w);
+                for (int q = 0; q < 4; q++)
+                    fake_ar_st((unsigned char *)(uintptr_t)a->lbuf[p] + region +
+                                   ((uint64_t)b * a->nranks + a->rank) * a->part_bytes + 16 * v + 4 * q,
+                               w[q]);
+            }
+        }
+        for (uint64_t v = 0; v < clear_vec; v++)
+            for (unsigned r = 0; r < a->nranks; r++)
+                for (int q = 0; r != a->rank && q < 4; q++) {
+                    fake_ar_st(own + ((uint64_t)old * a->nranks + r) * a->part_bytes + 16 * v + 4 * q, PSC_AR_SENTINEL);
+                    fake_ar_st(own + kind + ((uint64_t)old * a->nranks + r) * a->part_bytes + 16 * v + 4 * q,
+                               PSC_AR_SENTINEL);
+                }
+        for (uint64_t v = 0; v < (mine + 15) / 16; v++) {
+            float acc[8] = {0};
+            uint32_t z[4];
+
+            for (unsigned r = 0; r < a->nranks; r++) {
+                uint32_t w[4];
+
+                if (r == a->rank)
+                    fake_ar_input(in + a->rank * part, v, mine, w);
+                else if (!fake_ar_wait(own + ((uint64_t)b * a->nranks + r) * a->part_bytes + 16 * v, w, ctrl, r, seq,
+                                       t0, a->timeout_ns))
+                    return;
+                for (unsigned q = 0; q < per; q++)
+                    acc[q] = r == 0 ? fake_ar_elem(w, a->dtype, (int)q) : acc[q] + fake_ar_elem(w, a->dtype, (int)q);
+            }
+            fake_ar_round(acc, a->dtype, z);
+            for (int q = 0; q < 4; q++)
+                z[q] = z[q] == PSC_AR_SENTINEL ? PSC_AR_NAN_WORD : z[q];
+            for (unsigned p = 0; p < a->nranks; p++)
+                for (int q = 0; p != a->rank && q < 4; q++)
+                    fake_ar_st((unsigned char *)(uintptr_t)a->lbuf[p] + region + kind +
+                                   ((uint64_t)b * a->nranks + a->rank) * a->part_bytes + 16 * v + 4 * q,
+                               z[q]);
+            memcpy(out + a->rank * part + 16 * v, z, (size_t)(mine - 16 * v < 16 ? mine - 16 * v : 16));
+        }
+        for (unsigned p = 0; p < a->nranks; p++) {
+            const uint64_t len = fake_ar_part_len(pbytes, part, p);
+
+            for (uint64_t v = 0; p != a->rank && v < (len + 15) / 16; v++) {
+                uint32_t w[4];
+
+                if (!fake_ar_wait(own + kind + ((uint64_t)b * a->nranks + p) * a->part_bytes + 16 * v, w, ctrl, p,
+                                  seq, t0, a->timeout_ns))
+                    return;
+                memcpy(out + p * part + 16 * v, w, (size_t)(len - 16 * v < 16 ? len - 16 * v : 16));
+            }
+        }
+        clear_vec = part / 16;
+        last_part = part;
+    }
+    fake_ar_corrupt(a, es);
+    ctrl->clear2 = last_part;
+    ctrl->buf2 = (unsigned)((cur + pieces) % 3);
     __atomic_store_n(&ctrl->seq, seq + 1, __ATOMIC_RELEASE);
 }
 
@@ -512,8 +622,8 @@ CUresult fake_kernel_run(const char *name, CUstream s, CUcontext c, void **param
             p[i] = value;
         return CUDA_SUCCESS;
     }
-    if (strcmp(name, "psc_ar_oneshot") == 0) {
-        fake_job_t j = {.stream = s, .ctx = c, .allreduce = 1, .ar = FAKE_ARG(psc_ar_args_t, 0)};
+    if (strcmp(name, "psc_ar_oneshot") == 0 || strcmp(name, "psc_ar_twoshot") == 0) {
+        fake_job_t j = {.stream = s, .ctx = c, .allreduce = name[7] == 't' ? 2 : 1, .ar = FAKE_ARG(psc_ar_args_t, 0)};
 
         return fake_job_start(&j);
     }

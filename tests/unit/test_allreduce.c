@@ -165,7 +165,7 @@ static void test_mixed_sizes_back_to_back(void **state)
         size_t count;
 
         x = x * 1103515245u + 12345u;
-        count = 1 + (x >> 8) % (MAXB / 4);
+        count = 1 + (x >> 8) % (MAXB / 4 - 1); /* a guard byte after it */
         fill(PSC_AR_FLOAT32, count, (uint32_t)k);
         sum(ar, recvb, PSC_AR_FLOAT32, count);
         sync_all();
@@ -205,20 +205,20 @@ static void test_sentinel_input(void **state)
  * Calls larger than the 8 MiB slot go through it in pieces: exact sums everywhere, in and out of place, a
  * tail in the last piece, and calls of one piece before and after (each clears what the last left).
  */
-static void test_calls_in_pieces(void **state)
+static void calls_in_pieces(int algo)
 {
     static const size_t counts[] = {(16u << 20) / 4 + 5, 100, (8u << 20) / 4, (8u << 20) / 4 + 1, 3};
     const size_t most = (16u << 20) + 32;
     CUdeviceptr big_in[N], big_out[N];
     psc_allreduce_t *ar = NULL;
 
-    (void)state;
     for (int i = 0; i < N; i++) {
         assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
         assert_int_equal(g_ctx->cu.p_cuMemAlloc(&big_in[i], most), CUDA_SUCCESS);
         assert_int_equal(g_ctx->cu.p_cuMemAlloc(&big_out[i], most), CUDA_SUCCESS);
     }
     assert_int_equal(psc_allreduce_create(g_ctx, devs, N, most, &ar), PSC_OK);
+    assert_int_equal(psc__allreduce_force(ar, algo), PSC_OK);
     for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
         for (int inplace = 0; inplace < 2; inplace++) {
             void *r[N];
@@ -247,7 +247,7 @@ static void test_calls_in_pieces(void **state)
 
                     memcpy(&got, p + 4 * j, 4);
                     if (memcmp(&got, &want, 4))
-                        fail_msg("count %zu %s rank %d element %zu: %g, expected %g", counts[c],
+                        fail_msg("kernel %d count %zu %s rank %d element %zu: %g, expected %g", algo, counts[c],
                                  inplace ? "in place" : "out of place", i, j, got, want);
                 }
                 if (!inplace)
@@ -261,6 +261,57 @@ static void test_calls_in_pieces(void **state)
         g_ctx->cu.p_cuMemFree(big_in[i]);
         g_ctx->cu.p_cuMemFree(big_out[i]);
     }
+}
+
+static void test_calls_in_pieces(void **state)
+{
+    (void)state;
+    calls_in_pieces(1); /* the one-shot */
+    calls_in_pieces(2); /* the two-shot */
+}
+
+/*
+ * The two-shot for every size (parts short and empty: 1 element over 3 ranks), every type, in and out of
+ * place; then calls switching kernel at random, each kernel's buffers rotating on their own: all exact.
+ */
+static void test_twoshot_and_switching(void **state)
+{
+    static const int types[] = {PSC_AR_FLOAT32, PSC_AR_FLOAT16, PSC_AR_BFLOAT16};
+    static const size_t counts[] = {1, 3, 8, 9, 24, 100, 513, 1024};
+    psc_allreduce_t *ar = NULL;
+    uint32_t x = 99;
+
+    (void)state;
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, N, MAXB, &ar), PSC_OK);
+    assert_int_equal(psc__allreduce_force(ar, 2), PSC_OK);
+    for (size_t t = 0; t < 3; t++)
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+            uint32_t seed = (uint32_t)(t * 100 + c + 7);
+
+            fill(types[t], counts[c], seed);
+            for (int i = 0; i < N; i++)
+                memset((void *)(uintptr_t)recvb[i], 0xA5, MAXB);
+            sum(ar, recvb, types[t], counts[c]);
+            sync_all();
+            expect_sums(types[t], counts[c], seed, recvb, 0xA5);
+            sum(ar, sendb, types[t], counts[c]);
+            sync_all();
+            expect_sums(types[t], counts[c], seed, sendb, 0);
+        }
+    for (int k = 0; k < 200; k++) {
+        size_t count;
+
+        x = x * 1103515245u + 12345u;
+        count = 1 + (x >> 8) % (MAXB / 4 - 1); /* a guard byte after it */
+        assert_int_equal(psc__allreduce_force(ar, 1 + (int)((x >> 4) & 1)), PSC_OK);
+        fill(PSC_AR_FLOAT32, count, (uint32_t)k);
+        sum(ar, recvb, PSC_AR_FLOAT32, count);
+        sync_all();
+        expect_sums(PSC_AR_FLOAT32, count, (uint32_t)k, recvb, ((unsigned char *)(uintptr_t)recvb[0])[count * 4]);
+    }
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    assert_int_equal(psc__allreduce_force(ar, 3), PSC_ERR_INVALID);
+    psc_allreduce_destroy(ar);
 }
 
 static void refused(psc_status_t got, psc_status_t want, const char *phrase)
@@ -365,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_mixed_sizes_back_to_back),
         cmocka_unit_test(test_sentinel_input),
         cmocka_unit_test(test_calls_in_pieces),
+        cmocka_unit_test(test_twoshot_and_switching),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_caller_state),
     };

@@ -32,7 +32,7 @@
 #else
 #define FAKE_ENV                                                                                                    \
     "P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "P2PSCOPE_LIBNVML=/nonexistent/libnvidia-ml.so.1", "FAKE_CUDA_MODE=contexts", \
-        "FAKE_CUDA_COUNT=2", "FAKE_CUDA_KERNELS=1", "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, MPI_ENV
+        "FAKE_CUDA_COUNT=2", "FAKE_CUDA_KERNELS=1", "FAKE_CUDA_UUID=7", "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, MPI_ENV
 #endif
 
 static int ngpu = 2; /* the fake's; on a GPU machine, its count */
@@ -90,7 +90,10 @@ static void test_one_table(void **state)
         snprintf(line, sizeof(line), "#  Rank %2d Group  0 Pid ", k);
         assert_int_equal(count(r.out, line), 1);
     }
-    assert_int_equal(count(r.out, "\n          64            16     float     sum      -1 "), 1);
+    assert_int_equal(count(r.out, "\n          64            16     float     sum      -1 "), 2); /* NCCL's, ours */
+    /* 4 sizes, each in the table and the percentiles: NCCL's rows and our all-reduce's (the processes joined) */
+    assert_int_equal(count(r.out, "     nccl\n"), 8);
+    assert_int_equal(count(r.out, " p2pscope\n"), 8);
     assert_int_equal(count(r.out, "# Out of bounds values : 0 OK\n"), 1);
     assert_int_equal(count(r.out, "# Collective test concluded: all_reduce_perf\n"), 1);
     psc__free(&r);
@@ -125,7 +128,7 @@ static void test_json_names_every_process(void **state)
 /* A wrong element in every rank's output: counted over the ranks in the one table; every rank exits 1. */
 static void test_wrong_elements_every_rank(void **state)
 {
-    psc__run_t r = mpirun((const char *[]){"-b", "256", "-e", "512", "-n", "2", NULL},
+    psc__run_t r = mpirun((const char *[]){"-b", "256", "-e", "512", "-n", "2", "--impl", "nccl", NULL},
                           (const char *const[]){"FAKE_NCCL_CORRUPT=0", NULL});
     const char *row;
 
@@ -139,6 +142,25 @@ static void test_wrong_elements_every_rank(void **state)
     assert_int_equal(strncmp(strchr(row + 1, '\n') - 1, "4", 1), 0); /* in place's #wrong */
     assert_non_null(strstr(row, "       4    ")); /* out of place's */
     assert_int_equal(count(r.out, "# Out of bounds values : 2 FAILED\n"), 1);
+    assert_int_equal(count(r.err, "p2pscope coll: wrong elements in 2 rows"), 1);
+    psc__free(&r);
+}
+
+/* A wrong element in our all-reduce's output in every process: its row counts them, NCCL's row none. */
+static void test_wrong_elements_own_rows(void **state)
+{
+    psc__run_t r = mpirun((const char *[]){"-b", "256", "-e", "512", "-n", "2", NULL},
+                          (const char *const[]){"FAKE_AR_CORRUPT=0", NULL});
+    const char *nccl, *own;
+
+    (void)state;
+    assert_int_equal(r.rc, 1);
+    nccl = strstr(r.out, "\n         256            64     float     sum      -1 ");
+    assert_non_null(nccl);
+    own = strstr(nccl + 1, "\n         256            64     float     sum      -1 ");
+    assert_non_null(own);
+    assert_int_equal(strncmp(strchr(nccl + 1, '\n') - 11, "0      nccl", 11), 0);
+    assert_int_equal(strncmp(strchr(own + 1, '\n') - 11, "4  p2pscope", 11), 0); /* in place's #wrong */
     assert_int_equal(count(r.err, "p2pscope coll: wrong elements in 2 rows"), 1);
     psc__free(&r);
 }
@@ -234,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_json_names_every_process),
 #if !PSC_ON_GPU
         cmocka_unit_test(test_wrong_elements_every_rank),
+        cmocka_unit_test(test_wrong_elements_own_rows),
         cmocka_unit_test(test_wrong_elements_one_rank),
         cmocka_unit_test(test_timeout_ends_the_job),
         cmocka_unit_test(test_dead_rank_ends_the_others),

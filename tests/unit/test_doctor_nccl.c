@@ -672,6 +672,28 @@ static void test_coll_largest_sizes_decide(void **state)
     psc_facts_free(f);
 }
 
+/* Our own all-reduce's rows beside NCCL's do not hide a slow NCCL; alone, they are what is judged. */
+static void test_coll_own_rows_do_not_speak_for_nccl(void **state)
+{
+    psc_facts_t *f = machine(2, PSC_PATH_NVLINK, 1);
+    psc_coll_report_t c = report(2, 1ull << 30, 10);
+    size_t n;
+
+    (void)state;
+    c.nrows = 8;
+    for (int k = 4; k < 8; k++) { /* a row of ours after each of NCCL's, fast */
+        g_rows[k] = g_rows[k - 4];
+        g_rows[k].impl = PSC_COLL_IMPL_P2PSCOPE;
+        g_rows[k].r[0].busbw_gbs = g_rows[k].r[1].busbw_gbs = 95;
+    }
+    n = run_coll(f, &c, 100);
+    want(n, "coll_slow_unknown", PSC_SEV_WARNING, "busbw 10.0 GB/s", NULL);
+    for (int k = 0; k < 4; k++) /* NCCL's did not run: ours are judged */
+        g_rows[k].r[0].ran = g_rows[k].r[1].ran = 0;
+    assert_int_equal(run_coll(f, &c, 100), 0);
+    psc_facts_free(f);
+}
+
 static void test_coll_one_rank_and_no_bw(void **state)
 {
     psc_facts_t *f = machine(2, PSC_PATH_NVLINK, 1);
@@ -808,6 +830,7 @@ int main(void)
         cmocka_unit_test(test_coll_nothing_to_explain),
         cmocka_unit_test(test_coll_slow_without_a_cause),
         cmocka_unit_test(test_coll_largest_sizes_decide),
+        cmocka_unit_test(test_coll_own_rows_do_not_speak_for_nccl),
         cmocka_unit_test(test_coll_one_rank_and_no_bw),
         cmocka_unit_test(test_coll_p2p_settings),
         cmocka_unit_test(test_coll_pairs_of_the_run),

@@ -32,6 +32,20 @@ uint64_t psc__ar_slot_bytes(uint64_t max_bytes)
     return b < PSC__AR_SLOT_MAX ? b : PSC__AR_SLOT_MAX;
 }
 
+uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar)
+{
+    ar->part_bytes = ((ar->slot_bytes + (uint64_t)ar->n - 1) / (uint64_t)ar->n + 15) / 16 * 16;
+    return 3ull * (uint64_t)ar->n * (ar->slot_bytes + 2 * ar->part_bytes);
+}
+
+/* The kernel for a call of `bytes`: the two-shot for large calls over 3 ranks or more, else the one-shot. */
+static int psc__ar_algo(const psc_allreduce_t *ar, uint64_t bytes)
+{
+    if (ar->algo)
+        return ar->algo;
+    return ar->n >= 3 && bytes >= PSC__AR_TWOSHOT_MIN ? PSC__AR_TWOSHOT : PSC__AR_ONESHOT;
+}
+
 /* Another live group of ctx that has both GPUs in this process, or NULL. */
 static psc_allreduce_t *psc__ar_other_user(const psc_allreduce_t *ar, int ga, int gb, int *ia, int *ib)
 {
@@ -117,7 +131,7 @@ psc_status_t psc__ar_ctrl_alloc(psc_allreduce_t *ar, int i)
 static psc_status_t psc__ar_alloc(psc_allreduce_t *ar, int i)
 {
     psc_context_t *ctx = ar->ctx;
-    uint64_t bytes = 3ull * (uint64_t)ar->n * ar->slot_bytes;
+    uint64_t bytes = psc__ar_buffer_bytes(ar);
     psc_status_t st;
 
     if ((st = psc__ar_ctrl_alloc(ar, i)) != PSC_OK)
@@ -125,7 +139,7 @@ static psc_status_t psc__ar_alloc(psc_allreduce_t *ar, int i)
     if (ctx->cu.p_cuMemAlloc(&ar->lbuf[i], (size_t)bytes) != CUDA_SUCCESS) {
         ar->lbuf[i] = 0;
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_create: %llu B of buffers on GPU %d do not fit: "
-                         "accepted a smaller max_bytes (the buffers take 3 x ranks x min(max_bytes, %llu MiB) per GPU)",
+                         "accepted a smaller max_bytes (the buffers take 3 x (ranks + 2) x min(max_bytes, %llu MiB) per GPU)",
                          (unsigned long long)bytes, ar->dev[i], PSC__AR_SLOT_MAX >> 20);
     }
     return psc__ar_fill(ctx, ar->dev[i], ar->lbuf[i], bytes);
@@ -248,6 +262,7 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
     size_t es = dtype == PSC_AR_FLOAT32 ? 4 : dtype == PSC_AR_FLOAT16 || dtype == PSC_AR_BFLOAT16 ? 2 : 0;
     uint64_t nvec, slot_vec, last_nvec;
     unsigned blocks;
+    int algo;
     psc_status_t st = PSC_OK;
 
     if (!ar)
@@ -280,13 +295,21 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
         return PSC_OK;
     if (ar->tune_route && ar->tune_route(ar, recv, send, count, dtype, streams, &st)) /* NCCL is faster here */
         return st;
+    algo = psc__ar_algo(ar, (uint64_t)count * es);
     nvec = ((uint64_t)count * es + 15) / 16;
-    slot_vec = ar->slot_bytes / 16;
-    last_nvec = nvec - (nvec - 1) / slot_vec * slot_vec; /* the last piece's */
-    /* every rank the same grid, from the first piece's size and the previous call's last (which it clears) */
-    blocks = psc__ar_blocks(nvec < slot_vec ? (nvec > ar->last_nvec ? nvec : ar->last_nvec)
-                                            : slot_vec,
-                            ar->sms);
+    if (algo == PSC__AR_ONESHOT) {
+        slot_vec = ar->slot_bytes / 16;
+        last_nvec = nvec - (nvec - 1) / slot_vec * slot_vec; /* the last piece's */
+        /* every rank the same grid, from the first piece's size and the previous call's last (which it clears) */
+        blocks = psc__ar_blocks(nvec < slot_vec ? (nvec > ar->last_nvec ? nvec : ar->last_nvec) : slot_vec, ar->sms);
+    } else {
+        uint64_t piece = ar->part_bytes * (uint64_t)ar->n, bytes = (uint64_t)count * es;
+        uint64_t last = bytes - (bytes - 1) / piece * piece, n = (uint64_t)ar->n;
+        uint64_t first_part = ((bytes < piece ? bytes : piece) + n - 1) / n, first_vec = (first_part + 15) / 16;
+
+        last_nvec = ((last + n - 1) / n + 15) / 16; /* the last piece's part */
+        blocks = psc__ar_blocks(first_vec > ar->last_part_vec ? first_vec : ar->last_part_vec, ar->sms);
+    }
     psc__guard_enter(ctx);
     for (int i = 0; i < ar->nlocal && st == PSC_OK; i++) {
         psc_ar_args_t a;
@@ -300,18 +323,24 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
         a.recv = (uint64_t)(uintptr_t)recv[i];
         a.count = count;
         a.slot_bytes = ar->slot_bytes;
+        a.part_bytes = ar->part_bytes;
         a.timeout_ns = (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull;
         a.nranks = (uint32_t)ar->n;
         a.rank = (uint32_t)(ar->first + i);
         a.dtype = (uint32_t)dtype;
         if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
-            st = psc__launch_on(ctx, streams[i], ctx->gpu[ar->dev[i]].fn_ar_oneshot, blocks, PSC_AR_THREADS, params);
+            st = psc__launch_on(ctx, streams[i],
+                                algo == PSC__AR_ONESHOT ? ctx->gpu[ar->dev[i]].fn_ar_oneshot
+                                                        : ctx->gpu[ar->dev[i]].fn_ar_twoshot,
+                                blocks, PSC_AR_THREADS, params);
         if (st != PSC_OK && i > 0) /* the ranks before wait for this one in vain: the group is done */
             snprintf(ar->broken, sizeof(ar->broken), "rank %d's launch failed after ranks %d..%d were enqueued (%.120s)",
                      ar->first + i, ar->first, ar->first + i - 1, ctx->last_error);
     }
-    if (st == PSC_OK)
+    if (st == PSC_OK && algo == PSC__AR_ONESHOT)
         ar->last_nvec = last_nvec;
+    else if (st == PSC_OK)
+        ar->last_part_vec = last_nvec;
     return psc__guard_leave(ctx, st);
 }
 
@@ -359,6 +388,14 @@ void psc__allreduce_destroy_all(psc_context_t *ctx)
 {
     while (ctx->allreduces)
         psc_allreduce_destroy(ctx->allreduces);
+}
+
+psc_status_t psc__allreduce_force(psc_allreduce_t *ar, int algo)
+{
+    if (!ar || algo < 0 || algo > PSC__AR_TWOSHOT)
+        return PSC_ERR_INVALID;
+    ar->algo = algo;
+    return PSC_OK;
 }
 
 psc_status_t psc__allreduce_buffers(const psc_allreduce_t *ar, int rank, uint64_t *lbuf, uint64_t *ctrl,

@@ -14,4 +14,7 @@ unsigned psc__ar_blocks(uint64_t nvec, unsigned sms);
 psc_status_t psc__allreduce_buffers(const psc_allreduce_t *ar, int rank, uint64_t *lbuf, uint64_t *ctrl,
                                     uint64_t *slot_bytes);
 
+/* For tests: every later call of the group by the one-shot (1) or the two-shot (2) kernel; 0 by size. */
+psc_status_t psc__allreduce_force(psc_allreduce_t *ar, int algo);
+
 #endif

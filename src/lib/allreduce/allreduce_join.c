@@ -37,7 +37,7 @@ static psc_status_t psc__ar_gather(psc_context_t *ctx, const psc_ar_procs_t *p, 
 static psc_status_t psc__ar_join_make(psc_allreduce_t *ar, int device, psc__ar_join_rec_t *rec)
 {
     psc_context_t *ctx = ar->ctx;
-    uint64_t bytes = 3ull * (uint64_t)ar->n * ar->slot_bytes;
+    uint64_t bytes = psc__ar_buffer_bytes(ar);
     psc_share_msg_t msg;
     psc_status_t st;
 
@@ -84,10 +84,10 @@ static psc_status_t psc__ar_join_open(psc_allreduce_t *ar, int device, const psc
         msg.fd = -1;
         if ((st = psc_share_import(ar->ctx, &msg, &device, 1, &ar->share[p])) != PSC_OK)
             return st;
-        if (psc_share_size(ar->share[p]) < 3ull * (uint64_t)ar->n * ar->slot_bytes)
+        if (psc_share_size(ar->share[p]) < psc__ar_buffer_bytes(ar))
             return psc__fail(ar->ctx, PSC_ERR_INVALID, "psc_allreduce_join: process %d's buffers hold %zu B, not the "
                              "group's %llu", p, psc_share_size(ar->share[p]),
-                             (unsigned long long)(3ull * (uint64_t)ar->n * ar->slot_bytes));
+                             (unsigned long long)psc__ar_buffer_bytes(ar));
         ar->lbuf[p] = (CUdeviceptr)(uintptr_t)psc_share_ptr(ar->share[p]);
     }
     return PSC_OK;

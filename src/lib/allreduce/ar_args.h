@@ -1,6 +1,6 @@
 /*
  * What the host and the all-reduce kernels share (src/kernels/psc_allreduce.cuh):
- * the one-shot kernel's argument block and each rank's control words. Plain
+ * the kernels' argument block and each rank's control words. Plain
  * C, included by both sides, as pattern/pattern.h is.
  */
 #ifndef PSC_ALLREDUCE_AR_ARGS_H
@@ -15,24 +15,31 @@
 #define PSC_AR_THREADS 512
 #define PSC_AR_ERR_TIMEOUT 1u
 
-/* One rank's control words, in its GPU's memory (the kernel advances them: graph replays see each call). */
+/* One rank's control words, in its GPU's memory (the kernels advance them: graph replays see each call). */
 typedef struct {
     uint32_t seq;         /* calls done (for the error report: it may wrap) */
-    uint32_t buf;         /* this call's buffer, 0..2, rotated by each call (never by a count that wraps) */
-    uint64_t clear_bytes; /* the previous call's bytes per rank slot, set back to the sentinel by the next call */
+    uint32_t buf;         /* the one-shot's next buffer, 0..2, rotated by each piece (never by a count that wraps) */
+    uint64_t clear_bytes; /* the one-shot's last piece's bytes per rank slot, set back to the sentinel next */
     uint32_t arrived;     /* blocks of the call in progress that have finished */
     uint32_t err;         /* 0, or PSC_AR_ERR_TIMEOUT: a peer's data never came; later calls do nothing */
     uint32_t err_rank;    /* the rank waited for */
     uint32_t err_seq;     /* in which call */
+    uint32_t buf2, pad;   /* the two-shot's next buffer, 0..2 (its buffers rotate apart from the one-shot's) */
+    uint64_t clear2;      /* the two-shot's last piece's bytes per part, set back to the sentinel next */
 } psc_ar_ctrl_t;
 
-/* The one-shot kernel's argument (by value). */
+/*
+ * The all-reduce kernels' argument (by value). Rank r's buffers at lbuf[r]: the one-shot's 3 x nranks
+ * slots of slot_bytes, then the two-shot's reduce-scatter and all-gather buffers, 3 x nranks parts of
+ * part_bytes each.
+ */
 typedef struct {
     uint64_t lbuf[PSC_AR_MAX_RANKS]; /* each rank's buffers: 3 x nranks slots of slot_bytes, on its GPU */
     uint64_t ctrl;                   /* this rank's psc_ar_ctrl_t */
     uint64_t send, recv;             /* this rank's input and output (16-byte aligned; equal: in place) */
     uint64_t count;                  /* elements */
     uint64_t slot_bytes;             /* bytes of one rank's slot (a multiple of 16) */
+    uint64_t part_bytes;             /* the two-shot's part: slot_bytes / nranks rounded up to 16 */
     uint64_t timeout_ns;             /* a thread's time to wait for its peers' data, from its first long wait */
     uint32_t nranks, rank, dtype, pad; /* dtype: psc_dtype_t's PSC_DT_FLOAT32, _FLOAT16 or _BFLOAT16 */
 } psc_ar_args_t;

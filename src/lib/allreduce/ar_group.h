@@ -11,6 +11,9 @@
 
 #define PSC__AR_MAX_BYTES (1ull << 40)  /* the largest call per rank */
 #define PSC__AR_SLOT_MAX (8ull << 20)   /* the largest slot: larger calls go through it in pieces */
+#define PSC__AR_TWOSHOT_MIN (256ull << 10) /* the two-shot from here on, for 3 ranks or more */
+
+enum { PSC__AR_ONESHOT = 1, PSC__AR_TWOSHOT = 2 };
 
 struct psc_allreduce {
     psc_context_t *ctx;
@@ -21,11 +24,14 @@ struct psc_allreduce {
     int dev[PSC_AR_MAX_RANKS];          /* local rank i's GPU */
     uint64_t max_bytes;                 /* per rank and call, as asked */
     uint64_t slot_bytes;                /* max_bytes rounded up to 16, at most PSC__AR_SLOT_MAX */
+    uint64_t part_bytes;                /* the two-shot's part: slot_bytes / n rounded up to 16 */
     CUdeviceptr lbuf[PSC_AR_MAX_RANKS]; /* rank r's buffers (every rank), as this process addresses them */
     CUdeviceptr ctrl[PSC_AR_MAX_RANKS]; /* local rank i's psc_ar_ctrl_t */
     psc_share_t *share[PSC_AR_MAX_RANKS]; /* a joined group: rank r's buffers, exported (own) or imported */
     signed char peer_was[PSC_AR_MAX_RANKS][PSC_AR_MAX_RANKS]; /* the caller's peer access before; -1 untouched */
-    uint64_t last_nvec;                 /* the previous call's last piece's vectors: the next call clears them */
+    uint64_t last_nvec;                 /* the one-shot's last piece's vectors: its next call clears them */
+    uint64_t last_part_vec;             /* the two-shot's last piece's part vectors: its next call clears them */
+    int algo;                           /* PSC__AR_ONESHOT or PSC__AR_TWOSHOT for every call; 0 by size */
     unsigned sms;                       /* blocks at most: the smallest SM count of the group's GPUs */
     char broken[256];                   /* why calls are refused (a launch failed part way); "" none */
     /* psc_allreduce_tune's (allreduce_tune.c) state, and its hooks: pointers, so no circle of calls */
@@ -37,6 +43,9 @@ struct psc_allreduce {
 
 /* The slot for calls of up to max_bytes: rounded up to 16 B, at most PSC__AR_SLOT_MAX. */
 uint64_t psc__ar_slot_bytes(uint64_t max_bytes);
+
+/* A rank's buffers: the one-shot's 3 x n slots, then the two-shot's 2 x 3 x n parts; sets ar->part_bytes. */
+uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar);
 
 /* Fill bytes at p on GPU gpu with the sentinel, and wait for it. */
 psc_status_t psc__ar_fill(psc_context_t *ctx, int gpu, CUdeviceptr p, uint64_t bytes);

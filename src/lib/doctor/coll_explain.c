@@ -58,15 +58,27 @@ static void psc__coll_gpus(psc__coll_t *x)
             x->in_run[i] = 1;
 }
 
-/* The best busbw over the largest sizes run (within a factor 4 of the largest). 0 when no row ran. */
+/* A row that counts: NCCL's where NCCL's ran (p2pscope's own all-reduce rows do not speak for NCCL), else any. */
+static int psc__coll_counts(const psc_coll_row_t *row, int nccl_ran)
+{
+    return (row->r[0].ran || row->r[1].ran) && (!nccl_ran || row->impl != PSC_COLL_IMPL_P2PSCOPE);
+}
+
+/*
+ * The best busbw over the largest sizes run (within a factor 4 of the largest), of NCCL's rows where any
+ * ran (a run of ours beside them must not hide a slow NCCL). 0 when no row ran.
+ */
 static int psc__coll_best(psc__coll_t *x)
 {
     const psc_coll_report_t *c = x->c;
+    int nccl_ran = 0;
 
     x->largest = x->best_bytes = 0;
     x->best = 0;
     for (int k = 0; c->rows && k < c->nrows; k++)
-        if ((c->rows[k].r[0].ran || c->rows[k].r[1].ran) && c->rows[k].bytes > x->largest)
+        nccl_ran |= (c->rows[k].r[0].ran || c->rows[k].r[1].ran) && c->rows[k].impl != PSC_COLL_IMPL_P2PSCOPE;
+    for (int k = 0; c->rows && k < c->nrows; k++)
+        if (psc__coll_counts(&c->rows[k], nccl_ran) && c->rows[k].bytes > x->largest)
             x->largest = c->rows[k].bytes;
     if (!x->largest)
         return 0;
@@ -74,8 +86,8 @@ static int psc__coll_best(psc__coll_t *x)
         for (int p = 0; p < 2; p++) {
             const psc_coll_row_t *row = &c->rows[k];
 
-            if (row->r[p].ran && row->bytes * 4 >= x->largest && isfinite(row->r[p].busbw_gbs) &&
-                (row->r[p].busbw_gbs > x->best || !x->best_bytes)) {
+            if (psc__coll_counts(row, nccl_ran) && row->r[p].ran && row->bytes * 4 >= x->largest &&
+                isfinite(row->r[p].busbw_gbs) && (row->r[p].busbw_gbs > x->best || !x->best_bytes)) {
                 x->best = row->r[p].busbw_gbs;
                 x->best_bytes = row->bytes;
             }
