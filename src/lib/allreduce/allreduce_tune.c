@@ -39,7 +39,7 @@ typedef struct {
 
 /* The NCCL id from process 0, and whether each process could load NCCL. */
 typedef struct {
-    int32_t status, version;
+    int32_t status, pad;
     psc_ncclUniqueId id;
 } psc__tune_id_t;
 
@@ -199,16 +199,45 @@ static void psc__tune_free(psc_allreduce_t *ar)
     ar->tune_free = NULL;
 }
 
+/* Every process's id record (this one's alone without procs): the first failure, else process 0's id in *id. */
+static psc_status_t psc__tune_ids(psc_allreduce_t *ar, const psc_ar_procs_t *p, const psc__tune_id_t *mine,
+                                  psc_ncclUniqueId *id, const char *stage)
+{
+    psc__tune_id_t all[PSC_AR_MAX_RANKS];
+    psc_context_t *ctx = ar->ctx;
+
+    if (!p) {
+        *id = mine->id;
+        return (psc_status_t)mine->status;
+    }
+    if (p->allgather(mine, all, sizeof(*mine), p->arg) != 0) {
+        ar->tune->told = 1;
+        return psc__fail(ctx, PSC_ERR_IO, "psc_allreduce_tune: the processes' allgather failed (process %d of %d)",
+                         p->proc, p->nprocs);
+    }
+    for (int q = 0; q < p->nprocs; q++)
+        if (all[q].status != PSC_OK) {
+            ar->tune->told = 1;
+            return q == p->proc ? (psc_status_t)all[q].status
+                                : psc__fail(ctx, (psc_status_t)all[q].status, "psc_allreduce_tune: process %d could "
+                                            "not %s (%s there; the group keeps its own kernel for every call)", q,
+                                            stage, psc_status_string((psc_status_t)all[q].status));
+        }
+    *id = all[0].id;
+    return PSC_OK;
+}
+
 /*
- * Load NCCL in every process, process 0's id to all, one communicator per
+ * Load NCCL in every process; once all could, process 0's id to all (not
+ * before: an id nobody joins would be left behind); one communicator per
  * local rank. st: this process's checks so far (a failure goes to the others
- * in the id's exchange).
+ * in the first exchange).
  */
 static psc_status_t psc__tune_open(psc_allreduce_t *ar, const psc_ar_procs_t *p, psc_status_t st)
 {
     struct psc__ar_tune *t = ar->tune;
     psc_context_t *ctx = ar->ctx;
-    psc__tune_id_t mine, all[PSC_AR_MAX_RANKS];
+    psc__tune_id_t mine;
     psc_ncclUniqueId id;
     psc_ncclResult_t rc = PSC_NCCL_SUCCESS;
     char why[512];
@@ -219,31 +248,13 @@ static psc_status_t psc__tune_open(psc_allreduce_t *ar, const psc_ar_procs_t *p,
     else if ((st = psc__nccl_load(&t->nccl, why, sizeof(why))) != PSC_OK)
         mine.status = psc__fail(ctx, st, "psc_allreduce_tune: %s (the group keeps its own kernel for every call)",
                                 why);
-    else if ((!p || p->proc == 0) && (rc = t->nccl.get_unique_id(&mine.id)) != PSC_NCCL_SUCCESS)
+    if ((st = psc__tune_ids(ar, p, &mine, &id, "start NCCL")) != PSC_OK)
+        return st;
+    if ((!p || p->proc == 0) && (rc = t->nccl.get_unique_id(&mine.id)) != PSC_NCCL_SUCCESS)
         mine.status = psc__tune_nccl_fail(ar, rc, "ncclGetUniqueId");
-    mine.version = t->nccl.version;
-    if (!p) {
-        if (mine.status != PSC_OK)
-            return (psc_status_t)mine.status;
-        id = mine.id;
-    } else {
-        if (p->allgather(&mine, all, sizeof(mine), p->arg) != 0) {
-            t->told = 1;
-            return psc__fail(ctx, PSC_ERR_IO, "psc_allreduce_tune: the processes' allgather failed (process %d of %d)",
-                             p->proc, p->nprocs);
-        }
-        for (int q = 0; q < p->nprocs; q++)
-            if (all[q].status != PSC_OK) {
-                t->told = 1;
-                return q == p->proc ? (psc_status_t)all[q].status
-                                    : psc__fail(ctx, (psc_status_t)all[q].status, "psc_allreduce_tune: process %d "
-                                                "could not start NCCL (%s there; the group keeps its own kernel for "
-                                                "every call)", q, psc_status_string((psc_status_t)all[q].status));
-            }
-        id = all[0].id;
-    }
+    if ((st = psc__tune_ids(ar, p, &mine, &id, "make an NCCL id")) != PSC_OK)
+        return st;
     t->table.nccl_version = t->nccl.version;
-    st = PSC_OK;
     if ((rc = t->nccl.group_start()) != PSC_NCCL_SUCCESS)
         return psc__tune_nccl_fail(ar, rc, "ncclGroupStart");
     for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
