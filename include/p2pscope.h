@@ -39,6 +39,8 @@
  *   P2PSCOPE_LIBCUDA  path of the CUDA driver library to load instead of
  *                     "libcuda.so.1" (tests use it to simulate a missing driver)
  *   P2PSCOPE_LIBNVML  path of the NVML library instead of "libnvidia-ml.so.1"
+ *   P2PSCOPE_LIBNCCL  path of NCCL instead of "libnccl.so.2" (the doctor's NCCL
+ *                     facts, psc_allreduce_tune)
  *   P2PSCOPE_SM_COPY  shape of the SM copy kernel, "unroll:blocks_per_sm:threads"
  *                     (unroll 1, 2, 4 or 8; default 4:2:1024), for tuning
  * The CUDA driver itself honours CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER;
