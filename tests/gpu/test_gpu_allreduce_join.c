@@ -230,11 +230,12 @@ static int role_silent(psc_context_t *ctx, int proc, int nprocs, int gpu, const 
     return rc;
 }
 
-static psc_context_t *open_gpu(int *code)
+static psc_context_t *open_gpu(int proc, int *code)
 {
     psc_status_t st;
     psc_context_t *ctx = psc_test_open(&st);
 
+    (void)proc;
     *code = ctx ? 0 : psc_test_skippable(st) ? PSC_TEST_SKIP : 1;
     return ctx;
 }

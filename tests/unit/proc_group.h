@@ -55,8 +55,8 @@ static inline void psc_test_procs_barrier(const psc_ar_procs_t *procs)
 /* A process's part: its exit code (0 done, 77 skipped, else failed, with a line on stderr). */
 typedef int (*psc_test_role_t)(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs);
 
-/* In a child: a context, or NULL with *code the exit code (77: no driver or GPU). */
-typedef psc_context_t *(*psc_test_opener_t)(int *code);
+/* In process proc's child: a context, or NULL with *code the exit code (77: no driver or GPU). */
+typedef psc_context_t *(*psc_test_opener_t)(int proc, int *code);
 
 /*
  * Fork nprocs processes (gpus[p] for process p), each opening its context and
@@ -88,7 +88,7 @@ static inline int psc_test_run_procs(psc_test_role_t role, int nprocs, const int
             int code = 1;
 
             alarm(limit_s);
-            if ((ctx = open(&code)) == NULL)
+            if ((ctx = open(p, &code)) == NULL)
                 _exit(code);
             code = role(ctx, p, nprocs, gpus[p], &procs);
             psc_context_destroy(ctx);

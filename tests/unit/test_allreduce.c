@@ -300,14 +300,27 @@ static void test_twoshot_and_switching(void **state)
         }
     for (int k = 0; k < 200; k++) {
         size_t count;
+        int algo;
+        uint64_t lbuf, ctrl, slot;
+        psc_ar_ctrl_t before;
 
         x = x * 1103515245u + 12345u;
         count = 1 + (x >> 8) % (MAXB / 4 - 1); /* a guard byte after it */
-        assert_int_equal(psc__allreduce_force(ar, 1 + (int)((x >> 4) & 1)), PSC_OK);
+        algo = 1 + (int)((x >> 4) & 1);
+        assert_int_equal(psc__allreduce_force(ar, algo), PSC_OK);
+        assert_int_equal(psc__allreduce_buffers(ar, 1, &lbuf, &ctrl, &slot), PSC_OK);
+        memcpy(&before, (const void *)(uintptr_t)ctrl, sizeof(before));
         fill(PSC_AR_FLOAT32, count, (uint32_t)k);
         sum(ar, recvb, PSC_AR_FLOAT32, count);
         sync_all();
         expect_sums(PSC_AR_FLOAT32, count, (uint32_t)k, recvb, ((unsigned char *)(uintptr_t)recvb[0])[count * 4]);
+        { /* the kernel asked for ran: its buffer index moved on, the other kernel's did not */
+            const psc_ar_ctrl_t *c = (const psc_ar_ctrl_t *)(uintptr_t)ctrl;
+
+            assert_int_equal(c->seq, before.seq + 1);
+            assert_int_equal(c->buf, algo == 1 ? (before.buf + 1) % 3 : before.buf);
+            assert_int_equal(c->buf2, algo == 2 ? (before.buf2 + 1) % 3 : before.buf2);
+        }
     }
     assert_int_equal(psc_allreduce_check(ar), PSC_OK);
     assert_int_equal(psc__allreduce_force(ar, 3), PSC_ERR_INVALID);

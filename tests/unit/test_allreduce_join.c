@@ -112,6 +112,42 @@ static int role_disagree(psc_context_t *ctx, int proc, int nprocs, int gpu, cons
     return 0;
 }
 
+/*
+ * Process 1 cannot make its buffers shareable (its GPUs have no UUID here): every process fails the same
+ * join, process 1 with its own reason, the others naming process 1; nothing is handed out.
+ */
+static int role_one_cannot_share(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
+{
+    psc_allreduce_t *ar = (psc_allreduce_t *)(uintptr_t)1;
+    psc_status_t st;
+
+    (void)nprocs;
+    st = psc_allreduce_join(ctx, gpu, procs, 4096, &ar);
+    if (st == PSC_OK || ar != (psc_allreduce_t *)(uintptr_t)1)
+        return say(proc, "joined although process 1 could not share its buffers", ctx);
+    if (!strstr(psc_context_last_error(ctx), proc == 1 ? "UUID" : "process 1 could not make its buffers"))
+        return say(proc, "the failure not named", ctx);
+    return 0;
+}
+
+/*
+ * Process 2's GPUs are another machine's (other UUIDs): nobody can open another's buffers across that
+ * line; every process fails, process 0 (the first that could not) with its own reason, the others naming it.
+ */
+static int role_one_unreachable(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
+{
+    psc_allreduce_t *ar = (psc_allreduce_t *)(uintptr_t)1;
+    psc_status_t st;
+
+    (void)nprocs;
+    st = psc_allreduce_join(ctx, gpu, procs, 4096, &ar);
+    if (st == PSC_OK || ar != (psc_allreduce_t *)(uintptr_t)1)
+        return say(proc, "joined although process 2's buffers cannot be opened", ctx);
+    if (!strstr(psc_context_last_error(ctx), proc == 0 ? "does not see" : "process 0 could not open its peers' buffers"))
+        return say(proc, "the failure not named", ctx);
+    return 0;
+}
+
 /* The last process joins but never calls: the others give up, naming it; nobody hangs. */
 static int role_one_never_calls(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
 {
@@ -145,13 +181,18 @@ static int role_one_never_calls(psc_context_t *ctx, int proc, int nprocs, int gp
     return rc;
 }
 
-static psc_context_t *open_fake(int *code)
+/* A process whose GPUs have no UUID (cannot share), or another machine's (others cannot open its); -1 none. */
+static int g_no_uuid = -1, g_other_uuid = -1;
+
+static psc_context_t *open_fake(int proc, int *code)
 {
     psc_context_t *ctx = NULL;
     char err[256];
 
     psc_test_fake_driver("contexts", "3");
-    setenv("FAKE_CUDA_UUID", "7", 1); /* GPUs with UUIDs, which share messages name */
+    setenv("FAKE_CUDA_UUID", proc == g_other_uuid ? "9" : "7", 1); /* GPUs with UUIDs, which share messages name */
+    if (proc == g_no_uuid)
+        unsetenv("FAKE_CUDA_UUID");
     if (psc_context_create(&ctx, err, sizeof(err)) != PSC_OK) {
         fprintf(stderr, "psc_context_create: %s\n", err);
         *code = 1;
@@ -163,7 +204,10 @@ static psc_context_t *open_fake(int *code)
 /* Run role in nprocs forked processes on the GPUs listed; every one must exit 0. */
 static void run_procs(psc_test_role_t role, int nprocs, const int *gpus)
 {
-    assert_int_equal(psc_test_run_procs(role, nprocs, gpus, open_fake, 60), 0);
+    int rc = psc_test_run_procs(role, nprocs, gpus, open_fake, 60);
+
+    g_no_uuid = g_other_uuid = -1; /* one run's */
+    assert_int_equal(rc, 0);
 }
 
 static int setup(void **state) { return psc_test_open_fake_gpus(state, "3"); }
@@ -200,6 +244,17 @@ static void test_disagreement_refused_everywhere(void **state)
     run_procs(role_disagree, 3, gpus);
 }
 
+static void test_one_process_cannot_share(void **state)
+{
+    static const int gpus[] = {0, 1, 2};
+
+    (void)state;
+    g_no_uuid = 1;
+    run_procs(role_one_cannot_share, 3, gpus);
+    g_other_uuid = 2;
+    run_procs(role_one_unreachable, 3, gpus);
+}
+
 static void test_silent_process_times_out(void **state)
 {
     static const int gpus[] = {0, 1, 2};
@@ -234,6 +289,7 @@ int main(void)
         cmocka_unit_test(test_two_processes_share_a_gpu),
         cmocka_unit_test(test_one_process),
         cmocka_unit_test(test_disagreement_refused_everywhere),
+        cmocka_unit_test(test_one_process_cannot_share),
         cmocka_unit_test(test_silent_process_times_out),
         cmocka_unit_test(test_refusals),
     };
