@@ -447,11 +447,12 @@ static int role_one_without_nccl(psc_context_t *ctx, int proc, int nprocs, int g
     return rc;
 }
 
-static psc_context_t *open_fake(int *code)
+static psc_context_t *open_fake(int proc, int *code)
 {
     psc_context_t *ctx = NULL;
     char err[256];
 
+    (void)proc;
     psc_test_fake_driver("contexts", "3");
     setenv("FAKE_CUDA_UUID", "7", 1); /* GPUs with UUIDs, which share messages name */
     if (psc_context_create(&ctx, err, sizeof(err)) != PSC_OK) {
