@@ -293,6 +293,8 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
     }
     if (count == 0)
         return PSC_OK;
+    if (ar->tune_route && ar->tune_route(ar, recv, send, count, dtype, streams, &st)) /* NCCL is faster here */
+        return st;
     algo = psc__ar_algo(ar, (uint64_t)count * es);
     nvec = ((uint64_t)count * es + 15) / 16;
     if (algo == PSC__AR_ONESHOT) {
@@ -379,6 +381,8 @@ void psc_allreduce_destroy(psc_allreduce_t *ar)
         ctx->allreduces = ar->next;
     if (ar->next)
         ar->next->prev = ar->prev;
+    if (ar->tune_free)
+        ar->tune_free(ar);
     psc__ar_free(ar);
 }
 

@@ -34,6 +34,11 @@ struct psc_allreduce {
     int algo;                           /* PSC__AR_ONESHOT or PSC__AR_TWOSHOT for every call; 0 by size */
     unsigned sms;                       /* blocks at most: the smallest SM count of the group's GPUs */
     char broken[256];                   /* why calls are refused (a launch failed part way); "" none */
+    /* psc_allreduce_tune's (allreduce_tune.c) state, and its hooks: pointers, so no circle of calls */
+    struct psc__ar_tune *tune;          /* NULL: untuned */
+    int (*tune_route)(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count, int dtype,
+                      struct CUstream_st *const *streams, psc_status_t *st); /* 1: NCCL took the call (*st) */
+    void (*tune_free)(psc_allreduce_t *ar);
 };
 
 /* The slot for calls of up to max_bytes: rounded up to 16 B, at most PSC__AR_SLOT_MAX. */
