@@ -249,9 +249,8 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
         for (u64 v = first; v < nvec; v += stride) {
             uint4 x = k == 0 && v == first ? x0 : psc_ar_sendable(psc_ar_input(in, v, pbytes));
 
-#pragma unroll
-            for (unsigned r = 0; r < PSC_AR_MAX_RANKS; r++) /* unrolled: each peer's address a fixed argument */
-                if (r < a.nranks && r != a.rank)
+            for (unsigned r = 0; r < a.nranks; r++)
+                if (r != a.rank)
                     psc_ar_st(reinterpret_cast<unsigned char *>(a.lbuf[r]) +
                                   ((u64)b * a.nranks + a.rank) * a.slot_bytes + 16 * v,
                               x);
