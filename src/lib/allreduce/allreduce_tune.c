@@ -9,6 +9,7 @@
  * one control flow: each brings its status so far, and the first failure
  * stops every process at that meeting instead of leaving the others waiting.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,20 +77,16 @@ static psc_status_t psc__tune_meet(psc_allreduce_t *ar, const psc_ar_procs_t *p,
     psc__tune_rec_t all[PSC_AR_MAX_RANKS];
     psc_context_t *ctx = ar->ctx;
 
+    psc_status_t st;
+
     if (!p)
         return (psc_status_t)rec->status;
-    if (p->allgather(rec, all, sizeof(*rec), p->arg) != 0) {
+    if ((st = psc__ar_allgather(ctx, p, rec, all, sizeof(*rec), "psc_allreduce_tune")) != PSC_OK ||
+        (st = psc__ar_first_failure(ctx, all, sizeof(all[0]), offsetof(psc__tune_rec_t, status), p->nprocs, p->proc,
+                                    "psc_allreduce_tune", "time its calls")) != PSC_OK) {
         ar->tune->told = 1; /* every process's allgather fails alike, or none can be told */
-        return psc__fail(ctx, PSC_ERR_IO, "psc_allreduce_tune: the processes' allgather failed (process %d of %d)",
-                         p->proc, p->nprocs);
+        return st;
     }
-    for (int q = 0; q < p->nprocs; q++)
-        if (all[q].status != PSC_OK) {
-            ar->tune->told = 1;
-            return q == p->proc ? (psc_status_t)all[q].status
-                                : psc__fail(ctx, (psc_status_t)all[q].status, "psc_allreduce_tune: process %d failed "
-                                            "(%s there)", q, psc_status_string((psc_status_t)all[q].status));
-        }
     for (int q = 0; q < p->nprocs; q++) {
         if (all[q].graphs < rec->graphs)
             rec->graphs = all[q].graphs;
@@ -206,23 +203,18 @@ static psc_status_t psc__tune_ids(psc_allreduce_t *ar, const psc_ar_procs_t *p, 
     psc__tune_id_t all[PSC_AR_MAX_RANKS];
     psc_context_t *ctx = ar->ctx;
 
+    psc_status_t st;
+
     if (!p) {
         *id = mine->id;
         return (psc_status_t)mine->status;
     }
-    if (p->allgather(mine, all, sizeof(*mine), p->arg) != 0) {
+    if ((st = psc__ar_allgather(ctx, p, mine, all, sizeof(*mine), "psc_allreduce_tune")) != PSC_OK ||
+        (st = psc__ar_first_failure(ctx, all, sizeof(all[0]), offsetof(psc__tune_id_t, status), p->nprocs, p->proc,
+                                    "psc_allreduce_tune", stage)) != PSC_OK) {
         ar->tune->told = 1;
-        return psc__fail(ctx, PSC_ERR_IO, "psc_allreduce_tune: the processes' allgather failed (process %d of %d)",
-                         p->proc, p->nprocs);
+        return st;
     }
-    for (int q = 0; q < p->nprocs; q++)
-        if (all[q].status != PSC_OK) {
-            ar->tune->told = 1;
-            return q == p->proc ? (psc_status_t)all[q].status
-                                : psc__fail(ctx, (psc_status_t)all[q].status, "psc_allreduce_tune: process %d could "
-                                            "not %s (%s there; the group keeps its own kernel for every call)", q,
-                                            stage, psc_status_string((psc_status_t)all[q].status));
-        }
     *id = all[0].id;
     return PSC_OK;
 }
