@@ -39,6 +39,8 @@
  *   P2PSCOPE_LIBCUDA  path of the CUDA driver library to load instead of
  *                     "libcuda.so.1" (tests use it to simulate a missing driver)
  *   P2PSCOPE_LIBNVML  path of the NVML library instead of "libnvidia-ml.so.1"
+ *   P2PSCOPE_LIBNCCL  path of NCCL instead of "libnccl.so.2" (the doctor's NCCL
+ *                     facts, psc_allreduce_tune)
  *   P2PSCOPE_LIBGDRAPI path of gdrcopy's library instead of "libgdrapi.so.2"
  *   P2PSCOPE_SM_COPY  shape of the SM copy kernel, "unroll:blocks_per_sm:threads"
  *                     (unroll 1, 2, 4 or 8; default 4:2:1024), for tuning
@@ -889,9 +891,72 @@ psc_status_t psc_allreduce_join(psc_context_t *ctx, int device, const psc_ar_pro
 psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
                                int dtype, struct CUstream_st *const *streams, unsigned timeout_ms);
 
+/* One size class of psc_allreduce_tune's table: calls of bytes/2 + 1 to bytes per rank (the first: 1 to 16 B). */
+typedef struct {
+    uint64_t bytes;   /* the class's bound, a power of two; timed at min(bytes, max_bytes) */
+    double own_us;    /* p2pscope's kernel: microseconds per call, the slowest rank's, the median of the repetitions */
+    double nccl_us;   /* ncclAllReduce, timed the same way */
+    int nccl;         /* 1: psc_allreduce_sum sends this class's calls to NCCL (nccl_us < own_us) */
+} psc_ar_tune_row_t;
+
+#define PSC_AR_TUNE_ROWS 37 /* 16 B to 1 TiB */
+
+/* psc_allreduce_tune's measurements and choices, the same in every process of a group. */
+typedef struct {
+    int rows;                            /* classes measured: 16 B up to max_bytes rounded up to a power of two */
+    int nccl_version;                    /* ncclGetVersion's code (22807 for 2.28.7) */
+    int graphs;                          /* 1: timed as CUDA graph replays; 0: eagerly (the driver cannot capture) */
+    int reps;                            /* repetitions each way, the two ways alternating */
+    psc_ar_tune_row_t row[PSC_AR_TUNE_ROWS];
+} psc_ar_tuning_t;
+
+/*
+ * Measure, for every power of two from 16 B to the group's max_bytes, whether
+ * NCCL's all-reduce is faster than p2pscope's kernel on this machine, and
+ * from then on send each psc_allreduce_sum whose bytes per rank fall in a
+ * class where it was (bytes rounded up to a power of two) to ncclAllReduce
+ * instead: ncclGroupStart, one ncclAllReduce per rank of this process on its
+ * stream, ncclGroupEnd, enqueued on the same streams and capturable in the
+ * same way, with the same checks and PSC_ERR_INVALID refusals first. Both
+ * ways are timed alike: fp32 sums in place in a buffer of max_bytes per GPU
+ * (allocated for the call), a CUDA graph of up to 16 calls captured on
+ * `streams` (one per rank of this process, as psc_allreduce_sum's) and
+ * replayed, the two ways alternating over several repetitions, each process
+ * timing its replays from launch to its streams' end; the slowest process's
+ * median decides, so every process takes the same decisions. The call
+ * blocks until done (it synchronises `streams`; milliseconds to seconds for
+ * large max_bytes) and must come between the group's calls, by every process
+ * of a joined group together: `procs` is then the same kind of channel as
+ * psc_allreduce_join's (the NCCL id travels through it), NULL for
+ * psc_allreduce_create's groups. NCCL is loaded from P2PSCOPE_LIBNCCL, else
+ * libnccl.so.2, and one communicator per rank of this process is made over
+ * the group's GPUs (ncclCommInitRank; the processes' GPUs as for NCCL). Once
+ * per group. Errors: PSC_ERR_UNSUPPORTED naming why without a usable NCCL
+ * (in any process of the group); PSC_ERR_INVALID for procs, streams or a
+ * group already tuned or refusing calls; PSC_ERR_NO_MEMORY; PSC_ERR_IO when
+ * the allgather fails; PSC_ERR_DRIVER or PSC_ERR_TIMEOUT from NCCL or the
+ * kernel. On any error the group keeps its own kernel for every call, as
+ * before. Calls sent to NCCL have NCCL's own behaviour: timeout_ms does not
+ * apply to them (a rank that never calls leaves its peers' NCCL kernels
+ * waiting, as NCCL's do), and psc_allreduce_check reports only p2pscope's
+ * kernel's timeouts.
+ */
+psc_status_t psc_allreduce_tune(psc_allreduce_t *ar, const psc_ar_procs_t *procs, struct CUstream_st *const *streams);
+
+/*
+ * The table psc_allreduce_tune measured, into *out (for tools to show and
+ * record). PSC_ERR_INVALID for a group not tuned (what is accepted said).
+ */
+psc_status_t psc_allreduce_tuning(const psc_allreduce_t *ar, psc_ar_tuning_t *out);
+
 psc_status_t psc_allreduce_check(psc_allreduce_t *ar);
 
-/* The caller makes sure no GPU work still uses the group. NULL is fine. */
+/*
+ * The caller makes sure no GPU work still uses the group. NULL is fine. A
+ * tuned group's NCCL communicators go too (finalized, then destroyed): in a
+ * joined group every process destroys it, as NCCL's finalize may wait for
+ * the peers.
+ */
 void psc_allreduce_destroy(psc_allreduce_t *ar);
 
 #if defined(__GNUC__)

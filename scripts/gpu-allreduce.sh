@@ -22,7 +22,7 @@ P2PSCOPE_WERROR=1 scripts/build.sh > "$LOGS/build.log" 2>&1
 step "build rc=$?"; tail -3 "$LOGS/build.log"
 export LD_LIBRARY_PATH=$PWD/.deps/prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 if [ "$part" != sanitize ]; then
-  for t in ${AR_TESTS:-test_gpu_allreduce test_gpu_allreduce_join test_gpu_allreduce_stress test_gpu_coll_own}; do
+  for t in ${AR_TESTS:-test_gpu_allreduce test_gpu_allreduce_join test_gpu_allreduce_stress test_gpu_coll_own test_gpu_allreduce_tune}; do
     [ -x "build/tests/gpu/$t" ] || { step "$t missing"; continue; }
     start=$(date +%s)
     timeout 400 "build/tests/gpu/$t" > "$LOGS/$t.log" 2>&1

@@ -223,6 +223,13 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
     u64 clear_vec = *(volatile u64 *)&ctrl->clear_bytes / 16; /* the previous call's last piece */
     unsigned b = cur;
     __shared__ int gave_up;
+    /* the thread's first vector read at once, beside the control words: a small call's only load waits for
+       nothing else (and is used twice: pushed, then added) */
+    const u64 first_bytes = pieces > 1 ? a.slot_bytes : last_bytes;
+    const uint4 x0 = first < (first_bytes + 15) / 16
+                         ? psc_ar_sendable(psc_ar_input(reinterpret_cast<const unsigned char *>(a.send), first,
+                                                        first_bytes))
+                         : make_uint4(0, 0, 0, 0);
 
     if (psc_ar_dead(err, &gave_up)) /* the buffers' states are unknown: nothing runs until the group is re-made */
         return;
@@ -240,7 +247,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
             __threadfence_system();
         /* push: this thread's vectors of the piece into this rank's slot of every other rank's buffer b */
         for (u64 v = first; v < nvec; v += stride) {
-            uint4 x = psc_ar_sendable(psc_ar_input(in, v, pbytes));
+            uint4 x = k == 0 && v == first ? x0 : psc_ar_sendable(psc_ar_input(in, v, pbytes));
 
             for (unsigned r = 0; r < a.nranks; r++)
                 if (r != a.rank)
@@ -262,7 +269,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
                 uint4 y;
 
                 if (r == a.rank)
-                    y = psc_ar_sendable(psc_ar_input(in, v, pbytes));
+                    y = k == 0 && v == first ? x0 : psc_ar_sendable(psc_ar_input(in, v, pbytes));
                 else if (!(ok = psc_ar_wait(own + ((u64)b * a.nranks + r) * a.slot_bytes + 16 * v, &y, &deadline,
                                             a.timeout_ns, err))) {
                     psc_ar_gave_up(ctrl, r, seq);

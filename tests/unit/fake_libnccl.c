@@ -62,6 +62,9 @@
  *   FAKE_NCCL_CORRUPT=i element i of every output is wrong (its lowest bit
  *                       flipped): each rank's result, the root's for reduce, each
  *                       receive's for ncclRecv
+ *
+ * fake_nccl_live_comms() (exported, for tests): this process's communicators
+ * made and not yet destroyed or aborted.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -1335,6 +1338,10 @@ static struct fake_clique *fake_clique_new(int nranks) /* under g_mu */
     return cl;
 }
 
+/* Communicators made and not yet destroyed or aborted in this process (fake_nccl_live_comms, for tests). */
+static int g_live_comms;
+FAKE_EXPORT int fake_nccl_live_comms(void) { return __atomic_load_n(&g_live_comms, __ATOMIC_RELAXED); }
+
 static struct fake_comm *fake_comm_join(struct fake_clique *cl, int rank, int dev, int threaded, int blocking)
 {
     struct fake_comm *c = calloc(1, sizeof(*c));
@@ -1350,6 +1357,7 @@ static struct fake_comm *fake_comm_join(struct fake_clique *cl, int rank, int de
     cl->ranks[rank] = c;
     cl->joined++;
     cl->refs++;
+    __atomic_add_fetch(&g_live_comms, 1, __ATOMIC_RELAXED);
     return c;
 }
 
@@ -1381,6 +1389,7 @@ static ncclResult_t fake_init_rank(ncclComm_t *out, int nranks, ncclUniqueId id,
         return rc;
     }
     *out = c;
+    __atomic_add_fetch(&g_live_comms, 1, __ATOMIC_RELAXED);
     /* waits for the other ranks (or, in a group, at ncclGroupEnd) */
     return fake_call(c, &a);
 }
@@ -1469,6 +1478,7 @@ static ncclResult_t fake_comm_end(ncclComm_t c)
 {
     if (!c)
         return ncclInvalidArgument;
+    __atomic_sub_fetch(&g_live_comms, 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&g_mu);
     if (c->sh) {
         __atomic_store_n(&c->aborted, 1, __ATOMIC_RELEASE);

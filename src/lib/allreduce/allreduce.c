@@ -260,7 +260,7 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
 {
     psc_context_t *ctx = ar ? ar->ctx : NULL;
     size_t es = dtype == PSC_AR_FLOAT32 ? 4 : dtype == PSC_AR_FLOAT16 || dtype == PSC_AR_BFLOAT16 ? 2 : 0;
-    uint64_t nvec, slot_vec, last_nvec;
+    uint64_t nvec, slot_vec, last_nvec, work;
     unsigned blocks;
     int algo;
     psc_status_t st = PSC_OK;
@@ -293,21 +293,25 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
     }
     if (count == 0)
         return PSC_OK;
+    if (ar->tune_route && ar->tune_route(ar, recv, send, count, dtype, streams, &st)) /* NCCL is faster here */
+        return st;
     algo = psc__ar_algo(ar, (uint64_t)count * es);
     nvec = ((uint64_t)count * es + 15) / 16;
     if (algo == PSC__AR_ONESHOT) {
         slot_vec = ar->slot_bytes / 16;
         last_nvec = nvec - (nvec - 1) / slot_vec * slot_vec; /* the last piece's */
-        /* every rank the same grid, from the first piece's size and the previous call's last (which it clears) */
-        blocks = psc__ar_blocks(nvec < slot_vec ? (nvec > ar->last_nvec ? nvec : ar->last_nvec) : slot_vec, ar->sms);
+        work = nvec < slot_vec ? (nvec > ar->last_nvec ? nvec : ar->last_nvec) : slot_vec;
     } else {
         uint64_t piece = ar->part_bytes * (uint64_t)ar->n, bytes = (uint64_t)count * es;
         uint64_t last = bytes - (bytes - 1) / piece * piece, n = (uint64_t)ar->n;
         uint64_t first_part = ((bytes < piece ? bytes : piece) + n - 1) / n, first_vec = (first_part + 15) / 16;
 
         last_nvec = ((last + n - 1) / n + 15) / 16; /* the last piece's part */
-        blocks = psc__ar_blocks(first_vec > ar->last_part_vec ? first_vec : ar->last_part_vec, ar->sms);
+        work = first_vec > ar->last_part_vec ? first_vec : ar->last_part_vec;
     }
+    /* every rank the same grid (thread t on the same vectors everywhere): from the first piece's vectors and
+       the previous call's last (which it clears). (Fewer threads for small calls measured no faster.) */
+    blocks = psc__ar_blocks(work, ar->sms);
     psc__guard_enter(ctx);
     for (int i = 0; i < ar->nlocal && st == PSC_OK; i++) {
         psc_ar_args_t a;
@@ -377,6 +381,8 @@ void psc_allreduce_destroy(psc_allreduce_t *ar)
         ctx->allreduces = ar->next;
     if (ar->next)
         ar->next->prev = ar->prev;
+    if (ar->tune_free)
+        ar->tune_free(ar);
     psc__ar_free(ar);
 }
 

@@ -7,6 +7,7 @@
  * message that opens their buffers. A second exchange says whether every
  * process could open every other's.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +24,6 @@ typedef struct {
     int32_t nprocs, proc, sms, status; /* status: this process's buffers made (PSC_OK) or why not */
     unsigned char msg[PSC_SHARE_MSG_LEN];
 } psc__ar_join_rec_t;
-
-/* Exchange len bytes per process; PSC_ERR_IO when the caller's allgather fails. */
-static psc_status_t psc__ar_gather(psc_context_t *ctx, const psc_ar_procs_t *p, const void *mine, void *all, size_t len)
-{
-    if (p->allgather(mine, all, len, p->arg) != 0)
-        return psc__fail(ctx, PSC_ERR_IO, "psc_allreduce_join: the processes' allgather failed (process %d of %d)",
-                         p->proc, p->nprocs);
-    return PSC_OK;
-}
 
 /* This process's buffers (shared) and control words, and its record. */
 static psc_status_t psc__ar_join_make(psc_allreduce_t *ar, int device, psc__ar_join_rec_t *rec)
@@ -93,18 +85,6 @@ static psc_status_t psc__ar_join_open(psc_allreduce_t *ar, int device, const psc
     return PSC_OK;
 }
 
-/* The first failed process's status, the same in every process (this one's own reason where it failed). */
-static psc_status_t psc__ar_join_verdict(psc_context_t *ctx, const int32_t *status, int nprocs, int me,
-                                         const char *stage)
-{
-    for (int p = 0; p < nprocs; p++)
-        if (status[p] != PSC_OK)
-            return p == me ? (psc_status_t)status[p]
-                           : psc__fail(ctx, (psc_status_t)status[p], "psc_allreduce_join: process %d could not %s "
-                                       "(%s there)", p, stage, psc_status_string((psc_status_t)status[p]));
-    return PSC_OK;
-}
-
 psc_status_t psc_allreduce_join(psc_context_t *ctx, int device, const psc_ar_procs_t *procs, size_t max_bytes,
                                 psc_allreduce_t **out)
 {
@@ -142,18 +122,15 @@ psc_status_t psc_allreduce_join(psc_context_t *ctx, int device, const psc_ar_pro
                                 .sms = ctx->info[device].sm_count > 0 ? ctx->info[device].sm_count : 1};
     psc__guard_enter(ctx);
     mine.status = psc__ar_join_make(ar, device, &mine);
-    if ((st = psc__ar_gather(ctx, procs, &mine, all, sizeof(mine))) == PSC_OK &&
-        (st = psc__ar_join_agree(ctx, all, ar->n)) == PSC_OK) {
-        int32_t made[PSC_AR_MAX_RANKS];
-
-        for (int p = 0; p < ar->n; p++)
-            made[p] = all[p].status;
-        st = psc__ar_join_verdict(ctx, made, ar->n, ar->first, "make its buffers");
-    }
+    if ((st = psc__ar_allgather(ctx, procs, &mine, all, sizeof(mine), "psc_allreduce_join")) == PSC_OK &&
+        (st = psc__ar_join_agree(ctx, all, ar->n)) == PSC_OK)
+        st = psc__ar_first_failure(ctx, all, sizeof(all[0]), offsetof(psc__ar_join_rec_t, status), ar->n, ar->first,
+                                   "psc_allreduce_join", "make its buffers");
     if (st == PSC_OK) { /* everyone made theirs: open them, and tell */
         opened = psc__ar_join_open(ar, device, all);
-        if ((st = psc__ar_gather(ctx, procs, &opened, opens, sizeof(opened))) == PSC_OK)
-            st = psc__ar_join_verdict(ctx, opens, ar->n, ar->first, "open its peers' buffers");
+        if ((st = psc__ar_allgather(ctx, procs, &opened, opens, sizeof(opened), "psc_allreduce_join")) == PSC_OK)
+            st = psc__ar_first_failure(ctx, opens, sizeof(opens[0]), 0, ar->n, ar->first, "psc_allreduce_join",
+                                       "open its peers' buffers");
     }
     for (int p = 0; st == PSC_OK && p < ar->n; p++) /* the smallest GPU's SM count: every rank's grid the same */
         if (!ar->sms || (unsigned)all[p].sms < ar->sms)

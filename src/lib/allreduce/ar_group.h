@@ -34,6 +34,11 @@ struct psc_allreduce {
     int algo;                           /* PSC__AR_ONESHOT or PSC__AR_TWOSHOT for every call; 0 by size */
     unsigned sms;                       /* blocks at most: the smallest SM count of the group's GPUs */
     char broken[256];                   /* why calls are refused (a launch failed part way); "" none */
+    /* psc_allreduce_tune's (allreduce_tune.c) state, and its hooks: pointers, so no circle of calls */
+    struct psc__ar_tune *tune;          /* NULL: untuned */
+    int (*tune_route)(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count, int dtype,
+                      struct CUstream_st *const *streams, psc_status_t *st); /* 1: NCCL took the call (*st) */
+    void (*tune_free)(psc_allreduce_t *ar);
 };
 
 /* The slot for calls of up to max_bytes: rounded up to 16 B, at most PSC__AR_SLOT_MAX. */
@@ -50,6 +55,18 @@ psc_status_t psc__ar_ctrl_alloc(psc_allreduce_t *ar, int i);
 
 /* Release what a group holds (unlinked, or never linked) and free it. */
 void psc__ar_free(psc_allreduce_t *ar);
+
+/* The caller's allgather of len bytes per process; PSC_ERR_IO, recorded for `who`, when it fails. */
+psc_status_t psc__ar_allgather(psc_context_t *ctx, const psc_ar_procs_t *p, const void *mine, void *all, size_t len,
+                               const char *who);
+
+/*
+ * The first failed process's status among nprocs records (rec_len bytes apart, an int32_t status at
+ * status_at), the same in every process: this process's own (already recorded) where it failed first,
+ * else recorded as "who: process p could not what (its status there)". PSC_OK when none failed.
+ */
+psc_status_t psc__ar_first_failure(psc_context_t *ctx, const void *recs, size_t rec_len, size_t status_at, int nprocs,
+                                   int me, const char *who, const char *what);
 
 /* Link a made group into ctx->allreduces (destroyed with the context). */
 void psc__ar_link(psc_allreduce_t *ar);

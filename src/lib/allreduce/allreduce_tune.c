@@ -1,0 +1,524 @@
+/*
+ * psc_allreduce_tune: NCCL communicators over a group's ranks; the group's
+ * kernel and ncclAllReduce timed alike at every power of two up to
+ * max_bytes; later calls routed to the faster. psc_allreduce_sum and
+ * psc_allreduce_destroy reach this file through the group's hooks
+ * (ar_group.h), so allreduce.c never calls here directly: this file calls it.
+ *
+ * In a joined group the processes meet (psc__tune_sync) at the same points of
+ * one control flow: each brings its status so far, and the first failure
+ * stops every process at that meeting instead of leaving the others waiting.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allreduce/allreduce_tune.h"
+#include "allreduce/ar_group.h"
+#include "coll/nccl.h"
+
+#define PSC__TUNE_REPS 5                 /* repetitions each way: the median decides */
+#define PSC__TUNE_CALLS 16u              /* calls per graph up to 1 MiB; 16 MiB / bytes above, at least one */
+#define PSC__TUNE_FULL_CALLS (1ull << 20)
+
+struct psc__ar_tune {
+    psc_nccl_t nccl;
+    psc_ncclComm_t comm[PSC_AR_MAX_RANKS]; /* local rank i's */
+    int ready;                              /* measured: calls are routed by the table */
+    int told;                               /* a meeting reported a failure: the others know */
+    psc_ar_tuning_t table;
+    psc__ar_tune_skew_fn skew;
+    void *skew_arg;
+};
+
+/* One process's word at a meeting: its status so far, and (after a class) its medians. */
+typedef struct {
+    int32_t status, graphs;
+    double own_us, nccl_us;
+} psc__tune_rec_t;
+
+/* The NCCL id from process 0, and whether each process could load NCCL. */
+typedef struct {
+    int32_t status, pad;
+    psc_ncclUniqueId id;
+} psc__tune_id_t;
+
+int psc__ar_tune_class(uint64_t bytes)
+{
+    int k = 0;
+
+    while (k < 63 && (16ull << k) < bytes)
+        k++;
+    return k;
+}
+
+static void psc__tune_free(psc_allreduce_t *ar);
+
+static struct psc__ar_tune *psc__tune_state(psc_allreduce_t *ar)
+{
+    if (!ar->tune && (ar->tune = calloc(1, sizeof(*ar->tune))))
+        ar->tune_free = psc__tune_free;
+    return ar->tune;
+}
+
+psc_status_t psc__ar_tune_skew(psc_allreduce_t *ar, psc__ar_tune_skew_fn fn, void *arg)
+{
+    if (!psc__tune_state(ar))
+        return psc__fail(ar->ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    ar->tune->skew = fn;
+    ar->tune->skew_arg = arg;
+    return PSC_OK;
+}
+
+/* Every process's record (this one's alone without procs): the first failure, else the slowest times, in *rec. */
+static psc_status_t psc__tune_meet(psc_allreduce_t *ar, const psc_ar_procs_t *p, psc__tune_rec_t *rec)
+{
+    psc__tune_rec_t all[PSC_AR_MAX_RANKS];
+    psc_context_t *ctx = ar->ctx;
+
+    psc_status_t st;
+
+    if (!p)
+        return (psc_status_t)rec->status;
+    if ((st = psc__ar_allgather(ctx, p, rec, all, sizeof(*rec), "psc_allreduce_tune")) != PSC_OK ||
+        (st = psc__ar_first_failure(ctx, all, sizeof(all[0]), offsetof(psc__tune_rec_t, status), p->nprocs, p->proc,
+                                    "psc_allreduce_tune", "time its calls")) != PSC_OK) {
+        ar->tune->told = 1; /* every process's allgather fails alike, or none can be told */
+        return st;
+    }
+    for (int q = 0; q < p->nprocs; q++) {
+        if (all[q].graphs < rec->graphs)
+            rec->graphs = all[q].graphs;
+        if (all[q].own_us > rec->own_us)
+            rec->own_us = all[q].own_us;
+        if (all[q].nccl_us > rec->nccl_us)
+            rec->nccl_us = all[q].nccl_us;
+    }
+    return PSC_OK;
+}
+
+/* A meeting with nothing but the status (a barrier where all went well). */
+static psc_status_t psc__tune_sync(psc_allreduce_t *ar, const psc_ar_procs_t *p, psc_status_t st)
+{
+    psc__tune_rec_t rec;
+
+    memset(&rec, 0, sizeof(rec));
+    rec.status = st;
+    rec.graphs = 1;
+    return psc__tune_meet(ar, p, &rec);
+}
+
+static psc_status_t psc__tune_nccl_fail(psc_allreduce_t *ar, psc_ncclResult_t rc, const char *call)
+{
+    char why[512];
+    psc_status_t st = psc__nccl_check(&ar->tune->nccl, ar->tune->comm[0], rc, call, why, sizeof(why));
+
+    return psc__fail(ar->ctx, st, "psc_allreduce: %s", why);
+}
+
+/* One sum of the group through NCCL: a group of one ncclAllReduce per local rank, on its stream. */
+static psc_status_t psc__tune_nccl_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
+                                       int dtype, struct CUstream_st *const *streams)
+{
+    struct psc__ar_tune *t = ar->tune;
+    psc_context_t *ctx = ar->ctx;
+    psc_ncclResult_t rc;
+    psc_status_t st = PSC_OK;
+
+    psc__guard_enter(ctx);
+    if ((rc = t->nccl.group_start()) != PSC_NCCL_SUCCESS) {
+        st = psc__tune_nccl_fail(ar, rc, "ncclGroupStart");
+        goto out;
+    }
+    for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
+        if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK &&
+            (rc = t->nccl.all_reduce(send[i], recv[i], count, dtype, PSC_OP_SUM, t->comm[i], streams[i])) !=
+                PSC_NCCL_SUCCESS)
+            st = psc__tune_nccl_fail(ar, rc, "ncclAllReduce");
+    rc = t->nccl.group_end();
+    if (st == PSC_OK && rc != PSC_NCCL_SUCCESS)
+        st = psc__tune_nccl_fail(ar, rc, "ncclGroupEnd");
+out:
+    return psc__guard_leave(ctx, st);
+}
+
+/* psc_allreduce_sum's hook: 1 when the call's class goes to NCCL (then *st is how it went). */
+static int psc__tune_route(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count, int dtype,
+                           struct CUstream_st *const *streams, psc_status_t *st)
+{
+    const struct psc__ar_tune *t = ar->tune;
+    int k = psc__ar_tune_class((uint64_t)count * (dtype == PSC_AR_FLOAT32 ? 4u : 2u));
+
+    if (!t || !t->ready || k >= t->table.rows || !t->table.row[k].nccl)
+        return 0;
+    *st = psc__tune_nccl_sum(ar, recv, send, count, dtype, streams);
+    return 1;
+}
+
+/* The communicators go: finalized together and destroyed after a healthy run, else aborted (a peer may be gone). */
+static void psc__tune_close(psc_allreduce_t *ar, int healthy)
+{
+    struct psc__ar_tune *t = ar->tune;
+    psc_context_t *ctx = ar->ctx;
+
+    if (!t->nccl.handle)
+        return;
+    if (healthy && t->nccl.comm_finalize && t->comm[0] && t->nccl.group_start() == PSC_NCCL_SUCCESS) {
+        for (int i = 0; i < ar->nlocal; i++)
+            if (t->comm[i] && psc__gpu_use(ctx, ar->dev[i]) == PSC_OK)
+                t->nccl.comm_finalize(t->comm[i]);
+        t->nccl.group_end();
+    }
+    for (int i = 0; i < ar->nlocal; i++) {
+        if (!t->comm[i])
+            continue;
+        if (psc__gpu_use(ctx, ar->dev[i]) == PSC_OK) {
+            if (healthy)
+                t->nccl.comm_destroy(t->comm[i]);
+            else
+                t->nccl.comm_abort(t->comm[i]);
+        }
+        t->comm[i] = NULL;
+    }
+    psc__nccl_unload(&t->nccl);
+}
+
+/* psc_allreduce_destroy's hook. */
+static void psc__tune_free(psc_allreduce_t *ar)
+{
+    psc__guard_enter(ar->ctx);
+    psc__tune_close(ar, 1);
+    psc__guard_leave(ar->ctx, PSC_OK);
+    free(ar->tune);
+    ar->tune = NULL;
+    ar->tune_route = NULL;
+    ar->tune_free = NULL;
+}
+
+/* Every process's id record (this one's alone without procs): the first failure, else process 0's id in *id. */
+static psc_status_t psc__tune_ids(psc_allreduce_t *ar, const psc_ar_procs_t *p, const psc__tune_id_t *mine,
+                                  psc_ncclUniqueId *id, const char *stage)
+{
+    psc__tune_id_t all[PSC_AR_MAX_RANKS];
+    psc_context_t *ctx = ar->ctx;
+
+    psc_status_t st;
+
+    if (!p) {
+        *id = mine->id;
+        return (psc_status_t)mine->status;
+    }
+    if ((st = psc__ar_allgather(ctx, p, mine, all, sizeof(*mine), "psc_allreduce_tune")) != PSC_OK ||
+        (st = psc__ar_first_failure(ctx, all, sizeof(all[0]), offsetof(psc__tune_id_t, status), p->nprocs, p->proc,
+                                    "psc_allreduce_tune", stage)) != PSC_OK) {
+        ar->tune->told = 1;
+        return st;
+    }
+    *id = all[0].id;
+    return PSC_OK;
+}
+
+/*
+ * Load NCCL in every process; once all could, process 0's id to all (not
+ * before: an id nobody joins would be left behind); one communicator per
+ * local rank. st: this process's checks so far (a failure goes to the others
+ * in the first exchange).
+ */
+static psc_status_t psc__tune_open(psc_allreduce_t *ar, const psc_ar_procs_t *p, psc_status_t st)
+{
+    struct psc__ar_tune *t = ar->tune;
+    psc_context_t *ctx = ar->ctx;
+    psc__tune_id_t mine;
+    psc_ncclUniqueId id;
+    psc_ncclResult_t rc = PSC_NCCL_SUCCESS;
+    char why[512];
+
+    memset(&mine, 0, sizeof(mine));
+    if (st != PSC_OK)
+        mine.status = st;
+    else if ((st = psc__nccl_load(&t->nccl, why, sizeof(why))) != PSC_OK)
+        mine.status = psc__fail(ctx, st, "psc_allreduce_tune: %s (the group keeps its own kernel for every call)",
+                                why);
+    if ((st = psc__tune_ids(ar, p, &mine, &id, "start NCCL")) != PSC_OK)
+        return st;
+    if ((!p || p->proc == 0) && (rc = t->nccl.get_unique_id(&mine.id)) != PSC_NCCL_SUCCESS)
+        mine.status = psc__tune_nccl_fail(ar, rc, "ncclGetUniqueId");
+    if ((st = psc__tune_ids(ar, p, &mine, &id, "make an NCCL id")) != PSC_OK)
+        return st;
+    t->table.nccl_version = t->nccl.version;
+    if ((rc = t->nccl.group_start()) != PSC_NCCL_SUCCESS)
+        return psc__tune_nccl_fail(ar, rc, "ncclGroupStart");
+    for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
+        if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK &&
+            (rc = t->nccl.comm_init_rank(&t->comm[i], ar->n, id, ar->first + i)) != PSC_NCCL_SUCCESS) {
+            t->comm[i] = NULL;
+            st = psc__tune_nccl_fail(ar, rc, "ncclCommInitRank");
+        }
+    rc = t->nccl.group_end();
+    if (st == PSC_OK && rc != PSC_NCCL_SUCCESS)
+        st = psc__tune_nccl_fail(ar, rc, "ncclCommInitRank");
+    return st;
+}
+
+/* `calls` in-place fp32 sums of count elements one way (nccl 0: the group's kernel) on every local stream. */
+static psc_status_t psc__tune_issue(psc_allreduce_t *ar, int nccl, void *const *buf, size_t count, unsigned calls,
+                                    struct CUstream_st *const *streams)
+{
+    psc_status_t st = PSC_OK;
+
+    for (unsigned c = 0; c < calls && st == PSC_OK; c++)
+        st = nccl ? psc__tune_nccl_sum(ar, buf, (const void *const *)buf, count, PSC_AR_FLOAT32, streams)
+                  : psc_allreduce_sum(ar, buf, (const void *const *)buf, count, PSC_AR_FLOAT32, streams, 0);
+    return st;
+}
+
+/* The calls captured on every local stream, one graph each, instantiated into exec. */
+static psc_status_t psc__tune_capture(psc_allreduce_t *ar, int nccl, void *const *buf, size_t count, unsigned calls,
+                                      struct CUstream_st *const *streams, CUgraphExec *exec)
+{
+    psc_context_t *ctx = ar->ctx;
+    CUgraph g[PSC_AR_MAX_RANKS] = {0};
+    int begun = 0;
+    psc_status_t st = PSC_OK;
+
+    for (; begun < ar->nlocal; begun++)
+        if ((st = psc__gpu_use(ctx, ar->dev[begun])) != PSC_OK ||
+            (st = PSC_CU(ctx, cuStreamBeginCapture, (streams[begun], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL))) != PSC_OK)
+            break;
+    if (st == PSC_OK)
+        st = psc__tune_issue(ar, nccl, buf, count, calls, streams);
+    for (int i = 0; i < begun; i++) {
+        psc_status_t s2 = psc__gpu_use(ctx, ar->dev[i]);
+
+        if (s2 == PSC_OK)
+            s2 = PSC_CU(ctx, cuStreamEndCapture, (streams[i], &g[i]));
+        if (s2 == PSC_OK && st == PSC_OK)
+            s2 = PSC_CU(ctx, cuGraphInstantiateWithFlags, (&exec[i], g[i], 0));
+        if (st == PSC_OK)
+            st = s2;
+        if (g[i])
+            ctx->cu.p_cuGraphDestroy(g[i]);
+    }
+    return st;
+}
+
+/* Whether the driver captures graphs here: 1 yes, 0 it cannot (no capture entry points, or not supported). */
+static psc_status_t psc__tune_can_capture(psc_allreduce_t *ar, struct CUstream_st *const *streams, int *graphs)
+{
+    psc_context_t *ctx = ar->ctx;
+    psc_cuda_t *cu = &ctx->cu;
+    CUgraph g = NULL;
+    CUresult rc;
+    psc_status_t st;
+
+    *graphs = 0;
+    if (!cu->p_cuStreamBeginCapture || !cu->p_cuStreamEndCapture || !cu->p_cuGraphInstantiateWithFlags ||
+        !cu->p_cuGraphLaunch || !cu->p_cuGraphExecDestroy || !cu->p_cuGraphDestroy)
+        return PSC_OK;
+    if ((st = psc__gpu_use(ctx, ar->dev[0])) != PSC_OK)
+        return st;
+    rc = cu->p_cuStreamBeginCapture(streams[0], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    if (rc == CUDA_ERROR_NOT_SUPPORTED)
+        return PSC_OK;
+    if ((st = psc__cu_result(ctx, rc, "cuStreamBeginCapture")) != PSC_OK ||
+        (st = PSC_CU(ctx, cuStreamEndCapture, (streams[0], &g))) != PSC_OK)
+        return st;
+    if (g)
+        cu->p_cuGraphDestroy(g);
+    *graphs = 1;
+    return PSC_OK;
+}
+
+/* One timed run one way, after a meeting: launch to every local stream's end, per call. */
+static psc_status_t psc__tune_once(psc_allreduce_t *ar, const psc_ar_procs_t *p, int nccl, CUgraphExec *exec,
+                                   void *const *buf, size_t count, unsigned calls, struct CUstream_st *const *streams,
+                                   double *us)
+{
+    psc_context_t *ctx = ar->ctx;
+    psc_status_t st;
+    double t0;
+
+    if ((st = psc__tune_sync(ar, p, PSC_OK)) != PSC_OK)
+        return st;
+    t0 = psc__now_ns();
+    if (exec) {
+        for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
+            if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
+                st = PSC_CU(ctx, cuGraphLaunch, (exec[i], streams[i]));
+    } else {
+        st = psc__tune_issue(ar, nccl, buf, count, calls, streams);
+    }
+    for (int i = 0; i < ar->nlocal; i++) {
+        psc_status_t s2 = psc__gpu_use(ctx, ar->dev[i]);
+
+        if (s2 == PSC_OK)
+            s2 = PSC_CU(ctx, cuStreamSynchronize, (streams[i]));
+        if (st == PSC_OK)
+            st = s2;
+    }
+    *us = (psc__now_ns() - t0) / 1e3 / calls;
+    return st;
+}
+
+static double psc__tune_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), psc__cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Class k: both ways timed alike, alternating; this process's medians in *rec. */
+static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p, int k, int graphs, void *const *buf,
+                                    struct CUstream_st *const *streams, psc__tune_rec_t *rec)
+{
+    psc_context_t *ctx = ar->ctx;
+    uint64_t bytes = 16ull << k, at = bytes < ar->max_bytes ? bytes : ar->max_bytes;
+    size_t count = (size_t)(at / 4);
+    unsigned calls = bytes <= PSC__TUNE_FULL_CALLS ? PSC__TUNE_CALLS : (unsigned)((16ull << 20) / bytes);
+    CUgraphExec exec[2][PSC_AR_MAX_RANKS];
+    double t[2][PSC__TUNE_REPS], warm;
+    psc_status_t st = PSC_OK;
+
+    memset(exec, 0, sizeof(exec));
+    if (calls < 1)
+        calls = 1;
+    for (int w = 0; graphs && w < 2 && st == PSC_OK; w++)
+        st = psc__tune_capture(ar, w, buf, count, calls, streams, exec[w]);
+    for (int w = 0; w < 2 && st == PSC_OK; w++) /* warm: NCCL's first call of a size sets up, graphs upload */
+        st = psc__tune_once(ar, p, w, graphs ? exec[w] : NULL, buf, count, calls, streams, &warm);
+    for (int r = 0; r < PSC__TUNE_REPS && st == PSC_OK; r++)
+        for (int j = 0; j < 2 && st == PSC_OK; j++) {
+            int w = (r + j) % 2; /* alternating which goes first */
+
+            st = psc__tune_once(ar, p, w, graphs ? exec[w] : NULL, buf, count, calls, streams, &t[w][r]);
+        }
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < ar->nlocal; i++)
+            if (exec[w][i])
+                ctx->cu.p_cuGraphExecDestroy(exec[w][i]);
+    if (st != PSC_OK)
+        return st;
+    rec->status = PSC_OK;
+    rec->graphs = graphs;
+    rec->own_us = psc__tune_median(t[0], PSC__TUNE_REPS);
+    rec->nccl_us = psc__tune_median(t[1], PSC__TUNE_REPS);
+    if (ar->tune->skew) {
+        rec->own_us = ar->tune->skew(0, bytes, rec->own_us, ar->tune->skew_arg);
+        rec->nccl_us = ar->tune->skew(1, bytes, rec->nccl_us, ar->tune->skew_arg);
+    }
+    return PSC_OK;
+}
+
+/* Every class, each decided by the slowest process's medians. */
+static psc_status_t psc__tune_measure(psc_allreduce_t *ar, const psc_ar_procs_t *p, struct CUstream_st *const *streams)
+{
+    psc_ar_tuning_t *tb = &ar->tune->table;
+    psc_context_t *ctx = ar->ctx;
+    CUdeviceptr dbuf[PSC_AR_MAX_RANKS] = {0};
+    void *buf[PSC_AR_MAX_RANKS];
+    uint64_t bytes = (ar->max_bytes + 15) / 16 * 16;
+    psc__tune_rec_t rec;
+    int graphs = 0;
+    psc_status_t st = PSC_OK;
+
+    for (int i = 0; i < ar->nlocal && st == PSC_OK; i++) {
+        if ((st = psc__gpu_use(ctx, ar->dev[i])) != PSC_OK)
+            break;
+        if (ctx->cu.p_cuMemAlloc(&dbuf[i], (size_t)bytes) != CUDA_SUCCESS) {
+            dbuf[i] = 0;
+            st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_tune: %llu B to time the calls in on GPU %d do not "
+                           "fit: accepted a group whose max_bytes fits once more on each GPU",
+                           (unsigned long long)bytes, ar->dev[i]);
+            break;
+        }
+        /* not zeros: the sentinel words (NaN), which both ways carry as any other value */
+        st = psc__ar_fill(ctx, ar->dev[i], dbuf[i], bytes);
+        buf[i] = (void *)(uintptr_t)dbuf[i];
+    }
+    if (st == PSC_OK)
+        st = psc__tune_can_capture(ar, streams, &graphs);
+    memset(&rec, 0, sizeof(rec));
+    rec.status = st;
+    rec.graphs = graphs;
+    if ((st = psc__tune_meet(ar, p, &rec)) == PSC_OK) { /* every process times the same way */
+        graphs = rec.graphs;
+        tb->graphs = graphs;
+        tb->reps = PSC__TUNE_REPS;
+        tb->rows = psc__ar_tune_class(ar->max_bytes) + 1;
+    }
+    for (int k = 0; st == PSC_OK && k < tb->rows; k++) {
+        memset(&rec, 0, sizeof(rec));
+        rec.status = psc__tune_class(ar, p, k, graphs, buf, streams, &rec);
+        if (ar->tune->told)
+            st = (psc_status_t)rec.status;
+        else if ((st = psc__tune_meet(ar, p, &rec)) == PSC_OK) {
+            tb->row[k].bytes = 16ull << k;
+            tb->row[k].own_us = rec.own_us;
+            tb->row[k].nccl_us = rec.nccl_us;
+            tb->row[k].nccl = rec.nccl_us < rec.own_us;
+        }
+    }
+    if (st == PSC_OK) /* a kernel that gave up waiting timed nothing: say so, everywhere */
+        st = psc__tune_sync(ar, p, psc_allreduce_check(ar));
+    for (int i = 0; i < ar->nlocal; i++)
+        if (dbuf[i] && psc__gpu_use(ctx, ar->dev[i]) == PSC_OK)
+            ctx->cu.p_cuMemFree(dbuf[i]);
+    return st;
+}
+
+psc_status_t psc_allreduce_tune(psc_allreduce_t *ar, const psc_ar_procs_t *procs, struct CUstream_st *const *streams)
+{
+    psc_context_t *ctx = ar ? ar->ctx : NULL;
+    struct psc__ar_tune *t;
+    psc_status_t st = PSC_OK;
+
+    if (!ar)
+        return PSC_ERR_INVALID;
+    if (ar->broken[0])
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_tune: %s: accepted a new group", ar->broken);
+    if (ar->tune && ar->tune->ready)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_tune: the group is tuned already: accepted once per "
+                         "group (psc_allreduce_tuning gives its table)");
+    if (ar->joined ? !procs || !procs->allgather || procs->nprocs != ar->n || procs->proc != ar->first : procs != NULL)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_tune: procs: accepted NULL for psc_allreduce_create's "
+                         "groups, and for psc_allreduce_join's a channel like the join's (nprocs %d, proc %d)", ar->n,
+                         ar->first);
+    if (!streams)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_tune: accepted a stream per rank of the group in this "
+                         "process");
+    if (!(t = psc__tune_state(ar)))
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    psc__guard_enter(ctx);
+    for (int i = 0; i < ar->nlocal && st == PSC_OK; i++) {
+        int g = -1;
+
+        if (!streams[i] || psc__gpu_of_stream(ctx, streams[i], &g) != PSC_OK || g != ar->dev[i])
+            st = psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_tune: rank %d's stream: accepted a stream of GPU %d's "
+                           "primary context (not NULL)", ar->first + i, ar->dev[i]);
+    }
+    t->told = 0;
+    memset(&t->table, 0, sizeof(t->table));
+    if ((st = psc__tune_open(ar, procs, st)) == PSC_OK)
+        st = psc__tune_measure(ar, procs, streams);
+    if (st != PSC_OK && procs && !t->told) /* the others are at the next meeting: tell them */
+        (void)psc__tune_sync(ar, procs, st);
+    if (st == PSC_OK) {
+        t->ready = 1;
+        ar->tune_route = psc__tune_route;
+    } else {
+        psc__tune_close(ar, 0);
+        memset(&t->table, 0, sizeof(t->table));
+    }
+    return psc__guard_leave(ctx, st);
+}
+
+psc_status_t psc_allreduce_tuning(const psc_allreduce_t *ar, psc_ar_tuning_t *out)
+{
+    if (!ar)
+        return PSC_ERR_INVALID;
+    if (!out || !ar->tune || !ar->tune->ready)
+        return psc__fail(ar->ctx, PSC_ERR_INVALID, "psc_allreduce_tuning: accepted a group psc_allreduce_tune "
+                         "succeeded on, and a place for its table");
+    *out = ar->tune->table;
+    return PSC_OK;
+}
