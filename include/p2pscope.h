@@ -664,7 +664,11 @@ psc_status_t psc_gpumap_map(psc_context_t *ctx, int gpu, uint64_t dptr, size_t s
  */
 psc_status_t psc_gpumap_check(psc_gpumap_t *map);
 
-/* Unmap and unpin; NULL is fine. The caller's CPU copies through it are done. */
+/*
+ * Unmap and unpin; NULL is fine. The caller's CPU copies through it are
+ * done. The map is released even when gdrcopy reports a failure (returned,
+ * recorded); it never touches the mapped bytes, so it is safe after a free.
+ */
 psc_status_t psc_gpumap_unmap(psc_gpumap_t *map);
 
 /* The CPU's address of dptr; psc_gpumap_write and _read copy with stores and loads that suit the mapping. */
