@@ -1,7 +1,7 @@
 /*
  * psc_allreduce_*: groups of GPUs summing buffers with the one-shot kernel
- * (src/kernels/psc_allreduce.cuh). Each rank's GPU holds its three buffers
- * (3 x ranks x slot) and control words. Here: groups of GPUs of this process
+ * and two-shot kernels (src/kernels/psc_allreduce*.cuh). Each rank's GPU holds
+ * its rotating buffers (ar_args.h says how they are laid out) and control words. Here: groups of GPUs of this process
  * (the peers write through peer access, which stays on while the group
  * lives) and the calls every group takes; allreduce_join.c makes groups of
  * processes.
@@ -35,7 +35,7 @@ uint64_t psc__ar_slot_bytes(uint64_t max_bytes)
 uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar)
 {
     ar->part_bytes = ((ar->slot_bytes + (uint64_t)ar->n - 1) / (uint64_t)ar->n + 15) / 16 * 16;
-    return 3ull * (uint64_t)ar->n * (ar->slot_bytes + 2 * ar->part_bytes);
+    return (uint64_t)PSC_AR_BUFS * (uint64_t)ar->n * (ar->slot_bytes + 2 * ar->part_bytes);
 }
 
 /* The kernel for a call of `bytes`: the two-shot for large calls over 3 ranks or more, else the one-shot. */
@@ -139,7 +139,7 @@ static psc_status_t psc__ar_alloc(psc_allreduce_t *ar, int i)
     if (ctx->cu.p_cuMemAlloc(&ar->lbuf[i], (size_t)bytes) != CUDA_SUCCESS) {
         ar->lbuf[i] = 0;
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_create: %llu B of buffers on GPU %d do not fit: "
-                         "accepted a smaller max_bytes (the buffers take 3 x (ranks + 2) x min(max_bytes, %llu MiB) per GPU)",
+                         "accepted a smaller max_bytes (the buffers take 4 x (ranks + 2) x min(max_bytes, %llu MiB) per GPU)",
                          (unsigned long long)bytes, ar->dev[i], PSC__AR_SLOT_MAX >> 20);
     }
     return psc__ar_fill(ctx, ar->dev[i], ar->lbuf[i], bytes);

@@ -44,7 +44,7 @@ struct psc_allreduce {
 /* The slot for calls of up to max_bytes: rounded up to 16 B, at most PSC__AR_SLOT_MAX. */
 uint64_t psc__ar_slot_bytes(uint64_t max_bytes);
 
-/* A rank's buffers: the one-shot's 3 x n slots, then the two-shot's 2 x 3 x n parts; sets ar->part_bytes. */
+/* A rank's buffers: the one-shot's BUFS x n slots, then the two-shot's 2 x BUFS x n parts; sets part_bytes. */
 uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar);
 
 /* Fill bytes at p on GPU gpu with the sentinel, and wait for it. */
