@@ -821,10 +821,13 @@ psc_status_t psc_allreduce_tuning(const psc_allreduce_t *ar, psc_ar_tuning_t *ou
 psc_status_t psc_allreduce_check(psc_allreduce_t *ar);
 
 /*
- * The caller makes sure no GPU work still uses the group. NULL is fine. A
- * tuned group's NCCL communicators go too (finalized, then destroyed): in a
- * joined group every process destroys it, as NCCL's finalize may wait for
- * the peers.
+ * The caller makes sure no GPU work still uses the group. A joined group:
+ * every process destroys it together, the channel it joined with (procs,
+ * kept by the group) still working: each closes its view of the others'
+ * buffers, they meet, then each frees its own (none is freed while another
+ * process has it open); a tuned group's NCCL communicators go first
+ * (finalized, which also waits for the peers). A group left to
+ * psc_context_destroy is freed there without a meeting. NULL is fine.
  */
 void psc_allreduce_destroy(psc_allreduce_t *ar);
 

@@ -63,17 +63,38 @@ static psc_allreduce_t *psc__ar_other_user(const psc_allreduce_t *ar, int ga, in
     return NULL;
 }
 
-static void psc__ar_release(psc_allreduce_t *ar)
+/*
+ * A joined group's buffers: the peers' imports closed first; then, where the processes are in step, a
+ * meeting (nobody's own buffers go while another process still has them open: CUDA leaves freeing an
+ * exported allocation before its importers closed it undefined); then this process's own, or (keep_own,
+ * where the others may not be in step) left to the context, which frees it at its end.
+ */
+static void psc__ar_release_shares(psc_allreduce_t *ar)
 {
-    psc_context_t *ctx = ar->ctx;
-
-    for (int r = 0; r < ar->n; r++) /* a joined group's: the peers' imports first, then its own */
+    for (int r = 0; r < ar->n; r++)
         if (ar->share[r] && r != ar->first) {
             psc_share_free(ar->share[r]);
             ar->share[r] = NULL;
         }
-    psc_share_free(ar->share[ar->first]);
+    if (ar->joined && ar->meet && ar->n > 1 && !ar->keep_own) {
+        int32_t mine = 0, all[PSC_AR_MAX_RANKS];
+
+        if (ar->procs.allgather(&mine, all, sizeof(mine), ar->procs.arg) != 0) {
+            psc__log(ar->ctx, PSC_LOG_WARN, "psc_allreduce_destroy: the processes' allgather failed: this process's "
+                     "buffers are left to the context");
+            ar->keep_own = 1;
+        }
+    }
+    if (!ar->keep_own)
+        psc_share_free(ar->share[ar->first]);
     ar->share[ar->first] = NULL;
+}
+
+static void psc__ar_release(psc_allreduce_t *ar)
+{
+    psc_context_t *ctx = ar->ctx;
+
+    psc__ar_release_shares(ar);
     for (int i = 0; i < ar->nlocal; i++) {
         if (psc__gpu_use(ctx, ar->dev[i]) != PSC_OK)
             continue;
@@ -388,8 +409,10 @@ void psc_allreduce_destroy(psc_allreduce_t *ar)
 
 void psc__allreduce_destroy_all(psc_context_t *ctx)
 {
-    while (ctx->allreduces)
+    while (ctx->allreduces) {
+        ctx->allreduces->keep_own = 1;
         psc_allreduce_destroy(ctx->allreduces);
+    }
 }
 
 psc_status_t psc__allreduce_force(psc_allreduce_t *ar, int algo)

@@ -4,7 +4,10 @@
 
 #include "internal.h"
 
-/* Destroy every group the application left (psc_context_destroy). */
+/*
+ * Destroy every group the application left (psc_context_destroy). A joined group's processes may no
+ * longer be in step (or their channel gone): no meeting; its own buffers go with the context's shares.
+ */
 void psc__allreduce_destroy_all(psc_context_t *ctx);
 
 /* Blocks of the one-shot kernel for nvec 16-byte vectors on GPUs of sms SMs: one per 512 vectors, at most sms. */

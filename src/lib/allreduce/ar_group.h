@@ -21,6 +21,9 @@ struct psc_allreduce {
     int n;                              /* ranks in the group */
     int nlocal, first;                  /* ranks first..first+nlocal-1 are this process's */
     int joined;                         /* made by psc_allreduce_join: the buffers are shares */
+    psc_ar_procs_t procs;               /* a joined group's channel, for the meeting before its buffers go */
+    int meet;                           /* a joined group: the processes meet at destroy (they are in step) */
+    int keep_own;                       /* a joined group: leave this process's buffers to the context */
     int dev[PSC_AR_MAX_RANKS];          /* local rank i's GPU */
     uint64_t max_bytes;                 /* per rank and call, as asked */
     uint64_t slot_bytes;                /* max_bytes rounded up to 16, at most PSC__AR_SLOT_MAX */
