@@ -805,7 +805,10 @@ typedef struct {
  * group already tuned or refusing calls; PSC_ERR_NO_MEMORY; PSC_ERR_IO when
  * the allgather fails; PSC_ERR_DRIVER or PSC_ERR_TIMEOUT from NCCL or the
  * kernel. On any error the group keeps its own kernel for every call, as
- * before. Calls sent to NCCL have NCCL's own behaviour: timeout_ms does not
+ * before, except where a launch failed in one process while the others
+ * timed their calls: their kernels then wait out the timeout (the group is
+ * dead: psc_allreduce_check says so), or NCCL's never end (as NCCL's
+ * would not for any caller). Calls sent to NCCL have NCCL's own behaviour: timeout_ms does not
  * apply to them (a rank that never calls leaves its peers' NCCL kernels
  * waiting, as NCCL's do), and psc_allreduce_check reports only p2pscope's
  * kernel's timeouts.
