@@ -940,7 +940,10 @@ typedef struct {
  * group already tuned or refusing calls; PSC_ERR_NO_MEMORY; PSC_ERR_IO when
  * the allgather fails; PSC_ERR_DRIVER or PSC_ERR_TIMEOUT from NCCL or the
  * kernel. On any error the group keeps its own kernel for every call, as
- * before. Calls sent to NCCL have NCCL's own behaviour: timeout_ms does not
+ * before, except where a launch failed in one process while the others
+ * timed their calls: their kernels then wait out the timeout (the group is
+ * dead: psc_allreduce_check says so), or NCCL's never end (as NCCL's
+ * would not for any caller). Calls sent to NCCL have NCCL's own behaviour: timeout_ms does not
  * apply to them (a rank that never calls leaves its peers' NCCL kernels
  * waiting, as NCCL's do), and psc_allreduce_check reports only p2pscope's
  * kernel's timeouts.
@@ -956,10 +959,13 @@ psc_status_t psc_allreduce_tuning(const psc_allreduce_t *ar, psc_ar_tuning_t *ou
 psc_status_t psc_allreduce_check(psc_allreduce_t *ar);
 
 /*
- * The caller makes sure no GPU work still uses the group. NULL is fine. A
- * tuned group's NCCL communicators go too (finalized, then destroyed): in a
- * joined group every process destroys it, as NCCL's finalize may wait for
- * the peers.
+ * The caller makes sure no GPU work still uses the group. A joined group:
+ * every process destroys it together, the channel it joined with (procs,
+ * kept by the group) still working: each closes its view of the others'
+ * buffers, they meet, then each frees its own (none is freed while another
+ * process has it open); a tuned group's NCCL communicators go first
+ * (finalized, which also waits for the peers). A group left to
+ * psc_context_destroy is freed there without a meeting. NULL is fine.
  */
 void psc_allreduce_destroy(psc_allreduce_t *ar);
 

@@ -8,16 +8,20 @@
  * flag (TensorRT-LLM's "Lamport" scheme): a buffer holds the sentinel word
  * until written, and no pushed word carries it (an input word equal to it
  * is pushed, and added, as another NaN), so there is no barrier and no flag
- * to wait for. Three buffers rotate, piece by piece (a call larger than a
- * slot goes through in slot-sized pieces; an index 0..2 kept beside the call
- * count, which may wrap: 2^32 is no multiple of 3). Thread t of every rank
- * handles the same vectors of every piece (the same grid everywhere), and
- * its next piece needs its peers' thread t's data of this one, so no thread
- * is more than one piece ahead of its peers' thread t: while piece k reads
- * buffer k % 3 and peers may already push piece k + 1 into (k + 1) % 3,
- * piece k sets (k + 2) % 3 (piece k - 1's, its own vectors) back to the
- * sentinel. The first piece of a call clears the previous call's last piece
- * (that call's kernel has ended on this rank). See docs/METHOD.md.
+ * to wait for. Four buffers rotate, piece by piece (a call larger than a
+ * slot goes through in slot-sized pieces; the index, 0..3, kept in the
+ * GPU's memory beside the call count). Thread t of every rank handles the
+ * same vectors of every piece of a call (the same grid everywhere), and
+ * while piece k reads buffer k % 4 (peers may already push piece k + 1 into
+ * the next), it sets piece k - 1's buffer back to the sentinel, its own
+ * vectors, the first piece of a call the previous call's last piece's. That
+ * buffer is written again in piece k + 3 at the earliest, by a peer that has
+ * waited for this rank's data of piece k + 1 or k + 2, pushed after the
+ * clear was ordered before it: in the same call piece k + 1 is a full piece,
+ * where every thread pushes after a system fence (taken at each piece's
+ * start); a piece in a later call is pushed by a later kernel of this rank,
+ * after this one ended. (With three buffers a thread with no vector in a
+ * short last piece would order nothing before the reuse.) See docs/METHOD.md.
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -233,16 +237,16 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
 
     if (psc_ar_dead(err, &gave_up)) /* the buffers' states are unknown: nothing runs until the group is re-made */
         return;
-    for (u64 k = 0; k < pieces; k++, b = b == 2 ? 0 : b + 1) {
-        const unsigned old = b == 0 ? 2 : b - 1;
+    for (u64 k = 0; k < pieces; k++, b = b + 1 == PSC_AR_BUFS ? 0 : b + 1) {
+        const unsigned old = b == 0 ? PSC_AR_BUFS - 1 : b - 1;
         const u64 pbytes = k + 1 < pieces ? a.slot_bytes : last_bytes, nvec = (pbytes + 15) / 16;
         const unsigned char *in = reinterpret_cast<const unsigned char *>(a.send) + k * a.slot_bytes;
         unsigned char *out = reinterpret_cast<unsigned char *>(a.recv) + k * a.slot_bytes;
         u64 deadline = 0; /* set by this piece's first wait that lasts */
         int ok = 1;
 
-        /* piece k - 1's clearing and reads before piece k's pushes, across GPUs: a peer's thread, once it sees
-           this piece's data, may push piece k + 1 into the buffer just cleared */
+        /* the clearing of piece k - 2's buffer (done in piece k - 1) before piece k's pushes, across GPUs: a peer
+           that sees this thread's data may go on to reuse that buffer */
         if (k > 0)
             __threadfence_system();
         /* push: this thread's vectors of the piece into this rank's slot of every other rank's buffer b */
@@ -286,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
         }
         clear_vec = nvec;
     }
-    psc_ar_finish(ctrl, seq, &gave_up, &ctrl->buf, &ctrl->clear_bytes, (unsigned)((cur + pieces) % 3),
+    psc_ar_finish(ctrl, seq, &gave_up, &ctrl->buf, &ctrl->clear_bytes, (unsigned)((cur + pieces) % PSC_AR_BUFS),
                   (last_bytes + 15) / 16 * 16);
 }
 

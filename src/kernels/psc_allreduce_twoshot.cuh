@@ -4,13 +4,14 @@
  * piece (the piece cut in nranks parts of part_bytes), receives every other
  * rank's part r (pushed into its reduce-scatter buffer), adds all in rank
  * order (its own from its input) and rounds once, then pushes that sum into
- * every other rank's all-gather buffer and takes theirs: each rank sends
- * 2 (n - 1) / n of the data where the one-shot sends n - 1 times it. The same
+ * every other rank's all-gather buffer and takes theirs: each rank sends 2
+ * (n - 1) / n of the data where the one-shot sends n - 1 times it. The same
  * scheme as the one-shot: the data is its own flag, thread t of every rank
- * handles the same vectors, three buffers of each kind rotate piece by piece
- * (the two-shot's own index), piece k clears piece k - 1's. A sum word equal
- * to the sentinel is written and pushed as another NaN, so every rank's
- * result is the same bits.
+ * handles the same vectors, four buffers of each kind rotate piece by piece
+ * (the two-shot's own index), piece k clears piece k - 1's, reused three
+ * pieces later at the earliest (the one-shot's comment says why that is
+ * safe). A sum word equal to the sentinel is written and pushed as another
+ * NaN, so every rank's result is the same bits.
  */
 
 /* Bytes of part p of a piece of pbytes cut in parts of part bytes: the last parts may be short or empty. */
@@ -30,7 +31,8 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_twoshot(psc_
     const u64 pieces = bytes > piece ? (bytes + piece - 1) / piece : 1;
     const u64 last_bytes = bytes - (pieces - 1) * piece;
     const u64 stride = (u64)gridDim.x * blockDim.x, first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    const u64 region = 3ull * a.nranks * a.slot_bytes, kind = 3ull * a.nranks * a.part_bytes; /* RS, then AG */
+    const u64 region = (u64)PSC_AR_BUFS * a.nranks * a.slot_bytes; /* the two-shot's: RS, then AG */
+    const u64 kind = (u64)PSC_AR_BUFS * a.nranks * a.part_bytes;
     unsigned char *own = reinterpret_cast<unsigned char *>(a.lbuf[a.rank]) + region;
     u64 clear_vec = *(volatile u64 *)&ctrl->clear2 / 16; /* the previous call's last piece's part */
     u64 last_part = 0;
@@ -39,8 +41,8 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_twoshot(psc_
 
     if (psc_ar_dead(err, &gave_up)) /* the buffers' states are unknown: nothing runs until the group is re-made */
         return;
-    for (u64 k = 0; k < pieces; k++, b = b == 2 ? 0 : b + 1) {
-        const unsigned old = b == 0 ? 2 : b - 1;
+    for (u64 k = 0; k < pieces; k++, b = b + 1 == PSC_AR_BUFS ? 0 : b + 1) {
+        const unsigned old = b == 0 ? PSC_AR_BUFS - 1 : b - 1;
         const u64 pbytes = k + 1 < pieces ? piece : last_bytes;
         const u64 part = ((pbytes + a.nranks - 1) / a.nranks + 15) / 16 * 16; /* a full piece's: part_bytes */
         const unsigned char *in = reinterpret_cast<const unsigned char *>(a.send) + k * piece;
@@ -117,5 +119,5 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_twoshot(psc_
         clear_vec = (part + 15) / 16;
         last_part = part;
     }
-    psc_ar_finish(ctrl, seq, &gave_up, &ctrl->buf2, &ctrl->clear2, (unsigned)((cur + pieces) % 3), last_part);
+    psc_ar_finish(ctrl, seq, &gave_up, &ctrl->buf2, &ctrl->clear2, (unsigned)((cur + pieces) % PSC_AR_BUFS), last_part);
 }

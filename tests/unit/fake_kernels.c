@@ -404,8 +404,8 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
 
     if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
         return;
-    for (uint64_t piece = 0; piece < pieces; piece++, b = b == 2 ? 0 : b + 1) {
-        const unsigned old = b == 0 ? 2 : b - 1;
+    for (uint64_t piece = 0; piece < pieces; piece++, b = b + 1 == PSC_AR_BUFS ? 0 : b + 1) {
+        const unsigned old = b == 0 ? PSC_AR_BUFS - 1 : b - 1;
         const uint64_t pbytes = piece + 1 < pieces ? a->slot_bytes : last_bytes, nvec = (pbytes + 15) / 16;
         const unsigned char *in = (const unsigned char *)(uintptr_t)a->send + piece * a->slot_bytes;
         unsigned char *out = (unsigned char *)(uintptr_t)a->recv + piece * a->slot_bytes;
@@ -448,7 +448,7 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
     }
     fake_ar_corrupt(a, es);
     ctrl->clear_bytes = (last_bytes + 15) / 16 * 16;
-    ctrl->buf = (unsigned)((cur + pieces) % 3);
+    ctrl->buf = (unsigned)((cur + pieces) % PSC_AR_BUFS);
     __atomic_store_n(&ctrl->seq, seq + 1, __ATOMIC_RELEASE);
 }
 
@@ -468,15 +468,16 @@ static void fake_ar_twoshot(const psc_ar_args_t *a)
     const unsigned es = a->dtype == PSC_DT_FLOAT32 ? 4 : 2, per = 16 / es;
     const uint64_t bytes = a->count * es, piece = a->part_bytes * a->nranks;
     const uint64_t pieces = bytes > piece ? (bytes + piece - 1) / piece : 1, last_bytes = bytes - (pieces - 1) * piece;
-    const uint64_t region = 3ull * a->nranks * a->slot_bytes, kind = 3ull * a->nranks * a->part_bytes;
+    const uint64_t region = (uint64_t)PSC_AR_BUFS * a->nranks * a->slot_bytes;
+    const uint64_t kind = (uint64_t)PSC_AR_BUFS * a->nranks * a->part_bytes;
     unsigned char *own = (unsigned char *)(uintptr_t)a->lbuf[a->rank] + region;
     uint64_t clear_vec = ctrl->clear2 / 16, last_part = 0;
     unsigned b = cur;
 
     if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
         return;
-    for (uint64_t k = 0; k < pieces; k++, b = b == 2 ? 0 : b + 1) {
-        const unsigned old = b == 0 ? 2 : b - 1;
+    for (uint64_t k = 0; k < pieces; k++, b = b + 1 == PSC_AR_BUFS ? 0 : b + 1) {
+        const unsigned old = b == 0 ? PSC_AR_BUFS - 1 : b - 1;
         const uint64_t pbytes = k + 1 < pieces ? piece : last_bytes;
         const uint64_t part = ((pbytes + a->nranks - 1) / a->nranks + 15) / 16 * 16;
         const unsigned char *in = (const unsigned char *)(uintptr_t)a->send + k * piece;
@@ -545,7 +546,7 @@ static void fake_ar_twoshot(const psc_ar_args_t *a)
     }
     fake_ar_corrupt(a, es);
     ctrl->clear2 = last_part;
-    ctrl->buf2 = (unsigned)((cur + pieces) % 3);
+    ctrl->buf2 = (unsigned)((cur + pieces) % PSC_AR_BUFS);
     __atomic_store_n(&ctrl->seq, seq + 1, __ATOMIC_RELEASE);
 }
 

@@ -3,7 +3,7 @@
  * protocol on the CPU (one thread per rank, the ranks' buffers in shared host
  * memory): exact sums on every rank, bit-identical, for each type, in and out
  * of place, sizes with tails; hundreds of calls of mixed sizes through the
- * three rotating buffers; an input word equal to the sentinel; the refusals;
+ * four rotating buffers; an input word equal to the sentinel; the refusals;
  * the caller's peer access and context as they were.
  */
 #define _GNU_SOURCE
@@ -140,9 +140,9 @@ static void expect_rotation(const psc_allreduce_t *ar, unsigned calls)
         assert_int_equal(psc__allreduce_buffers(ar, r, &lbuf, &ctrl, &slot), PSC_OK);
         c = (const psc_ar_ctrl_t *)(uintptr_t)ctrl;
         assert_int_equal(c->seq, calls);
-        assert_int_equal(c->buf, calls % 3);
-        used = (c->buf + 2) % 3;
-        for (unsigned b = 0; b < 3; b++) {
+        assert_int_equal(c->buf, calls % PSC_AR_BUFS);
+        used = (c->buf + PSC_AR_BUFS - 1) % PSC_AR_BUFS;
+        for (unsigned b = 0; b < PSC_AR_BUFS; b++) {
             const uint32_t *w = (const uint32_t *)(uintptr_t)(lbuf + (uint64_t)b * N * slot);
 
             for (uint64_t k = 0; b != used && k < N * slot / 4; k++)
@@ -153,7 +153,7 @@ static void expect_rotation(const psc_allreduce_t *ar, unsigned calls)
     }
 }
 
-/* Calls of mixed sizes one after another: the three buffers rotate and each is set back, whatever its last size. */
+/* Calls of mixed sizes one after another: the buffers rotate and each is set back, whatever its last size. */
 static void test_mixed_sizes_back_to_back(void **state)
 {
     psc_allreduce_t *ar = NULL;
@@ -167,9 +167,11 @@ static void test_mixed_sizes_back_to_back(void **state)
         x = x * 1103515245u + 12345u;
         count = 1 + (x >> 8) % (MAXB / 4 - 1); /* a guard byte after it */
         fill(PSC_AR_FLOAT32, count, (uint32_t)k);
+        for (int i = 0; i < N; i++)
+            memset((void *)(uintptr_t)recvb[i], 0xA5, MAXB);
         sum(ar, recvb, PSC_AR_FLOAT32, count);
         sync_all();
-        expect_sums(PSC_AR_FLOAT32, count, (uint32_t)k, recvb, ((unsigned char *)(uintptr_t)recvb[0])[count * 4]);
+        expect_sums(PSC_AR_FLOAT32, count, (uint32_t)k, recvb, 0xA5);
         expect_rotation(ar, (unsigned)k + 1);
     }
     assert_int_equal(psc_allreduce_check(ar), PSC_OK);
@@ -311,15 +313,17 @@ static void test_twoshot_and_switching(void **state)
         assert_int_equal(psc__allreduce_buffers(ar, 1, &lbuf, &ctrl, &slot), PSC_OK);
         memcpy(&before, (const void *)(uintptr_t)ctrl, sizeof(before));
         fill(PSC_AR_FLOAT32, count, (uint32_t)k);
+        for (int i = 0; i < N; i++)
+            memset((void *)(uintptr_t)recvb[i], 0xA5, MAXB);
         sum(ar, recvb, PSC_AR_FLOAT32, count);
         sync_all();
-        expect_sums(PSC_AR_FLOAT32, count, (uint32_t)k, recvb, ((unsigned char *)(uintptr_t)recvb[0])[count * 4]);
+        expect_sums(PSC_AR_FLOAT32, count, (uint32_t)k, recvb, 0xA5);
         { /* the kernel asked for ran: its buffer index moved on, the other kernel's did not */
             const psc_ar_ctrl_t *c = (const psc_ar_ctrl_t *)(uintptr_t)ctrl;
 
             assert_int_equal(c->seq, before.seq + 1);
-            assert_int_equal(c->buf, algo == 1 ? (before.buf + 1) % 3 : before.buf);
-            assert_int_equal(c->buf2, algo == 2 ? (before.buf2 + 1) % 3 : before.buf2);
+            assert_int_equal(c->buf, algo == 1 ? (before.buf + 1) % PSC_AR_BUFS : before.buf);
+            assert_int_equal(c->buf2, algo == 2 ? (before.buf2 + 1) % PSC_AR_BUFS : before.buf2);
         }
     }
     assert_int_equal(psc_allreduce_check(ar), PSC_OK);

@@ -1,7 +1,7 @@
 /*
  * psc_allreduce_*: groups of GPUs summing buffers with the one-shot kernel
- * (src/kernels/psc_allreduce.cuh). Each rank's GPU holds its three buffers
- * (3 x ranks x slot) and control words. Here: groups of GPUs of this process
+ * and two-shot kernels (src/kernels/psc_allreduce*.cuh). Each rank's GPU holds
+ * its rotating buffers (ar_args.h says how they are laid out) and control words. Here: groups of GPUs of this process
  * (the peers write through peer access, which stays on while the group
  * lives) and the calls every group takes; allreduce_join.c makes groups of
  * processes.
@@ -35,7 +35,7 @@ uint64_t psc__ar_slot_bytes(uint64_t max_bytes)
 uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar)
 {
     ar->part_bytes = ((ar->slot_bytes + (uint64_t)ar->n - 1) / (uint64_t)ar->n + 15) / 16 * 16;
-    return 3ull * (uint64_t)ar->n * (ar->slot_bytes + 2 * ar->part_bytes);
+    return (uint64_t)PSC_AR_BUFS * (uint64_t)ar->n * (ar->slot_bytes + 2 * ar->part_bytes);
 }
 
 /* The kernel for a call of `bytes`: the two-shot for large calls over 3 ranks or more, else the one-shot. */
@@ -63,17 +63,38 @@ static psc_allreduce_t *psc__ar_other_user(const psc_allreduce_t *ar, int ga, in
     return NULL;
 }
 
-static void psc__ar_release(psc_allreduce_t *ar)
+/*
+ * A joined group's buffers: the peers' imports closed first; then, where the processes are in step, a
+ * meeting (nobody's own buffers go while another process still has them open: CUDA leaves freeing an
+ * exported allocation before its importers closed it undefined); then this process's own, or (keep_own,
+ * where the others may not be in step) left to the context, which frees it at its end.
+ */
+static void psc__ar_release_shares(psc_allreduce_t *ar)
 {
-    psc_context_t *ctx = ar->ctx;
-
-    for (int r = 0; r < ar->n; r++) /* a joined group's: the peers' imports first, then its own */
+    for (int r = 0; r < ar->n; r++)
         if (ar->share[r] && r != ar->first) {
             psc_share_free(ar->share[r]);
             ar->share[r] = NULL;
         }
-    psc_share_free(ar->share[ar->first]);
+    if (ar->joined && ar->meet && ar->n > 1 && !ar->keep_own) {
+        int32_t mine = 0, all[PSC_AR_MAX_RANKS];
+
+        if (ar->procs.allgather(&mine, all, sizeof(mine), ar->procs.arg) != 0) {
+            psc__log(ar->ctx, PSC_LOG_WARN, "psc_allreduce_destroy: the processes' allgather failed: this process's "
+                     "buffers are left to the context");
+            ar->keep_own = 1;
+        }
+    }
+    if (!ar->keep_own)
+        psc_share_free(ar->share[ar->first]);
     ar->share[ar->first] = NULL;
+}
+
+static void psc__ar_release(psc_allreduce_t *ar)
+{
+    psc_context_t *ctx = ar->ctx;
+
+    psc__ar_release_shares(ar);
     for (int i = 0; i < ar->nlocal; i++) {
         if (psc__gpu_use(ctx, ar->dev[i]) != PSC_OK)
             continue;
@@ -139,7 +160,7 @@ static psc_status_t psc__ar_alloc(psc_allreduce_t *ar, int i)
     if (ctx->cu.p_cuMemAlloc(&ar->lbuf[i], (size_t)bytes) != CUDA_SUCCESS) {
         ar->lbuf[i] = 0;
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_create: %llu B of buffers on GPU %d do not fit: "
-                         "accepted a smaller max_bytes (the buffers take 3 x (ranks + 2) x min(max_bytes, %llu MiB) per GPU)",
+                         "accepted a smaller max_bytes (the buffers take 4 x (ranks + 2) x min(max_bytes, %llu MiB) per GPU)",
                          (unsigned long long)bytes, ar->dev[i], PSC__AR_SLOT_MAX >> 20);
     }
     return psc__ar_fill(ctx, ar->dev[i], ar->lbuf[i], bytes);
@@ -388,8 +409,10 @@ void psc_allreduce_destroy(psc_allreduce_t *ar)
 
 void psc__allreduce_destroy_all(psc_context_t *ctx)
 {
-    while (ctx->allreduces)
+    while (ctx->allreduces) {
+        ctx->allreduces->keep_own = 1;
         psc_allreduce_destroy(ctx->allreduces);
+    }
 }
 
 psc_status_t psc__allreduce_force(psc_allreduce_t *ar, int algo)

@@ -4,13 +4,16 @@
 
 #include "internal.h"
 
-/* Destroy every group the application left (psc_context_destroy). */
+/*
+ * Destroy every group the application left (psc_context_destroy). A joined group's processes may no
+ * longer be in step (or their channel gone): no meeting; its own buffers go with the context's shares.
+ */
 void psc__allreduce_destroy_all(psc_context_t *ctx);
 
 /* Blocks of the one-shot kernel for nvec 16-byte vectors on GPUs of sms SMs: one per 512 vectors, at most sms. */
 unsigned psc__ar_blocks(uint64_t nvec, unsigned sms);
 
-/* For tests: rank's buffers (3 x ranks x slot_bytes) and control words (psc_ar_ctrl_t), as device addresses. */
+/* For tests: rank's buffers (ar_args.h's layout) and control words (psc_ar_ctrl_t), as device addresses. */
 psc_status_t psc__allreduce_buffers(const psc_allreduce_t *ar, int rank, uint64_t *lbuf, uint64_t *ctrl,
                                     uint64_t *slot_bytes);
 

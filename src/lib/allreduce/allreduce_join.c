@@ -111,6 +111,7 @@ psc_status_t psc_allreduce_join(psc_context_t *ctx, int device, const psc_ar_pro
     ar->n = procs->nprocs;
     ar->nlocal = 1;
     ar->joined = 1;
+    ar->procs = *procs;
     ar->first = procs->proc;
     ar->dev[0] = device;
     memset(ar->peer_was, -1, sizeof(ar->peer_was));
@@ -128,9 +129,13 @@ psc_status_t psc_allreduce_join(psc_context_t *ctx, int device, const psc_ar_pro
                                    "psc_allreduce_join", "make its buffers");
     if (st == PSC_OK) { /* everyone made theirs: open them, and tell */
         opened = psc__ar_join_open(ar, device, all);
-        if ((st = psc__ar_allgather(ctx, procs, &opened, opens, sizeof(opened), "psc_allreduce_join")) == PSC_OK)
+        if ((st = psc__ar_allgather(ctx, procs, &opened, opens, sizeof(opened), "psc_allreduce_join")) == PSC_OK) {
+            ar->meet = 1; /* in step from here: destroy (or the failure below) meets before freeing */
             st = psc__ar_first_failure(ctx, opens, sizeof(opens[0]), 0, ar->n, ar->first, "psc_allreduce_join",
                                        "open its peers' buffers");
+        } else {
+            ar->keep_own = 1; /* peers may hold this process's buffers open, and cannot be met */
+        }
     }
     for (int p = 0; st == PSC_OK && p < ar->n; p++) /* the smallest GPU's SM count: every rank's grid the same */
         if (!ar->sms || (unsigned)all[p].sms < ar->sms)

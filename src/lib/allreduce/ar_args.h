@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #define PSC_AR_MAX_RANKS 8
+#define PSC_AR_BUFS 4        /* buffers of each kind, rotating piece by piece (see psc_allreduce.cuh) */
 #define PSC_AR_SENTINEL 0xffffffffu  /* "not yet written": a 32-bit word no pushed input carries */
 #define PSC_AR_NAN_WORD 0x7fff7fffu  /* what an input word equal to the sentinel is pushed as: NaN as fp32,
                                         two NaNs as fp16 or bf16 (a NaN stays a NaN through a sum) */
@@ -18,23 +19,23 @@
 /* One rank's control words, in its GPU's memory (the kernels advance them: graph replays see each call). */
 typedef struct {
     uint32_t seq;         /* calls done (for the error report: it may wrap) */
-    uint32_t buf;         /* the one-shot's next buffer, 0..2, rotated by each piece (never by a count that wraps) */
+    uint32_t buf;         /* the one-shot's next buffer, 0..PSC_AR_BUFS-1, moved on by each piece (not a count) */
     uint64_t clear_bytes; /* the one-shot's last piece's bytes per rank slot, set back to the sentinel next */
     uint32_t arrived;     /* blocks of the call in progress that have finished */
     uint32_t err;         /* 0, or PSC_AR_ERR_TIMEOUT: a peer's data never came; later calls do nothing */
     uint32_t err_rank;    /* the rank waited for */
     uint32_t err_seq;     /* in which call */
-    uint32_t buf2, pad;   /* the two-shot's next buffer, 0..2 (its buffers rotate apart from the one-shot's) */
+    uint32_t buf2, pad;   /* the two-shot's next buffer (its buffers rotate apart from the one-shot's) */
     uint64_t clear2;      /* the two-shot's last piece's bytes per part, set back to the sentinel next */
 } psc_ar_ctrl_t;
 
 /*
- * The all-reduce kernels' argument (by value). Rank r's buffers at lbuf[r]: the one-shot's 3 x nranks
- * slots of slot_bytes, then the two-shot's reduce-scatter and all-gather buffers, 3 x nranks parts of
- * part_bytes each.
+ * The all-reduce kernels' argument (by value). Rank r's buffers at lbuf[r]: the one-shot's PSC_AR_BUFS x
+ * nranks slots of slot_bytes, then the two-shot's reduce-scatter and all-gather buffers, PSC_AR_BUFS x nranks
+ * parts of part_bytes each.
  */
 typedef struct {
-    uint64_t lbuf[PSC_AR_MAX_RANKS]; /* each rank's buffers: 3 x nranks slots of slot_bytes, on its GPU */
+    uint64_t lbuf[PSC_AR_MAX_RANKS]; /* each rank's buffers (above), on its GPU */
     uint64_t ctrl;                   /* this rank's psc_ar_ctrl_t */
     uint64_t send, recv;             /* this rank's input and output (16-byte aligned; equal: in place) */
     uint64_t count;                  /* elements */

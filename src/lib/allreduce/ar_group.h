@@ -21,6 +21,9 @@ struct psc_allreduce {
     int n;                              /* ranks in the group */
     int nlocal, first;                  /* ranks first..first+nlocal-1 are this process's */
     int joined;                         /* made by psc_allreduce_join: the buffers are shares */
+    psc_ar_procs_t procs;               /* a joined group's channel, for the meeting before its buffers go */
+    int meet;                           /* a joined group: the processes meet at destroy (they are in step) */
+    int keep_own;                       /* a joined group: leave this process's buffers to the context */
     int dev[PSC_AR_MAX_RANKS];          /* local rank i's GPU */
     uint64_t max_bytes;                 /* per rank and call, as asked */
     uint64_t slot_bytes;                /* max_bytes rounded up to 16, at most PSC__AR_SLOT_MAX */
@@ -44,7 +47,7 @@ struct psc_allreduce {
 /* The slot for calls of up to max_bytes: rounded up to 16 B, at most PSC__AR_SLOT_MAX. */
 uint64_t psc__ar_slot_bytes(uint64_t max_bytes);
 
-/* A rank's buffers: the one-shot's 3 x n slots, then the two-shot's 2 x 3 x n parts; sets ar->part_bytes. */
+/* A rank's buffers: the one-shot's BUFS x n slots, then the two-shot's 2 x BUFS x n parts; sets part_bytes. */
 uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar);
 
 /* Fill bytes at p on GPU gpu with the sentinel, and wait for it. */
