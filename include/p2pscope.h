@@ -484,7 +484,9 @@ psc_status_t psc_mem_free(psc_mem_t *mem);
 
 /* ---------------------------------------------------------------- copies of the application's buffers */
 
-typedef enum { PSC_ENGINE_CE, PSC_ENGINE_SM } psc_engine_t; /* copy engine, or an SM copy kernel */
+/* copy engine, or an SM copy kernel; PSC_ENGINE_CPU: the CPU's own stores and loads through a CPU mapping of
+ * GPU memory (psc_gpumap_*), in the bandwidth registry only (psc_copy never picks it) */
+typedef enum { PSC_ENGINE_CE, PSC_ENGINE_SM, PSC_ENGINE_CPU } psc_engine_t;
 #define PSC_HOST (-1) /* where a copy's bytes are: host memory */
 
 struct CUstream_st; /* CUstream and cudaStream_t are pointers to it: pass either */

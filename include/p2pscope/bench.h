@@ -205,9 +205,16 @@ typedef enum {
     PSC_LAT_FLAG,  /* write a flag into the other side's memory, wait for its answer: one way = round trip / 2 */
     PSC_LAT_COPY,  /* back-to-back small copy-engine copies: GPU time per copy, CPU submission time per call */
     PSC_LAT_SYNC,  /* a synchronous cuMemcpy per call, timed by the CPU */
+    PSC_LAT_MAPCOST, /* psc_gpumap_map and psc_gpumap_unmap per call by size, timed by the CPU (gdrcopy's apiperf) */
 } psc_lat_method_t;
 
-typedef enum { PSC_LAT_LOCAL, PSC_LAT_PEER, PSC_LAT_HOST } psc_lat_where_t;
+/*
+ * PSC_LAT_GPUMAP: the GPU's own memory mapped for the CPU (psc_gpumap_map): a flag there that the CPU
+ * writes and reads through the mapping (flag), the CPU's copies through it by size beside a synchronous
+ * cuMemcpy of the same size (sync, gdrcopy's copylat), or the cost of mapping (mapcost). Waived, with
+ * each backend's reason, on a GPU no backend maps.
+ */
+typedef enum { PSC_LAT_LOCAL, PSC_LAT_PEER, PSC_LAT_HOST, PSC_LAT_GPUMAP } psc_lat_where_t;
 
 typedef int psc_lat_test_t;
 
@@ -279,7 +286,8 @@ typedef struct {
     unsigned nsizes;                         /* 1 for chase and flag tests */
     uint64_t sizes[PSC_LAT_MAX_SIZES];       /* bytes per copy; chase: working set; flag: 4 */
     psc_pctl_t lat[PSC_LAT_MAX_SIZES];       /* ns: per load, one way, GPU time per copy, or per call */
-    psc_pctl_t submit[PSC_LAT_MAX_SIZES];    /* copy tests: CPU time to submit one copy, ns */
+    psc_pctl_t submit[PSC_LAT_MAX_SIZES];    /* copy tests: CPU time to submit one copy, ns; gpumap sync tests:
+                                                a synchronous cuMemcpy of the same size; mapcost: the unmap */
     unsigned nkept[PSC_LAT_MAX_SIZES];
     float kept[PSC_LAT_MAX_SIZES][PSC_LAT_KEEP]; /* raw samples, ns, in the order taken */
     double ns_per_cycle;                     /* GPU clock calibration of this run (chase, flag) */

@@ -37,11 +37,17 @@ static void psc__notes(FILE *f, const psc_lat_result_t *res, size_t n)
     }
 }
 
+/* Tests through a CPU mapping with two figures per size: mapped copy and cuMemcpy, or map and unmap. */
+static int psc__two_series(const psc_lat_test_info_t *ti)
+{
+    return ti->where == PSC_LAT_GPUMAP && ti->method != PSC_LAT_FLAG;
+}
+
 static void psc__by_size(FILE *f, const psc_lat_test_info_t *ti, const psc_lat_result_t *res, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const psc_lat_result_t *x = &res[i];
-        int copy = ti->method == PSC_LAT_COPY;
+        int copy = ti->method == PSC_LAT_COPY || psc__two_series(ti);
         psc_table_t *t;
         char a[16], b[16];
 
@@ -54,10 +60,19 @@ static void psc__by_size(FILE *f, const psc_lat_test_info_t *ti, const psc_lat_r
         if (!t)
             return;
         psc_table_set(t, 0, 0, "bytes");
-        psc_table_set(t, 0, 1, copy ? "GPU per copy p50" : "per call p50");
-        psc_table_set(t, 0, 2, copy ? "GPU p99" : "p90");
-        psc_table_set(t, 0, 3, copy ? "CPU submit p50" : "p99");
-        psc_table_set(t, 0, 4, copy ? "CPU submit p99" : "min");
+        if (psc__two_series(ti)) {
+            int cost = ti->method == PSC_LAT_MAPCOST;
+
+            psc_table_set(t, 0, 1, cost ? "map p50" : "mapped p50");
+            psc_table_set(t, 0, 2, cost ? "map p99" : "mapped p99");
+            psc_table_set(t, 0, 3, cost ? "unmap p50" : "cuMemcpy p50");
+            psc_table_set(t, 0, 4, cost ? "unmap p99" : "cuMemcpy p99");
+        } else {
+            psc_table_set(t, 0, 1, copy ? "GPU per copy p50" : "per call p50");
+            psc_table_set(t, 0, 2, copy ? "GPU p99" : "p90");
+            psc_table_set(t, 0, 3, copy ? "CPU submit p50" : "p99");
+            psc_table_set(t, 0, 4, copy ? "CPU submit p99" : "min");
+        }
         for (unsigned k = 0; k < x->nsizes; k++) {
             psc_table_set(t, k + 1, 0, "%llu", (unsigned long long)x->sizes[k]);
             psc_table_set(t, k + 1, 1, "%.2f", x->lat[k].p50 / 1e3);
@@ -82,11 +97,14 @@ void psc_render_lat(FILE *f, psc_lat_test_t test, const psc_lat_result_t *res, s
         psc_report_printf(f, "  waived: needs at least %d GPUs\n", ti->min_gpus);
         return;
     }
-    if (ti->method == PSC_LAT_COPY || ti->method == PSC_LAT_SYNC) {
+    if (ti->method == PSC_LAT_COPY || ti->method == PSC_LAT_SYNC || ti->method == PSC_LAT_MAPCOST) {
         psc_report_printf(f, "[microseconds; percentiles over %s]\n",
                           ti->method == PSC_LAT_COPY ? "samples of back-to-back copies; GPU time is events around them, "
                                                        "CPU submit is the host's time per cuMemcpy*Async call"
-                                                     : "single synchronous calls timed by the host");
+                          : ti->method == PSC_LAT_MAPCOST ? "single psc_gpumap_map and psc_gpumap_unmap calls timed by the host"
+                          : ti->where == PSC_LAT_GPUMAP ? "single calls timed by the host: the CPU's copy through the "
+                                                          "mapping (stores end with a fence), then a synchronous cuMemcpy"
+                                                        : "single synchronous calls timed by the host");
         psc__by_size(f, ti, res, n);
         return;
     }
@@ -105,11 +123,12 @@ void psc_render_lat(FILE *f, psc_lat_test_t test, const psc_lat_result_t *res, s
         t = psc_table_new(2, (unsigned)ndev + 1);
         if (!t)
             return;
-        psc_table_set(t, 1, 0, "%s", ti->where == PSC_LAT_HOST ? (ti->method == PSC_LAT_FLAG ? "cpu <-> gpu" : "host -> gpu")
-                                                               : "gpu -> gpu");
+        int host = ti->where == PSC_LAT_HOST || ti->where == PSC_LAT_GPUMAP; /* the CPU is the other end */
+
+        psc_table_set(t, 1, 0, "%s", host ? (ti->method == PSC_LAT_FLAG ? "cpu <-> gpu" : "host -> gpu") : "gpu -> gpu");
         for (int j = 0; j < ndev; j++) {
             psc_table_set(t, 0, (unsigned)j + 1, "gpu%d", devs[j]);
-            psc__cell(t, 1, (unsigned)j + 1, psc__find(res, n, ti->where == PSC_LAT_HOST ? PSC_HOST : devs[j], devs[j]));
+            psc__cell(t, 1, (unsigned)j + 1, psc__find(res, n, host ? PSC_HOST : devs[j], devs[j]));
         }
     }
     psc_table_render(t, f);
@@ -147,6 +166,8 @@ json_t *psc_json_lat_result(const psc_lat_result_t *r)
         json_object_set_new(e, "latency", psc_json_pctl(&r->lat[k]));
         if (ti && ti->method == PSC_LAT_COPY)
             json_object_set_new(e, "cpu_submit", psc_json_pctl(&r->submit[k]));
+        else if (ti && ti->where == PSC_LAT_GPUMAP && ti->method != PSC_LAT_FLAG) /* latency: the mapped figure */
+            json_object_set_new(e, ti->method == PSC_LAT_MAPCOST ? "unmap" : "cumemcpy", psc_json_pctl(&r->submit[k]));
         for (unsigned i = 0; i < r->nkept[k]; i++)
             json_array_append_new(raw, json_real(r->kept[k][i]));
         json_object_set_new(e, "samples", raw);

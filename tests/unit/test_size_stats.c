@@ -116,8 +116,11 @@ static void test_registry(void **state)
 
         assert_true(strlen(a->description) > 10);
         assert_non_null(strstr(a->title, "->"));            /* every title names a direction */
-        assert_true(strstr(a->title, "copy engine") || strstr(a->title, "SM ")); /* and the engine */
-        assert_int_equal(strcmp(a->name + strlen(a->name) - 3, a->engine == PSC_ENGINE_SM ? "_sm" : "_ce"), 0);
+        assert_true(strstr(a->title, "copy engine") || strstr(a->title, "SM ") || strstr(a->title, "CPU ")); /* and the engine */
+        assert_int_equal(strcmp(a->name + strlen(a->name) - 3, a->engine == PSC_ENGINE_SM    ? "_sm"
+                                                                : a->engine == PSC_ENGINE_CPU ? "cpu"
+                                                                                              : "_ce"),
+                         0);
         for (int j = 0; j < i; j++)
             assert_string_not_equal(a->name, psc_bw_test_name(j));
     }

@@ -109,14 +109,9 @@ err_free:
     return st;
 }
 
-psc_status_t psc_gpumap_map(psc_context_t *ctx, int gpu, uint64_t dptr, size_t size, unsigned backends,
-                            psc_gpumap_t **out)
+psc_status_t psc__gpumap_map_in(psc_context_t *ctx, int gpu, uint64_t dptr, size_t size, unsigned backends,
+                                psc_gpumap_t **out)
 {
-    struct psc_gpumap *m = NULL;
-    psc_status_t st;
-
-    if (!ctx)
-        return PSC_ERR_INVALID;
     if (!out)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_gpumap_map: no place for the map (accepted: a psc_gpumap_t *)");
     if (!psc__valid_gpu(ctx, gpu))
@@ -130,13 +125,7 @@ psc_status_t psc_gpumap_map(psc_context_t *ctx, int gpu, uint64_t dptr, size_t s
                          "for all, or PSC_GPUMAP_TRY(b) of PSC_GPUMAP_GDRCOPY, _DMABUF, _COHERENT or'ed)", backends);
     if (!backends)
         backends = (1u << PSC_GPUMAP_BACKENDS) - 1;
-    psc__guard_enter(ctx);
-    st = psc__guard_leave(ctx, psc__gpumap_map(ctx, gpu, (CUdeviceptr)dptr, size, backends, &m));
-    if (st == PSC_OK)
-        *out = m;
-    else if (m) /* mapped, but the caller's context could not be put back: not handed over */
-        psc_gpumap_unmap(m);
-    return st;
+    return psc__gpumap_map(ctx, gpu, (CUdeviceptr)dptr, size, backends, out);
 }
 
 psc_status_t psc_gpumap_check(psc_gpumap_t *m)

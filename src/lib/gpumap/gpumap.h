@@ -35,6 +35,13 @@ struct psc_gpumap {
     int fd;
 };
 
+/*
+ * psc_gpumap_map without the API guard (its caller keeps the caller's
+ * context): the arguments checked, the backends tried; *out only on success.
+ */
+psc_status_t psc__gpumap_map_in(psc_context_t *ctx, int gpu, uint64_t dptr, size_t size, unsigned backends,
+                                psc_gpumap_t **out);
+
 /* Unmap every map of the context not yet unmapped (the context is closing). */
 void psc__gpumap_unmap_all(psc_context_t *ctx);
 

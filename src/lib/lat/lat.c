@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "lat/flag.h"
+#include "lat/lat_gpumap.h"
 #include "lat/lat.h"
 #include "mem/buffer.h"
 #include "pattern/check.h"
@@ -442,7 +443,9 @@ psc_status_t psc__lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc
     }
     memset(out, 0, sizeof(*out));
     out->c = *c;
-    switch (ti->method) {
+    if (ti->where == PSC_LAT_GPUMAP) /* through a CPU mapping of GPU memory */
+        st = psc__gpumap_lat_run(ctx, ti, c, o, out);
+    else switch (ti->method) {
     case PSC_LAT_CHASE: st = psc__run_chase(ctx, ti, c, o, out); break;
     case PSC_LAT_FLAG: st = ti->where == PSC_LAT_PEER ? psc__run_flag_gpu(ctx, c, o, out) : psc__run_flag_cpu(ctx, c, o, out); break;
     case PSC_LAT_COPY: st = psc__run_copy(ctx, ti, c, o, out); break;

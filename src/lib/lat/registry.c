@@ -37,6 +37,17 @@ static const psc_lat_test_info_t psc__lat_tests[] = {
       "the same from malloc'd memory", SYNC, HOST, 0, 1, PAGEABLE, 0, 1),
     T("gpu_to_host_sync_copy_pageable", "GPU -> host (pageable), synchronous cuMemcpy per call, timed by the CPU",
       "the same into malloc'd memory", SYNC, HOST, 0, 0, PAGEABLE, 0, 1),
+    /* gpumap/lat_map.c: through a CPU mapping of GPU memory (gdrcopy's copylat, pplat and apiperf) */
+    T("host_to_gpu_copy_gpumap", "host (pinned) -> GPU, CPU stores through a CPU mapping of GPU memory, per call, "
+      "beside a synchronous cuMemcpyHtoD", "gdrcopy's copylat write: 1 B to 64 KiB", SYNC, GPUMAP, 0, 1, PINNED, 0, 1),
+    T("gpu_to_host_copy_gpumap", "GPU -> host (pinned), CPU loads through a CPU mapping of GPU memory, per call, "
+      "beside a synchronous cuMemcpyDtoH", "gdrcopy's copylat read: 1 B to 64 KiB", SYNC, GPUMAP, 0, 0, PINNED, 0, 1),
+    T("cpu_gpu_flag_gpumap", "CPU -> GPU -> CPU flag round trip in GPU memory the CPU maps (one way = half)",
+      "gdrcopy's pplat: the CPU writes a flag through the mapping, a GPU kernel polls it and answers beside it",
+      FLAG, GPUMAP, 0, 0, PINNED, 0, 1),
+    T("map_cost_gpumap", "GPU memory -> the CPU's address space: psc_gpumap_map (pin and map) and psc_gpumap_unmap per call by "
+      "size, timed by the CPU",
+      "gdrcopy's apiperf: 64 KiB to 64 MiB", MAPCOST, GPUMAP, 0, 0, PINNED, 0, 1),
 };
 
 #undef T
@@ -91,7 +102,9 @@ psc_status_t psc_lat_cases(const psc_context_t *ctx, psc_lat_test_t test, const 
         if (ti->where != PSC_LAT_PEER) {
             psc_lat_case_t c = {test, d[i], d[i], d[i]};
 
-            if (ti->where == PSC_LAT_HOST && !(ti->method == PSC_LAT_SYNC && !ti->to_gpu))
+            /* the host is the source, except where data goes to it; the map cost has no host end */
+            if ((ti->where == PSC_LAT_HOST || (ti->where == PSC_LAT_GPUMAP && ti->method != PSC_LAT_MAPCOST)) &&
+                !(ti->method == PSC_LAT_SYNC && !ti->to_gpu))
                 c.src = PSC_HOST;
             if (ti->method == PSC_LAT_SYNC && !ti->to_gpu)
                 c.dst = PSC_HOST;

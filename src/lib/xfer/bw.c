@@ -9,6 +9,7 @@
 #include "mem/buffer.h"
 #include "pattern/check.h"
 #include "xfer/bw.h"
+#include "xfer/bw_gpumap.h"
 #include "topo/host_topo.h"
 #include "xfer/copy.h"
 #include "xfer/timing.h"
@@ -440,6 +441,10 @@ static psc_status_t psc__bw_run_case(psc_context_t *ctx, const psc_bw_case_t *c,
                          psc_bw_test_count() - 1);
     if (psc__measure_opts_check(o, why, sizeof(why)) != PSC_OK || !psc__case_valid(ctx, c, ti, why, sizeof(why)))
         return psc__fail(ctx, PSC_ERR_INVALID, "%s", why);
+    if (ti->engine == PSC_ENGINE_CPU) /* the CPU copies through a mapping of GPU memory: its own buffers */
+        return src ? psc__fail(ctx, PSC_ERR_INVALID, "%s: a case over given buffers: accepted copy-engine and SM "
+                               "tests", ti->name)
+                   : psc__gpumap_bw_run(ctx, c, o, out);
     r = calloc(1, sizeof(*r));
     if (!r)
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a %s case", ti->name);

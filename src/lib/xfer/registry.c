@@ -7,6 +7,7 @@
 #define PAGE PSC_HOSTMEM_PAGEABLE
 #define WC PSC_HOSTMEM_WC
 #define REG PSC_HOSTMEM_REGISTERED
+#define CPU PSC_ENGINE_CPU
 
 /* name, title, description, shape, engine, by_reader, host memory, minimum GPUs */
 #define T(n, t, d, p, e, r, h, g) {n, t, d, PSC_SHAPE_##p, e, r, h, g}
@@ -108,6 +109,12 @@ static const psc_bw_test_info_t psc__tests[] = {
       "a copy inside each GPU's memory", LOCAL, CE, 0, PIN, 1),
     T("gpu_local_sm", "GPU -> same GPU, SM copy kernel (bytes copied counted once: read + write traffic is twice that)",
       "a copy kernel inside each GPU's memory", LOCAL, SM, 0, PIN, 1),
+
+    /* gpumap/bw_map.c: the CPU itself copies through a mapping of GPU memory (gdrcopy's copybw) */
+    T("host_to_gpu_gpumap_cpu", "host (pageable) -> GPU, CPU stores through a CPU mapping of GPU memory (gdrcopy's copybw write)",
+      "the CPU writes each GPU's memory through psc_gpumap_map's mapping", H2D, CPU, 0, PAGE, 1),
+    T("gpu_to_host_gpumap_cpu", "GPU -> host (pageable), CPU loads through a CPU mapping of GPU memory (gdrcopy's copybw read; "
+      "uncached: slow)", "the CPU reads each GPU's memory through psc_gpumap_map's mapping", D2H, CPU, 0, PAGE, 1),
 };
 
 #undef T
