@@ -27,11 +27,9 @@ export LD_LIBRARY_PATH=$PWD/.deps/prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_P
 if [ "$part" = speed ]; then
   top=${AR_MAX:-1G}
   for g in 20 0; do
-    build/p2pscope coll -b 8 -e "$top" -f 2 -G $g -n ${AR_ITERS:-50} -w 10 --impl all --json > "$LOGS/speed-G$g.json" \
-      2> "$LOGS/speed-G$g.err"
-    step "coll -G $g rc=$?"
-    build/p2pscope coll -b 8 -e "$top" -f 2 -G $g -n ${AR_ITERS:-50} -w 10 --impl all 2>&1 | tee "$LOGS/speed-G$g.txt" |
-      grep -vE "^#  (Rank|  time|  p50)" | head -80
+    build/p2pscope coll -b 8 -e "$top" -f 2 -G $g -n ${AR_ITERS:-50} -w 10 --impl all \
+      --json="$LOGS/speed-G$g.json" > "$LOGS/speed-G$g.txt" 2>&1
+    step "coll -G $g rc=$?"; grep -vE "^#  (Rank|  time|  p50)" "$LOGS/speed-G$g.txt" | head -80
   done
   if command -v mpirun >/dev/null && [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np "$(nvidia-smi -L | wc -l)" \
