@@ -3,8 +3,11 @@
 # (one process driving every GPU, groups of processes, the stress test: a
 # million checked calls, a busy GPU, two streams, graphs, a timeout on
 # purpose; its rows in `p2pscope coll`) and their kernels under
-# compute-sanitizer (PSC_TEST_QUICK: fewer calls). AR_PART=tests or sanitize
-# runs one half (each fits one 10-minute device call); AR_SAN_RANKS=1 runs
+# compute-sanitizer (PSC_TEST_QUICK: fewer calls); AR_PART=speed: our
+# kernels beside NCCL in `p2pscope coll` at 8 B-1 GiB, CUDA graph replay
+# and eager, one process and one per GPU under mpirun (the issue's table).
+# AR_PART=tests, sanitize or speed runs one part (each fits one 10-minute
+# device call; all: tests and sanitize); AR_SAN_RANKS=1 runs
 # the sanitizers on one rank (where the sanitizer cannot run two GPUs'
 # kernels at once, which the all-reduce needs: its calls would time out).
 # Logs in $OUT/allreduce-logs.tar.gz, a summary on stdout.
@@ -21,6 +24,20 @@ part=${AR_PART:-all}
 P2PSCOPE_WERROR=1 scripts/build.sh > "$LOGS/build.log" 2>&1
 step "build rc=$?"; tail -3 "$LOGS/build.log"
 export LD_LIBRARY_PATH=$PWD/.deps/prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+if [ "$part" = speed ]; then
+  top=${AR_MAX:-1G}
+  for g in 20 0; do
+    build/p2pscope coll -b 8 -e "$top" -f 2 -G $g -n ${AR_ITERS:-50} -w 10 --impl all \
+      --json="$LOGS/speed-G$g.json" > "$LOGS/speed-G$g.txt" 2>&1
+    step "coll -G $g rc=$?"; grep -vE "^#  (Rank|  time|  p50)" "$LOGS/speed-G$g.txt" | head -80
+  done
+  if command -v mpirun >/dev/null && [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np "$(nvidia-smi -L | wc -l)" \
+      build/p2pscope coll -b 8 -e 64M -f 4 -G 20 -n ${AR_ITERS:-50} --impl all > "$LOGS/speed-mpi.txt" 2>&1
+    step "mpirun coll rc=$?"; grep -vE "^#  (Rank|  time|  p50)" "$LOGS/speed-mpi.txt" | head -60
+  fi
+  exit 0
+fi
 if [ "$part" != sanitize ]; then
   for t in ${AR_TESTS:-test_gpu_allreduce test_gpu_allreduce_join test_gpu_allreduce_stress test_gpu_coll_own test_gpu_allreduce_tune}; do
     [ -x "build/tests/gpu/$t" ] || { step "$t missing"; continue; }

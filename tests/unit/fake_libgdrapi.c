@@ -39,7 +39,7 @@ typedef struct gdr_info_v2 {
 } gdr_info_v2_t;
 
 #define FAKE_PINS 64
-static struct { int live, mapped; uint64_t va, size; void *map_va; size_t map_size; gdr_t g; } fake_pins[FAKE_PINS];
+static struct { int live, mapped; uint64_t va, size, offset; void *map_va; size_t map_size; gdr_t g; } fake_pins[FAKE_PINS];
 static int fake_opens, fake_misuses, fake_callback;
 static uint64_t fake_pinned;
 
@@ -129,6 +129,7 @@ FAKE_EXPORT int gdr_pin_buffer(gdr_t g, unsigned long addr, size_t size, uint64_
             fake_pins[i].mapped = 0;
             fake_pins[i].va = va;
             fake_pins[i].size = len;
+            fake_pins[i].offset = addr - va; /* gdrdrv keeps it, and its mmap refuses a pin that had one */
             fake_pins[i].g = g;
             fake_pinned += len;
             mh->h = (unsigned long)i + 1;
@@ -182,7 +183,7 @@ FAKE_EXPORT int gdr_map(gdr_t g, gdr_mh_t mh, void **va, size_t size)
         return EINVAL;
     if (fake_pins[i].mapped)
         return EAGAIN;
-    if (!size || size > fake_pins[i].size)
+    if (!size || size > fake_pins[i].size || fake_pins[i].offset) /* gdrdrv: "offset != 0 is not supported" */
         return EINVAL;
     if (e)
         return e;
@@ -213,6 +214,8 @@ FAKE_EXPORT int gdr_driver_get_version(gdr_t g, int *major, int *minor)
 {
     if (!g || g->magic != 0x6d72)
         return EINVAL;
+    if (fake_env_int("FAKE_GDR_DMABUF", 0))
+        abort(); /* gdrcopy 2.6 asserts its gdrdrv descriptor, which a dma-buf fallback does not have */
     fake_version("FAKE_GDR_DRV_VERSION", 2, 5, major, minor);
     return 0;
 }

@@ -170,11 +170,11 @@ static void test_probe_gdr_usable(void **state)
     assert_int_equal(r.gdr_drv_version, 2 << 16 | 5);
     assert_int_equal(r.gdr_dmabuf, 0);
     assert_gdr_clean();
-    setenv("FAKE_GDR_DMABUF", "1", 1);
+    setenv("FAKE_GDR_DMABUF", "1", 1); /* gdrcopy without its module: no gdrdrv to ask (it would abort) */
     setenv("FAKE_GDR_DRV_VERSION", "2.7", 1);
     assert_int_equal(psc_gpumap_probe(g_ctx, 0, &r), PSC_OK);
     assert_int_equal(r.gdr_dmabuf, 1);
-    assert_int_equal(r.gdr_drv_version, 2 << 16 | 7);
+    assert_int_equal(r.gdr_drv_version, 0);
 }
 
 static void test_probe_dmabuf(void **state)

@@ -103,10 +103,12 @@ void psc__gpumap_gdr_report(psc_gpumap_report_t *r)
         return;
     r->gdr_lib_version = api.version;
     if ((g = psc__gdrapi_open(&api, why, sizeof(why)))) {
-        if (api.driver_version(g, &major, &minor) == 0 && major >= 0 && minor >= 0)
-            r->gdr_drv_version = PSC_GDR_VERSION(major, minor);
+        /* the backend first: gdrcopy 2.6 asserts a gdrdrv descriptor in gdr_driver_get_version, and has none
+           where gdr_open fell back to dma-buf (no module): asking it there would abort the process */
         if (api.get_attribute && api.get_attribute(g, PSC_GDR_ATTR_USING_DMA_BUF_MMAP, &v) == 0)
             r->gdr_dmabuf = v != 0;
+        if (!r->gdr_dmabuf && api.driver_version(g, &major, &minor) == 0 && major >= 0 && minor >= 0)
+            r->gdr_drv_version = PSC_GDR_VERSION(major, minor);
         api.close(g);
     }
     psc__gdrapi_unload(&api);

@@ -46,6 +46,9 @@ static psc_status_t psc__gpumap_range(psc_context_t *ctx, int gpu, CUdeviceptr d
     if (ordinal != gpu)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_gpumap_map: 0x%llx is memory of GPU %d, not of GPU %d",
                          (unsigned long long)dptr, ordinal, gpu);
+    if (!bytes || base > dptr) /* a driver that did not say where the allocation is: no range to check against */
+        return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "psc_gpumap_map: the driver did not give 0x%llx's allocation "
+                         "range (CU_POINTER_ATTRIBUTE_RANGE_START_ADDR/RANGE_SIZE)", (unsigned long long)dptr);
     end = base + bytes;
     if (size > end - dptr)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_gpumap_map: %zu bytes at 0x%llx run past the end of their "

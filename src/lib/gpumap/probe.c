@@ -1,7 +1,7 @@
 /*
  * psc_gpumap_probe: what each backend can do on one GPU, found by trying
- * (a pinning backend maps one page of scratch device memory, then lets it
- * go), and BAR1 as NVML reports it.
+ * (each maps one page of scratch device memory, then lets it go; the
+ * coherent one reads it through the kernel), and BAR1 as NVML reports it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -59,7 +59,8 @@ static void psc__gpumap_probe(psc_context_t *ctx, int gpu, psc_gpumap_report_t *
         psc__gpumap_dmabuf_ready(ctx, gpu, r->why[PSC_GPUMAP_DMABUF], PSC_GPUMAP_WHY_LEN) &&
         psc__gpumap_trial(ctx, gpu, PSC_GPUMAP_DMABUF, r->why[PSC_GPUMAP_DMABUF], PSC_GPUMAP_WHY_LEN);
     r->usable[PSC_GPUMAP_COHERENT] =
-        psc__gpumap_coherent_ready(ctx, gpu, r->why[PSC_GPUMAP_COHERENT], PSC_GPUMAP_WHY_LEN);
+        psc__gpumap_coherent_ready(ctx, gpu, r->why[PSC_GPUMAP_COHERENT], PSC_GPUMAP_WHY_LEN) &&
+        psc__gpumap_trial(ctx, gpu, PSC_GPUMAP_COHERENT, r->why[PSC_GPUMAP_COHERENT], PSC_GPUMAP_WHY_LEN);
     for (int b = 0; b < PSC_GPUMAP_BACKENDS; b++)
         if (r->usable[b])
             r->why[b][0] = '\0';

@@ -174,7 +174,12 @@ void psc__wc_write(void *dst, const void *src, size_t n, psc_wc_level_t level)
 #else
     (void)level;
     psc__wc_store_plain(d, s, n);
+#if defined(__aarch64__)
+    /* the GPU is the observer, beyond the inner-shareable domain a C11 fence (dmb ish) orders for */
+    __asm__ volatile("dmb oshst" ::: "memory");
+#else
     atomic_thread_fence(memory_order_seq_cst);
+#endif
 #endif
 }
 
