@@ -31,10 +31,10 @@ void psc__gpumap_dev_free(psc_context_t *ctx, int gpu, CUdeviceptr alloc)
 }
 
 /*
- * psc_gpumap_map's "gdrcopy: why; fix; dma-buf: why; fix; coherent: why"
- * as "gdrcopy: why; dma-buf: why; coherent: why": each backend's reason
- * without its fix (doctor gives those and the whole text), so all three fit
- * a result's reason.
+ * psc_gpumap_map's "gdrcopy: why: details; fix; dma-buf: ...; coherent: ..."
+ * as "gdrcopy: why; dma-buf: why; coherent: why": each backend's reason's
+ * first clause, without details and fix (psc_gpumap_probe gives the whole
+ * text), so all three fit a result's reason.
  */
 #define PSC__REASON_EACH 125
 
@@ -59,6 +59,12 @@ static void psc__gpumap_reasons(const char *all, char *out, size_t len)
         end = strstr(at + strlen(name), "; ");
         if (!end || (next && end > next))
             end = next ? next : at + strlen(at);
+        { /* the reason's first clause: what is missing, not its details and fix (psc_gpumap_probe has those) */
+            const char *colon = strstr(at + strlen(name), ": ");
+
+            if (colon && colon < end)
+                end = colon;
+        }
         /* At most PSC__REASON_EACH characters each, so the third is not cut off. */
         used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%.*s%s", used ? "; " : "",
                                  end - at > PSC__REASON_EACH ? PSC__REASON_EACH - 3 : (int)(end - at), at,
@@ -81,7 +87,7 @@ psc_status_t psc__gpumap_measure_map(psc_context_t *ctx, const psc_buffer_t *vie
     if (st != PSC_ERR_UNSUPPORTED && st != PSC_ERR_NO_MEMORY)
         return st;
     psc__gpumap_reasons(ctx->last_error, why, sizeof(why));
-    snprintf(reason, len, "no CPU mapping of GPU %d's memory (see p2pscope doctor): %s", view->gpu,
+    snprintf(reason, len, "no CPU mapping of GPU %d's memory: %s", view->gpu,
              why[0] ? why : ctx->last_error);
     return PSC_OK;
 }
