@@ -284,6 +284,21 @@ typedef struct {
     psc_nccl_setting_t settings[PSC_MAX_NCCL_ENV];
 } psc_nccl_facts_t;
 
+/*
+ * CPU mappings of one GPU's memory, as psc_gpumap_probe found them (its
+ * psc_gpumap_report_t, under "CPU mappings of GPU memory" below): usable and
+ * why are indexed by psc_gpumap_backend_t (gdrcopy, dma-buf, coherent).
+ */
+typedef struct {
+    int known;                   /* 1 probed (live, or a recording that has it); 0 not known: the rest is empty */
+    int usable[3];               /* 1: psc_gpumap_map can use the backend on this GPU */
+    char why[3][400];            /* for each one not usable: why, and the fix; "" usable */
+    int gdr_lib_version;         /* libgdrapi's (major << 16 | minor); 0 none loaded */
+    int gdr_drv_version;         /* gdrdrv's, the same way; 0 unknown or none */
+    int gdr_dmabuf;              /* 1: libgdrapi maps through its own dma-buf fallback, not gdrdrv */
+    uint64_t bar1_total, bar1_free; /* bytes, from NVML; 0 unknown */
+} psc_gpumap_facts_t;
+
 typedef struct {
     char source[256];            /* "live", or the recording's path */
     int has_driver;              /* driver facts (CUDA, NVML) present */
@@ -293,6 +308,8 @@ typedef struct {
     psc_pair_facts_t pair[PSC_MAX_GPUS][PSC_MAX_GPUS];
     char *hwloc_xml;             /* the recorded PCI/CPU topology; NULL when none */
     psc_nccl_facts_t nccl;       /* NCCL here; known 0 for recordings made without it */
+    psc_gpumap_facts_t gpumap[PSC_MAX_GPUS]; /* per GPU (psc_facts_probe_gpumap); known 0 where not probed:
+                                                psc_facts_gather leaves it so, and recordings made without it */
 } psc_facts_t;
 
 /* A zeroed facts object with every "unknown" field at -1; free with psc_facts_free. NULL out of memory. */
@@ -381,8 +398,19 @@ size_t psc_doctor(const psc_facts_t *facts, psc_finding_t *out, size_t cap);
 psc_status_t psc_facts_check_integrity(psc_context_t *ctx, psc_facts_t *facts);
 
 /*
+ * CPU mappings of GPU memory into the facts: psc_gpumap_probe on each GPU,
+ * into gpumap[i] (known 1). It allocates, maps and frees a little device
+ * memory per GPU (see psc_gpumap_probe): not done by psc_facts_gather. A GPU
+ * whose probe fails keeps known 0. ctx is the context the facts were
+ * gathered with: PSC_ERR_INVALID for facts of another machine or GPU count,
+ * or a missing argument; otherwise PSC_OK.
+ */
+psc_status_t psc_facts_probe_gpumap(psc_context_t *ctx, psc_facts_t *facts);
+
+/*
  * What `doctor` reads on a live machine: psc_facts_gather on ctx, then
- * psc_facts_check_integrity on what it gathered, in one call. A pair whose
+ * psc_facts_check_integrity and psc_facts_probe_gpumap on what it gathered,
+ * in one call. A pair whose
  * copy cannot run keeps integrity -1 ("not run"), and so does every pair
  * when the machine has more GPUs than the facts hold. PSC_ERR_INVALID for a
  * missing argument; a failed gather's status and reason (recorded);

@@ -100,6 +100,8 @@ psc_status_t psc_facts_examine(psc_context_t *ctx, psc_facts_t *facts)
     /* A pair whose copy cannot run keeps "not run". More GPUs than the facts hold (PSC_MAX_GPUS): no evidence. */
     if ((st = psc_facts_gather(ctx, s)) == PSC_OK && s->ngpu == psc_device_count(ctx))
         st = psc_facts_check_integrity(ctx, s);
+    if (st == PSC_OK)
+        st = psc_facts_probe_gpumap(ctx, s);
     if (st == PSC_OK) {
         free(facts->hwloc_xml);
         *facts = *s;

@@ -313,6 +313,7 @@ size_t psc_doctor(const psc_facts_t *f, psc_finding_t *out, size_t cap)
         rule_numa(f, &fs);
         rule_not_checked(f, &fs);
         psc__rules_nccl(f, &fs);
+        psc__rules_gpumap(f, &fs);
     }
     return fs.n;
 }

@@ -24,6 +24,9 @@ void psc__add(psc__findings_t *fs, psc_severity_t sev, const char *rule, const c
 /* The NCCL rules (rules_nccl.c), one pass. */
 void psc__rules_nccl(const psc_facts_t *f, psc__findings_t *fs);
 
+/* The rules on CPU mappings of GPU memory (rules_gpumap.c), one pass. */
+void psc__rules_gpumap(const psc_facts_t *f, psc__findings_t *fs);
+
 /* The value of an NCCL_* setting in the facts; NULL when not set or not known. */
 const char *psc__nccl_setting(const psc_nccl_facts_t *n, const char *name);
 

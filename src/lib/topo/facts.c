@@ -240,6 +240,7 @@ psc_status_t psc_facts_gather(psc_context_t *ctx, psc_facts_t *f)
     psc__classify_pairs(t, f);
     psc__acs_summary(f);
     psc__nccl_facts_gather(&f->nccl);
+    memset(f->gpumap, 0, sizeof(f->gpumap)); /* not probed here (psc_facts_probe_gpumap): nothing stale kept */
     free(f->hwloc_xml);
     f->hwloc_xml = psc_host_topo_export_xml(ctx->host);
     return PSC_OK;

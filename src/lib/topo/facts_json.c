@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "doctor/gpumap_facts.h"
 #include "p2pscope/bench.h" /* psc_write_file_atomic */
 #include "topo/host_topo.h"
 #include "topo/pci_tree.h"
@@ -198,6 +199,29 @@ static const psc__field_t psc__nccl_fields[] = {
     PSC__STR(psc_nccl_facts_t, note),
 };
 
+/* gpus[i].cpu_mapping: null or absent where not probed (known 0); each backend apart, as {"usable", "why"}. */
+static const psc__field_t psc__gpumap_fields[] = {
+    PSC__FIELD(psc_gpumap_facts_t, gdr_lib_version, PSC__F_INT, 1, INT_MAX, 0),
+    PSC__FIELD(psc_gpumap_facts_t, gdr_drv_version, PSC__F_INT, 1, INT_MAX, 0),
+    PSC__FIELD(psc_gpumap_facts_t, gdr_dmabuf, PSC__F_INT, 0, 1, 0),
+    PSC__FIELD(psc_gpumap_facts_t, bar1_total, PSC__F_U64, 1, INT64_MAX, 0),
+    PSC__FIELD(psc_gpumap_facts_t, bar1_free, PSC__F_U64, 1, INT64_MAX, 0),
+};
+
+/* Backend b's "usable" and "why", as fields of psc_gpumap_facts_t. */
+static void psc__gpumap_backend_fields(int b, psc__field_t fd[2])
+{
+    const psc__field_t usable = PSC__FIELD(psc_gpumap_facts_t, usable, PSC__F_INT, 0, 1, 0),
+                       why = PSC__FIELD(psc_gpumap_facts_t, why, PSC__F_STR, 0, 0, 0);
+
+    fd[0] = usable;
+    fd[0].off += (size_t)b * sizeof(int);
+    fd[0].size = sizeof(int);
+    fd[1] = why;
+    fd[1].size = sizeof(((psc_gpumap_facts_t *)0)->why[0]);
+    fd[1].off += (size_t)b * fd[1].size;
+}
+
 static long long psc__hi(const psc__field_t *fd, int ngpu)
 {
     return fd->hi == PSC__HI_NGPU ? ngpu - 1 : fd->hi;
@@ -301,6 +325,28 @@ static json_t *psc__gpu_json(const psc_gpu_facts_t *g, int ngpu, int *bad)
     return o;
 }
 
+/* One GPU's CPU mappings, or null when not probed; "summary" is topo's line, written for readers, not read back. */
+static json_t *psc__gpumap_json(const psc_gpumap_facts_t *g, int *bad)
+{
+    json_t *o;
+    char label[1400];
+
+    if (!g->known)
+        return json_null();
+    o = json_object();
+    psc__put(o, "summary", psc__json_text(psc__gpumap_label(g, label, sizeof(label)), 0), bad);
+    for (int b = 0; b < PSC_GPUMAP_BACKENDS; b++) {
+        json_t *x = json_object();
+        psc__field_t fd[2];
+
+        psc__gpumap_backend_fields(b, fd);
+        psc__fields_json(x, fd, 2, g, 0, bad);
+        psc__put(o, psc_gpumap_backend_name((psc_gpumap_backend_t)b), x, bad);
+    }
+    psc__fields_json(o, psc__gpumap_fields, PSC__NFIELDS(psc__gpumap_fields), g, 0, bad);
+    return o;
+}
+
 /* The NCCL facts, or null when they are not known; settings as {"name", "value"} in the order read. */
 static json_t *psc__nccl_json(const psc_nccl_facts_t *n, int *bad)
 {
@@ -334,8 +380,12 @@ json_t *psc__facts_to_json(const psc_facts_t *f, int with_xml)
     psc__put(o, "has_driver", json_boolean(f->has_driver), &bad);
     psc__fields_json(host, psc__host_fields, PSC__NFIELDS(psc__host_fields), &f->host, ngpu, &bad);
     psc__put(o, "host", host, &bad);
-    for (int i = 0; i < ngpu; i++)
-        psc__push(gpus, psc__gpu_json(&f->gpu[i], ngpu, &bad), &bad);
+    for (int i = 0; i < ngpu; i++) {
+        json_t *g = psc__gpu_json(&f->gpu[i], ngpu, &bad);
+
+        psc__put(g, "cpu_mapping", psc__gpumap_json(&f->gpumap[i], &bad), &bad);
+        psc__push(gpus, g, &bad);
+    }
     psc__put(o, "gpus", gpus, &bad);
     for (int i = 0; i < ngpu; i++)
         for (int j = 0; j < ngpu; j++) {
@@ -546,6 +596,37 @@ static int psc__busid_ok(const char *s)
     return sscanf(s, "%4x:%2x:%2x.%1x%n", &d, &b, &dev, &fn, &n) == 4 && n == (int)strlen(s) && dev < 32 && fn < 8;
 }
 
+/* gpus[i].cpu_mapping: absent or null leaves known 0 (a recording from before p2pscope probed CPU mappings). */
+static psc_status_t psc__gpumap_read(const psc__rd_t *r, json_t *o, const char *gpu, psc_gpumap_facts_t *g)
+{
+    json_t *summary = json_object_get(o, "summary");
+    char where[96], sub[128], what[96];
+    psc_status_t st;
+
+    snprintf(where, sizeof(where), "%s.cpu_mapping", gpu);
+    if ((st = psc__want(r, o, gpu, "cpu_mapping", 0, 1)) != PSC_OK || !o || json_is_null(o))
+        return st;
+    if (summary && !json_is_null(summary) && !json_is_string(summary))
+        return psc__bad(r, where, "summary", "%s: accepted a string or null", psc__what(summary, what, sizeof(what)));
+    for (int b = 0; b < PSC_GPUMAP_BACKENDS; b++) {
+        const char *name = psc_gpumap_backend_name((psc_gpumap_backend_t)b);
+        json_t *x = json_object_get(o, name);
+        psc__field_t fd[2];
+
+        psc__gpumap_backend_fields(b, fd);
+        snprintf(sub, sizeof(sub), "%s.%s", where, name);
+        if ((st = psc__want(r, x, where, name, 0, 0)) != PSC_OK ||
+            (st = psc__fields_read(r, x, sub, fd, 2, g)) != PSC_OK)
+            return st;
+        if (g->usable[b])
+            g->why[b][0] = '\0'; /* a usable backend has no reason */
+    }
+    if ((st = psc__fields_read(r, o, where, psc__gpumap_fields, PSC__NFIELDS(psc__gpumap_fields), g)) != PSC_OK)
+        return st;
+    g->known = 1;
+    return PSC_OK;
+}
+
 static psc_status_t psc__gpu_read(const psc__rd_t *r, json_t *o, int i, psc_facts_t *f)
 {
     psc_gpu_facts_t *g = &f->gpu[i];
@@ -558,7 +639,8 @@ static psc_status_t psc__gpu_read(const psc__rd_t *r, json_t *o, int i, psc_fact
         (st = psc__fields_read(r, o, where, psc__gpu_fields, PSC__NFIELDS(psc__gpu_fields), g)) != PSC_OK ||
         (st = psc__fields_read(r, o, where, psc__gpu_tail_fields, PSC__NFIELDS(psc__gpu_tail_fields), g)) != PSC_OK ||
         (st = psc__want(r, links, where, "nvlinks", 1, 1)) != PSC_OK ||
-        (st = psc__want(r, bridges, where, "bridges", 1, 1)) != PSC_OK)
+        (st = psc__want(r, bridges, where, "bridges", 1, 1)) != PSC_OK ||
+        (st = psc__gpumap_read(r, json_object_get(o, "cpu_mapping"), where, &f->gpumap[i])) != PSC_OK)
         return st;
     if (!g->pci_bus_id[0])
         return psc__bad(r, where, "pci_bus_id", "missing: accepted a PCI bus id such as \"0000:18:00.0\"");
