@@ -66,6 +66,12 @@ int psc_cmd_topo(psc_context_t *ctx, const psc_cli_opts_t *o)
 
     if (!f)
         return rc;
+    /* Live: what maps GPU memory for the CPU (it tries each backend on a page of device memory). */
+    if (!o->topology && psc_facts_probe_gpumap(ctx, f) != PSC_OK) {
+        psc_report_printf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
+        psc_facts_free(f);
+        return PSC_EXIT_ENV;
+    }
     if (psc_cli_tables(o))
         psc_render_topo(stdout, f);
     if (o->json)

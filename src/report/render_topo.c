@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/doctor/gpumap_facts.h"
 #include "table.h"
 #include "text.h"
 
@@ -128,6 +129,17 @@ static void psc__gpu_table(FILE *out, const psc_facts_t *f)
     psc_table_free(t);
 }
 
+/* A line per GPU: which backend maps its memory for the CPU, or none and why in short. */
+static void psc__cpu_mappings(FILE *out, const psc_facts_t *f)
+{
+    psc_report_printf(out, "\nCPU mappings of GPU memory\n");
+    for (int i = 0; i < f->ngpu && i < PSC_MAX_GPUS; i++) {
+        char label[1400];
+
+        psc_report_printf(out, "  gpu%d: CPU mapping: %s\n", i, psc__gpumap_label(&f->gpumap[i], label, sizeof(label)));
+    }
+}
+
 static void psc__acs_bits(int ctrl, char *buf, size_t len)
 {
     static const char *const names[] = {"SV", "TB", "RR", "CR", "UF", "EC", "DT"};
@@ -191,6 +203,7 @@ void psc_render_topo(FILE *out, const psc_facts_t *f)
     psc__path_matrix(out, f);
     psc__p2p_matrix(out, f);
     psc__gpu_table(out, f);
+    psc__cpu_mappings(out, f);
     psc__host(out, f);
 }
 
