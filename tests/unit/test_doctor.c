@@ -80,6 +80,8 @@ static psc_facts_t *machine(int n, const char *name, uint64_t mem, uint64_t bar1
     for (int i = 0; i < n; i++) {
         psc_gpu_facts_t *g = &f->gpu[i];
 
+        f->gpumap[i].known = f->gpumap[i].usable[PSC_GPUMAP_GDRCOPY] = 1; /* tests/unit/test_doctor_gpumap.c */
+
         snprintf(g->name, sizeof(g->name), "%s", name);
         snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "0000:%02x:00.0", 0x10 * (i + 1));
         g->memory_bytes = mem;
