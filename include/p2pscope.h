@@ -693,7 +693,7 @@ int psc_gpumap_write_combined(const psc_gpumap_t *map);
  * call returns. A kernel already running sees them in its own time (no
  * ordering with GPU work: a flag written after them is the usual way).
  * Reads use the widest loads (streaming 16-byte loads where the CPU has
- * SSE4.1) and are slow through a BAR1 mapping, about a tenth of the write
+ * SSE4.1 and AVX) and are slow through a BAR1 mapping, about a tenth of the write
  * bandwidth or less: every load crosses PCIe and waits, as uncached memory
  * cannot be prefetched. No driver call, no allocation; PSC_ERR_INVALID,
  * recorded, for a range past the end or a NULL buffer with n > 0. A copy

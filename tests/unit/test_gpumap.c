@@ -336,6 +336,26 @@ static void test_roundtrip_dmabuf(void **state)
     assert_ptr_not_equal(psc_gpumap_ptr(m), (void *)(uintptr_t)(d + 8));
     assert_int_equal(psc_gpumap_unmap(m), PSC_OK);
     assert_int_equal(psc_mem_free(mem), PSC_OK);
+    { /* an allocation ending 4 KiB into a GPU page: its last bytes map, the export stops at its last host page */
+        psc_mem_t *tail;
+        uint64_t base, at;
+        unsigned char pat[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, back[16];
+
+        assert_int_equal(psc_mem_alloc(g_ctx, PSC_MEMKIND_DEVICE, 0, 2 * PAGE + 4096, &tail), PSC_OK);
+        base = psc_mem_device(tail);
+        at = (base + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+        if (base + 2 * PAGE + 4096 - at > PAGE) { /* a 64 KiB boundary with more than a page after it */
+            uint64_t end = base + 2 * PAGE + 4096, from = at + PAGE;
+
+            assert_int_equal(psc_gpumap_map(g_ctx, 0, from, (size_t)(end - from), PSC_GPUMAP_TRY(PSC_GPUMAP_DMABUF),
+                                            &m), PSC_OK);
+            assert_int_equal(psc_gpumap_write(m, (size_t)(end - from) - 16, pat, 16), PSC_OK);
+            assert_int_equal(psc_gpumap_read(m, (size_t)(end - from) - 16, back, 16), PSC_OK);
+            assert_memory_equal(back, pat, 16);
+            assert_int_equal(psc_gpumap_unmap(m), PSC_OK);
+        }
+        assert_int_equal(psc_mem_free(tail), PSC_OK);
+    }
 }
 
 /* Coherent memory is cached: not write-combined; the CPU's address is dptr itself. */

@@ -48,9 +48,16 @@ psc_status_t psc__gpumap_dmabuf_map(psc_context_t *ctx, struct psc_gpumap *m, ch
 
     if (!psc__gpumap_dmabuf_ready(ctx, m->gpu, why, len))
         return PSC_ERR_UNSUPPORTED;
-    rc = ctx->cu.p_cuMemGetHandleForAddressRange(&fd, m->start, m->len, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+    { /* whole host pages suffice here (not whole 64 KiB GPU pages): none past the allocation's last host page */
+        size_t host = (size_t)sysconf(_SC_PAGESIZE);
+        CUdeviceptr end = m->alloc_end ? (m->alloc_end + host - 1) & ~(CUdeviceptr)(host - 1) : m->start + m->len;
+
+        m->dmabuf_len = end > m->start && end - m->start < m->len ? (size_t)(end - m->start) : m->len;
+    }
+    rc = ctx->cu.p_cuMemGetHandleForAddressRange(&fd, m->start, m->dmabuf_len, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+                                                 0);
     if (rc != CUDA_SUCCESS) {
-        snprintf(why, len, "cuMemGetHandleForAddressRange of %zu bytes at 0x%llx failed: %s", m->len,
+        snprintf(why, len, "cuMemGetHandleForAddressRange of %zu bytes at 0x%llx failed: %s", m->dmabuf_len,
                  (unsigned long long)m->start, psc_cuda_error_text(&ctx->cu, rc, e, sizeof(e)));
         return rc == CUDA_ERROR_OUT_OF_MEMORY ? PSC_ERR_NO_MEMORY : PSC_ERR_UNSUPPORTED;
     }
@@ -61,7 +68,7 @@ psc_status_t psc__gpumap_dmabuf_map(psc_context_t *ctx, struct psc_gpumap *m, ch
         snprintf(why, len, "fcntl(F_SETFD) of the dma-buf failed: %s", strerror(err));
         return PSC_ERR_IO;
     }
-    p = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    p = mmap(NULL, m->dmabuf_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
         err = errno;
         close(fd);
@@ -83,7 +90,7 @@ psc_status_t psc__gpumap_dmabuf_unmap(struct psc_gpumap *m, char *why, size_t le
 {
     psc_status_t st = PSC_OK;
 
-    if (m->base && munmap(m->base, m->len) != 0) {
+    if (m->base && munmap(m->base, m->dmabuf_len) != 0) {
         snprintf(why, len, "munmap of the dma-buf mapping failed: %s", strerror(errno));
         st = PSC_ERR_IO;
     }

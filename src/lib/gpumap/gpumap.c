@@ -63,6 +63,7 @@ static psc_status_t psc__gpumap_range(psc_context_t *ctx, int gpu, CUdeviceptr d
                          (unsigned long long)dptr, page >> 10, (unsigned long long)(base - m->start),
                          (unsigned long long)base, page >> 10, (unsigned long long)base);
     m->len = (size_t)((dptr + size - m->start + page - 1) & ~(CUdeviceptr)(page - 1));
+    m->alloc_end = end;
     /* The allocation's identity, to tell a free later; 0 where the driver does not say. */
     if (ctx->cu.p_cuPointerGetAttributes(1, &id_attr, &id_data, dptr) != CUDA_SUCCESS)
         m->buffer_id = 0;

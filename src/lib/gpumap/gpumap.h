@@ -33,6 +33,8 @@ struct psc_gpumap {
     size_t gdr_len;
     /* dma-buf */
     int fd;
+    size_t dmabuf_len;              /* what is exported and mapped: len, within the allocation's host pages */
+    CUdeviceptr alloc_end;          /* the end of dptr's allocation */
 };
 
 /*

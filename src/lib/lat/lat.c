@@ -11,6 +11,7 @@
 #include "lat/flag.h"
 #include "lat/lat_gpumap.h"
 #include "lat/lat.h"
+#include "lat/lat_record.h"
 #include "mem/buffer.h"
 #include "pattern/check.h"
 #include "xfer/timing.h"
@@ -20,21 +21,6 @@
 
 static const uint64_t psc__copy_sizes[] = {4, 16, 64, 1024, 16384, 262144, 1048576};
 static const uint64_t psc__sync_sizes[] = {1, 8, 64, 1024, 16384, 262144, 1048576};
-
-/* Distribution of one size: percentiles, and the first PSC_LAT_KEEP samples kept raw. */
-static psc_status_t psc__record(psc_context_t *ctx, psc_lat_result_t *r, unsigned k, const double *v, unsigned n,
-                                psc_pctl_t *into)
-{
-    /* n >= 1 here: only memory can fail, and a figure of zeros must not pass for a result. */
-    if (psc_percentiles(v, n, into) != PSC_OK)
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the percentiles of %u samples", n);
-    if (into != &r->lat[k])
-        return PSC_OK;
-    r->nkept[k] = n < PSC_LAT_KEEP ? n : PSC_LAT_KEEP;
-    for (unsigned i = 0; i < r->nkept[k]; i++)
-        r->kept[k][i] = (float)v[i];
-    return PSC_OK;
-}
 
 static psc_status_t psc__peer_both(psc_context_t *ctx, int a, int b, psc_lat_result_t *res)
 {
@@ -121,7 +107,7 @@ static psc_status_t psc__run_chase(psc_context_t *ctx, const psc_lat_test_info_t
         ns[s - 1] = (double)cycles[s] * res->ns_per_cycle / (double)o->hops;
     res->nsizes = 1;
     res->sizes[0] = ws;
-    if ((st = psc__record(ctx, res, 0, ns, samples - 1, &res->lat[0])) != PSC_OK)
+    if ((st = psc__lat_record(ctx, res, 0, ns, samples - 1, &res->lat[0])) != PSC_OK)
         goto out;
     res->status = PSC_RESULT_PASSED;
 out:
@@ -175,7 +161,7 @@ static psc_status_t psc__run_flag_gpu(psc_context_t *ctx, const psc_lat_case_t *
         ns[i] /= 2.0; /* one way */
     res->nsizes = 1;
     res->sizes[0] = 4;
-    if ((st = psc__record(ctx, res, 0, ns, iters, &res->lat[0])) != PSC_OK)
+    if ((st = psc__lat_record(ctx, res, 0, ns, iters, &res->lat[0])) != PSC_OK)
         goto out;
     res->status = PSC_RESULT_PASSED;
 out:
@@ -238,7 +224,7 @@ static psc_status_t psc__run_flag_cpu(psc_context_t *ctx, const psc_lat_case_t *
     }
     res->nsizes = 1;
     res->sizes[0] = 4;
-    if ((st = psc__record(ctx, res, 0, ns, iters, &res->lat[0])) != PSC_OK)
+    if ((st = psc__lat_record(ctx, res, 0, ns, iters, &res->lat[0])) != PSC_OK)
         goto out;
     res->status = PSC_RESULT_PASSED;
 out:
@@ -336,9 +322,9 @@ static psc_status_t psc__run_copy(psc_context_t *ctx, const psc_lat_test_info_t 
         if ((st = psc__check_prefix(ctx, dst, len, seed, res)) != PSC_OK)
             goto out;
         res->sizes[k] = len;
-        if ((st = psc__record(ctx, res, (unsigned)k, gpu, o->samples, &res->lat[k])) != PSC_OK)
+        if ((st = psc__lat_record(ctx, res, (unsigned)k, gpu, o->samples, &res->lat[k])) != PSC_OK)
             goto out;
-        if ((st = psc__record(ctx, res, (unsigned)k, cpu, o->samples, &res->submit[k])) != PSC_OK)
+        if ((st = psc__lat_record(ctx, res, (unsigned)k, cpu, o->samples, &res->submit[k])) != PSC_OK)
             goto out;
         res->nsizes = (unsigned)k + 1;
     }
@@ -392,7 +378,7 @@ static psc_status_t psc__run_sync(psc_context_t *ctx, const psc_lat_test_info_t 
         if (st != PSC_OK || (st = psc__check_prefix(ctx, ti->to_gpu ? dev : host, len, seed, res)) != PSC_OK)
             goto out;
         res->sizes[k] = len;
-        if ((st = psc__record(ctx, res, (unsigned)k, ns, o->samples, &res->lat[k])) != PSC_OK)
+        if ((st = psc__lat_record(ctx, res, (unsigned)k, ns, o->samples, &res->lat[k])) != PSC_OK)
             goto out;
         res->nsizes = (unsigned)k + 1;
     }

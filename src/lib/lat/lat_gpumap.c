@@ -16,6 +16,7 @@
 #include "gpumap/measure.h"
 #include "lat/flag.h"
 #include "lat/lat_gpumap.h"
+#include "lat/lat_record.h"
 #include "pattern/check.h"
 
 #define PSC__MAP_WARMUP 10
@@ -24,20 +25,6 @@
 static const uint64_t psc__map_copy_sizes[] = {1, 8, 64, 1024, 16384, 65536};
 static const uint64_t psc__map_cost_sizes[] = {64ull << 10, 256ull << 10, 1ull << 20, 4ull << 20, 16ull << 20,
                                                64ull << 20};
-
-/* Percentiles of n samples into *into; for lat[k], the first PSC_LAT_KEEP kept raw too. */
-static psc_status_t psc__map_record(psc_context_t *ctx, psc_lat_result_t *r, unsigned k, const double *v, unsigned n,
-                                    psc_pctl_t *into)
-{
-    if (psc_percentiles(v, n, into) != PSC_OK)
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the percentiles of %u samples", n);
-    if (into != &r->lat[k])
-        return PSC_OK;
-    r->nkept[k] = n < PSC_LAT_KEEP ? n : PSC_LAT_KEEP;
-    for (unsigned i = 0; i < r->nkept[k]; i++)
-        r->kept[k][i] = (float)v[i];
-    return PSC_OK;
-}
 
 /* The first len bytes of b against seed's pattern: a wrong byte fails the result, naming the copy. */
 static psc_status_t psc__map_check(psc_context_t *ctx, const psc_buffer_t *b, uint64_t len, uint64_t seed,
@@ -104,9 +91,9 @@ static psc_status_t psc__map_copy(psc_context_t *ctx, const psc_lat_test_info_t 
 
         res->sizes[k] = len;
         if ((st = psc__map_copy_one(ctx, ti, m, dev, host, len, seed, 1, o, ns, res)) != PSC_OK ||
-            res->status == PSC_RESULT_FAILED || (st = psc__map_record(ctx, res, (unsigned)k, ns, o->samples, &res->lat[k])) != PSC_OK ||
+            res->status == PSC_RESULT_FAILED || (st = psc__lat_record(ctx, res, (unsigned)k, ns, o->samples, &res->lat[k])) != PSC_OK ||
             (st = psc__map_copy_one(ctx, ti, m, dev, host, len, seed, 0, o, ns, res)) != PSC_OK ||
-            res->status == PSC_RESULT_FAILED || (st = psc__map_record(ctx, res, (unsigned)k, ns, o->samples, &res->submit[k])) != PSC_OK)
+            res->status == PSC_RESULT_FAILED || (st = psc__lat_record(ctx, res, (unsigned)k, ns, o->samples, &res->submit[k])) != PSC_OK)
             goto out;
         res->nsizes = (unsigned)k + 1;
     }
@@ -164,7 +151,7 @@ static psc_status_t psc__map_flag(psc_context_t *ctx, const psc_buffer_t *dev, p
     }
     res->nsizes = 1;
     res->sizes[0] = sizeof(unsigned);
-    if ((st = psc__map_record(ctx, res, 0, ns, iters, &res->lat[0])) == PSC_OK)
+    if ((st = psc__lat_record(ctx, res, 0, ns, iters, &res->lat[0])) == PSC_OK)
         res->status = PSC_RESULT_PASSED;
 out:
     psc__dev_scratch_free(ctx, g, derr);
@@ -232,8 +219,8 @@ static psc_status_t psc__map_cost(psc_context_t *ctx, const psc_buffer_t *dev, c
             }
             goto out;
         }
-        if (res->status == PSC_RESULT_FAILED || (st = psc__map_record(ctx, res, (unsigned)k, map_ns, o->samples, &res->lat[k])) != PSC_OK ||
-            (st = psc__map_record(ctx, res, (unsigned)k, unmap_ns, o->samples, &res->submit[k])) != PSC_OK)
+        if (res->status == PSC_RESULT_FAILED || (st = psc__lat_record(ctx, res, (unsigned)k, map_ns, o->samples, &res->lat[k])) != PSC_OK ||
+            (st = psc__lat_record(ctx, res, (unsigned)k, unmap_ns, o->samples, &res->submit[k])) != PSC_OK)
             goto out;
         res->nsizes = (unsigned)k + 1;
     }
