@@ -101,6 +101,32 @@ static void test_clean_paths(void **state)
     }
 }
 
+/* The mapped path: the plan through GPU 0's CPU mapping where a backend maps it, else waived with the reasons. */
+static void test_mapped_path(void **state)
+{
+    const char *const tests[] = {"host_to_gpu_gpumap_cpu", "gpu_to_host_gpumap_cpu"};
+    psc_verify_opts_t o = psc__plan();
+
+    (void)state;
+    for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++) {
+        int h2d = t == 0;
+        psc_bw_case_t c = psc_test_case(tests[t], h2d ? PSC_HOST : 0, h2d ? 0 : PSC_HOST, 0);
+        psc_verify_result_t r;
+
+        assert_int_equal(psc_verify_run(g_ctx, &c, &o, &r), PSC_OK);
+        printf("  %-28s %s, %llu copies: %s\n", tests[t], psc_result_status_string(r.status),
+               (unsigned long long)r.copies, r.reason);
+        if (r.status == PSC_RESULT_WAIVED) {
+            assert_non_null(strstr(r.reason, "no CPU mapping of GPU 0's memory: gdrcopy: "));
+            assert_int_equal(r.copies, 0);
+            continue;
+        }
+        assert_int_equal(r.status, PSC_RESULT_PASSED);
+        assert_int_equal(r.copies, 4 * 2 * PSC_PATTERN_KINDS);
+        assert_int_equal(r.bad_bytes, 0);
+    }
+}
+
 static void psc__fault(const char *test, int src, int dst, int issuer, psc_fault_t kind)
 {
     psc_verify_opts_t o = psc__plan();
@@ -251,6 +277,7 @@ static void test_exit_codes(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fill_equals_host_reference),
     cmocka_unit_test(test_clean_paths),
+    cmocka_unit_test(test_mapped_path),
     cmocka_unit_test(test_faults_found_and_located),
     cmocka_unit_test(test_under_load),
     cmocka_unit_test(test_stress_seconds),

@@ -12,6 +12,8 @@
  *   FAKE_GDR_BAR1=N          pins fail with ENOMEM once N bytes are pinned
  *   FAKE_GDR_PIN_FAIL=E      gdr_pin_buffer fails with errno E
  *   FAKE_GDR_MAP_FAIL=E      gdr_map fails with errno E
+ *   FAKE_GDR_MAP_SHADOW=1    gdr_map hands out zeroed host memory of its own, not the pinned device memory:
+ *                            a broken BAR path (the CPU's stores never reach the GPU, its loads read zeros)
  * For tests: fake_gdr_live(what) (0 opens, 1 pins, 2 maps, 3 misuses seen),
  * fake_gdr_set_callback(on) (gdrdrv's invalidation flag on every pin).
  */
@@ -39,7 +41,7 @@ typedef struct gdr_info_v2 {
 } gdr_info_v2_t;
 
 #define FAKE_PINS 64
-static struct { int live, mapped; uint64_t va, size, offset; void *map_va; size_t map_size; gdr_t g; } fake_pins[FAKE_PINS];
+static struct { int live, mapped, shadow; uint64_t va, size, offset; void *map_va; size_t map_size; gdr_t g; } fake_pins[FAKE_PINS];
 static int fake_opens, fake_misuses, fake_callback;
 static uint64_t fake_pinned;
 
@@ -187,8 +189,11 @@ FAKE_EXPORT int gdr_map(gdr_t g, gdr_mh_t mh, void **va, size_t size)
         return EINVAL;
     if (e)
         return e;
+    fake_pins[i].shadow = fake_env_int("FAKE_GDR_MAP_SHADOW", 0);
+    fake_pins[i].map_va = fake_pins[i].shadow ? calloc(1, size) : (void *)(uintptr_t)fake_pins[i].va;
+    if (!fake_pins[i].map_va)
+        return ENOMEM;
     fake_pins[i].mapped = 1;
-    fake_pins[i].map_va = (void *)(uintptr_t)fake_pins[i].va;
     fake_pins[i].map_size = size;
     *va = fake_pins[i].map_va;
     return 0;
@@ -205,6 +210,8 @@ FAKE_EXPORT int gdr_unmap(gdr_t g, gdr_mh_t mh, void *va, size_t size)
         return EINVAL;
     }
     fake_pins[i].mapped = 0;
+    if (fake_pins[i].shadow)
+        free(fake_pins[i].map_va);
     return 0;
 }
 

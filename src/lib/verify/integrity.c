@@ -11,6 +11,7 @@
 #include "pattern/check.h"
 #include "verify/integrity.h"
 #include "verify/load.h"
+#include "verify/mapped.h"
 #include "xfer/copy.h"
 
 #define PSC__GUARD 64                      /* canary bytes before a destination range */
@@ -34,6 +35,7 @@ typedef struct {
     psc_buffer_t *src, *dst;
     CUstream stream;
     int share; /* transfers of the case its issuer runs at once (SM kernels split the GPU) */
+    psc__vmap_t *map; /* the CPU engine: the GPU end mapped for the CPU, which copies; NULL otherwise */
 } psc__vx_t;
 
 static CUdeviceptr psc__ptr(const psc_buffer_t *b, uint64_t off)
@@ -127,7 +129,9 @@ static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, p
     for (int i = 0; i < n && st == PSC_OK; i++) { /* all transfers in flight together */
         psc_copy_route_t route = psc__copy_route(ti, &x[i].x, x[i].share);
 
-        if ((st = psc__gpu_use(ctx, x[i].x.issuer)) == PSC_OK)
+        if (x[i].map) /* the CPU copies through the mapping, done when it returns */
+            st = psc__vmap_copy(x[i].map, x[i].dst, e[i].begin, x[i].src, offs[0], size);
+        else if ((st = psc__gpu_use(ctx, x[i].x.issuer)) == PSC_OK)
             st = psc__copy_enqueue(ctx, &route, psc__ptr(x[i].dst, e[i].begin), psc__ptr(x[i].src, offs[0]), size, 1,
                                    x[i].stream);
     }
@@ -163,6 +167,7 @@ psc_status_t psc__verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const p
     psc_mem_kind_t hk = ti ? psc__mem_kind_of(ti->hostmem) : PSC_MEM_PINNED;
     psc_buffer_t *sent[PSC_MAX_GPUS] = {0};
     psc__vx_t x[PSC_MAX_XFERS];
+    psc__vmap_t vm[PSC_MAX_XFERS];
     psc_verify_result_t r;
     psc_check_t acc = PSC_CHECK_CLEAN;
     uint64_t max;
@@ -190,8 +195,16 @@ psc_status_t psc__verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const p
                              "transfer %d: %d -> %d issued by %d names a GPU that does not exist (accepted 0 to %d, or "
                              "PSC_HOST at one end)",
                              i, c->xfer[i].src, c->xfer[i].dst, c->xfer[i].issuer, ctx->ndev - 1);
+    for (int i = 0; i < c->nxfer && ti->engine == PSC_ENGINE_CPU; i++)
+        if ((c->xfer[i].src == PSC_HOST) == (c->xfer[i].dst == PSC_HOST) ||
+            (c->xfer[i].src == PSC_HOST ? c->xfer[i].dst : c->xfer[i].src) != c->xfer[i].issuer)
+            return psc__fail(ctx, PSC_ERR_INVALID,
+                             "%s: transfer %d: %d -> %d issued by %d: accepted the host at one end and the issuing "
+                             "GPU, whose memory the CPU maps, at the other",
+                             ti->name, i, c->xfer[i].src, c->xfer[i].dst, c->xfer[i].issuer);
     memset(&r, 0, sizeof(r));
     memset(x, 0, sizeof(x));
+    memset(vm, 0, sizeof(vm));
     r.c = *c;
     r.first.offset = INT64_MIN;
     n = c->nxfer;
@@ -215,10 +228,22 @@ psc_status_t psc__verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const p
     for (int i = 0; i < n; i++) {
         int g = x[i].x.issuer, node = ctx->info[g].numa_node;
 
-        if ((st = psc__buffer_get(ctx, x[i].x.src == PSC_HOST ? hk : PSC_MEM_DEVICE,
-                                  x[i].x.src == PSC_HOST ? g : x[i].x.src, node, max + PSC__SLACK, &x[i].src)) != PSC_OK ||
-            (st = psc__buffer_get(ctx, x[i].x.dst == PSC_HOST ? hk : PSC_MEM_DEVICE,
-                                  x[i].x.dst == PSC_HOST ? g : x[i].x.dst, node, max + PSC__SLACK, &x[i].dst)) != PSC_OK ||
+        if (ti->engine == PSC_ENGINE_CPU) { /* the GPU end is the issuer's memory, mapped; no backend: waived */
+            if ((st = psc__vmap_open(ctx, g, max + PSC__SLACK, &vm[i], r.reason, sizeof(r.reason))) != PSC_OK)
+                goto done;
+            if (!vm[i].m) {
+                r.status = PSC_RESULT_WAIVED;
+                goto done;
+            }
+            x[i].map = &vm[i];
+            *(x[i].x.src == PSC_HOST ? &x[i].dst : &x[i].src) = &vm[i].dev;
+        }
+        if ((!x[i].src && (st = psc__buffer_get(ctx, x[i].x.src == PSC_HOST ? hk : PSC_MEM_DEVICE,
+                                                x[i].x.src == PSC_HOST ? g : x[i].x.src, node, max + PSC__SLACK,
+                                                &x[i].src)) != PSC_OK) ||
+            (!x[i].dst && (st = psc__buffer_get(ctx, x[i].x.dst == PSC_HOST ? hk : PSC_MEM_DEVICE,
+                                                x[i].x.dst == PSC_HOST ? g : x[i].x.dst, node, max + PSC__SLACK,
+                                                &x[i].dst)) != PSC_OK) ||
             (st = psc__gpu_stream(ctx, g, per_gpu[g]++, &x[i].stream)) != PSC_OK)
             goto done;
     }
@@ -259,8 +284,12 @@ psc_status_t psc__verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const p
     }
 done:
     for (int i = 0; i < n; i++) {
-        psc__buffer_put(x[i].src);
+        psc_status_t ust;
+
+        psc__buffer_put(x[i].src); /* a mapped view is no cached buffer: putting it changes nothing */
         psc__buffer_put(x[i].dst);
+        if ((ust = psc__vmap_close(ctx, &vm[i])) != PSC_OK && st == PSC_OK)
+            st = ust;
     }
     for (int g = 0; g < PSC_MAX_GPUS; g++)
         psc__buffer_put(sent[g]);
