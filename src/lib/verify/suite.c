@@ -40,6 +40,8 @@ static psc_status_t psc__verify_findings(psc_context_t *ctx, psc_verify_suite_t 
         psc_facts_free(f);
         return PSC_OK;
     }
+    if (psc_facts_probe_gpumap(ctx, f) != PSC_OK) /* the mapped path's findings; without them "not checked" */
+        psc__log(ctx, PSC_LOG_INFO, "verify: CPU mappings not probed: %s", psc_context_last_error(ctx));
     psc_facts_note_verify_sums(f, s->paths, s->npaths);
     want = psc_doctor(f, NULL, 0);
     if (!(s->findings = calloc(want ? want : 1, sizeof(*s->findings)))) {
