@@ -83,6 +83,7 @@ static void test_verify_findings(void **state)
     assert_non_null(s->findings);            /* a path failed: the doctor ran */
 
     assert_int_equal(psc_facts_gather(g_ctx, f), PSC_OK);
+    assert_int_equal(psc_facts_probe_gpumap(g_ctx, f), PSC_OK); /* as the suite does */
     psc_facts_note_verify_sums(f, s->paths, s->npaths);
     want = psc_doctor(f, NULL, 0);
     assert_int_equal(s->nfindings, want);
