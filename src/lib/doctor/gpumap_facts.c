@@ -21,7 +21,12 @@ static void psc__gpumap_facts_from(psc_gpumap_facts_t *g, const psc_gpumap_repor
     g->known = 1;
     for (int b = 0; b < PSC_GPUMAP_BACKENDS; b++) {
         g->usable[b] = r->usable[b] ? 1 : 0;
-        snprintf(g->why[b], sizeof(g->why[b]), "%s", r->usable[b] ? "" : r->why[b]);
+        if (!r->usable[b]) { /* the same length as the report's: a bounded copy (no format to truncate) */
+            size_t n = strnlen(r->why[b], sizeof(g->why[b]) - 1);
+
+            memcpy(g->why[b], r->why[b], n);
+            g->why[b][n] = '\0';
+        }
     }
     g->gdr_lib_version = r->gdr_lib_version;
     g->gdr_drv_version = r->gdr_drv_version;
