@@ -336,25 +336,31 @@ static void test_roundtrip_dmabuf(void **state)
     assert_ptr_not_equal(psc_gpumap_ptr(m), (void *)(uintptr_t)(d + 8));
     assert_int_equal(psc_gpumap_unmap(m), PSC_OK);
     assert_int_equal(psc_mem_free(mem), PSC_OK);
-    { /* an allocation ending 4 KiB into a GPU page: its last bytes map, the export stops at its last host page */
-        psc_mem_t *tail;
-        uint64_t base, at;
+    { /* an allocation ending inside a GPU page: its last bytes map, the export stops at its last host page */
+        psc_mem_t *tail[4] = {NULL, NULL, NULL, NULL};
+        uint64_t end = 0, from;
         unsigned char pat[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, back[16];
+        int k;
 
-        assert_int_equal(psc_mem_alloc(g_ctx, PSC_MEMKIND_DEVICE, 0, 2 * PAGE + 4096, &tail), PSC_OK);
-        base = psc_mem_device(tail);
-        at = (base + PAGE - 1) & ~(uint64_t)(PAGE - 1);
-        if (base + 2 * PAGE + 4096 - at > PAGE) { /* a 64 KiB boundary with more than a page after it */
-            uint64_t end = base + 2 * PAGE + 4096, from = at + PAGE;
+        for (k = 0; k < 4; k++) { /* sizes until one ends off a 64 KiB boundary (where it lands is the fake's) */
+            size_t size = 2 * PAGE + 4096 * (size_t)(k + 1);
 
-            assert_int_equal(psc_gpumap_map(g_ctx, 0, from, (size_t)(end - from), PSC_GPUMAP_TRY(PSC_GPUMAP_DMABUF),
-                                            &m), PSC_OK);
-            assert_int_equal(psc_gpumap_write(m, (size_t)(end - from) - 16, pat, 16), PSC_OK);
-            assert_int_equal(psc_gpumap_read(m, (size_t)(end - from) - 16, back, 16), PSC_OK);
-            assert_memory_equal(back, pat, 16);
-            assert_int_equal(psc_gpumap_unmap(m), PSC_OK);
+            assert_int_equal(psc_mem_alloc(g_ctx, PSC_MEMKIND_DEVICE, 0, size, &tail[k]), PSC_OK);
+            end = psc_mem_device(tail[k]) + size;
+            if (end % PAGE)
+                break;
         }
-        assert_int_equal(psc_mem_free(tail), PSC_OK);
+        assert_true(k < 4);
+        from = (end & ~(uint64_t)(PAGE - 1)) - PAGE; /* a GPU page and a part of one: not whole GPU pages */
+        assert_int_equal(psc_gpumap_map(g_ctx, 0, from, (size_t)(end - from), PSC_GPUMAP_TRY(PSC_GPUMAP_DMABUF), &m),
+                         PSC_OK);
+        assert_int_equal(psc_gpumap_write(m, (size_t)(end - from) - 16, pat, 16), PSC_OK);
+        assert_int_equal(psc_gpumap_read(m, (size_t)(end - from) - 16, back, 16), PSC_OK);
+        assert_memory_equal(back, pat, 16);
+        assert_int_equal(psc_gpumap_unmap(m), PSC_OK);
+        for (int i = 0; i < 4; i++)
+            if (tail[i])
+                assert_int_equal(psc_mem_free(tail[i]), PSC_OK);
     }
 }
 
