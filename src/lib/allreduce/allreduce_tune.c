@@ -361,12 +361,6 @@ static psc_status_t psc__tune_once(psc_allreduce_t *ar, const psc_ar_procs_t *p,
     return st;
 }
 
-static double psc__tune_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), psc__cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Class k: both ways timed alike, alternating; this process's medians in *rec. */
 static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p, int k, int graphs, void *const *buf,
                                     struct CUstream_st *const *streams, psc__tune_rec_t *rec)
@@ -377,6 +371,7 @@ static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p
     unsigned calls = bytes <= PSC__TUNE_FULL_CALLS ? PSC__TUNE_CALLS : (unsigned)((16ull << 20) / bytes);
     CUgraphExec exec[2][PSC_AR_MAX_RANKS];
     double t[2][PSC__TUNE_REPS], warm;
+    psc_stats_t own, nccl;
     psc_status_t st = PSC_OK;
 
     memset(exec, 0, sizeof(exec));
@@ -398,10 +393,13 @@ static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p
                 ctx->cu.p_cuGraphExecDestroy(exec[w][i]);
     if (st != PSC_OK)
         return st;
+    if (psc_stats_compute(t[0], PSC__TUNE_REPS, &own) != PSC_OK ||
+        psc_stats_compute(t[1], PSC__TUNE_REPS, &nccl) != PSC_OK)
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_tune: out of host memory for the medians");
     rec->status = PSC_OK;
     rec->graphs = graphs;
-    rec->own_us = psc__tune_median(t[0], PSC__TUNE_REPS);
-    rec->nccl_us = psc__tune_median(t[1], PSC__TUNE_REPS);
+    rec->own_us = own.median;
+    rec->nccl_us = nccl.median;
     if (ar->tune->skew) {
         rec->own_us = ar->tune->skew(0, bytes, rec->own_us, ar->tune->skew_arg);
         rec->nccl_us = ar->tune->skew(1, bytes, rec->nccl_us, ar->tune->skew_arg);
