@@ -19,16 +19,13 @@
 
 #include "doctor/gpumap_facts.h"
 #include "fake_context.h"
+#include "fake_gdr_env.h"
 #include "report/render_topo.h"
 
 #define OLD_RECORDING TEST_DATA "/h200x2-nv18.json"
 #define MAXF 256
 
 static psc_finding_t g_found[MAXF];
-
-static const char *const knobs[] = {"FAKE_GDR_OPEN_FAIL", "FAKE_GDR_VERSION", "FAKE_GDR_DRV_VERSION",
-                                    "FAKE_GDR_DMABUF", "FAKE_CUDA_DRIVER_VERSION", "FAKE_CUDA_DMABUF",
-                                    "FAKE_CUDA_COHERENT"};
 
 static void assert_has(const char *text, const char *part)
 {
@@ -63,9 +60,7 @@ static int count_rule(size_t n, const char *rule, const psc_finding_t **first)
 static int setup(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
-        unsetenv(knobs[i]);
-    setenv("P2PSCOPE_LIBGDRAPI", "/nonexistent/libgdrapi.so.2", 1);
+    psc_test_gdr_none();
     g_ctx = NULL;
     return psc_test_open_ctx(state);
 }

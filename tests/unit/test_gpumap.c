@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "fake_context.h"
+#include "fake_gdr_env.h"
 #include "gpumap/gpumap.h"
 
 enum { GDR_OPENS, GDR_PINS, GDR_MAPS, GDR_MISUSES }; /* fake_libgdrapi.c's counters */
@@ -35,17 +36,11 @@ static void *g_gdr, *g_cuda;
 #define CALLER_CTX ((void *)0xC0FFEE0)
 #define SENTINEL ((psc_gpumap_t *)(uintptr_t)0x5EED)
 
-static const char *const knobs[] = {"FAKE_GDR_OPEN_FAIL", "FAKE_GDR_VERSION", "FAKE_GDR_DRV_VERSION",
-                                    "FAKE_GDR_DMABUF", "FAKE_GDR_BAR1", "FAKE_GDR_PIN_FAIL", "FAKE_GDR_MAP_FAIL",
-                                    "FAKE_CUDA_DRIVER_VERSION", "FAKE_CUDA_DMABUF", "FAKE_CUDA_COHERENT"};
-
 /* Nothing usable: no libgdrapi, a CUDA 13.0 driver, no coherent platform (the H100/H200 machines). */
 static int setup(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
-        unsetenv(knobs[i]);
-    setenv("P2PSCOPE_LIBGDRAPI", "/nonexistent/libgdrapi.so.2", 1);
+    psc_test_gdr_none();
     gdr_set_callback(0);
     g_ctx = NULL;
     return 0;

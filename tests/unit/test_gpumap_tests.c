@@ -17,30 +17,23 @@
 #include <cmocka.h>
 
 #include "fake_context.h"
+#include "fake_gdr_env.h"
 #include "internal.h"
 #include "json.h"
 #include "render.h"
 #include "render_lat.h"
 #include "test_hooks.h"
 
-static const char *const knobs[] = {"FAKE_GDR_OPEN_FAIL", "FAKE_GDR_VERSION", "FAKE_GDR_DRV_VERSION",
-                                    "FAKE_GDR_DMABUF", "FAKE_GDR_BAR1", "FAKE_GDR_PIN_FAIL", "FAKE_GDR_MAP_FAIL",
-                                    "FAKE_CUDA_DRIVER_VERSION", "FAKE_CUDA_DMABUF", "FAKE_CUDA_COHERENT"};
-
 /* The H100/H200 machines: no libgdrapi, a CUDA 13.0 driver, not coherent. */
 static int setup_none(void **state)
 {
-    for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
-        unsetenv(knobs[i]);
-    setenv("P2PSCOPE_LIBGDRAPI", "/nonexistent/libgdrapi.so.2", 1);
+    psc_test_gdr_none();
     return psc_test_open_fake_gpus(state, "2");
 }
 
 static int setup_gdr(void **state)
 {
-    for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
-        unsetenv(knobs[i]);
-    setenv("P2PSCOPE_LIBGDRAPI", FAKE_LIBGDRAPI, 1);
+    psc_test_gdr_fake();
     return psc_test_open_fake_gpus(state, "2");
 }
 

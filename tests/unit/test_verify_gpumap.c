@@ -18,12 +18,10 @@
 #include <cmocka.h>
 
 #include "fake_context.h"
+#include "fake_gdr_env.h"
 #include "internal.h"
 #include "test_hooks.h"
 
-static const char *const knobs[] = {"FAKE_GDR_OPEN_FAIL", "FAKE_GDR_VERSION", "FAKE_GDR_DRV_VERSION",
-                                    "FAKE_GDR_DMABUF", "FAKE_GDR_BAR1", "FAKE_GDR_PIN_FAIL", "FAKE_GDR_MAP_FAIL",
-                                    "FAKE_GDR_MAP_SHADOW",                                     "FAKE_CUDA_DRIVER_VERSION", "FAKE_CUDA_DMABUF", "FAKE_CUDA_COHERENT"};
 static const char *const names[] = {"host_to_gpu_gpumap_cpu", "gpu_to_host_gpumap_cpu"};
 static int (*gdr_live)(int what); /* the fake's counters: 1 pins, 2 maps, 3 misuses */
 
@@ -32,24 +30,16 @@ static int (*gdr_live)(int what); /* the fake's counters: 1 pins, 2 maps, 3 misu
 #define PLAN_BYTES (2ull * PSC_PATTERN_KINDS * (1 + 7 + 4101 + (1ull << 20) + 13))
 #define FAULT_SIZE ((1ull << 20) + 13)
 
-static void clear_knobs(void)
-{
-    for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
-        unsetenv(knobs[i]);
-}
-
 /* The H100/H200 machines: no libgdrapi, a CUDA 13.0 driver, not coherent. */
 static int setup_none(void **state)
 {
-    clear_knobs();
-    setenv("P2PSCOPE_LIBGDRAPI", "/nonexistent/libgdrapi.so.2", 1);
+    psc_test_gdr_none();
     return psc_test_open_fake_gpus(state, "2");
 }
 
 static int setup_gdr(void **state)
 {
-    clear_knobs();
-    setenv("P2PSCOPE_LIBGDRAPI", FAKE_LIBGDRAPI, 1);
+    psc_test_gdr_fake();
     return psc_test_open_fake_gpus(state, "2");
 }
 
