@@ -118,6 +118,17 @@ psc_status_t psc__launch_on(psc_context_t *ctx, CUstream s, CUfunction fn, unsig
  */
 psc_status_t psc__gpu_of_stream(psc_context_t *ctx, CUstream stream, int *gpu);
 
+/*
+ * One CUDA graph per GPU from this thread (src/lib/gpu_capture.c): begin a
+ * thread-local capture on s[i] (GPU dev[i]) for i < n, *begun saying how many
+ * began; then end every begun capture (whatever st, the status so far) and,
+ * where st and every end are PSC_OK, instantiate g[i] into e[i]: only after
+ * all are ended, as the driver refuses an instantiation during a capture.
+ */
+psc_status_t psc__capture_begin(psc_context_t *ctx, int n, const int *dev, CUstream const *s, int *begun);
+psc_status_t psc__capture_end(psc_context_t *ctx, int begun, const int *dev, CUstream const *s, psc_status_t st,
+                              CUgraph *g, CUgraphExec *e);
+
 /* Stream k of GPU i for concurrent transfers (k = 0 is the main stream), made on first use. */
 psc_status_t psc__gpu_stream(psc_context_t *ctx, int i, int k, CUstream *out);
 /* GPU i's hop stream and events (psc_copy's hops), made where missing; may change the current context. */

@@ -124,10 +124,12 @@ static int graph(psc_allreduce_t *ar, size_t small, size_t large)
             rc = fail("cuStreamBeginCapture");
     for (int c = 0; c < 6 && rc == 0; c++) /* the small one last: its elements are the large one's first */
         rc = sum(ar, 0, PSC_AR_FLOAT32, c % 2 ? small : large);
-    for (int i = 0; i < n; i++)
-        if (psc__gpu_use(g_ctx, devs[i]) != PSC_OK || g_ctx->cu.p_cuStreamEndCapture(streams[i], &g[i]) ||
-            (rc == 0 && g_ctx->cu.p_cuGraphInstantiateWithFlags(&e[i], g[i], 0)))
+    for (int i = 0; i < n; i++) /* every capture ended before any graph is instantiated (the driver's rule) */
+        if (psc__gpu_use(g_ctx, devs[i]) != PSC_OK || g_ctx->cu.p_cuStreamEndCapture(streams[i], &g[i]))
             rc = rc ? rc : fail("capturing the graph");
+    for (int i = 0; i < n && rc == 0; i++)
+        if (g_ctx->cu.p_cuGraphInstantiateWithFlags(&e[i], g[i], 0))
+            rc = fail("instantiating the graph");
     for (int l = 0; l < 5 && rc == 0; l++)
         for (int i = 0; i < n && rc == 0; i++)
             if (g_ctx->cu.p_cuGraphLaunch(e[i], streams[i]) != CUDA_SUCCESS)

@@ -13,6 +13,21 @@
 
 static psc_context_t *g_ctx;
 
+/* An int(void) counter of the fake driver's (fake_cuda_graph_replays, say); -1 where it has none. */
+static inline int psc_test_fake_count(const char *fn)
+{
+    void *h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
+    int (*f)(void) = NULL;
+    int v = -1;
+
+    if (h) {
+        *(void **)&f = dlsym(h, fn);
+        v = f ? f() : -1;
+        dlclose(h);
+    }
+    return v;
+}
+
 static inline void psc_test_fake_driver(const char *mode, const char *count)
 {
     setenv("P2PSCOPE_LIBCUDA", FAKE_LIBCUDA, 1);

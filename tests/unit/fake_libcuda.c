@@ -26,6 +26,8 @@
  * lets GPUs export dma-bufs (cuMemGetHandleForAddressRange: the range's pages
  * move onto a memfd, so a CPU mapping of it shares the bytes), and
  * FAKE_CUDA_DMABUF=refuse exports one the CPU cannot mmap (older drivers).
+ * FAKE_CUDA_GRAPHS=1 lets streams capture CUDA graphs (fake_graph.c: the
+ * driver's rules on the order of capture calls, not the work).
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -515,7 +517,7 @@ static CUresult fake_pointer_attributes(unsigned n, CUpointer_attribute *attrs, 
  * kernels in a thread each) and cuMemcpyAsync moves the bytes at once; each launch and copy is counted. A
  * stream's later work waits for its flag kernels first, as the stream would.
  */
-static int fake_run_copies, fake_launches, fake_memcpys;
+static int fake_run_copies, fake_launches, fake_memcpys, fake_fail_captured;
 static unsigned fake_last_grid, fake_last_block;
 static CUstream fake_last_stream;
 static char fake_last_kernel[64];
@@ -539,6 +541,7 @@ const char *fake_cuda_last_kernel(void) { return fake_last_kernel; }
 unsigned fake_cuda_last_grid(void) { return fake_last_grid; }
 unsigned fake_cuda_last_block(void) { return fake_last_block; }
 void *fake_cuda_last_stream(void) { return (void *)fake_last_stream; }
+static cuuint64_t fake_capture_of(CUstream s) { return s ? ((const fake_stream_t *)s)->capture : 0; }
 static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                             unsigned shared, CUstream s, void **params, void **extra)
 {
@@ -553,6 +556,10 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         return CUDA_ERROR_INVALID_HANDLE; /* the function is the current context's, the stream another's */
     if (fake_fail_launches > 0) {
         fake_fail_launches--;
+        return CUDA_ERROR_LAUNCH_FAILED;
+    }
+    if (fake_fail_captured > 0 && fake_capture_of(s)) {
+        fake_fail_captured--;
         return CUDA_ERROR_LAUNCH_FAILED;
     }
     fake_kernels_wait_stream(s);
@@ -638,9 +645,10 @@ int fake_cuda_op(int k, void **stream, void **event)
 }
 void *fake_cuda_op_ctx(int k) { return k >= 0 && k < fake_nops ? fake_ops[k].ctx : NULL; }
 void fake_cuda_fail_launches(int n) { fake_fail_launches = n; }
+/* The next n launches into a capturing stream fail (a capture that must still be ended). */
+void fake_cuda_fail_captured_launches(int n) { fake_fail_captured = n; }
 /* Graph capture, as far as ordering needs it: a stream in capture `id` (0: none), set by a test. */
 void fake_cuda_capture_set(void *stream, unsigned long long id) { ((fake_stream_t *)stream)->capture = id; }
-static cuuint64_t fake_capture_of(CUstream s) { return s ? ((const fake_stream_t *)s)->capture : 0; }
 static CUresult fake_capture_info(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *g,
                                   const CUgraphNode **deps, size_t *n)
 {
@@ -886,6 +894,7 @@ static const struct { const char *name; void *fn; } fake_table[] = {
 
 static void *fake_mem_lookup(const char *symbol); /* at the end: memory of each kind */
 void *fake_vmm_lookup(const char *symbol);        /* fake_vmm.c: VMM and IPC */
+void *fake_graph_lookup(const char *symbol);      /* fake_graph.c: CUDA graphs, FAKE_CUDA_GRAPHS=1 */
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *status)
@@ -908,6 +917,8 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
         *pfn = fake_mem_lookup(symbol);
     if (fake_ctx_mode() && fake_vmm_lookup(symbol))
         *pfn = fake_vmm_lookup(symbol);
+    if (fake_ctx_mode() && fake_graph_lookup(symbol))
+        *pfn = fake_graph_lookup(symbol);
     *status = CU_GET_PROC_ADDRESS_SUCCESS;
     return CUDA_SUCCESS;
 }

@@ -202,6 +202,34 @@ static void test_without_nccl_the_kernel_stays(void **state)
     psc_allreduce_destroy(ar);
 }
 
+/*
+ * Where the driver captures graphs, the timing is in graph replays: one graph per GPU captured from one
+ * thread (every capture ended before any graph is instantiated, as the driver requires), each freed after.
+ */
+static void test_timed_in_graphs(void **state)
+{
+    uint64_t split = 256;
+    psc_allreduce_t *ar = make();
+    psc_ar_tuning_t tb;
+    int replays = psc_test_fake_count("fake_cuda_graph_replays"), live = psc_test_fake_count("fake_cuda_graphs_live");
+
+    (void)state;
+    setenv("FAKE_CUDA_GRAPHS", "1", 1);
+    assert_int_equal(psc__ar_tune_skew(ar, skew_split, &split), PSC_OK);
+    if (psc_allreduce_tune(ar, NULL, streams) != PSC_OK)
+        fail_msg("psc_allreduce_tune: %s", psc_context_last_error(g_ctx));
+    unsetenv("FAKE_CUDA_GRAPHS");
+    assert_int_equal(psc_allreduce_tuning(ar, &tb), PSC_OK);
+    assert_int_equal(tb.graphs, 1);
+    assert_true(psc_test_fake_count("fake_cuda_graph_replays") - replays >= ROWS * 2 * N);
+    assert_int_equal(psc_test_fake_count("fake_cuda_graphs_live"), live);
+    for (int k = 0; k < ROWS; k++)
+        assert_int_equal(tb.row[k].nccl, tb.row[k].bytes > split);
+    assert_int_equal(who(ar, PSC_AR_FLOAT32, 256, 1), 'n'); /* 1 KiB */
+    assert_int_equal(who(ar, PSC_AR_FLOAT32, 4, 2), 'o'); /* 16 B */
+    psc_allreduce_destroy(ar);
+}
+
 /* The skew makes NCCL the faster above 256 B: those calls go to NCCL, the others to the kernel, every type. */
 static void test_calls_follow_the_table(void **state)
 {
@@ -485,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_size_classes),
         cmocka_unit_test(test_without_nccl_the_kernel_stays),
         cmocka_unit_test(test_calls_follow_the_table),
+        cmocka_unit_test(test_timed_in_graphs),
         cmocka_unit_test(test_choice_follows_the_times),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_processes_decide_alike),

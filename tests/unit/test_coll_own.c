@@ -34,6 +34,7 @@ static int each(void **state)
     setenv("P2PSCOPE_LIBNCCL", FAKE_LIBNCCL, 1);
     unsetenv("FAKE_NCCL_CORRUPT");
     unsetenv("FAKE_AR_CORRUPT");
+    unsetenv("FAKE_CUDA_GRAPHS");
     return 0;
 }
 
@@ -292,6 +293,53 @@ static void test_refusals(void **state)
     assert_int_equal(live_jobs(), 0);
 }
 
+/*
+ * -G on GPUs of one process: one graph per GPU captured from one thread, NCCL's rows and ours, every row
+ * right, each graph replayed -G times on each GPU and every graph freed. (The driver refuses an
+ * instantiation while a capture of the thread is open: every capture must end first.)
+ */
+static void test_graphs_on_several_gpus(void **state)
+{
+    psc_coll_opts_t o;
+    psc_coll_report_t *r;
+    int replays = psc_test_fake_count("fake_cuda_graph_replays"), live = psc_test_fake_count("fake_cuda_graphs_live");
+
+    (void)state;
+    setenv("FAKE_CUDA_GRAPHS", "1", 1);
+    opts(&o, 64, 1024);
+    o.graph_launches = 3;
+    r = run_ok(3, &o);
+    assert_int_equal(r->nrows, 2 * 3);
+    assert_int_equal(r->failed_rows, 0);
+    for (int i = 0; i < r->nrows; i++)
+        for (int k = 0; k < 2; k++) {
+            assert_int_equal(r->rows[i].r[k].ran, 1);
+            assert_int_equal(r->rows[i].r[k].wrong, 0);
+        }
+    assert_int_equal(psc_test_fake_count("fake_cuda_graph_replays") - replays, 6 * 2 * 3 * 3);
+    assert_int_equal(psc_test_fake_count("fake_cuda_graphs_live"), live);
+    psc_coll_report_free(r);
+    /* a launch that fails inside the capture: the run fails, every capture is still ended, and the next runs */
+    {
+        void (*fail_captured)(int);
+        void *h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
+
+        assert_non_null(h);
+        *(void **)&fail_captured = dlsym(h, "fake_cuda_fail_captured_launches");
+        dlclose(h);
+        assert_non_null(fail_captured);
+        o.impls = PSC_COLL_IMPL_P2PSCOPE;
+        fail_captured(1);
+        refused(&o, 3, PSC_ERR_DRIVER, "capturing the timed operations in a CUDA graph");
+        fail_captured(0);
+        r = run_ok(3, &o);
+        assert_int_equal(r->failed_rows, 0);
+        psc_coll_report_free(r);
+    }
+    assert_int_equal(psc_test_fake_count("fake_cuda_graphs_live"), live);
+    assert_int_equal(live_jobs(), 0);
+}
+
 /* The caller's peer access as it was, after a run that went well and one that failed part way. */
 static void test_leaves_caller_state(void **state)
 {
@@ -325,6 +373,7 @@ int main(void)
         cmocka_unit_test_setup(test_unaligned_sizes, each),
         cmocka_unit_test_setup(test_alone, each),
         cmocka_unit_test_setup(test_refusals, each),
+        cmocka_unit_test_setup(test_graphs_on_several_gpus, each),
         cmocka_unit_test_setup(test_leaves_caller_state, each),
     };
 

@@ -282,24 +282,13 @@ static psc_status_t psc__tune_capture(psc_allreduce_t *ar, int nccl, void *const
     int begun = 0;
     psc_status_t st = PSC_OK;
 
-    for (; begun < ar->nlocal; begun++)
-        if ((st = psc__gpu_use(ctx, ar->dev[begun])) != PSC_OK ||
-            (st = PSC_CU(ctx, cuStreamBeginCapture, (streams[begun], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL))) != PSC_OK)
-            break;
+    st = psc__capture_begin(ctx, ar->nlocal, ar->dev, streams, &begun);
     if (st == PSC_OK)
         st = psc__tune_issue(ar, nccl, buf, count, calls, streams);
-    for (int i = 0; i < begun; i++) {
-        psc_status_t s2 = psc__gpu_use(ctx, ar->dev[i]);
-
-        if (s2 == PSC_OK)
-            s2 = PSC_CU(ctx, cuStreamEndCapture, (streams[i], &g[i]));
-        if (s2 == PSC_OK && st == PSC_OK)
-            s2 = PSC_CU(ctx, cuGraphInstantiateWithFlags, (&exec[i], g[i], 0));
-        if (st == PSC_OK)
-            st = s2;
+    st = psc__capture_end(ctx, begun, ar->dev, streams, st, g, exec);
+    for (int i = 0; i < begun; i++)
         if (g[i])
             ctx->cu.p_cuGraphDestroy(g[i]);
-    }
     return st;
 }
 

@@ -329,24 +329,10 @@ static psc_status_t psc__time_graph(psc_coll_exec_t *x, const psc_coll_shape_t *
     psc_status_t st = PSC_OK;
     double t0;
 
-    for (; capturing < x->nlocal; capturing++)
-        if ((st = psc__gpu_use(x->ctx, x->dev[capturing])) != PSC_OK ||
-            (st = PSC_CU(x->ctx, cuStreamBeginCapture, (x->stream[capturing], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL))) !=
-                PSC_OK)
-            goto end_capture;
+    st = psc__capture_begin(x->ctx, x->nlocal, x->dev, x->stream, &capturing);
     for (int it = 0; it < o->iters && st == PSC_OK; it++)
         st = psc__coll_issue(x, sh, in_place, (uint64_t)it * (unsigned)o->agg_iters, (unsigned)o->agg_iters);
-end_capture:
-    for (int i = 0; i < capturing; i++) {
-        psc_status_t s2 = psc__gpu_use(x->ctx, x->dev[i]);
-
-        if (s2 == PSC_OK)
-            s2 = PSC_CU(x->ctx, cuStreamEndCapture, (x->stream[i], &g[i]));
-        if (s2 == PSC_OK && st == PSC_OK)
-            s2 = PSC_CU(x->ctx, cuGraphInstantiateWithFlags, (&e[i], g[i], 0));
-        if (st == PSC_OK)
-            st = s2;
-    }
+    st = psc__capture_end(x->ctx, capturing, x->dev, x->stream, st, g, e);
     if (st != PSC_OK) {
         st = psc__coll_fail(x, st, "capturing the timed operations in a CUDA graph: %s", psc_context_last_error(x->ctx));
         goto out;

@@ -1,0 +1,119 @@
+/*
+ * The fake driver's CUDA graphs (FAKE_CUDA_GRAPHS=1 when a capture begins;
+ * unset, a capture's begin answers CUDA_ERROR_NOT_SUPPORTED, as a driver
+ * that cannot capture). Enough for the order of the calls
+ * that capture, not for the work: what is issued to a capturing stream runs
+ * at once, as when issued eagerly, and a replay runs nothing (so a check
+ * after replays sees the captured calls' results). The driver's rules that a
+ * caller can break are kept: a stream captures once at a time, an end needs a
+ * begin, and instantiating a graph while this thread has a capture open is
+ * refused (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and invalidates that
+ * capture, whose end then answers CUDA_ERROR_STREAM_CAPTURE_INVALIDATED.
+ */
+#include <cuda.h>
+#include <stdlib.h>
+#include <string.h>
+
+void fake_cuda_capture_set(void *stream, unsigned long long id);
+
+#define FAKE_GRAPH_OPEN_MAX 64
+static __thread struct { CUstream s; int invalid; } fake_open[FAKE_GRAPH_OPEN_MAX]; /* this thread's captures */
+static __thread int fake_nopen;
+static unsigned long long fake_next_id = 1000;
+static int fake_graphs_made, fake_graphs_live, fake_replays;
+
+int fake_cuda_graph_replays(void) { return fake_replays; }
+int fake_cuda_graphs_live(void) { return fake_graphs_live; }
+int fake_cuda_graphs_made(void) { return fake_graphs_made; }
+
+static int fake_find(CUstream s)
+{
+    for (int i = 0; i < fake_nopen; i++)
+        if (fake_open[i].s == s)
+            return i;
+    return -1;
+}
+
+static CUresult fake_begin(CUstream s, CUstreamCaptureMode mode)
+{
+    const char *on = getenv("FAKE_CUDA_GRAPHS");
+
+    (void)mode;
+    if (!on || strcmp(on, "1") != 0)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (!s || fake_find(s) >= 0 || fake_nopen == FAKE_GRAPH_OPEN_MAX)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    fake_open[fake_nopen].s = s;
+    fake_open[fake_nopen++].invalid = 0;
+    fake_cuda_capture_set(s, fake_next_id++);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_end(CUstream s, CUgraph *g)
+{
+    int i = fake_find(s), invalid;
+
+    if (i < 0)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    invalid = fake_open[i].invalid;
+    fake_open[i] = fake_open[--fake_nopen];
+    fake_cuda_capture_set(s, 0);
+    *g = NULL;
+    if (invalid)
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    if (!(*g = malloc(16)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fake_graphs_live++;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_instantiate(CUgraphExec *e, CUgraph g, unsigned long long flags)
+{
+    (void)flags;
+    if (fake_nopen > 0) {
+        for (int i = 0; i < fake_nopen; i++)
+            fake_open[i].invalid = 1;
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    if (!g)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!(*e = malloc(16)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fake_graphs_made++;
+    fake_graphs_live++;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_launch_graph(CUgraphExec e, CUstream s)
+{
+    (void)s;
+    if (!e)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_replays++;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_destroy(void *p)
+{
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    free(p);
+    fake_graphs_live--;
+    return CUDA_SUCCESS;
+}
+
+void *fake_graph_lookup(const char *symbol)
+{
+    static const struct { const char *name; void *fn; } t[] = {
+        {"cuStreamBeginCapture", (void *)fake_begin},
+        {"cuStreamEndCapture", (void *)fake_end},
+        {"cuGraphInstantiateWithFlags", (void *)fake_instantiate},
+        {"cuGraphLaunch", (void *)fake_launch_graph},
+        {"cuGraphExecDestroy", (void *)fake_destroy},
+        {"cuGraphDestroy", (void *)fake_destroy},
+    };
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (strcmp(symbol, t[i].name) == 0)
+            return t[i].fn;
+    return NULL;
+}
