@@ -165,33 +165,6 @@ static __device__ __forceinline__ int psc_ar_wait(const unsigned char *p, uint4 
     }
 }
 
-/*
- * The call's end: the last block to finish (or the only one) moves the kernel's buffer index to `next`,
- * notes the last piece's size for the next call to clear, and counts the call, so that the next call,
- * even a graph's replay, sees them. Nothing moves after a give-up: later calls do nothing anyway.
- */
-static __device__ __forceinline__ void psc_ar_finish(psc_ar_ctrl_t *ctrl, unsigned seq, const int *gave_up,
-                                                     uint32_t *buf, uint64_t *clear, unsigned next, u64 clear_bytes)
-{
-    __syncthreads(); /* every thread's give-up noted in the block's flag before it is read */
-    if (threadIdx.x != 0 || *(const volatile int *)gave_up)
-        return;
-    if (gridDim.x == 1) { /* one block: no other to wait for; the kernel's end orders it */
-        *clear = clear_bytes;
-        *buf = next;
-        ctrl->seq = seq + 1;
-        return;
-    }
-    __threadfence();
-    if (atomicAdd(&ctrl->arrived, 1u) == gridDim.x - 1) {
-        ctrl->arrived = 0;
-        *clear = clear_bytes;
-        *buf = next;
-        __threadfence();
-        *(volatile unsigned *)&ctrl->seq = seq + 1;
-    }
-}
-
 /* Record the first give-up of this rank's call: the rank waited for, and the call. */
 static __device__ __forceinline__ void psc_ar_gave_up(psc_ar_ctrl_t *ctrl, unsigned r, unsigned seq)
 {
@@ -201,41 +174,101 @@ static __device__ __forceinline__ void psc_ar_gave_up(psc_ar_ctrl_t *ctrl, unsig
     }
 }
 
-/* 1 when a call before this one gave up (one reading for the whole block: its threads leave together). */
-static __device__ __forceinline__ int psc_ar_dead(const volatile unsigned *err, int *gave_up)
+/* A launch that may begin before the work ahead of it in the stream ends (programmatic dependent launch,
+   sm_90 on): wait here for that work and its memory, then let the next kernel launch early in turn. */
+static __device__ __forceinline__ void psc_ar_after_previous(void)
 {
-    __shared__ int dead;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 
-    if (threadIdx.x == 0) {
-        dead = *err != 0;
-        *gave_up = 0;
+/* What a call took from its rank's control words: the call count, its first buffer, the vectors per slot
+   that the previous call left to clear, and whether a call before gave up (then nothing runs). */
+struct psc_ar_state {
+    unsigned seq, buf, dead;
+    u64 clear_vec;
+};
+
+/*
+ * The call's start, every thread of the block. The keeper (the first thread of the block's last warp, which
+ * moves no data: see psc_ar_first) reads the control words, two loads in flight at once; then, while the others push, it moves
+ * them on for the next call (buffer index by `pieces`, what to clear next, the count) as soon as every
+ * block has read them: the last block to arrive (or the only one) writes them. Its fence orders only its
+ * loads (it has stored nothing yet), so no thread waits on a fence for pushes across the link, and the
+ * call's end orders nothing. A call before that gave up leaves the words as they are (later calls do
+ * nothing anyway). two: the two-shot's words.
+ */
+static __device__ __forceinline__ psc_ar_state psc_ar_start(psc_ar_ctrl_t *ctrl, int two, u64 pieces,
+                                                            unsigned next_clear)
+{
+    __shared__ psc_ar_state s;
+    const int keeper = threadIdx.x == PSC_AR_LANES;
+
+    if (keeper) {
+        uint4 h;
+        uint2 c;
+
+        asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(h.x), "=r"(h.y), "=r"(h.z), "=r"(h.w)
+                     : "l"(&ctrl->seq));
+        asm volatile("ld.volatile.global.v2.u32 {%0,%1}, [%2];" : "=r"(c.x), "=r"(c.y) : "l"(&ctrl->clear));
+        s.seq = h.x;
+        s.dead = h.y != 0;
+        s.buf = two ? h.w : h.z;
+        s.clear_vec = (two ? c.y : c.x) / 16;
     }
     __syncthreads();
-    return dead;
+    if (keeper && !s.dead) {
+        int last = 1;
+
+        if (gridDim.x > 1) { /* the reads above before the count, so the last block may overwrite them */
+            __threadfence();
+            last = atomicAdd(&ctrl->arrived, 1u) == gridDim.x - 1;
+            if (last)
+                ctrl->arrived = 0;
+        }
+        if (last) {
+            *(two ? &ctrl->buf2 : &ctrl->buf) = (unsigned)((s.buf + pieces) % PSC_AR_BUFS);
+            *(two ? &ctrl->clear2 : &ctrl->clear) = next_clear;
+            ctrl->seq = s.seq + 1;
+        }
+    }
+    return s;
+}
+
+/* The thread's first vector of a piece (then every gridDim.x * PSC_AR_LANES): the same on every rank, warps
+   on whole 128-byte lines; the last warp's threads (the keeper's) none, their first past any piece. */
+static __device__ __forceinline__ u64 psc_ar_first(void)
+{
+    return threadIdx.x >= PSC_AR_LANES ? ~0ull : (u64)blockIdx.x * PSC_AR_LANES + threadIdx.x;
 }
 
 extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_ar_args_t a)
 {
     psc_ar_ctrl_t *ctrl = reinterpret_cast<psc_ar_ctrl_t *>(a.ctrl);
     volatile unsigned *err = &ctrl->err;
-    const unsigned seq = *(volatile unsigned *)&ctrl->seq, cur = *(volatile unsigned *)&ctrl->buf;
     const u64 bytes = a.count * (a.dtype == PSC_DT_FLOAT32 ? 4 : 2);
     const u64 pieces = bytes > a.slot_bytes ? (bytes + a.slot_bytes - 1) / a.slot_bytes : 1;
     const u64 last_bytes = bytes - (pieces - 1) * a.slot_bytes;
-    const u64 stride = (u64)gridDim.x * blockDim.x, first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 stride = (u64)gridDim.x * PSC_AR_LANES, first = psc_ar_first();
     unsigned char *own = reinterpret_cast<unsigned char *>(a.lbuf[a.rank]);
-    u64 clear_vec = *(volatile u64 *)&ctrl->clear_bytes / 16; /* the previous call's last piece */
-    unsigned b = cur;
-    __shared__ int gave_up;
+    const u64 first_bytes = pieces > 1 ? a.slot_bytes : last_bytes;
+    uint4 x0;
+
+    psc_ar_after_previous();
     /* the thread's first vector read at once, beside the control words: a small call's only load waits for
        nothing else (and is used twice: pushed, then added) */
-    const u64 first_bytes = pieces > 1 ? a.slot_bytes : last_bytes;
-    const uint4 x0 = first < (first_bytes + 15) / 16
-                         ? psc_ar_sendable(psc_ar_input(reinterpret_cast<const unsigned char *>(a.send), first,
-                                                        first_bytes))
-                         : make_uint4(0, 0, 0, 0);
+    x0 = first < (first_bytes + 15) / 16
+             ? psc_ar_sendable(psc_ar_input(reinterpret_cast<const unsigned char *>(a.send), first, first_bytes))
+             : make_uint4(0, 0, 0, 0);
+    const psc_ar_state st = psc_ar_start(ctrl, 0, pieces, (unsigned)((last_bytes + 15) / 16 * 16));
+    const unsigned seq = st.seq;
+    u64 clear_vec = st.clear_vec;
+    unsigned b = st.buf;
 
-    if (psc_ar_dead(err, &gave_up)) /* the buffers' states are unknown: nothing runs until the group is re-made */
+    if (st.dead) /* the buffers' states are unknown: nothing runs until the group is re-made */
         return;
     for (u64 k = 0; k < pieces; k++, b = b + 1 == PSC_AR_BUFS ? 0 : b + 1) {
         const unsigned old = b == 0 ? PSC_AR_BUFS - 1 : b - 1;
@@ -284,14 +317,10 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
             if (ok)
                 psc_ar_output(out, v, pbytes, psc_ar_round(acc, a.dtype));
         }
-        if (!ok) {
-            gave_up = 1;
+        if (!ok)
             break;
-        }
         clear_vec = nvec;
     }
-    psc_ar_finish(ctrl, seq, &gave_up, &ctrl->buf, &ctrl->clear_bytes, (unsigned)((cur + pieces) % PSC_AR_BUFS),
-                  (last_bytes + 15) / 16 * 16);
 }
 
 #include "psc_allreduce_twoshot.cuh"

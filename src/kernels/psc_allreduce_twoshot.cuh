@@ -26,20 +26,22 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_twoshot(psc_
 {
     psc_ar_ctrl_t *ctrl = reinterpret_cast<psc_ar_ctrl_t *>(a.ctrl);
     volatile unsigned *err = &ctrl->err;
-    const unsigned seq = *(volatile unsigned *)&ctrl->seq, cur = *(volatile unsigned *)&ctrl->buf2;
     const u64 bytes = a.count * (a.dtype == PSC_DT_FLOAT32 ? 4 : 2), piece = a.part_bytes * a.nranks;
     const u64 pieces = bytes > piece ? (bytes + piece - 1) / piece : 1;
     const u64 last_bytes = bytes - (pieces - 1) * piece;
-    const u64 stride = (u64)gridDim.x * blockDim.x, first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 stride = (u64)gridDim.x * PSC_AR_LANES, first = psc_ar_first();
     const u64 region = (u64)PSC_AR_BUFS * a.nranks * a.slot_bytes; /* the two-shot's: RS, then AG */
     const u64 kind = (u64)PSC_AR_BUFS * a.nranks * a.part_bytes;
+    const u64 last_part = ((last_bytes + a.nranks - 1) / a.nranks + 15) / 16 * 16; /* the last piece's part */
     unsigned char *own = reinterpret_cast<unsigned char *>(a.lbuf[a.rank]) + region;
-    u64 clear_vec = *(volatile u64 *)&ctrl->clear2 / 16; /* the previous call's last piece's part */
-    u64 last_part = 0;
-    unsigned b = cur;
-    __shared__ int gave_up;
 
-    if (psc_ar_dead(err, &gave_up)) /* the buffers' states are unknown: nothing runs until the group is re-made */
+    psc_ar_after_previous();
+    const psc_ar_state st = psc_ar_start(ctrl, 1, pieces, (unsigned)last_part);
+    const unsigned seq = st.seq;
+    u64 clear_vec = st.clear_vec;
+    unsigned b = st.buf;
+
+    if (st.dead) /* the buffers' states are unknown: nothing runs until the group is re-made */
         return;
     for (u64 k = 0; k < pieces; k++, b = b + 1 == PSC_AR_BUFS ? 0 : b + 1) {
         const unsigned old = b == 0 ? PSC_AR_BUFS - 1 : b - 1;
@@ -112,12 +114,8 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_twoshot(psc_
                     psc_ar_output(out + p * part, v, len, y);
             }
         }
-        if (!ok) {
-            gave_up = 1;
+        if (!ok)
             break;
-        }
         clear_vec = (part + 15) / 16;
-        last_part = part;
     }
-    psc_ar_finish(ctrl, seq, &gave_up, &ctrl->buf2, &ctrl->clear2, (unsigned)((cur + pieces) % PSC_AR_BUFS), last_part);
 }

@@ -234,6 +234,28 @@ psc_status_t psc__launch_on(psc_context_t *ctx, CUstream s, CUfunction fn, unsig
     return PSC_CU(ctx, cuLaunchKernel, (fn, blocks, 1, 1, threads, 1, 1, 0, s, params, NULL));
 }
 
+psc_status_t psc__launch_early(psc_context_t *ctx, int i, CUstream s, CUfunction fn, unsigned blocks,
+                               unsigned threads, void **params)
+{
+    CUlaunchAttribute attr;
+    CUlaunchConfig cfg;
+
+    if (!ctx->cu.p_cuLaunchKernelEx || ctx->info[i].cc_major < 9)
+        return psc__launch_on(ctx, s, fn, blocks, threads, params);
+    memset(&attr, 0, sizeof(attr));
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.gridDimX = blocks;
+    cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = threads;
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.hStream = s;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    return PSC_CU(ctx, cuLaunchKernelEx, (&cfg, fn, params, NULL));
+}
+
 psc_status_t psc__launch(psc_context_t *ctx, int i, CUfunction fn, unsigned blocks,
                          unsigned threads, void **params)
 {

@@ -112,6 +112,14 @@ psc_status_t psc__launch_on(psc_context_t *ctx, CUstream s, CUfunction fn, unsig
                             void **params);
 
 /*
+ * The same for a kernel that begins with griddepcontrol.wait (the all-reduce's): on GPU i of compute
+ * capability 9.0 or later, where the driver has cuLaunchKernelEx, a programmatic dependent launch, which
+ * may start while the work ahead of it in the stream finishes; elsewhere a plain launch.
+ */
+psc_status_t psc__launch_early(psc_context_t *ctx, int i, CUstream s, CUfunction fn, unsigned blocks,
+                               unsigned threads, void **params);
+
+/*
  * The GPU whose primary context `stream` belongs to (NULL: the current
  * context's default stream), set up on the way; PSC_ERR_INVALID for a stream
  * of no GPU's primary context, recorded.

@@ -264,59 +264,83 @@ static double empty_kernel_us(void)
     return t0;
 }
 
-/* A graph of 20 calls per rank's stream, replayed: checked after, and timed beside eager calls. */
+/* Calls of `bytes` eager and replayed from a graph of 20 per rank's stream (its sums checked): µs per call. */
+static void time_calls(psc_allreduce_t *ar, size_t bytes, double *eager, double *graph)
+{
+    psc_cuda_t *cu = &g_ctx->cu;
+    size_t count = bytes / 4;
+    CUgraph g[MAXR];
+    CUgraphExec e[MAXR];
+    double t0;
+
+    fill(PSC_AR_FLOAT32, count, (uint32_t)bytes);
+    for (int w = 0; w < 50; w++)
+        sum(ar, recvb, PSC_AR_FLOAT32, count);
+    sync_all();
+    t0 = now_us();
+    for (int k = 0; k < 1000; k++)
+        sum(ar, recvb, PSC_AR_FLOAT32, count);
+    sync_all();
+    *eager = (now_us() - t0) / 1000;
+    fill(PSC_AR_FLOAT32, count, (uint32_t)bytes + 1); /* the graph's calls' inputs, checked after */
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        assert_int_equal(cu->p_cuStreamBeginCapture(streams[i], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+    }
+    for (int k = 0; k < 20; k++)
+        sum(ar, recvb, PSC_AR_FLOAT32, count);
+    for (int i = 0; i < n; i++) { /* every capture ended before any graph is instantiated (the driver's rule) */
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        assert_int_equal(cu->p_cuStreamEndCapture(streams[i], &g[i]), CUDA_SUCCESS);
+    }
+    for (int i = 0; i < n; i++)
+        assert_int_equal(cu->p_cuGraphInstantiateWithFlags(&e[i], g[i], 0), CUDA_SUCCESS);
+    for (int l = 0; l < 5; l++) /* the graphs' first replays load them */
+        for (int i = 0; i < n; i++)
+            assert_int_equal(cu->p_cuGraphLaunch(e[i], streams[i]), CUDA_SUCCESS);
+    sync_all();
+    t0 = now_us();
+    for (int l = 0; l < 50; l++)
+        for (int i = 0; i < n; i++)
+            assert_int_equal(cu->p_cuGraphLaunch(e[i], streams[i]), CUDA_SUCCESS);
+    sync_all();
+    *graph = (now_us() - t0) / 1000;
+    expect_sums(PSC_AR_FLOAT32, count, (uint32_t)bytes + 1, recvb);
+    for (int i = 0; i < n; i++) {
+        cu->p_cuGraphExecDestroy(e[i]);
+        cu->p_cuGraphDestroy(g[i]);
+    }
+}
+
+/* Graphs of 20 calls per rank's stream, replayed: checked after, timed beside eager calls, with the kernels
+   launched early (programmatic dependent launches, where the GPU has them) and plainly. */
 static void test_graph_and_time(void **state)
 {
     psc_allreduce_t *ar = NULL;
-    psc_cuda_t *cu = &g_ctx->cu;
 
     (void)state;
     printf("an empty kernel (the floor of any kernel's call), graph replay: %.2f us per launch\n", empty_kernel_us());
     assert_int_equal(psc_allreduce_create(g_ctx, devs, n, MAXB, &ar), PSC_OK);
-    for (size_t bytes = 8; bytes <= 32768; bytes *= 4) {
-        size_t count = bytes / 4;
-        CUgraph g[MAXR];
-        CUgraphExec e[MAXR];
-        double t0, eager, graph;
+    for (size_t bytes = 8; bytes <= 65536; bytes *= 2) {
+        double eager[2], graph[2];
 
-        fill(PSC_AR_FLOAT32, count, (uint32_t)bytes);
-        for (int w = 0; w < 50; w++)
-            sum(ar, recvb, PSC_AR_FLOAT32, count);
-        sync_all();
-        t0 = now_us();
-        for (int k = 0; k < 1000; k++)
-            sum(ar, recvb, PSC_AR_FLOAT32, count);
-        sync_all();
-        eager = (now_us() - t0) / 1000;
-        fill(PSC_AR_FLOAT32, count, (uint32_t)bytes + 1); /* the graph's calls' inputs, checked after */
-        for (int i = 0; i < n; i++) {
-            assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
-            assert_int_equal(cu->p_cuStreamBeginCapture(streams[i], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-                             CUDA_SUCCESS);
+        for (int early = 1; early >= 0; early--) {
+            assert_int_equal(psc__allreduce_early(ar, early), PSC_OK);
+            time_calls(ar, bytes, &eager[early], &graph[early]);
         }
-        for (int k = 0; k < 20; k++)
-            sum(ar, recvb, PSC_AR_FLOAT32, count);
-        for (int i = 0; i < n; i++) { /* every capture ended before any graph is instantiated (the driver's rule) */
-            assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
-            assert_int_equal(cu->p_cuStreamEndCapture(streams[i], &g[i]), CUDA_SUCCESS);
-        }
-        for (int i = 0; i < n; i++)
-            assert_int_equal(cu->p_cuGraphInstantiateWithFlags(&e[i], g[i], 0), CUDA_SUCCESS);
-        sync_all();
-        t0 = now_us();
-        for (int l = 0; l < 50; l++)
-            for (int i = 0; i < n; i++)
-                assert_int_equal(cu->p_cuGraphLaunch(e[i], streams[i]), CUDA_SUCCESS);
-        sync_all();
-        graph = (now_us() - t0) / 1000;
-        expect_sums(PSC_AR_FLOAT32, count, (uint32_t)bytes + 1, recvb);
-        printf("allreduce %d rank%s %6zu B: eager %.2f us per call, graph replay %.2f us per call\n", n,
-               n == 1 ? "" : "s", bytes, eager, graph);
-        for (int i = 0; i < n; i++) {
-            cu->p_cuGraphExecDestroy(e[i]);
-            cu->p_cuGraphDestroy(g[i]);
-        }
+        printf("allreduce %d rank%s %6zu B: eager %.2f us per call, graph replay %.2f us per call (plain launches: "
+               "eager %.2f, graph %.2f)\n", n, n == 1 ? "" : "s", bytes, eager[1], graph[1], eager[0], graph[0]);
     }
+    for (size_t bytes = 16384; bytes <= 65536; bytes *= 2) /* grids of fewer blocks, more vectors per thread */
+        for (unsigned v = 2; v <= 8; v *= 2) {
+            double eager, graph;
+
+            assert_int_equal(psc__allreduce_per_thread(ar, v), PSC_OK);
+            time_calls(ar, bytes, &eager, &graph);
+            printf("allreduce %d rank%s %6zu B, grid for %u vectors per thread: eager %.2f us, graph replay %.2f us\n",
+                   n, n == 1 ? "" : "s", bytes, v, eager, graph);
+        }
+    assert_int_equal(psc__allreduce_per_thread(ar, 1), PSC_OK);
     assert_int_equal(psc_allreduce_check(ar), PSC_OK);
     psc_allreduce_destroy(ar);
 }

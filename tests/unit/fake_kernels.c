@@ -399,11 +399,15 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
     const uint64_t pieces = bytes > a->slot_bytes ? (bytes + a->slot_bytes - 1) / a->slot_bytes : 1;
     const uint64_t last_bytes = bytes - (pieces - 1) * a->slot_bytes;
     unsigned char *own = (unsigned char *)(uintptr_t)a->lbuf[a->rank];
-    uint64_t clear_vec = ctrl->clear_bytes / 16;
+    uint64_t clear_vec = ctrl->clear / 16;
     unsigned b = cur;
 
     if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
         return;
+    /* the words moved on for the next call at the start, as the kernel does */
+    ctrl->clear = (uint32_t)((last_bytes + 15) / 16 * 16);
+    ctrl->buf = (unsigned)((cur + pieces) % PSC_AR_BUFS);
+    __atomic_store_n(&ctrl->seq, seq + 1, __ATOMIC_RELEASE);
     for (uint64_t piece = 0; piece < pieces; piece++, b = b + 1 == PSC_AR_BUFS ? 0 : b + 1) {
         const unsigned old = b == 0 ? PSC_AR_BUFS - 1 : b - 1;
         const uint64_t pbytes = piece + 1 < pieces ? a->slot_bytes : last_bytes, nvec = (pbytes + 15) / 16;
@@ -447,9 +451,6 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
         clear_vec = nvec;
     }
     fake_ar_corrupt(a, es);
-    ctrl->clear_bytes = (last_bytes + 15) / 16 * 16;
-    ctrl->buf = (unsigned)((cur + pieces) % PSC_AR_BUFS);
-    __atomic_store_n(&ctrl->seq, seq + 1, __ATOMIC_RELEASE);
 }
 
 /* Bytes of part p of a piece of pbytes cut in parts of part bytes. */
@@ -471,11 +472,15 @@ static void fake_ar_twoshot(const psc_ar_args_t *a)
     const uint64_t region = (uint64_t)PSC_AR_BUFS * a->nranks * a->slot_bytes;
     const uint64_t kind = (uint64_t)PSC_AR_BUFS * a->nranks * a->part_bytes;
     unsigned char *own = (unsigned char *)(uintptr_t)a->lbuf[a->rank] + region;
-    uint64_t clear_vec = ctrl->clear2 / 16, last_part = 0;
+    uint64_t clear_vec = ctrl->clear2 / 16;
     unsigned b = cur;
 
     if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
         return;
+    /* the words moved on for the next call at the start, as the kernel does: the last piece's part next */
+    ctrl->clear2 = (uint32_t)(((last_bytes + a->nranks - 1) / a->nranks + 15) / 16 * 16);
+    ctrl->buf2 = (unsigned)((cur + pieces) % PSC_AR_BUFS);
+    __atomic_store_n(&ctrl->seq, seq + 1, __ATOMIC_RELEASE);
     for (uint64_t k = 0; k < pieces; k++, b = b + 1 == PSC_AR_BUFS ? 0 : b + 1) {
         const unsigned old = b == 0 ? PSC_AR_BUFS - 1 : b - 1;
         const uint64_t pbytes = k + 1 < pieces ? piece : last_bytes;
@@ -542,12 +547,8 @@ static void fake_ar_twoshot(const psc_ar_args_t *a)
             }
         }
         clear_vec = part / 16;
-        last_part = part;
     }
     fake_ar_corrupt(a, es);
-    ctrl->clear2 = last_part;
-    ctrl->buf2 = (unsigned)((cur + pieces) % PSC_AR_BUFS);
-    __atomic_store_n(&ctrl->seq, seq + 1, __ATOMIC_RELEASE);
 }
 
 /* ---- the launch */

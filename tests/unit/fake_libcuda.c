@@ -573,6 +573,20 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     snprintf(fake_last_kernel, sizeof(fake_last_kernel), "%s", name);
     return CUDA_SUCCESS;
 }
+/* cuLaunchKernelEx: the launch above (its attributes change only when the work may start); counted. */
+static int fake_early_launches;
+int fake_cuda_early_launches(void) { return fake_early_launches; }
+static CUresult fake_launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+    CUresult rc = fake_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
+                              c->sharedMemBytes, c->hStream, params, extra);
+
+    for (unsigned i = 0; rc == CUDA_SUCCESS && i < c->numAttrs; i++)
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+            c->attrs[i].value.programmaticStreamSerializationAllowed)
+            fake_early_launches++;
+    return rc;
+}
 static CUresult fake_memcpy_async(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
 {
     if (!fake_run_copies)
@@ -845,6 +859,7 @@ static const struct { const char *name; void *fn; } fake_ctx_table[] = {
     {"cuMemHostRegister", (void *)fake_host_register},
     {"cuMemHostUnregister", (void *)fake_host_unregister},
     {"cuLaunchKernel", (void *)fake_launch},
+    {"cuLaunchKernelEx", (void *)fake_launch_ex},
     {"cuMemcpyAsync", (void *)fake_memcpy_async},
     {"cuEventCreate", (void *)fake_event_create},
     {"cuEventDestroy", (void *)fake_event_destroy},

@@ -380,6 +380,47 @@ static void test_refusals(void **state)
     psc_allreduce_destroy(ar);
 }
 
+/* The grid: a block per PSC_AR_LANES vectors (a vector per data thread), at least one, at most the SMs. */
+static void test_grid(void **state)
+{
+    (void)state;
+    assert_int_equal(PSC_AR_LANES % 32, 0); /* warps on whole lines: the keeper's warp apart */
+    assert_int_equal(PSC_AR_THREADS, PSC_AR_LANES + 32);
+    assert_int_equal(psc__ar_blocks(0, 132), 1);
+    assert_int_equal(psc__ar_blocks(PSC_AR_LANES, 132), 1);
+    assert_int_equal(psc__ar_blocks(PSC_AR_LANES + 1, 132), 2);
+    assert_int_equal(psc__ar_blocks(4 * PSC_AR_LANES, 132), 4);
+    assert_int_equal(psc__ar_blocks(1ull << 40, 132), 132);
+    assert_int_equal(psc__ar_blocks(1ull << 40, 0), 1);
+}
+
+/*
+ * On GPUs of compute capability 9.0 (the fake's), each rank's kernel is a programmatic dependent launch
+ * (it may start while the work ahead of it finishes: it waits for that itself); a group told otherwise
+ * launches plainly, with the same sums.
+ */
+static void test_early_launches(void **state)
+{
+    psc_allreduce_t *ar = NULL;
+    int before;
+
+    (void)state;
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, N, MAXB, &ar), PSC_OK);
+    for (int early = 1; early >= 0; early--) {
+        assert_int_equal(psc__allreduce_early(ar, early), PSC_OK);
+        before = psc_test_fake_count("fake_cuda_early_launches");
+        fill(PSC_AR_FLOAT32, 1000, (uint32_t)early);
+        for (int i = 0; i < N; i++)
+            memset((void *)(uintptr_t)recvb[i], 0xA5, MAXB);
+        sum(ar, recvb, PSC_AR_FLOAT32, 1000);
+        sync_all();
+        expect_sums(PSC_AR_FLOAT32, 1000, (uint32_t)early, recvb, 0xA5);
+        assert_int_equal(psc_test_fake_count("fake_cuda_early_launches") - before, early ? N : 0);
+    }
+    assert_int_equal(psc__allreduce_early(ar, 2), PSC_ERR_INVALID);
+    psc_allreduce_destroy(ar);
+}
+
 /* Peer access on while the group lives, back as it was after; the caller's context untouched. */
 static void test_caller_state(void **state)
 {
@@ -435,6 +476,8 @@ int main(void)
         cmocka_unit_test(test_calls_in_pieces),
         cmocka_unit_test(test_twoshot_and_switching),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_grid),
+        cmocka_unit_test(test_early_launches),
         cmocka_unit_test(test_caller_state),
     };
 

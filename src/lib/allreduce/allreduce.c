@@ -18,7 +18,7 @@
 
 unsigned psc__ar_blocks(uint64_t nvec, unsigned sms)
 {
-    uint64_t b = (nvec + PSC_AR_THREADS - 1) / PSC_AR_THREADS;
+    uint64_t b = (nvec + PSC_AR_LANES - 1) / PSC_AR_LANES;
 
     if (b < 1)
         b = 1;
@@ -332,11 +332,12 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
     }
     /* every rank the same grid (thread t on the same vectors everywhere): from the first piece's vectors and
        the previous call's last (which it clears). (Fewer threads for small calls measured no faster.) */
-    blocks = psc__ar_blocks(work, ar->sms);
+    blocks = psc__ar_blocks(ar->per_thread > 1 ? (work + ar->per_thread - 1) / ar->per_thread : work, ar->sms);
     psc__guard_enter(ctx);
     for (int i = 0; i < ar->nlocal && st == PSC_OK; i++) {
         psc_ar_args_t a;
         void *params[] = {&a};
+        CUfunction fn;
 
         memset(&a, 0, sizeof(a));
         for (int r = 0; r < ar->n; r++)
@@ -351,11 +352,10 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
         a.nranks = (uint32_t)ar->n;
         a.rank = (uint32_t)(ar->first + i);
         a.dtype = (uint32_t)dtype;
+        fn = algo == PSC__AR_ONESHOT ? ctx->gpu[ar->dev[i]].fn_ar_oneshot : ctx->gpu[ar->dev[i]].fn_ar_twoshot;
         if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
-            st = psc__launch_on(ctx, streams[i],
-                                algo == PSC__AR_ONESHOT ? ctx->gpu[ar->dev[i]].fn_ar_oneshot
-                                                        : ctx->gpu[ar->dev[i]].fn_ar_twoshot,
-                                blocks, PSC_AR_THREADS, params);
+            st = ar->no_early ? psc__launch_on(ctx, streams[i], fn, blocks, PSC_AR_THREADS, params)
+                              : psc__launch_early(ctx, ar->dev[i], streams[i], fn, blocks, PSC_AR_THREADS, params);
         if (st != PSC_OK && i > 0) /* the ranks before wait for this one in vain: the group is done */
             snprintf(ar->broken, sizeof(ar->broken), "rank %d's launch failed after ranks %d..%d were enqueued (%.120s)",
                      ar->first + i, ar->first, ar->first + i - 1, ctx->last_error);
@@ -420,6 +420,22 @@ psc_status_t psc__allreduce_force(psc_allreduce_t *ar, int algo)
     if (!ar || algo < 0 || algo > PSC__AR_TWOSHOT)
         return PSC_ERR_INVALID;
     ar->algo = algo;
+    return PSC_OK;
+}
+
+psc_status_t psc__allreduce_per_thread(psc_allreduce_t *ar, unsigned vectors)
+{
+    if (!ar || vectors < 1 || vectors > 64)
+        return PSC_ERR_INVALID;
+    ar->per_thread = vectors;
+    return PSC_OK;
+}
+
+psc_status_t psc__allreduce_early(psc_allreduce_t *ar, int on)
+{
+    if (!ar || (on != 0 && on != 1))
+        return PSC_ERR_INVALID;
+    ar->no_early = !on;
     return PSC_OK;
 }
 

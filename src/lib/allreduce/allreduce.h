@@ -10,7 +10,7 @@
  */
 void psc__allreduce_destroy_all(psc_context_t *ctx);
 
-/* Blocks of the one-shot kernel for nvec 16-byte vectors on GPUs of sms SMs: one per 512 vectors, at most sms. */
+/* Blocks of the kernels for nvec 16-byte vectors on GPUs of sms SMs: one per PSC_AR_LANES vectors, at most sms. */
 unsigned psc__ar_blocks(uint64_t nvec, unsigned sms);
 
 /* For tests: rank's buffers (ar_args.h's layout) and control words (psc_ar_ctrl_t), as device addresses. */
@@ -19,5 +19,11 @@ psc_status_t psc__allreduce_buffers(const psc_allreduce_t *ar, int rank, uint64_
 
 /* For tests: every later call of the group by the one-shot (1) or the two-shot (2) kernel; 0 by size. */
 psc_status_t psc__allreduce_force(psc_allreduce_t *ar, int algo);
+
+/* For tests: a grid of enough blocks for `vectors` (1..64) 16-byte vectors per thread, not one, to compare. */
+psc_status_t psc__allreduce_per_thread(psc_allreduce_t *ar, unsigned vectors);
+
+/* For tests: later calls launched early where the GPU allows (1, the default) or plainly (0), to compare. */
+psc_status_t psc__allreduce_early(psc_allreduce_t *ar, int on);
 
 #endif

@@ -13,20 +13,25 @@
 #define PSC_AR_SENTINEL 0xffffffffu  /* "not yet written": a 32-bit word no pushed input carries */
 #define PSC_AR_NAN_WORD 0x7fff7fffu  /* what an input word equal to the sentinel is pushed as: NaN as fp32,
                                         two NaNs as fp16 or bf16 (a NaN stays a NaN through a sum) */
-#define PSC_AR_THREADS 512
+#define PSC_AR_LANES 512                  /* threads of a block that move data, a vector each per stride */
+#define PSC_AR_THREADS (PSC_AR_LANES + 32) /* and one more warp, whose first thread keeps the books */
 #define PSC_AR_ERR_TIMEOUT 1u
 
-/* One rank's control words, in its GPU's memory (the kernels advance them: graph replays see each call). */
+/*
+ * One rank's control words, in its GPU's memory (the kernels advance them: graph replays see each call).
+ * A call reads the first 24 bytes in two loads (16 and 8 bytes) and moves them on at its start.
+ */
 typedef struct {
     uint32_t seq;         /* calls done (for the error report: it may wrap) */
-    uint32_t buf;         /* the one-shot's next buffer, 0..PSC_AR_BUFS-1, moved on by each piece (not a count) */
-    uint64_t clear_bytes; /* the one-shot's last piece's bytes per rank slot, set back to the sentinel next */
-    uint32_t arrived;     /* blocks of the call in progress that have finished */
     uint32_t err;         /* 0, or PSC_AR_ERR_TIMEOUT: a peer's data never came; later calls do nothing */
+    uint32_t buf;         /* the one-shot's next buffer, 0..PSC_AR_BUFS-1, moved on by each piece (not a count) */
+    uint32_t buf2;        /* the two-shot's next buffer (its buffers rotate apart from the one-shot's) */
+    uint32_t clear;       /* the one-shot's last piece's bytes per rank slot (at most a slot), cleared next */
+    uint32_t clear2;      /* the two-shot's last piece's bytes per part, cleared next */
+    uint32_t arrived;     /* blocks of the call in progress that have read the words */
     uint32_t err_rank;    /* the rank waited for */
     uint32_t err_seq;     /* in which call */
-    uint32_t buf2, pad;   /* the two-shot's next buffer (its buffers rotate apart from the one-shot's) */
-    uint64_t clear2;      /* the two-shot's last piece's bytes per part, set back to the sentinel next */
+    uint32_t pad[3];
 } psc_ar_ctrl_t;
 
 /*

@@ -35,6 +35,8 @@ struct psc_allreduce {
     uint64_t last_nvec;                 /* the one-shot's last piece's vectors: its next call clears them */
     uint64_t last_part_vec;             /* the two-shot's last piece's part vectors: its next call clears them */
     int algo;                           /* PSC__AR_ONESHOT or PSC__AR_TWOSHOT for every call; 0 by size */
+    int no_early;                       /* 1: plain launches, never programmatic dependent ones (tests) */
+    unsigned per_thread;                /* vectors per thread the grid is sized for; 0 or 1: one (tests) */
     unsigned sms;                       /* blocks at most: the smallest SM count of the group's GPUs */
     char broken[256];                   /* why calls are refused (a launch failed part way); "" none */
     /* psc_allreduce_tune's (allreduce_tune.c) state, and its hooks: pointers, so no circle of calls */

@@ -33,6 +33,7 @@
     X(cuModuleUnload, 2000, 1)                \
     X(cuModuleGetFunction, 2000, 1)           \
     X(cuLaunchKernel, 4000, 1)                \
+    X(cuLaunchKernelEx, 11060, 0)             \
     X(cuMemAlloc, 3020, 1)                    \
     X(cuMemFree, 3020, 1)                     \
     X(cuMemHostAlloc, 2020, 1)                \
