@@ -11,17 +11,21 @@
  * to wait for. Four buffers rotate, piece by piece (a call larger than a
  * slot goes through in slot-sized pieces; the index, 0..3, kept in the
  * GPU's memory beside the call count). Thread t of every rank handles the
- * same vectors of every piece of a call (the same grid everywhere), and
- * while piece k reads buffer k % 4 (peers may already push piece k + 1 into
- * the next), it sets piece k - 1's buffer back to the sentinel, its own
- * vectors, the first piece of a call the previous call's last piece's. That
- * buffer is written again in piece k + 3 at the earliest, by a peer that has
- * waited for this rank's data of piece k + 1 or k + 2, pushed after the
- * clear was ordered before it: in the same call piece k + 1 is a full piece,
- * where every thread pushes after a system fence (taken at each piece's
- * start); a piece in a later call is pushed by a later kernel of this rank,
- * after this one ended. (With three buffers a thread with no vector in a
- * short last piece would order nothing before the reuse.) See docs/METHOD.md.
+ * same vectors of every piece of a call (the same grid everywhere). Piece
+ * 0 is pushed first; then in iteration k a thread sets piece k - 1's
+ * buffer back to the sentinel (its own vectors; in iteration 0 the previous
+ * call's last piece's), takes a system fence, pushes piece k + 1 into the
+ * next buffer (so the link carries it while piece k is added), then waits
+ * for piece k in buffer k % 4 and adds it. The buffer cleared in iteration
+ * k + 1 (piece k's) is written again with piece k + 4, which a peer pushes
+ * in its iteration k + 3, after it waited for this rank's piece k + 2:
+ * within one call that is a full piece (two more follow it), so thread t
+ * pushed its vector there after the clear and the fence. Across calls the
+ * kernels' ends order it: a later call's piece 2 exists only after a full
+ * piece 0, pushed by a kernel that began after the clearing one ended, and
+ * any later call follows a call whose vector 0 the peer waited for. (With
+ * three buffers a thread with no vector in a short piece would order
+ * nothing before the reuse.) See docs/METHOD.md.
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -245,6 +249,36 @@ static __device__ __forceinline__ u64 psc_ar_first(void)
     return threadIdx.x >= PSC_AR_LANES ? ~0ull : (u64)blockIdx.x * PSC_AR_LANES + threadIdx.x;
 }
 
+/*
+ * Piece k of the call (of `pieces`, the last of last_bytes) pushed into buffer b of every other rank, this
+ * rank's slot: this thread's vectors, PSC_AR_BATCH input loads in flight before their stores. x0: the
+ * thread's first vector of piece 0, read already.
+ */
+static __device__ __forceinline__ void psc_ar_push(const psc_ar_args_t &a, unsigned b, u64 k, u64 pieces,
+                                                   u64 last_bytes, u64 first, u64 stride, uint4 x0)
+{
+    const u64 pbytes = k + 1 < pieces ? a.slot_bytes : last_bytes, nvec = (pbytes + 15) / 16;
+    const unsigned char *in = reinterpret_cast<const unsigned char *>(a.send) + k * a.slot_bytes;
+    const u64 at = ((u64)b * a.nranks + a.rank) * a.slot_bytes;
+
+    for (u64 v0 = first; v0 < nvec; v0 += PSC_AR_BATCH * stride) {
+        uint4 x[PSC_AR_BATCH];
+
+#pragma unroll
+        for (unsigned u = 0; u < PSC_AR_BATCH; u++) {
+            const u64 v = v0 + u * stride;
+
+            if (v < nvec)
+                x[u] = k == 0 && v == first ? x0 : psc_ar_sendable(psc_ar_input(in, v, pbytes));
+        }
+#pragma unroll
+        for (unsigned u = 0; u < PSC_AR_BATCH; u++)
+            for (unsigned r = 0; v0 + u * stride < nvec && r < a.nranks; r++)
+                if (r != a.rank)
+                    psc_ar_st(reinterpret_cast<unsigned char *>(a.lbuf[r]) + at + 16 * (v0 + u * stride), x[u]);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_ar_args_t a)
 {
     psc_ar_ctrl_t *ctrl = reinterpret_cast<psc_ar_ctrl_t *>(a.ctrl);
@@ -270,6 +304,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
 
     if (st.dead) /* the buffers' states are unknown: nothing runs until the group is re-made */
         return;
+    psc_ar_push(a, b, 0, pieces, last_bytes, first, stride, x0);
     for (u64 k = 0; k < pieces; k++, b = b + 1 == PSC_AR_BUFS ? 0 : b + 1) {
         const unsigned old = b == 0 ? PSC_AR_BUFS - 1 : b - 1;
         const u64 pbytes = k + 1 < pieces ? a.slot_bytes : last_bytes, nvec = (pbytes + 15) / 16;
@@ -278,44 +313,54 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
         u64 deadline = 0; /* set by this piece's first wait that lasts */
         int ok = 1;
 
-        /* the clearing of piece k - 2's buffer (done in piece k - 1) before piece k's pushes, across GPUs: a peer
-           that sees this thread's data may go on to reuse that buffer */
-        if (k > 0)
-            __threadfence_system();
-        /* push: this thread's vectors of the piece into this rank's slot of every other rank's buffer b */
-        for (u64 v = first; v < nvec; v += stride) {
-            uint4 x = k == 0 && v == first ? x0 : psc_ar_sendable(psc_ar_input(in, v, pbytes));
-
-            for (unsigned r = 0; r < a.nranks; r++)
-                if (r != a.rank)
-                    psc_ar_st(reinterpret_cast<unsigned char *>(a.lbuf[r]) +
-                                  ((u64)b * a.nranks + a.rank) * a.slot_bytes + 16 * v,
-                              x);
-        }
-        /* the previous piece's buffer (no peer writes there before this thread's peers are past this piece) */
+        /* the previous piece's buffer (this thread has read its vectors there; see the comment at the top) */
         for (u64 v = first; v < clear_vec; v += stride)
             for (unsigned r = 0; r < a.nranks; r++)
                 if (r != a.rank)
                     psc_ar_st(own + ((u64)old * a.nranks + r) * a.slot_bytes + 16 * v,
                               make_uint4(PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL));
-        /* wait for every other rank's slot and add all in rank order; the same thread reads and writes v (in place) */
-        for (u64 v = first; v < nvec && ok; v += stride) {
-            float acc[8];
+        /* the next piece pushed before this one is added, so the link carries it meanwhile; the clearing above
+           before it, across GPUs: a peer that sees this thread's data may go on to reuse that buffer */
+        if (k + 1 < pieces) {
+            __threadfence_system();
+            psc_ar_push(a, b + 1 == PSC_AR_BUFS ? 0 : b + 1, k + 1, pieces, last_bytes, first, stride, x0);
+        }
+        /* wait for every other rank's slot and add all in rank order, PSC_AR_BATCH vectors at a time (their
+           loads in flight together); the same thread reads and writes v (in place) */
+        for (u64 v0 = first; v0 < nvec && ok; v0 += PSC_AR_BATCH * stride) {
+            float acc[PSC_AR_BATCH][8];
 
             for (unsigned r = 0; r < a.nranks && ok; r++) {
-                uint4 y;
+                const unsigned char *slot = own + ((u64)b * a.nranks + r) * a.slot_bytes;
+                uint4 y[PSC_AR_BATCH];
 
-                if (r == a.rank)
-                    y = k == 0 && v == first ? x0 : psc_ar_sendable(psc_ar_input(in, v, pbytes));
-                else if (!(ok = psc_ar_wait(own + ((u64)b * a.nranks + r) * a.slot_bytes + 16 * v, &y, &deadline,
-                                            a.timeout_ns, err))) {
-                    psc_ar_gave_up(ctrl, r, seq);
-                    break;
+#pragma unroll
+                for (unsigned u = 0; u < PSC_AR_BATCH; u++) {
+                    const u64 v = v0 + u * stride;
+
+                    if (v < nvec)
+                        y[u] = r != a.rank ? psc_ar_ld(slot + 16 * v)
+                                           : k == 0 && v == first ? x0
+                                                                  : psc_ar_sendable(psc_ar_input(in, v, pbytes));
                 }
-                psc_ar_add(acc, y, a.dtype, r == 0);
+#pragma unroll
+                for (unsigned u = 0; u < PSC_AR_BATCH; u++) {
+                    const u64 v = v0 + u * stride;
+
+                    if (v >= nvec)
+                        continue;
+                    if (r != a.rank && !psc_ar_arrived(y[u]) &&
+                        !(ok = psc_ar_wait(slot + 16 * v, &y[u], &deadline, a.timeout_ns, err))) {
+                        psc_ar_gave_up(ctrl, r, seq);
+                        break;
+                    }
+                    psc_ar_add(acc[u], y[u], a.dtype, r == 0);
+                }
             }
-            if (ok)
-                psc_ar_output(out, v, pbytes, psc_ar_round(acc, a.dtype));
+#pragma unroll
+            for (unsigned u = 0; u < PSC_AR_BATCH; u++)
+                if (ok && v0 + u * stride < nvec)
+                    psc_ar_output(out, v0 + u * stride, pbytes, psc_ar_round(acc[u], a.dtype));
         }
         if (!ok)
             break;

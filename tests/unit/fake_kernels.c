@@ -390,6 +390,24 @@ static void fake_ar_corrupt(const psc_ar_args_t *a, unsigned es)
         ((unsigned char *)(uintptr_t)a->recv)[i * es] ^= 1;
 }
 
+/* Piece k pushed into buffer b of every other rank, this rank's slot (psc_ar_push). */
+static void fake_ar_push(const psc_ar_args_t *a, unsigned b, uint64_t k, uint64_t pieces, uint64_t last_bytes)
+{
+    const uint64_t pbytes = k + 1 < pieces ? a->slot_bytes : last_bytes, nvec = (pbytes + 15) / 16;
+    const unsigned char *in = (const unsigned char *)(uintptr_t)a->send + k * a->slot_bytes;
+
+    for (uint64_t v = 0; v < nvec; v++) {
+        uint32_t w[4];
+
+        fake_ar_input(in, v, pbytes, w);
+        for (unsigned r = 0; r < a->nranks; r++)
+            for (int q = 0; r != a->rank && q < 4; q++)
+                fake_ar_st((unsigned char *)(uintptr_t)a->lbuf[r] + ((uint64_t)b * a->nranks + a->rank) * a->slot_bytes +
+                               16 * v + 4 * q,
+                           w[q]);
+    }
+}
+
 static void fake_ar_oneshot(const psc_ar_args_t *a)
 {
     psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
@@ -408,6 +426,7 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
     ctrl->clear = (uint32_t)((last_bytes + 15) / 16 * 16);
     ctrl->buf = (unsigned)((cur + pieces) % PSC_AR_BUFS);
     __atomic_store_n(&ctrl->seq, seq + 1, __ATOMIC_RELEASE);
+    fake_ar_push(a, b, 0, pieces, last_bytes);
     for (uint64_t piece = 0; piece < pieces; piece++, b = b + 1 == PSC_AR_BUFS ? 0 : b + 1) {
         const unsigned old = b == 0 ? PSC_AR_BUFS - 1 : b - 1;
         const uint64_t pbytes = piece + 1 < pieces ? a->slot_bytes : last_bytes, nvec = (pbytes + 15) / 16;
@@ -415,21 +434,13 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
         unsigned char *out = (unsigned char *)(uintptr_t)a->recv + piece * a->slot_bytes;
         uint64_t t0 = fake_kernels_ns();
 
-        for (uint64_t v = 0; v < nvec; v++) {
-            uint32_t w[4];
-
-            fake_ar_input(in, v, pbytes, w);
-            for (unsigned r = 0; r < a->nranks; r++)
-                for (int k = 0; r != a->rank && k < 4; k++)
-                    fake_ar_st((unsigned char *)(uintptr_t)a->lbuf[r] + ((uint64_t)b * a->nranks + a->rank) *
-                                   a->slot_bytes + 16 * v + 4 * k,
-                               w[k]);
-        }
         for (uint64_t v = 0; v < clear_vec; v++)
             for (unsigned r = 0; r < a->nranks; r++)
                 for (int k = 0; r != a->rank && k < 4; k++)
                     fake_ar_st(own + ((uint64_t)old * a->nranks + r) * a->slot_bytes + 16 * v + 4 * k,
                                PSC_AR_SENTINEL);
+        if (piece + 1 < pieces) /* the next piece pushed before this one is added, as the kernel does */
+            fake_ar_push(a, b + 1 == PSC_AR_BUFS ? 0 : b + 1, piece + 1, pieces, last_bytes);
         for (uint64_t v = 0; v < nvec; v++) {
             float acc[8] = {0};
             uint32_t z[4];
