@@ -279,6 +279,48 @@ static __device__ __forceinline__ void psc_ar_push(const psc_ar_args_t &a, unsig
     }
 }
 
+/*
+ * A call of one piece where each thread has one vector at most (the small calls, whose time is latency):
+ * push it, clear this thread's vectors of the previous call's last buffer, wait for every other rank's
+ * and add in rank order. The same protocol as the loop below, without its batches: fewer registers and
+ * instructions on the path that decides a small call's time.
+ */
+static __device__ __forceinline__ void psc_ar_oneshot_small(const psc_ar_args_t &a, psc_ar_ctrl_t *ctrl, unsigned b,
+                                                            unsigned seq, u64 clear_vec, u64 first, u64 stride,
+                                                            u64 bytes, uint4 x0)
+{
+    const unsigned old = b == 0 ? PSC_AR_BUFS - 1 : b - 1;
+    unsigned char *own = reinterpret_cast<unsigned char *>(a.lbuf[a.rank]);
+    const u64 nvec = (bytes + 15) / 16;
+    u64 deadline = 0;
+    float acc[8];
+
+    for (unsigned r = 0; first < nvec && r < a.nranks; r++)
+        if (r != a.rank)
+            psc_ar_st(reinterpret_cast<unsigned char *>(a.lbuf[r]) + ((u64)b * a.nranks + a.rank) * a.slot_bytes +
+                          16 * first,
+                      x0);
+    for (u64 v = first; v < clear_vec; v += stride)
+        for (unsigned r = 0; r < a.nranks; r++)
+            if (r != a.rank)
+                psc_ar_st(own + ((u64)old * a.nranks + r) * a.slot_bytes + 16 * v,
+                          make_uint4(PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL));
+    if (first >= nvec)
+        return;
+    for (unsigned r = 0; r < a.nranks; r++) {
+        uint4 y = x0;
+
+        if (r != a.rank &&
+            !psc_ar_wait(own + ((u64)b * a.nranks + r) * a.slot_bytes + 16 * first, &y, &deadline, a.timeout_ns,
+                         &ctrl->err)) {
+            psc_ar_gave_up(ctrl, r, seq);
+            return;
+        }
+        psc_ar_add(acc, y, a.dtype, r == 0);
+    }
+    psc_ar_output(reinterpret_cast<unsigned char *>(a.recv), first, bytes, psc_ar_round(acc, a.dtype));
+}
+
 extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_ar_args_t a)
 {
     psc_ar_ctrl_t *ctrl = reinterpret_cast<psc_ar_ctrl_t *>(a.ctrl);
@@ -304,6 +346,10 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
 
     if (st.dead) /* the buffers' states are unknown: nothing runs until the group is re-made */
         return;
+    if (pieces == 1 && (last_bytes + 15) / 16 <= stride) { /* a vector per thread at most: the short path */
+        psc_ar_oneshot_small(a, ctrl, b, seq, clear_vec, first, stride, last_bytes, x0);
+        return;
+    }
     psc_ar_push(a, b, 0, pieces, last_bytes, first, stride, x0);
     for (u64 k = 0; k < pieces; k++, b = b + 1 == PSC_AR_BUFS ? 0 : b + 1) {
         const unsigned old = b == 0 ? PSC_AR_BUFS - 1 : b - 1;

@@ -15,7 +15,7 @@
                                         two NaNs as fp16 or bf16 (a NaN stays a NaN through a sum) */
 #define PSC_AR_LANES 512                  /* threads of a block that move data, a vector each per stride */
 #define PSC_AR_THREADS (PSC_AR_LANES + 32) /* and one more warp, whose first thread keeps the books */
-#define PSC_AR_BATCH 4                    /* vectors a thread has in flight at once (its loads, then stores) */
+#define PSC_AR_BATCH 2                    /* vectors a thread has in flight at once (its loads, then stores) */
 #define PSC_AR_ERR_TIMEOUT 1u
 
 /*
