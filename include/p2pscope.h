@@ -909,8 +909,14 @@ psc_status_t psc_allreduce_join(psc_context_t *ctx, int device, const psc_ar_pro
  * writes recv[i] (the same address: in place; else apart), both on its GPU
  * and 16-byte aligned, the work enqueued on streams[i] (a stream of rank i's
  * GPU's primary context). Returns once enqueued (no synchronisation, no
- * allocation), and may be captured in a CUDA graph (every rank's stream in
- * one capture). Every rank's result is bit-identical: the ranks' values are
+ * allocation), and may be captured in a CUDA graph (each rank's stream in a
+ * capture; one thread may capture every GPU's, ending all before
+ * instantiating any). On GPUs of compute capability 9.0 or later the kernel
+ * is a programmatic dependent launch: it may start while the work ahead of
+ * it in the stream finishes (it waits for that work before reading
+ * anything), and a kernel launched after it the same way may start before
+ * it ends (that kernel must call cudaGridDependencySynchronize before it
+ * reads recv). Every rank's result is bit-identical: the ranks' values are
  * added in rank order in fp32 (fp16 and bf16 rounded once at the end). The
  * group's calls run in the same order on every rank, one at a time on each:
  * a rank's next call goes on the stream of its last, or on a stream ordered
