@@ -127,6 +127,7 @@ void psc_context_destroy(psc_context_t *ctx)
     psc__buffer_cache_free(ctx);
     psc__allreduce_destroy_all(ctx);
     psc__gpumap_unmap_all(ctx); /* before the memory it maps is freed */
+    psc__gpumap_gdr_close(ctx);
     psc__share_free_all(ctx);
     psc__mem_free_all(ctx);
     psc_calibration_free(ctx->copy_cal);

@@ -70,6 +70,7 @@ struct psc_context {
     struct psc_share *shares;   /* shared memory and events not yet freed (ipc/share.c) */
     struct psc_allreduce *allreduces; /* all-reduce groups not yet destroyed (allreduce/allreduce.c) */
     struct psc_gpumap *gpumaps;  /* CPU mappings of GPU memory not yet unmapped (gpumap/gpumap.c) */
+    struct psc__gdr_ctx *gdr;    /* libgdrapi and one gdr_t, from the first gdrcopy map to the context's end */
     psc_calibration_t *copy_cal; /* psc_copy's routes: the loaded calibration, NULL for the defaults */
 };
 

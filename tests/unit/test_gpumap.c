@@ -48,9 +48,10 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    psc_test_close_ctx(state);
+    if (g_ctx)
+        psc_test_close_ctx(state);
     g_ctx = NULL;
-    return 0;
+    return gdr_live(GDR_OPENS) == 0 ? 0 : -1; /* the context's gdr_t closed with it */
 }
 
 /* A context made now: the fake driver's knobs read at creation (its version) are the test's. */
@@ -61,10 +62,10 @@ static void open_ctx(void)
 
 static void use_fake_gdr(void) { setenv("P2PSCOPE_LIBGDRAPI", FAKE_LIBGDRAPI, 1); }
 
-/* Every pin, mapping and gdr_t released, nothing misused. */
+/* Every pin and mapping released, nothing misused; gdr_t: the open context's one at most, none without one. */
 static void assert_gdr_clean(void)
 {
-    assert_int_equal(gdr_live(GDR_OPENS), 0);
+    assert_true(gdr_live(GDR_OPENS) <= (g_ctx ? 1 : 0));
     assert_int_equal(gdr_live(GDR_PINS), 0);
     assert_int_equal(gdr_live(GDR_MAPS), 0);
     assert_int_equal(gdr_live(GDR_MISUSES), 0);
@@ -249,8 +250,8 @@ static void test_backend_order(void **state)
         assert_int_equal(psc_gpumap_backend(m), cases[i].want);
         assert_int_equal(psc_gpumap_unmap(m), PSC_OK);
     }
-    /* gdrcopy gone: dma-buf is next. */
-    setenv("FAKE_GDR_OPEN_FAIL", "1", 1);
+    /* gdrcopy refuses the range: dma-buf is next. */
+    setenv("FAKE_GDR_PIN_FAIL", "22", 1);
     assert_int_equal(psc_gpumap_map(g_ctx, 0, d, 100, 0, &m), PSC_OK);
     assert_int_equal(psc_gpumap_backend(m), PSC_GPUMAP_DMABUF);
     assert_int_equal(psc_gpumap_unmap(m), PSC_OK);
@@ -574,6 +575,41 @@ static void test_write_read_args(void **state)
     psc_mem_free(mem);
 }
 
+/*
+ * libgdrapi is loaded and gdr_open'ed once per context, at its first gdrcopy map, and closed with the
+ * context: later maps (and their cost) are a pin and a mapping. A failed open is not kept: the next map
+ * tries again.
+ */
+static void test_one_gdr_per_context(void **state)
+{
+    psc_gpumap_t *m, *m2;
+    psc_mem_t *mem;
+    uint64_t d;
+
+    (void)state;
+    use_fake_gdr();
+    setenv("FAKE_GDR_OPEN_FAIL", "1", 1);
+    open_ctx();
+    d = dev_pages(0, 2 * PAGE, &mem);
+    assert_int_equal(psc_gpumap_map(g_ctx, 0, d, PAGE, PSC_GPUMAP_TRY(PSC_GPUMAP_GDRCOPY), &m),
+                     PSC_ERR_UNSUPPORTED);
+    assert_int_equal(gdr_live(GDR_OPENS), 0);
+    unsetenv("FAKE_GDR_OPEN_FAIL");
+    assert_int_equal(psc_gpumap_map(g_ctx, 0, d, PAGE, 0, &m), PSC_OK);
+    assert_int_equal(gdr_live(GDR_OPENS), 1);
+    assert_int_equal(psc_gpumap_map(g_ctx, 0, d + PAGE, PAGE, 0, &m2), PSC_OK);
+    assert_int_equal(gdr_live(GDR_OPENS), 1);
+    assert_int_equal(psc_gpumap_unmap(m), PSC_OK);
+    assert_int_equal(psc_gpumap_unmap(m2), PSC_OK);
+    assert_int_equal(gdr_live(GDR_OPENS), 1);
+    assert_int_equal(gdr_live(GDR_PINS), 0);
+    assert_int_equal(psc_mem_free(mem), PSC_OK);
+    psc_context_destroy(g_ctx);
+    g_ctx = NULL;
+    assert_gdr_clean();
+    assert_int_equal(gdr_live(GDR_OPENS), 0);
+}
+
 /* Maps left behind are unmapped by psc_context_destroy, before the memory under them is freed. */
 static void test_destroy_unmaps(void **state)
 {
@@ -637,6 +673,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_freed_while_mapped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_read_args, setup, teardown),
         cmocka_unit_test_setup_teardown(test_destroy_unmaps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_gdr_per_context, setup, teardown),
         cmocka_unit_test_setup_teardown(test_caller_context_kept, setup, teardown),
     };
 

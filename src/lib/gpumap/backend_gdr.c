@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpumap/gpumap.h"
@@ -19,29 +20,64 @@ static psc_status_t psc__gdr_fail(char *why, size_t len, psc_status_t st, const 
     return st;
 }
 
+/*
+ * The context's libgdrapi and gdr_t, loaded and opened at its first gdrcopy map and kept until the context
+ * closes: a map then costs a pin and a mapping, not a dlopen and an open of gdrdrv (map_cost_gpumap times
+ * it), and the context's one-thread rule covers gdrcopy's handle, which has no lock of its own. A failure
+ * is not kept: the next map tries again.
+ */
+static psc_status_t psc__gdr_ctx_get(psc_context_t *ctx, struct psc__gdr_ctx **out, char *why, size_t len)
+{
+    struct psc__gdr_ctx *s = ctx->gdr;
+    psc_status_t st;
+
+    if (!s) {
+        if (!(s = calloc(1, sizeof(*s)))) {
+            snprintf(why, len, "out of host memory");
+            return PSC_ERR_NO_MEMORY;
+        }
+        if ((st = psc__gdrapi_load(&s->api, why, len)) != PSC_OK) {
+            free(s);
+            return st;
+        }
+        if (!(s->g = psc__gdrapi_open(&s->api, why, len))) {
+            psc__gdrapi_unload(&s->api);
+            free(s);
+            return PSC_ERR_UNSUPPORTED;
+        }
+        ctx->gdr = s;
+    }
+    *out = s;
+    return PSC_OK;
+}
+
+void psc__gpumap_gdr_close(psc_context_t *ctx)
+{
+    if (!ctx->gdr)
+        return;
+    ctx->gdr->api.close(ctx->gdr->g);
+    psc__gdrapi_unload(&ctx->gdr->api);
+    free(ctx->gdr);
+    ctx->gdr = NULL;
+}
+
 psc_status_t psc__gpumap_gdr_map(psc_context_t *ctx, struct psc_gpumap *m, char *why, size_t len)
 {
+    struct psc__gdr_ctx *s;
     psc_gdr_info_t info;
     psc_status_t st;
     void *va = NULL;
     int rc;
 
-    (void)ctx;
-    if ((st = psc__gdrapi_load(&m->gdr, why, len)) != PSC_OK)
+    if ((st = psc__gdr_ctx_get(ctx, &s, why, len)) != PSC_OK)
         return st;
-    if (!(m->g = psc__gdrapi_open(&m->gdr, why, len))) {
-        st = PSC_ERR_UNSUPPORTED;
-        goto err_unload;
-    }
-    if ((rc = m->gdr.pin(m->g, (unsigned long)m->start, m->len, 0, 0, &m->mh)) != 0) {
+    if ((rc = s->api.pin(s->g, (unsigned long)m->start, m->len, 0, 0, &m->mh)) != 0)
         /* gdrdrv answers ENOMEM (or EINVAL from nvidia_p2p_get_pages) when BAR1 is full. */
-        st = psc__gdr_fail(why, len, rc == ENOMEM || rc == ENOSPC ? PSC_ERR_NO_MEMORY : PSC_ERR_UNSUPPORTED,
-                           "%s failed: %s, pinning %zu bytes at 0x%llx (BAR1 exhausted, or not cuMemAlloc memory)",
-                           "gdr_pin_buffer", rc, m);
-        goto err_close;
-    }
+        return psc__gdr_fail(why, len, rc == ENOMEM || rc == ENOSPC ? PSC_ERR_NO_MEMORY : PSC_ERR_UNSUPPORTED,
+                             "%s failed: %s, pinning %zu bytes at 0x%llx (BAR1 exhausted, or not cuMemAlloc memory)",
+                             "gdr_pin_buffer", rc, m);
     memset(&info, 0, sizeof(info));
-    if ((rc = m->gdr.get_info(m->g, m->mh, &info)) != 0) {
+    if ((rc = s->api.get_info(s->g, m->mh, &info)) != 0) {
         st = psc__gdr_fail(why, len, PSC_ERR_DRIVER, "%s failed: %s, after pinning %zu bytes at 0x%llx",
                            "gdr_get_info_v2", rc, m);
         goto err_unpin;
@@ -53,42 +89,36 @@ psc_status_t psc__gpumap_gdr_map(psc_context_t *ctx, struct psc_gpumap *m, char 
         st = PSC_ERR_DRIVER;
         goto err_unpin;
     }
-    if ((rc = m->gdr.map(m->g, m->mh, &va, (size_t)info.mapped_size)) != 0 || !va) {
+    if ((rc = s->api.map(s->g, m->mh, &va, (size_t)info.mapped_size)) != 0 || !va) {
         st = psc__gdr_fail(why, len, PSC_ERR_UNSUPPORTED, "%s failed: %s, mapping %zu bytes at 0x%llx",
                            "gdr_map", rc ? rc : EFAULT, m);
         goto err_unpin;
     }
+    m->gdr = s;
     m->gdr_va = va;
     m->gdr_len = (size_t)info.mapped_size;
     m->base = (unsigned char *)va + (m->start - info.va);
     /* The mapping's type is known once mapped. */
-    m->wc = m->gdr.get_info(m->g, m->mh, &info) != 0 || info.mapping_type == PSC_GDR_MAPPING_WC;
+    m->wc = s->api.get_info(s->g, m->mh, &info) != 0 || info.mapping_type == PSC_GDR_MAPPING_WC;
     return PSC_OK;
 
 err_unpin:
-    m->gdr.unpin(m->g, m->mh);
-err_close:
-    m->gdr.close(m->g);
-    m->g = NULL;
-err_unload:
-    psc__gdrapi_unload(&m->gdr);
+    s->api.unpin(s->g, m->mh);
     return st;
 }
 
 psc_status_t psc__gpumap_gdr_unmap(struct psc_gpumap *m, char *why, size_t len)
 {
+    struct psc__gdr_ctx *s = m->gdr;
     char e[96];
     int rc = 0, r;
 
-    if (m->gdr_va && (r = m->gdr.unmap(m->g, m->mh, m->gdr_va, m->gdr_len)) != 0 && !rc)
+    if (m->gdr_va && (r = s->api.unmap(s->g, m->mh, m->gdr_va, m->gdr_len)) != 0 && !rc)
         snprintf(why, len, "gdr_unmap failed: %s", psc__gdr_errno_text(rc = r, e, sizeof(e)));
-    if ((r = m->gdr.unpin(m->g, m->mh)) != 0 && !rc)
+    if ((r = s->api.unpin(s->g, m->mh)) != 0 && !rc)
         snprintf(why, len, "gdr_unpin_buffer failed: %s", psc__gdr_errno_text(rc = r, e, sizeof(e)));
-    if ((r = m->gdr.close(m->g)) != 0 && !rc)
-        snprintf(why, len, "gdr_close failed: %s", psc__gdr_errno_text(rc = r, e, sizeof(e)));
     m->gdr_va = NULL;
-    m->g = NULL;
-    psc__gdrapi_unload(&m->gdr);
+    m->gdr = NULL;
     return rc ? PSC_ERR_DRIVER : PSC_OK;
 }
 

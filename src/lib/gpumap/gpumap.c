@@ -149,8 +149,8 @@ psc_status_t psc_gpumap_check(psc_gpumap_t *m)
     if (m->buffer_id && id != m->buffer_id)
         return psc__fail(m->ctx, PSC_ERR_INVALID, "psc_gpumap_check: the memory mapped at 0x%llx was freed, and "
                          "another allocation took its address: unmap it", (unsigned long long)m->dptr);
-    if (m->backend == PSC_GPUMAP_GDRCOPY && m->gdr.callback_flag && m->gdr.callback_flag(m->g, m->mh, &flag) == 0 &&
-        flag)
+    if (m->backend == PSC_GPUMAP_GDRCOPY && m->gdr->api.callback_flag &&
+        m->gdr->api.callback_flag(m->gdr->g, m->mh, &flag) == 0 && flag)
         return psc__fail(m->ctx, PSC_ERR_INVALID, "psc_gpumap_check: gdrdrv invalidated the mapping of 0x%llx (its "
                          "memory was freed): unmap it", (unsigned long long)m->dptr);
     return PSC_OK;

@@ -13,6 +13,12 @@
 #include "gpumap/gdrapi.h"
 #include "internal.h"
 
+/* The context's libgdrapi and its gdr_t (gdrcopy's handle): opened once, at the first gdrcopy map. */
+struct psc__gdr_ctx {
+    psc_gdrapi_t api;
+    psc_gdr_t g;
+};
+
 struct psc_gpumap {
     psc_context_t *ctx;
     struct psc_gpumap *prev, *next; /* ctx->gpumaps */
@@ -26,8 +32,7 @@ struct psc_gpumap {
     unsigned long long buffer_id;   /* CU_POINTER_ATTRIBUTE_BUFFER_ID when mapped; 0 unknown */
     int wc;                         /* write-combined */
     /* gdrcopy */
-    psc_gdrapi_t gdr;
-    psc_gdr_t g;
+    struct psc__gdr_ctx *gdr;       /* the context's */
     psc_gdr_mh_t mh;
     void *gdr_va;                   /* gdr_map's address and length */
     size_t gdr_len;
@@ -66,6 +71,8 @@ psc_status_t psc__gpumap_release(struct psc_gpumap *m, char *why, size_t len);
  */
 psc_status_t psc__gpumap_gdr_map(psc_context_t *ctx, struct psc_gpumap *m, char *why, size_t len);
 psc_status_t psc__gpumap_gdr_unmap(struct psc_gpumap *m, char *why, size_t len);
+/* Close the context's gdr_t and libgdrapi, if opened (every map unmapped first). */
+void psc__gpumap_gdr_close(psc_context_t *ctx);
 /* libgdrapi's facts for the probe: its version, gdrdrv's, whether it uses its dma-buf fallback. */
 void psc__gpumap_gdr_report(psc_gpumap_report_t *r);
 

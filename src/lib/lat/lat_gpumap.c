@@ -206,6 +206,9 @@ static psc_status_t psc__map_cost(psc_context_t *ctx, const psc_buffer_t *dev, c
         st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
         goto out;
     }
+    /* one untimed map first: a backend's one-time setup (libgdrapi loaded, gdrdrv opened) is not a map's cost */
+    if ((st = psc__map_cost_one(ctx, dev, psc__map_cost_sizes[0], 1, map_ns, unmap_ns, res)) != PSC_OK)
+        goto out;
     for (int k = 0; k < nsz && res->status != PSC_RESULT_FAILED; k++) {
         const uint64_t len = psc__map_cost_sizes[k];
 
