@@ -708,7 +708,11 @@ uint64_t psc_gpumap_dptr(const psc_gpumap_t *map);
 psc_gpumap_backend_t psc_gpumap_backend(const psc_gpumap_t *map);
 /* dptr's distance from the start of the pinned range (its 64 KiB page); 0 for the coherent backend. */
 size_t psc_gpumap_offset(const psc_gpumap_t *map);
-/* 1 when the mapping is write-combined (CPU reads are then slow: not cached, not prefetched). */
+/*
+ * 1 when the mapping is write-combined (CPU reads are then slow: not cached, not prefetched); 0 when it
+ * is cached (a coherent platform) or, rarely, uncached without combining (gdrcopy's GDR_MAPPING_TYPE_DEVICE,
+ * where writes are slow too).
+ */
 int psc_gpumap_write_combined(const psc_gpumap_t *map);
 
 /*

@@ -476,6 +476,13 @@ static void test_map_over_bar1(void **state)
     assert_gdr_clean();
     /* NVML's numbers, where it reports them, refuse before anything is pinned. */
     assert_int_equal(psc__gpumap_bar1_fits(3 * PAGE, 0, 0, why, sizeof(why)), 1); /* unknown */
+    /* BAR1 is checked only where the mapping lives there: not the coherent backend, nothing on coherent
+       platforms (a BAR1 smaller than memory must not refuse a Grace Hopper's dma-buf or gdrcopy map) */
+    assert_int_equal(psc__gpumap_uses_bar1(PSC_GPUMAP_GDRCOPY, 0), 1);
+    assert_int_equal(psc__gpumap_uses_bar1(PSC_GPUMAP_DMABUF, 0), 1);
+    assert_int_equal(psc__gpumap_uses_bar1(PSC_GPUMAP_COHERENT, 0), 0);
+    assert_int_equal(psc__gpumap_uses_bar1(PSC_GPUMAP_GDRCOPY, 1), 0);
+    assert_int_equal(psc__gpumap_uses_bar1(PSC_GPUMAP_DMABUF, 1), 0);
     assert_int_equal(psc__gpumap_bar1_fits(3 * PAGE, 256u << 20, 3 * PAGE, why, sizeof(why)), 1);
     assert_int_equal(psc__gpumap_bar1_fits(3 * PAGE + 1, 256u << 20, 3 * PAGE, why, sizeof(why)), 0);
     assert_has(why, "196609 bytes");

@@ -15,15 +15,24 @@ size_t psc__gpumap_page(void)
     return pg > (long)PSC_GPUMAP_PAGE ? (size_t)pg : PSC_GPUMAP_PAGE;
 }
 
+int psc__gpumap_uses_bar1(psc_gpumap_backend_t b, int coherent)
+{
+    return b != PSC_GPUMAP_COHERENT && !coherent;
+}
+
 /* One backend on m's range, BAR1 checked first for those that pin; PSC_OK or a status with why. */
 psc_status_t psc__gpumap_try(psc_context_t *ctx, struct psc_gpumap *m, psc_gpumap_backend_t b, char *why,
                              size_t len)
 {
     uint64_t total = 0, free_bytes = 0;
+    int coherent = 0;
 
     m->backend = b;
     m->fd = -1;
-    if (b != PSC_GPUMAP_COHERENT && psc__gpumap_bar1(ctx, m->gpu, &total, &free_bytes) == 0 &&
+    if (ctx->cu.p_cuDeviceGetAttribute(&coherent, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES,
+                                       ctx->gpu[m->gpu].dev) != CUDA_SUCCESS)
+        coherent = 0;
+    if (psc__gpumap_uses_bar1(b, coherent) && psc__gpumap_bar1(ctx, m->gpu, &total, &free_bytes) == 0 &&
         !psc__gpumap_bar1_fits(m->len, total, free_bytes, why, len))
         return PSC_ERR_NO_MEMORY;
     switch (b) {

@@ -61,7 +61,8 @@ psc_status_t psc__gpumap_dmabuf_map(psc_context_t *ctx, struct psc_gpumap *m, ch
                  (unsigned long long)m->start, psc_cuda_error_text(&ctx->cu, rc, e, sizeof(e)));
         return rc == CUDA_ERROR_OUT_OF_MEMORY ? PSC_ERR_NO_MEMORY : PSC_ERR_UNSUPPORTED;
     }
-    /* The driver's descriptor may lack close-on-exec: ours never leaks into a child. */
+    /* The driver's descriptor may lack close-on-exec (the export takes no flag for it): set here, so no later
+       exec inherits it; a fork and exec in another thread between the export and this call still could. */
     if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
         err = errno;
         close(fd);

@@ -98,7 +98,8 @@ psc_status_t psc__gpumap_gdr_map(psc_context_t *ctx, struct psc_gpumap *m, char 
     m->gdr_va = va;
     m->gdr_len = (size_t)info.mapped_size;
     m->base = (unsigned char *)va + (m->start - info.va);
-    /* The mapping's type is known once mapped. */
+    /* The mapping's type is known once mapped: write-combined, caching (coherent platforms) or device
+       (uncached, not combined: not write-combined either, as psc_gpumap_wc says). */
     m->wc = s->api.get_info(s->g, m->mh, &info) != 0 || info.mapping_type == PSC_GDR_MAPPING_WC;
     return PSC_OK;
 

@@ -83,6 +83,12 @@ psc_status_t psc__gpumap_dmabuf_unmap(struct psc_gpumap *m, char *why, size_t le
 int psc__gpumap_coherent_ready(psc_context_t *ctx, int gpu, char *why, size_t len);
 psc_status_t psc__gpumap_coherent_map(psc_context_t *ctx, struct psc_gpumap *m, char *why, size_t len);
 
+/*
+ * Whether backend b's mapping takes room in BAR1: the gdrcopy and dma-buf backends on a PCIe GPU; nothing
+ * on a coherent platform (the CPU reaches the GPU's memory over its cache-coherent link). Pure.
+ */
+int psc__gpumap_uses_bar1(psc_gpumap_backend_t b, int coherent);
+
 /* GPU `gpu`'s BAR1 from NVML: 0 with *total and *free in bytes, -1 unknown. */
 int psc__gpumap_bar1(const psc_context_t *ctx, int gpu, uint64_t *total, uint64_t *free_bytes);
 

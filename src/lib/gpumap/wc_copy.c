@@ -111,7 +111,7 @@ __attribute__((target("avx"))) static size_t psc__wc_runs_avx(unsigned char *d, 
     return done;
 }
 
-/* Whole 64-byte runs from a 16-byte-aligned s; returns the bytes copied. */
+/* Whole 64-byte runs from a 64-byte-aligned s (16 would do for the loads); returns the bytes copied. */
 static size_t psc__wc_loads_sse2(unsigned char *d, const unsigned char *s, size_t n)
 {
     size_t done = 0;
@@ -192,7 +192,8 @@ void psc__wc_read(void *dst, const void *src, size_t n, psc_wc_level_t level)
         level = psc__wc_best();
 #if PSC__WC_X86
     if (level != PSC_WC_PLAIN) {
-        size_t h = psc__wc_head((uintptr_t)s, 16, n), done;
+        /* runs from a whole line: each run's four streaming loads then share one line's fetch */
+        size_t h = psc__wc_head((uintptr_t)s, PSC__WC_RUN, n), done;
 
         if (n - h >= PSC__WC_RUN) {
             psc__wc_load_plain(d, s, h);
