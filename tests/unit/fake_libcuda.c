@@ -26,6 +26,7 @@
  * lets GPUs export dma-bufs (cuMemGetHandleForAddressRange: the range's pages
  * move onto a memfd, so a CPU mapping of it shares the bytes), and
  * FAKE_CUDA_DMABUF=refuse exports one the CPU cannot mmap (older drivers).
+ * FAKE_CUDA_REUSE_ADDRESS=1: a device allocation takes the last freed one's address where it is free.
  * FAKE_CUDA_GRAPHS=1 lets streams capture CUDA graphs (fake_graph.c: the
  * driver's rules on the order of capture calls, not the work).
  */
@@ -383,10 +384,23 @@ static size_t fake_pages(size_t n)
     return ((n ? n : 1) + pg - 1) / pg * pg;
 }
 /* Whole pages and a guard page after them; under ASan the pages' bytes past n are poisoned, as a heap redzone. */
+/* The last freed device allocation's address: FAKE_CUDA_REUSE_ADDRESS=1 makes the next one take it if free. */
+static uintptr_t fake_last_freed;
 static CUresult fake_mem_alloc(CUdeviceptr *d, size_t n)
 {
     size_t len = fake_pages(n), pg = (size_t)sysconf(_SC_PAGESIZE);
-    unsigned char *p = mmap(NULL, len + pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const char *reuse = getenv("FAKE_CUDA_REUSE_ADDRESS");
+    unsigned char *p = MAP_FAILED;
+
+    if (reuse && strcmp(reuse, "1") == 0 && fake_last_freed)
+        p = mmap((void *)fake_last_freed, len + pg, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p != MAP_FAILED && p != (unsigned char *)fake_last_freed) { /* a kernel that took the address as a hint */
+        munmap(p, len + pg);
+        p = MAP_FAILED;
+    }
+    if (p == MAP_FAILED)
+        p = mmap(NULL, len + pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
     if (p == MAP_FAILED)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -412,6 +426,7 @@ static CUresult fake_mem_free(CUdeviceptr d)
         close(a->fd);
     FAKE_UNPOISON((void *)a->base, fake_pages(a->size));
     munmap((void *)a->base, fake_pages(a->size) + (size_t)sysconf(_SC_PAGESIZE));
+    fake_last_freed = a->base;
     a->base = 0;
     return CUDA_SUCCESS;
 }
