@@ -504,6 +504,14 @@ static void test_map_gdr_failures(void **state)
     setenv("FAKE_GDR_PIN_FAIL", "22", 1);
     assert_int_equal(psc_gpumap_map(g_ctx, 0, d, 8, PSC_GPUMAP_TRY(PSC_GPUMAP_GDRCOPY), &m), PSC_ERR_UNSUPPORTED);
     assert_error_has("gdr_pin_buffer failed: EINVAL");
+    assert_error_has("BAR1 exhausted");
+    /* gdrcopy's dma-buf fallback refusing this GPU is not a full BAR1 */
+    setenv("FAKE_GDR_PIN_FAIL", "95", 1);
+    assert_int_equal(psc_gpumap_map(g_ctx, 0, d, 8, PSC_GPUMAP_TRY(PSC_GPUMAP_GDRCOPY), &m), PSC_ERR_UNSUPPORTED);
+    assert_error_has("ENOTSUP");
+    assert_error_has("exports dma-bufs");
+    if (strstr(psc_context_last_error(g_ctx), "BAR1"))
+        fail_msg("an ENOTSUP pin blamed on BAR1: %s", psc_context_last_error(g_ctx));
     unsetenv("FAKE_GDR_PIN_FAIL");
     setenv("FAKE_GDR_MAP_FAIL", "1", 1);
     assert_int_equal(psc_gpumap_map(g_ctx, 0, d, 8, PSC_GPUMAP_TRY(PSC_GPUMAP_GDRCOPY), &m), PSC_ERR_UNSUPPORTED);

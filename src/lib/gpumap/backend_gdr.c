@@ -72,9 +72,14 @@ psc_status_t psc__gpumap_gdr_map(psc_context_t *ctx, struct psc_gpumap *m, char 
     if ((st = psc__gdr_ctx_get(ctx, &s, why, len)) != PSC_OK)
         return st;
     if ((rc = s->api.pin(s->g, (unsigned long)m->start, m->len, 0, 0, &m->mh)) != 0)
-        /* gdrdrv answers ENOMEM (or EINVAL from nvidia_p2p_get_pages) when BAR1 is full. */
+        /* gdrdrv answers ENOMEM (or EINVAL from nvidia_p2p_get_pages) when BAR1 is full; gdrcopy's dma-buf
+           fallback ENOTSUP (or the kernel's 524) where this GPU exports no dma-buf */
         return psc__gdr_fail(why, len, rc == ENOMEM || rc == ENOSPC ? PSC_ERR_NO_MEMORY : PSC_ERR_UNSUPPORTED,
-                             "%s failed: %s, pinning %zu bytes at 0x%llx (BAR1 exhausted, or not cuMemAlloc memory)",
+                             rc == ENOTSUP || rc == 524
+                                 ? "%s failed: %s, pinning %zu bytes at 0x%llx (this GPU's memory cannot be pinned "
+                                   "this way: gdrcopy's dma-buf fallback needs a GPU that exports dma-bufs)"
+                                 : "%s failed: %s, pinning %zu bytes at 0x%llx (BAR1 exhausted, or not cuMemAlloc "
+                                   "memory)",
                              "gdr_pin_buffer", rc, m);
     memset(&info, 0, sizeof(info));
     if ((rc = s->api.get_info(s->g, m->mh, &info)) != 0) {
