@@ -920,7 +920,7 @@ psc_status_t psc_allreduce_join(psc_context_t *ctx, int device, const psc_ar_pro
  * it in the stream finishes (it waits for that work before reading
  * anything), and a kernel launched after it the same way may start before
  * it ends (that kernel must call cudaGridDependencySynchronize before it
- * reads recv). Every rank's result is bit-identical: the ranks' values are
+ * reads recv or writes send or recv). Every rank's result is bit-identical: the ranks' values are
  * added in rank order in fp32 (fp16 and bf16 rounded once at the end). The
  * group's calls run in the same order on every rank, one at a time on each:
  * a rank's next call goes on the stream of its last, or on a stream ordered

@@ -12,20 +12,23 @@
  * slot goes through in slot-sized pieces; the index, 0..3, kept in the
  * GPU's memory beside the call count). Thread t of every rank handles the
  * same vectors of every piece of a call (the same grid everywhere). Piece
- * 0 is pushed first; then in iteration k a thread sets piece k - 1's
- * buffer back to the sentinel (its own vectors; in iteration 0 the previous
- * call's last piece's), takes a system fence, pushes piece k + 1 into the
- * next buffer (so the link carries it while piece k is added), then waits
- * for piece k in buffer k % 4 and adds it. The buffer cleared in iteration
- * k + 1 (piece k's) is written again with piece k + 4, which a peer pushes
- * in its iteration k + 3, after it waited for this rank's piece k + 2:
- * within one call that is a full piece (two more follow it), so thread t
- * pushed its vector there after the clear and the fence. Across calls the
- * kernels' ends order it: a later call's piece 2 exists only after a full
- * piece 0, pushed by a kernel that began after the clearing one ended, and
- * any later call follows a call whose vector 0 the peer waited for. (With
- * three buffers a thread with no vector in a short piece would order
- * nothing before the reuse.) See docs/METHOD.md.
+ * 0 is pushed first; iteration k then sets piece k - 1's buffer back to
+ * the sentinel (the thread's own vectors; in iteration 0 the previous
+ * call's last piece's), takes a system fence, pushes piece k + 1 (so the
+ * link carries it while piece k is added; in iteration 0 only after piece 0
+ * is in), then waits for piece k in buffer k % 4 and adds it. A buffer this
+ * rank cleared (piece k's, in iteration k + 1) is pushed into again with
+ * piece k + 4. Within one call a peer pushes that after waiting for this
+ * rank's piece k + 2: a full piece (more follow it), pushed after the clear
+ * and its fence by every thread that cleared. In a later call, its piece j
+ * >= 1 is pushed after the peer waited for this rank's piece j - 1 or j - 2
+ * of that call: full, and pushed by a kernel that began after the clearing
+ * one ended; its piece 0 by a peer kernel that began after the peer's
+ * previous one ended, which waited for this rank's piece k + 2 (in the
+ * clearing call) or for data of a call after it. (Three buffers, or piece 1
+ * pushed before piece 0 is in, would leave a thread with no vector in a
+ * short piece ordering nothing before the reuse: found in review, the
+ * second by a model of every three-call sequence.) See docs/METHOD.md.
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -230,9 +233,13 @@ static __device__ __forceinline__ psc_ar_state psc_ar_start(psc_ar_ctrl_t *ctrl,
         if (gridDim.x > 1) { /* the reads above before the count, so the last block may overwrite them */
             __threadfence();
             last = atomicAdd(&ctrl->arrived, 1u) == gridDim.x - 1;
-            if (last)
+            if (last) {
+                __threadfence(); /* and every block's reads before the last one's writes (acquire) */
                 ctrl->arrived = 0;
+            }
         }
+        /* (a block that starts after a give-up in this call counts nothing: the words then stay, `arrived`
+           too, which is harmless: a give-up is for good, until the group is made again) */
         if (last) {
             *(two ? &ctrl->buf2 : &ctrl->buf) = (unsigned)((s.buf + pieces) % PSC_AR_BUFS);
             *(two ? &ctrl->clear2 : &ctrl->clear) = next_clear;
@@ -366,8 +373,9 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
                     psc_ar_st(own + ((u64)old * a.nranks + r) * a.slot_bytes + 16 * v,
                               make_uint4(PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL));
         /* the next piece pushed before this one is added, so the link carries it meanwhile; the clearing above
-           before it, across GPUs: a peer that sees this thread's data may go on to reuse that buffer */
-        if (k + 1 < pieces) {
+           before it, across GPUs: a peer that sees this thread's data may go on to reuse that buffer. Not in
+           the first iteration: piece 1 goes after piece 0 is in (below; see the comment at the top) */
+        if (k > 0 && k + 1 < pieces) {
             __threadfence_system();
             psc_ar_push(a, b + 1 == PSC_AR_BUFS ? 0 : b + 1, k + 1, pieces, last_bytes, first, stride, x0);
         }
@@ -410,6 +418,10 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
         }
         if (!ok)
             break;
+        if (k == 0 && pieces > 1) { /* piece 1 only now: this call's piece 0 from every peer is in */
+            __threadfence_system();
+            psc_ar_push(a, b + 1 == PSC_AR_BUFS ? 0 : b + 1, 1, pieces, last_bytes, first, stride, x0);
+        }
         clear_vec = nvec;
     }
 }

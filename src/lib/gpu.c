@@ -239,8 +239,9 @@ psc_status_t psc__launch_early(psc_context_t *ctx, int i, CUstream s, CUfunction
 {
     CUlaunchAttribute attr;
     CUlaunchConfig cfg;
+    CUresult rc;
 
-    if (!ctx->cu.p_cuLaunchKernelEx || ctx->info[i].cc_major < 9)
+    if (!ctx->cu.p_cuLaunchKernelEx || ctx->info[i].cc_major < 9 || ctx->gpu[i].no_early)
         return psc__launch_on(ctx, s, fn, blocks, threads, params);
     memset(&attr, 0, sizeof(attr));
     attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
@@ -253,7 +254,12 @@ psc_status_t psc__launch_early(psc_context_t *ctx, int i, CUstream s, CUfunction
     cfg.hStream = s;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
-    return PSC_CU(ctx, cuLaunchKernelEx, (&cfg, fn, params, NULL));
+    rc = ctx->cu.p_cuLaunchKernelEx(&cfg, fn, params, NULL);
+    if (rc == CUDA_ERROR_NOT_SUPPORTED || rc == CUDA_ERROR_INVALID_VALUE) { /* a driver or tool without them */
+        ctx->gpu[i].no_early = 1;
+        return psc__launch_on(ctx, s, fn, blocks, threads, params);
+    }
+    return psc__cu_result(ctx, rc, "cuLaunchKernelEx");
 }
 
 psc_status_t psc__launch(psc_context_t *ctx, int i, CUfunction fn, unsigned blocks,

@@ -21,13 +21,11 @@ psc_status_t psc__capture_begin(psc_context_t *ctx, int n, const int *dev, CUstr
 psc_status_t psc__capture_end(psc_context_t *ctx, int begun, const int *dev, CUstream const *s, psc_status_t st,
                               CUgraph *g, CUgraphExec *e)
 {
-    for (int i = 0; i < begun; i++) { /* every capture ended, whatever failed before */
-        psc_status_t s2 = psc__gpu_use(ctx, dev[i]);
+    for (int i = 0; i < begun; i++) { /* every capture ended, whatever failed before (the stream knows its context) */
+        psc_status_t s1 = psc__gpu_use(ctx, dev[i]), s2 = PSC_CU(ctx, cuStreamEndCapture, (s[i], &g[i]));
 
-        if (s2 == PSC_OK)
-            s2 = PSC_CU(ctx, cuStreamEndCapture, (s[i], &g[i]));
         if (st == PSC_OK)
-            st = s2;
+            st = s1 != PSC_OK ? s1 : s2;
     }
     for (int i = 0; i < begun && st == PSC_OK; i++)
         if ((st = psc__gpu_use(ctx, dev[i])) == PSC_OK)

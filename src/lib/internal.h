@@ -32,6 +32,7 @@ typedef struct {
     CUfunction fn_copy_bytes;
     CUfunction fn_coll_fill, fn_coll_check; /* coll/coll_data.c: a collective's inputs and outputs */
     CUfunction fn_ar_oneshot, fn_ar_twoshot, fn_ar_fill; /* allreduce/: the one-shot and two-shot kernels, the sentinel fill */
+    int no_early;                /* the driver refused a programmatic dependent launch here: plain ones */
     CUstream stream;            /* work this GPU issues */
     CUstream xstreams[PSC_MAX_XFERS]; /* extra streams for concurrent transfers, made on demand */
     /* psc_copy's hops, made on first use: the stream a hop's copy runs on when this GPU issues it, the event a

@@ -8,7 +8,11 @@
  * caller can break are kept: a stream captures once at a time, an end needs a
  * begin, and instantiating a graph while this thread has a capture open is
  * refused (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and invalidates that
- * capture, whose end then answers CUDA_ERROR_STREAM_CAPTURE_INVALIDATED.
+ * capture, whose end then answers CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, as
+ * does a synchronisation from a thread with a capture open; a launch into a
+ * capturing stream is counted as the graph's node (fake_cuda_graph_nodes:
+ * the nodes of every graph ended well), so a launch that escapes the
+ * capture shows.
  */
 #include <cuda.h>
 #include <stdlib.h>
@@ -17,12 +21,13 @@
 void fake_cuda_capture_set(void *stream, unsigned long long id);
 
 #define FAKE_GRAPH_OPEN_MAX 64
-static __thread struct { CUstream s; int invalid; } fake_open[FAKE_GRAPH_OPEN_MAX]; /* this thread's captures */
+static __thread struct { CUstream s; int invalid, nodes; } fake_open[FAKE_GRAPH_OPEN_MAX]; /* this thread's */
 static __thread int fake_nopen;
 static unsigned long long fake_next_id = 1000;
-static int fake_graphs_made, fake_graphs_live, fake_replays;
+static int fake_graphs_made, fake_graphs_live, fake_replays, fake_nodes;
 
 int fake_cuda_graph_replays(void) { return fake_replays; }
+int fake_cuda_graph_nodes(void) { return fake_nodes; }
 int fake_cuda_graphs_live(void) { return fake_graphs_live; }
 int fake_cuda_graphs_made(void) { return fake_graphs_made; }
 
@@ -44,6 +49,7 @@ static CUresult fake_begin(CUstream s, CUstreamCaptureMode mode)
     if (!s || fake_find(s) >= 0 || fake_nopen == FAKE_GRAPH_OPEN_MAX)
         return CUDA_ERROR_ILLEGAL_STATE;
     fake_open[fake_nopen].s = s;
+    fake_open[fake_nopen].nodes = 0;
     fake_open[fake_nopen++].invalid = 0;
     fake_cuda_capture_set(s, fake_next_id++);
     return CUDA_SUCCESS;
@@ -51,11 +57,12 @@ static CUresult fake_begin(CUstream s, CUstreamCaptureMode mode)
 
 static CUresult fake_end(CUstream s, CUgraph *g)
 {
-    int i = fake_find(s), invalid;
+    int i = fake_find(s), invalid, nodes;
 
     if (i < 0)
         return CUDA_ERROR_ILLEGAL_STATE;
     invalid = fake_open[i].invalid;
+    nodes = fake_open[i].nodes;
     fake_open[i] = fake_open[--fake_nopen];
     fake_cuda_capture_set(s, 0);
     *g = NULL;
@@ -64,7 +71,25 @@ static CUresult fake_end(CUstream s, CUgraph *g)
     if (!(*g = malloc(16)))
         return CUDA_ERROR_OUT_OF_MEMORY;
     fake_graphs_live++;
+    fake_nodes += nodes;
     return CUDA_SUCCESS;
+}
+
+/* fake_libcuda.c's launches and synchronisations tell the captures of this thread. */
+void fake_graph_note_launch(CUstream s)
+{
+    int i = fake_find(s);
+
+    if (i >= 0)
+        fake_open[i].nodes++;
+}
+
+/* 1 when this thread has a capture open (a synchronisation then invalidates every one of them). */
+int fake_graph_refuse_sync(void)
+{
+    for (int i = 0; i < fake_nopen; i++)
+        fake_open[i].invalid = 1;
+    return fake_nopen > 0;
 }
 
 static CUresult fake_instantiate(CUgraphExec *e, CUgraph g, unsigned long long flags)

@@ -439,7 +439,7 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
                 for (int k = 0; r != a->rank && k < 4; k++)
                     fake_ar_st(own + ((uint64_t)old * a->nranks + r) * a->slot_bytes + 16 * v + 4 * k,
                                PSC_AR_SENTINEL);
-        if (piece + 1 < pieces) /* the next piece pushed before this one is added, as the kernel does */
+        if (piece > 0 && piece + 1 < pieces) /* the next piece pushed before this one is added, as the kernel does */
             fake_ar_push(a, b + 1 == PSC_AR_BUFS ? 0 : b + 1, piece + 1, pieces, last_bytes);
         for (uint64_t v = 0; v < nvec; v++) {
             float acc[8] = {0};
@@ -459,6 +459,8 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
             fake_ar_round(acc, a->dtype, z);
             memcpy(out + 16 * v, z, (size_t)(pbytes - 16 * v < 16 ? pbytes - 16 * v : 16));
         }
+        if (piece == 0 && pieces > 1) /* piece 1 once piece 0 is in */
+            fake_ar_push(a, b + 1 == PSC_AR_BUFS ? 0 : b + 1, 1, pieces, last_bytes);
         clear_vec = nvec;
     }
     fake_ar_corrupt(a, es);

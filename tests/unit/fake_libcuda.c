@@ -26,6 +26,7 @@
  * lets GPUs export dma-bufs (cuMemGetHandleForAddressRange: the range's pages
  * move onto a memfd, so a CPU mapping of it shares the bytes), and
  * FAKE_CUDA_DMABUF=refuse exports one the CPU cannot mmap (older drivers).
+ * FAKE_CUDA_NO_EARLY=1: cuLaunchKernelEx refuses programmatic dependent launches (CUDA_ERROR_NOT_SUPPORTED).
  * FAKE_CUDA_REUSE_ADDRESS=1: a device allocation takes the last freed one's address where it is free.
  * FAKE_CUDA_GRAPHS=1 lets streams capture CUDA graphs (fake_graph.c: the
  * driver's rules on the order of capture calls, not the work).
@@ -557,6 +558,8 @@ unsigned fake_cuda_last_grid(void) { return fake_last_grid; }
 unsigned fake_cuda_last_block(void) { return fake_last_block; }
 void *fake_cuda_last_stream(void) { return (void *)fake_last_stream; }
 static cuuint64_t fake_capture_of(CUstream s) { return s ? ((const fake_stream_t *)s)->capture : 0; }
+void fake_graph_note_launch(CUstream s); /* fake_graph.c */
+int fake_graph_refuse_sync(void);
 static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                             unsigned shared, CUstream s, void **params, void **extra)
 {
@@ -582,6 +585,7 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         return rc;
     fake_op('K', s, NULL);
     fake_launches++;
+    fake_graph_note_launch(s);
     fake_last_grid = gx;
     fake_last_block = bx;
     fake_last_stream = s;
@@ -589,11 +593,19 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     return CUDA_SUCCESS;
 }
 /* cuLaunchKernelEx: the launch above (its attributes change only when the work may start); counted. */
-static int fake_early_launches;
+static int fake_early_launches, fake_early_refused;
 int fake_cuda_early_launches(void) { return fake_early_launches; }
+int fake_cuda_early_refused(void) { return fake_early_refused; }
 static CUresult fake_launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
-    CUresult rc = fake_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
+    CUresult rc;
+
+    for (unsigned i = 0; getenv("FAKE_CUDA_NO_EARLY") && i < c->numAttrs; i++) /* a driver without them */
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) {
+            fake_early_refused++;
+            return CUDA_ERROR_NOT_SUPPORTED;
+        }
+    rc = fake_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
                               c->sharedMemBytes, c->hStream, params, extra);
 
     for (unsigned i = 0; rc == CUDA_SUCCESS && i < c->numAttrs; i++)
@@ -791,6 +803,8 @@ static CUresult fake_event_sync(CUevent e)
 }
 static CUresult fake_stream_sync(CUstream s)
 {
+    if (fake_graph_refuse_sync()) /* as the driver: no synchronisation from a thread that captures */
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     fake_kernels_wait_stream(s);
     return CUDA_SUCCESS;
 }
@@ -801,6 +815,8 @@ static CUresult fake_ctx_sync(void)
 
     if (!c)
         return CUDA_ERROR_INVALID_CONTEXT;
+    if (fake_graph_refuse_sync())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     fake_kernels_wait_ctx(c);
     return CUDA_SUCCESS;
 }

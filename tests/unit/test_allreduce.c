@@ -380,17 +380,21 @@ static void test_refusals(void **state)
     psc_allreduce_destroy(ar);
 }
 
-/* The grid: a block per PSC_AR_LANES vectors (a vector per data thread), at least one, at most the SMs. */
+/* The grid: at least one block, at most one per SM; a vector per data thread while the SMs last, no idle block. */
 static void test_grid(void **state)
 {
+    static const uint64_t nvec[] = {0, 1, 511, 512, 513, 2048, 2049, 67584, 67585, 1ull << 40};
+
     (void)state;
     assert_int_equal(PSC_AR_LANES % 32, 0); /* warps on whole lines: the keeper's warp apart */
     assert_int_equal(PSC_AR_THREADS, PSC_AR_LANES + 32);
-    assert_int_equal(psc__ar_blocks(0, 132), 1);
-    assert_int_equal(psc__ar_blocks(PSC_AR_LANES, 132), 1);
-    assert_int_equal(psc__ar_blocks(PSC_AR_LANES + 1, 132), 2);
-    assert_int_equal(psc__ar_blocks(4 * PSC_AR_LANES, 132), 4);
-    assert_int_equal(psc__ar_blocks(1ull << 40, 132), 132);
+    for (size_t i = 0; i < sizeof(nvec) / sizeof(nvec[0]); i++) {
+        uint64_t b = psc__ar_blocks(nvec[i], 132), cover = nvec[i] < 132ull * PSC_AR_LANES ? nvec[i] : 132ull * PSC_AR_LANES;
+
+        assert_true(b >= 1 && b <= 132);
+        assert_true(b * PSC_AR_LANES >= cover);
+        assert_true(b == 1 || (b - 1) * PSC_AR_LANES < nvec[i]);
+    }
     assert_int_equal(psc__ar_blocks(1ull << 40, 0), 1);
 }
 
@@ -419,6 +423,44 @@ static void test_early_launches(void **state)
     }
     assert_int_equal(psc__allreduce_early(ar, 2), PSC_ERR_INVALID);
     psc_allreduce_destroy(ar);
+}
+
+/* A driver that refuses the early launch: plain launches instead, the same sums, and no more tries. */
+static void test_early_launch_refused(void **state)
+{
+    psc_context_t *ctx = NULL;
+    psc_allreduce_t *ar = NULL;
+    char err[256];
+    void *r[N], *s[N];
+    CUstream st[N];
+    int before, refused;
+
+    (void)state;
+    setenv("FAKE_CUDA_NO_EARLY", "1", 1);
+    assert_int_equal(psc_context_create(&ctx, err, sizeof(err)), PSC_OK); /* its own: the refusal is remembered */
+    assert_int_equal(psc_allreduce_create(ctx, devs, N, MAXB, &ar), PSC_OK);
+    for (int i = 0; i < N; i++) {
+        r[i] = (void *)(uintptr_t)recvb[i];
+        s[i] = (void *)(uintptr_t)sendb[i];
+        st[i] = streams[i];
+    }
+    before = psc_test_fake_count("fake_cuda_early_launches");
+    refused = psc_test_fake_count("fake_cuda_early_refused");
+    for (int k = 0; k < 2; k++) {
+        fill(PSC_AR_FLOAT32, 1000, (uint32_t)k + 7);
+        for (int i = 0; i < N; i++)
+            memset((void *)(uintptr_t)recvb[i], 0xA5, MAXB);
+        if (psc_allreduce_sum(ar, r, (const void *const *)s, 1000, PSC_AR_FLOAT32, st, 5000) != PSC_OK)
+            fail_msg("psc_allreduce_sum: %s", psc_context_last_error(ctx));
+        sync_all();
+        expect_sums(PSC_AR_FLOAT32, 1000, (uint32_t)k + 7, recvb, 0xA5);
+    }
+    assert_int_equal(psc_test_fake_count("fake_cuda_early_launches"), before);
+    assert_int_equal(psc_test_fake_count("fake_cuda_early_refused") - refused, N); /* once per GPU, not per call */
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+    psc_context_destroy(ctx);
+    unsetenv("FAKE_CUDA_NO_EARLY");
 }
 
 /* Peer access on while the group lives, back as it was after; the caller's context untouched. */
@@ -478,6 +520,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_grid),
         cmocka_unit_test(test_early_launches),
+        cmocka_unit_test(test_early_launch_refused),
         cmocka_unit_test(test_caller_state),
     };
 

@@ -303,6 +303,7 @@ static void test_graphs_on_several_gpus(void **state)
     psc_coll_opts_t o;
     psc_coll_report_t *r;
     int replays = psc_test_fake_count("fake_cuda_graph_replays"), live = psc_test_fake_count("fake_cuda_graphs_live");
+    int nodes = psc_test_fake_count("fake_cuda_graph_nodes");
 
     (void)state;
     setenv("FAKE_CUDA_GRAPHS", "1", 1);
@@ -317,6 +318,8 @@ static void test_graphs_on_several_gpus(void **state)
             assert_int_equal(r->rows[i].r[k].wrong, 0);
         }
     assert_int_equal(psc_test_fake_count("fake_cuda_graph_replays") - replays, 6 * 2 * 3 * 3);
+    /* every own call in its GPU's graph: 3 sizes, in and out of place, 5 calls, 3 GPUs (NCCL's fake launches none) */
+    assert_int_equal(psc_test_fake_count("fake_cuda_graph_nodes") - nodes, 3 * 2 * 5 * 3);
     assert_int_equal(psc_test_fake_count("fake_cuda_graphs_live"), live);
     psc_coll_report_free(r);
     /* a launch that fails inside the capture: the run fails, every capture is still ended, and the next runs */
