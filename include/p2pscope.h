@@ -250,7 +250,8 @@ typedef struct {
     int hypervisor;              /* 1 inside a VM */
     int iommu;                   /* 1 an IOMMU translates DMA, 0 none present */
     int iommu_groups;
-    char cmdline[512];           /* kernel command line, "" unknown */
+    char cmdline[512];           /* the kernel command line's P2P parameters (IOMMU, ACS, PCI, nvidia, vfio,
+                                    swiotlb) wherever they stand, the rest dropped; "" none or unknown */
     int driver_open;             /* 1 open GPU kernel module, 0 proprietary */
     char driver_release[32];
     int cuda_driver_version;

@@ -12,6 +12,7 @@
 
 #include "doctor/gpumap_facts.h"
 #include "p2pscope/bench.h" /* psc_write_file_atomic */
+#include "topo/cmdline.h"
 #include "topo/host_topo.h"
 #include "topo/pci_tree.h"
 
@@ -378,7 +379,12 @@ json_t *psc__facts_to_json(const psc_facts_t *f, int with_xml)
     psc__put(o, "version", json_integer(PSC_FACTS_VERSION), &bad);
     psc__put(o, "source", psc__json_text(f->source, 0), &bad);
     psc__put(o, "has_driver", json_boolean(f->has_driver), &bad);
-    psc__fields_json(host, psc__host_fields, PSC__NFIELDS(psc__host_fields), &f->host, ngpu, &bad);
+    {
+        psc_host_facts_t h = f->host; /* a caller's own line too: only what matters to P2P is written */
+
+        psc__cmdline_p2p(f->host.cmdline, h.cmdline, sizeof(h.cmdline));
+        psc__fields_json(host, psc__host_fields, PSC__NFIELDS(psc__host_fields), &h, ngpu, &bad);
+    }
     psc__put(o, "host", host, &bad);
     for (int i = 0; i < ngpu; i++) {
         json_t *g = psc__gpu_json(&f->gpu[i], ngpu, &bad);
@@ -794,6 +800,12 @@ static psc_status_t psc__doc_read(const psc__rd_t *r0, json_t *doc, psc_facts_t 
         (st = psc__fields_read(&r, host, "host", psc__host_fields, PSC__NFIELDS(psc__host_fields), &s->host)) !=
             PSC_OK)
         return st;
+    { /* a recording from before the line was filtered: kept as a capture now would keep it */
+        char whole[sizeof(s->host.cmdline)];
+
+        memcpy(whole, s->host.cmdline, sizeof(whole));
+        psc__cmdline_p2p(whole, s->host.cmdline, sizeof(s->host.cmdline));
+    }
     gpus = json_object_get(doc, "gpus");
     if ((st = psc__want(&r, gpus, "", "gpus", 1, 0)) != PSC_OK)
         return st;

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "topo/sysfs_facts.h"
+#include "topo/cmdline.h"
 #include "util/safe_read.h"
 
 #include <dirent.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #define PSC_EXT_CAP_ACS 0x000d
+#define PSC__CMDLINE_MAX 65536 /* the kernel's COMMAND_LINE_SIZE is 2048 to 4096 where we know it: room to spare */
 
 /* Copy with truncation, which is what a fixed-size fact field wants. */
 static void psc__set(char *dst, size_t len, const char *src)
@@ -66,7 +68,7 @@ static int psc__count_entries(const char *root, const char *path)
 
 void psc__sysfs_host(const char *root, psc_host_facts_t *h)
 {
-    char buf[4096];
+    char buf[4096], *line = malloc(PSC__CMDLINE_MAX);
     int groups = psc__count_entries(root, "/sys/kernel/iommu_groups");
     int units = psc__count_entries(root, "/sys/class/iommu");
 
@@ -75,8 +77,10 @@ void psc__sysfs_host(const char *root, psc_host_facts_t *h)
         h->iommu = 1;
     else if (units == 0 || groups == 0)
         h->iommu = 0;
-    if (psc__read_text(root, "/proc/cmdline", buf, sizeof(buf)) == 0)
-        psc__set(h->cmdline, sizeof(h->cmdline), buf);
+    /* the whole line (long server lines end with what matters), then only its P2P parameters */
+    if (line && psc__read_text(root, "/proc/cmdline", line, PSC__CMDLINE_MAX) == 0)
+        psc__cmdline_p2p(line, h->cmdline, sizeof(h->cmdline));
+    free(line);
     if (psc__read_text(root, "/proc/cpuinfo", buf, sizeof(buf)) == 0)
         h->hypervisor = strstr(buf, " hypervisor") != NULL;
     if (psc__read_text(root, "/proc/driver/nvidia/version", buf, sizeof(buf)) == 0)
