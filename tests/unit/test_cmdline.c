@@ -61,6 +61,16 @@ static void test_room(void **state)
     psc__cmdline_p2p("iommu=pt", out, 9);
     assert_string_equal(out, "iommu=pt");
     psc__cmdline_p2p("iommu=pt", out, 0); /* nothing written */
+    { /* a second parameter one byte too long for the rest: left out, nothing written past len */
+        char buf[24];
+
+        memset(buf, 'Z', sizeof(buf));
+        psc__cmdline_p2p("iommu=pt pci=noats", buf, 18);
+        assert_string_equal(buf, "iommu=pt");
+        assert_int_equal(buf[18], 'Z');
+        psc__cmdline_p2p("iommu=pt pci=noats", buf, 19);
+        assert_string_equal(buf, "iommu=pt pci=noats");
+    }
 }
 
 /* A captured host: the whole /proc/cmdline read, iommu=pt found at the end of a 3000-byte line. */
