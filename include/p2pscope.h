@@ -311,6 +311,10 @@ typedef struct {
     psc_nccl_facts_t nccl;       /* NCCL here; known 0 for recordings made without it */
     psc_gpumap_facts_t gpumap[PSC_MAX_GPUS]; /* per GPU (psc_facts_probe_gpumap); known 0 where not probed:
                                                 psc_facts_gather leaves it so, and recordings made without it */
+    int keep_identifiers;        /* 1: psc_facts_json and psc_facts_save write what identifies the machine
+                                    (GPU UUIDs; the host name, DMI serial numbers, UUIDs and asset tags, MAC
+                                    addresses and InfiniBand GUIDs in the hwloc XML); 0, the default: null for
+                                    the UUIDs, the rest left out, so a recording is safe to share */
 } psc_facts_t;
 
 /* A zeroed facts object with every "unknown" field at -1; free with psc_facts_free. NULL out of memory. */

@@ -48,6 +48,7 @@ typedef struct {
     const char *topology;                 /* --topology: replay this recording, no driver */
     const char *save;                     /* --save: record this machine's facts here */
     int watch;                            /* nvlink --watch: run the tests, show each link's traffic */
+    int identify;                         /* --identify: JSON and recordings keep host name, UUIDs, serials */
     const char *calibrate;                /* copy --calibrate: measure psc_copy's routes, write them here */
     const char *calibration;              /* copy --calibration: route the benchmark's copies by this file */
     int no_host;                          /* copy --no-host: GPU <-> GPU paths only */

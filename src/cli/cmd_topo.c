@@ -72,6 +72,7 @@ int psc_cmd_topo(psc_context_t *ctx, const psc_cli_opts_t *o)
         psc_facts_free(f);
         return PSC_EXIT_ENV;
     }
+    f->keep_identifiers = o->identify;
     if (psc_cli_tables(o))
         psc_render_topo(stdout, f);
     if (o->json)

@@ -14,7 +14,7 @@
 
 #include "cli.h"
 
-enum { OPT_DEVICES = 256, OPT_JSON, OPT_NO_PER_OP, OPT_SEED, OPT_EXPLAIN, OPT_IMPL };
+enum { OPT_DEVICES = 256, OPT_IDENTIFY, OPT_JSON, OPT_NO_PER_OP, OPT_SEED, OPT_EXPLAIN, OPT_IMPL };
 
 static const struct option psc__coll_opts[] = {
     {"nthreads", required_argument, NULL, 't'},
@@ -36,6 +36,7 @@ static const struct option psc__coll_opts[] = {
     {"average", required_argument, NULL, 'a'},
     {"devices", required_argument, NULL, OPT_DEVICES},
     {"json", optional_argument, NULL, OPT_JSON},
+    {"identify", no_argument, NULL, OPT_IDENTIFY},
     {"no-per-op", no_argument, NULL, OPT_NO_PER_OP},
     {"seed", required_argument, NULL, OPT_SEED},
     {"explain", no_argument, NULL, OPT_EXPLAIN},
@@ -88,6 +89,7 @@ void psc_cli_usage_coll(void)
            "p2pscope's options:\n"
            "      --devices LIST        the GPUs of this process, e.g. 0,1 (instead of -g)\n"
            "      --json[=FILE]         the report as JSON, to FILE or stdout instead of the table\n"
+           "      --identify            --json: keep the ranks' host names and the GPUs' UUIDs (left out)\n"
            "      --no-per-op           skip each operation's own time (an extra eager loop per row)\n"
            "      --seed N              the checked data's seed (default 1)\n"
            "      --explain             after the run, the doctor on it: why the bus bandwidth is below what\n"
@@ -254,6 +256,7 @@ static int psc__coll_option(int c, const char *arg, const char *name, psc_cli_op
         o->json_path = arg;
         return 0;
     case OPT_NO_PER_OP: co->per_op = 0; return 0;
+    case OPT_IDENTIFY: o->identify = 1; return 0;
     case OPT_EXPLAIN: o->coll_explain = 1; return 0;
     case OPT_IMPL:
         if (strcmp(arg, "nccl") == 0)

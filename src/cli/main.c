@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "job.h"
+#include "report/json.h"
 
 /*
  * Refuse a JSON path that cannot be written before spending minutes measuring.
@@ -98,6 +99,7 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
     }
     if ((o.help || o.version) && job->rank != 0)
         return PSC_EXIT_OK;
+    psc_json_identify(o.identify);
     if (o.help) {
         if (o.cmd == PSC_CMD_COLL)
             psc_cli_usage_coll();

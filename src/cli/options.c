@@ -8,7 +8,7 @@
 #include "cli.h"
 #include "report/text.h"
 
-enum { OPT_GATE_TIMEOUT = 256, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT, OPT_NO_VERIFY, OPT_NO_LOAD, OPT_CALIBRATE, OPT_CALIBRATION, OPT_NO_HOST,
+enum { OPT_GATE_TIMEOUT = 256, OPT_IDENTIFY, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT, OPT_NO_VERIFY, OPT_NO_LOAD, OPT_CALIBRATE, OPT_CALIBRATION, OPT_NO_HOST,
        OPT_METHOD, OPT_ROUND_TRIPS, OPT_NO_LOCAL, OPT_TIMEOUT };
 
 static const struct option psc__long_opts[] = {
@@ -42,6 +42,7 @@ static const struct option psc__long_opts[] = {
     {"topology", required_argument, NULL, OPT_TOPOLOGY},
     {"save", required_argument, NULL, OPT_SAVE},
     {"watch", no_argument, NULL, OPT_WATCH},
+    {"identify", no_argument, NULL, OPT_IDENTIFY},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -93,6 +94,8 @@ void psc_cli_usage(void)
            "                             (not with nvlink --watch); devices and FIFOs are written in place\n"
            "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, captured /sys tree, or --save JSON)\n"
            "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"
+           "      --identify             --json, --save: keep what identifies the machine (host name, GPU\n"
+           "                             UUIDs, serial numbers, MAC addresses); left out by default\n"
            "      --seconds N            verify: repeat with new seeds for N seconds (a stress test)\n"
            "      --no-load              verify: no background copies on the other paths while checking\n"
            "      --watch                nvlink: run the --test tests (default gpu_to_gpu_write_ce) and show\n"
@@ -358,6 +361,9 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
         return 0;
     case OPT_WATCH:
         o->watch = 1;
+        return 0;
+    case OPT_IDENTIFY:
+        o->identify = 1;
         return 0;
     case OPT_SECONDS:
         if (psc__uint(arg, 86400, &v) != 0 || v < 1) {

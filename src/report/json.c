@@ -38,6 +38,11 @@ json_t *psc_json_done(json_t *o, int bad)
     return NULL;
 }
 
+static int psc__identify;
+
+void psc_json_identify(int on) { psc__identify = on != 0; }
+int psc_json_identifying(void) { return psc__identify; }
+
 static json_t *psc__json_device(const psc_device_info_t *d)
 {
     json_t *o = json_object();
@@ -50,7 +55,7 @@ static json_t *psc__json_device(const psc_device_info_t *d)
     psc_json_set(o, "nvml_index", d->nvml_index >= 0 ? json_integer(d->nvml_index) : json_null(), &bad);
     psc_json_set(o, "name", psc_json_str(d->name), &bad);
     psc_json_set(o, "pci_bus_id", psc_json_str(d->pci_bus_id), &bad);
-    psc_json_set(o, "uuid", d->uuid[0] ? psc_json_str(d->uuid) : json_null(), &bad);
+    psc_json_set(o, "uuid", psc__identify && d->uuid[0] ? psc_json_str(d->uuid) : json_null(), &bad);
     psc_json_set(o, "pci_id", d->pci_device_id ? psc_json_str(pci_id) : json_null(), &bad); /* vendor:device */
     psc_json_set(o, "memory_bytes", json_integer((json_int_t)d->memory_bytes), &bad);
     psc_json_set(o, "sm_count", json_integer(d->sm_count), &bad);
@@ -84,7 +89,7 @@ json_t *psc_json_run_new(const char *command, const psc_system_info_t *sys, cons
     psc_json_set(tool, "version", psc_json_str(psc_version(NULL, NULL, NULL)), &bad);
     psc_json_set(run, "tool", tool, &bad);
     psc_json_set(run, "command", psc_json_str(command), &bad);
-    psc_json_set(run, "hostname", psc_json_str(host), &bad);
+    psc_json_set(run, "hostname", psc__identify && host[0] ? psc_json_str(host) : json_null(), &bad);
     psc_json_set(run, "started_utc", psc_json_str(when), &bad);
     psc_json_set(system, "driver_release", sys->driver_release[0] ? psc_json_str(sys->driver_release) : json_null(), &bad);
     psc_json_set(system, "cuda_driver_version", json_integer(sys->cuda_driver_version), &bad);

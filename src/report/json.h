@@ -27,6 +27,14 @@ void psc_json_set(json_t *o, const char *key, json_t *v, int *bad);
 void psc_json_push(json_t *a, json_t *v, int *bad);
 json_t *psc_json_done(json_t *o, int bad);
 
+/*
+ * Whether the documents below carry what identifies the machine: its host name (the run's, each coll
+ * rank's) and the GPUs' UUIDs (p2pscope --identify). Off by default: null in their places, so a JSON
+ * file is safe to attach to a public report. Process-wide, set once by the CLI.
+ */
+void psc_json_identify(int on);
+int psc_json_identifying(void);
+
 /* Tool, host, start time, driver and GPU facts; "tests" starts empty. */
 json_t *psc_json_run_new(const char *command, const psc_system_info_t *sys,
                          const psc_device_info_t *devs, int ndev);

@@ -327,7 +327,8 @@ static json_t *psc__rank_json(const psc_coll_rank_t *k)
     snprintf(host, sizeof(host), "%.*s", (int)strnlen(k->host, sizeof(k->host)), k->host);
     snprintf(bus, sizeof(bus), "%.*s", (int)strnlen(k->pci_bus_id, sizeof(k->pci_bus_id)), k->pci_bus_id);
     snprintf(name, sizeof(name), "%.*s", (int)strnlen(k->name, sizeof(k->name)), k->name);
-    return json_pack("{s:i,s:i,s:o,s:i,s:o,s:o}", "rank", k->rank, "pid", k->pid, "host", psc_json_str(host), "device",
+    return json_pack("{s:i,s:i,s:o,s:i,s:o,s:o}", "rank", k->rank, "pid", k->pid, "host",
+                     psc_json_identifying() ? psc_json_str(host) : json_null(), "device",
                      k->device, "pci_bus_id", psc_json_str(bus), "name", psc_json_str(name));
 }
 

@@ -142,6 +142,61 @@ static void test_fake_gpus_inventory_and_failures(void **state)
     psc__free(&r);
 }
 
+/*
+ * What identifies the machine (host name, GPU UUIDs, the hwloc XML's host name and addresses) stays out of
+ * JSON and recordings unless --identify asks for it.
+ */
+static void test_identifiers_only_on_request(void **state)
+{
+    static const char *const env[] = {"P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "FAKE_CUDA_MODE=gpus", "FAKE_CUDA_UUID=5",
+                                      "P2PSCOPE_LIBNVML=/nonexistent/libnvidia-ml.so.1", NULL};
+    char dir[] = "/tmp/psc-ids-XXXXXX", path[64], arg[96];
+    json_error_t jerr;
+    json_t *doc, *gpu;
+    psc__run_t r;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/d.json", dir);
+    snprintf(arg, sizeof(arg), "--json=%s", path);
+    for (int identify = 0; identify < 2; identify++) {
+        r = psc__run((const char *[]){"devices", arg, identify ? "--identify" : NULL, NULL}, env);
+        assert_int_equal(r.rc, 0);
+        psc__free(&r);
+        assert_non_null(doc = json_load_file(path, 0, &jerr));
+        gpu = json_array_get(json_object_get(doc, "devices"), 1);
+        assert_non_null(gpu);
+        assert_true(identify ? json_is_string(json_object_get(doc, "hostname"))
+                             : json_is_null(json_object_get(doc, "hostname")));
+        if (identify)
+            assert_non_null(strstr(json_string_value(json_object_get(gpu, "uuid")), "GPU-"));
+        else
+            assert_true(json_is_null(json_object_get(gpu, "uuid")));
+        json_decref(doc);
+        unlink(path);
+    }
+    snprintf(path, sizeof(path), "%s/t.json", dir);
+    snprintf(arg, sizeof(arg), "--json=%s", path); /* a replay's facts as a recording (--save is live only) */
+    for (int identify = 0; identify < 2; identify++) {
+        const char *xml;
+
+        r = psc__run((const char *[]){"topo", "--topology", TEST_DATA "/h200x2-nv18.json", arg,
+                                      identify ? "--identify" : NULL, NULL},
+                     psc__no_driver);
+        assert_int_equal(r.rc, 0);
+        psc__free(&r);
+        assert_non_null(doc = json_load_file(path, 0, &jerr));
+        gpu = json_array_get(json_object_get(doc, "gpus"), 0);
+        xml = json_string_value(json_object_get(doc, "hwloc_xml"));
+        assert_non_null(xml);
+        assert_true(identify ? json_is_string(json_object_get(gpu, "uuid")) : json_is_null(json_object_get(gpu, "uuid")));
+        assert_true(identify ? strstr(xml, "HostName") != NULL : strstr(xml, "HostName") == NULL);
+        json_decref(doc);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 /* Every command on two GPUs that cannot make a context: each case fails with the reason, the run ends, exit 1. */
 static void test_fake_gpus_every_command(void **state)
 {
@@ -509,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_copy_command),
         cmocka_unit_test(test_no_driver_exit_3),
         cmocka_unit_test(test_fake_driver_paths),
+        cmocka_unit_test(test_identifiers_only_on_request),
         cmocka_unit_test(test_fake_gpus_inventory_and_failures),
         cmocka_unit_test(test_topology_replays),
         cmocka_unit_test(test_fake_gpus_every_command),

@@ -40,6 +40,9 @@ static void test_parse_defaults_and_values(void **state)
     assert_int_equal(o.coll_gpus, 0);
     assert_int_equal(o.coll_first_gpu, -1);
     assert_int_equal(o.coll.impls, PSC_COLL_IMPL_ALL);
+    assert_int_equal(o.identify, 0);
+    assert_int_equal(PARSE(&o, "coll", "--identify", "--json"), 0); /* the ranks' host names in the JSON */
+    assert_int_equal(o.identify, 1);
     assert_int_equal(PARSE(&o, "coll", "--impl", "nccl"), 0);
     assert_int_equal(o.coll.impls, PSC_COLL_IMPL_NCCL);
     assert_int_equal(PARSE(&o, "coll", "--impl=p2pscope", "-d", "half"), 0);

@@ -21,6 +21,7 @@
 
 #include "p2pscope/bench.h"
 #include "topo/facts_json.h"
+#include "topo/id_scrub.h"
 
 #define GOOD TEST_DATA "/h200x2-nv18.json"
 
@@ -237,6 +238,7 @@ static void test_good_round_trip(void **state)
     assert_int_equal(a->gpu[1].nvlink_count, 18);
     assert_int_equal(a->pair[0][1].path, PSC_PATH_NVLINK);
     snprintf(path, sizeof(path), "%s/again.json", dir);
+    a->keep_identifiers = 1; /* all of it back (below: what a recording to share leaves out) */
     assert_int_equal(psc_facts_save(a, path, err, sizeof(err)), PSC_OK);
     assert_int_equal(psc_facts_load(path, b, err, sizeof(err)), PSC_OK);
     unlink(path);
@@ -252,6 +254,55 @@ static void test_good_round_trip(void **state)
 }
 
 /* Names cut inside a character or holding bytes that are not UTF-8 keep every key, and load back. */
+/*
+ * A recording is safe to share unless asked otherwise: no GPU UUID, and none of the hwloc XML's identifiers
+ * (host name, MAC addresses, container id); everything else kept, and the XML still loads.
+ */
+static void test_identifiers_left_out(void **state)
+{
+    psc_facts_t *a = psc_facts_new(), *b = psc_facts_new();
+    char path[128], err[512];
+
+    (void)state;
+    assert_int_equal(psc_facts_load(GOOD, a, err, sizeof(err)), PSC_OK);
+    assert_true(a->gpu[0].uuid[0] && strstr(a->hwloc_xml, "name=\"HostName\"") &&
+                strstr(a->hwloc_xml, "name=\"Address\""));
+    assert_int_equal(a->keep_identifiers, 0);
+    snprintf(path, sizeof(path), "%s/shared.json", dir);
+    assert_int_equal(psc_facts_save(a, path, err, sizeof(err)), PSC_OK);
+    if (psc_facts_load(path, b, err, sizeof(err)) != PSC_OK)
+        fail_msg("the scrubbed recording does not load: %s", err);
+    unlink(path);
+    for (int i = 0; i < b->ngpu; i++)
+        assert_string_equal(b->gpu[i].uuid, "");
+    assert_null(strstr(b->hwloc_xml, "HostName"));
+    assert_null(strstr(b->hwloc_xml, "name=\"Address\""));
+    assert_null(strstr(b->hwloc_xml, "LinuxCgroup"));
+    assert_non_null(strstr(b->hwloc_xml, "name=\"OSName\""));
+    assert_string_equal(b->gpu[1].pci_bus_id, a->gpu[1].pci_bus_id);
+    assert_int_equal(b->gpu[1].nvlink_count, a->gpu[1].nvlink_count);
+    assert_memory_equal(b->pair[0], a->pair[0], sizeof(a->pair[0][0]) * (size_t)a->ngpu);
+    psc_facts_free(a);
+    psc_facts_free(b);
+}
+
+/* The scrubber on hand-made XML: only identifying info elements go, whole lines, odd values kept intact. */
+static void test_xml_scrub(void **state)
+{
+    const char *xml = "<topology>\n  <object type=\"Machine\">\n    <info name=\"HostName\" value=\"node7\"/>\n"
+                      "    <info name=\"OSName\" value=\"Linux\"/>\n    <info name=\"DMIProductSerial\" value=\"a/>b\"/>\n"
+                      "    <info name=\"Port1GID0\" value=\"fe80::1\"/><info name=\"PortType\" value=\"x\"/>\n"
+                      "    <info name=\"Addressed\" value=\"k\"/>\n  </object>\n</topology>\n";
+    char *s = psc__hwloc_xml_scrub(xml);
+
+    (void)state;
+    assert_non_null(s);
+    assert_string_equal(s, "<topology>\n  <object type=\"Machine\">\n    <info name=\"OSName\" value=\"Linux\"/>\n"
+                           "<info name=\"PortType\" value=\"x\"/>\n    <info name=\"Addressed\" value=\"k\"/>\n"
+                           "  </object>\n</topology>\n");
+    free(s);
+}
+
 static void test_text_not_utf8(void **state)
 {
     psc_facts_t *a = psc_facts_new(), *b = psc_facts_new();
@@ -356,6 +407,7 @@ static void test_writer_zero_and_null(void **state)
     a->pair[1][0].integrity = -1;
     a->host.iommu = 0;
     a->host.hypervisor = 0;
+    a->keep_identifiers = 1; /* the UUIDs as they are: "" null, the other a string */
     text = psc_facts_json(a, 0);
     assert_non_null(text);
     doc = json_loads(text, 0, NULL);
@@ -424,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_good_round_trip), cmocka_unit_test(test_field_by_field),
         cmocka_unit_test(test_too_long_strings), cmocka_unit_test(test_too_many),
         cmocka_unit_test(test_huge_integer),     cmocka_unit_test(test_text_not_utf8),
+        cmocka_unit_test(test_identifiers_left_out), cmocka_unit_test(test_xml_scrub),
         cmocka_unit_test(test_json_text),        cmocka_unit_test(test_writer_zero_and_null),
     };
 

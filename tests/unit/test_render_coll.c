@@ -649,7 +649,19 @@ static void test_json(void **state)
     assert_float_equal(json_real_value(json_object_get(j, "run_ms")), 5123.5, 1e-12);
     assert_int_equal(json_array_size(json_object_get(j, "ranks")), 2);
     h = json_array_get(json_object_get(j, "ranks"), 1);
-    assert_string_equal(json_string_value(json_object_get(h, "host")), "gpunode01.example.com"); /* whole */
+    assert_true(json_is_null(json_object_get(h, "host"))); /* the host identifies the machine: only on request */
+    {
+        json_t *jid;
+
+        psc_json_identify(1);
+        jid = psc_json_coll_report(&x.r);
+        psc_json_identify(0);
+        assert_non_null(jid);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(jid, "ranks"), 1),
+                                                               "host")),
+                            "gpunode01.example.com"); /* whole */
+        json_decref(jid);
+    }
     assert_string_equal(json_string_value(json_object_get(h, "pci_bus_id")), "0000:1A:00.0");
     assert_int_equal(json_integer_value(json_object_get(h, "device")), 1);
     assert_int_equal(json_integer_value(json_object_get(h, "pid")), 12345);

@@ -13,6 +13,7 @@
 #include "doctor/gpumap_facts.h"
 #include "p2pscope/bench.h" /* psc_write_file_atomic */
 #include "topo/cmdline.h"
+#include "topo/id_scrub.h"
 #include "topo/host_topo.h"
 #include "topo/pci_tree.h"
 
@@ -389,6 +390,8 @@ json_t *psc__facts_to_json(const psc_facts_t *f, int with_xml)
     for (int i = 0; i < ngpu; i++) {
         json_t *g = psc__gpu_json(&f->gpu[i], ngpu, &bad);
 
+        if (!f->keep_identifiers) /* the GPU's serial number in all but name */
+            psc__put(g, "uuid", json_null(), &bad);
         psc__put(g, "cpu_mapping", psc__gpumap_json(&f->gpumap[i], &bad), &bad);
         psc__push(gpus, g, &bad);
     }
@@ -410,8 +413,18 @@ json_t *psc__facts_to_json(const psc_facts_t *f, int with_xml)
         }
     psc__put(o, "pairs", pairs, &bad);
     psc__put(o, "nccl", psc__nccl_json(&f->nccl, &bad), &bad);
-    if (with_xml)
-        psc__put(o, "hwloc_xml", f->hwloc_xml && *f->hwloc_xml ? psc__json_text(f->hwloc_xml, 0) : json_null(), &bad);
+    if (with_xml && f->hwloc_xml && *f->hwloc_xml) {
+        char *xml = f->keep_identifiers ? f->hwloc_xml : psc__hwloc_xml_scrub(f->hwloc_xml);
+
+        if (!xml)
+            bad = 1;
+        else
+            psc__put(o, "hwloc_xml", psc__json_text(xml, 0), &bad);
+        if (xml != f->hwloc_xml)
+            free(xml);
+    } else if (with_xml) {
+        psc__put(o, "hwloc_xml", json_null(), &bad);
+    }
     if (bad) {
         json_decref(o);
         return NULL;
