@@ -29,6 +29,7 @@ typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CM
 
 typedef struct {
     psc_cli_cmd_t cmd;
+    int cmd_given;                        /* a command word was given (its --help is its own) */
     int help, version;
     psc_measure_opts_t measure;
     int ntests;                           /* 0: every test (bw tests, or lat tests for `lat`) */
@@ -65,9 +66,12 @@ typedef struct {
 /* Every GPU of -d exists here; else one line on stderr and PSC_EXIT_USAGE. */
 int psc_cli_check_devices(const psc_context_t *ctx, const psc_cli_opts_t *o);
 
+/* The help: every command and option; or one command's purpose, its options and an example (-1: none). */
+void psc_cli_usage(void);
+int psc_cli_usage_cmd(psc_cli_cmd_t cmd);
+
 /* Parse argv; PSC_EXIT_USAGE with one line in err naming what is accepted. */
 int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);
-void psc_cli_usage(void);
 
 /* 1 when tables go to stdout (JSON, if any, goes to a file). */
 static inline int psc_cli_tables(const psc_cli_opts_t *o)

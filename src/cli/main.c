@@ -103,7 +103,7 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
     if (o.help) {
         if (o.cmd == PSC_CMD_COLL)
             psc_cli_usage_coll();
-        else
+        else if (!o.cmd_given || psc_cli_usage_cmd(o.cmd) != 0)
             psc_cli_usage();
         if (ferror(stdout)) /* the text outgrew stdio's buffer: the failed write's errno, before anything resets it */
             psc_cli_stdout_errno = errno;

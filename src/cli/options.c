@@ -48,75 +48,6 @@ static const struct option psc__long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-void psc_cli_usage(void)
-{
-    printf("usage: p2pscope [COMMAND] [OPTIONS]\n"
-           "\n"
-           "Commands:\n"
-           "  report    (default) the GPUs, then every bandwidth test\n"
-           "  devices   the GPUs, the driver and how GPUs are numbered\n"
-           "  bw        bandwidth tests: all, or those named with --test\n"
-           "  lat       latency tests: pointer chases, flag round trips, small and synchronous copies\n"
-           "  verify    every path moves the right bytes: patterns, sizes, unaligned offsets, canaries\n"
-           "  list      the names of the bandwidth tests\n"
-           "  topo      how the GPUs connect: path matrix, P2P access and attributes, PCIe, BAR1, IOMMU, ACS\n"
-           "  nvlink    every NVLink: state, speed, remote end, capabilities, traffic counters\n"
-           "  doctor    what is wrong with the paths between the GPUs, with evidence and a fix\n"
-           "  copy      psc_copy against the driver's copy call per path and size (1 B to 1 GiB by default),\n"
-           "            or with --calibrate, measure psc_copy's routes on this machine into a file\n"
-           "  ipc       between processes: one worker process per GPU shares memory by CUDA IPC and VMM;\n"
-           "            bandwidth, round trips and costs beside the same paths in one process\n"
-           "  coll      NCCL's collectives in nccl-tests' table, every timed operation checked;\n"
-           "            one process for every GPU, or one per GPU under mpirun (p2pscope coll --help)\n"
-           "\n"
-           "Options:\n"
-           "  -t, --test NAME[,NAME...]  bandwidth tests to run, by name or glob (\"*_sm\"); repeatable\n"
-           "  -l, --list                 list the bandwidth tests with a line each\n"
-           "  -d, --devices LIST         GPUs to use, e.g. 0,1 (default: all); ipc: a worker per entry,\n"
-           "                             0,0 puts two on GPU 0 (the default on a machine with one GPU)\n"
-           "  -s, --size SIZE            bytes per copy (default: 512MiB for GPU paths, 32MiB with pinned\n"
-           "                             host memory, 64MiB pageable, 128MiB with P2P off); K/M/G/T and\n"
-           "                             KiB/MiB/GiB/TiB are powers of 1024,\n"
-           "                             KB/MB/GB/TB powers of 1000\n"
-           "  -b, --min-bytes SIZE       with -e: a size sweep from SIZE ...\n"
-           "  -e, --max-bytes SIZE       ... to SIZE ...\n"
-           "  -f, --step-factor N        ... multiplying by N (default 2)\n"
-           "  -i, --iterations N         copies per timed sample (default: about 256 MiB worth, 512 MiB with\n"
-           "                             pinned host memory; 4 to 1000)\n"
-           "  -n, --samples N            at least N timed samples, 1-%d (default 3); the median is reported\n"
-           "      --max-samples N        sample until the median is stable, up to N (default 16)\n"
-           "      --stable PCT           stable: the last three medians within PCT percent (default 0.5)\n"
-           "  -w, --warmup N             untimed samples before them (default 1)\n"
-           "      --host-node N          put host memory on NUMA node N (default: the GPU's nearest)\n"
-           "      --no-verify            bw, report: do not check the destinations after each sample\n"
-           "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"
-           "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
-           "                             (not with nvlink --watch); devices and FIFOs are written in place\n"
-           "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, captured /sys tree, or --save JSON)\n"
-           "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"
-           "      --identify             --json, --save: keep what identifies the machine (host name, GPU\n"
-           "                             UUIDs, serial numbers, MAC addresses); left out by default\n"
-           "      --seconds N            verify: repeat with new seeds for N seconds (a stress test)\n"
-           "      --no-load              verify: no background copies on the other paths while checking\n"
-           "      --watch                nvlink: run the --test tests (default gpu_to_gpu_write_ce) and show\n"
-           "                             the bytes each link carried\n"
-           "      --calibrate FILE       copy: time every route of every path and write the crossovers to FILE\n"
-           "                             (for psc_copy_calibration_load); -b/-e/-f/-n/-d/--no-host apply\n"
-           "      --calibration FILE     copy: route the benchmark's copies by FILE (default: built-in routes)\n"
-           "      --no-host              copy: GPU <-> GPU paths only (default: host <-> GPU paths too)\n"
-           "      --method LIST          ipc: legacy, vmm_fd, vmm_fabric, comma separated (default: all three)\n"
-           "      --round-trips N        ipc: flag round trips per pair and method, 1-1000000 (default 10000)\n"
-           "      --no-local             ipc: skip the same paths inside one process (no ratio)\n"
-           "      --timeout SECONDS      ipc: the longest wait for a worker's start or reply (default 120)\n"
-           "  -h, --help                 this text\n"
-           "  -V, --version              the version\n"
-           "\n"
-           "Bandwidth is in GB/s, 1 GB = 1e9 bytes. Matrices are src(row) -> dst(column).\n"
-           "Exit codes: 0 all passed, 1 a check failed, 2 usage error, 3 no driver/GPU or too few GPUs,\n"
-           "4 out of memory, 77 nothing applicable.\n",
-           PSC_MAX_SAMPLES);
-}
-
 static int psc__uint(const char *s, unsigned long max, unsigned long *out)
 {
     unsigned long v;
@@ -244,6 +175,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
         if (strcmp(word, cmds[i].name) == 0) {
             o->cmd = cmds[i].cmd;
+            o->cmd_given = 1;
             return 0;
         }
     }

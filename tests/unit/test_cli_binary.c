@@ -57,6 +57,57 @@ static void test_help_version_list(void **state)
     psc__free(&r);
 }
 
+/* p2pscope COMMAND --help: that command's purpose, its own options only, and an example that parses. */
+static void test_help_per_command(void **state)
+{
+    static const struct { const char *cmd, *has, *lacks; } cases[] = {
+        {"report", "--no-verify", "--method"},   {"devices", "--json", "--samples"}, {"bw", "--test", "--round-trips"},
+        {"lat", "--samples", "--calibrate"},     {"verify", "--seconds", "--method"}, {"list", "--json", "--identify"},
+        {"topo", "--save", "--samples"},         {"nvlink", "--watch", "--seconds"}, {"doctor", "--topology", "--seconds"},
+        {"copy", "--calibrate", "--method"},     {"ipc", "--round-trips", "--calibrate"},
+    };
+    psc__run_t r;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char want[64], *ex, *args[16];
+        int n = 0;
+
+        r = psc__run((const char *[]){cases[i].cmd, "--help", NULL}, psc__no_driver);
+        assert_int_equal(r.rc, 0);
+        snprintf(want, sizeof(want), "usage: p2pscope %s [OPTIONS]", cases[i].cmd);
+        if (!strstr(r.out, want) || !strstr(r.out, cases[i].has) || strstr(r.out, cases[i].lacks) ||
+            strstr(r.out, "Commands:"))
+            fail_msg("%s --help: want \"%s\" and %s, not %s nor the command list:\n%s", cases[i].cmd, want,
+                     cases[i].has, cases[i].lacks, r.out);
+        assert_non_null(ex = strstr(r.out, "Example:\n  p2pscope "));
+        ex += strlen("Example:\n  p2pscope ");
+        ex[strcspn(ex, "\n")] = '\0';
+        for (char *t = strtok(ex, " "); t && n < 14; t = strtok(NULL, " ")) { /* the example, quotes dropped */
+            if (*t == '\'')
+                t++;
+            t[strcspn(t, "'")] = '\0';
+            args[n++] = t;
+        }
+        args[n++] = "--help"; /* parsed whole, then only the help: rc 2 if the example's options were wrong */
+        args[n] = NULL;
+        assert_string_equal(args[0], cases[i].cmd);
+        {
+            psc__run_t e = psc__run((const char **)args, psc__no_driver);
+
+            if (e.rc != 0)
+                fail_msg("the example of %s --help does not parse: %s", cases[i].cmd, e.err);
+            psc__free(&e);
+        }
+        psc__free(&r);
+    }
+    r = psc__run((const char *[]){"--help", NULL}, psc__no_driver); /* without a command: everything */
+    assert_non_null(strstr(r.out, "Commands:"));
+    assert_non_null(strstr(r.out, "--round-trips"));
+    assert_non_null(strstr(r.out, "--calibrate"));
+    psc__free(&r);
+}
+
 static void test_usage_errors_exit_2(void **state)
 {
     (void)state;
@@ -560,6 +611,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_version_list),
+        cmocka_unit_test(test_help_per_command),
         cmocka_unit_test(test_usage_errors_exit_2),
         cmocka_unit_test(test_copy_command),
         cmocka_unit_test(test_no_driver_exit_3),

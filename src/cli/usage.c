@@ -1,0 +1,152 @@
+/*
+ * The help texts: `p2pscope --help` (every command and option) and
+ * `p2pscope COMMAND --help` (that command's purpose, the options it takes,
+ * an example), from one table of commands and one of options, so the two
+ * never disagree. coll's own help is coll_options.c's (nccl-tests' options).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define C(x) (1u << PSC_CMD_##x)
+#define MEASURE (C(REPORT) | C(BW) | C(LAT) | C(COPY) | C(IPC))
+
+static const struct {
+    psc_cli_cmd_t cmd;
+    const char *name;
+    const char *purpose; /* lines; the general help indents the ones after the first */
+    const char *example;
+} psc__cmds[] = {
+    {PSC_CMD_REPORT, "report", "(default) the GPUs, then every bandwidth test", "p2pscope report --json=run.json"},
+    {PSC_CMD_DEVICES, "devices", "the GPUs, the driver and how GPUs are numbered", "p2pscope devices"},
+    {PSC_CMD_BW, "bw", "bandwidth tests: all, or those named with --test",
+     "p2pscope bw -t 'gpu_to_gpu_*_ce' -d 0,1 -b 4K -e 1G"},
+    {PSC_CMD_LAT, "lat", "latency tests: pointer chases, flag round trips, small and synchronous copies",
+     "p2pscope lat -t gpu_to_gpu_chase -d 0,1"},
+    {PSC_CMD_VERIFY, "verify", "every path moves the right bytes: patterns, sizes, unaligned offsets, canaries",
+     "p2pscope verify --seconds 600"},
+    {PSC_CMD_LIST, "list", "the names of the bandwidth tests", "p2pscope list"},
+    {PSC_CMD_TOPO, "topo", "how the GPUs connect: path matrix, P2P access and attributes, PCIe, BAR1, IOMMU, ACS",
+     "p2pscope topo --save machine.json"},
+    {PSC_CMD_NVLINK, "nvlink", "every NVLink: state, speed, remote end, capabilities, traffic counters",
+     "p2pscope nvlink --watch -t gpu_to_gpu_write_ce"},
+    {PSC_CMD_DOCTOR, "doctor", "what is wrong with the paths between the GPUs, with evidence and a fix",
+     "p2pscope doctor --topology machine.json"},
+    {PSC_CMD_COPY, "copy",
+     "psc_copy against the driver's copy call per path and size (1 B to 1 GiB by default),\n"
+     "or with --calibrate, measure psc_copy's routes on this machine into a file",
+     "p2pscope copy -d 0,1 --calibrate routes.json"},
+    {PSC_CMD_IPC, "ipc",
+     "between processes: one worker process per GPU shares memory by CUDA IPC and VMM;\n"
+     "bandwidth, round trips and costs beside the same paths in one process",
+     "p2pscope ipc --method legacy,vmm_fd -d 0,1"},
+};
+
+/* Each option's lines (as the general help shows them) and the commands it applies to. */
+static const struct {
+    unsigned cmds;
+    const char *text;
+} psc__opts[] = {
+    {C(BW) | C(REPORT) | C(LAT) | C(VERIFY) | C(NVLINK),
+     "  -t, --test NAME[,NAME...]  bandwidth tests to run, by name or glob (\"*_sm\"); repeatable\n"},
+    {C(BW) | C(LAT), "  -l, --list                 list the bandwidth tests with a line each\n"},
+    {MEASURE | C(VERIFY),
+     "  -d, --devices LIST         GPUs to use, e.g. 0,1 (default: all); ipc: a worker per entry,\n"
+     "                             0,0 puts two on GPU 0 (the default on a machine with one GPU)\n"},
+    {C(REPORT) | C(BW) | C(IPC),
+     "  -s, --size SIZE            bytes per copy (default: 512MiB for GPU paths, 32MiB with pinned\n"
+     "                             host memory, 64MiB pageable, 128MiB with P2P off); K/M/G/T and\n"
+     "                             KiB/MiB/GiB/TiB are powers of 1024,\n"
+     "                             KB/MB/GB/TB powers of 1000\n"},
+    {C(REPORT) | C(BW) | C(COPY) | C(VERIFY), "  -b, --min-bytes SIZE       with -e: a size sweep from SIZE ...\n"},
+    {C(REPORT) | C(BW) | C(COPY) | C(VERIFY), "  -e, --max-bytes SIZE       ... to SIZE ...\n"},
+    {C(REPORT) | C(BW) | C(COPY), "  -f, --step-factor N        ... multiplying by N (default 2)\n"},
+    {C(REPORT) | C(BW) | C(IPC),
+     "  -i, --iterations N         copies per timed sample (default: about 256 MiB worth, 512 MiB with\n"
+     "                             pinned host memory; 4 to 1000)\n"},
+    {MEASURE, "  -n, --samples N            at least N timed samples, 1-%d (default 3); the median is reported\n"},
+    {MEASURE, "      --max-samples N        sample until the median is stable, up to N (default 16)\n"},
+    {MEASURE, "      --stable PCT           stable: the last three medians within PCT percent (default 0.5)\n"},
+    {MEASURE, "  -w, --warmup N             untimed samples before them (default 1)\n"},
+    {C(REPORT) | C(BW) | C(LAT),
+     "      --host-node N          put host memory on NUMA node N (default: the GPU's nearest)\n"},
+    {C(REPORT) | C(BW), "      --no-verify            bw, report: do not check the destinations after each sample\n"},
+    {C(REPORT) | C(BW) | C(IPC),
+     "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"},
+    {~0u, "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
+          "                             (not with nvlink --watch); devices and FIFOs are written in place\n"},
+    {C(TOPO) | C(NVLINK) | C(DOCTOR), "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, "
+                                      "captured /sys tree, or --save JSON)\n"},
+    {C(TOPO), "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"},
+    {~0u & ~C(LIST), "      --identify             --json, --save: keep what identifies the machine (host name, GPU\n"
+                     "                             UUIDs, serial numbers, MAC addresses); left out by default\n"},
+    {C(VERIFY), "      --seconds N            verify: repeat with new seeds for N seconds (a stress test)\n"},
+    {C(VERIFY), "      --no-load              verify: no background copies on the other paths while checking\n"},
+    {C(NVLINK), "      --watch                nvlink: run the --test tests (default gpu_to_gpu_write_ce) and show\n"
+                "                             the bytes each link carried\n"},
+    {C(COPY), "      --calibrate FILE       copy: time every route of every path and write the crossovers to FILE\n"
+              "                             (for psc_copy_calibration_load); -b/-e/-f/-n/-d/--no-host apply\n"},
+    {C(COPY), "      --calibration FILE     copy: route the benchmark's copies by FILE (default: built-in routes)\n"},
+    {C(COPY), "      --no-host              copy: GPU <-> GPU paths only (default: host <-> GPU paths too)\n"},
+    {C(IPC), "      --method LIST          ipc: legacy, vmm_fd, vmm_fabric, comma separated (default: all three)\n"},
+    {C(IPC), "      --round-trips N        ipc: flag round trips per pair and method, 1-1000000 (default 10000)\n"},
+    {C(IPC), "      --no-local             ipc: skip the same paths inside one process (no ratio)\n"},
+    {C(IPC), "      --timeout SECONDS      ipc: the longest wait for a worker's start or reply (default 120)\n"},
+};
+
+static const char psc__footer[] =
+    "Bandwidth is in GB/s, 1 GB = 1e9 bytes. Matrices are src(row) -> dst(column).\n"
+    "Exit codes: 0 all passed, 1 a check failed, 2 usage error, 3 no driver/GPU or too few GPUs,\n"
+    "4 out of memory, 77 nothing applicable.\n";
+
+/* The options of the commands in mask, then -h and -V. */
+static void psc__options(unsigned mask, const char *help)
+{
+    printf("Options:\n");
+    for (size_t i = 0; i < sizeof(psc__opts) / sizeof(psc__opts[0]); i++) {
+        const char *t = psc__opts[i].text, *d = strstr(t, "%d"); /* -n's: the largest sample count */
+
+        if (!(psc__opts[i].cmds & mask))
+            continue;
+        if (d)
+            printf("%.*s%d%s", (int)(d - t), t, PSC_MAX_SAMPLES, d + 2);
+        else
+            fputs(t, stdout);
+    }
+    printf("  -h, --help                 %s\n"
+           "  -V, --version              the version\n",
+           help);
+}
+
+void psc_cli_usage(void)
+{
+    printf("usage: p2pscope [COMMAND] [OPTIONS]\n\nCommands:\n");
+    for (size_t i = 0; i < sizeof(psc__cmds) / sizeof(psc__cmds[0]); i++) {
+        const char *p = psc__cmds[i].purpose, *nl;
+
+        printf("  %-9s ", psc__cmds[i].name);
+        while ((nl = strchr(p, '\n'))) {
+            printf("%.*s\n            ", (int)(nl - p), p);
+            p = nl + 1;
+        }
+        printf("%s\n", p);
+    }
+    printf("  coll      NCCL's collectives in nccl-tests' table, every timed operation checked;\n"
+           "            one process for every GPU, or one per GPU under mpirun (p2pscope coll --help)\n\n");
+    psc__options(~0u, "this text; p2pscope COMMAND --help: that command's");
+    printf("\n%s", psc__footer);
+}
+
+int psc_cli_usage_cmd(psc_cli_cmd_t cmd)
+{
+    for (size_t i = 0; i < sizeof(psc__cmds) / sizeof(psc__cmds[0]); i++) {
+        if (psc__cmds[i].cmd != cmd)
+            continue;
+        printf("usage: p2pscope %s [OPTIONS]\n\n%s\n\n", psc__cmds[i].name, psc__cmds[i].purpose);
+        psc__options(1u << cmd, "this text (p2pscope --help: every command)");
+        printf("\nExample:\n  %s\n\n%s", psc__cmds[i].example, psc__footer);
+        return 0;
+    }
+    return -1;
+}
