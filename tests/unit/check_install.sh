@@ -24,6 +24,7 @@ pc=$(find "$tmp/usr" -name p2pscope.pc)
 libdir=$(dirname "$(dirname "$pc")")
 [ -f "$tmp/usr/include/p2pscope/bench.h" ] && [ -f "$tmp/usr/include/p2pscope/version.h" ] || { echo "headers not installed"; exit 1; }
 version=$(sed -n 's/^Version: //p' "$pc")
+[ -f "$tmp/usr/share/bash-completion/completions/p2pscope" ] || { echo "the bash completion not installed"; exit 1; }
 
 # The manual pages: installed, and rendered by man (or groff) without a warning.
 if [ "${P2PSCOPE_MAN_PAGES:-OFF}" = ON ]; then

@@ -1,0 +1,32 @@
+#!/bin/sh
+# The bash completion (completions/p2pscope) with the built binary: commands
+# first, then the options of the command typed (its own --help), file names
+# after options that take one.
+# usage: check_completion.sh P2PSCOPE_BINARY COMPLETION_FILE
+set -eu
+bin=$1
+comp=$2
+command -v bash > /dev/null || { echo "no bash: skipped"; exit 77; }
+complete_words() { # the words typed, the last one being completed; prints the candidates, one a line
+    bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _p2pscope; printf "%s\n" "${COMPREPLY[@]}"' \
+        sh "$comp" "$@"
+}
+fail() { echo "FAIL: $*"; exit 1; }
+out=$(complete_words "$bin" i)
+[ "$out" = ipc ] || fail "'p2pscope i' completes to '$out', not ipc"
+out=$(complete_words "$bin" "")
+echo "$out" | grep -qx coll && echo "$out" | grep -qx doctor || fail "the commands: $out"
+out=$(complete_words "$bin" ipc --r)
+echo "$out" | grep -qx -- --round-trips || fail "ipc --r: $out"
+out=$(complete_words "$bin" ipc --c)
+echo "$out" | grep -qx -- --calibrate && fail "ipc offers copy's --calibrate: $out"
+out=$(complete_words "$bin" copy --c)
+echo "$out" | grep -qx -- --calibrate && echo "$out" | grep -qx -- --calibration || fail "copy --c: $out"
+out=$(complete_words "$bin" coll --im)
+[ "$out" = --impl ] || fail "coll --im: $out"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+touch "$dir/machine.json"
+out=$(complete_words "$bin" doctor --topology "$dir/mach")
+[ "$out" = "$dir/machine.json" ] || fail "a file after --topology: $out"
+echo "completion: ok"
