@@ -286,6 +286,20 @@ static __device__ __forceinline__ void psc_ar_push(const psc_ar_args_t &a, unsig
     }
 }
 
+/* This thread's vectors (below clear_vec) of every other rank's slot of this rank's buffer `old`, set back to
+   the sentinel. */
+static __device__ __forceinline__ void psc_ar_clear(const psc_ar_args_t &a, unsigned old, u64 clear_vec, u64 first,
+                                                    u64 stride)
+{
+    unsigned char *own = reinterpret_cast<unsigned char *>(a.lbuf[a.rank]);
+
+    for (u64 v = first; v < clear_vec; v += stride)
+        for (unsigned r = 0; r < a.nranks; r++)
+            if (r != a.rank)
+                psc_ar_st(own + ((u64)old * a.nranks + r) * a.slot_bytes + 16 * v,
+                          make_uint4(PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL));
+}
+
 /*
  * A call of one piece where each thread has one vector at most (the small calls, whose time is latency):
  * push it, clear this thread's vectors of the previous call's last buffer, wait for every other rank's
@@ -302,16 +316,8 @@ static __device__ __forceinline__ void psc_ar_oneshot_small(const psc_ar_args_t 
     u64 deadline = 0;
     float acc[8];
 
-    for (unsigned r = 0; first < nvec && r < a.nranks; r++)
-        if (r != a.rank)
-            psc_ar_st(reinterpret_cast<unsigned char *>(a.lbuf[r]) + ((u64)b * a.nranks + a.rank) * a.slot_bytes +
-                          16 * first,
-                      x0);
-    for (u64 v = first; v < clear_vec; v += stride)
-        for (unsigned r = 0; r < a.nranks; r++)
-            if (r != a.rank)
-                psc_ar_st(own + ((u64)old * a.nranks + r) * a.slot_bytes + 16 * v,
-                          make_uint4(PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL));
+    psc_ar_push(a, b, 0, 1, bytes, first, stride, x0);
+    psc_ar_clear(a, old, clear_vec, first, stride);
     if (first >= nvec)
         return;
     for (unsigned r = 0; r < a.nranks; r++) {
@@ -367,11 +373,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
         int ok = 1;
 
         /* the previous piece's buffer (this thread has read its vectors there; see the comment at the top) */
-        for (u64 v = first; v < clear_vec; v += stride)
-            for (unsigned r = 0; r < a.nranks; r++)
-                if (r != a.rank)
-                    psc_ar_st(own + ((u64)old * a.nranks + r) * a.slot_bytes + 16 * v,
-                              make_uint4(PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL, PSC_AR_SENTINEL));
+        psc_ar_clear(a, old, clear_vec, first, stride);
         /* the next piece pushed before this one is added, so the link carries it meanwhile; the clearing above
            before it, across GPUs: a peer that sees this thread's data may go on to reuse that buffer. Not in
            the first iteration: piece 1 goes after piece 0 is in (below; see the comment at the top) */
