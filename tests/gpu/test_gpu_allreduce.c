@@ -267,6 +267,8 @@ static double empty_kernel_us(void)
 /* Calls of `bytes` eager and replayed from a graph of 20 per rank's stream (its sums checked): µs per call. */
 static void time_calls(psc_allreduce_t *ar, size_t bytes, double *eager, double *graph)
 {
+    const int quick = getenv("PSC_TEST_QUICK") != NULL; /* under the sanitizers: the same calls, fewer of them */
+    const int calls = quick ? 20 : 1000, replays = quick ? 2 : 50;
     psc_cuda_t *cu = &g_ctx->cu;
     size_t count = bytes / 4;
     CUgraph g[MAXR];
@@ -274,14 +276,14 @@ static void time_calls(psc_allreduce_t *ar, size_t bytes, double *eager, double 
     double t0;
 
     fill(PSC_AR_FLOAT32, count, (uint32_t)bytes);
-    for (int w = 0; w < 50; w++)
+    for (int w = 0; w < calls / 20; w++)
         sum(ar, recvb, PSC_AR_FLOAT32, count);
     sync_all();
     t0 = now_us();
-    for (int k = 0; k < 1000; k++)
+    for (int k = 0; k < calls; k++)
         sum(ar, recvb, PSC_AR_FLOAT32, count);
     sync_all();
-    *eager = (now_us() - t0) / 1000;
+    *eager = (now_us() - t0) / calls;
     fill(PSC_AR_FLOAT32, count, (uint32_t)bytes + 1); /* the graph's calls' inputs, checked after */
     for (int i = 0; i < n; i++) {
         assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
@@ -300,11 +302,11 @@ static void time_calls(psc_allreduce_t *ar, size_t bytes, double *eager, double 
             assert_int_equal(cu->p_cuGraphLaunch(e[i], streams[i]), CUDA_SUCCESS);
     sync_all();
     t0 = now_us();
-    for (int l = 0; l < 50; l++)
+    for (int l = 0; l < replays; l++)
         for (int i = 0; i < n; i++)
             assert_int_equal(cu->p_cuGraphLaunch(e[i], streams[i]), CUDA_SUCCESS);
     sync_all();
-    *graph = (now_us() - t0) / 1000;
+    *graph = (now_us() - t0) / (20.0 * replays);
     expect_sums(PSC_AR_FLOAT32, count, (uint32_t)bytes + 1, recvb);
     for (int i = 0; i < n; i++) {
         cu->p_cuGraphExecDestroy(e[i]);
@@ -331,7 +333,8 @@ static void test_graph_and_time(void **state)
         printf("allreduce %d rank%s %6zu B: eager %.2f us per call, graph replay %.2f us per call (plain launches: "
                "eager %.2f, graph %.2f)\n", n, n == 1 ? "" : "s", bytes, eager[1], graph[1], eager[0], graph[0]);
     }
-    for (size_t bytes = 16384; bytes <= 65536; bytes *= 2) /* grids of fewer blocks, more vectors per thread */
+    for (size_t bytes = 16384; !getenv("PSC_TEST_QUICK") && bytes <= 65536; bytes *= 2) /* grids of fewer blocks,
+                                                                                          more vectors per thread */
         for (unsigned v = 2; v <= 8; v *= 2) {
             double eager, graph;
 
