@@ -21,7 +21,8 @@ enum {
 /* The exit code for a failed library call: PSC_EXIT_NO_MEMORY for PSC_ERR_NO_MEMORY, 0 for PSC_OK, else otherwise. */
 int psc_cli_exit_of(psc_status_t st, int otherwise);
 
-typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY, PSC_CMD_COPY, PSC_CMD_IPC, PSC_CMD_COLL } psc_cli_cmd_t;
+typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY, PSC_CMD_COPY, PSC_CMD_IPC, PSC_CMD_COLL,
+              PSC_CMD_COMPARE } psc_cli_cmd_t;
 
 #define PSC_CLI_MAX_DEVS 64
 #define PSC_CLI_MAX_TESTS 128
@@ -61,6 +62,8 @@ typedef struct {
     int coll_gpus;                        /* coll -g: GPUs per process; 0: every GPU, or one per rank under mpirun */
     int coll_first_gpu;                   /* NCCL_TESTS_DEVICE: the first GPU of -g's (-1 unset) */
     int coll_explain;                     /* coll --explain: the doctor on the run, beside bw between its GPUs */
+    const char *compare_a, *compare_b;    /* compare: the two runs' files */
+    double fail_above;                    /* compare --fail-above PCT; < 0: not given */
 } psc_cli_opts_t;
 
 /* Every GPU of -d exists here; else one line on stderr and PSC_EXIT_USAGE. */
@@ -123,6 +126,11 @@ int psc_cli_ipc_corrupt_env(const psc_cli_opts_t *o);
  * *rc says whether a result failed). */
 psc_bw_suite_t *psc_cli_bw_suite(psc_context_t *ctx, const psc_cli_opts_t *o, psc_facts_t *evidence,
                                  psc_nvlink_traffic_t *traffic, int *rc);
+
+/* `p2pscope compare A.json B.json [--fail-above PCT] [--json[=FILE]]`: parsed apart (cmd_compare.c). */
+int psc_cli_parse_compare(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);
+/* compare: two JSON runs case by case; no driver. 0, 1 (--fail-above missed), 2 (bad input), 4. */
+int psc_cmd_compare(const psc_cli_opts_t *o);
 
 /* Seconds on CLOCK_MONOTONIC. */
 double psc_cli_now(void);

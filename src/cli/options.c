@@ -179,7 +179,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
             return 0;
         }
     }
-    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, list, topo, nvlink, doctor (see p2pscope --help)", word);
+    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, compare, list, topo, nvlink, doctor (see p2pscope --help)", word);
     return PSC_EXIT_USAGE;
 }
 
@@ -462,6 +462,8 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
     o->cmd = PSC_CMD_REPORT;
     if (argc > 1 && strcmp(argv[1], "coll") == 0) /* nccl-tests' options: -d is the type there */
         return psc_cli_parse_coll(argc, argv, o, err, errlen);
+    if (argc > 1 && strcmp(argv[1], "compare") == 0) /* two file names and its own options */
+        return psc_cli_parse_compare(argc, argv, o, err, errlen);
     if (argc > 1 && argv[1][0] != '-') {
         if ((rc = psc__command(argv[1], o, err, errlen)) != 0)
             return rc;
