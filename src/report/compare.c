@@ -285,21 +285,71 @@ static void psc__cell(psc_table_t *t, unsigned row, unsigned col, const psc_cmp_
     }
 }
 
-static void psc__mark(psc_table_t *t, unsigned row, const psc_compare_t *c, const psc_cmp_row_t *r)
+/* The mark after a row's change: empty where there is nothing to say. */
+static void psc__mark(char *buf, size_t len, const psc_compare_t *c, const psc_cmp_row_t *r)
 {
     switch (r->verdict) {
-    case PSC_CMP_BETTER: psc_table_set(t, row, 4, "better"); break;
+    case PSC_CMP_BETTER: snprintf(buf, len, "better"); break;
     case PSC_CMP_WORSE:
         if (r->fails)
-            psc_table_set(t, row, 4, "WORSE > %g %%", c->fail_above);
+            snprintf(buf, len, "WORSE > %g %%", c->fail_above);
         else
-            psc_table_set(t, row, 4, "WORSE");
+            snprintf(buf, len, "WORSE");
         break;
-    case PSC_CMP_NO_SPREAD: psc_table_set(t, row, 4, "?"); break;
-    case PSC_CMP_NOW_FAILS: psc_table_set(t, row, 4, "FAILS now"); break;
-    case PSC_CMP_NOW_PASSES: psc_table_set(t, row, 4, "passes now"); break;
-    default: break;
+    case PSC_CMP_NO_SPREAD: snprintf(buf, len, "?"); break;
+    case PSC_CMP_NOW_FAILS: snprintf(buf, len, "FAILS now"); break;
+    case PSC_CMP_NOW_PASSES: snprintf(buf, len, "passes now"); break;
+    default: buf[0] = '\0'; break;
     }
+}
+
+/* The table of cases, each row's mark after it, left-aligned (the table aligns the figures). */
+static void psc__render_rows(FILE *f, const psc_compare_t *c)
+{
+    psc_table_t *t = psc_table_new((unsigned)c->nrows + 1, 4);
+    char *text = NULL, *line, *save = NULL;
+    size_t len = 0;
+    FILE *mem;
+
+    if (!t)
+        return;
+    psc_table_set(t, 0, 0, "case");
+    psc_table_set(t, 0, 1, "A");
+    psc_table_set(t, 0, 2, "B");
+    psc_table_set(t, 0, 3, "change");
+    for (size_t i = 0; i < c->nrows; i++) {
+        const psc_cmp_row_t *r = &c->rows[i];
+        unsigned row = (unsigned)i + 1;
+
+        psc_table_set(t, row, 0, "%s", r->a->label);
+        psc__cell(t, row, 1, c->a, r->a);
+        psc__cell(t, row, 2, c->b, r->b);
+        if (isnan(r->change_pct))
+            psc_table_set(t, row, 3, "-");
+        else
+            psc_table_set(t, row, 3, "%+.1f %%", r->change_pct);
+    }
+    psc_table_left_columns(t, 1);
+    mem = open_memstream(&text, &len);
+    if (mem) {
+        psc_table_render(t, mem);
+        fclose(mem);
+    }
+    if (!mem || !text) { /* out of memory: the table without its marks */
+        psc_table_render(t, f);
+    } else {
+        size_t i = 0;
+
+        for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), i++) {
+            char mark[48] = "";
+
+            if (i > 0 && i <= c->nrows)
+                psc__mark(mark, sizeof(mark), c, &c->rows[i - 1]);
+            psc_report_printf(f, "%s%s%s\n", line, mark[0] ? "  " : "", mark);
+        }
+    }
+    free(text);
+    psc_table_free(t);
 }
 
 /* A value for one line: strings as they are, the rest as compact JSON, cut at 60 characters. */
@@ -379,40 +429,16 @@ static void psc__render_failed(FILE *f, const psc_compare_t *c)
 void psc_render_compare(FILE *f, const psc_compare_t *c)
 {
     const json_t *sa = json_object_get(c->a->doc, "started_utc"), *sb = json_object_get(c->b->doc, "started_utc");
-    psc_table_t *t;
 
     psc_report_printf(f, "p2pscope compare: A = %s (%s, %s), B = %s (%s, %s)\n\n", c->a->path, c->a->command,
                       json_is_string(sa) ? json_string_value(sa) : "start not recorded", c->b->path, c->b->command,
                       json_is_string(sb) ? json_string_value(sb) : "start not recorded");
     psc__render_diffs(f, c);
     fprintf(f, "\nCases in both runs [%s; change = (B - A) / A]:\n", psc__figure_text(c->a));
-    t = psc_table_new((unsigned)c->nrows + 1, 5);
-    if (t) {
-        psc_table_set(t, 0, 0, "case");
-        psc_table_set(t, 0, 1, "A");
-        psc_table_set(t, 0, 2, "B");
-        psc_table_set(t, 0, 3, "change");
-        psc_table_set(t, 0, 4, "mark");
-        for (size_t i = 0; i < c->nrows; i++) {
-            const psc_cmp_row_t *r = &c->rows[i];
-            unsigned row = (unsigned)i + 1;
-
-            psc_table_set(t, row, 0, "%s", r->a->label);
-            psc__cell(t, row, 1, c->a, r->a);
-            psc__cell(t, row, 2, c->b, r->b);
-            if (isnan(r->change_pct))
-                psc_table_set(t, row, 3, "-");
-            else
-                psc_table_set(t, row, 3, "%+.1f %%", r->change_pct);
-            psc__mark(t, row, c, r);
-        }
-        psc_table_left_columns(t, 1);
-        if (c->nrows)
-            psc_table_render(t, f);
-        else
-            fprintf(f, "  none\n");
-        psc_table_free(t);
-    }
+    if (c->nrows)
+        psc__render_rows(f, c);
+    else
+        fprintf(f, "  none\n");
     fprintf(f, "Marks: WORSE and better where the runs' intervals (%s) do not overlap, so the change is beyond the "
                "noise either run shows; no mark: within it; ?: fewer than %d samples in a run, not judged.\n",
             psc__interval_text(c->a), PSC_CMP_MIN_SAMPLES);
