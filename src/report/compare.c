@@ -9,8 +9,8 @@
  *     whole timed sample; sampling stops once the median is stable, so every
  *     sample counts and none is an outlier to trim);
  *   lat: min..p90 of the distribution (64 to 1024 timed events); p99 and
- *     max are left out, as they catch one-off interruptions (a first round
- *     trip 4x the median) that would hide any change;
+ *     max are left out, as they catch one-off interruptions (a preempted
+ *     thread, a first round trip into cold caches) that would hide any change;
  *   coll: min..p90 of each operation timed alone (CUDA events), the spread
  *     behind the table's time per operation.
  * Distribution-free: for n and m samples of the same distribution, all of one
