@@ -43,7 +43,8 @@ static const struct {
      "p2pscope ipc --method legacy,vmm_fd -d 0,1"},
     {PSC_CMD_COMPARE, "compare",
      "two JSON runs of one command (bw, report, lat, coll), A.json then B.json: what differs\n"
-     "about the machine and the options, then each case's change, marked where beyond the runs' noise",
+     "about the machine and the options, then each case's change, marked where it is beyond\n"
+     "the runs' noise",
      "p2pscope compare before.json after.json --fail-above 5"},
 };
 

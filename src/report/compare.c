@@ -170,11 +170,17 @@ void psc_compare_free(psc_compare_t *c)
     free(c);
 }
 
+static int psc__by_key(const void *x, const void *y)
+{
+    return strcmp((*(const psc_cmp_case_t *const *)x)->key, (*(const psc_cmp_case_t *const *)y)->key);
+}
+
 psc_status_t psc_compare(const psc_cmp_run_t *a, const psc_cmp_run_t *b, double fail_above, psc_compare_t **out,
                          char *err, size_t errlen)
 {
     psc_compare_t *c = calloc(1, sizeof(*c));
     char *matched = calloc(b->ncases + 1, 1);
+    const psc_cmp_case_t **byk = calloc(b->ncases + 1, sizeof(*byk)); /* B's cases by key (unique in a run) */
     size_t cap = 0;
 
     if (strcmp(a->command, b->command) != 0) {
@@ -182,24 +188,28 @@ psc_status_t psc_compare(const psc_cmp_run_t *a, const psc_cmp_run_t *b, double 
                  a->command, b->path, b->command);
         free(c);
         free(matched);
+        free(byk);
         return PSC_ERR_INVALID;
     }
-    if (!c || !matched || !(c->rows = calloc(a->ncases + 1, sizeof(*c->rows))) ||
+    if (!c || !matched || !byk || !(c->rows = calloc(a->ncases + 1, sizeof(*c->rows))) ||
         !(c->only_a = calloc(a->ncases + 1, sizeof(*c->only_a))) ||
         !(c->only_b = calloc(b->ncases + 1, sizeof(*c->only_b))))
         goto oom;
     c->a = a;
     c->b = b;
     c->fail_above = fail_above;
+    for (size_t j = 0; j < b->ncases; j++)
+        byk[j] = &b->cases[j];
+    qsort(byk, b->ncases, sizeof(*byk), psc__by_key);
     for (size_t i = 0; i < a->ncases; i++) {
-        const psc_cmp_case_t *x = &a->cases[i], *y = NULL;
+        const psc_cmp_case_t *x = &a->cases[i], *const *found, *y = NULL;
         psc_cmp_row_t *r;
 
-        for (size_t j = 0; j < b->ncases && !y; j++)
-            if (!matched[j] && strcmp(b->cases[j].key, x->key) == 0) {
-                matched[j] = 1;
-                y = &b->cases[j];
-            }
+        found = bsearch(&x, byk, b->ncases, sizeof(*byk), psc__by_key);
+        if (found && !matched[*found - b->cases]) {
+            y = *found;
+            matched[y - b->cases] = 1;
+        }
         if (!y) {
             c->only_a[c->nonly_a++] = x;
             continue;
@@ -217,11 +227,13 @@ psc_status_t psc_compare(const psc_cmp_run_t *a, const psc_cmp_run_t *b, double 
     if (psc__diff(c, &cap, "", a->doc, b->doc) != PSC_OK)
         goto oom;
     free(matched);
+    free(byk);
     *out = c;
     return PSC_OK;
 oom:
     snprintf(err, errlen, "out of host memory");
     free(matched);
+    free(byk);
     psc_compare_free(c);
     return PSC_ERR_NO_MEMORY;
 }

@@ -82,13 +82,7 @@ static psc_status_t psc__add(psc__ld_t *l, const char *key, const char *label, p
 {
     psc_cmp_run_t *r = l->run;
     psc_cmp_case_t *c;
-    int seen = 1;
 
-    /* The same case twice in one run (no writer does that today): kept apart, numbered. */
-    for (size_t i = 0; i < r->ncases; i++)
-        if (strcmp(r->cases[i].key, key) == 0 ||
-            (strncmp(r->cases[i].key, key, strlen(key)) == 0 && r->cases[i].key[strlen(key)] == '#'))
-            seen++;
     if (r->ncases == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 64;
         psc_cmp_case_t *grown = realloc(r->cases, cap * sizeof(*grown));
@@ -100,15 +94,8 @@ static psc_status_t psc__add(psc__ld_t *l, const char *key, const char *label, p
     }
     c = &r->cases[r->ncases];
     memset(c, 0, sizeof(*c));
-    if (seen > 1) {
-        if (asprintf(&c->key, "%s#%d", key, seen) < 0)
-            c->key = NULL;
-        if (asprintf(&c->label, "%s #%d", label, seen) < 0)
-            c->label = NULL;
-    } else {
-        c->key = strdup(key);
-        c->label = strdup(label);
-    }
+    c->key = strdup(key);
+    c->label = strdup(label);
     if (!c->key || !c->label) {
         free(c->key);
         free(c->label);
@@ -120,6 +107,50 @@ static psc_status_t psc__add(psc__ld_t *l, const char *key, const char *label, p
     c->hi = hi;
     c->n = n;
     r->ncases++;
+    return PSC_OK;
+}
+
+/* By key, then by place in the run. */
+static int psc__by_key(const void *x, const void *y)
+{
+    const psc_cmp_case_t *a = *(const psc_cmp_case_t *const *)x, *b = *(const psc_cmp_case_t *const *)y;
+    int c = strcmp(a->key, b->key);
+
+    return c ? c : (a > b) - (a < b);
+}
+
+/* The same case twice in one run (no writer does that today) is kept apart: the second is "#2", and so on. */
+static psc_status_t psc__number_twins(psc__ld_t *l)
+{
+    psc_cmp_run_t *r = l->run;
+    psc_cmp_case_t **v = calloc(r->ncases + 1, sizeof(*v));
+
+    if (!v)
+        return psc__oom(l);
+    for (size_t i = 0; i < r->ncases; i++)
+        v[i] = &r->cases[i];
+    qsort(v, r->ncases, sizeof(*v), psc__by_key);
+    for (size_t i = 1, seen = 1; i < r->ncases; i++) {
+        char *key, *label;
+
+        seen = strcmp(v[i]->key, v[i - 1]->key) == 0 ? seen + 1 : 1;
+        if (seen == 1)
+            continue;
+        if (asprintf(&key, "%s#%zu", v[i]->key, seen) < 0) {
+            free(v);
+            return psc__oom(l);
+        }
+        if (asprintf(&label, "%s #%zu", v[i]->label, seen) < 0) {
+            free(key);
+            free(v);
+            return psc__oom(l);
+        }
+        free(v[i]->key);
+        free(v[i]->label);
+        v[i]->key = key;
+        v[i]->label = label;
+    }
+    free(v);
     return PSC_OK;
 }
 
@@ -432,7 +463,8 @@ psc_status_t psc_cmp_run_load(const char *path, psc_cmp_run_t **out, char *err, 
         st = PSC_ERR_INVALID;
         goto fail;
     }
-    if ((st = psc__command(&l, r->doc)) != PSC_OK || (st = psc__cases(&l, r->doc)) != PSC_OK)
+    if ((st = psc__command(&l, r->doc)) != PSC_OK || (st = psc__cases(&l, r->doc)) != PSC_OK ||
+        (st = psc__number_twins(&l)) != PSC_OK)
         goto fail;
     free(text);
     *out = r;

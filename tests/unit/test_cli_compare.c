@@ -249,6 +249,17 @@ static void test_json(void **state)
     assert_true(json_is_null(json_object_get(doc, "fail_above_pct")));
     json_decref(doc);
     psc__free(&r);
+    /* JSON alone on stdout and a failed --fail-above: its one line on stderr. */
+    r = psc__run((const char *[]){"compare", DATA "lat_a.json", DATA "lat_b.json", "--json", "--fail-above", "5", NULL},
+                 psc__no_driver);
+    assert_int_equal(r.rc, 1);
+    doc = json_loads(r.out, 0, &jerr);
+    assert_non_null(doc);
+    assert_int_equal(json_array_size(json_object_get(doc, "failed")), 1);
+    json_decref(doc);
+    assert_int_equal(psc__lines(r.err), 1);
+    assert_non_null(strstr(r.err, "1 case worse than --fail-above 5 allows"));
+    psc__free(&r);
 }
 
 /* Bad input: exit 2, one line naming what is accepted, nothing on stdout, no output file; never a hang. */

@@ -2,6 +2,7 @@
  * compare's rule (src/report/compare.c) on hand-made cases, at its edges, and the recorded runs of
  * tests/data/compare loaded and compared through the library calls.
  */
+#define _GNU_SOURCE
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -292,6 +294,38 @@ static void test_other_command(void **state)
     psc_cmp_run_free(b);
 }
 
+/* A case twice in one run is kept apart, numbered in the run's order; its twin is then in that run only. */
+static void test_twins(void **state)
+{
+    char path[] = "/tmp/psc-compare-twins-XXXXXX";
+    json_t *doc = json_load_file(DATA "bw_a.json", 0, NULL), *tests;
+    psc_cmp_run_t *a, *b;
+    psc_compare_t *c;
+    int fd = mkstemp(path);
+
+    (void)state;
+    assert_true(fd >= 0);
+    assert_non_null(doc);
+    tests = json_object_get(doc, "tests");
+    assert_int_equal(json_array_append(tests, json_array_get(tests, 0)), 0);
+    assert_int_equal(json_dumpfd(doc, fd, 0), 0);
+    close(fd);
+    json_decref(doc);
+    c = psc__compare(DATA "bw_a.json", path, 0, &a, &b);
+    assert_int_equal(b->ncases, 5);
+    assert_string_equal(b->cases[0].label, "gpu_to_gpu_read_ce gpu0 -> gpu1 4 KiB");
+    assert_string_equal(b->cases[4].label, "gpu_to_gpu_read_ce gpu0 -> gpu1 4 KiB #2");
+    assert_int_equal(c->nrows, 4);
+    assert_int_equal(c->nonly_a, 0);
+    assert_int_equal(c->nonly_b, 1);
+    assert_ptr_equal(c->only_b[0], &b->cases[4]);
+    assert_ptr_equal(psc__row(c, "gpu_to_gpu_read_ce gpu0 -> gpu1 4 KiB")->b, &b->cases[0]);
+    psc_compare_free(c);
+    psc_cmp_run_free(a);
+    psc_cmp_run_free(b);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_min_samples), cmocka_unit_test(test_status),      cmocka_unit_test(test_fail_above),
         cmocka_unit_test(test_bw_runs),     cmocka_unit_test(test_same_run),    cmocka_unit_test(test_lat_runs),
         cmocka_unit_test(test_coll_runs),   cmocka_unit_test(test_report_runs), cmocka_unit_test(test_other_command),
+        cmocka_unit_test(test_twins),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
