@@ -93,6 +93,10 @@ static const struct {
     {C(IPC), "      --round-trips N        ipc: flag round trips per pair and method, 1-1000000 (default 10000)\n"},
     {C(IPC), "      --no-local             ipc: skip the same paths inside one process (no ratio)\n"},
     {C(IPC), "      --timeout SECONDS      ipc: the longest wait for a worker's start or reply (default 120)\n"},
+    {C(REPORT) | C(BW) | C(LAT),
+     "      --expect FILE|auto     after the run, its figures against FILE's bounds (EXPECTATION FILES in\n"
+     "                             p2pscope(1)), or auto: bw bounds from this machine's NVLink and PCIe;\n"
+     "                             each miss a line, exit 1 on any\n"},
 };
 
 static const char psc__footer[] =
