@@ -82,8 +82,9 @@ psc_expect_result_t *psc_expect_result_new(const psc_expect_t *e)
     if (!r)
         return NULL;
     r->checks = calloc(e->n ? e->n : 1, sizeof(*r->checks));
-    if (!r->checks) {
-        free(r);
+    r->ran = calloc(e->n ? e->n : 1, sizeof(*r->ran));
+    if (!r->checks || !r->ran) {
+        psc_expect_result_free(r);
         return NULL;
     }
     return r;
@@ -94,6 +95,7 @@ void psc_expect_result_free(psc_expect_result_t *r)
     if (!r)
         return;
     free(r->checks);
+    free(r->ran);
     free(r->misses);
     free(r);
 }
@@ -107,9 +109,37 @@ static void psc__kind_checked(const psc_expect_t *e, psc_expect_result_t *r, int
         r->nrules += e->rules[i].kind == kind;
 }
 
-static int psc__matches(const psc_expect_rule_t *rule, int kind, const char *test, const char *kase)
+/* The rule applies to the test (noted: its test ran) and to the case. */
+static int psc__matches(const psc_expect_rule_t *rule, psc_expect_result_t *r, size_t i, int kind, const char *test,
+                        const char *kase)
 {
-    return rule->kind == kind && fnmatch(rule->test, test, 0) == 0 && fnmatch(rule->kase, kase, 0) == 0;
+    if (rule->kind != kind || fnmatch(rule->test, test, 0) != 0)
+        return 0;
+    r->ran[i] = 1;
+    return fnmatch(rule->kase, kase, 0) == 0;
+}
+
+/* How many tests of the rule's kind its glob names. */
+static int psc__tests_named(const psc_expect_rule_t *rule)
+{
+    int n = 0;
+
+    if (rule->kind == PSC_EXPECT_BW)
+        return psc_bw_test_match(rule->test, NULL, 0);
+    if (rule->kind == PSC_EXPECT_LAT)
+        return psc_lat_test_match(rule->test, NULL, 0);
+    for (int c = 0; c < PSC_COLL_N; c++)
+        n += psc_coll_name(c) && fnmatch(rule->test, psc_coll_name(c), 0) == 0;
+    return n;
+}
+
+int psc_expect_unmatched(const psc_expect_t *e, const psc_expect_result_t *r, size_t i)
+{
+    const psc_expect_rule_t *rule = &e->rules[i];
+
+    if (!(r->kinds & (1 << rule->kind)) || r->checks[i] || rule->quiet)
+        return 0;
+    return r->ran[i] || psc__tests_named(rule) == 0;
 }
 
 /* One figure (base unit: GB/s or ns) against one matching rule; a miss is kept. */
@@ -163,7 +193,7 @@ psc_status_t psc_expect_check_bw(const psc_expect_t *e, const psc_bw_suite_t *s,
             continue;
         psc_expect_case_bw(x, s->nsizes > 1, kase, sizeof(kase));
         for (size_t i = 0; i < e->n; i++)
-            if (psc__matches(&e->rules[i], PSC_EXPECT_BW, test, kase) &&
+            if (psc__matches(&e->rules[i], r, i, PSC_EXPECT_BW, test, kase) &&
                 psc__check(e, i, r, test, kase, e->rules[i].figure, psc__bw_figure(&x->stats, e->rules[i].figure)) !=
                     PSC_OK)
                 return PSC_ERR_NO_MEMORY;
@@ -197,7 +227,7 @@ psc_status_t psc_expect_check_lat(const psc_expect_t *e, const psc_lat_suite_t *
                 continue;
             psc_expect_case_lat(x, z, kase, sizeof(kase));
             for (size_t i = 0; i < e->n; i++)
-                if (psc__matches(&e->rules[i], PSC_EXPECT_LAT, ti->name, kase) &&
+                if (psc__matches(&e->rules[i], r, i, PSC_EXPECT_LAT, ti->name, kase) &&
                     psc__check(e, i, r, ti->name, kase, e->rules[i].figure,
                                psc__lat_figure(&x->lat[z], e->rules[i].figure)) != PSC_OK)
                     return PSC_ERR_NO_MEMORY;
@@ -230,7 +260,7 @@ psc_status_t psc_expect_check_coll(const psc_expect_t *e, const psc_coll_report_
                                                           : row->r[h].busbw_gbs;
                 char figure[48];
 
-                if (!psc__matches(&e->rules[i], PSC_EXPECT_COLL, test, kase))
+                if (!psc__matches(&e->rules[i], r, i, PSC_EXPECT_COLL, test, kase))
                     continue;
                 snprintf(figure, sizeof(figure), "%s (%s, %s %s)", fig, half[h], type ? type : "?", op ? op : "?");
                 if (psc__check(e, i, r, test, kase, figure, base) != PSC_OK)
@@ -246,9 +276,24 @@ static const char *psc__op(int op)
     return op == PSC_EXPECT_GE ? ">=" : "<=";
 }
 
+static const char *psc__kind_name(int kind)
+{
+    return kind == PSC_EXPECT_BW ? "bw" : kind == PSC_EXPECT_LAT ? "lat" : "coll";
+}
+
+/* Rules of the checked kinds whose test did not run, and rules of other kinds. */
+static size_t psc__not_applied(const psc_expect_t *e, const psc_expect_result_t *r)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < e->n; i++)
+        n += !r->checks[i] && !psc_expect_unmatched(e, r, i);
+    return n;
+}
+
 void psc_expect_render(FILE *f, const psc_expect_t *e, const psc_expect_result_t *r)
 {
-    size_t other = e->n - r->nrules;
+    size_t skipped = psc__not_applied(e, r);
 
     for (size_t k = 0; k < r->nmisses; k++) {
         const psc_expect_miss_t *m = &r->misses[k];
@@ -260,15 +305,22 @@ void psc_expect_render(FILE *f, const psc_expect_t *e, const psc_expect_result_t
     for (size_t i = 0; i < e->n; i++) {
         const psc_expect_rule_t *rule = &e->rules[i];
 
-        if ((r->kinds & (1 << rule->kind)) && !r->checks[i] && !rule->quiet)
-            psc_report_printf(f, "expect: warning: %s: rule '%s %s %s %s %.6g %s' matched no measured figure of this "
-                              "run\n", rule->where, rule->kind == PSC_EXPECT_BW ? "bw" : rule->kind == PSC_EXPECT_LAT ?
-                              "lat" : "coll", rule->test, rule->kase, psc__op(rule->op), rule->value, rule->unit);
+        if (!psc_expect_unmatched(e, r, i))
+            continue;
+        if (!r->ran[i] && psc__tests_named(rule) == 0)
+            psc_report_printf(f, "expect: warning: %s: '%s' names no %s test (accepted a name or glob from %s)\n",
+                              rule->where, rule->test, psc__kind_name(rule->kind),
+                              rule->kind == PSC_EXPECT_BW ? "p2pscope bw -l" : rule->kind == PSC_EXPECT_LAT ?
+                              "p2pscope lat -l" : "p2pscope coll --help");
+        else
+            psc_report_printf(f, "expect: warning: %s: rule '%s %s %s %s %.6g %s' matched no case of this run\n",
+                              rule->where, psc__kind_name(rule->kind), rule->test, rule->kase, psc__op(rule->op),
+                              rule->value, rule->unit);
     }
-    fprintf(f, "expect: %zu rule%s, %zu check%s, %zu miss%s", r->nrules, r->nrules == 1 ? "" : "s", r->nchecks,
+    fprintf(f, "expect: %zu rule%s, %zu check%s, %zu miss%s", e->n, e->n == 1 ? "" : "s", r->nchecks,
             r->nchecks == 1 ? "" : "s", r->nmisses, r->nmisses == 1 ? "" : "es");
-    if (other)
-        fprintf(f, " (%zu rule%s for other commands not applied)", other, other == 1 ? "" : "s");
+    if (skipped)
+        fprintf(f, " (%zu rule%s for tests not run)", skipped, skipped == 1 ? "" : "s");
     fprintf(f, "\n");
 }
 
@@ -295,10 +347,11 @@ json_t *psc_json_expect(const psc_expect_t *e, const psc_expect_result_t *r)
         psc_json_push(misses, x, &bad);
     }
     for (size_t i = 0; i < e->n; i++)
-        if ((r->kinds & (1 << e->rules[i].kind)) && !r->checks[i] && !e->rules[i].quiet)
+        if (psc_expect_unmatched(e, r, i))
             psc_json_push(unmatched, psc_json_str(e->rules[i].where), &bad);
-    psc_json_set(o, "rules", json_integer((json_int_t)r->nrules), &bad);
+    psc_json_set(o, "rules", json_integer((json_int_t)e->n), &bad);
     psc_json_set(o, "checks", json_integer((json_int_t)r->nchecks), &bad);
+    psc_json_set(o, "not_applied", json_integer((json_int_t)psc__not_applied(e, r)), &bad);
     psc_json_set(o, "misses", misses, &bad);
     psc_json_set(o, "unmatched", unmatched, &bad);
     psc_json_set(o, "passed", json_boolean(r->nmisses == 0), &bad);

@@ -100,14 +100,24 @@ typedef struct {
     double value;                    /* in the rule's unit */
 } psc_expect_miss_t;
 
-/* What a check found: per rule how many figures it checked; the misses, in the run's order. */
+/*
+ * What a check found: per rule how many figures it checked and whether its
+ * test ran at all; the misses, in the run's order. A rule whose test did not
+ * run is not applied (a file for every command fits a run of some tests);
+ * one whose test ran but whose case matched nothing, or whose test glob names
+ * no test at all, is unmatched: a warning, so that a typo shows.
+ */
 typedef struct {
     size_t nrules;                   /* rules of the checked kinds */
     size_t nchecks, nmisses, cap;
     size_t *checks;                  /* [n rules of the set]: figures each rule checked */
+    unsigned char *ran;              /* [n rules of the set]: 1 when a test its glob matches has a result here */
     int kinds;                       /* bit (1 << psc_expect_kind_t) for each kind checked */
     psc_expect_miss_t *misses;
 } psc_expect_result_t;
+
+/* 1 when rule i warns: its kind was checked, its test glob names no test, or its test ran and no case matched. */
+int psc_expect_unmatched(const psc_expect_t *e, const psc_expect_result_t *r, size_t i);
 
 /* An empty result for e (free with psc_expect_result_free); NULL out of memory. */
 psc_expect_result_t *psc_expect_result_new(const psc_expect_t *e);
@@ -120,11 +130,12 @@ psc_status_t psc_expect_check_coll(const psc_expect_t *e, const psc_coll_report_
 
 /*
  * One line per miss ("expect: MISS TEST CASE FIGURE VALUE UNIT (bound OP
- * BOUND UNIT, WHERE)"), one warning per rule of a checked kind that matched
- * no figure, then "expect: N rules, M checks, K misses".
+ * BOUND UNIT, WHERE)"), one warning per unmatched rule, then "expect: N
+ * rules, M checks, K misses" (and how many rules were not applied).
  */
 void psc_expect_render(FILE *f, const psc_expect_t *e, const psc_expect_result_t *r);
-/* The same as JSON: {"rules", "checks", "misses": [...], "unmatched": [...], "passed"}; NULL out of memory. */
+/* The same as JSON: {"rules", "checks", "not_applied", "misses": [...], "unmatched": [...], "passed"}; NULL out of
+ * memory. */
 json_t *psc_json_expect(const psc_expect_t *e, const psc_expect_result_t *r);
 
 #endif
