@@ -320,7 +320,7 @@ void psc_expect_render(FILE *f, const psc_expect_t *e, const psc_expect_result_t
     fprintf(f, "expect: %zu rule%s, %zu check%s, %zu miss%s", e->n, e->n == 1 ? "" : "s", r->nchecks,
             r->nchecks == 1 ? "" : "s", r->nmisses, r->nmisses == 1 ? "" : "es");
     if (skipped)
-        fprintf(f, " (%zu rule%s for tests not run)", skipped, skipped == 1 ? "" : "s");
+        fprintf(f, " (%zu rule%s for tests without a figure in this run)", skipped, skipped == 1 ? "" : "s");
     fprintf(f, "\n");
 }
 

@@ -218,10 +218,13 @@ static psc_status_t psc__rule(char **tok, int ntok, const char *name, unsigned l
     if (fig < 0 && ntok == 7)
         return psc__bad(err, errlen, name, line, "unknown %s figure '%.20s'; accepted %s", psc__kinds[kind], tok[6],
                         psc__figure_lists[kind]);
-    if (fig < 0 || psc__figures[fig].time != time)
-        return psc__bad(err, errlen, name, line, "%s %s %s is not in %s; accepted %s", psc__kinds[kind],
-                        fig < 0 ? "figures" : psc__figures[fig].name, fig < 0 || psc__figures[fig].time ? "are times"
-                        : "is a bandwidth", tok[5], psc__figure_lists[kind]);
+    if (fig < 0)
+        return psc__bad(err, errlen, name, line, "%s has no figure in %s; accepted %s", psc__kinds[kind], tok[5],
+                        psc__figure_lists[kind]);
+    if (psc__figures[fig].time != time)
+        return psc__bad(err, errlen, name, line, "%s %s is a %s, not in %s; accepted %s", psc__kinds[kind],
+                        psc__figures[fig].name, psc__figures[fig].time ? "time" : "bandwidth", tok[5],
+                        psc__figure_lists[kind]);
     snprintf(r->figure, sizeof(r->figure), "%s", psc__figures[fig].name);
     snprintf(r->unit, sizeof(r->unit), "%s", psc__units[unit].canon);
     r->scale = psc__units[unit].scale;
