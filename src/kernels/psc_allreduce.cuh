@@ -429,6 +429,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
 }
 
 #include "psc_allreduce_twoshot.cuh"
+#include "psc_allreduce_ce.cuh"
 
 /* Fill n 32-bit words with value (the buffers' sentinel at creation). */
 extern "C" __global__ void psc_ar_fill(unsigned *p, u64 n, unsigned value)

@@ -4,8 +4,9 @@
  * in and out of place, sizes with tails; 20000 back-to-back calls of mixed
  * sizes with every 100th checked (300 with PSC_TEST_QUICK set, for
  * compute-sanitizer); a CUDA graph of calls replayed; and the
- * time per call (eager and replayed) for 8 B to 32 KiB, printed. Skipped
- * only without a driver or GPU.
+ * time per call (eager and replayed) for 8 B to 32 KiB, printed; with two
+ * GPUs or more, large calls by the copy engines and the one-shot kernel,
+ * timed (8 MiB to 512 MiB). Skipped only without a driver or GPU.
  */
 #include <cuda.h>
 #include <setjmp.h>
@@ -223,6 +224,8 @@ static void test_calls_in_pieces(void **state)
     (void)state;
     calls_in_pieces(1); /* the one-shot */
     calls_in_pieces(2); /* the two-shot */
+    if (n >= 2)
+        calls_in_pieces(3); /* the copy engines (a group of one rank has no such path) */
 }
 
 static double now_us(void)
@@ -348,11 +351,141 @@ static void test_graph_and_time(void **state)
     psc_allreduce_destroy(ar);
 }
 
+/* Calls of `bytes` (count fp32 elements from in, into out) eager and from a graph of 5 replayed: µs per call. */
+static void time_big(psc_allreduce_t *ar, CUdeviceptr *in, CUdeviceptr *out, size_t count, int reps, double *eager,
+                     double *graph)
+{
+    psc_cuda_t *cu = &g_ctx->cu;
+    void *r[MAXR];
+    const void *s[MAXR];
+    CUgraph g[MAXR];
+    CUgraphExec e[MAXR];
+    double t0 = 0;
+
+    for (int i = 0; i < n; i++) {
+        r[i] = (void *)(uintptr_t)out[i];
+        s[i] = (const void *)(uintptr_t)in[i];
+    }
+    for (int k = 0; k < reps + 2; k++) {
+        if (k == 2) {
+            sync_all();
+            t0 = now_us();
+        }
+        if (psc_allreduce_sum(ar, r, s, count, PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
+            fail_msg("psc_allreduce_sum: %s", psc_context_last_error(g_ctx));
+    }
+    sync_all();
+    *eager = (now_us() - t0) / reps;
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        assert_int_equal(cu->p_cuStreamBeginCapture(streams[i], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+    }
+    for (int k = 0; k < 5; k++)
+        if (psc_allreduce_sum(ar, r, s, count, PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
+            fail_msg("psc_allreduce_sum (captured): %s", psc_context_last_error(g_ctx));
+    for (int i = 0; i < n; i++) { /* every capture ended before any graph is instantiated (the driver's rule) */
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        assert_int_equal(cu->p_cuStreamEndCapture(streams[i], &g[i]), CUDA_SUCCESS);
+    }
+    for (int i = 0; i < n; i++)
+        assert_int_equal(cu->p_cuGraphInstantiateWithFlags(&e[i], g[i], 0), CUDA_SUCCESS);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(cu->p_cuGraphLaunch(e[i], streams[i]), CUDA_SUCCESS);
+    sync_all();
+    t0 = now_us();
+    for (int l = 0; l < (reps + 4) / 5; l++)
+        for (int i = 0; i < n; i++)
+            assert_int_equal(cu->p_cuGraphLaunch(e[i], streams[i]), CUDA_SUCCESS);
+    sync_all();
+    *graph = (now_us() - t0) / (5.0 * ((reps + 4) / 5));
+    for (int i = 0; i < n; i++) {
+        cu->p_cuGraphExecDestroy(e[i]);
+        cu->p_cuGraphDestroy(g[i]);
+    }
+}
+
+/*
+ * Large calls (8 MiB to 512 MiB; 8 MiB with PSC_TEST_QUICK) by the copy engines and by the one-shot kernel,
+ * eager and replayed from graphs, the last call's sums checked; busbw printed (2 (n-1) / n x bytes / time),
+ * and at the largest size the copy engines' chunk from 1 to 8 MiB. Two GPUs or more.
+ */
+static void test_large_calls(void **state)
+{
+    const int quick = getenv("PSC_TEST_QUICK") != NULL;
+    const size_t most = quick ? 8u << 20 : 512u << 20;
+    CUdeviceptr in[MAXR], out[MAXR];
+    unsigned char *h = malloc(most);
+    psc_allreduce_t *ar = NULL;
+
+    (void)state;
+    if (n < 2) {
+        free(h);
+        printf("large calls: one GPU, no copy-engine path to time\n");
+        return;
+    }
+    assert_non_null(h);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&in[i], most), CUDA_SUCCESS);
+        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&out[i], most), CUDA_SUCCESS);
+        for (size_t j = 0; j < most / 4; j++) {
+            float f = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, n, i, j, 5);
+
+            memcpy(h + 4 * j, &f, 4);
+        }
+        assert_int_equal(g_ctx->cu.p_cuMemcpyHtoD(in[i], h, most), CUDA_SUCCESS);
+    }
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, n, most, &ar), PSC_OK);
+    for (size_t bytes = 8u << 20; bytes <= most; bytes *= 4) {
+        for (int algo = 3; algo >= 1; algo -= 2) {
+            const int reps = bytes >= (256u << 20) ? 10 : 40;
+            double eager, graph, f = 2.0 * (n - 1) / n * (double)bytes / 1e3;
+
+            assert_int_equal(psc__allreduce_force(ar, algo), PSC_OK);
+            time_big(ar, in, out, bytes / 4, quick ? 2 : reps, &eager, &graph);
+            printf("allreduce %d ranks %4zu MiB by the %s: eager %.1f us (busbw %.1f GB/s), graph replay %.1f us "
+                   "(busbw %.1f GB/s)\n", n, bytes >> 20, algo == 3 ? "copy engines" : "one-shot kernel", eager,
+                   f / eager, graph, f / graph);
+            for (int i = 0; i < n; i++) {
+                assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+                assert_int_equal(g_ctx->cu.p_cuMemcpyDtoH(h, out[i], bytes), CUDA_SUCCESS);
+                for (size_t j = 0; j < bytes / 4; j += 997) {
+                    float want = (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, n, j, 5), got;
+
+                    memcpy(&got, h + 4 * j, 4);
+                    if (memcmp(&got, &want, 4))
+                        fail_msg("way %d %zu B rank %d element %zu: %g, expected %g", algo, bytes, i, j, got, want);
+                }
+            }
+        }
+        if (bytes * 4 > most)
+            for (uint64_t chunk = 1u << 20; !quick && chunk <= (8u << 20) / (n - 1); chunk *= 2) {
+                double eager, graph, f = 2.0 * (n - 1) / n * (double)bytes / 1e3;
+
+                assert_int_equal(psc__allreduce_force(ar, 3), PSC_OK);
+                assert_int_equal(psc__allreduce_ce_chunk(ar, chunk), PSC_OK);
+                time_big(ar, in, out, bytes / 4, 10, &eager, &graph);
+                printf("allreduce %d ranks %4zu MiB by the copy engines, %2llu MiB chunks: eager busbw %.1f GB/s, "
+                       "graph replay %.1f GB/s\n", n, bytes >> 20, (unsigned long long)(chunk >> 20), f / eager,
+                       f / graph);
+            }
+    }
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        g_ctx->cu.p_cuMemFree(in[i]);
+        g_ctx->cu.p_cuMemFree(out[i]);
+    }
+    free(h);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sums),
     cmocka_unit_test(test_many_calls),
     cmocka_unit_test(test_calls_in_pieces),
     cmocka_unit_test(test_graph_and_time),
+    cmocka_unit_test(test_large_calls),
 };
 
 PSC_GPU_TEST_MAIN_SETUP(tests, setup)

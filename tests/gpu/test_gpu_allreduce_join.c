@@ -114,7 +114,62 @@ static double now_us(void)
     return (double)ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
 }
 
-/* Every type, in and out of place, mixed sizes each checked, on both kernels; a call in pieces on each. */
+/*
+ * The copy-engine path captured: a graph of 5 calls of BIG (1 MiB chunks: 18 each, the slots' halves in turn
+ * many times), in place, replayed 3 times: 15 calls, each summing the last one's sums (n^14 times the first
+ * sums in the end: checked where fp32 holds that exactly: with 2 ranks each sum doubles, exact, always).
+ */
+static int copy_engine_graph(rank_t *k, const psc_ar_procs_t *procs)
+{
+    psc_cuda_t *cu = &k->ctx->cu;
+    CUgraph g = NULL;
+    CUgraphExec e = NULL;
+    int rc = 0;
+
+    if (psc__allreduce_force(k->ar, 3) != PSC_OK || psc__allreduce_ce_chunk(k->ar, 1u << 20) != PSC_OK)
+        return say(k->proc, "the copy-engine path refused", k->ctx);
+    if ((rc = put_input(k, PSC_AR_FLOAT32, BIG / 4, 11)) != 0)
+        return rc;
+    if (cu->p_cuStreamBeginCapture(k->s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
+        return say(k->proc, "cuStreamBeginCapture", NULL);
+    for (int c = 0; c < 5 && rc == 0; c++) {
+        void *r = (void *)(uintptr_t)k->in;
+
+        if (psc_allreduce_sum(k->ar, &r, (const void *const *)&r, BIG / 4, PSC_AR_FLOAT32, &k->s, 5000) != PSC_OK)
+            rc = say(k->proc, "psc_allreduce_sum (captured)", k->ctx);
+    }
+    if (cu->p_cuStreamEndCapture(k->s, &g) != CUDA_SUCCESS || rc ||
+        cu->p_cuGraphInstantiateWithFlags(&e, g, 0) != CUDA_SUCCESS)
+        return rc ? rc : say(k->proc, "the copy-engine path's graph", NULL);
+    for (int l = 0; l < 3 && rc == 0; l++)
+        if (cu->p_cuGraphLaunch(e, k->s) != CUDA_SUCCESS)
+            rc = say(k->proc, "cuGraphLaunch", NULL);
+    if (cu->p_cuStreamSynchronize(k->s) != CUDA_SUCCESS)
+        rc = say(k->proc, "the copy-engine path's graph replays", NULL);
+    if (rc == 0 && cu->p_cuMemcpyDtoH(k->host, k->in, BIG) != CUDA_SUCCESS)
+        rc = say(k->proc, "cuMemcpyDtoH", NULL);
+    for (size_t j = 0; rc == 0 && j < BIG / 4; j++) {
+        double w = psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, k->nprocs, j, 11);
+        float want, got;
+
+        for (int c = 1; c < 15; c++)
+            w *= k->nprocs;
+        want = (float)w;
+        memcpy(&got, k->host + 4 * j, 4);
+        if ((k->nprocs == 2 || (w > -16777216.0 && w < 16777216.0)) && memcmp(&got, &want, 4) != 0) {
+            fprintf(stderr, "process %d: the copy-engine graph's element %zu: %g, expected %g\n", k->proc, j, got,
+                    want);
+            rc = 1;
+        }
+    }
+    psc_test_procs_barrier(procs);
+    cu->p_cuGraphExecDestroy(e);
+    cu->p_cuGraphDestroy(g);
+    return rc;
+}
+
+/* Every type, in and out of place, mixed sizes each checked, on both kernels and the copy engines; a call in
+   pieces on each; a graph of the copy-engine path. */
 static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
 {
     static const int types[] = {PSC_AR_FLOAT32, PSC_AR_FLOAT16, PSC_AR_BFLOAT16};
@@ -130,15 +185,17 @@ static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const ps
 
         x = x * 1103515245u + 12345u;
         count = 1 + (x >> 8) % (c % 5 == 0 ? (1u << 20) : 8192);
-        psc__allreduce_force(k.ar, 1 + (c / 2) % 2); /* both kernels, the same turns in every process */
+        psc__allreduce_force(k.ar, 1 + (c / 2) % 3); /* both kernels and the copy engines, the same turns everywhere */
         if ((rc = put_input(&k, dt, count, (uint32_t)c)) == 0 && (rc = sum(&k, c % 2 ? k.in : k.out, dt, count)) == 0)
             rc = expect_sums(&k, c % 2 ? k.in : k.out, dt, count, (uint32_t)c);
     }
-    for (int algo = 1; algo <= 2 && rc == 0; algo++) {
+    for (int algo = 1; algo <= 3 && rc == 0; algo++) {
         psc__allreduce_force(k.ar, algo);
         if ((rc = put_input(&k, PSC_AR_FLOAT32, BIG / 4, 7)) == 0 && (rc = sum(&k, k.out, PSC_AR_FLOAT32, BIG / 4)) == 0)
             rc = expect_sums(&k, k.out, PSC_AR_FLOAT32, BIG / 4, 7);
     }
+    if (rc == 0)
+        rc = copy_engine_graph(&k, procs);
     if (rc == 0 && psc_allreduce_check(k.ar) != PSC_OK)
         rc = say(proc, "psc_allreduce_check", ctx);
     psc_test_procs_barrier(procs); /* no process frees its buffers while another still works on them */

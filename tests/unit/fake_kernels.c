@@ -161,8 +161,10 @@ typedef struct {
     unsigned iters;
     uint64_t *cycles, *cal, timeout_ns;
     unsigned *err;
-    int allreduce;        /* 1: psc_ar_oneshot's job, 2: psc_ar_twoshot's, with its argument block */
+    int allreduce;        /* 1: psc_ar_oneshot's job, 2: psc_ar_twoshot's, with its argument block; 3:
+                             psc_ar_ce_add's, 4: psc_ar_ce_wait's, with theirs */
     psc_ar_args_t ar;
+    psc_ar_ce_args_t ce;
 } fake_job_t;
 
 #define FAKE_JOBS_MAX 64
@@ -187,13 +189,19 @@ static int fake_wait_word(unsigned *w, unsigned want, uint64_t timeout_ns)
 
 static void fake_ar_oneshot(const psc_ar_args_t *a);
 static void fake_ar_twoshot(const psc_ar_args_t *a);
+static void fake_ar_ce_add(const psc_ar_ce_args_t *a);
+static void fake_ar_ce_wait(const psc_ar_ce_args_t *a);
 
 static void *fake_job_main(void *arg)
 {
     fake_job_t *j = arg;
 
     if (j->allreduce) {
-        if (j->allreduce == 2)
+        if (j->allreduce == 4)
+            fake_ar_ce_wait(&j->ce);
+        else if (j->allreduce == 3)
+            fake_ar_ce_add(&j->ce);
+        else if (j->allreduce == 2)
             fake_ar_twoshot(&j->ar);
         else
             fake_ar_oneshot(&j->ar);
@@ -466,6 +474,96 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
     fake_ar_corrupt(a, es);
 }
 
+/* ---- the copy-engine path's kernels (src/kernels/psc_allreduce_ce.cuh): one thread each */
+
+static unsigned *fake_ar_ce_flag(const psc_ar_ce_args_t *a, unsigned r, unsigned at)
+{
+    return (unsigned *)(uintptr_t)(a->lbuf[r] + a->ce_off + at);
+}
+
+/* Wait until *w is (want) or is not (!want) value; 0, the error recorded for rank r, past the timeout. */
+static int fake_ar_ce_poll(const psc_ar_ce_args_t *a, unsigned *w, unsigned value, int want, unsigned r, unsigned seq)
+{
+    psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
+    uint64_t t0 = fake_kernels_ns();
+
+    while ((__atomic_load_n(w, __ATOMIC_ACQUIRE) == value) != want) {
+        if (__atomic_load_n(&fake_jobs_stop, __ATOMIC_RELAXED) || fake_kernels_ns() - t0 > a->timeout_ns ||
+            __atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE)) {
+            if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE) == 0) {
+                ctrl->err_rank = r;
+                ctrl->err_seq = seq;
+                __atomic_store_n(&ctrl->err, PSC_AR_ERR_TIMEOUT, __ATOMIC_RELEASE);
+            }
+            return 0;
+        }
+        sched_yield();
+    }
+    return 1;
+}
+
+static void fake_ar_ce_add(const psc_ar_ce_args_t *a)
+{
+    psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
+    const unsigned seq = __atomic_load_n(&ctrl->seq, __ATOMIC_ACQUIRE), per = a->dtype == PSC_DT_FLOAT32 ? 4 : 8;
+
+    if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
+        return;
+    for (unsigned r = 0; r < a->nranks; r++)
+        if (r != a->rank &&
+            !fake_ar_ce_poll(a, fake_ar_ce_flag(a, r, PSC_AR_CE_SENT(a->rank, a->slot)), PSC_AR_CE_SENT_MARK, 1, r, seq))
+            return;
+    for (uint64_t v = 0; v < (a->bytes + 15) / 16; v++) {
+        const size_t len = (size_t)(a->bytes - 16 * v < 16 ? a->bytes - 16 * v : 16);
+        float acc[8] = {0};
+        uint32_t z[4];
+
+        for (unsigned r = 0; r < a->nranks; r++) {
+            const unsigned sender = r < a->rank ? r : r - 1;
+            const unsigned char *src = r == a->rank ? (const unsigned char *)(uintptr_t)a->send
+                                                    : (const unsigned char *)(uintptr_t)(a->lbuf[a->rank] + a->ce_off +
+                                                          PSC_AR_CE_FLAGS) +
+                                                          ((uint64_t)sender * PSC_AR_CE_SLOTS + a->slot) * a->chunk_bytes;
+            uint32_t w[4] = {0, 0, 0, 0};
+
+            memcpy(w, src + 16 * v, len);
+            for (unsigned q = 0; q < per; q++)
+                acc[q] = r == 0 ? fake_ar_elem(w, a->dtype, (int)q) : acc[q] + fake_ar_elem(w, a->dtype, (int)q);
+        }
+        fake_ar_round(acc, a->dtype, z);
+        memcpy((unsigned char *)(uintptr_t)a->recv + 16 * v, z, len);
+    }
+    /* the slots handed back, as the kernel's last block does */
+    for (unsigned r = 0; r < a->nranks; r++)
+        if (r != a->rank)
+            __atomic_store_n(fake_ar_ce_flag(a, r, PSC_AR_CE_SENT(a->rank, a->slot)), PSC_AR_SENTINEL,
+                             __ATOMIC_RELEASE);
+    for (unsigned r = 0; a->free_half && r < a->nranks; r++)
+        if (r != a->rank)
+            __atomic_store_n(fake_ar_ce_flag(a, r, PSC_AR_CE_FREE(a->rank, a->slot / PSC_AR_CE_HALF)), 1u,
+                             __ATOMIC_RELEASE);
+    if (a->last)
+        __atomic_store_n(&ctrl->seq, seq + 1, __ATOMIC_RELEASE);
+}
+
+static void fake_ar_ce_wait(const psc_ar_ce_args_t *a)
+{
+    psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
+    const unsigned seq = __atomic_load_n(&ctrl->seq, __ATOMIC_ACQUIRE);
+
+    if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
+        return;
+    for (unsigned r = 0; r < a->nranks; r++) {
+        unsigned *w = fake_ar_ce_flag(a, a->rank, PSC_AR_CE_FREE(r, a->slot / PSC_AR_CE_HALF));
+
+        if (r == a->rank)
+            continue;
+        if (!fake_ar_ce_poll(a, w, 0u, 0, r, seq))
+            return;
+        __atomic_store_n(w, 0u, __ATOMIC_RELEASE);
+    }
+}
+
 /* Bytes of part p of a piece of pbytes cut in parts of part bytes. */
 static uint64_t fake_ar_part_len(uint64_t pbytes, uint64_t part, unsigned p)
 {
@@ -639,6 +737,12 @@ CUresult fake_kernel_run(const char *name, CUstream s, CUcontext c, void **param
     }
     if (strcmp(name, "psc_ar_oneshot") == 0 || strcmp(name, "psc_ar_twoshot") == 0) {
         fake_job_t j = {.stream = s, .ctx = c, .allreduce = name[7] == 't' ? 2 : 1, .ar = FAKE_ARG(psc_ar_args_t, 0)};
+
+        return fake_job_start(&j);
+    }
+    if (strcmp(name, "psc_ar_ce_add") == 0 || strcmp(name, "psc_ar_ce_wait") == 0) {
+        fake_job_t j = {.stream = s, .ctx = c, .allreduce = name[10] == 'a' ? 3 : 4,
+                        .ce = FAKE_ARG(psc_ar_ce_args_t, 0)};
 
         return fake_job_start(&j);
     }

@@ -28,6 +28,7 @@
  * FAKE_CUDA_DMABUF=refuse exports one the CPU cannot mmap (older drivers).
  * FAKE_CUDA_NO_EARLY=1: cuLaunchKernelEx refuses programmatic dependent launches (CUDA_ERROR_NOT_SUPPORTED).
  * FAKE_CUDA_REUSE_ADDRESS=1: a device allocation takes the last freed one's address where it is free.
+ * FAKE_CUDA_NO_STREAM_WRITES=1: the driver lacks cuStreamWriteValue32 (the all-reduce's copy-engine path).
  * FAKE_CUDA_GRAPHS=1 lets streams capture CUDA graphs (fake_graph.c: the
  * driver's rules on the order of capture calls, not the work).
  */
@@ -625,6 +626,16 @@ static CUresult fake_memcpy_async(CUdeviceptr d, CUdeviceptr s, size_t n, CUstre
     fake_last_stream = st;
     return CUDA_SUCCESS;
 }
+/* cuStreamWriteValue32: at once, after the stream's earlier work (its flag kernels), as the stream would. */
+static CUresult fake_write_value32(CUstream st, CUdeviceptr addr, cuuint32_t value, unsigned flags)
+{
+    if (!fake_run_copies || flags)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    fake_kernels_wait_stream(st);
+    __atomic_store_n((uint32_t *)(uintptr_t)addr, value, __ATOMIC_RELEASE);
+    fake_op('V', st, NULL);
+    return CUDA_SUCCESS;
+}
 static CUresult fake_memcpy_peer_async(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st)
 {
     if (fake_ctx_gpu(dc) < 0 || fake_ctx_gpu(sc) < 0)
@@ -675,7 +686,8 @@ static void fake_op(char op, void *stream, void *event)
     }
 }
 int fake_cuda_nops(void) { return fake_nops; }
-/* The k-th logged operation: 'R' event record, 'W' stream wait, 'K' kernel launch, 'M' cuMemcpyAsync; 0 past the end. */
+/* The k-th logged operation: 'R' event record, 'W' stream wait, 'K' kernel launch, 'M' cuMemcpyAsync, 'V' stream
+   write; 0 past the end. */
 int fake_cuda_op(int k, void **stream, void **event)
 {
     if (k < 0 || k >= fake_nops)
@@ -892,6 +904,7 @@ static const struct { const char *name; void *fn; } fake_ctx_table[] = {
     {"cuLaunchKernel", (void *)fake_launch},
     {"cuLaunchKernelEx", (void *)fake_launch_ex},
     {"cuMemcpyAsync", (void *)fake_memcpy_async},
+    {"cuStreamWriteValue32", (void *)fake_write_value32},
     {"cuEventCreate", (void *)fake_event_create},
     {"cuEventDestroy", (void *)fake_event_destroy},
     {"cuEventRecord", (void *)fake_event_record},
@@ -947,7 +960,8 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
 {
     (void)version;
     (void)flags;
-    if (strcmp(fake_mode(), "missing") == 0 && strcmp(symbol, "cuMemcpyAsync") == 0) {
+    if ((strcmp(fake_mode(), "missing") == 0 && strcmp(symbol, "cuMemcpyAsync") == 0) ||
+        (getenv("FAKE_CUDA_NO_STREAM_WRITES") && strcmp(symbol, "cuStreamWriteValue32") == 0)) {
         *pfn = NULL;
         *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
         return CUDA_ERROR_NOT_FOUND;

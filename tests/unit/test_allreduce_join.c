@@ -6,7 +6,7 @@
  * out of place, calls of mixed sizes one after another and in pieces; two
  * processes on one GPU; every process refusing the same way when they
  * disagree; a process that never calls makes the others give up with the
- * rank named, and nobody hangs.
+ * rank named, and nobody hangs; the same of the copy-engine path (2 processes).
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "allreduce/allreduce.h"
 #include "coll/coll_values.h"
 #include "fake_context.h"
 #include "internal.h"
@@ -99,6 +100,33 @@ static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const ps
     return rc;
 }
 
+/* The copy-engine path (forced, 1 KiB chunks: the slots' halves in turn many times): mixed calls, exact. */
+static int role_copy_engine_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
+{
+    psc_allreduce_t *ar = NULL;
+    CUdeviceptr in = 0, out = 0;
+    CUstream s = NULL;
+    uint32_t x = 31;
+    int rc = 0;
+
+    if (psc__gpu_use(ctx, gpu) != PSC_OK || ctx->cu.p_cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) ||
+        ctx->cu.p_cuMemAlloc(&in, 65536) || ctx->cu.p_cuMemAlloc(&out, 65536))
+        return say(proc, "setup", NULL);
+    if (psc_allreduce_join(ctx, gpu, procs, 4u << 20, &ar) != PSC_OK)
+        return say(proc, "psc_allreduce_join", ctx);
+    if (psc__allreduce_force(ar, 3) != PSC_OK || psc__allreduce_ce_chunk(ar, 1024) != PSC_OK)
+        rc = say(proc, "the copy-engine path refused", ctx);
+    for (int k = 0; k < 40 && rc == 0; k++) {
+        x = x * 1103515245u + 12345u;
+        rc = sum_and_check(ctx, ar, s, in, k % 2 ? in : out, proc, nprocs, k % 3 ? PSC_AR_FLOAT32 : PSC_AR_BFLOAT16,
+                           1 + (x >> 8) % 16000, (uint32_t)k);
+    }
+    if (rc == 0 && psc_allreduce_check(ar) != PSC_OK)
+        rc = say(proc, "psc_allreduce_check", ctx);
+    psc_allreduce_destroy(ar);
+    return rc;
+}
+
 /* Process 1 asks another max_bytes: every process refuses, naming it. */
 static int role_disagree(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
 {
@@ -148,6 +176,8 @@ static int role_one_unreachable(psc_context_t *ctx, int proc, int nprocs, int gp
     return 0;
 }
 
+static int g_never_copy_engine; /* 1: role_one_never_calls's calls by the copy-engine path */
+
 /* The last process joins but never calls: the others give up, naming it; nobody hangs. */
 static int role_one_never_calls(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
 {
@@ -160,9 +190,11 @@ static int role_one_never_calls(psc_context_t *ctx, int proc, int nprocs, int gp
     if (psc__gpu_use(ctx, gpu) != PSC_OK || ctx->cu.p_cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) ||
         ctx->cu.p_cuMemAlloc(&in, 4096))
         return say(proc, "setup", NULL);
-    if (psc_allreduce_join(ctx, gpu, procs, 4096, &ar) != PSC_OK)
+    if (psc_allreduce_join(ctx, gpu, procs, g_never_copy_engine ? 4u << 20 : 4096, &ar) != PSC_OK)
         return say(proc, "psc_allreduce_join", ctx);
-    if (proc != nprocs - 1) {
+    if (g_never_copy_engine && (psc__allreduce_force(ar, 3) != PSC_OK || psc__allreduce_ce_chunk(ar, 256) != PSC_OK))
+        rc = say(proc, "the copy-engine path refused", ctx);
+    if (proc != nprocs - 1 && rc == 0) {
         void *r = (void *)(uintptr_t)in;
         const void *snd = r;
 
@@ -263,6 +295,18 @@ static void test_silent_process_times_out(void **state)
     run_procs(role_one_never_calls, 3, gpus);
 }
 
+static void test_copy_engine_path(void **state)
+{
+    static const int gpus[] = {0, 1}, one_gpu[] = {2, 2};
+
+    (void)state;
+    run_procs(role_copy_engine_sums, 2, gpus);
+    run_procs(role_copy_engine_sums, 2, one_gpu);
+    g_never_copy_engine = 1; /* a silent peer: the others give up on the path too, naming it */
+    run_procs(role_one_never_calls, 2, gpus);
+    g_never_copy_engine = 0;
+}
+
 static void test_refusals(void **state)
 {
     psc_ar_procs_t bad = {2, 2, NULL, psc_test_allgather}, none = {2, 0, NULL, NULL};
@@ -291,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_disagreement_refused_everywhere),
         cmocka_unit_test(test_one_process_cannot_share),
         cmocka_unit_test(test_silent_process_times_out),
+        cmocka_unit_test(test_copy_engine_path),
         cmocka_unit_test(test_refusals),
     };
 

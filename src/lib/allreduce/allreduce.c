@@ -35,14 +35,19 @@ uint64_t psc__ar_slot_bytes(uint64_t max_bytes)
 uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar)
 {
     ar->part_bytes = ((ar->slot_bytes + (uint64_t)ar->n - 1) / (uint64_t)ar->n + 15) / 16 * 16;
-    return (uint64_t)PSC_AR_BUFS * (uint64_t)ar->n * (ar->slot_bytes + 2 * ar->part_bytes);
+    ar->ce_off = (uint64_t)PSC_AR_BUFS * (uint64_t)ar->n * (ar->slot_bytes + 2 * ar->part_bytes);
+    ar->ce_chunk_max = psc__ar_ce_chunk(ar->n, ar->max_bytes);
+    return ar->ce_off + psc__ar_ce_region(ar->n, ar->ce_chunk_max);
 }
 
-/* The kernel for a call of `bytes`: the two-shot for large calls over 3 ranks or more, else the one-shot. */
+/* The way for a call of `bytes`: over 2 ranks the copy engines for large calls, over 3 or more the two-shot
+   for large calls; else the one-shot. */
 static int psc__ar_algo(const psc_allreduce_t *ar, uint64_t bytes)
 {
     if (ar->algo)
         return ar->algo;
+    if (ar->n == 2 && ar->ce_chunk && bytes >= PSC__AR_CE_FROM)
+        return PSC__AR_COPY;
     return ar->n >= 3 && bytes >= PSC__AR_TWOSHOT_MIN ? PSC__AR_TWOSHOT : PSC__AR_ONESHOT;
 }
 
@@ -103,6 +108,7 @@ static void psc__ar_release(psc_allreduce_t *ar)
         if (ar->ctrl[i])
             ctx->cu.p_cuMemFree(ar->ctrl[i]);
         ar->ctrl[i] = 0;
+        psc__ar_ce_release(ar, i);
     }
     memset(ar->lbuf, 0, sizeof(ar->lbuf));
     for (int a = 0; a < ar->nlocal; a++)
@@ -145,7 +151,9 @@ psc_status_t psc__ar_ctrl_alloc(psc_allreduce_t *ar, int i)
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce: %zu B of control words on GPU %d do not fit",
                          sizeof(psc_ar_ctrl_t), ar->dev[i]);
     }
-    return PSC_CU(ctx, cuMemcpyHtoD, (ar->ctrl[i], &zero, sizeof(zero)));
+    if ((st = PSC_CU(ctx, cuMemcpyHtoD, (ar->ctrl[i], &zero, sizeof(zero)))) != PSC_OK)
+        return st;
+    return psc__ar_ce_setup(ar, i);
 }
 
 /* Rank i's buffers and control words on its GPU, the buffers all sentinel. */
@@ -160,7 +168,8 @@ static psc_status_t psc__ar_alloc(psc_allreduce_t *ar, int i)
     if (ctx->cu.p_cuMemAlloc(&ar->lbuf[i], (size_t)bytes) != CUDA_SUCCESS) {
         ar->lbuf[i] = 0;
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_create: %llu B of buffers on GPU %d do not fit: "
-                         "accepted a smaller max_bytes (the buffers take 4 x (ranks + 2) x min(max_bytes, %llu MiB) per GPU)",
+                         "accepted a smaller max_bytes (the buffers take 4 x (ranks + 2) x min(max_bytes, %llu MiB) "
+                         "per GPU, and 32 MiB more from 4 MiB on)",
                          (unsigned long long)bytes, ar->dev[i], PSC__AR_SLOT_MAX >> 20);
     }
     return psc__ar_fill(ctx, ar->dev[i], ar->lbuf[i], bytes);
@@ -317,6 +326,12 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
     if (ar->tune_route && ar->tune_route(ar, recv, send, count, dtype, streams, &st)) /* NCCL is faster here */
         return st;
     algo = psc__ar_algo(ar, (uint64_t)count * es);
+    if (algo == PSC__AR_COPY) {
+        psc__guard_enter(ctx);
+        st = psc__ar_ce_sum(ar, recv, send, (uint64_t)count * es, dtype, streams,
+                            (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull);
+        return psc__guard_leave(ctx, st);
+    }
     nvec = ((uint64_t)count * es + 15) / 16;
     if (algo == PSC__AR_ONESHOT) {
         slot_vec = ar->slot_bytes / 16;
@@ -417,9 +432,17 @@ void psc__allreduce_destroy_all(psc_context_t *ctx)
 
 psc_status_t psc__allreduce_force(psc_allreduce_t *ar, int algo)
 {
-    if (!ar || algo < 0 || algo > PSC__AR_TWOSHOT)
+    if (!ar || algo < 0 || algo > PSC__AR_COPY || (algo == PSC__AR_COPY && !ar->ce_chunk))
         return PSC_ERR_INVALID;
     ar->algo = algo;
+    return PSC_OK;
+}
+
+psc_status_t psc__allreduce_ce_chunk(psc_allreduce_t *ar, uint64_t bytes)
+{
+    if (!ar || !ar->ce_chunk_max || bytes < 16 || bytes % 16 || bytes > ar->ce_chunk_max)
+        return PSC_ERR_INVALID;
+    ar->ce_chunk = bytes;
     return PSC_OK;
 }
 

@@ -17,8 +17,13 @@ unsigned psc__ar_blocks(uint64_t nvec, unsigned sms);
 psc_status_t psc__allreduce_buffers(const psc_allreduce_t *ar, int rank, uint64_t *lbuf, uint64_t *ctrl,
                                     uint64_t *slot_bytes);
 
-/* For tests: every later call of the group by the one-shot (1) or the two-shot (2) kernel; 0 by size. */
+/* For tests: every later call of the group by the one-shot (1), the two-shot (2) kernel or the copy engines
+   (3: groups made for calls of 4 MiB or more, whose driver has stream writes); 0 by size. */
 psc_status_t psc__allreduce_force(psc_allreduce_t *ar, int algo);
+
+/* For tests: the copy-engine path's chunk (a multiple of 16, at most the one the group was made with), to
+   take many chunks and the slots' turns with little memory. Every process of a joined group the same. */
+psc_status_t psc__allreduce_ce_chunk(psc_allreduce_t *ar, uint64_t bytes);
 
 /* For tests: a grid of enough blocks for `vectors` (1..64) 16-byte vectors per thread, not one, to compare. */
 psc_status_t psc__allreduce_per_thread(psc_allreduce_t *ar, unsigned vectors);

@@ -32,7 +32,8 @@ typedef struct {
     uint32_t arrived;     /* blocks of the call in progress that have read the words */
     uint32_t err_rank;    /* the rank waited for */
     uint32_t err_seq;     /* in which call */
-    uint32_t pad[3];
+    uint32_t ce_arrived;  /* the copy-engine path's blocks done with the chunk in progress (allreduce_ce.c) */
+    uint32_t pad[2];
 } psc_ar_ctrl_t;
 
 /*
@@ -50,5 +51,37 @@ typedef struct {
     uint64_t timeout_ns;             /* a thread's time to wait for its peers' data, from its first long wait */
     uint32_t nranks, rank, dtype, pad; /* dtype: psc_dtype_t's PSC_DT_FLOAT32, _FLOAT16 or _BFLOAT16 */
 } psc_ar_args_t;
+
+/*
+ * The copy-engine path (src/kernels/psc_allreduce_ce.cuh, src/lib/allreduce/allreduce_ce.c): each rank's copy
+ * engine pushes its input, chunk by chunk, into a slot of every other rank's scratch; kernels add. In each
+ * rank's buffers at ce_off: the flags (PSC_AR_CE_FLAGS bytes), then the scratch: for each other rank s (in rank
+ * order, this rank left out), PSC_AR_CE_SLOTS slots of chunk_bytes. Every flag lives in its writer's sender's
+ * memory: sent[r][slot] (this rank's chunk is in rank r's slot: 1, written by this rank's stream after its
+ * copy; set back to the sentinel by rank r's kernel) and free[r][half] (rank r has added what this rank put in
+ * that half of its slots: 1, written by rank r's kernel; taken, 0, by this rank's waiting kernel; the
+ * sentinel, as filled at creation, also means free).
+ */
+#define PSC_AR_CE_SLOTS 4                  /* slots per sender, in two halves, one chunk each */
+#define PSC_AR_CE_HALF (PSC_AR_CE_SLOTS / 2)
+#define PSC_AR_CE_FLAGS 4096               /* bytes of flags before the scratch */
+#define PSC_AR_CE_SENT(r, slot) (4u * ((unsigned)(r) * PSC_AR_CE_SLOTS + (unsigned)(slot)))
+#define PSC_AR_CE_FREE(r, half) (256u + 4u * ((unsigned)(r) * 2u + (unsigned)(half)))
+#define PSC_AR_CE_SENT_MARK 1u
+
+/* One kernel's argument on the copy-engine path: a chunk's addition (psc_ar_ce_add) or a wait (psc_ar_ce_wait). */
+typedef struct {
+    uint64_t lbuf[PSC_AR_MAX_RANKS]; /* each rank's buffers, as in psc_ar_args_t */
+    uint64_t ctrl;                   /* this rank's psc_ar_ctrl_t */
+    uint64_t send, recv;             /* this chunk of this rank's input and output */
+    uint64_t bytes;                  /* of the chunk */
+    uint64_t ce_off;                 /* where the path's flags begin in every rank's buffers */
+    uint64_t chunk_bytes;            /* a slot's bytes */
+    uint64_t timeout_ns;
+    uint32_t nranks, rank, dtype;
+    uint32_t slot;                   /* the chunk's slot, 0..PSC_AR_CE_SLOTS-1 (its half: slot / PSC_AR_CE_HALF) */
+    uint32_t free_half;              /* add: 1, the half's slots are free once this chunk is added (tell its senders) */
+    uint32_t last;                   /* add: 1, the call's last chunk (the call count moves on) */
+} psc_ar_ce_args_t;
 
 #endif

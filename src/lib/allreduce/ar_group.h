@@ -12,8 +12,11 @@
 #define PSC__AR_MAX_BYTES (1ull << 40)  /* the largest call per rank */
 #define PSC__AR_SLOT_MAX (8ull << 20)   /* the largest slot: larger calls go through it in pieces */
 #define PSC__AR_TWOSHOT_MIN (256ull << 10) /* the two-shot from here on, for 3 ranks or more */
+#define PSC__AR_CE_FROM (4ull << 20)      /* the copy-engine path from here on, for 2 ranks (allreduce_ce.c) */
+#define PSC__AR_CE_CHUNK (8ull << 20)     /* its chunk, divided among the other ranks */
+#define PSC__AR_CE_EVENTS 5
 
-enum { PSC__AR_ONESHOT = 1, PSC__AR_TWOSHOT = 2 };
+enum { PSC__AR_ONESHOT = 1, PSC__AR_TWOSHOT = 2, PSC__AR_COPY = 3 };
 
 struct psc_allreduce {
     psc_context_t *ctx;
@@ -38,6 +41,11 @@ struct psc_allreduce {
     int no_early;                       /* 1: plain launches, never programmatic dependent ones (tests) */
     unsigned per_thread;                /* vectors per thread the grid is sized for; 0 or 1: one (tests) */
     unsigned sms;                       /* blocks at most: the smallest SM count of the group's GPUs */
+    uint64_t ce_off;                    /* the copy-engine path's flags and scratch in each rank's buffers */
+    uint64_t ce_chunk;                  /* its chunk (a slot's bytes); 0: the group does not take the path */
+    uint64_t ce_chunk_max;              /* the slots' bytes as made (tests may use less) */
+    struct CUstream_st *ce_copy[PSC_AR_MAX_RANKS], *ce_wait[PSC_AR_MAX_RANKS]; /* local rank i's streams */
+    struct CUevent_st *ce_ev[PSC_AR_MAX_RANKS][PSC__AR_CE_EVENTS];            /* and events */
     char broken[256];                   /* why calls are refused (a launch failed part way); "" none */
     /* psc_allreduce_tune's (allreduce_tune.c) state, and its hooks: pointers, so no circle of calls */
     struct psc__ar_tune *tune;          /* NULL: untuned */
@@ -49,8 +57,24 @@ struct psc_allreduce {
 /* The slot for calls of up to max_bytes: rounded up to 16 B, at most PSC__AR_SLOT_MAX. */
 uint64_t psc__ar_slot_bytes(uint64_t max_bytes);
 
-/* A rank's buffers: the one-shot's BUFS x n slots, then the two-shot's 2 x BUFS x n parts; sets part_bytes. */
+/*
+ * A rank's buffers: the one-shot's BUFS x n slots, then the two-shot's 2 x BUFS x n parts, then (large
+ * groups) the copy-engine path's region; sets part_bytes, ce_off and ce_chunk_max.
+ */
 uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar);
+
+/* The copy-engine path (allreduce_ce.c): its chunk for n ranks and calls up to max_bytes (0: none), its region. */
+uint64_t psc__ar_ce_chunk(int n, uint64_t max_bytes);
+uint64_t psc__ar_ce_region(int n, uint64_t chunk);
+
+/* Local rank i's streams and events of the path, and ce_chunk (0, none: no region, or a driver without stream
+   writes). */
+psc_status_t psc__ar_ce_setup(psc_allreduce_t *ar, int i);
+void psc__ar_ce_release(psc_allreduce_t *ar, int i);
+
+/* A call on the path, every local rank enqueued (in the guard, arguments checked). */
+psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, uint64_t bytes,
+                            int dtype, struct CUstream_st *const *streams, uint64_t timeout_ns);
 
 /* Fill bytes at p on GPU gpu with the sentinel, and wait for it. */
 psc_status_t psc__ar_fill(psc_context_t *ctx, int gpu, CUdeviceptr p, uint64_t bytes);

@@ -57,6 +57,7 @@
     X(cuPointerGetAttributes, 7000, 0)        \
     X(cuStreamGetCtx, 9020, 0)                \
     X(cuStreamWaitEvent, 3020, 0)             \
+    X(cuStreamWriteValue32, 11070, 0)         \
     X(cuStreamGetCaptureInfo, 11030, 0)       \
     X(cuIpcGetMemHandle, 4010, 0)             \
     X(cuIpcOpenMemHandle, 11000, 0)           \

@@ -1,0 +1,185 @@
+/*
+ * The all-reduce's copy-engine path, for large calls over two ranks (its
+ * kernels: src/kernels/psc_allreduce_ce.cuh; the layout: ar_args.h). SM
+ * stores across NVLink reach 366 GB/s each way on H200 where copy engines
+ * reach 391, and the kernels' data-as-flag scheme also clears every buffer
+ * it used: a pipelined one-shot in kernels measured 229-232 GB/s at 512 MiB.
+ * Here each rank's copy engine pushes its input, chunk by chunk, into a slot
+ * of every other rank's scratch (on a stream of the library's, forked from
+ * the caller's and joined back: the call stays on the caller's stream and is
+ * captured into its graph), and marks each chunk sent with a stream write in
+ * its own memory (no kernel between two copies, which would stall the copy
+ * engine); a kernel on the caller's stream adds each chunk once every other
+ * rank marked it (no copy of the sum goes anywhere: each rank adds all, as
+ * the one-shot). The slots rotate in two halves: before the copies of a
+ * half, a small kernel on a third stream waits until every receiver freed
+ * that half (so the copy engine never waits for a kernel's launch). Every
+ * wait is a kernel's, with the timeout; stream waits on memory would hang
+ * for good when a process dies. With two ranks each link carries each rank's
+ * input once, as a ring's reduce-scatter and all-gather do.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "allreduce/ar_args.h"
+#include "allreduce/ar_group.h"
+
+enum { PSC__CE_FORK, PSC__CE_FREED, PSC__CE_COPIED, PSC__CE_JOIN_COPY, PSC__CE_JOIN_WAIT };
+
+uint64_t psc__ar_ce_chunk(int n, uint64_t max_bytes)
+{
+    if (n < 2 || max_bytes < PSC__AR_CE_FROM)
+        return 0;
+    return PSC__AR_CE_CHUNK / (uint64_t)(n - 1) / 16 * 16;
+}
+
+uint64_t psc__ar_ce_region(int n, uint64_t chunk)
+{
+    return chunk ? PSC_AR_CE_FLAGS + (uint64_t)(n - 1) * PSC_AR_CE_SLOTS * chunk : 0;
+}
+
+psc_status_t psc__ar_ce_setup(psc_allreduce_t *ar, int i)
+{
+    psc_context_t *ctx = ar->ctx;
+    psc_status_t st = PSC_OK;
+
+    /* the path is taken only where its region is made and the driver has stream writes */
+    if (!ar->ce_chunk_max || !ctx->cu.p_cuStreamWriteValue32 || !ctx->cu.p_cuStreamWaitEvent)
+        return PSC_OK;
+    ar->ce_chunk = ar->ce_chunk_max;
+    if ((st = psc__gpu_use(ctx, ar->dev[i])) != PSC_OK)
+        return st;
+    if ((st = PSC_CU(ctx, cuStreamCreate, (&ar->ce_copy[i], CU_STREAM_NON_BLOCKING))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuStreamCreate, (&ar->ce_wait[i], CU_STREAM_NON_BLOCKING))) != PSC_OK)
+        return st;
+    for (int e = 0; e < PSC__AR_CE_EVENTS && st == PSC_OK; e++)
+        st = PSC_CU(ctx, cuEventCreate, (&ar->ce_ev[i][e], CU_EVENT_DISABLE_TIMING));
+    return st;
+}
+
+void psc__ar_ce_release(psc_allreduce_t *ar, int i)
+{
+    psc_context_t *ctx = ar->ctx;
+
+    for (int e = 0; e < PSC__AR_CE_EVENTS; e++)
+        if (ar->ce_ev[i][e])
+            ctx->cu.p_cuEventDestroy(ar->ce_ev[i][e]);
+    if (ar->ce_copy[i])
+        ctx->cu.p_cuStreamDestroy(ar->ce_copy[i]);
+    if (ar->ce_wait[i])
+        ctx->cu.p_cuStreamDestroy(ar->ce_wait[i]);
+    memset(ar->ce_ev[i], 0, sizeof(ar->ce_ev[i]));
+    ar->ce_copy[i] = ar->ce_wait[i] = NULL;
+}
+
+/* Where rank `sender`'s chunk goes in rank r's scratch, slot `slot`. */
+static CUdeviceptr psc__ar_ce_slot(const psc_allreduce_t *ar, int r, int sender, unsigned slot)
+{
+    uint64_t s = (uint64_t)(sender < r ? sender : sender - 1);
+
+    return ar->lbuf[r] + ar->ce_off + PSC_AR_CE_FLAGS + (s * PSC_AR_CE_SLOTS + slot) * ar->ce_chunk;
+}
+
+/* Blocks of psc_ar_ce_add for len bytes: one per PSC_AR_LANES threads of PSC_AR_BATCH vectors each, at most
+   one per SM (a chunk's addition reads and writes at the memory's speed long before the next chunk lands). */
+static unsigned psc__ar_ce_blocks(uint64_t len, unsigned sms)
+{
+    uint64_t per = (uint64_t)PSC_AR_LANES * PSC_AR_BATCH * 16, b = (len + per - 1) / per;
+
+    return (unsigned)(b < 1 ? 1 : b < sms ? b : sms ? sms : 1);
+}
+
+/* Event e of local rank i recorded on `from`, waited for on `to`. */
+static psc_status_t psc__ar_ce_order(psc_allreduce_t *ar, int i, int e, CUstream from, CUstream to)
+{
+    psc_context_t *ctx = ar->ctx;
+    psc_status_t st;
+
+    if ((st = PSC_CU(ctx, cuEventRecord, (ar->ce_ev[i][e], from))) != PSC_OK)
+        return st;
+    return PSC_CU(ctx, cuStreamWaitEvent, (to, ar->ce_ev[i][e], 0));
+}
+
+/* Chunk c of local rank i: the wait for its half (if it opens one), its copies and marks, its addition. */
+static psc_status_t psc__ar_ce_chunk_enqueue(psc_allreduce_t *ar, int i, psc_ar_ce_args_t *a, uint64_t c,
+                                             uint64_t chunks, uint64_t bytes, CUstream s, int in_place)
+{
+    psc_context_t *ctx = ar->ctx;
+    const int rank = ar->first + i;
+    const uint64_t off = c * ar->ce_chunk, len = bytes - off < ar->ce_chunk ? bytes - off : ar->ce_chunk;
+    const unsigned slot = (unsigned)(c % PSC_AR_CE_SLOTS);
+    const CUdeviceptr send = (CUdeviceptr)a->send;
+    void *params[] = {a};
+    psc_status_t st;
+
+    a->slot = slot;
+    if (slot % PSC_AR_CE_HALF == 0 &&
+        ((st = psc__launch_on(ctx, ar->ce_wait[i], ctx->gpu[ar->dev[i]].fn_ar_ce_wait, 1, 32, params)) != PSC_OK ||
+         (st = psc__ar_ce_order(ar, i, PSC__CE_FREED, ar->ce_wait[i], ar->ce_copy[i])) != PSC_OK))
+        return st;
+    for (int r = 0; r < ar->n; r++)
+        if (r != rank &&
+            (st = PSC_CU(ctx, cuMemcpyAsync, (psc__ar_ce_slot(ar, r, rank, slot), send + off, (size_t)len,
+                                              ar->ce_copy[i]))) != PSC_OK)
+            return st;
+    for (int r = 0; r < ar->n; r++) /* after the copies in the stream: written once they have landed */
+        if (r != rank &&
+            (st = PSC_CU(ctx, cuStreamWriteValue32, (ar->ce_copy[i], ar->lbuf[rank] + ar->ce_off +
+                                                     PSC_AR_CE_SENT(r, slot), PSC_AR_CE_SENT_MARK, 0))) != PSC_OK)
+            return st;
+    /* in place, the sum overwrites the input: only after this rank's copy engine has read it */
+    if (in_place && (st = psc__ar_ce_order(ar, i, PSC__CE_COPIED, ar->ce_copy[i], s)) != PSC_OK)
+        return st;
+    a->send = (uint64_t)(send + off);
+    a->recv += off;
+    a->bytes = len;
+    a->free_half = slot % PSC_AR_CE_HALF == PSC_AR_CE_HALF - 1 || c + 1 == chunks;
+    a->last = c + 1 == chunks;
+    st = psc__launch_on(ctx, s, ctx->gpu[ar->dev[i]].fn_ar_ce_add, psc__ar_ce_blocks(len, ar->sms), PSC_AR_LANES,
+                        params);
+    a->send = (uint64_t)send;
+    a->recv -= off;
+    return st;
+}
+
+psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, uint64_t bytes,
+                            int dtype, struct CUstream_st *const *streams, uint64_t timeout_ns)
+{
+    psc_context_t *ctx = ar->ctx;
+    const uint64_t chunks = (bytes + ar->ce_chunk - 1) / ar->ce_chunk;
+    psc_ar_ce_args_t a[PSC_AR_MAX_RANKS];
+    psc_status_t st = PSC_OK;
+
+    for (int i = 0; i < ar->nlocal; i++) {
+        memset(&a[i], 0, sizeof(a[i]));
+        for (int r = 0; r < ar->n; r++)
+            a[i].lbuf[r] = ar->lbuf[r];
+        a[i].ctrl = ar->ctrl[i];
+        a[i].send = (uint64_t)(uintptr_t)send[i];
+        a[i].recv = (uint64_t)(uintptr_t)recv[i];
+        a[i].ce_off = ar->ce_off;
+        a[i].chunk_bytes = ar->ce_chunk;
+        a[i].timeout_ns = timeout_ns;
+        a[i].nranks = (uint32_t)ar->n;
+        a[i].rank = (uint32_t)(ar->first + i);
+        a[i].dtype = (uint32_t)dtype;
+    }
+    for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
+        if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK &&
+            (st = psc__ar_ce_order(ar, i, PSC__CE_FORK, streams[i], ar->ce_copy[i])) == PSC_OK)
+            st = PSC_CU(ctx, cuStreamWaitEvent, (ar->ce_wait[i], ar->ce_ev[i][PSC__CE_FORK], 0));
+    /* chunk by chunk across this process's ranks: each GPU starts at once, and none waits on the host for
+       another's work (the fake driver runs kernels at their launch) */
+    for (uint64_t c = 0; c < chunks && st == PSC_OK; c++)
+        for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
+            if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
+                st = psc__ar_ce_chunk_enqueue(ar, i, &a[i], c, chunks, bytes, streams[i], recv[i] == send[i]);
+    for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
+        if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK &&
+            (st = psc__ar_ce_order(ar, i, PSC__CE_JOIN_COPY, ar->ce_copy[i], streams[i])) == PSC_OK)
+            st = psc__ar_ce_order(ar, i, PSC__CE_JOIN_WAIT, ar->ce_wait[i], streams[i]);
+    if (st != PSC_OK) /* some ranks' work is enqueued and waits for the rest in vain */
+        snprintf(ar->broken, sizeof(ar->broken), "a call on the copy-engine path failed part way (%.160s)",
+                 ctx->last_error);
+    return st;
+}

@@ -1,0 +1,311 @@
+/*
+ * The all-reduce's copy-engine path (allreduce_ce.c) on the fake driver,
+ * whose copies move the bytes at once and whose kernels run on the CPU (a
+ * thread each): exact, bit-identical sums for each type, in and out of
+ * place, chunks short and whole, the slots' halves taken in turn many times
+ * (small chunks), over two ranks and three; calls mixed with the kernels'
+ * own; the path taken by size only for two ranks from 4 MiB; every copy
+ * enqueued before its chunk is marked sent and (in place) before its chunk is
+ * added; no path without the driver's stream writes.
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "allreduce/allreduce.h"
+#include "allreduce/ar_args.h"
+#include "coll/coll_values.h"
+#include "fake_context.h"
+#include "internal.h"
+
+#define N 3
+#define MAXB ((4u << 20) + 64) /* a call of 4 MiB, and a guard */
+#define GROUP_MAX (4u << 20)   /* groups made for calls up to 4 MiB: the path's region */
+
+static const int devs[N] = {0, 1, 2};
+static CUstream streams[N];
+static CUdeviceptr sendb[N], recvb[N];
+static void (*fake_run_copies)(int);
+static int (*fake_op)(int, void **, void **);
+static void *(*fake_op_ctx)(int);
+
+static int setup(void **state)
+{
+    void *h;
+
+    if (psc_test_open_fake_gpus(state, "3") != 0 || !(h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD)))
+        return -1;
+    *(void **)&fake_run_copies = dlsym(h, "fake_cuda_run_copies");
+    *(void **)&fake_op = dlsym(h, "fake_cuda_op");
+    *(void **)&fake_op_ctx = dlsym(h, "fake_cuda_op_ctx");
+    dlclose(h);
+    for (int i = 0; i < N; i++)
+        if (psc__gpu_use(g_ctx, i) != PSC_OK || g_ctx->cu.p_cuStreamCreate(&streams[i], CU_STREAM_NON_BLOCKING) ||
+            g_ctx->cu.p_cuMemAlloc(&sendb[i], MAXB) || g_ctx->cu.p_cuMemAlloc(&recvb[i], MAXB))
+            return -1;
+    return fake_run_copies && fake_op && fake_op_ctx ? 0 : -1;
+}
+
+static size_t esize(int dt) { return dt == PSC_AR_FLOAT32 ? 4 : 2; }
+
+static void sync_all(int n)
+{
+    for (int i = 0; i < n; i++)
+        assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(streams[i]), CUDA_SUCCESS);
+}
+
+/* Every rank's input (coll_values.h's exact inputs for a sum over n ranks), every output set to 0xA5. */
+static void fill(int n, int dt, size_t count, uint32_t seed)
+{
+    for (int r = 0; r < n; r++) {
+        unsigned char *p = (unsigned char *)(uintptr_t)sendb[r];
+
+        for (size_t j = 0; j < count; j++) {
+            uint64_t b = psc__coll_to_bits(dt, (double)psc__coll_input(PSC_OP_SUM, dt, n, r, j, seed));
+
+            memcpy(p + j * esize(dt), &b, esize(dt));
+        }
+        memset((void *)(uintptr_t)recvb[r], 0xA5, MAXB);
+    }
+}
+
+/* Sum in place (into sendb) or not (recvb); every rank's output exact, bit for bit, nothing past it written. */
+static void sum_and_check(psc_allreduce_t *ar, int n, int dt, size_t count, uint32_t seed, int in_place)
+{
+    void *r[N];
+    const void *s[N];
+
+    fill(n, dt, count, seed);
+    for (int i = 0; i < n; i++) {
+        r[i] = (void *)(uintptr_t)(in_place ? sendb[i] : recvb[i]);
+        s[i] = (const void *)(uintptr_t)sendb[i];
+    }
+    if (psc_allreduce_sum(ar, r, s, count, dt, streams, 5000) != PSC_OK)
+        fail_msg("psc_allreduce_sum: %s", psc_context_last_error(g_ctx));
+    sync_all(n);
+    for (int i = 0; i < n; i++) {
+        const unsigned char *p = r[i];
+
+        for (size_t j = 0; j < count; j++) {
+            uint64_t want = psc__coll_to_bits(dt, psc__coll_reduced(PSC_OP_SUM, dt, n, j, seed)), got = 0;
+
+            memcpy(&got, p + j * esize(dt), esize(dt));
+            if (got != want)
+                fail_msg("%d ranks type %d count %zu %s rank %d element %zu: 0x%llx, expected 0x%llx", n, dt, count,
+                         in_place ? "in place" : "out of place", i, j, (unsigned long long)got,
+                         (unsigned long long)want);
+        }
+        if (!in_place)
+            assert_int_equal(p[count * esize(dt)], 0xA5);
+    }
+}
+
+static psc_allreduce_t *make(int n, size_t max_bytes)
+{
+    psc_allreduce_t *ar = NULL;
+
+    if (psc_allreduce_create(g_ctx, devs, n, max_bytes, &ar) != PSC_OK)
+        fail_msg("psc_allreduce_create: %s", psc_context_last_error(g_ctx));
+    return ar;
+}
+
+/* 1 KiB chunks: a 64 KiB call takes 64 of them, the slots' halves in turn 32 times. */
+static void test_exact_every_type(void **state)
+{
+    static const int types[] = {PSC_AR_FLOAT32, PSC_AR_FLOAT16, PSC_AR_BFLOAT16};
+    static const size_t counts[] = {1, 7, 8, 255, 256, 512, 1024, 2047, 2048, 4097, 32768};
+    psc_allreduce_t *ar = make(2, GROUP_MAX);
+
+    (void)state;
+    assert_int_equal(psc__allreduce_force(ar, 3), PSC_OK);
+    assert_int_equal(psc__allreduce_ce_chunk(ar, 1024), PSC_OK);
+    for (size_t t = 0; t < 3; t++)
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+            for (int in_place = 0; in_place < 2; in_place++)
+                sum_and_check(ar, 2, types[t], counts[c], (uint32_t)(t * 100 + c), in_place);
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+}
+
+/* The same code over three ranks (each pushes into both others' slots). */
+static void test_three_ranks(void **state)
+{
+    static const size_t counts[] = {3, 300, 1000, 9000};
+    psc_allreduce_t *ar = make(3, GROUP_MAX);
+
+    (void)state;
+    assert_int_equal(psc__allreduce_force(ar, 3), PSC_OK);
+    assert_int_equal(psc__allreduce_ce_chunk(ar, 1024), PSC_OK);
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+        for (int in_place = 0; in_place < 2; in_place++)
+            sum_and_check(ar, 3, c % 2 ? PSC_AR_BFLOAT16 : PSC_AR_FLOAT32, counts[c], (uint32_t)c + 40, in_place);
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+}
+
+/* Stream writes logged since the log was cleared: 'V' operations. */
+static int writes_logged(void)
+{
+    int n = 0, op;
+    void *s, *e;
+
+    for (int k = 0; (op = fake_op(k, &s, &e)) != 0; k++)
+        n += op == 'V';
+    return n;
+}
+
+/* By size: two ranks take the path from 4 MiB on (exact), not below; three ranks never. */
+static void test_taken_by_size(void **state)
+{
+    psc_allreduce_t *two = make(2, GROUP_MAX), *three = make(3, GROUP_MAX);
+
+    (void)state;
+    fake_run_copies(1);
+    sum_and_check(two, 2, PSC_AR_FLOAT32, (4u << 20) / 4, 5, 0);
+    assert_true(writes_logged() > 0);
+    fake_run_copies(1);
+    sum_and_check(two, 2, PSC_AR_FLOAT32, (4u << 20) / 4 - 4, 6, 1);
+    assert_int_equal(writes_logged(), 0);
+    fake_run_copies(1);
+    sum_and_check(three, 3, PSC_AR_FLOAT32, (4u << 20) / 4, 7, 0);
+    assert_int_equal(writes_logged(), 0);
+    psc_allreduce_destroy(two);
+    psc_allreduce_destroy(three);
+}
+
+/*
+ * The order on the streams, in place over 3 chunks: on each rank's copy stream every chunk's copy before its
+ * mark (a mark before its copy lets the peer add what has not landed); each addition on the caller's stream
+ * after its own chunk's copy was enqueued and, in place, right after a wait for that copy (the sum overwrites
+ * the input the copy engine reads).
+ */
+static void test_stream_order(void **state)
+{
+    psc_allreduce_t *ar = make(2, GROUP_MAX);
+    int copies[N] = {0}, marks[N] = {0}, adds[N] = {0}, op;
+    void *prev[N] = {NULL}, *s, *e;
+    char prev_op[N] = {0};
+
+    (void)state;
+    assert_int_equal(psc__allreduce_force(ar, 3), PSC_OK);
+    assert_int_equal(psc__allreduce_ce_chunk(ar, 1024), PSC_OK);
+    fake_run_copies(1);
+    sum_and_check(ar, 2, PSC_AR_FLOAT32, 600, 9, 1); /* 2400 B: 3 chunks */
+    for (int k = 0; (op = fake_op(k, &s, &e)) != 0; k++) {
+        int i = -1;
+
+        for (int r = 0; r < 2; r++)
+            if ((void *)g_ctx->gpu[r].ctx == fake_op_ctx(k))
+                i = r;
+        assert_true(i >= 0);
+        if (op == 'M')
+            copies[i]++;
+        if (op == 'V' && ++marks[i] > copies[i])
+            fail_msg("rank %d: mark %d enqueued before its copy", i, marks[i]);
+        if (op == 'K' && s == streams[i]) {
+            if (++adds[i] > copies[i])
+                fail_msg("rank %d: addition %d enqueued before its chunk's copy", i, adds[i]);
+            if (prev_op[i] != 'W' || prev[i] != streams[i])
+                fail_msg("rank %d: addition %d not right after a wait on the caller's stream", i, adds[i]);
+        }
+        prev_op[i] = (char)op;
+        prev[i] = s;
+    }
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(adds[i], 3);
+        assert_int_equal(copies[i], 3);
+        assert_int_equal(marks[i], 3);
+    }
+    psc_allreduce_destroy(ar);
+}
+
+/* Calls of random sizes switching between the one-shot and the path: exact, each call counted once. */
+static void test_mixed_with_kernels(void **state)
+{
+    psc_allreduce_t *ar = make(2, GROUP_MAX);
+    uint32_t x = 4242;
+
+    (void)state;
+    assert_int_equal(psc__allreduce_ce_chunk(ar, 4096), PSC_OK);
+    for (int k = 0; k < 120; k++) {
+        uint64_t lbuf, ctrl, slot;
+        unsigned before;
+        size_t count;
+
+        x = x * 1103515245u + 12345u;
+        count = 1 + (x >> 8) % 20000;
+        assert_int_equal(psc__allreduce_force(ar, (x >> 4) & 1 ? 3 : 1), PSC_OK);
+        assert_int_equal(psc__allreduce_buffers(ar, 1, &lbuf, &ctrl, &slot), PSC_OK);
+        before = ((const psc_ar_ctrl_t *)(uintptr_t)ctrl)->seq;
+        sum_and_check(ar, 2, k % 3 ? PSC_AR_FLOAT32 : PSC_AR_FLOAT16, count, (uint32_t)k, k % 2);
+        assert_int_equal(((const psc_ar_ctrl_t *)(uintptr_t)ctrl)->seq, before + 1);
+    }
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+}
+
+/* The hooks' refusals, and no path for a group made for calls under 4 MiB. */
+static void test_refusals(void **state)
+{
+    psc_allreduce_t *ar = make(2, GROUP_MAX), *small = make(2, GROUP_MAX - 16);
+
+    (void)state;
+    assert_int_equal(psc__allreduce_ce_chunk(ar, 0), PSC_ERR_INVALID);
+    assert_int_equal(psc__allreduce_ce_chunk(ar, 8), PSC_ERR_INVALID);
+    assert_int_equal(psc__allreduce_ce_chunk(ar, 1000), PSC_ERR_INVALID);
+    assert_int_equal(psc__allreduce_ce_chunk(ar, (8u << 20) + 16), PSC_ERR_INVALID);
+    assert_int_equal(psc__allreduce_ce_chunk(ar, 8u << 20), PSC_OK);
+    assert_int_equal(psc__allreduce_force(small, 3), PSC_ERR_INVALID);
+    assert_int_equal(psc__allreduce_ce_chunk(small, 1024), PSC_ERR_INVALID);
+    psc_allreduce_destroy(ar);
+    psc_allreduce_destroy(small);
+}
+
+/* A driver without cuStreamWriteValue32: the path is never taken; large calls go by the one-shot, exact. */
+static void test_no_stream_writes(void **state)
+{
+    psc_context_t *keep = g_ctx, *ctx = NULL;
+    char err[256];
+    psc_allreduce_t *ar = NULL;
+    int done = 0;
+
+    (void)state;
+    setenv("FAKE_CUDA_NO_STREAM_WRITES", "1", 1);
+    if (psc_context_create(&ctx, err, sizeof(err)) != PSC_OK) {
+        unsetenv("FAKE_CUDA_NO_STREAM_WRITES");
+        fail_msg("psc_context_create: %s", err);
+    }
+    unsetenv("FAKE_CUDA_NO_STREAM_WRITES");
+    g_ctx = ctx;
+    if (psc_allreduce_create(ctx, devs, 2, GROUP_MAX, &ar) == PSC_OK) {
+        done = psc__allreduce_force(ar, 3) == PSC_ERR_INVALID;
+        fake_run_copies(1);
+        sum_and_check(ar, 2, PSC_AR_FLOAT32, (4u << 20) / 4, 11, 0);
+        done = done && writes_logged() == 0;
+        psc_allreduce_destroy(ar);
+    }
+    g_ctx = keep;
+    psc_context_destroy(ctx);
+    assert_true(done);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_every_type), cmocka_unit_test(test_three_ranks),
+        cmocka_unit_test(test_taken_by_size),    cmocka_unit_test(test_stream_order),
+        cmocka_unit_test(test_mixed_with_kernels), cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_no_stream_writes),
+    };
+
+    return cmocka_run_group_tests(tests, setup, psc_test_close_ctx);
+}
