@@ -108,7 +108,6 @@ typedef struct {
  * no test at all, is unmatched: a warning, so that a typo shows.
  */
 typedef struct {
-    size_t nrules;                   /* rules of the checked kinds */
     size_t nchecks, nmisses, cap;
     size_t *checks;                  /* [n rules of the set]: figures each rule checked */
     unsigned char *ran;              /* [n rules of the set]: 1 when a test its glob matches has a result here */

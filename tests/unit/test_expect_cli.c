@@ -217,6 +217,7 @@ static void test_shipped_files(void **state)
                  psc__fake);
     assert_int_equal(r.rc, 0);
     assert_non_null(strstr(r.out, "expect: 0 rules, 0 checks, 0 misses\n"));
+    assert_non_null(strstr(r.err, "--expect auto: no NVLink or PCIe link facts here"));
     psc__free(&r);
 }
 
