@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "p2pscope/bench.h"
+#include "report/expect.h"
 #include "test_hooks.h"
 
 enum {
@@ -64,6 +65,7 @@ typedef struct {
     int coll_explain;                     /* coll --explain: the doctor on the run, beside bw between its GPUs */
     const char *compare_a, *compare_b;    /* compare: the two runs' files */
     double fail_above;                    /* compare --fail-above PCT; < 0: not given */
+    const char *expect;                   /* --expect FILE or auto: bounds the run's figures must meet (cmd_expect.c) */
 } psc_cli_opts_t;
 
 /* Every GPU of -d exists here; else one line on stderr and PSC_EXIT_USAGE. */
@@ -153,5 +155,15 @@ psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n);
 /* The facts: replayed (--topology), or gathered (examine: psc_facts_examine, with the integrity evidence);
  * NULL after printing why, *rc the exit code. */
 psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int examine, int *rc);
+
+/* --expect (cmd_expect.c, report/expect.h): the file checked at parse time (0, or PSC_EXIT_USAGE with
+ * "FILE:LINE: ..." in err; auto passes); the rules loaded before a run (NULL without --expect; else an exit code
+ * after one line on stderr); the run checked against them after it: misses and a summary beside the tables (on
+ * stderr when stdout holds the JSON), "expect" in run, PSC_EXIT_FAILED for a miss where rc was 0. */
+int psc_cli_expect_check_file(const char *arg, char *err, size_t errlen);
+int psc_cli_expect_load(psc_context_t *ctx, const psc_cli_opts_t *o, psc_expect_t **out);
+int psc_cli_expect_bw(psc_expect_t *e, const psc_bw_suite_t *s, const psc_cli_opts_t *o, json_t *run, int rc);
+int psc_cli_expect_lat(psc_expect_t *e, const psc_lat_suite_t *s, const psc_cli_opts_t *o, json_t *run, int rc);
+int psc_cli_expect_coll(psc_expect_t *e, const psc_coll_report_t *c, const psc_cli_opts_t *o, json_t *run, int rc);
 
 #endif

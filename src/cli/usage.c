@@ -100,6 +100,10 @@ static const struct {
     {C(IPC), "      --timeout SECONDS      ipc: the longest wait for a worker's start or reply (default 120)\n"},
     {C(COMPARE), "      --fail-above PCT       compare: exit 1 when a case got worse by more than PCT percent\n"
                  "                             beyond the runs' noise, or fails now where it passed\n"},
+    {C(REPORT) | C(BW) | C(LAT),
+     "      --expect FILE|auto     after the run, its figures against FILE's bounds (EXPECTATION FILES in\n"
+     "                             p2pscope(1)), or auto: bw bounds from this machine's NVLink and PCIe;\n"
+     "                             each miss a line, exit 1 on any\n"},
 };
 
 static const char psc__footer[] =
