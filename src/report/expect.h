@@ -63,6 +63,8 @@ psc_status_t psc_expect_parse(const char *text, size_t len, const char *name, ps
 /* The file at path (a regular file up to 1 MiB), parsed; a file that cannot be read: PSC_ERR_IO, err says why. */
 psc_status_t psc_expect_load(const char *path, psc_expect_t **out, char *err, size_t errlen);
 void psc_expect_free(psc_expect_t *e); /* NULL: nothing */
+/* Append a copy of rule r (the parser's and auto's); PSC_ERR_NO_MEMORY. */
+psc_status_t psc_expect_add(psc_expect_t *e, const psc_expect_rule_t *r);
 
 /*
  * Rules from the machine's link facts (pure): for each ordered GPU pair joined

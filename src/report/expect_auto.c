@@ -45,17 +45,7 @@ static psc_status_t psc__push(psc_expect_t *e, const char *test, const char *kas
     snprintf(r.figure, sizeof(r.figure), "median");
     snprintf(r.where, sizeof(r.where), "auto: %s", why);
     r.quiet = 1; /* generated for every link: a run of some tests leaves the others unmatched */
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? 2 * e->cap : 16;
-        psc_expect_rule_t *grown = realloc(e->rules, cap * sizeof(*grown));
-
-        if (!grown)
-            return PSC_ERR_NO_MEMORY;
-        e->rules = grown;
-        e->cap = cap;
-    }
-    e->rules[e->n++] = r;
-    return PSC_OK;
+    return psc_expect_add(e, &r);
 }
 
 static psc_status_t psc__nvlink_rules(psc_expect_t *e, const psc_facts_t *f, int i, int j)

@@ -125,7 +125,7 @@ static int psc__canon_size(char *kase, size_t cap, int kind)
     return 0;
 }
 
-static psc_status_t psc__add(psc_expect_t *e, const psc_expect_rule_t *r)
+psc_status_t psc_expect_add(psc_expect_t *e, const psc_expect_rule_t *r)
 {
     if (e->n == e->cap) {
         size_t cap = e->cap ? 2 * e->cap : 16;
@@ -280,7 +280,7 @@ psc_status_t psc_expect_parse(const char *text, size_t len, const char *name, ps
 
             st = psc__rule(tok, ntok, name, line, margin, &r, err, errlen);
             if (st == PSC_OK)
-                st = psc__add(e, &r);
+                st = psc_expect_add(e, &r);
         }
     }
     if (st != PSC_OK) {

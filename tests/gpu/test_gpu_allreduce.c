@@ -158,6 +158,16 @@ static void test_many_calls(void **state)
     psc_allreduce_destroy(ar);
 }
 
+/* Each rank's input and output buffers of a test, freed. */
+static void free_pairs(CUdeviceptr *in, CUdeviceptr *out)
+{
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        g_ctx->cu.p_cuMemFree(in[i]);
+        g_ctx->cu.p_cuMemFree(out[i]);
+    }
+}
+
 /* Calls beyond the 8 MiB slot in pieces, in and out of place, then small ones again: exact everywhere. */
 static void calls_in_pieces(int algo)
 {
@@ -211,11 +221,7 @@ static void calls_in_pieces(int algo)
         }
     assert_int_equal(psc_allreduce_check(ar), PSC_OK);
     psc_allreduce_destroy(ar);
-    for (int i = 0; i < n; i++) {
-        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
-        g_ctx->cu.p_cuMemFree(in[i]);
-        g_ctx->cu.p_cuMemFree(out[i]);
-    }
+    free_pairs(in, out);
     free(h);
 }
 
@@ -472,11 +478,7 @@ static void test_large_calls(void **state)
     }
     assert_int_equal(psc_allreduce_check(ar), PSC_OK);
     psc_allreduce_destroy(ar);
-    for (int i = 0; i < n; i++) {
-        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
-        g_ctx->cu.p_cuMemFree(in[i]);
-        g_ctx->cu.p_cuMemFree(out[i]);
-    }
+    free_pairs(in, out);
     free(h);
 }
 
