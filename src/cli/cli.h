@@ -61,6 +61,11 @@ typedef struct {
     int coll_gpus;                        /* coll -g: GPUs per process; 0: every GPU, or one per rank under mpirun */
     int coll_first_gpu;                   /* NCCL_TESTS_DEVICE: the first GPU of -g's (-1 unset) */
     int coll_explain;                     /* coll --explain: the doctor on the run, beside bw between its GPUs */
+    const char *html_path;                /* --html FILE: the run as one self-contained page */
+    const char *svg_dir;                  /* --svg DIR: the page's figures as files */
+    const char *csv_dir;                  /* --csv DIR: the run's tables as CSV files */
+    const char *const *args;              /* the words after the command (nargs), as typed: the page's context */
+    int nargs;
 } psc_cli_opts_t;
 
 /* Every GPU of -d exists here; else one line on stderr and PSC_EXIT_USAGE. */
@@ -132,6 +137,15 @@ int psc_cli_write_json(const json_t *doc, const psc_cli_opts_t *o);
 extern int psc_cli_stdout_errno; /* why JSON could not be written to stdout (0: it was) */
 /* Stamp wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */
 int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc);
+
+/*
+ * --html, --svg, --csv (output_page.c): the run's page, figures and tables, when asked; bw, lat NULL
+ * where the command has none, facts NULL outside report (then no topology or findings). Returns rc, or
+ * the exit code of a failed write after one line on stderr.
+ */
+int psc_cli_write_page(const psc_cli_opts_t *o, const char *command, const psc_system_info_t *sys,
+                       const psc_device_info_t *devs, int ndev, const psc_bw_suite_t *bw, const psc_lat_suite_t *lat,
+                       const psc_facts_t *facts, double wall_s, int rc);
 
 /* Full report: the facts gathered before the tests (NULL after saying why), their topology after the
  * inventory, findings after the tests (fed by psc_facts_note_bw). */

@@ -61,6 +61,7 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
         psc_json_run_add_lat_suite(run, s);
     }
     rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
+    rc = psc_cli_write_page(o, "lat", &sys, info, s->ndev, NULL, s, NULL, psc_cli_now() - t0, rc);
     json_decref(run);
     psc_lat_suite_free(s);
     return rc;
