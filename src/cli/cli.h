@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "p2pscope/bench.h"
+#include "report/expect.h"
 #include "test_hooks.h"
 
 enum {
@@ -21,7 +22,8 @@ enum {
 /* The exit code for a failed library call: PSC_EXIT_NO_MEMORY for PSC_ERR_NO_MEMORY, 0 for PSC_OK, else otherwise. */
 int psc_cli_exit_of(psc_status_t st, int otherwise);
 
-typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY, PSC_CMD_COPY, PSC_CMD_IPC, PSC_CMD_COLL } psc_cli_cmd_t;
+typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY, PSC_CMD_COPY, PSC_CMD_IPC, PSC_CMD_COLL,
+              PSC_CMD_COMPARE } psc_cli_cmd_t;
 
 #define PSC_CLI_MAX_DEVS 64
 #define PSC_CLI_MAX_TESTS 128
@@ -61,6 +63,9 @@ typedef struct {
     int coll_gpus;                        /* coll -g: GPUs per process; 0: every GPU, or one per rank under mpirun */
     int coll_first_gpu;                   /* NCCL_TESTS_DEVICE: the first GPU of -g's (-1 unset) */
     int coll_explain;                     /* coll --explain: the doctor on the run, beside bw between its GPUs */
+    const char *compare_a, *compare_b;    /* compare: the two runs' files */
+    double fail_above;                    /* compare --fail-above PCT; < 0: not given */
+    const char *expect;                   /* --expect FILE or auto: bounds the run's figures must meet (cmd_expect.c) */
     const char *html_path;                /* --html FILE: the run as one self-contained page */
     const char *svg_dir;                  /* --svg DIR: the page's figures as files */
     const char *csv_dir;                  /* --csv DIR: the run's tables as CSV files */
@@ -129,6 +134,11 @@ int psc_cli_ipc_corrupt_env(const psc_cli_opts_t *o);
 psc_bw_suite_t *psc_cli_bw_suite(psc_context_t *ctx, const psc_cli_opts_t *o, psc_facts_t *evidence,
                                  psc_nvlink_traffic_t *traffic, int *rc);
 
+/* `p2pscope compare A.json B.json [--fail-above PCT] [--json[=FILE]]`: parsed apart (cmd_compare.c). */
+int psc_cli_parse_compare(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);
+/* compare: two JSON runs case by case; no driver. 0, 1 (--fail-above missed), 2 (bad input), 4. */
+int psc_cmd_compare(const psc_cli_opts_t *o);
+
 /* Seconds on CLOCK_MONOTONIC. */
 double psc_cli_now(void);
 /* Write doc to --json's target; PSC_EXIT_FAILED (PSC_EXIT_NO_MEMORY out of memory) after one line on stderr
@@ -159,5 +169,15 @@ psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n);
 /* The facts: replayed (--topology), or gathered (examine: psc_facts_examine, with the integrity evidence);
  * NULL after printing why, *rc the exit code. */
 psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int examine, int *rc);
+
+/* --expect (cmd_expect.c, report/expect.h): the file checked at parse time (0, or PSC_EXIT_USAGE with
+ * "FILE:LINE: ..." in err; auto passes); the rules loaded before a run (NULL without --expect; else an exit code
+ * after one line on stderr); the run checked against them after it: misses and a summary beside the tables (on
+ * stderr when stdout holds the JSON), "expect" in run, PSC_EXIT_FAILED for a miss where rc was 0. */
+int psc_cli_expect_check_file(const char *arg, char *err, size_t errlen);
+int psc_cli_expect_load(psc_context_t *ctx, const psc_cli_opts_t *o, psc_expect_t **out);
+int psc_cli_expect_bw(psc_expect_t *e, const psc_bw_suite_t *s, const psc_cli_opts_t *o, json_t *run, int rc);
+int psc_cli_expect_lat(psc_expect_t *e, const psc_lat_suite_t *s, const psc_cli_opts_t *o, json_t *run, int rc);
+int psc_cli_expect_coll(psc_expect_t *e, const psc_coll_report_t *c, const psc_cli_opts_t *o, json_t *run, int rc);
 
 #endif

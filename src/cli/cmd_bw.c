@@ -51,14 +51,18 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_device_info_t devs[PSC_MAX_GPUS];
     psc_system_info_t sys;
     psc_facts_t *facts = NULL;
+    psc_expect_t *expect = NULL;
     psc_bw_suite_t *s;
     json_t *run = NULL;
     int rc;
 
+    if ((rc = psc_cli_expect_load(ctx, o, &expect)) != PSC_EXIT_OK) /* before anything is measured */
+        return rc;
     if (o->cmd == PSC_CMD_REPORT)
         facts = psc_report_facts(ctx); /* before the tests: the machine as it was found */
     if (!(s = psc_cli_bw_suite(ctx, o, facts, NULL, &rc))) {
         psc_facts_free(facts);
+        psc_expect_free(expect);
         return rc;
     }
     psc_system_info(ctx, &sys);
@@ -85,9 +89,11 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
         rc = PSC_EXIT_FAILED;
     if (tables)
         psc_render_bw_footer(stdout, s, o->measure.verify, psc_cli_now() - t0);
+    rc = psc_cli_expect_bw(expect, s, o, run, rc);
     rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
     rc = psc_cli_write_page(o, o->cmd == PSC_CMD_REPORT ? "report" : "bw", &sys, devs, s->ndev, s, NULL, facts,
                             psc_cli_now() - t0, rc);
+    psc_expect_free(expect);
     psc_facts_free(facts);
     json_decref(run);
     psc_bw_suite_free(s);

@@ -44,6 +44,7 @@ int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *dev
     psc_coll_render_opts_t ro;
     psc_coll_report_t *r = NULL;
     psc_coll_opts_t co = o->coll;
+    psc_expect_t *expect = NULL;
     json_t *run = NULL;
     psc_status_t st;
     int rc;
@@ -52,6 +53,8 @@ int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *dev
     if ((rc = psc__min_bw(&ro)) != PSC_EXIT_OK)
         return rc;
     co.procs = procs;
+    if ((rc = psc_cli_expect_load(ctx, o, &expect)) != PSC_EXIT_OK) /* every rank alike, before the run */
+        return rc;
     if ((st = psc_coll_run(ctx, devs, ndev, &co, &r)) != PSC_OK) {
         const char *why = psc_context_last_error(ctx);
 
@@ -60,6 +63,7 @@ int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *dev
                               strncmp(why, "p2pscope coll: ", 15) ? why : why + 15);
         else
             psc_report_printf(stderr, strncmp(why, "p2pscope", 8) ? "p2pscope: %s\n" : "%s\n", why);
+        psc_expect_free(expect);
         return psc__coll_exit(st);
     }
     *ran = 1;
@@ -88,6 +92,9 @@ int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *dev
         if (erc != PSC_EXIT_OK)
             rc = erc;
     }
+    if (speaks)
+        rc = psc_cli_expect_coll(expect, r, o, run, rc);
+    psc_expect_free(expect);
     if (speaks && o->json)
         rc = run ? psc_cli_write_run(run, o, psc_cli_now() - t0, rc) : psc_cli_write_json(NULL, o);
     json_decref(run);

@@ -31,12 +31,15 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
     int tty = isatty(STDERR_FILENO); /* the progress callback's argument */
     psc_device_info_t info[PSC_MAX_GPUS];
     psc_lat_suite_t *s = NULL;
+    psc_expect_t *expect = NULL;
     psc_system_info_t sys;
     psc_lat_opts_t lo;
     json_t *run = NULL;
     psc_status_t st;
     int rc;
 
+    if ((rc = psc_cli_expect_load(ctx, o, &expect)) != PSC_EXIT_OK) /* before anything is measured */
+        return rc;
     psc_lat_opts_default(&lo);
     if (o->samples_given) /* samples per case, or per size */
         lo.samples = o->measure.samples;
@@ -45,6 +48,7 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
         fprintf(stderr, "\r\033[K");
     if (st != PSC_OK) {
         psc_report_printf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
+        psc_expect_free(expect);
         return psc_cli_exit_of(st, st == PSC_ERR_INVALID ? PSC_EXIT_USAGE : PSC_EXIT_ENV);
     }
     rc = s->nfailed ? PSC_EXIT_FAILED : PSC_EXIT_OK;
@@ -60,8 +64,10 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
         run = psc_json_run_new("lat", &sys, info, s->ndev);
         psc_json_run_add_lat_suite(run, s);
     }
+    rc = psc_cli_expect_lat(expect, s, o, run, rc);
     rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
     rc = psc_cli_write_page(o, "lat", &sys, info, s->ndev, NULL, s, NULL, psc_cli_now() - t0, rc);
+    psc_expect_free(expect);
     json_decref(run);
     psc_lat_suite_free(s);
     return rc;

@@ -15,6 +15,7 @@
 #include "cli.h"
 
 enum { OPT_DEVICES = 256, OPT_IDENTIFY, OPT_JSON, OPT_NO_PER_OP, OPT_SEED, OPT_EXPLAIN, OPT_IMPL };
+enum { OPT_COLL_EXPECT = 400 }; /* --expect, as options.c's */
 
 static const struct option psc__coll_opts[] = {
     {"nthreads", required_argument, NULL, 't'},
@@ -41,13 +42,14 @@ static const struct option psc__coll_opts[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"explain", no_argument, NULL, OPT_EXPLAIN},
     {"impl", required_argument, NULL, OPT_IMPL},
+    {"expect", required_argument, NULL, OPT_COLL_EXPECT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 #define PSC__COLL_ACCEPTED                                                                                     \
     "accepted -b -e -i -f -n -m -w -c -o -d -r -z -T -G -a -g -t 1, --devices, --json, --no-per-op, --seed, --explain, " \
-    "--impl, -h"
+    "--impl, --expect, -h"
 
 void psc_cli_usage_coll(void)
 {
@@ -98,6 +100,8 @@ void psc_cli_usage_coll(void)
            "                            (all_reduce, sum, float/half/bfloat16, 1 to 8 GPUs, one per process\n"
            "                            under mpirun) gets a row after NCCL's at each size, timed and checked\n"
            "                            the same way, \"p2pscope\" in a last column (impl) after nccl-tests' 13\n"
+           "      --expect FILE         after the run, its figures against FILE's bounds (EXPECTATION FILES\n"
+           "                            in p2pscope(1)); a miss is a line and exit 1\n"
            "\n"
            "Exit codes: 0 every element right, 1 a wrong element (or a failed run), 2 usage error,\n"
            "3 no driver, GPU or NCCL, 4 out of memory.\n");
@@ -258,6 +262,11 @@ static int psc__coll_option(int c, const char *arg, const char *name, psc_cli_op
     case OPT_NO_PER_OP: co->per_op = 0; return 0;
     case OPT_IDENTIFY: o->identify = 1; return 0;
     case OPT_EXPLAIN: o->coll_explain = 1; return 0;
+    case OPT_COLL_EXPECT:
+        if (strcmp(arg, "auto") == 0)
+            return PSC__BAD("--expect auto sets bandwidth bounds (bw, report): accepted --expect FILE with coll");
+        o->expect = arg;
+        return psc_cli_expect_check_file(arg, err, errlen);
     case OPT_IMPL:
         if (strcmp(arg, "nccl") == 0)
             co->impls = PSC_COLL_IMPL_NCCL;

@@ -149,6 +149,8 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
         return psc_cmd_lat_list(&o);
     if (o.cmd == PSC_CMD_LIST || o.list_tests)
         return psc_cmd_list(&o);
+    if (o.cmd == PSC_CMD_COMPARE) /* files only: no driver */
+        return psc_cmd_compare(&o);
     if (o.topology)
         return o.cmd == PSC_CMD_TOPO ? psc_cmd_topo(NULL, &o)
                : o.cmd == PSC_CMD_NVLINK ? psc_cmd_nvlink(NULL, &o) : psc_cmd_doctor(NULL, &o);

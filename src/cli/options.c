@@ -11,6 +11,7 @@
 
 enum { OPT_GATE_TIMEOUT = 256, OPT_IDENTIFY, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT, OPT_NO_VERIFY, OPT_NO_LOAD, OPT_CALIBRATE, OPT_CALIBRATION, OPT_NO_HOST,
        OPT_METHOD, OPT_ROUND_TRIPS, OPT_NO_LOCAL, OPT_TIMEOUT };
+enum { OPT_EXPECT = 400 }; /* --expect: apart from the list above, which other options extend */
 /* --html, --svg, --csv (the page, its figures, the tables): numbered apart so other options can join the list above. */
 enum { OPT_HTML = 512, OPT_SVG, OPT_CSV };
 
@@ -46,6 +47,7 @@ static const struct option psc__long_opts[] = {
     {"save", required_argument, NULL, OPT_SAVE},
     {"watch", no_argument, NULL, OPT_WATCH},
     {"identify", no_argument, NULL, OPT_IDENTIFY},
+    {"expect", required_argument, NULL, OPT_EXPECT},
     {"html", required_argument, NULL, OPT_HTML},
     {"svg", required_argument, NULL, OPT_SVG},
     {"csv", required_argument, NULL, OPT_CSV},
@@ -185,7 +187,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
             return 0;
         }
     }
-    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, list, topo, nvlink, doctor (see p2pscope --help)", word);
+    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, compare, list, topo, nvlink, doctor (see p2pscope --help)", word);
     return PSC_EXIT_USAGE;
 }
 
@@ -378,6 +380,9 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
         o->hooks.fault_size = size;
         return 0;
     }
+    case OPT_EXPECT:
+        o->expect = arg;
+        return psc_cli_expect_check_file(arg, err, errlen);
     case 'h':
         o->help = 1;
         return 0;
@@ -495,6 +500,8 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
     o->cmd = PSC_CMD_REPORT;
     if (argc > 1 && strcmp(argv[1], "coll") == 0) /* nccl-tests' options: -d is the type there */
         return psc_cli_parse_coll(argc, argv, o, err, errlen);
+    if (argc > 1 && strcmp(argv[1], "compare") == 0) /* two file names and its own options */
+        return psc_cli_parse_compare(argc, argv, o, err, errlen);
     if (argc > 1 && argv[1][0] != '-') {
         if ((rc = psc__command(argv[1], o, err, errlen)) != 0)
             return rc;
@@ -581,6 +588,14 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
     }
     if (o->cmd == PSC_CMD_IPC && (rc = psc__ipc_check(o, err, errlen)) != 0)
         return rc;
+    if (o->expect && o->cmd != PSC_CMD_BW && o->cmd != PSC_CMD_REPORT && o->cmd != PSC_CMD_LAT) {
+        snprintf(err, errlen, "--expect goes with bw, report, lat and coll");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->expect && strcmp(o->expect, "auto") == 0 && o->cmd == PSC_CMD_LAT) {
+        snprintf(err, errlen, "--expect auto sets bandwidth bounds (bw, report): accepted --expect FILE with lat");
+        return PSC_EXIT_USAGE;
+    }
     if ((rc = psc__page_check(o, err, errlen)) != 0)
         return rc;
     if (o->save && (o->cmd != PSC_CMD_TOPO || o->topology)) {
@@ -604,6 +619,22 @@ int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t er
         }
     }
     return rc;
+}
+
+int psc_cli_expect_check_file(const char *arg, char *err, size_t errlen)
+{
+    psc_expect_t *e = NULL;
+    psc_status_t st;
+
+    if (strcmp(arg, "auto") == 0)
+        return 0;
+    if (!*arg) {
+        snprintf(err, errlen, "empty --expect file name: accepted a file of rules, or auto");
+        return PSC_EXIT_USAGE;
+    }
+    st = psc_expect_load(arg, &e, err, errlen); /* a wrong line stops the command before it measures */
+    psc_expect_free(e);
+    return st == PSC_OK ? 0 : st == PSC_ERR_NO_MEMORY ? PSC_EXIT_NO_MEMORY : PSC_EXIT_USAGE;
 }
 
 int psc_cli_parse_devices(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen)

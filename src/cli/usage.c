@@ -41,6 +41,11 @@ static const struct {
      "between processes: one worker process per GPU shares memory by CUDA IPC and VMM;\n"
      "bandwidth, round trips and costs beside the same paths in one process",
      "p2pscope ipc --method legacy,vmm_fd -d 0,1"},
+    {PSC_CMD_COMPARE, "compare",
+     "two JSON runs of one command (bw, report, lat, coll), A.json then B.json: what differs\n"
+     "about the machine and the options, then each case's change, marked where it is beyond\n"
+     "the runs' noise",
+     "p2pscope compare before.json after.json --fail-above 5"},
 };
 
 /* Each option's lines (as the general help shows them) and the commands it applies to. */
@@ -84,7 +89,7 @@ static const struct {
     {C(TOPO) | C(NVLINK) | C(DOCTOR), "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, "
                                       "captured /sys tree, or --save JSON)\n"},
     {C(TOPO), "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"},
-    {~0u & ~C(LIST), "      --identify             --json, --save: keep what identifies the machine (host name, GPU\n"
+    {~0u & ~C(LIST) & ~C(COMPARE), "      --identify             --json, --save: keep what identifies the machine (host name, GPU\n"
                      "                             UUIDs, serial numbers, MAC addresses); left out by default\n"},
     {C(VERIFY), "      --seconds N            verify: repeat with new seeds for N seconds (a stress test)\n"},
     {C(VERIFY), "      --no-load              verify: no background copies on the other paths while checking\n"},
@@ -98,6 +103,12 @@ static const struct {
     {C(IPC), "      --round-trips N        ipc: flag round trips per pair and method, 1-1000000 (default 10000)\n"},
     {C(IPC), "      --no-local             ipc: skip the same paths inside one process (no ratio)\n"},
     {C(IPC), "      --timeout SECONDS      ipc: the longest wait for a worker's start or reply (default 120)\n"},
+    {C(COMPARE), "      --fail-above PCT       compare: exit 1 when a case got worse by more than PCT percent\n"
+                 "                             beyond the runs' noise, or fails now where it passed\n"},
+    {C(REPORT) | C(BW) | C(LAT),
+     "      --expect FILE|auto     after the run, its figures against FILE's bounds (EXPECTATION FILES in\n"
+     "                             p2pscope(1)), or auto: bw bounds from this machine's NVLink and PCIe;\n"
+     "                             each miss a line, exit 1 on any\n"},
 };
 
 static const char psc__footer[] =
@@ -148,7 +159,8 @@ int psc_cli_usage_cmd(psc_cli_cmd_t cmd)
     for (size_t i = 0; i < sizeof(psc__cmds) / sizeof(psc__cmds[0]); i++) {
         if (psc__cmds[i].cmd != cmd)
             continue;
-        printf("usage: p2pscope %s [OPTIONS]\n\n%s\n\n", psc__cmds[i].name, psc__cmds[i].purpose);
+        printf("usage: p2pscope %s%s [OPTIONS]\n\n%s\n\n", psc__cmds[i].name,
+               cmd == PSC_CMD_COMPARE ? " A.json B.json" : "", psc__cmds[i].purpose);
         psc__options(1u << cmd, "this text (p2pscope --help: every command)");
         printf("\nExample:\n  %s\n\n%s", psc__cmds[i].example, psc__footer);
         return 0;

@@ -29,4 +29,10 @@ trap 'rm -rf "$dir"' EXIT
 touch "$dir/machine.json"
 out=$(complete_words "$bin" doctor --topology "$dir/mach")
 [ "$out" = "$dir/machine.json" ] || fail "a file after --topology: $out"
+out=$(complete_words "$bin" comp)
+[ "$out" = compare ] || fail "'p2pscope comp' completes to '$out', not compare"
+out=$(complete_words "$bin" compare a.json b.json --f)
+[ "$out" = --fail-above ] || fail "compare --f: $out"
+out=$(complete_words "$bin" compare "$dir/mach")
+[ "$out" = "$dir/machine.json" ] || fail "a run's file after compare: $out"
 echo "completion: ok"

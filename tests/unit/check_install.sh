@@ -25,6 +25,9 @@ libdir=$(dirname "$(dirname "$pc")")
 [ -f "$tmp/usr/include/p2pscope/bench.h" ] && [ -f "$tmp/usr/include/p2pscope/version.h" ] || { echo "headers not installed"; exit 1; }
 version=$(sed -n 's/^Version: //p' "$pc")
 [ -f "$tmp/usr/share/bash-completion/completions/p2pscope" ] || { echo "the bash completion not installed"; exit 1; }
+for f in h200-nvswitch.expect h100-nvswitch.expect; do # --expect's files of the measured machines
+    [ -f "$tmp/usr/share/p2pscope/expect/$f" ] || { echo "share/p2pscope/expect/$f not installed"; exit 1; }
+done
 
 # The manual pages: installed, and rendered by man (or groff) without a warning.
 if [ "${P2PSCOPE_MAN_PAGES:-OFF}" = ON ]; then
