@@ -28,7 +28,7 @@ static const char psc__css[] =
     "figcaption{font-size:12px;color:#555}"
     ".sev-error{background:#fde2e1}.sev-warning{background:#fff3cd}.sev-info{background:#e7f1fb}"
     ".fail{color:#b00020;font-weight:bold}.note{font-size:13px;color:#444}"
-    "nav a{margin-right:14px}code{font-size:12px}";
+    "nav a{margin-right:14px}code{font-size:12px}summary{cursor:pointer;font-size:13px;color:#333}";
 
 static void psc__th(psc_buf_t *b, const char *const *cols, int n)
 {
@@ -334,6 +334,41 @@ static void psc__bw_table(psc_buf_t *b, const psc_bw_result_t *res, size_t n)
     psc_buf_puts(b, "</table>\n");
 }
 
+/* A sweep's numbers under its curves: a row per size, a column per case (the SM twin's cases after the CE's). */
+static void psc__sweep_table(psc_buf_t *b, const psc_bw_suite_t *s, const psc_suite_test_t *const *st, int nst)
+{
+    psc_buf_puts(b, "<details><summary>the figures (GB/s, median per size)</summary>\n<table>\n<tr><th>bytes per copy</th>");
+    for (int t = 0; t < nst; t++)
+        for (size_t i = st[t]->first; i < st[t]->first + st[t]->n && s->results[i].size == s->results[st[t]->first].size;
+             i++) {
+            char label[48];
+
+            psc_buf_puts(b, "<th>");
+            psc_buf_esc(b, psc_case_label(&s->results[i].c, label, sizeof(label)));
+            psc_buf_printf(b, " %s</th>", nst > 1 ? (t ? "SM" : "CE") : "");
+        }
+    psc_buf_puts(b, "</tr>\n");
+    for (int z = 0; z < s->nsizes; z++) {
+        char sz[24];
+
+        psc_buf_printf(b, "<tr><td class=\"n\">%s</td>", psc_figure_size_text(s->sizes[z], sz, sizeof(sz)));
+        for (int t = 0; t < nst; t++)
+            for (size_t i = st[t]->first; i < st[t]->first + st[t]->n; i++) {
+                const psc_bw_result_t *x = &s->results[i];
+
+                if (x->size != s->sizes[z])
+                    continue;
+                if (x->status == PSC_RESULT_PASSED)
+                    psc__tdn(b, "%.2f", x->stats.median);
+                else
+                    psc_buf_printf(b, "<td class=\"%s\">%s</td>", x->status == PSC_RESULT_FAILED ? "fail" : "",
+                                   x->status == PSC_RESULT_FAILED ? "FAIL" : "n/a");
+            }
+        psc_buf_puts(b, "</tr>\n");
+    }
+    psc_buf_puts(b, "</table></details>\n");
+}
+
 static void psc__bandwidth(psc_buf_t *b, const psc_bw_suite_t *s, const psc_page_figs_t *figs, int *k)
 {
     psc_buf_puts(b, "<section id=\"bandwidth\"><h2>Bandwidth</h2>\n<p class=\"note\">GB/s, 1 GB = 1e9 bytes; "
@@ -368,6 +403,19 @@ static void psc__bandwidth(psc_buf_t *b, const psc_bw_suite_t *s, const psc_page
             psc__figure(b, f, (*k)++);
         else
             psc__bw_table(b, s->results + st->first, st->n);
+        if (f && s->nsizes > 1) {
+            const psc_suite_test_t *pair[2] = {st, NULL};
+            size_t len = strlen(ti->name);
+            char twin[112];
+
+            snprintf(twin, sizeof(twin), "%.*s_sm", (int)(len > 3 ? len - 3 : 0), ti->name);
+            for (int u = 0; len > 3 && strcmp(ti->name + len - 3, "_ce") == 0 && u < s->ntests; u++)
+                if (strcmp(psc_bw_test_name(s->tests[u].test), twin) == 0 && s->tests[u].n)
+                    pair[1] = &s->tests[u];
+            psc__sweep_table(b, s, pair, pair[1] ? 2 : 1);
+            if (pair[1])
+                psc__bw_notes(b, s->results + pair[1]->first, pair[1]->n);
+        }
         psc__bw_notes(b, s->results + st->first, st->n);
     }
     psc_buf_puts(b, "</section>\n");
