@@ -67,9 +67,11 @@ static void psc__bw_subtitle(const psc_bw_result_t *res, size_t n, char *buf, si
         if (res[i].status == PSC_RESULT_PASSED) {
             char sz[24];
 
-            snprintf(buf, len, "GB/s (1 GB = 1e9 bytes), median of %u sample%s; %s B per copy x %u copies a sample%s",
-                     res[i].nsamples, res[i].nsamples == 1 ? "" : "s", psc_figure_size_text(res[i].size, sz, sizeof(sz)),
-                     res[i].iterations, res[i].gated ? "" : "; timed without gates");
+            psc_figure_size_text(res[i].size, sz, sizeof(sz));
+            snprintf(buf, len, "GB/s (1 GB = 1e9 bytes), median of %u sample%s; %s%s per copy x %u copies a sample%s",
+                     res[i].nsamples, res[i].nsamples == 1 ? "" : "s", sz,
+                     strchr("KMG", sz[strlen(sz) - 1]) ? "iB" : " B", res[i].iterations,
+                     res[i].gated ? "" : "; timed without gates");
             return;
         }
     snprintf(buf, len, "GB/s (1 GB = 1e9 bytes); no case passed");

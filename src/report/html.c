@@ -24,7 +24,7 @@ static const char psc__css[] =
     "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
     "th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:tabular-nums}"
     "table.kv th{width:220px}"
-    "figure{margin:8px 0 16px;overflow-x:auto}figure svg{max-width:100%;height:auto;display:block}"
+    "figure{margin:8px 0 16px;overflow-x:auto}figure svg{display:block}"
     "figcaption{font-size:12px;color:#555}"
     ".sev-error{background:#fde2e1}.sev-warning{background:#fff3cd}.sev-info{background:#e7f1fb}"
     ".fail{color:#b00020;font-weight:bold}.note{font-size:13px;color:#444}"
