@@ -1,8 +1,8 @@
 #!/bin/sh
 # Fuzz the loaders of untrusted input with libFuzzer under ASan and UBSan:
 #   scripts/fuzz.sh SECONDS [TARGET...]
-# TARGETs: facts_json hwloc_xml sys_capture cli_args calibration ipc_message (default: all, one after
-# the other, SECONDS each). Builds build-fuzz/ with clang (installs clang and its
+# TARGETs: facts_json hwloc_xml sys_capture cli_args calibration ipc_message compare_run
+# expect_file (default: all, one after the other, SECONDS each). Builds build-fuzz/ with clang (installs clang and its
 # fuzzer runtime as root, like scripts/build.sh). The corpus grows in
 # build-fuzz/work/TARGET, seeded from tests/data (see tests/fuzz/CMakeLists.txt);
 # an input that crashes, leaks or hangs is written to tests/fuzz/regressions/TARGET/,
@@ -11,7 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 secs=${1:?usage: scripts/fuzz.sh SECONDS [TARGET...]}
 shift
-targets=${*:-facts_json hwloc_xml sys_capture cli_args calibration ipc_message}
+targets=${*:-facts_json hwloc_xml sys_capture cli_args calibration ipc_message compare_run expect_file}
 
 if ! command -v clang >/dev/null 2>&1 || ! printf 'int LLVMFuzzerTestOneInput(const char *d, long n){(void)d;(void)n;return 0;}\n' |
         clang -x c -fsanitize=fuzzer - -o /dev/null >/dev/null 2>&1; then
