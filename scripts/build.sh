@@ -56,6 +56,19 @@ command -v mpicc >/dev/null 2>&1 ||
     echo "p2pscope: no mpicc: building without MPI (ipc under mpirun is refused); for it:" \
          "apt-get install libopenmpi-dev openmpi-bin" >&2
 
+# Optional: cairo, which draws --html's and --svg's figures (CMake's P2PSCOPE_CAIRO): installed as root where a
+# registry is reachable (not from .deps/); without it those two options are refused and the rest builds.
+if ! has_header cairo/cairo-svg.h ""; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ -z "$prefix_args" ]; then
+        echo "p2pscope: installing libcairo2-dev (the figures of --html and --svg)" >&2
+        { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+          DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libcairo2-dev >/dev/null; } ||
+            echo "p2pscope: libcairo2-dev could not be installed: building without --html and --svg" >&2
+    else
+        echo "p2pscope: no cairo: building without --html and --svg; for them: apt-get install libcairo2-dev" >&2
+    fi
+fi
+
 werror=""
 [ "${P2PSCOPE_WERROR:-0}" = 1 ] && werror="-DP2PSCOPE_WERROR=ON"
 # shellcheck disable=SC2086

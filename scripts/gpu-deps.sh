@@ -11,6 +11,8 @@ mkdir -p .deps
 cd .deps
 rm -f ./*.deb
 apt-get download libjansson-dev libjansson4 libcmocka-dev libcmocka0
+# cairo for --html and --svg (the lead checks what else the GPU machine lacks for it)
+apt-get download libcairo2-dev libcairo2
 NCCL_TESTS_TAG=${NCCL_TESTS_TAG:-v2.19.6}
 rm -rf nccl-tests
 if [ -n "${NCCL_TESTS_GIT:-}" ]; then

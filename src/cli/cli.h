@@ -66,6 +66,11 @@ typedef struct {
     const char *compare_a, *compare_b;    /* compare: the two runs' files */
     double fail_above;                    /* compare --fail-above PCT; < 0: not given */
     const char *expect;                   /* --expect FILE or auto: bounds the run's figures must meet (cmd_expect.c) */
+    const char *html_path;                /* --html FILE: the run as one self-contained page */
+    const char *svg_dir;                  /* --svg DIR: the page's figures as files */
+    const char *csv_dir;                  /* --csv DIR: the run's tables as CSV files */
+    const char *const *args;              /* the words after the command (nargs), as typed: the page's context */
+    int nargs;
 } psc_cli_opts_t;
 
 /* Every GPU of -d exists here; else one line on stderr and PSC_EXIT_USAGE. */
@@ -142,6 +147,15 @@ int psc_cli_write_json(const json_t *doc, const psc_cli_opts_t *o);
 extern int psc_cli_stdout_errno; /* why JSON could not be written to stdout (0: it was) */
 /* Stamp wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */
 int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc);
+
+/*
+ * --html, --svg, --csv (output_page.c): the run's page, figures and tables, when asked; bw, lat NULL
+ * where the command has none, facts NULL outside report (then no topology or findings). Returns rc, or
+ * the exit code of a failed write after one line on stderr.
+ */
+int psc_cli_write_page(const psc_cli_opts_t *o, const char *command, const psc_system_info_t *sys,
+                       const psc_device_info_t *devs, int ndev, const psc_bw_suite_t *bw, const psc_lat_suite_t *lat,
+                       const psc_facts_t *facts, double wall_s, int rc);
 
 /* Full report: the facts gathered before the tests (NULL after saying why), their topology after the
  * inventory, findings after the tests (fed by psc_facts_note_bw). */

@@ -91,6 +91,8 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
         psc_render_bw_footer(stdout, s, o->measure.verify, psc_cli_now() - t0);
     rc = psc_cli_expect_bw(expect, s, o, run, rc);
     rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
+    rc = psc_cli_write_page(o, o->cmd == PSC_CMD_REPORT ? "report" : "bw", &sys, devs, s->ndev, s, NULL, facts,
+                            psc_cli_now() - t0, rc);
     psc_expect_free(expect);
     psc_facts_free(facts);
     json_decref(run);

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "job.h"
+#include "report/html_page.h"
 #include "report/json.h"
 
 /*
@@ -46,6 +47,22 @@ static int psc__check_json_path(const char *path, int quiet)
         rc = PSC_EXIT_USAGE;
     }
     free(real);
+    return rc;
+}
+
+/* --html FILE as --json's; --svg and --csv directories: writable, or a missing one's parent writable. */
+static int psc__check_page_paths(const psc_cli_opts_t *o, int quiet)
+{
+    const char *dirs[2] = {o->svg_dir, o->csv_dir}, *names[2] = {"--svg", "--csv"};
+    char err[512];
+    int rc = psc__check_json_path(o->html_path, quiet);
+
+    for (int k = 0; k < 2 && rc == PSC_EXIT_OK; k++)
+        if (dirs[k] && psc_page_check_dir(dirs[k], names[k], err, sizeof(err)) != PSC_OK) {
+            if (!quiet)
+                fprintf(stderr, "p2pscope: %s\n", err);
+            rc = PSC_EXIT_USAGE;
+        }
     return rc;
 }
 
@@ -123,6 +140,8 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
     if ((rc = psc__check_json_path(o.json_path, job->rank != 0)) != PSC_EXIT_OK ||
         (rc = psc__check_json_path(o.save, job->rank != 0)) != PSC_EXIT_OK ||
         (rc = psc__check_json_path(o.calibrate, job->rank != 0)) != PSC_EXIT_OK)
+        return rc;
+    if ((rc = psc__check_page_paths(&o, job->rank != 0)) != PSC_EXIT_OK)
         return rc;
     if (job->size > 1)
         return psc__main_ranks(&o, job, argcp, argvp);

@@ -6,11 +6,14 @@
 #include <string.h>
 
 #include "cli.h"
+#include "report/html_page.h"
 #include "report/text.h"
 
 enum { OPT_GATE_TIMEOUT = 256, OPT_IDENTIFY, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT, OPT_NO_VERIFY, OPT_NO_LOAD, OPT_CALIBRATE, OPT_CALIBRATION, OPT_NO_HOST,
        OPT_METHOD, OPT_ROUND_TRIPS, OPT_NO_LOCAL, OPT_TIMEOUT };
 enum { OPT_EXPECT = 400 }; /* --expect: apart from the list above, which other options extend */
+/* --html, --svg, --csv (the page, its figures, the tables): numbered apart so other options can join the list above. */
+enum { OPT_HTML = 512, OPT_SVG, OPT_CSV };
 
 static const struct option psc__long_opts[] = {
     {"test", required_argument, NULL, 't'},
@@ -45,6 +48,9 @@ static const struct option psc__long_opts[] = {
     {"watch", no_argument, NULL, OPT_WATCH},
     {"identify", no_argument, NULL, OPT_IDENTIFY},
     {"expect", required_argument, NULL, OPT_EXPECT},
+    {"html", required_argument, NULL, OPT_HTML},
+    {"svg", required_argument, NULL, OPT_SVG},
+    {"csv", required_argument, NULL, OPT_CSV},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -346,6 +352,16 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
             return PSC_EXIT_USAGE;
         }
         return 0;
+    case OPT_HTML:
+    case OPT_SVG:
+    case OPT_CSV:
+        if (!*arg) {
+            snprintf(err, errlen, "empty %s %s: accepted a %s path", optname, c == OPT_HTML ? "file name" : "directory",
+                     c == OPT_HTML ? "file" : "directory");
+            return PSC_EXIT_USAGE;
+        }
+        *(c == OPT_HTML ? &o->html_path : c == OPT_SVG ? &o->svg_dir : &o->csv_dir) = arg;
+        return 0;
     case OPT_TEST_FAULT: {
         char kind[16];
         unsigned long long off = 0, len = 1, size = 0;
@@ -456,6 +472,23 @@ static int psc__ipc_check(const psc_cli_opts_t *o, char *err, size_t errlen)
     return 0;
 }
 
+/* --html, --svg and --csv write a run's results: bw, report and lat; the figures need cairo. */
+static int psc__page_check(const psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    if (!o->html_path && !o->svg_dir && !o->csv_dir)
+        return 0;
+    if ((o->cmd != PSC_CMD_REPORT && o->cmd != PSC_CMD_BW && o->cmd != PSC_CMD_LAT) || o->list_tests) {
+        snprintf(err, errlen, "--html, --svg and --csv go with report, bw and lat (a run, not --list)");
+        return PSC_EXIT_USAGE;
+    }
+    if ((o->html_path || o->svg_dir) && !psc_page_have_figures()) {
+        snprintf(err, errlen, "this p2pscope was built without cairo: install libcairo2-dev and rebuild "
+                              "(--html and --svg draw with it; --csv needs no cairo)");
+        return PSC_EXIT_USAGE;
+    }
+    return 0;
+}
+
 static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
 {
     int first = 1, c, rc, max_given = 0;
@@ -474,6 +507,8 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
             return rc;
         first = 2;
     }
+    o->args = (const char *const *)argv + first; /* the words after the command, for the page's context */
+    o->nargs = argc - first;
     optind = 0; /* GNU: full reinitialisation, so the parser can run more than once */
     opterr = 0;
     argv[first - 1] = argv[0];
@@ -561,6 +596,8 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
         snprintf(err, errlen, "--expect auto sets bandwidth bounds (bw, report): accepted --expect FILE with lat");
         return PSC_EXIT_USAGE;
     }
+    if ((rc = psc__page_check(o, err, errlen)) != 0)
+        return rc;
     if (o->save && (o->cmd != PSC_CMD_TOPO || o->topology)) {
         snprintf(err, errlen, "--save goes with topo on a live machine (not with --topology)");
         return PSC_EXIT_USAGE;

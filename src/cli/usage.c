@@ -81,6 +81,11 @@ static const struct {
      "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"},
     {~0u, "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
           "                             (not with nvlink --watch); devices and FIFOs are written in place\n"},
+    {C(REPORT) | C(BW) | C(LAT),
+     "      --html FILE            the run as one self-contained page: tables, heatmaps, sweeps' curves,\n"
+     "                             latency distributions, the doctor's findings (needs cairo)\n"},
+    {C(REPORT) | C(BW) | C(LAT), "      --svg DIR              the page's figures as SVG files in DIR (needs cairo)\n"},
+    {C(REPORT) | C(BW) | C(LAT), "      --csv DIR              the run's tables as CSV files in DIR (bw.csv or lat.csv, gpus.csv, ...)\n"},
     {C(TOPO) | C(NVLINK) | C(DOCTOR), "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, "
                                       "captured /sys tree, or --save JSON)\n"},
     {C(TOPO), "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"},

@@ -15,6 +15,7 @@
  *             environment (for worker processes), p2pscope's kernels run on
  *             the CPU (fake_kernels.c) and copies move the bytes, so the
  *             measurement code runs end to end
+ * FAKE_CUDA_NAME=TEXT names GPU d "TEXT d" (default "Fake GPU d").
  * FAKE_CUDA_COUNT sets how many GPUs it reports (default 2; -10000 to 10000,
  * since a broken driver may answer anything). FAKE_CUDA_UUID=N gives GPU d
  * the UUID whose first bytes are N and d (another N: another machine's
@@ -105,7 +106,9 @@ static CUresult fake_get(CUdevice *d, int i) { *d = i; return i >= 0 && i < fake
 
 static CUresult fake_name(char *name, int len, CUdevice d)
 {
-    snprintf(name, (size_t)len, "Fake GPU %d", d);
+    const char *base = getenv("FAKE_CUDA_NAME"); /* a name from outside, e.g. with markup in it, for the writers' tests */
+
+    snprintf(name, (size_t)len, "%s %d", base ? base : "Fake GPU", d);
     return CUDA_SUCCESS;
 }
 

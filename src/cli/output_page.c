@@ -1,0 +1,71 @@
+/* --html, --svg, --csv at a run's end: hand the results to the page writers (src/report/html_page.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "report/html_buf.h"
+#include "report/html_page.h"
+
+/* "p2pscope report -d 0,1 ...", each word quoted for a shell where it needs it. */
+static char *psc__command_line(const char *command, const psc_cli_opts_t *o)
+{
+    psc_buf_t b = {0};
+
+    psc_buf_printf(&b, "p2pscope %s", command);
+    for (int k = 0; o->args && k < o->nargs; k++) {
+        const char *w = o->args[k];
+        int plain = *w != '\0';
+
+        for (const char *c = w; *c && plain; c++)
+            plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,:/+@%", *c) != NULL;
+        psc_buf_puts(&b, plain ? " " : " '");
+        for (const char *c = w; *c; c++)
+            psc_buf_puts(&b, *c == '\'' && !plain ? "'\\''" : (char[2]){*c, 0});
+        psc_buf_puts(&b, plain ? "" : "'");
+    }
+    return psc_buf_take(&b);
+}
+
+int psc_cli_write_page(const psc_cli_opts_t *o, const char *command, const psc_system_info_t *sys,
+                       const psc_device_info_t *devs, int ndev, const psc_bw_suite_t *bw, const psc_lat_suite_t *lat,
+                       const psc_facts_t *facts, double wall_s, int rc)
+{
+    psc_page_t p = {0};
+    psc_finding_t *v = NULL;
+    time_t started = time(NULL) - (time_t)wall_s;
+    char when[32] = "", err[1024];
+    struct tm tm;
+    psc_status_t st;
+
+    if (!o->html_path && !o->svg_dir && !o->csv_dir)
+        return rc;
+    if (gmtime_r(&started, &tm))
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    p.command = command;
+    p.command_line = psc__command_line(command, o);
+    p.sys = sys;
+    p.devs = devs;
+    p.ndev = ndev;
+    p.measure = bw ? &o->measure : NULL;
+    p.bw = bw;
+    p.lat = lat;
+    p.facts = facts;
+    p.started_utc = when;
+    p.wall_s = wall_s;
+    p.exit_code = rc;
+    if (facts) { /* the doctor again on the same facts: pure, and report's text has freed its findings */
+        v = psc_cli_doctor(facts, &p.nfindings);
+        p.findings = v;
+        p.doctor_ran = v != NULL;
+    }
+    st = psc_page_write(&p, o->html_path, o->svg_dir, o->csv_dir, err, sizeof(err));
+    free((char *)p.command_line);
+    free(v);
+    if (st != PSC_OK) {
+        fprintf(stderr, "p2pscope: %s\n", err);
+        return psc_cli_exit_of(st, PSC_EXIT_FAILED);
+    }
+    return rc;
+}

@@ -1,0 +1,249 @@
+/*
+ * --csv DIR: the run's tables as CSV (RFC 4180: a header row, comma
+ * separated, a field quoted when it holds a comma, a quote, a line break or
+ * surrounding spaces, quotes doubled). One file per table, since each has its
+ * own columns: bw.csv and lat.csv (a row per case and size), gpus.csv,
+ * topology.csv (a row per GPU pair), findings.csv.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "html_buf.h"
+#include "html_page.h"
+#include "render.h"
+
+/* A text field: UTF-8 repaired, control characters as \xNN (one record per line), quoted where needed. */
+static void psc__field(psc_buf_t *b, const char *s, int last)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t n = strlen((const char *)p);
+    int quote = n && (p[0] == ' ' || p[n - 1] == ' ');
+
+    for (size_t k = 0; k < n && !quote; k++)
+        quote = p[k] == ',' || p[k] == '"' || p[k] == '\n' || p[k] == '\r';
+    if (quote)
+        psc_buf_puts(b, "\"");
+    while (*p) {
+        int l = psc_utf8_len(p);
+        char hex[8];
+
+        if (l == 0) {
+            psc_buf_puts(b, "\xef\xbf\xbd");
+            p++;
+            continue;
+        }
+        if ((l == 1 && (*p < 0x20 || *p == 0x7f)) || (l == 2 && p[0] == 0xc2 && p[1] <= 0x9f)) {
+            snprintf(hex, sizeof(hex), "\\x%02x", l == 1 ? p[0] : p[1]);
+            psc_buf_puts(b, hex);
+        } else if (*p == '"') {
+            psc_buf_puts(b, "\"\"");
+        } else {
+            psc_buf_add(b, (const char *)p, (size_t)l);
+        }
+        p += l;
+    }
+    psc_buf_puts(b, quote ? "\"" : "");
+    psc_buf_puts(b, last ? "\r\n" : ",");
+}
+
+static void psc__num(psc_buf_t *b, const char *fmt, double v, int shown, int last)
+{
+    if (shown)
+        psc_buf_printf(b, fmt, v);
+    psc_buf_puts(b, last ? "\r\n" : ",");
+}
+
+static void psc__header(psc_buf_t *b, const char *const *cols, int n)
+{
+    for (int k = 0; k < n; k++)
+        psc__field(b, cols[k], k == n - 1);
+}
+
+static char *psc__bw(const psc_bw_suite_t *s)
+{
+    static const char *const head[] = {"test", "title", "direction", "src", "dst", "issuer", "engine", "host_memory",
+                                       "bytes_per_copy", "status", "median_gbs", "min_gbs", "max_gbs", "mean_gbs",
+                                       "stddev_gbs", "samples", "copies_per_sample", "bad_bytes", "reason"};
+    psc_buf_t b = {0};
+
+    psc__header(&b, head, (int)(sizeof(head) / sizeof(head[0])));
+    for (size_t i = 0; i < s->nresults; i++) {
+        const psc_bw_result_t *r = &s->results[i];
+        const psc_bw_test_info_t *ti = psc_bw_test_info(r->c.test);
+        int ok = r->status == PSC_RESULT_PASSED && r->nsamples > 0, host = r->c.src == PSC_HOST || r->c.dst == PSC_HOST;
+        char t[48];
+
+        psc__field(&b, psc_bw_test_name(r->c.test), 0);
+        psc__field(&b, psc_bw_test_title(r->c.test), 0);
+        psc__field(&b, psc_case_label(&r->c, t, sizeof(t)), 0);
+        psc__field(&b, psc_endpoint_name(r->c.src, t, sizeof(t)), 0);
+        psc__field(&b, psc_endpoint_name(r->c.dst, t, sizeof(t)), 0);
+        psc__field(&b, psc_endpoint_name(r->c.issuer, t, sizeof(t)), 0);
+        psc__field(&b, !ti ? "" : ti->engine == PSC_ENGINE_SM ? "sm" : ti->engine == PSC_ENGINE_CPU ? "cpu_gpumap"
+                                                                                                : "copy_engine", 0);
+        psc__field(&b, ti && host ? psc_hostmem_name(ti->hostmem) : "", 0);
+        psc_buf_printf(&b, "%llu,", (unsigned long long)r->size);
+        psc__field(&b, psc_result_status_string(r->status), 0);
+        psc__num(&b, "%.3f", r->stats.median, ok, 0);
+        psc__num(&b, "%.3f", r->stats.min, ok, 0);
+        psc__num(&b, "%.3f", r->stats.max, ok, 0);
+        psc__num(&b, "%.3f", r->stats.mean, ok, 0);
+        psc__num(&b, "%.3f", r->stats.stddev, ok, 0);
+        psc_buf_printf(&b, "%u,%u,%llu,", r->nsamples, r->iterations, (unsigned long long)r->verify.bad_bytes);
+        psc__field(&b, r->reason, 1);
+    }
+    return psc_buf_take(&b);
+}
+
+static char *psc__lat(const psc_lat_suite_t *s)
+{
+    static const char *const head[] = {"test", "title", "direction", "src", "dst", "issuer", "bytes", "status",
+                                       "unit", "min", "p50", "p90", "p99", "max", "mean", "samples", "reason"};
+    psc_buf_t b = {0};
+
+    psc__header(&b, head, (int)(sizeof(head) / sizeof(head[0])));
+    for (size_t i = 0; i < s->nresults; i++) {
+        const psc_lat_result_t *r = &s->results[i];
+        const psc_lat_test_info_t *ti = psc_lat_test_info(r->c.test);
+        unsigned rows = r->nsizes ? r->nsizes : 1;
+
+        for (unsigned k = 0; k < rows; k++) {
+            int ok = r->status == PSC_RESULT_PASSED && r->nsizes > 0;
+            const psc_pctl_t *p = &r->lat[k < PSC_LAT_MAX_SIZES ? k : 0];
+            char a[16], c[16], dir[40];
+
+            psc_endpoint_name(r->c.src, a, sizeof(a));
+            psc_endpoint_name(r->c.dst, c, sizeof(c));
+            snprintf(dir, sizeof(dir), "%s -> %s", a, c);
+            psc__field(&b, ti ? ti->name : "unknown", 0);
+            psc__field(&b, ti ? ti->title : "", 0);
+            psc__field(&b, dir, 0);
+            psc__field(&b, a, 0);
+            psc__field(&b, c, 0);
+            psc__field(&b, psc_endpoint_name(r->c.issuer, a, sizeof(a)), 0);
+            if (r->nsizes)
+                psc_buf_printf(&b, "%llu,", (unsigned long long)r->sizes[k]);
+            else
+                psc_buf_puts(&b, ",");
+            psc__field(&b, psc_result_status_string(r->status), 0);
+            psc__field(&b, "ns", 0);
+            psc__num(&b, "%.1f", p->min, ok, 0);
+            psc__num(&b, "%.1f", p->p50, ok, 0);
+            psc__num(&b, "%.1f", p->p90, ok, 0);
+            psc__num(&b, "%.1f", p->p99, ok, 0);
+            psc__num(&b, "%.1f", p->max, ok, 0);
+            psc__num(&b, "%.1f", p->mean, ok, 0);
+            psc__num(&b, "%.0f", p->n, ok, 0);
+            psc__field(&b, r->reason, 1);
+        }
+    }
+    return psc_buf_take(&b);
+}
+
+static char *psc__gpus(const psc_page_t *p)
+{
+    static const char *const head[] = {"gpu", "nvml_index", "name", "pci_bus_id", "memory_bytes", "sm_count",
+                                       "compute_capability", "copy_engines", "numa_node", "sm_clock_mhz",
+                                       "sm_clock_max_mhz", "memory_clock_mhz", "temperature_c"};
+    psc_buf_t b = {0};
+
+    psc__header(&b, head, (int)(sizeof(head) / sizeof(head[0])));
+    for (int i = 0; i < p->ndev; i++) {
+        const psc_device_info_t *d = &p->devs[i];
+
+        psc_buf_printf(&b, "gpu%d,", d->index);
+        psc__num(&b, "%.0f", d->nvml_index, d->nvml_index >= 0, 0);
+        psc__field(&b, d->name, 0);
+        psc__field(&b, d->pci_bus_id, 0);
+        psc_buf_printf(&b, "%llu,%d,%d.%d,%d,", (unsigned long long)d->memory_bytes, d->sm_count, d->cc_major,
+                       d->cc_minor, d->async_engines);
+        psc__num(&b, "%.0f", d->numa_node, d->numa_node >= 0, 0);
+        psc__num(&b, "%.0f", d->sm_clock_mhz, d->sm_clock_mhz >= 0, 0);
+        psc__num(&b, "%.0f", d->sm_clock_max_mhz, d->sm_clock_max_mhz >= 0, 0);
+        psc__num(&b, "%.0f", d->mem_clock_mhz, d->mem_clock_mhz >= 0, 0);
+        psc__num(&b, "%.0f", d->temperature_c, d->temperature_c >= 0, 1);
+    }
+    return psc_buf_take(&b);
+}
+
+static char *psc__topology(const psc_facts_t *f)
+{
+    static const char *const head[] = {"src", "dst", "path", "nvlinks", "p2p_access", "perf_rank", "native_atomics"};
+    psc_buf_t b = {0};
+
+    psc__header(&b, head, (int)(sizeof(head) / sizeof(head[0])));
+    for (int i = 0; i < f->ngpu; i++)
+        for (int j = 0; j < f->ngpu; j++) {
+            const psc_pair_facts_t *q = &f->pair[i][j];
+            char t[16];
+
+            if (i == j)
+                continue;
+            psc_buf_printf(&b, "gpu%d,gpu%d,", i, j);
+            psc__field(&b, psc_path_label(q->path, q->nvlinks, t, sizeof(t)), 0);
+            psc_buf_printf(&b, "%d,", q->nvlinks);
+            psc__field(&b, !f->has_driver || q->can_access < 0 ? "" : q->can_access ? "yes" : "no", 0);
+            psc__num(&b, "%.0f", q->perf_rank, f->has_driver && q->perf_rank >= 0, 0);
+            psc__field(&b, q->native_atomics < 0 ? "" : q->native_atomics ? "yes" : "no", 1);
+        }
+    return psc_buf_take(&b);
+}
+
+static char *psc__findings(const psc_finding_t *v, size_t n)
+{
+    static const char *const head[] = {"severity", "rule", "what", "evidence", "fix"};
+    psc_buf_t b = {0};
+
+    psc__header(&b, head, 5);
+    for (size_t k = 0; k < n; k++) {
+        psc__field(&b, psc_severity_string(v[k].severity), 0);
+        psc__field(&b, v[k].rule, 0);
+        psc__field(&b, v[k].what, 0);
+        psc__field(&b, v[k].evidence, 0);
+        psc__field(&b, v[k].fix, 1);
+    }
+    return psc_buf_take(&b);
+}
+
+psc_csv_file_t *psc_csv_render(const psc_page_t *p, size_t *n)
+{
+    psc_csv_file_t *out = calloc(5, sizeof(*out));
+    size_t k = 0;
+    int bad = !out;
+
+    if (!bad && p->bw && !bad) {
+        out[k].name = "bw.csv";
+        bad = !(out[k++].text = psc__bw(p->bw));
+    }
+    if (!bad && p->lat) {
+        out[k].name = "lat.csv";
+        bad = !(out[k++].text = psc__lat(p->lat));
+    }
+    if (!bad) {
+        out[k].name = "gpus.csv";
+        bad = !(out[k++].text = psc__gpus(p));
+    }
+    if (!bad && p->facts) {
+        out[k].name = "topology.csv";
+        bad = !(out[k++].text = psc__topology(p->facts));
+    }
+    if (!bad && p->doctor_ran) {
+        out[k].name = "findings.csv";
+        bad = !(out[k++].text = psc__findings(p->findings, p->nfindings));
+    }
+    if (bad) {
+        psc_csv_free(out, k);
+        *n = 0;
+        return NULL;
+    }
+    *n = k;
+    return out;
+}
+
+void psc_csv_free(psc_csv_file_t *files, size_t n)
+{
+    for (size_t k = 0; files && k < n; k++)
+        free(files[k].text);
+    free(files);
+}

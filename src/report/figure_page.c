@@ -1,0 +1,447 @@
+/* The page's figures from a run's results: what each bandwidth and latency test looks like as a picture. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "figure_plot.h"
+#include "html_page.h"
+#include "render.h"
+
+#define PSC_PAGE_MAX_FIGS 512
+
+static int psc__add(psc_page_figs_t *figs, const char *name, const char *title, char *svg)
+{
+    psc_page_fig_t *f;
+
+    if (!svg)
+        return -1;
+    if (figs->n >= PSC_PAGE_MAX_FIGS || psc_page_fig_find(figs, name)) { /* a name is a file: never two alike */
+        free(svg);
+        return 0;
+    }
+    f = &figs->figs[figs->n++];
+    snprintf(f->name, sizeof(f->name), "%s", name);
+    snprintf(f->title, sizeof(f->title), "%s", title);
+    f->svg = svg;
+    return 0;
+}
+
+const psc_page_fig_t *psc_page_fig_find(const psc_page_figs_t *figs, const char *name)
+{
+    for (size_t k = 0; figs && k < figs->n; k++)
+        if (strcmp(figs->figs[k].name, name) == 0)
+            return &figs->figs[k];
+    return NULL;
+}
+
+void psc_page_figs_free(psc_page_figs_t *figs)
+{
+    for (size_t k = 0; figs && figs->figs && k < figs->n; k++)
+        free(figs->figs[k].svg);
+    if (figs) {
+        free(figs->figs);
+        figs->figs = NULL;
+        figs->n = 0;
+    }
+}
+
+/* ------------------------------------------------------------ bandwidth */
+
+static const char *psc__cell_mark(const psc_bw_result_t *x)
+{
+    return !x ? "-" : x->status == PSC_RESULT_PASSED ? "" : x->status == PSC_RESULT_WAIVED ? "n/a" : "FAIL";
+}
+
+static const psc_bw_result_t *psc__bw_find(const psc_bw_result_t *res, size_t n, int src, int dst)
+{
+    for (size_t i = 0; i < n; i++)
+        if (res[i].c.src == src && res[i].c.dst == dst)
+            return &res[i];
+    return NULL;
+}
+
+static void psc__bw_subtitle(const psc_bw_result_t *res, size_t n, char *buf, size_t len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (res[i].status == PSC_RESULT_PASSED) {
+            char sz[24];
+
+            psc_figure_size_text(res[i].size, sz, sizeof(sz));
+            snprintf(buf, len, "GB/s (1 GB = 1e9 bytes), median of %u sample%s; %s%s per copy x %u copies a sample%s",
+                     res[i].nsamples, res[i].nsamples == 1 ? "" : "s", sz,
+                     strchr("KMG", sz[strlen(sz) - 1]) ? "iB" : " B", res[i].iterations,
+                     res[i].gated ? "" : "; timed without gates");
+            return;
+        }
+    snprintf(buf, len, "GB/s (1 GB = 1e9 bytes); no case passed");
+}
+
+/* One test at one size as a src(row) -> dst(column) matrix; concurrent shapes have no matrix (the page's table). */
+static int psc__bw_heatmap(psc_page_figs_t *figs, int test, const psc_bw_result_t *res, size_t n, const int *devs,
+                           int ndev)
+{
+    const psc_bw_test_info_t *ti = psc_bw_test_info(test);
+    int nrow, ncol, rc = -1;
+    char (*labels)[16], sub[192], title[200];
+    const char **rl, **cl, **mark;
+    double *val;
+
+    if (!ti || n == 0)
+        return 0;
+    switch (ti->shape) {
+    case PSC_SHAPE_PAIR: case PSC_SHAPE_P2P_OFF: nrow = ncol = ndev; break;
+    case PSC_SHAPE_H2D: case PSC_SHAPE_LOCAL: nrow = 1; ncol = ndev; break;
+    case PSC_SHAPE_D2H: nrow = ndev; ncol = 1; break;
+    default: return 0;
+    }
+    labels = calloc((size_t)ndev + 1, sizeof(*labels));
+    rl = calloc((size_t)ndev + 1, sizeof(*rl));
+    cl = calloc((size_t)ndev + 1, sizeof(*cl));
+    mark = calloc((size_t)(nrow * ncol), sizeof(*mark));
+    val = calloc((size_t)(nrow * ncol), sizeof(*val));
+    if (!labels || !rl || !cl || !mark || !val)
+        goto out;
+    for (int i = 0; i < ndev; i++)
+        snprintf(labels[i], sizeof(labels[i]), "gpu%d", devs[i]);
+    snprintf(labels[ndev], sizeof(labels[ndev]), "%s", ti->shape == PSC_SHAPE_LOCAL ? "same GPU" : "host");
+    for (int r = 0; r < nrow; r++)
+        rl[r] = nrow == 1 ? labels[ndev] : labels[r];
+    for (int c = 0; c < ncol; c++)
+        cl[c] = ncol == 1 ? labels[ndev] : labels[c];
+    for (int r = 0; r < nrow; r++)
+        for (int c = 0; c < ncol; c++) {
+            int src = ti->shape == PSC_SHAPE_H2D ? PSC_HOST : devs[nrow == 1 ? c : r];
+            int dst = ti->shape == PSC_SHAPE_D2H ? PSC_HOST : devs[ncol == 1 ? r : c];
+            const psc_bw_result_t *x = nrow == ncol && nrow > 1 && r == c ? NULL : psc__bw_find(res, n, src, dst);
+
+            mark[r * ncol + c] = psc__cell_mark(x);
+            val[r * ncol + c] = x && x->status == PSC_RESULT_PASSED ? x->stats.median : NAN;
+        }
+    psc__bw_subtitle(res, n, sub, sizeof(sub));
+    snprintf(title, sizeof(title), "%s: %s", ti->name, ti->title);
+    {
+        psc_heatmap_t h = {title, sub, "source", "destination", nrow, ncol, rl, cl, val, mark, "%.1f"};
+        char name[96];
+
+        snprintf(name, sizeof(name), "%s", ti->name);
+        rc = psc__add(figs, name, title, psc_figure_heatmap(&h));
+    }
+out:
+    free(labels);
+    free(rl);
+    free(cl);
+    free(mark);
+    free(val);
+    return rc;
+}
+
+static const psc_suite_test_t *psc__suite_test(const psc_bw_suite_t *s, const char *name)
+{
+    for (int t = 0; t < s->ntests; t++)
+        if (strcmp(psc_bw_test_name(s->tests[t].test), name) == 0)
+            return &s->tests[t];
+    return NULL;
+}
+
+/* A test's sweep as one series per case (results size after size, cases in order within each size). */
+typedef struct {
+    char label[48];
+    int src, dst, n;
+    double *x, *y;
+} psc__curve_t;
+
+static int psc__curves_of(const psc_bw_suite_t *s, const psc_suite_test_t *st, psc__curve_t *cv, int cap)
+{
+    int nc = 0;
+
+    for (size_t i = st->first; i < st->first + st->n; i++) {
+        const psc_bw_result_t *r = &s->results[i];
+        int k;
+
+        for (k = 0; k < nc && !(cv[k].src == r->c.src && cv[k].dst == r->c.dst); k++)
+            ;
+        if (k == nc) {
+            if (nc == cap)
+                continue;
+            psc_case_label(&r->c, cv[k].label, sizeof(cv[k].label));
+            cv[k].src = r->c.src;
+            cv[k].dst = r->c.dst;
+            nc++;
+        }
+        if (cv[k].n < s->nsizes) {
+            cv[k].x[cv[k].n] = (double)r->size;
+            cv[k].y[cv[k].n++] = r->status == PSC_RESULT_PASSED ? r->stats.median : NAN;
+        }
+    }
+    return nc;
+}
+
+/* Where SM and CE swap places along a path's sweep: a marker at each crossing (log2 x interpolated). */
+static int psc__crossings(const psc__curve_t *ce, const psc__curve_t *sm, psc_marker_t *mk, char (*text)[64], int cap)
+{
+    int n = 0, prev = 0;
+    double px = 0, pd = 0, pc = 0;
+
+    for (int a = 0; a < ce->n; a++) {
+        double d;
+        int b, side;
+
+        for (b = 0; b < sm->n && sm->x[b] != ce->x[a]; b++)
+            ;
+        if (b == sm->n || ce->y[a] != ce->y[a] || sm->y[b] != sm->y[b])
+            continue;
+        d = sm->y[b] - ce->y[a];
+        side = d > 0 ? 1 : -1;
+        if (prev && side != prev && n < cap) {
+            double t = pd / (pd - d), lx = log2(px) + t * (log2(ce->x[a]) - log2(px));
+            char sz[24];
+
+            mk[n].x = exp2(lx);
+            mk[n].y = pc + t * (ce->y[a] - pc); /* on the curves: their common value there */
+            snprintf(text[n], sizeof(text[n]), "%s: %s > %s from %s", ce->label, side > 0 ? "SM" : "CE",
+                     side > 0 ? "CE" : "SM", psc_figure_size_text((uint64_t)ce->x[a], sz, sizeof(sz)));
+            mk[n].label = text[n];
+            n++;
+        }
+        prev = side;
+        px = ce->x[a];
+        pd = d;
+        pc = ce->y[a];
+    }
+    return n;
+}
+
+static int psc__bw_sweep(psc_page_figs_t *figs, const psc_bw_suite_t *s, const psc_suite_test_t *st)
+{
+    const char *name = psc_bw_test_name(st->test);
+    size_t len = strlen(name);
+    char twin[96], fname[112], title[200], sub[200];
+    const psc_suite_test_t *sm = NULL;
+    psc__curve_t *cv = NULL;
+    psc_series_t *se = NULL;
+    psc_marker_t *mk = NULL;
+    char (*mtext)[64] = NULL;
+    double *xy = NULL;
+    int nce, nsm = 0, nmk = 0, rc = -1, cap = (int)st->n + 1;
+
+    if (len > 3 && strcmp(name + len - 3, "_sm") == 0) {
+        snprintf(twin, sizeof(twin), "%.*s_ce", (int)(len - 3), name);
+        if (psc__suite_test(s, twin) && psc__suite_test(s, twin)->n)
+            return 0; /* drawn with its copy-engine twin */
+    }
+    if (len > 3 && strcmp(name + len - 3, "_ce") == 0) {
+        snprintf(twin, sizeof(twin), "%.*s_sm", (int)(len - 3), name);
+        sm = psc__suite_test(s, twin);
+        sm = sm && sm->n ? sm : NULL;
+    }
+    if (sm)
+        cap += (int)sm->n;
+    cv = calloc((size_t)cap, sizeof(*cv));
+    se = calloc((size_t)cap, sizeof(*se));
+    mk = calloc((size_t)cap * 2, sizeof(*mk));
+    mtext = calloc((size_t)cap * 2, sizeof(*mtext));
+    xy = calloc((size_t)cap * 2 * (size_t)(s->nsizes + 1), sizeof(*xy));
+    if (!cv || !se || !mk || !mtext || !xy)
+        goto out;
+    for (int k = 0; k < cap; k++) {
+        cv[k].x = xy + (size_t)k * 2 * (size_t)(s->nsizes + 1);
+        cv[k].y = cv[k].x + s->nsizes + 1;
+    }
+    nce = psc__curves_of(s, st, cv, cap);
+    if (sm)
+        nsm = psc__curves_of(s, sm, cv + nce, cap - nce);
+    for (int k = 0; k < nce + nsm; k++) {
+        int base = k < nce ? k : -1;
+
+        for (int j = 0; base < 0 && j < nce; j++) /* the SM line takes its path's colour */
+            if (cv[j].src == cv[k].src && cv[j].dst == cv[k].dst)
+                base = j;
+        se[k].label = cv[k].label;
+        se[k].n = cv[k].n;
+        se[k].x = cv[k].x;
+        se[k].y = cv[k].y;
+        se[k].color = base >= 0 ? base : k;
+        se[k].dashed = k >= nce;
+        if (k >= nce && base >= 0) {
+            nmk += psc__crossings(&cv[base], &cv[k], mk + nmk, mtext + nmk, 2 * cap - nmk);
+        }
+    }
+    /* The legend names the engine when both are drawn. */
+    if (sm)
+        for (int k = 0; k < nce + nsm; k++) {
+            size_t l = strlen(cv[k].label);
+
+            snprintf(cv[k].label + l, sizeof(cv[k].label) - l, " %s", k < nce ? "CE" : "SM");
+        }
+    if (sm)
+        snprintf(title, sizeof(title), "%s vs %s: by size, copy engine (solid) and SM kernel (dashed)", name, twin);
+    else
+        snprintf(title, sizeof(title), "%s: %s, by size", name, psc_bw_test_title(st->test));
+    snprintf(sub, sizeof(sub), "GB/s (1 GB = 1e9 bytes), median per size%s", nmk ? "; rings: where SM and CE cross" : "");
+    {
+        psc_curves_t c = {title, sub, "GB/s", nce + nsm, se, nmk, mk};
+
+        snprintf(fname, sizeof(fname), "%s_sweep", name);
+        rc = psc__add(figs, fname, title, psc_figure_curves(&c));
+    }
+out:
+    free(cv);
+    free(se);
+    free(mk);
+    free(mtext);
+    free(xy);
+    return rc;
+}
+
+/* ------------------------------------------------------------ latency */
+
+static int psc__lat_heatmap(psc_page_figs_t *figs, int test, const psc_lat_result_t *res, size_t n, const int *devs,
+                            int ndev)
+{
+    const psc_lat_test_info_t *ti = psc_lat_test_info(test);
+    int peer, nrow, ncol, rc = -1;
+    char (*labels)[16], title[200], sub[200];
+    const char **rl, **cl, **mark;
+    double *val;
+
+    if (!ti || n == 0 || (ti->method != PSC_LAT_CHASE && ti->method != PSC_LAT_FLAG))
+        return 0;
+    peer = ti->where == PSC_LAT_PEER;
+    nrow = peer ? ndev : 1;
+    ncol = ndev;
+    labels = calloc((size_t)ndev + 1, sizeof(*labels));
+    rl = calloc((size_t)ndev + 1, sizeof(*rl));
+    cl = calloc((size_t)ndev + 1, sizeof(*cl));
+    mark = calloc((size_t)(nrow * ncol), sizeof(*mark));
+    val = calloc((size_t)(nrow * ncol), sizeof(*val));
+    if (!labels || !rl || !cl || !mark || !val)
+        goto out;
+    for (int i = 0; i < ndev; i++)
+        snprintf(labels[i], sizeof(labels[i]), "gpu%d", devs[i]);
+    snprintf(labels[ndev], sizeof(labels[ndev]), "%s", ti->where == PSC_LAT_LOCAL ? "same GPU" : "host");
+    for (int r = 0; r < nrow; r++)
+        rl[r] = peer ? labels[r] : labels[ndev];
+    for (int c = 0; c < ncol; c++)
+        cl[c] = labels[c];
+    for (int r = 0; r < nrow; r++)
+        for (int c = 0; c < ncol; c++) {
+            int host = ti->where == PSC_LAT_HOST || ti->where == PSC_LAT_GPUMAP;
+            int src = peer ? devs[r] : host ? PSC_HOST : devs[c];
+            const psc_lat_result_t *x = NULL;
+
+            for (size_t i = 0; i < n && !(peer && r == c); i++)
+                if (res[i].c.src == src && res[i].c.dst == devs[c])
+                    x = &res[i];
+            mark[r * ncol + c] = !x ? "-" : x->status == PSC_RESULT_PASSED ? "" : x->status == PSC_RESULT_WAIVED ? "n/a" : "FAIL";
+            val[r * ncol + c] = x && x->status == PSC_RESULT_PASSED ? x->lat[0].p50 / 1e3 : NAN;
+        }
+    snprintf(title, sizeof(title), "%s: %s", ti->name, ti->title);
+    snprintf(sub, sizeof(sub), "microseconds, p50; %s", ti->method == PSC_LAT_CHASE
+                                                          ? "per dependent load: source = where the chain lives, destination = the reading GPU"
+                                                          : "one way = round trip / 2");
+    {
+        psc_heatmap_t h = {title, sub, "source", "destination", nrow, ncol, rl, cl, val, mark, "%.3g"};
+
+        rc = psc__add(figs, ti->name, title, psc_figure_heatmap(&h));
+    }
+out:
+    free(labels);
+    free(rl);
+    free(cl);
+    free(mark);
+    free(val);
+    return rc;
+}
+
+static int psc__lat_dist(psc_page_figs_t *figs, int test, const psc_lat_result_t *res, size_t n)
+{
+    const psc_lat_test_info_t *ti = psc_lat_test_info(test);
+    psc_dist_row_t *rows;
+    char (*labels)[64], title[200], name[112];
+    int nr = 0, rc;
+    size_t cap = 0;
+
+    if (!ti)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        cap += res[i].status == PSC_RESULT_PASSED ? res[i].nsizes : 0;
+    if (!cap)
+        return 0;
+    rows = calloc(cap, sizeof(*rows));
+    labels = calloc(cap, sizeof(*labels));
+    if (!rows || !labels) {
+        free(rows);
+        free(labels);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const psc_lat_result_t *x = &res[i];
+        char a[16], b[16], sz[24];
+
+        for (unsigned k = 0; x->status == PSC_RESULT_PASSED && k < x->nsizes; k++) {
+            psc_dist_row_t *r = &rows[nr];
+
+            if (x->nsizes > 1)
+                snprintf(labels[nr], sizeof(labels[nr]), "%s -> %s, %s B", psc_endpoint_name(x->c.src, a, sizeof(a)),
+                         psc_endpoint_name(x->c.dst, b, sizeof(b)), psc_figure_size_text(x->sizes[k], sz, sizeof(sz)));
+            else
+                snprintf(labels[nr], sizeof(labels[nr]), "%s -> %s", psc_endpoint_name(x->c.src, a, sizeof(a)),
+                         psc_endpoint_name(x->c.dst, b, sizeof(b)));
+            r->label = labels[nr];
+            r->min = x->lat[k].min / 1e3;
+            r->p50 = x->lat[k].p50 / 1e3;
+            r->p90 = x->lat[k].p90 / 1e3;
+            r->p99 = x->lat[k].p99 / 1e3;
+            r->max = x->lat[k].max / 1e3;
+            r->nraw = (int)(x->nkept[k] < PSC_LAT_KEEP ? x->nkept[k] : PSC_LAT_KEEP);
+            r->raw = x->kept[k];
+            r->raw_scale = 1e-3;
+            nr++;
+        }
+    }
+    snprintf(title, sizeof(title), "%s: %s, distribution", ti->name, ti->title);
+    {
+        psc_dist_t d = {title,
+                        ti->method == PSC_LAT_COPY ? "GPU time per copy, each sample's mean over back-to-back copies"
+                        : ti->method == PSC_LAT_SYNC || ti->method == PSC_LAT_MAPCOST ? "per call, timed by the host"
+                        : ti->method == PSC_LAT_CHASE ? "per dependent load, each sample a timed chain"
+                                                      : "one way (round trip / 2), each sample a round trip",
+                        "microseconds", nr, rows};
+
+        snprintf(name, sizeof(name), "%s_dist", ti->name);
+        rc = psc__add(figs, name, title, psc_figure_dist(&d));
+    }
+    free(rows);
+    free(labels);
+    return rc;
+}
+
+psc_status_t psc_page_figures(const psc_page_t *p, psc_page_figs_t *out)
+{
+    psc_page_figs_t figs = {0, calloc(PSC_PAGE_MAX_FIGS, sizeof(psc_page_fig_t))};
+    int bad = !figs.figs;
+
+    for (int t = 0; !bad && p->bw && t < p->bw->ntests; t++) {
+        const psc_suite_test_t *st = &p->bw->tests[t];
+
+        if (p->bw->nsizes > 1)
+            bad = psc__bw_sweep(&figs, p->bw, st) != 0;
+        else
+            bad = psc__bw_heatmap(&figs, st->test, p->bw->results + st->first, st->n, p->bw->devices,
+                                  p->bw->ndev) != 0;
+    }
+    for (int t = 0; !bad && p->lat && t < p->lat->ntests; t++) {
+        const psc_suite_test_t *st = &p->lat->tests[t];
+        const psc_lat_result_t *res = p->lat->results + st->first;
+
+        bad = psc__lat_heatmap(&figs, st->test, res, st->n, p->lat->devices, p->lat->ndev) != 0 ||
+              psc__lat_dist(&figs, st->test, res, st->n) != 0;
+    }
+    if (bad) {
+        psc_page_figs_free(&figs);
+        return PSC_ERR_NO_MEMORY;
+    }
+    *out = figs;
+    return PSC_OK;
+}

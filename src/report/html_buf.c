@@ -1,0 +1,135 @@
+#include "html_buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void psc_buf_add(psc_buf_t *b, const char *s, size_t n)
+{
+    if (b->bad)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        char *p;
+
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        if (!(p = realloc(b->p, cap))) {
+            b->bad = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+void psc_buf_puts(psc_buf_t *b, const char *s)
+{
+    psc_buf_add(b, s, strlen(s));
+}
+
+void psc_buf_printf(psc_buf_t *b, const char *fmt, ...)
+{
+    char small[512], *big;
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(small, sizeof(small), fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->bad = 1;
+        return;
+    }
+    if ((size_t)n < sizeof(small)) {
+        psc_buf_add(b, small, (size_t)n);
+        return;
+    }
+    if (!(big = malloc((size_t)n + 1))) {
+        b->bad = 1;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    psc_buf_add(b, big, (size_t)n);
+    free(big);
+}
+
+int psc_utf8_len(const unsigned char *s)
+{
+    int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    unsigned cp;
+
+    if (n <= 1)
+        return n;
+    cp = s[0] & (0x7fu >> n);
+    for (int k = 1; k < n; k++) {
+        if ((s[k] & 0xc0) != 0x80) /* a terminating NUL stops here too */
+            return 0;
+        cp = cp << 6 | (s[k] & 0x3f);
+    }
+    /* Overlong forms, surrogates and beyond U+10FFFF are not UTF-8. */
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+void psc_buf_esc(psc_buf_t *b, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+    while (*p) {
+        int n = psc_utf8_len(p);
+        char hex[8];
+
+        if (n == 0) {
+            psc_buf_puts(b, "\xef\xbf\xbd"); /* U+FFFD */
+            p++;
+            continue;
+        }
+        switch (*p) {
+        case '&': psc_buf_puts(b, "&amp;"); break;
+        case '<': psc_buf_puts(b, "&lt;"); break;
+        case '>': psc_buf_puts(b, "&gt;"); break;
+        case '"': psc_buf_puts(b, "&quot;"); break;
+        case '\'': psc_buf_puts(b, "&#39;"); break;
+        default:
+            if ((n == 1 && ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f)) ||
+                (n == 2 && p[0] == 0xc2 && p[1] <= 0x9f)) {
+                snprintf(hex, sizeof(hex), "\\x%02x", n == 1 ? p[0] : p[1]);
+                psc_buf_puts(b, hex);
+            } else {
+                psc_buf_add(b, (const char *)p, (size_t)n);
+            }
+        }
+        p += n;
+    }
+}
+
+char *psc_buf_take(psc_buf_t *b)
+{
+    char *p = b->bad ? NULL : b->p;
+
+    if (b->bad)
+        free(b->p);
+    else if (!p)
+        p = calloc(1, 1);
+    b->p = NULL;
+    b->len = b->cap = 0;
+    b->bad = 0;
+    return p;
+}
+
+void psc_buf_free(psc_buf_t *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+    b->bad = 0;
+}

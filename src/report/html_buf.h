@@ -1,0 +1,30 @@
+/* A growing text buffer for the HTML, SVG and CSV writers, with XML escaping of text from outside. */
+#ifndef PSC_REPORT_HTML_BUF_H
+#define PSC_REPORT_HTML_BUF_H
+
+#include <stddef.h>
+
+typedef struct {
+    char *p;      /* always terminated once anything was added; NULL before */
+    size_t len, cap;
+    int bad;      /* an append ran out of memory: the text is incomplete, never to be written */
+} psc_buf_t;
+
+void psc_buf_add(psc_buf_t *b, const char *s, size_t n);
+void psc_buf_puts(psc_buf_t *b, const char *s);
+void psc_buf_printf(psc_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * s as XML/HTML character data or attribute value: & < > " ' as entities;
+ * bytes that are not UTF-8 as U+FFFD; control characters (C0 but tab and
+ * newline, DEL, C1), which XML refuses or a reader cannot see, as the text
+ * "\xNN" (psc_text_escape's form).
+ */
+void psc_buf_esc(psc_buf_t *b, const char *s);
+/* The text (the caller frees it), or NULL when an append failed; b is reset either way. */
+char *psc_buf_take(psc_buf_t *b);
+void psc_buf_free(psc_buf_t *b);
+
+/* Length of the UTF-8 sequence starting at s (1-4), or 0 when s does not start a valid one. */
+int psc_utf8_len(const unsigned char *s);
+
+#endif
