@@ -58,7 +58,7 @@ command -v mpicc >/dev/null 2>&1 ||
 
 # Optional: cairo, which draws --html's and --svg's figures (CMake's P2PSCOPE_CAIRO): installed as root where a
 # registry is reachable (not from .deps/); without it those two options are refused and the rest builds.
-if ! has_header cairo/cairo-svg.h ""; then
+if ! has_header cairo/cairo-svg.h "${inc:-}"; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ -z "$prefix_args" ]; then
         echo "p2pscope: installing libcairo2-dev (the figures of --html and --svg)" >&2
         { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&

@@ -11,8 +11,10 @@ mkdir -p .deps
 cd .deps
 rm -f ./*.deb
 apt-get download libjansson-dev libjansson4 libcmocka-dev libcmocka0
-# cairo for --html and --svg (the lead checks what else the GPU machine lacks for it)
-apt-get download libcairo2-dev libcairo2
+# cairo for --html and --svg, and the libraries it loads that the GPU machines (Ubuntu 24.04) lack; the build
+# finds it without pkg-config there (CMakeLists.txt)
+apt-get download libcairo2-dev libcairo2 libpixman-1-0 libfontconfig1 libfreetype6 libxcb-render0 libxcb-shm0 \
+    libxrender1 libbrotli1
 NCCL_TESTS_TAG=${NCCL_TESTS_TAG:-v2.19.6}
 rm -rf nccl-tests
 if [ -n "${NCCL_TESTS_GIT:-}" ]; then

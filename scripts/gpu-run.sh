@@ -1,8 +1,9 @@
 #!/bin/bash
 # Run on the lent GPU machine, in the repository root, with .deps carried
 # (scripts/gpu-deps.sh): the README's two commands, compute-sanitizer over the
-# kernels, and the full report with JSON. Everything lands in $OUT: report.txt,
-# report.json, and logs.tar.gz with the rest. Extra p2pscope runs:
+# kernels, and the full report with JSON and its page (--html, opened in headless Chromium
+# where the files come back). Everything lands in $OUT: report.txt, report.json, report.html,
+# and logs.tar.gz with the rest. Extra p2pscope runs:
 # P2PSCOPE_EXTRA="args;args" (each to extra-N.txt inside the tarball).
 set -u
 OUT=${OUT:-/tmp/p2pscope-out}
@@ -20,7 +21,8 @@ trap finish EXIT
 step "README run command: scripts/build.sh && build/p2pscope"
 timer=(); [ -x /usr/bin/time ] && timer=(/usr/bin/time -v)
 scripts/build.sh > "$LOGS/build.log" 2>&1 &&
-  "${timer[@]}" build/p2pscope --json="$OUT/report.json" > "$OUT/report.txt" 2> "$LOGS/report.err"
+  "${timer[@]}" build/p2pscope --json="$OUT/report.json" --html "$OUT/report.html" > "$OUT/report.txt" \
+    2> "$LOGS/report.err"
 step "report rc=$?"; cat "$OUT/report.txt"; grep -E "Maximum resident|Elapsed" "$LOGS/report.err"
 tail -5 "$LOGS/build.log"
 

@@ -11,7 +11,9 @@
  * the copies of each half: waits until every other rank freed this rank's
  * chunks in that half, and takes the word. Both give up past the timeout as
  * the other kernels do (ctrl->err: every later kernel of the group returns
- * at once).
+ * at once); a rank that gives up first writes every peer's abort word, since
+ * its copies then go on unchecked into the peers' slots, and a peer that
+ * finds it (before waiting, while waiting, after its reads) gives up too.
  */
 
 static __device__ __forceinline__ unsigned psc_ar_ld_acquire(const unsigned *p)
@@ -22,9 +24,13 @@ static __device__ __forceinline__ unsigned psc_ar_ld_acquire(const unsigned *p)
     return v;
 }
 
-/* Wait until the word at p is (want) or is not (!want) `value`; 0 past the deadline or once ctrl->err is set. */
+/*
+ * Wait until the word at p is (want) or is not (!want) `value`. 0 past the deadline (*who: awaited), once this
+ * rank gave up (ctrl->err; *who: -1, nothing more to record) or once a peer gave up and said so in this rank's
+ * abort word (*who: that peer).
+ */
 static __device__ int psc_ar_ce_poll(const unsigned *p, unsigned value, int want, u64 timeout_ns,
-                                     const volatile unsigned *err)
+                                     const volatile unsigned *err, const unsigned *abort_word, int awaited, int *who)
 {
     u64 deadline = 0;
 
@@ -32,11 +38,13 @@ static __device__ int psc_ar_ce_poll(const unsigned *p, unsigned value, int want
         if ((psc_ar_ld_acquire(p) == value) == want)
             return 1;
         if ((spins & 255) == 255) {
+            const unsigned ab = psc_ar_ld_acquire(abort_word);
             u64 now = psc_globaltimer();
 
             if (!deadline)
                 deadline = now + timeout_ns;
-            if (*err || now > deadline)
+            *who = *err ? -1 : PSC_AR_CE_ABORTED(ab) ? (int)(ab & 0xffffu) : awaited;
+            if (*err || PSC_AR_CE_ABORTED(ab) || now > deadline)
                 return 0;
         }
     }
@@ -57,6 +65,31 @@ static __device__ __forceinline__ const unsigned char *psc_ar_ce_slot(const psc_
            ((u64)sender * PSC_AR_CE_SLOTS + a.slot) * a.chunk_bytes;
 }
 
+/*
+ * This rank gives up (rank `who` is to blame; -1: it already did): every peer's abort word first, then, after a
+ * system fence, the error word. A thread of this rank that sees the error lets the copies go on into the peers'
+ * slots, so a live peer must be able to see the abort before that data lands.
+ */
+static __device__ void psc_ar_ce_give_up(const psc_ar_ce_args_t &a, psc_ar_ctrl_t *ctrl, int who, unsigned seq)
+{
+    if (who < 0)
+        return;
+    for (unsigned r = 0; r < a.nranks; r++)
+        if (r != a.rank)
+            *(volatile unsigned *)psc_ar_ce_flag(a.lbuf[r], a.ce_off, PSC_AR_CE_ABORT) = PSC_AR_CE_ABORT_MARK | a.rank;
+    __threadfence_system();
+    psc_ar_gave_up(ctrl, (unsigned)who, seq);
+}
+
+/* A peer's abort in this rank's flags (read after this block's reads: the slots may have been overrun). */
+static __device__ __forceinline__ int psc_ar_ce_aborted(const psc_ar_ce_args_t &a, int *who)
+{
+    const unsigned w = psc_ar_ld_acquire(psc_ar_ce_flag(a.lbuf[a.rank], a.ce_off, PSC_AR_CE_ABORT));
+
+    *who = (int)(w & 0xffffu);
+    return PSC_AR_CE_ABORTED(w);
+}
+
 extern "C" __global__ void __launch_bounds__(PSC_AR_LANES) psc_ar_ce_add(psc_ar_ce_args_t a)
 {
     psc_ar_ctrl_t *ctrl = reinterpret_cast<psc_ar_ctrl_t *>(a.ctrl);
@@ -65,13 +98,20 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_LANES) psc_ar_ce_add(psc_ar_
     const u64 nvec = (a.bytes + 15) / 16, stride = (u64)gridDim.x * blockDim.x;
 
     if (threadIdx.x == 0) {
+        int who = -1;
+
         seq = *(volatile unsigned *)&ctrl->seq;
         go = *(volatile unsigned *)&ctrl->err == 0;
+        if (go && psc_ar_ce_aborted(a, &who)) {
+            go = 0;
+            psc_ar_ce_give_up(a, ctrl, who, seq);
+        }
         for (unsigned r = 0; r < a.nranks && go; r++)
             if (r != a.rank &&
                 !(go = psc_ar_ce_poll(psc_ar_ce_flag(a.lbuf[r], a.ce_off, PSC_AR_CE_SENT(a.rank, a.slot)),
-                                      PSC_AR_CE_SENT_MARK, 1, a.timeout_ns, &ctrl->err)))
-                psc_ar_gave_up(ctrl, r, seq);
+                                      PSC_AR_CE_SENT_MARK, 1, a.timeout_ns, &ctrl->err,
+                                      psc_ar_ce_flag(a.lbuf[a.rank], a.ce_off, PSC_AR_CE_ABORT), (int)r, &who)))
+                psc_ar_ce_give_up(a, ctrl, who, seq);
     }
     __syncthreads();
     if (!go)
@@ -99,9 +139,16 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_LANES) psc_ar_ce_add(psc_ar_
                 psc_ar_output(reinterpret_cast<unsigned char *>(a.recv), v0 + u * stride, a.bytes,
                               psc_ar_round(acc[u], a.dtype));
     }
-    /* the last block done (every block has read its slots) hands the slots back */
+    /* the last block done (every block has read its slots) hands the slots back; a block that finds a peer's
+       abort after its reads (its slots may have been overrun) gives up instead, and nothing is handed back */
     __syncthreads();
     if (threadIdx.x == 0) {
+        int who;
+
+        if (psc_ar_ce_aborted(a, &who)) {
+            psc_ar_ce_give_up(a, ctrl, who, seq);
+            return;
+        }
         __threadfence();
         if (atomicAdd(&ctrl->ce_arrived, 1u) != gridDim.x - 1)
             return;
@@ -127,15 +174,23 @@ extern "C" __global__ void psc_ar_ce_wait(psc_ar_ce_args_t a)
     psc_ar_ctrl_t *ctrl = reinterpret_cast<psc_ar_ctrl_t *>(a.ctrl);
     const unsigned half = a.slot / PSC_AR_CE_HALF;
 
+    const unsigned seq = *(volatile unsigned *)&ctrl->seq;
+    int who = -1;
+
     if (threadIdx.x != 0 || *(volatile unsigned *)&ctrl->err)
         return;
+    if (psc_ar_ce_aborted(a, &who)) {
+        psc_ar_ce_give_up(a, ctrl, who, seq);
+        return;
+    }
     for (unsigned r = 0; r < a.nranks; r++) {
         unsigned *w = psc_ar_ce_flag(a.lbuf[a.rank], a.ce_off, PSC_AR_CE_FREE(r, half));
 
         if (r == a.rank)
             continue;
-        if (!psc_ar_ce_poll(w, 0u, 0, a.timeout_ns, &ctrl->err)) {
-            psc_ar_gave_up(ctrl, r, *(volatile unsigned *)&ctrl->seq);
+        if (!psc_ar_ce_poll(w, 0u, 0, a.timeout_ns, &ctrl->err,
+                            psc_ar_ce_flag(a.lbuf[a.rank], a.ce_off, PSC_AR_CE_ABORT), (int)r, &who)) {
+            psc_ar_ce_give_up(a, ctrl, who, seq);
             return;
         }
         *(volatile unsigned *)w = 0u; /* taken: rank r frees it again after this half's next chunks */

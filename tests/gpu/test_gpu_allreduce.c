@@ -357,6 +357,74 @@ static void test_graph_and_time(void **state)
     psc_allreduce_destroy(ar);
 }
 
+/*
+ * The copy-engine path checked in full after every call: 64 KiB chunks (the slots taken in turn many times), in
+ * place, sizes varying, each call's inputs new; then calls chained on their own sums (with 2 ranks each doubles
+ * them, exact): a chunk read before its copy landed, or a slot overwritten while read, gives a wrong element.
+ */
+static void test_copy_engine_checked(void **state)
+{
+    const size_t most = 4u << 20;
+    CUdeviceptr in[MAXR], out[MAXR];
+    unsigned char *h = malloc(most);
+    psc_allreduce_t *ar = NULL;
+    int calls = getenv("PSC_TEST_QUICK") ? 3 : 12;
+
+    (void)state;
+    if (n < 2) {
+        free(h);
+        printf("copy-engine path: one GPU, not taken\n");
+        return;
+    }
+    assert_non_null(h);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&in[i], most), CUDA_SUCCESS);
+        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&out[i], most), CUDA_SUCCESS);
+    }
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, n, most, &ar), PSC_OK);
+    assert_int_equal(psc__allreduce_force(ar, 3), PSC_OK);
+    assert_int_equal(psc__allreduce_ce_chunk(ar, 65536), PSC_OK);
+    for (int k = 0; k < calls; k++) {
+        size_t count = most / 4 - (size_t)k * 9973;
+        int chained = n == 2 ? 3 : 0;
+        void *r[MAXR];
+
+        for (int i = 0; i < n; i++) {
+            for (size_t j = 0; j < count; j++) {
+                float f = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, n, i, j, (uint32_t)k);
+
+                memcpy(h + 4 * j, &f, 4);
+            }
+            assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+            assert_int_equal(g_ctx->cu.p_cuMemcpyHtoD(in[i], h, count * 4), CUDA_SUCCESS);
+            assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(NULL), CUDA_SUCCESS);
+            r[i] = (void *)(uintptr_t)in[i];
+        }
+        for (int c = 0; c <= chained; c++)
+            if (psc_allreduce_sum(ar, r, (const void *const *)r, count, PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
+                fail_msg("psc_allreduce_sum: %s", psc_context_last_error(g_ctx));
+        sync_all();
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+            assert_int_equal(g_ctx->cu.p_cuMemcpyDtoH(h, in[i], count * 4), CUDA_SUCCESS);
+            for (size_t j = 0; j < count; j++) {
+                float want = (float)(psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, n, j, (uint32_t)k) *
+                                     (double)(1u << chained)), got;
+
+                memcpy(&got, h + 4 * j, 4);
+                if (memcmp(&got, &want, 4))
+                    fail_msg("call %d (%zu elements, %d chained) rank %d element %zu: %g, expected %g", k, count,
+                             chained, i, j, got, want);
+            }
+        }
+    }
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+    free_pairs(in, out);
+    free(h);
+}
+
 /* Calls of `bytes` (count fp32 elements from in, into out) eager and from a graph of 5 replayed: µs per call. */
 static void time_big(psc_allreduce_t *ar, CUdeviceptr *in, CUdeviceptr *out, size_t count, int reps, double *eager,
                      double *graph)
@@ -487,6 +555,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_many_calls),
     cmocka_unit_test(test_calls_in_pieces),
     cmocka_unit_test(test_graph_and_time),
+    cmocka_unit_test(test_copy_engine_checked),
     cmocka_unit_test(test_large_calls),
 };
 

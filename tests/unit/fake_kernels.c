@@ -481,20 +481,47 @@ static unsigned *fake_ar_ce_flag(const psc_ar_ce_args_t *a, unsigned r, unsigned
     return (unsigned *)(uintptr_t)(a->lbuf[r] + a->ce_off + at);
 }
 
-/* Wait until *w is (want) or is not (!want) value; 0, the error recorded for rank r, past the timeout. */
+/* This rank gives up (rank who to blame): every peer's abort word, then the error word, as the kernels do. */
+static void fake_ar_ce_give_up(const psc_ar_ce_args_t *a, unsigned who, unsigned seq)
+{
+    psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
+
+    for (unsigned r = 0; r < a->nranks; r++)
+        if (r != a->rank)
+            __atomic_store_n(fake_ar_ce_flag(a, r, PSC_AR_CE_ABORT), PSC_AR_CE_ABORT_MARK | a->rank, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE) == 0) {
+        ctrl->err_rank = who;
+        ctrl->err_seq = seq;
+        __atomic_store_n(&ctrl->err, PSC_AR_ERR_TIMEOUT, __ATOMIC_RELEASE);
+    }
+}
+
+/* A peer's abort in this rank's flags: 1, the peer in *who. */
+static int fake_ar_ce_aborted(const psc_ar_ce_args_t *a, unsigned *who)
+{
+    unsigned w = __atomic_load_n(fake_ar_ce_flag(a, a->rank, PSC_AR_CE_ABORT), __ATOMIC_ACQUIRE);
+
+    *who = w & 0xffffu;
+    return PSC_AR_CE_ABORTED(w);
+}
+
+/* Wait until *w is (want) or is not (!want) value; 0 once given up (past the timeout: rank r to blame; a peer's
+   abort: that peer; this rank's error already set: nothing more). */
 static int fake_ar_ce_poll(const psc_ar_ce_args_t *a, unsigned *w, unsigned value, int want, unsigned r, unsigned seq)
 {
     psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
     uint64_t t0 = fake_kernels_ns();
+    unsigned who;
 
     while ((__atomic_load_n(w, __ATOMIC_ACQUIRE) == value) != want) {
-        if (__atomic_load_n(&fake_jobs_stop, __ATOMIC_RELAXED) || fake_kernels_ns() - t0 > a->timeout_ns ||
-            __atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE)) {
-            if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE) == 0) {
-                ctrl->err_rank = r;
-                ctrl->err_seq = seq;
-                __atomic_store_n(&ctrl->err, PSC_AR_ERR_TIMEOUT, __ATOMIC_RELEASE);
-            }
+        if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
+            return 0;
+        if (fake_ar_ce_aborted(a, &who)) {
+            fake_ar_ce_give_up(a, who, seq);
+            return 0;
+        }
+        if (__atomic_load_n(&fake_jobs_stop, __ATOMIC_RELAXED) || fake_kernels_ns() - t0 > a->timeout_ns) {
+            fake_ar_ce_give_up(a, r, seq);
             return 0;
         }
         sched_yield();
@@ -506,9 +533,14 @@ static void fake_ar_ce_add(const psc_ar_ce_args_t *a)
 {
     psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
     const unsigned seq = __atomic_load_n(&ctrl->seq, __ATOMIC_ACQUIRE), per = a->dtype == PSC_DT_FLOAT32 ? 4 : 8;
+    unsigned who;
 
     if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
         return;
+    if (fake_ar_ce_aborted(a, &who)) {
+        fake_ar_ce_give_up(a, who, seq);
+        return;
+    }
     for (unsigned r = 0; r < a->nranks; r++)
         if (r != a->rank &&
             !fake_ar_ce_poll(a, fake_ar_ce_flag(a, r, PSC_AR_CE_SENT(a->rank, a->slot)), PSC_AR_CE_SENT_MARK, 1, r, seq))
@@ -533,6 +565,10 @@ static void fake_ar_ce_add(const psc_ar_ce_args_t *a)
         fake_ar_round(acc, a->dtype, z);
         memcpy((unsigned char *)(uintptr_t)a->recv + 16 * v, z, len);
     }
+    if (fake_ar_ce_aborted(a, &who)) { /* after the reads: the slots may have been overrun */
+        fake_ar_ce_give_up(a, who, seq);
+        return;
+    }
     /* the slots handed back, as the kernel's last block does */
     for (unsigned r = 0; r < a->nranks; r++)
         if (r != a->rank)
@@ -550,9 +586,14 @@ static void fake_ar_ce_wait(const psc_ar_ce_args_t *a)
 {
     psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
     const unsigned seq = __atomic_load_n(&ctrl->seq, __ATOMIC_ACQUIRE);
+    unsigned who;
 
     if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
         return;
+    if (fake_ar_ce_aborted(a, &who)) {
+        fake_ar_ce_give_up(a, who, seq);
+        return;
+    }
     for (unsigned r = 0; r < a->nranks; r++) {
         unsigned *w = fake_ar_ce_flag(a, a->rank, PSC_AR_CE_FREE(r, a->slot / PSC_AR_CE_HALF));
 

@@ -29,7 +29,8 @@
  * FAKE_CUDA_DMABUF=refuse exports one the CPU cannot mmap (older drivers).
  * FAKE_CUDA_NO_EARLY=1: cuLaunchKernelEx refuses programmatic dependent launches (CUDA_ERROR_NOT_SUPPORTED).
  * FAKE_CUDA_REUSE_ADDRESS=1: a device allocation takes the last freed one's address where it is free.
- * FAKE_CUDA_NO_STREAM_WRITES=1: the driver lacks cuStreamWriteValue32 (the all-reduce's copy-engine path).
+ * FAKE_CUDA_NO_STREAM_WRITES=1: the driver lacks cuStreamWriteValue32 (the all-reduce's copy-engine path);
+ * FAKE_CUDA_STREAM_WRITES=refuse: it has it, and refuses every write (stream memory operations not enabled).
  * FAKE_CUDA_GRAPHS=1 lets streams capture CUDA graphs (fake_graph.c: the
  * driver's rules on the order of capture calls, not the work).
  */
@@ -632,7 +633,9 @@ static CUresult fake_memcpy_async(CUdeviceptr d, CUdeviceptr s, size_t n, CUstre
 /* cuStreamWriteValue32: at once, after the stream's earlier work (its flag kernels), as the stream would. */
 static CUresult fake_write_value32(CUstream st, CUdeviceptr addr, cuuint32_t value, unsigned flags)
 {
-    if (!fake_run_copies || flags)
+    const char *w = getenv("FAKE_CUDA_STREAM_WRITES");
+
+    if (!fake_run_copies || flags || (w && strcmp(w, "refuse") == 0))
         return CUDA_ERROR_NOT_SUPPORTED;
     fake_kernels_wait_stream(st);
     __atomic_store_n((uint32_t *)(uintptr_t)addr, value, __ATOMIC_RELEASE);
@@ -677,7 +680,7 @@ typedef struct {
     uint64_t at;        /* when last recorded (the fake clock, ns); 0 never */
 } fake_event_t;
 #define FAKE_EVENT_MAGIC 0xE7E27u
-#define FAKE_OPS_MAX 64
+#define FAKE_OPS_MAX 256
 static struct { char op; void *stream, *event, *ctx; } fake_ops[FAKE_OPS_MAX];
 static void fake_op(char op, void *stream, void *event)
 {

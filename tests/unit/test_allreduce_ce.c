@@ -182,48 +182,127 @@ static void test_taken_by_size(void **state)
     psc_allreduce_destroy(three);
 }
 
+/* The operation log's k-th entry, its stream and event, and which local rank's context it ran in (-1: none). */
+typedef struct {
+    int op, rank;
+    void *stream, *event;
+} logged_t;
+
+static int read_log(logged_t *log, int most)
+{
+    int n = 0;
+
+    for (; n < most && (log[n].op = fake_op(n, &log[n].stream, &log[n].event)) != 0; n++) {
+        log[n].rank = -1;
+        for (int r = 0; r < N; r++)
+            if ((void *)g_ctx->gpu[r].ctx == fake_op_ctx(n))
+                log[n].rank = r;
+    }
+    return n;
+}
+
+/* The op on `stream` just before the last record of `event` before entry k, or 0. */
+static int recorded_after(const logged_t *log, int k, void *event, void *stream)
+{
+    for (int j = k - 1; j >= 0; j--)
+        if (log[j].op == 'R' && log[j].event == event) {
+            if (log[j].stream != stream)
+                return 0;
+            for (int q = j - 1; q >= 0; q--)
+                if (log[q].stream == stream && log[q].rank == log[j].rank)
+                    return log[q].op;
+            return 0;
+        }
+    return 0;
+}
+
 /*
- * The order on the streams, in place over 3 chunks: on each rank's copy stream every chunk's copy before its
- * mark (a mark before its copy lets the peer add what has not landed); each addition on the caller's stream
- * after its own chunk's copy was enqueued and, in place, right after a wait for that copy (the sum overwrites
- * the input the copy engine reads).
+ * The order on the streams, in place over 5 chunks (the halves' turns twice), read from the fake's log: per
+ * rank, every mark on the copy stream after its chunk's copy; every half's first copy after a wait for an
+ * event recorded on the third stream after its wait kernel; every addition right after a wait for an event
+ * recorded on the copy stream after the chunk's marks (in place the sum overwrites what the copy engine
+ * reads; and the graph's mirror of the peers' marks); the second turn of a half's wait kernel after a wait for
+ * an event recorded on the caller's stream after an addition (the mirror of the peers' frees); the call ends
+ * on the caller's stream with waits for both streams.
  */
 static void test_stream_order(void **state)
 {
     psc_allreduce_t *ar = make(2, GROUP_MAX);
-    int copies[N] = {0}, marks[N] = {0}, adds[N] = {0}, op;
-    void *prev[N] = {NULL}, *s, *e;
-    char prev_op[N] = {0};
+    static logged_t log[256];
+    int n;
 
     (void)state;
     assert_int_equal(psc__allreduce_force(ar, 3), PSC_OK);
     assert_int_equal(psc__allreduce_ce_chunk(ar, 1024), PSC_OK);
     fake_run_copies(1);
-    sum_and_check(ar, 2, PSC_AR_FLOAT32, 600, 9, 1); /* 2400 B: 3 chunks */
-    for (int k = 0; (op = fake_op(k, &s, &e)) != 0; k++) {
-        int i = -1;
-
-        for (int r = 0; r < 2; r++)
-            if ((void *)g_ctx->gpu[r].ctx == fake_op_ctx(k))
-                i = r;
-        assert_true(i >= 0);
-        if (op == 'M')
-            copies[i]++;
-        if (op == 'V' && ++marks[i] > copies[i])
-            fail_msg("rank %d: mark %d enqueued before its copy", i, marks[i]);
-        if (op == 'K' && s == streams[i]) {
-            if (++adds[i] > copies[i])
-                fail_msg("rank %d: addition %d enqueued before its chunk's copy", i, adds[i]);
-            if (prev_op[i] != 'W' || prev[i] != streams[i])
-                fail_msg("rank %d: addition %d not right after a wait on the caller's stream", i, adds[i]);
-        }
-        prev_op[i] = (char)op;
-        prev[i] = s;
-    }
+    sum_and_check(ar, 2, PSC_AR_FLOAT32, 1200, 9, 1); /* 4800 B: 5 chunks */
+    n = read_log(log, 256);
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(adds[i], 3);
-        assert_int_equal(copies[i], 3);
-        assert_int_equal(marks[i], 3);
+        void *copy = NULL, *waits = NULL;
+        int copies = 0, marks = 0, adds = 0, wait_kernels = 0, last = -1, before_last = -1;
+
+        for (int k = 0; k < n; k++) {
+            const logged_t *e = &log[k];
+
+            if (e->rank != i)
+                continue;
+            if (e->op == 'M') {
+                copy = copy ? copy : e->stream;
+                assert_ptr_equal(e->stream, copy);
+                if (copies % 2 == 0) { /* a half's first copy: after the half's wait, on the copy stream */
+                    int w = -1;
+
+                    for (int q = k - 1; q >= 0 && w < 0; q--)
+                        if (log[q].rank == i && log[q].stream == copy && log[q].op != 'M')
+                            w = q;
+                    if (w < 0 || log[w].op != 'W' || !waits || recorded_after(log, w, log[w].event, waits) != 'K')
+                        fail_msg("rank %d: copy %d (a half's first) not after a wait for the half's wait kernel", i,
+                                 copies);
+                }
+                copies++;
+            }
+            if (e->op == 'V' && (e->stream != copy || ++marks > copies))
+                fail_msg("rank %d: mark %d not on the copy stream after its copy", i, marks);
+            if (e->op == 'K' && e->stream != streams[i] && e->stream != copy) { /* the wait kernels' stream */
+                waits = waits ? waits : e->stream;
+                assert_ptr_equal(e->stream, waits);
+                if (++wait_kernels > 2) { /* a half's second turn: after this rank's own addition freed it */
+                    int w = -1;
+
+                    for (int q = k - 1; q >= 0 && w < 0; q--)
+                        if (log[q].rank == i && log[q].stream == waits)
+                            w = q;
+                    if (w < 0 || log[w].op != 'W' || recorded_after(log, w, log[w].event, streams[i]) != 'K')
+                        fail_msg("rank %d: wait kernel %d not after a wait for this rank's addition", i,
+                                 wait_kernels);
+                }
+            }
+            if (e->op == 'K' && e->stream == streams[i]) {
+                int w = -1;
+
+                for (int q = k - 1; q >= 0 && w < 0; q--)
+                    if (log[q].rank == i && log[q].stream == streams[i])
+                        w = q;
+                adds++;
+                if (w < 0 || log[w].op != 'W' || recorded_after(log, w, log[w].event, copy) != 'V')
+                    fail_msg("rank %d: addition %d not right after a wait for its chunk's marks", i, adds);
+            }
+            if (e->stream == streams[i]) {
+                before_last = last;
+                last = k;
+            }
+        }
+        assert_int_equal(adds, 5);
+        assert_int_equal(copies, 5);
+        assert_int_equal(marks, 5);
+        assert_int_equal(wait_kernels, 3);
+        assert_true(before_last >= 0 && log[last].op == 'W' && log[before_last].op == 'W');
+        assert_true((recorded_after(log, last, log[last].event, copy) != 0) !=
+                    (recorded_after(log, last, log[last].event, waits) != 0));
+        assert_true((recorded_after(log, before_last, log[before_last].event, copy) != 0) !=
+                    (recorded_after(log, before_last, log[before_last].event, waits) != 0));
+        assert_true(recorded_after(log, last, log[last].event, copy) || recorded_after(log, before_last,
+                                                                                         log[before_last].event, copy));
     }
     psc_allreduce_destroy(ar);
 }
@@ -262,21 +341,35 @@ static void test_refusals(void **state)
     assert_int_equal(psc__allreduce_ce_chunk(ar, 0), PSC_ERR_INVALID);
     assert_int_equal(psc__allreduce_ce_chunk(ar, 8), PSC_ERR_INVALID);
     assert_int_equal(psc__allreduce_ce_chunk(ar, 1000), PSC_ERR_INVALID);
-    assert_int_equal(psc__allreduce_ce_chunk(ar, (8u << 20) + 16), PSC_ERR_INVALID);
-    assert_int_equal(psc__allreduce_ce_chunk(ar, 8u << 20), PSC_OK);
+    /* the slots no larger than the group's largest call (4 MiB here, not the 8 MiB chunk) */
+    assert_int_equal(psc__allreduce_ce_chunk(ar, (4u << 20) + 16), PSC_ERR_INVALID);
+    assert_int_equal(psc__allreduce_ce_chunk(ar, 4u << 20), PSC_OK);
     assert_int_equal(psc__allreduce_force(small, 3), PSC_ERR_INVALID);
     assert_int_equal(psc__allreduce_ce_chunk(small, 1024), PSC_ERR_INVALID);
     psc_allreduce_destroy(ar);
     psc_allreduce_destroy(small);
 }
 
-/* A driver without cuStreamWriteValue32: the path is never taken; large calls go by the one-shot, exact. */
+/* Group `ar` has no path: forcing it and its hook refused; a 4 MiB call by the one-shot, exact, no stream write. */
+static int without_path(psc_allreduce_t *ar)
+{
+    int ok = psc__allreduce_force(ar, 3) == PSC_ERR_INVALID && psc__allreduce_ce_chunk(ar, 1024) == PSC_ERR_INVALID;
+
+    fake_run_copies(1);
+    sum_and_check(ar, 2, PSC_AR_FLOAT32, (4u << 20) / 4, 11, 0);
+    return ok && writes_logged() == 0;
+}
+
+/*
+ * A driver without cuStreamWriteValue32, and one that has it and refuses every write (stream memory operations
+ * not enabled): the path is never taken; large calls go by the one-shot, exact.
+ */
 static void test_no_stream_writes(void **state)
 {
     psc_context_t *keep = g_ctx, *ctx = NULL;
     char err[256];
     psc_allreduce_t *ar = NULL;
-    int done = 0;
+    int lacking = 0, refusing = 0;
 
     (void)state;
     setenv("FAKE_CUDA_NO_STREAM_WRITES", "1", 1);
@@ -287,15 +380,23 @@ static void test_no_stream_writes(void **state)
     unsetenv("FAKE_CUDA_NO_STREAM_WRITES");
     g_ctx = ctx;
     if (psc_allreduce_create(ctx, devs, 2, GROUP_MAX, &ar) == PSC_OK) {
-        done = psc__allreduce_force(ar, 3) == PSC_ERR_INVALID;
-        fake_run_copies(1);
-        sum_and_check(ar, 2, PSC_AR_FLOAT32, (4u << 20) / 4, 11, 0);
-        done = done && writes_logged() == 0;
+        lacking = without_path(ar);
         psc_allreduce_destroy(ar);
     }
     g_ctx = keep;
     psc_context_destroy(ctx);
-    assert_true(done);
+    setenv("FAKE_CUDA_STREAM_WRITES", "refuse", 1);
+    ar = NULL;
+    fake_run_copies(1);
+    if (psc_allreduce_create(g_ctx, devs, 2, GROUP_MAX, &ar) != PSC_OK)
+        ar = NULL;
+    unsetenv("FAKE_CUDA_STREAM_WRITES");
+    if (ar) {
+        refusing = without_path(ar);
+        psc_allreduce_destroy(ar);
+    }
+    assert_true(lacking);
+    assert_true(refusing);
 }
 
 int main(void)

@@ -176,6 +176,44 @@ static int role_one_unreachable(psc_context_t *ctx, int proc, int nprocs, int gp
     return 0;
 }
 
+/*
+ * The copy-engine path, a late peer: process 0's call gives up (100 ms) before process 1 calls at all; process 1
+ * then calls with a long timeout and finds process 0's abort (its copies go on unchecked into process 1's slots):
+ * it gives up at once, naming process 0, instead of adding what may have been overwritten.
+ */
+static int role_late_peer_sees_abort(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
+{
+    psc_allreduce_t *ar = NULL;
+    CUdeviceptr in = 0;
+    CUstream s = NULL;
+    void *r;
+    int rc = 0;
+
+    (void)nprocs;
+    if (psc__gpu_use(ctx, gpu) != PSC_OK || ctx->cu.p_cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) ||
+        ctx->cu.p_cuMemAlloc(&in, 65536))
+        return say(proc, "setup", NULL);
+    if (psc_allreduce_join(ctx, gpu, procs, 4u << 20, &ar) != PSC_OK)
+        return say(proc, "psc_allreduce_join", ctx);
+    if (psc__allreduce_force(ar, 3) != PSC_OK || psc__allreduce_ce_chunk(ar, 1024) != PSC_OK)
+        rc = say(proc, "the copy-engine path refused", ctx);
+    r = (void *)(uintptr_t)in;
+    memset(r, 0, 65536);
+    if (rc == 0 && proc == 0 &&
+        (psc_allreduce_sum(ar, &r, (const void *const *)&r, 4096, PSC_AR_FLOAT32, &s, 100) != PSC_OK ||
+         ctx->cu.p_cuStreamSynchronize(s) != CUDA_SUCCESS || psc_allreduce_check(ar) != PSC_ERR_TIMEOUT))
+        rc = say(proc, "no timeout alone", ctx);
+    psc_test_procs_barrier(procs); /* process 0 gave up before process 1 calls */
+    if (rc == 0 && proc == 1 &&
+        (psc_allreduce_sum(ar, &r, (const void *const *)&r, 4096, PSC_AR_FLOAT32, &s, 60000) != PSC_OK ||
+         ctx->cu.p_cuStreamSynchronize(s) != CUDA_SUCCESS || psc_allreduce_check(ar) != PSC_ERR_TIMEOUT ||
+         !strstr(psc_context_last_error(ctx), "waiting for rank 0's data")))
+        rc = say(proc, "the late process did not give up on the first one's abort", ctx);
+    psc_test_procs_barrier(procs);
+    psc_allreduce_destroy(ar);
+    return rc;
+}
+
 static int g_never_copy_engine; /* 1: role_one_never_calls's calls by the copy-engine path */
 
 /* The last process joins but never calls: the others give up, naming it; nobody hangs. */
@@ -305,6 +343,7 @@ static void test_copy_engine_path(void **state)
     g_never_copy_engine = 1; /* a silent peer: the others give up on the path too, naming it */
     run_procs(role_one_never_calls, 2, gpus);
     g_never_copy_engine = 0;
+    run_procs(role_late_peer_sees_abort, 2, gpus);
 }
 
 static void test_refusals(void **state)

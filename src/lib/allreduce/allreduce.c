@@ -265,6 +265,8 @@ psc_status_t psc_allreduce_create(psc_context_t *ctx, const int *devices, int nd
             st = psc__ar_alloc(ar, i);
     if (st == PSC_OK)
         st = psc__ar_peers(ar);
+    if (st == PSC_OK)
+        psc__ar_ce_agree(ar, 1);
     if (st != PSC_OK)
         psc__ar_release(ar);
     st = psc__guard_leave(ctx, st);
@@ -440,7 +442,7 @@ psc_status_t psc__allreduce_force(psc_allreduce_t *ar, int algo)
 
 psc_status_t psc__allreduce_ce_chunk(psc_allreduce_t *ar, uint64_t bytes)
 {
-    if (!ar || !ar->ce_chunk_max || bytes < 16 || bytes % 16 || bytes > ar->ce_chunk_max)
+    if (!ar || !ar->ce_chunk || bytes < 16 || bytes % 16 || bytes > ar->ce_chunk_max)
         return PSC_ERR_INVALID;
     ar->ce_chunk = bytes;
     return PSC_OK;

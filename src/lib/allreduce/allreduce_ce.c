@@ -18,19 +18,24 @@
  * for good when a process dies. With two ranks each link carries each rank's
  * input once, as a ring's reduce-scatter and all-gather do.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "allreduce/ar_args.h"
 #include "allreduce/ar_group.h"
 
-enum { PSC__CE_FORK, PSC__CE_FREED, PSC__CE_COPIED, PSC__CE_JOIN_COPY, PSC__CE_JOIN_WAIT };
+/* Local rank i's events: the fork, a half's wait before its copies, a chunk's copies and marks before its
+   addition, the joins, and each half's last addition in a call before its next wait (HALF0 + half). */
+enum { PSC__CE_FORK, PSC__CE_FREED, PSC__CE_COPIED, PSC__CE_JOIN_COPY, PSC__CE_JOIN_WAIT, PSC__CE_HALF0 };
 
 uint64_t psc__ar_ce_chunk(int n, uint64_t max_bytes)
 {
+    uint64_t chunk = PSC__AR_CE_CHUNK / (uint64_t)(n > 1 ? n - 1 : 1) / 16 * 16, most = (max_bytes + 15) / 16 * 16;
+
     if (n < 2 || max_bytes < PSC__AR_CE_FROM)
         return 0;
-    return PSC__AR_CE_CHUNK / (uint64_t)(n - 1) / 16 * 16;
+    return chunk < most ? chunk : most; /* no slot larger than a call */
 }
 
 uint64_t psc__ar_ce_region(int n, uint64_t chunk)
@@ -43,10 +48,9 @@ psc_status_t psc__ar_ce_setup(psc_allreduce_t *ar, int i)
     psc_context_t *ctx = ar->ctx;
     psc_status_t st = PSC_OK;
 
-    /* the path is taken only where its region is made and the driver has stream writes */
+    /* the path is taken only where its region is made and the driver has stream writes (psc__ar_ce_agree) */
     if (!ar->ce_chunk_max || !ctx->cu.p_cuStreamWriteValue32 || !ctx->cu.p_cuStreamWaitEvent)
         return PSC_OK;
-    ar->ce_chunk = ar->ce_chunk_max;
     if ((st = psc__gpu_use(ctx, ar->dev[i])) != PSC_OK)
         return st;
     if ((st = PSC_CU(ctx, cuStreamCreate, (&ar->ce_copy[i], CU_STREAM_NON_BLOCKING))) != PSC_OK ||
@@ -54,7 +58,27 @@ psc_status_t psc__ar_ce_setup(psc_allreduce_t *ar, int i)
         return st;
     for (int e = 0; e < PSC__AR_CE_EVENTS && st == PSC_OK; e++)
         st = PSC_CU(ctx, cuEventCreate, (&ar->ce_ev[i][e], CU_EVENT_DISABLE_TIMING));
-    return st;
+    if (st != PSC_OK)
+        return st;
+    /* a driver may have the symbol and refuse stream memory operations: one write, waited for, says */
+    if (ctx->cu.p_cuStreamWriteValue32(ar->ce_copy[i], ar->ctrl[i] + offsetof(psc_ar_ctrl_t, pad), 0, 0) !=
+            CUDA_SUCCESS ||
+        ctx->cu.p_cuStreamSynchronize(ar->ce_copy[i]) != CUDA_SUCCESS) {
+        psc__log(ctx, PSC_LOG_INFO, "psc_allreduce: GPU %d's driver refused a stream write: no copy-engine path",
+                 ar->dev[i]);
+        return PSC_OK;
+    }
+    ar->ce_on[i] = 1;
+    return PSC_OK;
+}
+
+void psc__ar_ce_agree(psc_allreduce_t *ar, int on_everywhere)
+{
+    int on = on_everywhere && ar->ce_chunk_max;
+
+    for (int i = 0; i < ar->nlocal; i++)
+        on = on && ar->ce_on[i];
+    ar->ce_chunk = on ? ar->ce_chunk_max : 0;
 }
 
 void psc__ar_ce_release(psc_allreduce_t *ar, int i)
@@ -70,6 +94,7 @@ void psc__ar_ce_release(psc_allreduce_t *ar, int i)
         ctx->cu.p_cuStreamDestroy(ar->ce_wait[i]);
     memset(ar->ce_ev[i], 0, sizeof(ar->ce_ev[i]));
     ar->ce_copy[i] = ar->ce_wait[i] = NULL;
+    ar->ce_on[i] = 0;
 }
 
 /* Where rank `sender`'s chunk goes in rank r's scratch, slot `slot`. */
@@ -100,46 +125,67 @@ static psc_status_t psc__ar_ce_order(psc_allreduce_t *ar, int i, int e, CUstream
     return PSC_CU(ctx, cuStreamWaitEvent, (to, ar->ce_ev[i][e], 0));
 }
 
-/* Chunk c of local rank i: the wait for its half (if it opens one), its copies and marks, its addition. */
-static psc_status_t psc__ar_ce_chunk_enqueue(psc_allreduce_t *ar, int i, psc_ar_ce_args_t *a, uint64_t c,
-                                             uint64_t chunks, uint64_t bytes, CUstream s, int in_place)
+/* Chunk c of local rank i, first part: the wait for its half (if it opens one), its copies and marks. */
+static psc_status_t psc__ar_ce_push(psc_allreduce_t *ar, int i, psc_ar_ce_args_t *a, uint64_t c, uint64_t bytes)
 {
     psc_context_t *ctx = ar->ctx;
     const int rank = ar->first + i;
     const uint64_t off = c * ar->ce_chunk, len = bytes - off < ar->ce_chunk ? bytes - off : ar->ce_chunk;
     const unsigned slot = (unsigned)(c % PSC_AR_CE_SLOTS);
-    const CUdeviceptr send = (CUdeviceptr)a->send;
     void *params[] = {a};
     psc_status_t st;
 
     a->slot = slot;
+    /* a half's wait: after this rank's own last addition of that half in this call (a CUDA-visible mirror of
+       what it waits for across GPUs, so a graph's branches in any order cannot wait on each other in a circle),
+       then before the half's copies */
     if (slot % PSC_AR_CE_HALF == 0 &&
-        ((st = psc__launch_on(ctx, ar->ce_wait[i], ctx->gpu[ar->dev[i]].fn_ar_ce_wait, 1, 32, params)) != PSC_OK ||
+        ((c >= PSC_AR_CE_SLOTS &&
+          (st = PSC_CU(ctx, cuStreamWaitEvent, (ar->ce_wait[i], ar->ce_ev[i][PSC__CE_HALF0 + slot / PSC_AR_CE_HALF],
+                                                0))) != PSC_OK) ||
+         (st = psc__launch_on(ctx, ar->ce_wait[i], ctx->gpu[ar->dev[i]].fn_ar_ce_wait, 1, 32, params)) != PSC_OK ||
          (st = psc__ar_ce_order(ar, i, PSC__CE_FREED, ar->ce_wait[i], ar->ce_copy[i])) != PSC_OK))
         return st;
     for (int r = 0; r < ar->n; r++)
         if (r != rank &&
-            (st = PSC_CU(ctx, cuMemcpyAsync, (psc__ar_ce_slot(ar, r, rank, slot), send + off, (size_t)len,
-                                              ar->ce_copy[i]))) != PSC_OK)
+            (st = PSC_CU(ctx, cuMemcpyAsync, (psc__ar_ce_slot(ar, r, rank, slot), (CUdeviceptr)a->send + off,
+                                              (size_t)len, ar->ce_copy[i]))) != PSC_OK)
             return st;
     for (int r = 0; r < ar->n; r++) /* after the copies in the stream: written once they have landed */
         if (r != rank &&
             (st = PSC_CU(ctx, cuStreamWriteValue32, (ar->ce_copy[i], ar->lbuf[rank] + ar->ce_off +
                                                      PSC_AR_CE_SENT(r, slot), PSC_AR_CE_SENT_MARK, 0))) != PSC_OK)
             return st;
-    /* in place, the sum overwrites the input: only after this rank's copy engine has read it */
-    if (in_place && (st = psc__ar_ce_order(ar, i, PSC__CE_COPIED, ar->ce_copy[i], s)) != PSC_OK)
+    return PSC_CU(ctx, cuEventRecord, (ar->ce_ev[i][PSC__CE_COPIED], ar->ce_copy[i]));
+}
+
+/*
+ * Chunk c of local rank i, second part: its addition on the caller's stream s, after this rank's own copies
+ * and marks of the chunk (in place, the sum overwrites the input the copy engine reads; and always the
+ * CUDA-visible mirror of the peers' marks it waits for, see above).
+ */
+static psc_status_t psc__ar_ce_add(psc_allreduce_t *ar, int i, psc_ar_ce_args_t *a, uint64_t c, uint64_t chunks,
+                                   uint64_t bytes, CUstream s)
+{
+    psc_context_t *ctx = ar->ctx;
+    const uint64_t off = c * ar->ce_chunk, len = bytes - off < ar->ce_chunk ? bytes - off : ar->ce_chunk;
+    const unsigned slot = (unsigned)(c % PSC_AR_CE_SLOTS);
+    psc_ar_ce_args_t k = *a;
+    void *params[] = {&k};
+    psc_status_t st;
+
+    if ((st = PSC_CU(ctx, cuStreamWaitEvent, (s, ar->ce_ev[i][PSC__CE_COPIED], 0))) != PSC_OK)
         return st;
-    a->send = (uint64_t)(send + off);
-    a->recv += off;
-    a->bytes = len;
-    a->free_half = slot % PSC_AR_CE_HALF == PSC_AR_CE_HALF - 1 || c + 1 == chunks;
-    a->last = c + 1 == chunks;
-    st = psc__launch_on(ctx, s, ctx->gpu[ar->dev[i]].fn_ar_ce_add, psc__ar_ce_blocks(len, ar->sms), PSC_AR_LANES,
-                        params);
-    a->send = (uint64_t)send;
-    a->recv -= off;
-    return st;
+    k.slot = slot;
+    k.send += off;
+    k.recv += off;
+    k.bytes = len;
+    k.free_half = slot % PSC_AR_CE_HALF == PSC_AR_CE_HALF - 1 || c + 1 == chunks;
+    k.last = c + 1 == chunks;
+    if ((st = psc__launch_on(ctx, s, ctx->gpu[ar->dev[i]].fn_ar_ce_add, psc__ar_ce_blocks(len, ar->sms),
+                             PSC_AR_LANES, params)) != PSC_OK || !k.free_half)
+        return st;
+    return PSC_CU(ctx, cuEventRecord, (ar->ce_ev[i][PSC__CE_HALF0 + slot / PSC_AR_CE_HALF], s));
 }
 
 psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, uint64_t bytes,
@@ -168,12 +214,17 @@ psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *
         if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK &&
             (st = psc__ar_ce_order(ar, i, PSC__CE_FORK, streams[i], ar->ce_copy[i])) == PSC_OK)
             st = PSC_CU(ctx, cuStreamWaitEvent, (ar->ce_wait[i], ar->ce_ev[i][PSC__CE_FORK], 0));
-    /* chunk by chunk across this process's ranks: each GPU starts at once, and none waits on the host for
-       another's work (the fake driver runs kernels at their launch) */
-    for (uint64_t c = 0; c < chunks && st == PSC_OK; c++)
+    /* chunk by chunk across this process's ranks, every rank's copies of a chunk before any rank's addition of
+       it: each GPU starts at once, and none waits on the host for another's work (the fake driver runs kernels
+       at their launch, and an event recorded after one waits for it) */
+    for (uint64_t c = 0; c < chunks && st == PSC_OK; c++) {
         for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
             if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
-                st = psc__ar_ce_chunk_enqueue(ar, i, &a[i], c, chunks, bytes, streams[i], recv[i] == send[i]);
+                st = psc__ar_ce_push(ar, i, &a[i], c, bytes);
+        for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
+            if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
+                st = psc__ar_ce_add(ar, i, &a[i], c, chunks, bytes, streams[i]);
+    }
     for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
         if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK &&
             (st = psc__ar_ce_order(ar, i, PSC__CE_JOIN_COPY, ar->ce_copy[i], streams[i])) == PSC_OK)

@@ -3,7 +3,8 @@
  * its buffers as shareable memory (legacy CUDA IPC), and the processes
  * exchange, through the caller's allgather, one record each: what they were
  * asked (so that every process sees the same disagreement and refuses it the
- * same way), their GPU's SM count (every rank's grid the same) and the
+ * same way), their GPU's SM count (every rank's grid the same), whether
+ * their driver can take the copy-engine path (on only where all can) and the
  * message that opens their buffers. A second exchange says whether every
  * process could open every other's.
  */
@@ -16,12 +17,13 @@
 #include "allreduce/ar_group.h"
 
 #define PSC__AR_JOIN_MAGIC 0x52415350u /* "PSAR" */
-#define PSC__AR_JOIN_VERSION 1u
+#define PSC__AR_JOIN_VERSION 2u
 
 typedef struct {
     uint32_t magic, version;
     uint64_t max_bytes;
     int32_t nprocs, proc, sms, status; /* status: this process's buffers made (PSC_OK) or why not */
+    int32_t copy_engines;              /* 1: its driver takes the copy-engine path's stream writes */
     unsigned char msg[PSC_SHARE_MSG_LEN];
 } psc__ar_join_rec_t;
 
@@ -41,6 +43,7 @@ static psc_status_t psc__ar_join_make(psc_allreduce_t *ar, int device, psc__ar_j
         (st = psc_share_export(ctx, ar->share[ar->first], &msg)) != PSC_OK)
         return st;
     memcpy(rec->msg, msg.bytes, sizeof(rec->msg));
+    rec->copy_engines = ar->ce_on[0];
     return PSC_OK;
 }
 
@@ -90,6 +93,7 @@ psc_status_t psc_allreduce_join(psc_context_t *ctx, int device, const psc_ar_pro
 {
     psc__ar_join_rec_t mine, all[PSC_AR_MAX_RANKS];
     int32_t opened = PSC_OK, opens[PSC_AR_MAX_RANKS];
+    int ce_everywhere = 1;
     psc_allreduce_t *ar;
     psc_status_t st;
 
@@ -137,9 +141,13 @@ psc_status_t psc_allreduce_join(psc_context_t *ctx, int device, const psc_ar_pro
             ar->keep_own = 1; /* peers may hold this process's buffers open, and cannot be met */
         }
     }
-    for (int p = 0; st == PSC_OK && p < ar->n; p++) /* the smallest GPU's SM count: every rank's grid the same */
+    for (int p = 0; st == PSC_OK && p < ar->n; p++) { /* the smallest GPU's SM count: every rank's grid the same */
         if (!ar->sms || (unsigned)all[p].sms < ar->sms)
             ar->sms = all[p].sms > 0 ? (unsigned)all[p].sms : 1;
+        ce_everywhere = ce_everywhere && all[p].copy_engines;
+    }
+    if (st == PSC_OK) /* every process decides the same way, or they would take different paths for one call */
+        psc__ar_ce_agree(ar, ce_everywhere);
     st = psc__guard_leave(ctx, st);
     if (st != PSC_OK) {
         psc__ar_free(ar);

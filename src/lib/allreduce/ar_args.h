@@ -68,6 +68,11 @@ typedef struct {
 #define PSC_AR_CE_SENT(r, slot) (4u * ((unsigned)(r) * PSC_AR_CE_SLOTS + (unsigned)(slot)))
 #define PSC_AR_CE_FREE(r, half) (256u + 4u * ((unsigned)(r) * 2u + (unsigned)(half)))
 #define PSC_AR_CE_SENT_MARK 1u
+/* In each rank's flags: a peer that gave up writes PSC_AR_CE_ABORT_MARK | its rank here, and every kernel of the
+   path on this rank then gives up too (its copies may have overrun this rank's slots). */
+#define PSC_AR_CE_ABORT 512u
+#define PSC_AR_CE_ABORT_MARK 0x41420000u
+#define PSC_AR_CE_ABORTED(w) (((w) & 0xffff0000u) == PSC_AR_CE_ABORT_MARK)
 
 /* One kernel's argument on the copy-engine path: a chunk's addition (psc_ar_ce_add) or a wait (psc_ar_ce_wait). */
 typedef struct {

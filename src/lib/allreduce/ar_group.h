@@ -14,7 +14,7 @@
 #define PSC__AR_TWOSHOT_MIN (256ull << 10) /* the two-shot from here on, for 3 ranks or more */
 #define PSC__AR_CE_FROM (4ull << 20)      /* the copy-engine path from here on, for 2 ranks (allreduce_ce.c) */
 #define PSC__AR_CE_CHUNK (8ull << 20)     /* its chunk, divided among the other ranks */
-#define PSC__AR_CE_EVENTS 5
+#define PSC__AR_CE_EVENTS 7
 
 enum { PSC__AR_ONESHOT = 1, PSC__AR_TWOSHOT = 2, PSC__AR_COPY = 3 };
 
@@ -46,6 +46,7 @@ struct psc_allreduce {
     uint64_t ce_chunk_max;              /* the slots' bytes as made (tests may use less) */
     struct CUstream_st *ce_copy[PSC_AR_MAX_RANKS], *ce_wait[PSC_AR_MAX_RANKS]; /* local rank i's streams */
     struct CUevent_st *ce_ev[PSC_AR_MAX_RANKS][PSC__AR_CE_EVENTS];            /* and events */
+    int ce_on[PSC_AR_MAX_RANKS];        /* local rank i's GPU took a stream write (psc__ar_ce_setup) */
     char broken[256];                   /* why calls are refused (a launch failed part way); "" none */
     /* psc_allreduce_tune's (allreduce_tune.c) state, and its hooks: pointers, so no circle of calls */
     struct psc__ar_tune *tune;          /* NULL: untuned */
@@ -67,9 +68,11 @@ uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar);
 uint64_t psc__ar_ce_chunk(int n, uint64_t max_bytes);
 uint64_t psc__ar_ce_region(int n, uint64_t chunk);
 
-/* Local rank i's streams and events of the path, and ce_chunk (0, none: no region, or a driver without stream
-   writes). */
+/* Local rank i's streams and events of the path, and whether its driver takes stream writes (ce_on[i]). */
 psc_status_t psc__ar_ce_setup(psc_allreduce_t *ar, int i);
+/* The path on (ce_chunk) where the group has its region and every local rank, and (on_everywhere) every other
+   process of a joined group, can take it; else off for the whole group. */
+void psc__ar_ce_agree(psc_allreduce_t *ar, int on_everywhere);
 void psc__ar_ce_release(psc_allreduce_t *ar, int i);
 
 /* A call on the path, every local rank enqueued (in the guard, arguments checked). */
