@@ -14,6 +14,14 @@ int psc_cmd_compare(const psc_cli_opts_t *o)
     psc_status_t st;
     int rc;
 
+    /* --json=FILE naming a run: refused before anything is read, as it would replace that run */
+    if (o->json && psc_cli_tables(o) &&
+        (psc_cli_same_file(o->json_path, o->compare_a) || psc_cli_same_file(o->json_path, o->compare_b))) {
+        psc_report_printf(stderr, "p2pscope: --json=%s would replace the run %s: accepted another file for the "
+                          "comparison's JSON\n", o->json_path,
+                          psc_cli_same_file(o->json_path, o->compare_a) ? o->compare_a : o->compare_b);
+        return PSC_EXIT_USAGE;
+    }
     if ((st = psc_cmp_run_load(o->compare_a, &a, err, sizeof(err))) != PSC_OK ||
         (st = psc_cmp_run_load(o->compare_b, &b, err, sizeof(err))) != PSC_OK ||
         (st = psc_compare(a, b, o->fail_above, &c, err, sizeof(err))) != PSC_OK) {
@@ -32,7 +40,8 @@ int psc_cmd_compare(const psc_cli_opts_t *o)
         if (wrc != PSC_EXIT_OK)
             rc = wrc;
         else if (!psc_cli_tables(o) && c->nfailed) /* the text's last line, where only JSON was printed */
-            fprintf(stderr, "p2pscope compare: %zu case%s worse than --fail-above %g allows (see \"failed\")\n",
+            fprintf(stderr, "p2pscope compare: %zu case%s worse than --fail-above %g allows, or failing or waived "
+                    "now (see \"failed\")\n",
                     c->nfailed, c->nfailed == 1 ? "" : "s", o->fail_above);
     }
 out:

@@ -2,11 +2,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "report/expect.h"
 #include "report/json.h"
 #include "report/text.h"
+
+int psc_cli_same_file(const char *x, const char *y)
+{
+    struct stat a, b;
+
+    if (!x || !y || stat(x, &a) != 0 || stat(y, &b) != 0)
+        return 0;
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
 
 int psc_cli_expect_load(psc_context_t *ctx, const psc_cli_opts_t *o, psc_expect_t **out)
 {
@@ -18,6 +28,11 @@ int psc_cli_expect_load(psc_context_t *ctx, const psc_cli_opts_t *o, psc_expect_
     *out = NULL;
     if (!o->expect)
         return PSC_EXIT_OK;
+    if (o->json && psc_cli_tables(o) && strcmp(o->expect, "auto") != 0 && psc_cli_same_file(o->json_path, o->expect)) {
+        psc_report_printf(stderr, "p2pscope: --json=%s would replace the --expect file %s: accepted another file for "
+                          "the JSON\n", o->json_path, o->expect);
+        return PSC_EXIT_USAGE;
+    }
     if (strcmp(o->expect, "auto") != 0) {
         st = psc_expect_load(o->expect, out, err, sizeof(err));
     } else if (!(f = psc_facts_new())) {

@@ -79,6 +79,14 @@ int psc_cli_parse_compare(int argc, char **argv, psc_cli_opts_t *o, char *err, s
         }
         }
     }
+    /* after "--" getopt stops: the words left are operands too ("compare -- -a.json b.json") */
+    for (int i = optind + 1; i < argc; i++) {
+        if (nfiles == 2) {
+            snprintf(err, errlen, "compare takes two runs, not a third ('%.200s'): %s", argv[i], psc__cmp_usage);
+            return PSC_EXIT_USAGE;
+        }
+        files[nfiles++] = argv[i];
+    }
     if (nfiles < 2 && !o->help && !o->version) {
         snprintf(err, errlen, "compare needs two runs: %s", psc__cmp_usage);
         return PSC_EXIT_USAGE;

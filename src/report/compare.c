@@ -11,8 +11,11 @@
  *   lat: min..p90 of the distribution (64 to 1024 timed events); p99 and
  *     max are left out, as they catch one-off interruptions (a preempted
  *     thread, a first round trip into cold caches) that would hide any change;
- *   coll: min..p90 of each operation timed alone (CUDA events), the spread
- *     behind the table's time per operation.
+ *   coll: min..p90 of each operation timed alone (CUDA events), around their
+ *     p50, the figure compared (one quantity: the table's time_us is a loop's
+ *     mean, per graph replay with -G, and may lie outside that interval).
+ *     Where a run has no operation timed alone (--no-per-op), time_us is
+ *     compared instead, with no verdict ("?").
  * Distribution-free: for n and m samples of the same distribution, all of one
  * run's lie beyond all of the other's with probability 2 n! m! / (n + m)!
  * (3 and 3: 1 in 10; 5 and 5: 1 in 126; 16 and 16: 1 in 3e8), and a p90 below
@@ -34,21 +37,39 @@
 /* Lines of machine differences the text shows (the JSON has them all). */
 #define PSC_CMP_TEXT_DIFFS 40
 
+/* Where either run has no interval, the figures both have instead (coll: time_us), if any. */
+static int psc__use_alt(const psc_cmp_case_t *a, const psc_cmp_case_t *b)
+{
+    return (a->n == 0 || b->n == 0) && isfinite(a->alt) && isfinite(b->alt);
+}
+
+void psc_cmp_figures(const psc_cmp_case_t *a, const psc_cmp_case_t *b, double *va, double *vb)
+{
+    int alt = psc__use_alt(a, b);
+
+    *va = a->status != PSC_CMP_PASSED ? NAN : alt ? a->alt : a->value;
+    *vb = b->status != PSC_CMP_PASSED ? NAN : alt ? b->alt : b->value;
+}
+
 psc_cmp_verdict_t psc_cmp_judge(const psc_cmp_case_t *a, const psc_cmp_case_t *b, int higher_better,
                                 double *change_pct)
 {
+    double va, vb;
     int up, down;
 
     *change_pct = NAN;
     if (a->status != PSC_CMP_PASSED || b->status != PSC_CMP_PASSED) {
         if (a->status == PSC_CMP_PASSED && b->status == PSC_CMP_FAILED)
             return PSC_CMP_NOW_FAILS;
+        if (a->status == PSC_CMP_PASSED && b->status == PSC_CMP_WAIVED)
+            return PSC_CMP_NOW_WAIVED;
         if (a->status == PSC_CMP_FAILED && b->status == PSC_CMP_PASSED)
             return PSC_CMP_NOW_PASSES;
         return PSC_CMP_NOT_COMPARED;
     }
-    if (a->value != 0)
-        *change_pct = 100.0 * (b->value - a->value) / fabs(a->value);
+    psc_cmp_figures(a, b, &va, &vb);
+    if (va != 0)
+        *change_pct = 100.0 * (vb - va) / fabs(va);
     if (a->n < PSC_CMP_MIN_SAMPLES || b->n < PSC_CMP_MIN_SAMPLES)
         return PSC_CMP_NO_SPREAD;
     up = b->lo > a->hi;   /* all of B's interval above A's */
@@ -68,7 +89,7 @@ int psc_cmp_fails(psc_cmp_verdict_t v, double change_pct, int higher_better, dou
 {
     if (pct < 0)
         return 0;
-    if (v == PSC_CMP_NOW_FAILS)
+    if (v == PSC_CMP_NOW_FAILS || v == PSC_CMP_NOW_WAIVED)
         return 1;
     return v == PSC_CMP_WORSE && psc_cmp_worse_pct(change_pct, higher_better) > pct;
 }
@@ -78,7 +99,8 @@ int psc_cmp_fails(psc_cmp_verdict_t v, double change_pct, int higher_better, dou
 /* Results, not facts: left out of the differences (the cases compare them). */
 static int psc__skipped(const char *parent, const char *key)
 {
-    static const char *const top[] = {"tests", "findings", "explain", "started_utc", "wall_s", "exit_code", "incomplete"};
+    static const char *const top[] = {"tests",     "findings",   "explain", "started_utc",
+                                      "wall_s",    "exit_code",  "incomplete", "expect"};
     static const char *const coll[] = {"rows",       "failed_rows",       "wrong_elements", "first_wrong",
                                        "avg_busbw_gbs", "own_avg_busbw_gbs", "own_not_run",    "run_ms"};
 
@@ -175,11 +197,32 @@ static int psc__by_key(const void *x, const void *y)
     return strcmp((*(const psc_cmp_case_t *const *)x)->key, (*(const psc_cmp_case_t *const *)y)->key);
 }
 
+/* x stands for y: x is a whole test ("test|direction") and y one of its cases ("test|direction|..."). */
+static int psc__covers(const psc_cmp_case_t *x, const psc_cmp_case_t *y)
+{
+    size_t n = strlen(x->key);
+
+    return x->whole_test && !y->whole_test && strncmp(y->key, x->key, n) == 0 && y->key[n] == '|';
+}
+
+static void psc__add_row(psc_compare_t *c, const psc_cmp_case_t *x, const psc_cmp_case_t *y)
+{
+    psc_cmp_row_t *r = &c->rows[c->nrows++];
+
+    r->a = x;
+    r->b = y;
+    r->label = x->whole_test ? y->label : x->label;
+    psc_cmp_figures(x, y, &r->va, &r->vb);
+    r->verdict = psc_cmp_judge(x, y, c->a->higher_better, &r->change_pct);
+    r->fails = psc_cmp_fails(r->verdict, r->change_pct, c->a->higher_better, c->fail_above);
+    c->nfailed += r->fails != 0;
+}
+
 psc_status_t psc_compare(const psc_cmp_run_t *a, const psc_cmp_run_t *b, double fail_above, psc_compare_t **out,
                          char *err, size_t errlen)
 {
     psc_compare_t *c = calloc(1, sizeof(*c));
-    char *matched = calloc(b->ncases + 1, 1);
+    char *matched = calloc(b->ncases + 1, 1), *matched_a = calloc(a->ncases + 1, 1);
     const psc_cmp_case_t **byk = calloc(b->ncases + 1, sizeof(*byk)); /* B's cases by key (unique in a run) */
     size_t cap = 0;
 
@@ -188,10 +231,12 @@ psc_status_t psc_compare(const psc_cmp_run_t *a, const psc_cmp_run_t *b, double 
                  a->command, b->path, b->command);
         free(c);
         free(matched);
+        free(matched_a);
         free(byk);
         return PSC_ERR_INVALID;
     }
-    if (!c || !matched || !byk || !(c->rows = calloc(a->ncases + 1, sizeof(*c->rows))) ||
+    if (!c || !matched || !matched_a || !byk ||
+        !(c->rows = calloc(a->ncases + b->ncases + 1, sizeof(*c->rows))) ||
         !(c->only_a = calloc(a->ncases + 1, sizeof(*c->only_a))) ||
         !(c->only_b = calloc(b->ncases + 1, sizeof(*c->only_b))))
         goto oom;
@@ -202,37 +247,52 @@ psc_status_t psc_compare(const psc_cmp_run_t *a, const psc_cmp_run_t *b, double 
         byk[j] = &b->cases[j];
     qsort(byk, b->ncases, sizeof(*byk), psc__by_key);
     for (size_t i = 0; i < a->ncases; i++) {
-        const psc_cmp_case_t *x = &a->cases[i], *const *found, *y = NULL;
-        psc_cmp_row_t *r;
+        const psc_cmp_case_t *x = &a->cases[i], *const *found;
 
         found = bsearch(&x, byk, b->ncases, sizeof(*byk), psc__by_key);
         if (found && !matched[*found - b->cases]) {
-            y = *found;
-            matched[y - b->cases] = 1;
+            matched[*found - b->cases] = 1;
+            matched_a[i] = 1;
+            psc__add_row(c, x, *found);
         }
-        if (!y) {
-            c->only_a[c->nonly_a++] = x;
-            continue;
-        }
-        r = &c->rows[c->nrows++];
-        r->a = x;
-        r->b = y;
-        r->verdict = psc_cmp_judge(x, y, a->higher_better, &r->change_pct);
-        r->fails = psc_cmp_fails(r->verdict, r->change_pct, a->higher_better, fail_above);
-        c->nfailed += r->fails != 0;
     }
+    /* A test that failed or was waived before its first size, in one run: that status for each of the other
+     * run's cases of the test (a whole test is few; the scan is short). */
+    for (size_t i = 0; i < a->ncases; i++)
+        for (size_t j = 0; !matched_a[i] && a->cases[i].whole_test && j < b->ncases; j++)
+            if (!matched[j] && psc__covers(&a->cases[i], &b->cases[j])) {
+                matched[j] = 2; /* the A case stays unmatched until the scan ends */
+                psc__add_row(c, &a->cases[i], &b->cases[j]);
+            }
+    for (size_t j = 0; j < b->ncases; j++)
+        for (size_t i = 0; !matched[j] && b->cases[j].whole_test && i < a->ncases; i++)
+            if (!matched_a[i] && psc__covers(&b->cases[j], &a->cases[i])) {
+                matched_a[i] = 2;
+                psc__add_row(c, &a->cases[i], &b->cases[j]);
+            }
+    for (size_t k = 0; k < c->nrows; k++) { /* whole tests that stood for a case are in both runs */
+        if (c->rows[k].a->whole_test)
+            matched_a[c->rows[k].a - a->cases] = 1;
+        if (c->rows[k].b->whole_test)
+            matched[c->rows[k].b - b->cases] = 1;
+    }
+    for (size_t i = 0; i < a->ncases; i++)
+        if (!matched_a[i])
+            c->only_a[c->nonly_a++] = &a->cases[i];
     for (size_t j = 0; j < b->ncases; j++)
         if (!matched[j])
             c->only_b[c->nonly_b++] = &b->cases[j];
     if (psc__diff(c, &cap, "", a->doc, b->doc) != PSC_OK)
         goto oom;
     free(matched);
+    free(matched_a);
     free(byk);
     *out = c;
     return PSC_OK;
 oom:
     snprintf(err, errlen, "out of host memory");
     free(matched);
+    free(matched_a);
     free(byk);
     psc_compare_free(c);
     return PSC_ERR_NO_MEMORY;
@@ -249,6 +309,7 @@ static const char *psc__verdict_name(psc_cmp_verdict_t v)
     case PSC_CMP_NO_SPREAD: return "no_spread";
     case PSC_CMP_NOW_FAILS: return "now_fails";
     case PSC_CMP_NOW_PASSES: return "now_passes";
+    case PSC_CMP_NOW_WAIVED: return "now_waived";
     case PSC_CMP_NOT_COMPARED: break;
     }
     return "not_compared";
@@ -260,7 +321,7 @@ static const char *psc__interval_text(const psc_cmp_run_t *r)
     if (strcmp(r->command, "lat") == 0)
         return "min..p90 of each distribution";
     if (strcmp(r->command, "coll") == 0)
-        return "min..p90 of each operation timed alone";
+        return "min..p90 of the operations timed alone";
     return "min..max of each case's samples";
 }
 
@@ -269,7 +330,8 @@ static const char *psc__figure_text(const psc_cmp_run_t *r)
     if (strcmp(r->command, "lat") == 0)
         return "ns, p50, lower is better";
     if (strcmp(r->command, "coll") == 0)
-        return "us per operation, lower is better";
+        return "us per operation, p50 of the operations timed alone (time_us, not judged, where a run has none), "
+               "lower is better";
     return "GB/s (1 GB = 1e9 bytes), median, higher is better";
 }
 
@@ -284,16 +346,22 @@ static void psc__fig(char *buf, size_t len, double v)
         snprintf(buf, len, "%.3g", v);
 }
 
-static void psc__cell(psc_table_t *t, unsigned row, unsigned col, const psc_cmp_run_t *run, const psc_cmp_case_t *x)
+/* The status of a case that has no figure: FAILED, waived (coll: not run). */
+static const char *psc__status_text(const psc_cmp_run_t *run, const psc_cmp_case_t *x)
+{
+    return x->status == PSC_CMP_FAILED ? "FAILED" : strcmp(run->command, "coll") == 0 ? "not run" : "waived";
+}
+
+static void psc__cell(psc_table_t *t, unsigned row, unsigned col, const psc_cmp_run_t *run, const psc_cmp_case_t *x,
+                      double value)
 {
     char v[32];
 
     if (x->status == PSC_CMP_PASSED) {
-        psc__fig(v, sizeof(v), x->value);
+        psc__fig(v, sizeof(v), value);
         psc_table_set(t, row, col, "%s", v);
     } else {
-        psc_table_set(t, row, col, "%s",
-                      x->status == PSC_CMP_FAILED ? "FAILED" : strcmp(run->command, "coll") == 0 ? "not run" : "waived");
+        psc_table_set(t, row, col, "%s", psc__status_text(run, x));
     }
 }
 
@@ -311,6 +379,7 @@ static void psc__mark(char *buf, size_t len, const psc_compare_t *c, const psc_c
     case PSC_CMP_NO_SPREAD: snprintf(buf, len, "?"); break;
     case PSC_CMP_NOW_FAILS: snprintf(buf, len, "FAILS now"); break;
     case PSC_CMP_NOW_PASSES: snprintf(buf, len, "passes now"); break;
+    case PSC_CMP_NOW_WAIVED: snprintf(buf, len, "WAIVED now"); break;
     default: buf[0] = '\0'; break;
     }
 }
@@ -333,9 +402,9 @@ static void psc__render_rows(FILE *f, const psc_compare_t *c)
         const psc_cmp_row_t *r = &c->rows[i];
         unsigned row = (unsigned)i + 1;
 
-        psc_table_set(t, row, 0, "%s", r->a->label);
-        psc__cell(t, row, 1, c->a, r->a);
-        psc__cell(t, row, 2, c->b, r->b);
+        psc_table_set(t, row, 0, "%s", r->label);
+        psc__cell(t, row, 1, c->a, r->a, r->va);
+        psc__cell(t, row, 2, c->b, r->b, r->vb);
         if (isnan(r->change_pct))
             psc_table_set(t, row, 3, "-");
         else
@@ -403,13 +472,16 @@ static void psc__render_diffs(FILE *f, const psc_compare_t *c)
         fprintf(f, "  ... and %zu more (all of them in --json)\n", c->ndiffs - PSC_CMP_TEXT_DIFFS);
 }
 
-static void psc__render_only(FILE *f, const char *which, const psc_cmp_case_t *const *v, size_t n)
+static void psc__render_only(FILE *f, const psc_cmp_run_t *run, const char *which, const psc_cmp_case_t *const *v,
+                             size_t n)
 {
     if (n == 0)
         return;
     fprintf(f, "\nOnly in %s (%zu case%s):\n", which, n, n == 1 ? "" : "s");
     for (size_t i = 0; i < n; i++)
-        psc_report_printf(f, "  %s\n", v[i]->label);
+        psc_report_printf(f, "  %s%s%s%s\n", v[i]->label, v[i]->status == PSC_CMP_PASSED ? "" : " (",
+                          v[i]->status == PSC_CMP_PASSED ? "" : psc__status_text(run, v[i]),
+                          v[i]->status == PSC_CMP_PASSED ? "" : ")");
 }
 
 static void psc__render_failed(FILE *f, const psc_compare_t *c)
@@ -423,17 +495,20 @@ static void psc__render_failed(FILE *f, const psc_compare_t *c)
                 c->fail_above);
         return;
     }
-    fprintf(f, "\n--fail-above %g: %zu case%s got worse by more than %g %% beyond the noise, or fail%s now:",
-            c->fail_above, c->nfailed, c->nfailed == 1 ? "" : "s", c->fail_above, c->nfailed == 1 ? "s" : "");
+    fprintf(f, "\n--fail-above %g: %zu case%s got worse by more than %g %% beyond the noise, or fail%s or %s waived "
+               "now:", c->fail_above, c->nfailed, c->nfailed == 1 ? "" : "s", c->fail_above, c->nfailed == 1 ? "s" : "",
+            c->nfailed == 1 ? "is" : "are");
     for (size_t i = 0; i < c->nrows; i++) {
         const psc_cmp_row_t *r = &c->rows[i];
 
         if (!r->fails)
             continue;
         if (r->verdict == PSC_CMP_NOW_FAILS)
-            psc_report_printf(f, "%s %s (failed)", k++ ? "," : "", r->a->label);
+            psc_report_printf(f, "%s %s (failed)", k++ ? "," : "", r->label);
+        else if (r->verdict == PSC_CMP_NOW_WAIVED)
+            psc_report_printf(f, "%s %s (%s now)", k++ ? "," : "", r->label, psc__status_text(c->b, r->b));
         else
-            psc_report_printf(f, "%s %s (%+.1f %%)", k++ ? "," : "", r->a->label, r->change_pct);
+            psc_report_printf(f, "%s %s (%+.1f %%)", k++ ? "," : "", r->label, r->change_pct);
     }
     fprintf(f, "\n");
 }
@@ -452,10 +527,11 @@ void psc_render_compare(FILE *f, const psc_compare_t *c)
     else
         fprintf(f, "  none\n");
     fprintf(f, "Marks: WORSE and better where the runs' intervals (%s) do not overlap, so the change is beyond the "
-               "noise either run shows; no mark: within it; ?: fewer than %d samples in a run, not judged.\n",
+               "noise either run shows; no mark: within it; ?: fewer than %d samples in a run, not judged; FAILS now, "
+               "WAIVED now: passed in A.\n",
             psc__interval_text(c->a), PSC_CMP_MIN_SAMPLES);
-    psc__render_only(f, "A", c->only_a, c->nonly_a);
-    psc__render_only(f, "B", c->only_b, c->nonly_b);
+    psc__render_only(f, c->a, "A", c->only_a, c->nonly_a);
+    psc__render_only(f, c->b, "B", c->only_b, c->nonly_b);
     psc__render_failed(f, c);
 }
 
@@ -466,26 +542,33 @@ static json_t *psc__num_or_null(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *psc__side_json(const psc_cmp_case_t *x)
+static const char *psc__status_name(const psc_cmp_case_t *x)
+{
+    return x->status == PSC_CMP_PASSED ? "passed" : x->status == PSC_CMP_FAILED ? "failed" : "waived";
+}
+
+static json_t *psc__side_json(const psc_cmp_case_t *x, double value)
 {
     json_t *o = json_object();
     int bad = 0, passed = x->status == PSC_CMP_PASSED;
 
-    psc_json_set(o, "status", psc_json_str(passed ? "passed" : x->status == PSC_CMP_FAILED ? "failed" : "waived"), &bad);
-    psc_json_set(o, "value", passed ? json_real(x->value) : json_null(), &bad);
+    psc_json_set(o, "status", psc_json_str(psc__status_name(x)), &bad);
+    psc_json_set(o, "value", passed ? psc__num_or_null(value) : json_null(), &bad);
     psc_json_set(o, "low", passed && x->n ? json_real(x->lo) : json_null(), &bad);
     psc_json_set(o, "high", passed && x->n ? json_real(x->hi) : json_null(), &bad);
     psc_json_set(o, "samples", json_integer(x->n), &bad);
     return psc_json_done(o, bad);
 }
 
+/* The cases in one run only: {"case", "status"} each. */
 static json_t *psc__labels_json(const psc_cmp_case_t *const *v, size_t n)
 {
     json_t *a = json_array();
     int bad = 0;
 
     for (size_t i = 0; i < n; i++)
-        psc_json_push(a, psc_json_str(v[i]->label), &bad);
+        psc_json_push(a, json_pack("{s:o,s:s}", "case", psc_json_str(v[i]->label), "status", psc__status_name(v[i])),
+                      &bad);
     return psc_json_done(a, bad);
 }
 
@@ -533,15 +616,15 @@ json_t *psc_json_compare(const psc_compare_t *c, int exit_code)
         json_t *o = json_object();
         int obad = 0;
 
-        psc_json_set(o, "case", psc_json_str(r->a->label), &obad);
-        psc_json_set(o, "a", psc__side_json(r->a), &obad);
-        psc_json_set(o, "b", psc__side_json(r->b), &obad);
+        psc_json_set(o, "case", psc_json_str(r->label), &obad);
+        psc_json_set(o, "a", psc__side_json(r->a, r->va), &obad);
+        psc_json_set(o, "b", psc__side_json(r->b, r->vb), &obad);
         psc_json_set(o, "change_pct", psc__num_or_null(r->change_pct), &obad);
         psc_json_set(o, "verdict", psc_json_str(psc__verdict_name(r->verdict)), &obad);
         psc_json_set(o, "fails", json_boolean(r->fails), &obad);
         psc_json_push(cases, psc_json_done(o, obad), &bad);
         if (r->fails)
-            psc_json_push(failed, psc_json_str(r->a->label), &bad);
+            psc_json_push(failed, psc_json_str(r->label), &bad);
     }
     psc_json_set(doc, "cases", cases, &bad);
     psc_json_set(doc, "only_in_a", psc__labels_json(c->only_a, c->nonly_a), &bad);

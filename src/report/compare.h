@@ -19,8 +19,9 @@
  * overlap by chance once in 3; of 3 each, once in 10). */
 #define PSC_CMP_MIN_SAMPLES 3
 
-/* Runs larger than this are refused before they are parsed (a 16-GPU report with sweeps is a few MiB). */
-#define PSC_CMP_MAX_FILE (256u << 20)
+/* Runs larger than this are refused before they are parsed (a 16-GPU report with sweeps is a few MiB; jansson
+ * holds about 21 times the file's size in memory). */
+#define PSC_CMP_MAX_FILE (32u << 20)
 
 typedef enum { PSC_CMP_PASSED, PSC_CMP_FAILED, PSC_CMP_WAIVED } psc_cmp_status_t;
 
@@ -29,9 +30,12 @@ typedef struct {
     char *key;          /* what identifies it in either run: test, direction or pair, size, figure */
     char *label;        /* the same for people: "gpu_to_gpu_read_ce gpu0 -> gpu1 4 KiB" */
     psc_cmp_status_t status;
-    double value;       /* PSC_CMP_PASSED: the figure (bw median, lat p50, coll time per operation) */
+    double value;       /* PSC_CMP_PASSED: the figure (bw median, lat p50, coll p50 of the operations timed alone) */
     double lo, hi;      /* the samples' interval (see compare.c's rule); valid when n >= PSC_CMP_MIN_SAMPLES */
     unsigned n;         /* samples behind lo and hi; 0 when the run recorded none */
+    double alt;         /* the figure compared where either run has no interval (coll: time_us); NAN: none */
+    int whole_test;     /* a test that failed or was waived before its first size: key "test|direction" stands
+                           for every case "test|direction|..." of the other run */
 } psc_cmp_case_t;
 
 /* A loaded run. */
@@ -60,24 +64,31 @@ typedef enum {
     PSC_CMP_NO_SPREAD,    /* too few samples in a run to judge the noise */
     PSC_CMP_NOW_FAILS,    /* passed in A, failed in B */
     PSC_CMP_NOW_PASSES,   /* failed in A, passed in B */
+    PSC_CMP_NOW_WAIVED,   /* passed in A, waived or not run in B (a lost path) */
     PSC_CMP_NOT_COMPARED, /* no figure on one side (waived, not run, or failed in both) */
 } psc_cmp_verdict_t;
 
 /* The verdict on one case measured in runs a and b, and B's change from A in percent of A (NAN without
- * two figures or with A's figure 0). */
+ * two figures or with A's figure 0). The figures are the cases' values, or their alt where either run has
+ * no interval and both have an alt (psc_cmp_figures). */
 psc_cmp_verdict_t psc_cmp_judge(const psc_cmp_case_t *a, const psc_cmp_case_t *b, int higher_better,
                                 double *change_pct);
+
+/* The figures of a and b the verdict compares (NAN where a side has none). */
+void psc_cmp_figures(const psc_cmp_case_t *a, const psc_cmp_case_t *b, double *va, double *vb);
 
 /* How much worse B is than A in percent (negative: better), from the change and which way is better. */
 double psc_cmp_worse_pct(double change_pct, int higher_better);
 
 /* Whether a case fails --fail-above pct (pct < 0: not given): worse beyond the noise by more than pct
- * percent, or failing now where it passed. */
+ * percent, or failing or waived now where it passed. */
 int psc_cmp_fails(psc_cmp_verdict_t v, double change_pct, int higher_better, double pct);
 
 /* A case in both runs. */
 typedef struct {
     const psc_cmp_case_t *a, *b;
+    const char *label;  /* the case's label (the side with a size, where the other is a whole test) */
+    double va, vb;      /* the figures compared (psc_cmp_figures) */
     psc_cmp_verdict_t verdict;
     double change_pct;
     int fails;

@@ -78,7 +78,7 @@ static void psc__size_text(long long bytes, char *buf, size_t len)
 }
 
 static psc_status_t psc__add(psc__ld_t *l, const char *key, const char *label, psc_cmp_status_t st, double value,
-                             double lo, double hi, unsigned n)
+                             double lo, double hi, unsigned n, double alt, int whole_test)
 {
     psc_cmp_run_t *r = l->run;
     psc_cmp_case_t *c;
@@ -106,6 +106,8 @@ static psc_status_t psc__add(psc__ld_t *l, const char *key, const char *label, p
     c->lo = lo;
     c->hi = hi;
     c->n = n;
+    c->alt = alt;
+    c->whole_test = whole_test;
     r->ncases++;
     return PSC_OK;
 }
@@ -228,9 +230,13 @@ static psc_status_t psc__bw_test(psc__ld_t *l, const json_t *t, size_t i)
         if (!(lo <= med && med <= hi) || n < 1 || n > 1e6)
             return psc__bad(l, field, "has min %g, median %g, max %g, n %g: not in order", lo, med, hi, n);
     }
-    snprintf(key, sizeof(key), "%s|%s|%lld", name, dir, bytes);
+    /* without a size (failed or waived before it was known): the whole test, every size of it */
+    if (bytes >= 0)
+        snprintf(key, sizeof(key), "%s|%s|%lld", name, dir, bytes);
+    else
+        snprintf(key, sizeof(key), "%s|%s", name, dir);
     snprintf(label, sizeof(label), "%s%s%s%s%s", name, dir[0] ? " " : "", dir, size[0] ? " " : "", size);
-    return psc__add(l, key, label, st, med, lo, hi, (unsigned)n);
+    return psc__add(l, key, label, st, med, lo, hi, (unsigned)n, NAN, bytes < 0);
 }
 
 /* One latency distribution (psc_json_pctl): p50 the figure, min..p90 the interval. */
@@ -263,10 +269,10 @@ static psc_status_t psc__lat_test(psc__ld_t *l, const json_t *t, size_t i)
         return rc;
     if (!json_is_array(sizes))
         return psc__bad(l, field, "has no sizes array");
-    if (json_array_size(sizes) == 0) { /* a case that failed before any size */
+    if (json_array_size(sizes) == 0) { /* a case that failed before any size: it stands for every size */
         snprintf(key, sizeof(key), "%s|%s", name, dir);
         snprintf(label, sizeof(label), "%s %s", name, dir);
-        return psc__add(l, key, label, st == PSC_CMP_PASSED ? PSC_CMP_FAILED : st, 0, 0, 0, 0);
+        return psc__add(l, key, label, st == PSC_CMP_PASSED ? PSC_CMP_FAILED : st, 0, 0, 0, 0, NAN, 1);
     }
     for (size_t k = 0; k < json_array_size(sizes); k++) {
         const json_t *e = json_array_get(sizes, k);
@@ -291,22 +297,23 @@ static psc_status_t psc__lat_test(psc__ld_t *l, const json_t *t, size_t i)
                 return rc;
             snprintf(key, sizeof(key), "%s|%s|%lld|%s", name, dir, bytes, figures[f]);
             snprintf(label, sizeof(label), "%s %s %s%s%s", name, dir, size, f ? " " : "", f ? figures[f] : "");
-            if ((rc = psc__add(l, key, label, st, p50, lo, hi, n)) != PSC_OK)
+            if ((rc = psc__add(l, key, label, st, p50, lo, hi, n, NAN, 0)) != PSC_OK)
                 return rc;
         }
     }
     return PSC_OK;
 }
 
-/* One half of a coll row (out of place, in place): time per operation; the interval min..p90 of each
- * operation timed alone. */
+/* One half of a coll row (out of place, in place): the p50 of each operation timed alone, and its min..p90,
+ * one quantity (the row's time_us is a loop's mean, per graph replay with -G: not comparable with them);
+ * time_us is kept as the figure compared where a run has no per-operation times (--no-per-op). */
 static psc_status_t psc__coll_half(psc__ld_t *l, const json_t *row, const char *half, const char *key0,
                                    const char *label0, size_t i)
 {
     const json_t *h = json_object_get(row, half), *wrong, *p;
     char field[64], key[512], label[512];
     psc_cmp_status_t st = PSC_CMP_PASSED;
-    double t = 0, p50, lo = 0, hi = 0;
+    double t = 0, p50 = NAN, lo = 0, hi = 0;
     unsigned n = 0;
     psc_status_t rc;
 
@@ -327,10 +334,12 @@ static psc_status_t psc__coll_half(psc__ld_t *l, const json_t *row, const char *
         snprintf(field, sizeof(field), "coll.rows[%zu].%s.per_operation_us", i, half);
         if (p && !json_is_null(p) && (rc = psc__pctl(l, p, field, &p50, &lo, &hi, &n)) != PSC_OK)
             return rc;
+        if (n == 0) /* no operation timed alone: the figure is time_us, with no interval */
+            p50 = t;
     }
     snprintf(key, sizeof(key), "%s|%s", key0, half);
     snprintf(label, sizeof(label), "%s %s", label0, strcmp(half, "in_place") ? "out-of-place" : "in-place");
-    return psc__add(l, key, label, st, t, lo, hi, n);
+    return psc__add(l, key, label, st, st == PSC_CMP_PASSED ? p50 : 0, lo, hi, n, t, 0);
 }
 
 static psc_status_t psc__coll(psc__ld_t *l, const json_t *doc)

@@ -44,11 +44,11 @@ static void psc__with_size(char *buf, size_t len, uint64_t bytes)
         snprintf(buf + n, len - n, "@%s", psc_expect_size_name(bytes, size, sizeof(size)));
 }
 
-const char *psc_expect_case_bw(const psc_bw_result_t *r, int sweep, char *buf, size_t len)
+const char *psc_expect_case_bw(const psc_bw_result_t *r, char *buf, size_t len)
 {
     psc_case_label(&r->c, buf, len);
     psc__squeeze(buf);
-    if (sweep)
+    if (r->size)
         psc__with_size(buf, len, r->size);
     return buf;
 }
@@ -105,14 +105,57 @@ static void psc__kind_checked(psc_expect_result_t *r, int kind)
     r->kinds |= 1 << kind;
 }
 
-/* The rule applies to the test (noted: its test ran) and to the case. */
-static int psc__matches(const psc_expect_rule_t *rule, psc_expect_result_t *r, size_t i, int kind, const char *test,
-                        const char *kase)
+/* How a case name is matched: as it is (lat, coll), or as a bandwidth case measured at a size (expect.h). */
+enum {
+    PSC__AS_IS,
+    PSC__BW_OWN_SIZE, /* bw, the run at each test's own size: a rule without "@" applies */
+    PSC__BW_CHOSEN,   /* bw, sizes given (-s, -b/-e): only rules with "@SIZE" apply */
+    PSC__UNSIZED,     /* a case that failed before its size was known: any rule whose path matches */
+};
+
+/* Part of a case name or glob: its path (before the last '@', all of it without one) or its size (after it, "" none). */
+static void psc__part(const char *s, int size, char *buf, size_t len)
 {
+    const char *at = strrchr(s, '@');
+
+    if (size)
+        snprintf(buf, len, "%s", at ? at + 1 : "");
+    else
+        snprintf(buf, len, "%.*s", (int)(at ? (size_t)(at - s) : strlen(s)), s);
+}
+
+static int psc__part_matches(const char *glob, const char *kase, int size)
+{
+    char g[PSC_EXPECT_GLOB_LEN], k[96];
+
+    psc__part(glob, size, g, sizeof(g));
+    psc__part(kase, size, k, sizeof(k));
+    return fnmatch(g, k, 0) == 0;
+}
+
+/*
+ * The rule applies to the test and to the case; noted (its test ran) where the rule could apply at the case's size,
+ * so that a rule of another size is not applied rather than unmatched, and a wrong path still warns.
+ */
+static int psc__matches(const psc_expect_rule_t *rule, psc_expect_result_t *r, size_t i, int kind, const char *test,
+                        const char *kase, int how)
+{
+    int sized = strchr(rule->kase, '@') != NULL, case_sized = strchr(kase, '@') != NULL;
+
     if (rule->kind != kind || fnmatch(rule->test, test, 0) != 0)
         return 0;
+    if (how == PSC__AS_IS) {
+        r->ran[i] = 1;
+        return fnmatch(rule->kase, kase, 0) == 0;
+    }
+    if (how != PSC__UNSIZED && case_sized) {
+        if (!sized && how == PSC__BW_CHOSEN)
+            return 0; /* a bound without a size holds at the default sizes only */
+        if (sized && !psc__part_matches(rule->kase, kase, 1))
+            return 0; /* measured at another size */
+    }
     r->ran[i] = 1;
-    return fnmatch(rule->kase, kase, 0) == 0;
+    return psc__part_matches(rule->kase, kase, 0); /* the size matched, or is not known (failed before it) */
 }
 
 /* How many tests of the rule's kind its glob names. */
@@ -138,16 +181,18 @@ int psc_expect_unmatched(const psc_expect_t *e, const psc_expect_result_t *r, si
     return r->ran[i] || psc__tests_named(rule) == 0;
 }
 
-/* One figure (base unit: GB/s or ns) against one matching rule; a miss is kept. */
+/* One figure (base unit: GB/s or ns) against one matching rule; a miss is kept. why: NULL, or for a case
+ * without a figure (failed, waived) the reason, the miss whatever base is. */
 static psc_status_t psc__check(const psc_expect_t *e, size_t i, psc_expect_result_t *r, const char *test,
-                               const char *kase, const char *figure, double base)
+                               const char *kase, const char *figure, double base, const char *why)
 {
     const psc_expect_rule_t *rule = &e->rules[i];
-    const double v = base / rule->scale;
+    const double v = why ? NAN : base / rule->scale;
     psc_expect_miss_t *m;
 
     r->checks[i]++;
     r->nchecks++;
+    r->nstatus += why != NULL;
     if (rule->op == PSC_EXPECT_GE ? v >= rule->bound : v <= rule->bound)
         return PSC_OK; /* NaN fails both */
     if (r->nmisses == r->cap) {
@@ -166,7 +211,19 @@ static psc_status_t psc__check(const psc_expect_t *e, size_t i, psc_expect_resul
     snprintf(m->kase, sizeof(m->kase), "%s", kase);
     snprintf(m->figure, sizeof(m->figure), "%s", figure);
     m->value = v;
+    if (why)
+        snprintf(m->why, sizeof(m->why), "%s", why);
     return PSC_OK;
+}
+
+/* "failed: REASON" or "waived: REASON" for a result without a figure; NULL for one that passed. */
+static const char *psc__why(psc_result_status_t st, const char *reason, char *buf, size_t len)
+{
+    if (st == PSC_RESULT_PASSED)
+        return NULL;
+    snprintf(buf, len, "%s: %.180s", st == PSC_RESULT_WAIVED ? "waived" : "failed", reason && reason[0] ? reason :
+             "no reason recorded");
+    return buf;
 }
 
 static double psc__bw_figure(const psc_stats_t *s, const char *figure)
@@ -179,19 +236,23 @@ static double psc__bw_figure(const psc_stats_t *s, const char *figure)
 
 psc_status_t psc_expect_check_bw(const psc_expect_t *e, const psc_bw_suite_t *s, psc_expect_result_t *r)
 {
+    /* sizes[0] 0: each test at its own size (no -s, -b/-e) */
+    const int how = s->nsizes <= 1 && (s->nsizes == 0 || s->sizes[0] == 0) ? PSC__BW_OWN_SIZE : PSC__BW_CHOSEN;
+
     psc__kind_checked(r, PSC_EXPECT_BW);
     for (size_t k = 0; k < s->nresults; k++) {
         const psc_bw_result_t *x = &s->results[k];
-        const char *test = psc_bw_test_name(x->c.test);
-        char kase[96];
+        const char *test = psc_bw_test_name(x->c.test), *why;
+        char kase[96], reason[200];
 
-        if (x->status != PSC_RESULT_PASSED || !x->nsamples || !test)
+        if (!test || (x->status == PSC_RESULT_PASSED && !x->nsamples))
             continue;
-        psc_expect_case_bw(x, s->nsizes > 1, kase, sizeof(kase));
+        why = psc__why(x->status, x->reason, reason, sizeof(reason));
+        psc_expect_case_bw(x, kase, sizeof(kase));
         for (size_t i = 0; i < e->n; i++)
-            if (psc__matches(&e->rules[i], r, i, PSC_EXPECT_BW, test, kase) &&
-                psc__check(e, i, r, test, kase, e->rules[i].figure, psc__bw_figure(&x->stats, e->rules[i].figure)) !=
-                    PSC_OK)
+            if (psc__matches(&e->rules[i], r, i, PSC_EXPECT_BW, test, kase, how) &&
+                psc__check(e, i, r, test, kase, e->rules[i].figure, psc__bw_figure(&x->stats, e->rules[i].figure),
+                           why) != PSC_OK)
                 return PSC_ERR_NO_MEMORY;
     }
     return PSC_OK;
@@ -213,19 +274,23 @@ psc_status_t psc_expect_check_lat(const psc_expect_t *e, const psc_lat_suite_t *
     for (size_t k = 0; k < s->nresults; k++) {
         const psc_lat_result_t *x = &s->results[k];
         const psc_lat_test_info_t *ti = psc_lat_test_info(x->c.test);
+        char reason[200];
+        const char *why = psc__why(x->status, x->reason, reason, sizeof(reason));
 
-        if (x->status != PSC_RESULT_PASSED || !ti)
+        if (!ti)
             continue;
-        for (unsigned z = 0; z < x->nsizes && z < PSC_LAT_MAX_SIZES; z++) {
+        /* failed or waived before its first size: one case without a size, matched by its path */
+        for (unsigned z = 0; z < (why && x->nsizes == 0 ? 1 : x->nsizes) && z < PSC_LAT_MAX_SIZES; z++) {
             char kase[96];
 
-            if (!x->lat[z].n)
+            if (!why && !x->lat[z].n)
                 continue;
             psc_expect_case_lat(x, z, kase, sizeof(kase));
             for (size_t i = 0; i < e->n; i++)
-                if (psc__matches(&e->rules[i], r, i, PSC_EXPECT_LAT, ti->name, kase) &&
+                if (psc__matches(&e->rules[i], r, i, PSC_EXPECT_LAT, ti->name, kase,
+                                 why && x->nsizes == 0 ? PSC__UNSIZED : PSC__AS_IS) &&
                     psc__check(e, i, r, ti->name, kase, e->rules[i].figure,
-                               psc__lat_figure(&x->lat[z], e->rules[i].figure)) != PSC_OK)
+                               psc__lat_figure(&x->lat[z], e->rules[i].figure), why) != PSC_OK)
                     return PSC_ERR_NO_MEMORY;
         }
     }
@@ -240,6 +305,10 @@ psc_status_t psc_expect_check_coll(const psc_expect_t *e, const psc_coll_report_
     psc__kind_checked(r, PSC_EXPECT_COLL);
     if (!test)
         return PSC_OK;
+    /* one rank: nccl-tests' bus bandwidth is 0 by definition, and algbw alone says nothing of a link */
+    for (size_t i = 0; c->nranks == 1 && i < e->n; i++)
+        r->one_rank += e->rules[i].kind == PSC_EXPECT_COLL && strcmp(e->rules[i].figure, "time") != 0 &&
+                       fnmatch(e->rules[i].test, test, 0) == 0;
     for (int k = 0; k < c->nrows; k++) {
         const psc_coll_row_t *row = &c->rows[k];
         const char *type = psc_dtype_name(row->dtype), *op = row->op >= 0 ? psc_redop_name(row->op) : "none";
@@ -254,12 +323,15 @@ psc_status_t psc_expect_check_coll(const psc_expect_t *e, const psc_coll_report_
                 double base = strcmp(fig, "time") == 0    ? row->r[h].time_us * 1e3
                               : strcmp(fig, "algbw") == 0 ? row->r[h].algbw_gbs
                                                           : row->r[h].busbw_gbs;
-                char figure[48];
+                char figure[48], why[64];
 
-                if (!psc__matches(&e->rules[i], r, i, PSC_EXPECT_COLL, test, kase))
+                if (c->nranks == 1 && strcmp(fig, "time") != 0)
+                    continue; /* counted above */
+                if (!psc__matches(&e->rules[i], r, i, PSC_EXPECT_COLL, test, kase, PSC__AS_IS))
                     continue;
                 snprintf(figure, sizeof(figure), "%s (%s, %s %s)", fig, half[h], type ? type : "?", op ? op : "?");
-                if (psc__check(e, i, r, test, kase, figure, base) != PSC_OK)
+                snprintf(why, sizeof(why), "failed: %lld wrong elements", row->r[h].wrong);
+                if (psc__check(e, i, r, test, kase, figure, base, row->r[h].wrong > 0 ? why : NULL) != PSC_OK)
                     return PSC_ERR_NO_MEMORY;
             }
         }
@@ -295,8 +367,12 @@ void psc_expect_render(FILE *f, const psc_expect_t *e, const psc_expect_result_t
         const psc_expect_miss_t *m = &r->misses[k];
         const psc_expect_rule_t *rule = &e->rules[m->rule];
 
-        psc_report_printf(f, "expect: MISS %s %s %s %.6g %s (bound %s %.6g %s, %s)\n", m->test, m->kase, m->figure,
-                          m->value, rule->unit, psc__op(rule->op), rule->bound, rule->unit, rule->where);
+        if (m->why[0])
+            psc_report_printf(f, "expect: MISS %s %s %s (bound %s %.6g %s, %s)\n", m->test, m->kase, m->why,
+                              psc__op(rule->op), rule->bound, rule->unit, rule->where);
+        else
+            psc_report_printf(f, "expect: MISS %s %s %s %.6g %s (bound %s %.6g %s, %s)\n", m->test, m->kase, m->figure,
+                              m->value, rule->unit, psc__op(rule->op), rule->bound, rule->unit, rule->where);
     }
     for (size_t i = 0; i < e->n; i++) {
         const psc_expect_rule_t *rule = &e->rules[i];
@@ -313,10 +389,19 @@ void psc_expect_render(FILE *f, const psc_expect_t *e, const psc_expect_result_t
                               rule->where, psc__kind_name(rule->kind), rule->test, rule->kase, psc__op(rule->op),
                               rule->value, rule->unit);
     }
+    if (r->one_rank)
+        fprintf(f, "expect: %zu coll busbw/algbw rule%s skipped: the run has one rank, where the bus bandwidth is 0 by "
+                "definition\n", r->one_rank, r->one_rank == 1 ? "" : "s");
+    if (e->n && r->nchecks == r->nstatus)
+        fprintf(f, "expect: warning: no figure checked: no rule matched a measured case of this run (a bw rule without "
+                "@SIZE applies at the default sizes only)\n");
     fprintf(f, "expect: %zu rule%s, %zu check%s, %zu miss%s", e->n, e->n == 1 ? "" : "s", r->nchecks,
             r->nchecks == 1 ? "" : "s", r->nmisses, r->nmisses == 1 ? "" : "es");
+    if (r->nstatus)
+        fprintf(f, " (%zu case%s failed or waived)", r->nstatus, r->nstatus == 1 ? "" : "s");
     if (skipped)
-        fprintf(f, " (%zu rule%s for tests without a figure in this run)", skipped, skipped == 1 ? "" : "s");
+        fprintf(f, " (%zu rule%s not applied: no figure of their tests, at their sizes, in this run)", skipped,
+                skipped == 1 ? "" : "s");
     fprintf(f, "\n");
 }
 
@@ -334,6 +419,7 @@ json_t *psc_json_expect(const psc_expect_t *e, const psc_expect_result_t *r)
         psc_json_set(x, "case", psc_json_str(m->kase), &bad);
         psc_json_set(x, "figure", psc_json_str(m->figure), &bad);
         psc_json_set(x, "value", isfinite(m->value) ? json_real(m->value) : json_null(), &bad);
+        psc_json_set(x, "reason", m->why[0] ? psc_json_str(m->why) : json_null(), &bad);
         psc_json_set(x, "unit", psc_json_str(rule->unit), &bad);
         psc_json_set(x, "op", psc_json_str(psc__op(rule->op)), &bad);
         psc_json_set(x, "bound", json_real(rule->bound), &bad);
@@ -348,6 +434,9 @@ json_t *psc_json_expect(const psc_expect_t *e, const psc_expect_result_t *r)
     psc_json_set(o, "rules", json_integer((json_int_t)e->n), &bad);
     psc_json_set(o, "checks", json_integer((json_int_t)r->nchecks), &bad);
     psc_json_set(o, "not_applied", json_integer((json_int_t)psc__not_applied(e, r)), &bad);
+    psc_json_set(o, "failed_or_waived", json_integer((json_int_t)r->nstatus), &bad);
+    psc_json_set(o, "one_rank_skipped", json_integer((json_int_t)r->one_rank), &bad);
+    psc_json_set(o, "figures_checked", json_integer((json_int_t)(r->nchecks - r->nstatus)), &bad);
     psc_json_set(o, "misses", misses, &bad);
     psc_json_set(o, "unmatched", unmatched, &bad);
     psc_json_set(o, "passed", json_boolean(r->nmisses == 0), &bad);

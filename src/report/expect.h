@@ -10,12 +10,20 @@
  *
  * KIND is bw (bw and report), lat or coll; TEST and CASE are shell globs
  * (fnmatch) over the test names (`bw -l`, `lat -l`, the collectives) and the
- * case names (psc_expect_case_*); OP is >= or <=; UNIT GB/s or MB/s
+ * case names (psc_expect_case_*); a bw CASE with "@SIZE" matches the cases
+ * measured at that size, one without "@" only a run at each test's own
+ * (default) size (no -s, -b, -e), since a bandwidth holds only at the size it
+ * was measured at; OP is >= or <=; UNIT GB/s or MB/s
  * (bandwidths), ns, us or ms (times); FIGURE the statistic (bw: median, min,
  * max, mean; lat: p50, min, p90, p99, max, mean; coll: busbw, algbw, time),
  * by default median, p50, and busbw or time by the unit. A margin line
  * loosens every rule after it: >= VALUE becomes VALUE x (1 - PCT/100), <=
  * VALUE becomes VALUE x (1 + PCT/100).
+ *
+ * A case a rule covers that failed or was waived (no figure) is a miss, the
+ * reason in place of the figure: a health check must not pass a lost path.
+ * coll busbw and algbw rules are skipped on a run of one rank (nccl-tests'
+ * bus bandwidth is 0 by definition there).
  */
 #ifndef PSC_REPORT_EXPECT_H
 #define PSC_REPORT_EXPECT_H
@@ -71,14 +79,22 @@ psc_status_t psc_expect_add(psc_expect_t *e, const psc_expect_rule_t *r);
  * by NVLink, the one-direction GPU -> GPU tests at least PSC_EXPECT_AUTO_NVLINK
  * of the links' raw rate (links x speed per direction), both directions at
  * once at least PSC_EXPECT_AUTO_NVLINK_BIDIR of twice that; for each GPU whose
- * PCIe generation (the GPU's maximum, since the current one drops at idle) and
- * width are known, pinned host <-> GPU copy-engine copies at least
- * PSC_EXPECT_AUTO_PCIE of the link's raw rate per direction. No rule for what
- * the facts leave unknown; none at all is no error.
+ * PCIe generation and width are known, pinned host <-> GPU copy-engine copies
+ * at least PSC_EXPECT_AUTO_PCIE of the link's raw rate per direction. The
+ * link's generation is the lower of the GPU's maximum (the current one drops
+ * at idle) and its parent bridge's maximum where the facts know it (a Gen5
+ * GPU behind a Gen4 port runs at Gen4); otherwise the GPU's, said in the
+ * rule's where. The NVLink bound counts the links the pair should have (the
+ * GPU's links, up or down, where the facts report fewer active), so lost links
+ * miss. Every rule names the size of bw's default for its tests
+ * (PSC_EXPECT_AUTO_GPU_SIZE, PSC_EXPECT_AUTO_HOST_SIZE). No rule for what the
+ * facts leave unknown; none at all is no error.
  */
 #define PSC_EXPECT_AUTO_NVLINK 0.70
 #define PSC_EXPECT_AUTO_NVLINK_BIDIR 0.60
 #define PSC_EXPECT_AUTO_PCIE 0.60
+#define PSC_EXPECT_AUTO_GPU_SIZE (512ull << 20) /* bw's default size for GPU <-> GPU copies */
+#define PSC_EXPECT_AUTO_HOST_SIZE (32ull << 20) /* bw's default size for pinned host <-> GPU copy-engine copies */
 psc_status_t psc_expect_auto(const psc_facts_t *facts, psc_expect_t **out, char *err, size_t errlen);
 /* PCIe raw rate per direction, GB/s, of gen x width after line coding (Gen3 x16: 15.75); 0 unknown. */
 double psc_expect_pcie_gbs(int gen, int width);
@@ -88,18 +104,19 @@ const char *psc_expect_size_name(uint64_t bytes, char *buf, size_t len);
 
 /*
  * Case names, as the JSON's "direction" without spaces: gpu0->gpu1,
- * gpu0<->gpu1, host->gpu0, all->gpu1, ring; in a size sweep (bw) or a test of
- * several sizes (lat) "@SIZE" follows (gpu0->gpu1@64MiB). coll: the size, and
+ * gpu0<->gpu1, host->gpu0, all->gpu1, ring; bw always, and lat in a test of
+ * several sizes, "@SIZE" follows (gpu0->gpu1@512MiB). coll: the size, and
  * "/p2pscope" for p2pscope's own rows (512MiB, 512MiB/p2pscope).
  */
-const char *psc_expect_case_bw(const psc_bw_result_t *r, int sweep, char *buf, size_t len);
+const char *psc_expect_case_bw(const psc_bw_result_t *r, char *buf, size_t len);
 const char *psc_expect_case_lat(const psc_lat_result_t *r, unsigned size_index, char *buf, size_t len);
 const char *psc_expect_case_coll(const psc_coll_row_t *row, char *buf, size_t len);
 
 typedef struct {
     size_t rule;                     /* index into the rules */
     char test[64], kase[96], figure[48]; /* figure: the statistic, and for coll the row's half, type, op */
-    double value;                    /* in the rule's unit */
+    double value;                    /* in the rule's unit; NAN where the case failed or was waived */
+    char why[200];                   /* "" or, for a case without a figure, "failed: REASON" / "waived: REASON" */
 } psc_expect_miss_t;
 
 /*
@@ -111,6 +128,8 @@ typedef struct {
  */
 typedef struct {
     size_t nchecks, nmisses, cap;
+    size_t nstatus;                  /* of the checks and misses, cases that failed or were waived */
+    size_t one_rank;                 /* coll busbw/algbw rules skipped: the run has one rank */
     size_t *checks;                  /* [n rules of the set]: figures each rule checked */
     unsigned char *ran;              /* [n rules of the set]: 1 when a test its glob matches has a result here */
     int kinds;                       /* bit (1 << psc_expect_kind_t) for each kind checked */
@@ -131,12 +150,14 @@ psc_status_t psc_expect_check_coll(const psc_expect_t *e, const psc_coll_report_
 
 /*
  * One line per miss ("expect: MISS TEST CASE FIGURE VALUE UNIT (bound OP
- * BOUND UNIT, WHERE)"), one warning per unmatched rule, then "expect: N
- * rules, M checks, K misses" (and how many rules were not applied).
+ * BOUND UNIT, WHERE)"; "expect: MISS TEST CASE failed: REASON (bound ...)"
+ * for a case without a figure), one warning per unmatched rule, one line for
+ * the rules skipped on one rank, a warning where no figure was checked, then
+ * "expect: N rules, M checks, K misses" (and how many rules were not applied).
  */
 void psc_expect_render(FILE *f, const psc_expect_t *e, const psc_expect_result_t *r);
-/* The same as JSON: {"rules", "checks", "not_applied", "misses": [...], "unmatched": [...], "passed"}; NULL out of
- * memory. */
+/* The same as JSON: {"rules", "checks", "not_applied", "failed_or_waived", "one_rank_skipped", "misses": [...]
+ * (each with "reason": null, or the failure's), "unmatched": [...], "passed"}; NULL out of memory. */
 json_t *psc_json_expect(const psc_expect_t *e, const psc_expect_result_t *r);
 
 #endif

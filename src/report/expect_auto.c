@@ -16,6 +16,16 @@ double psc_expect_pcie_gbs(int gen, int width)
     return lane_gbs[gen] * width;
 }
 
+/* Links of GPU g the facts report inactive (lost links lower a pair's count: its bound must not follow). */
+static int psc__links_down(const psc_gpu_facts_t *g)
+{
+    int n = 0;
+
+    for (int l = 0; l < g->nvlink_count && l < PSC_MAX_NVLINKS; l++)
+        n += g->nvlinks[l].active == 0;
+    return n;
+}
+
 /* Per direction, one link of GPU g: the mean speed of its active links that report one; 0 unknown. */
 static double psc__link_gbs(const psc_gpu_facts_t *g)
 {
@@ -48,45 +58,76 @@ static psc_status_t psc__push(psc_expect_t *e, const char *test, const char *kas
     return psc_expect_add(e, &r);
 }
 
+/*
+ * The links a pair should have: the pair's count, plus the links either GPU has down where every link of it goes
+ * to a switch (all of them serve every peer; a direct link's lost peer is not known).
+ */
+static int psc__pair_links(const psc_facts_t *f, int i, int j, int *down)
+{
+    int n = f->pair[i][j].nvlinks, extra = 0;
+
+    for (int k = 0; k < 2; k++) {
+        const psc_gpu_facts_t *g = &f->gpu[k ? j : i];
+        int via_switch = g->nvlink_count > 0, d = psc__links_down(g);
+
+        for (int l = 0; l < g->nvlink_count && l < PSC_MAX_NVLINKS; l++)
+            via_switch &= g->nvlinks[l].active == 0 || g->nvlinks[l].remote == PSC_REMOTE_SWITCH;
+        if (via_switch && d > extra)
+            extra = d;
+    }
+    *down = extra;
+    return n + extra;
+}
+
 static psc_status_t psc__nvlink_rules(psc_expect_t *e, const psc_facts_t *f, int i, int j)
 {
     const psc_pair_facts_t *p = &f->pair[i][j];
     double link = psc__link_gbs(&f->gpu[i]), raw;
-    char kase[48], why[160];
+    char kase[48], why[160], size[16], down_text[48] = "";
+    int links, down;
     psc_status_t st;
 
     if (p->path != PSC_PATH_NVLINK || p->nvlinks < 1 || link <= 0)
         return PSC_OK;
-    raw = p->nvlinks * link;
-    snprintf(kase, sizeof(kase), "gpu%d->gpu%d", i, j);
-    snprintf(why, sizeof(why), "%.2f x NV%d raw %.1f GB/s (%d x %.2f GB/s per direction)", PSC_EXPECT_AUTO_NVLINK,
-             p->nvlinks, raw, p->nvlinks, link);
+    links = psc__pair_links(f, i, j, &down);
+    if (down)
+        snprintf(down_text, sizeof(down_text), ", %d of them down now", down);
+    raw = links * link;
+    psc_expect_size_name(PSC_EXPECT_AUTO_GPU_SIZE, size, sizeof(size));
+    snprintf(kase, sizeof(kase), "gpu%d->gpu%d@%s", i, j, size);
+    snprintf(why, sizeof(why), "%.2f x NV%d raw %.1f GB/s (%d x %.2f GB/s per direction%s)", PSC_EXPECT_AUTO_NVLINK,
+             links, raw, links, link, down_text);
     /* read, write; copy engine and SM: every one-direction GPU -> GPU test but P2P off */
     if ((st = psc__push(e, "gpu_to_gpu_[rw]*", kase, PSC_EXPECT_AUTO_NVLINK * raw, why)) != PSC_OK || i > j)
         return st;
-    snprintf(kase, sizeof(kase), "gpu%d<->gpu%d", i, j);
-    snprintf(why, sizeof(why), "%.2f x 2 x NV%d raw %.1f GB/s (both directions)", PSC_EXPECT_AUTO_NVLINK_BIDIR,
-             p->nvlinks, raw);
+    snprintf(kase, sizeof(kase), "gpu%d<->gpu%d@%s", i, j, size);
+    snprintf(why, sizeof(why), "%.2f x 2 x NV%d raw %.1f GB/s (both directions%s)", PSC_EXPECT_AUTO_NVLINK_BIDIR,
+             links, raw, down_text);
     return psc__push(e, "gpu_to_gpu_bidir_*", kase, PSC_EXPECT_AUTO_NVLINK_BIDIR * 2 * raw, why);
 }
 
 static psc_status_t psc__pcie_rules(psc_expect_t *e, const psc_gpu_facts_t *g, int i)
 {
-    /* The current generation drops at idle to save power: the GPU's maximum is what a copy runs at. */
+    /*
+     * The link runs at the lower of its two ends' maximum generations. The current generation drops at idle to
+     * save power, so it is no measure of the link; the facts record no speed for the port above the GPU, so the
+     * GPU's maximum is taken, and the rule says so (a Gen5 GPU in a Gen4 slot misses it: its where tells why).
+     */
     int gen = g->pcie_gen_max > 0 ? g->pcie_gen_max : g->pcie_gen;
     int width = g->pcie_width > 0 ? g->pcie_width : g->pcie_width_max;
     double raw = psc_expect_pcie_gbs(gen, width);
-    char kase[48], why[160];
+    char kase[48], why[160], size[16];
     psc_status_t st;
 
     if (raw <= 0)
         return PSC_OK;
-    snprintf(why, sizeof(why), "%.2f x PCIe Gen%d x%d raw %.1f GB/s per direction", PSC_EXPECT_AUTO_PCIE, gen, width,
-             raw);
-    snprintf(kase, sizeof(kase), "host->gpu%d", i);
+    snprintf(why, sizeof(why), "%.2f x PCIe Gen%d x%d raw %.1f GB/s per direction; Gen%d is the GPU's maximum, the "
+             "port above it not known", PSC_EXPECT_AUTO_PCIE, gen, width, raw, gen);
+    psc_expect_size_name(PSC_EXPECT_AUTO_HOST_SIZE, size, sizeof(size));
+    snprintf(kase, sizeof(kase), "host->gpu%d@%s", i, size);
     if ((st = psc__push(e, "host_to_gpu_ce", kase, PSC_EXPECT_AUTO_PCIE * raw, why)) != PSC_OK)
         return st;
-    snprintf(kase, sizeof(kase), "gpu%d->host", i);
+    snprintf(kase, sizeof(kase), "gpu%d->host@%s", i, size);
     return psc__push(e, "gpu_to_host_ce", kase, PSC_EXPECT_AUTO_PCIE * raw, why);
 }
 

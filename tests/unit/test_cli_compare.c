@@ -236,6 +236,10 @@ static void test_json(void **state)
     assert_int_equal(json_integer_value(json_object_get(json_object_get(json_array_get(cases, 0), "a"), "samples")), 5);
     assert_int_equal(json_array_size(json_object_get(doc, "only_in_a")), 1);
     assert_int_equal(json_array_size(json_object_get(doc, "only_in_b")), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(doc, "only_in_a"), 0), "case")),
+                        "host_to_gpu_ce host -> gpu1 4 KiB");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(doc, "only_in_a"), 0), "status")),
+                        "passed");
     assert_int_equal(json_integer_value(json_object_get(doc, "exit_code")), 1);
     json_decref(doc);
     unlink(path);
@@ -358,6 +362,117 @@ static void test_bad_input(void **state)
     rmdir(dir);
 }
 
+/* bw_a.json with its first test waived (peer access lost) and a failed test only in B: path gets the file. */
+static void psc__waived_run(char *path)
+{
+    json_t *doc = json_load_file(DATA "bw_a.json", 0, NULL), *tests, *t, *extra;
+    int fd = mkstemp(path);
+
+    assert_true(fd >= 0);
+    assert_non_null(doc);
+    tests = json_object_get(doc, "tests");
+    t = json_array_get(tests, 0);
+    json_object_set_new(t, "status", json_string("waived"));
+    json_object_set_new(t, "reason", json_string("peer access not supported"));
+    json_object_set_new(t, "stats", json_null());
+    json_object_set_new(t, "samples", json_array());
+    extra = json_deep_copy(t);
+    json_object_set_new(extra, "name", json_string("gpu_to_gpu_write_ce"));
+    json_object_set_new(extra, "status", json_string("failed"));
+    json_array_append_new(tests, extra);
+    assert_int_equal(json_dumpfd(doc, fd, 0), 0);
+    close(fd);
+    json_decref(doc);
+}
+
+/* Passed in A, waived in B: "WAIVED now", failing --fail-above, named last and in "failed"; a case in one run
+ * only shows its status (text and JSON). */
+static void test_waived_now(void **state)
+{
+    char b[] = "/tmp/psc-compare-waived-XXXXXX", dir[] = "/tmp/psc-compare-XXXXXX", out[64], arg[80], *line;
+    const char *label = "gpu_to_gpu_read_ce gpu0 -> gpu1 4 KiB";
+    json_t *doc, *only;
+    psc__run_t r;
+
+    (void)state;
+    psc__waived_run(b);
+    r = psc__run((const char *[]){"compare", DATA "bw_a.json", b, "--fail-above", "50", NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 1);
+    line = psc__rest(psc__line(r.out, "gpu_to_gpu_read_ce gpu0 -> gpu1 4 KiB "));
+    assert_non_null(strstr(line, "waived"));
+    assert_true(psc__ends_with(line, "WAIVED now"));
+    free(line);
+    assert_non_null(strstr(r.out, "\nOnly in B (1 case):\n  gpu_to_gpu_write_ce gpu0 -> gpu1 4 KiB (FAILED)\n"));
+    line = psc__rest(psc__line(r.out, "--fail-above 50: 1 case got worse"));
+    assert_true(psc__ends_with(line, ": gpu_to_gpu_read_ce gpu0 -> gpu1 4 KiB (waived now)"));
+    free(line);
+    psc__free(&r);
+    /* Without --fail-above: shown, exit 0. */
+    r = psc__run((const char *[]){"compare", DATA "bw_a.json", b, NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "WAIVED now\n"));
+    psc__free(&r);
+    /* The JSON: the verdict, the failed list, the status of a case in one run only. */
+    assert_non_null(mkdtemp(dir));
+    snprintf(out, sizeof(out), "%s/cmp.json", dir);
+    snprintf(arg, sizeof(arg), "--json=%s", out);
+    r = psc__run((const char *[]){"compare", DATA "bw_a.json", b, "--fail-above", "50", arg, NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 1);
+    psc__free(&r);
+    doc = json_load_file(out, 0, NULL);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(doc, "cases"), 0), "verdict")),
+                        "now_waived");
+    assert_string_equal(json_string_value(json_array_get(json_object_get(doc, "failed"), 0)), label);
+    only = json_array_get(json_object_get(doc, "only_in_b"), 0);
+    assert_string_equal(json_string_value(json_object_get(only, "case")), "gpu_to_gpu_write_ce gpu0 -> gpu1 4 KiB");
+    assert_string_equal(json_string_value(json_object_get(only, "status")), "failed");
+    assert_int_equal(json_array_size(json_object_get(doc, "only_in_a")), 0);
+    json_decref(doc);
+    unlink(out);
+    rmdir(dir);
+    unlink(b);
+}
+
+/* --json=FILE naming one of the runs is refused before anything is read or written; operands after "--" count. */
+static void test_output_is_input(void **state)
+{
+    char a[] = "/tmp/psc-compare-in-XXXXXX", arg[80], before[1 << 12], after[1 << 12];
+    int fd = mkstemp(a);
+    FILE *fp;
+    size_t n, m;
+    psc__run_t r;
+
+    (void)state;
+    assert_true(fd >= 0);
+    fp = fopen(DATA "bw_a.json", "r");
+    assert_non_null(fp);
+    n = fread(before, 1, sizeof(before), fp);
+    fclose(fp);
+    assert_int_equal(write(fd, before, n), (ssize_t)n);
+    close(fd);
+    snprintf(arg, sizeof(arg), "--json=%s", a);
+    psc__expect_error((const char *[]){"compare", a, DATA "bw_b.json", arg, NULL}, psc__no_driver, 2,
+                      "would replace the run");
+    psc__expect_error((const char *[]){"compare", DATA "bw_b.json", a, arg, NULL}, psc__no_driver, 2,
+                      "would replace the run");
+    fp = fopen(a, "r");
+    assert_non_null(fp);
+    m = fread(after, 1, sizeof(after), fp);
+    fclose(fp);
+    assert_int_equal(m, n);
+    assert_memory_equal(before, after, n);
+    unlink(a);
+    /* after "--" the words are operands */
+    r = psc__run((const char *[]){"compare", "--fail-above", "50", "--", DATA "bw_a.json", DATA "bw_a.json", NULL},
+                 psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "Cases in both runs"));
+    psc__free(&r);
+    psc__expect_error((const char *[]){"compare", DATA "bw_a.json", "--", DATA "bw_a.json", DATA "bw_a.json", NULL},
+                      psc__no_driver, 2, "not a third");
+}
+
 /* Its own help: the files, its option, an example; none of the measuring options. */
 static void test_help(void **state)
 {
@@ -382,7 +497,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_run), cmocka_unit_test(test_regression),  cmocka_unit_test(test_improvement),
         cmocka_unit_test(test_lat),      cmocka_unit_test(test_coll_report), cmocka_unit_test(test_json),
-        cmocka_unit_test(test_bad_input), cmocka_unit_test(test_help),
+        cmocka_unit_test(test_bad_input), cmocka_unit_test(test_help),      cmocka_unit_test(test_waived_now),
+        cmocka_unit_test(test_output_is_input),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,7 @@ static psc_cmp_case_t psc__case(double value, double lo, double hi, unsigned n)
     c.lo = lo;
     c.hi = hi;
     c.n = n;
+    c.alt = NAN;
     return c;
 }
 
@@ -104,13 +105,18 @@ static void test_status(void **state)
     assert_int_equal(psc_cmp_judge(&ok, &failed, 1, &ch), PSC_CMP_NOW_FAILS);
     assert_true(isnan(ch));
     assert_int_equal(psc_cmp_judge(&failed, &ok, 1, &ch), PSC_CMP_NOW_PASSES);
-    assert_int_equal(psc_cmp_judge(&ok, &waived, 1, &ch), PSC_CMP_NOT_COMPARED);
+    /* passed, then waived (or not run): a lost path, counted by --fail-above like a failure */
+    assert_int_equal(psc_cmp_judge(&ok, &waived, 1, &ch), PSC_CMP_NOW_WAIVED);
+    assert_true(isnan(ch));
+    assert_int_equal(psc_cmp_fails(PSC_CMP_NOW_WAIVED, NAN, 1, 10), 1);
+    assert_int_equal(psc_cmp_fails(PSC_CMP_NOW_WAIVED, NAN, 1, -1), 0);
     assert_int_equal(psc_cmp_judge(&waived, &ok, 1, &ch), PSC_CMP_NOT_COMPARED);
+    assert_int_equal(psc_cmp_judge(&failed, &waived, 1, &ch), PSC_CMP_NOT_COMPARED);
     assert_int_equal(psc_cmp_judge(&failed, &failed, 1, &ch), PSC_CMP_NOT_COMPARED);
     /* A zero figure in A has no percentage. */
     ok.value = 0;
     ok.lo = ok.hi = 0;
-    assert_int_equal(psc_cmp_judge(&ok, &waived, 1, &ch), PSC_CMP_NOT_COMPARED);
+    assert_int_equal(psc_cmp_judge(&ok, &failed, 1, &ch), PSC_CMP_NOW_FAILS);
     waived.status = PSC_CMP_PASSED;
     waived.value = 5;
     waived.lo = 4;
@@ -142,7 +148,7 @@ static void test_fail_above(void **state)
 static const psc_cmp_row_t *psc__row(const psc_compare_t *c, const char *label)
 {
     for (size_t i = 0; i < c->nrows; i++)
-        if (strcmp(c->rows[i].a->label, label) == 0)
+        if (strcmp(c->rows[i].label, label) == 0)
             return &c->rows[i];
     fail_msg("no case '%s' in both runs", label);
     return NULL;
@@ -326,6 +332,180 @@ static void test_twins(void **state)
     unlink(path);
 }
 
+
+/* A run edited by edit(doc, arg) into a temporary file (path written into path, mkstemp's template). */
+static void psc__edited(const char *from, char *path, void (*edit)(json_t *, const void *), const void *arg)
+{
+    json_t *doc = json_load_file(from, 0, NULL);
+    int fd = mkstemp(path);
+
+    assert_true(fd >= 0);
+    assert_non_null(doc);
+    edit(doc, arg);
+    assert_int_equal(json_dumpfd(doc, fd, 0), 0);
+    close(fd);
+    json_decref(doc);
+}
+
+/* lat: the test named arg ("name|direction|status") ends before its first size, as lat.c writes it. */
+static void psc__lat_stop(json_t *doc, const void *arg)
+{
+    char name[64], dir[32], status[16];
+    json_t *t;
+    size_t i;
+
+    assert_int_equal(sscanf(arg, "%63[^|]|%31[^|]|%15s", name, dir, status), 3);
+    json_array_foreach(json_object_get(doc, "tests"), i, t)
+        if (strcmp(json_string_value(json_object_get(t, "name")), name) == 0 &&
+            strcmp(json_string_value(json_object_get(t, "direction")), dir) == 0) {
+            json_object_set_new(t, "status", json_string(status));
+            json_object_set_new(t, "reason", json_string("wrong data: the chain ended at 0x1"));
+            json_object_set_new(t, "sizes", json_array());
+        }
+}
+
+/* A latency test that failed (or was waived) before its first size stands for each of the other run's sizes of
+ * it: failing now counts for --fail-above; passing again is "passes now"; nothing of it is in one run only. */
+static void test_lat_whole_test(void **state)
+{
+    char failed[] = "/tmp/psc-compare-lat-XXXXXX", waived[] = "/tmp/psc-compare-lat-XXXXXX";
+    const char *label = "gpu_to_gpu_chase gpu0 -> gpu1 2 MiB";
+    psc_cmp_run_t *a, *b;
+    psc_compare_t *c;
+
+    (void)state;
+    psc__edited(DATA "lat_a.json", failed, psc__lat_stop, "gpu_to_gpu_chase|gpu0 -> gpu1|failed");
+    psc__edited(DATA "lat_a.json", waived, psc__lat_stop, "gpu_to_gpu_chase|gpu0 -> gpu1|waived");
+    c = psc__compare(DATA "lat_a.json", failed, 5, &a, &b);
+    assert_int_equal(psc__row(c, label)->verdict, PSC_CMP_NOW_FAILS);
+    assert_true(psc__row(c, label)->fails);
+    assert_int_equal(c->nfailed, 1);
+    assert_int_equal(c->nonly_a + c->nonly_b, 0);
+    assert_int_equal(c->nrows, a->ncases);
+    psc_compare_free(c);
+    psc_cmp_run_free(a);
+    psc_cmp_run_free(b);
+    c = psc__compare(failed, DATA "lat_a.json", 5, &a, &b); /* the other way round */
+    assert_int_equal(psc__row(c, label)->verdict, PSC_CMP_NOW_PASSES);
+    assert_int_equal(c->nfailed, 0);
+    assert_int_equal(c->nonly_a + c->nonly_b, 0);
+    psc_compare_free(c);
+    psc_cmp_run_free(a);
+    psc_cmp_run_free(b);
+    c = psc__compare(DATA "lat_a.json", waived, 5, &a, &b);
+    assert_int_equal(psc__row(c, label)->verdict, PSC_CMP_NOW_WAIVED);
+    assert_int_equal(c->nfailed, 1);
+    psc_compare_free(c);
+    psc_cmp_run_free(a);
+    psc_cmp_run_free(b);
+    /* Both stopped early: one case, in both runs, not compared. */
+    c = psc__compare(failed, failed, 5, &a, &b);
+    assert_int_equal(psc__row(c, "gpu_to_gpu_chase gpu0 -> gpu1")->verdict, PSC_CMP_NOT_COMPARED);
+    assert_int_equal(c->nonly_a + c->nonly_b + c->nfailed, 0);
+    psc_compare_free(c);
+    psc_cmp_run_free(a);
+    psc_cmp_run_free(b);
+    unlink(failed);
+    unlink(waived);
+}
+
+/* coll row 0's out-of-place half: time_us times k, per_operation_us times m (0: absent, as --no-per-op). */
+static void psc__coll_scale(json_t *doc, const void *arg)
+{
+    const double *km = arg;
+    json_t *h = json_object_get(json_array_get(json_object_get(json_object_get(doc, "coll"), "rows"), 0),
+                                "out_of_place");
+    json_t *p = json_object_get(h, "per_operation_us");
+    const char *key;
+    json_t *v;
+
+    json_object_set_new(h, "time_us", json_real(json_number_value(json_object_get(h, "time_us")) * km[0]));
+    if (km[1] == 0) {
+        json_object_set_new(h, "per_operation_us", json_null());
+        return;
+    }
+    json_object_foreach(p, key, v)
+        if (strcmp(key, "n") != 0)
+            json_object_set_new(p, key, json_real(json_number_value(v) * km[1]));
+}
+
+/* coll: the per-operation p50 is judged against its own min..p90 (time_us, a loop's mean, per graph replay with
+ * -G, is another quantity); where a run has no per-operation times, time_us's change with no verdict. */
+static void test_coll_per_operation(void **state)
+{
+    static const double slower_ops[2] = {1.0, 4.0}, no_per_op[2] = {2.0, 0};
+    char ops[] = "/tmp/psc-compare-coll-XXXXXX", none[] = "/tmp/psc-compare-coll-XXXXXX";
+    const char *label = "all_reduce 1 KiB float sum nccl out-of-place";
+    psc_cmp_run_t *a, *b;
+    psc_compare_t *c;
+    const psc_cmp_row_t *r;
+
+    (void)state;
+    psc__edited(DATA "coll_a.json", ops, psc__coll_scale, slower_ops);
+    psc__edited(DATA "coll_a.json", none, psc__coll_scale, no_per_op);
+    c = psc__compare(DATA "coll_a.json", ops, 10, &a, &b);
+    r = psc__row(c, label);
+    assert_int_equal(r->verdict, PSC_CMP_WORSE); /* the operations took 4 times as long; the loop's time did not move */
+    assert_true(fabs(r->change_pct - 300) < 1e-6);
+    assert_true(r->fails);
+    assert_true(fabs(r->va - r->a->value) < 1e-12 && r->a->lo <= r->va && r->va <= r->a->hi);
+    psc_compare_free(c);
+    psc_cmp_run_free(a);
+    psc_cmp_run_free(b);
+    c = psc__compare(DATA "coll_a.json", none, 10, &a, &b);
+    r = psc__row(c, label);
+    assert_int_equal(r->verdict, PSC_CMP_NO_SPREAD);
+    assert_true(fabs(r->change_pct - 100) < 1e-6); /* time_us doubled */
+    assert_true(fabs(r->va - r->a->alt) < 1e-12);
+    assert_false(r->fails);
+    psc_compare_free(c);
+    psc_cmp_run_free(a);
+    psc_cmp_run_free(b);
+    unlink(ops);
+    unlink(none);
+}
+
+static void psc__add_expect(json_t *doc, const void *arg)
+{
+    (void)arg;
+    json_object_set_new(doc, "expect", json_pack("{s:i,s:i,s:b}", "rules", 3, "checks", 7, "passed", 0));
+}
+
+/* The top-level "expect" object is a result of the run, not a difference of the machine. */
+static void test_expect_not_a_difference(void **state)
+{
+    char path[] = "/tmp/psc-compare-expect-XXXXXX";
+    psc_cmp_run_t *a, *b;
+    psc_compare_t *c;
+
+    (void)state;
+    psc__edited(DATA "bw_a.json", path, psc__add_expect, NULL);
+    c = psc__compare(DATA "bw_a.json", path, 0, &a, &b);
+    assert_int_equal(c->ndiffs, 0);
+    psc_compare_free(c);
+    psc_cmp_run_free(a);
+    psc_cmp_run_free(b);
+    unlink(path);
+}
+
+/* A run above PSC_CMP_MAX_FILE (32 MiB) is refused before it is parsed, the cap named. */
+static void test_file_cap(void **state)
+{
+    char path[] = "/tmp/psc-compare-big-XXXXXX", err[512];
+    psc_cmp_run_t *r = NULL;
+    int fd = mkstemp(path);
+
+    (void)state;
+    assert_int_equal(PSC_CMP_MAX_FILE, 32u << 20);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)PSC_CMP_MAX_FILE + 1), 0);
+    close(fd);
+    assert_int_equal(psc_cmp_run_load(path, &r, err, sizeof(err)), PSC_ERR_INVALID);
+    assert_null(r);
+    assert_non_null(strstr(err, "33554432"));
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -333,7 +513,8 @@ int main(void)
         cmocka_unit_test(test_min_samples), cmocka_unit_test(test_status),      cmocka_unit_test(test_fail_above),
         cmocka_unit_test(test_bw_runs),     cmocka_unit_test(test_same_run),    cmocka_unit_test(test_lat_runs),
         cmocka_unit_test(test_coll_runs),   cmocka_unit_test(test_report_runs), cmocka_unit_test(test_other_command),
-        cmocka_unit_test(test_twins),
+        cmocka_unit_test(test_twins),       cmocka_unit_test(test_lat_whole_test), cmocka_unit_test(test_coll_per_operation),
+        cmocka_unit_test(test_expect_not_a_difference), cmocka_unit_test(test_file_cap),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

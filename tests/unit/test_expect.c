@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,24 @@ static psc_expect_result_t *psc__check_bw(const psc_expect_t *e, psc_bw_result_t
     return r;
 }
 
+/* A run of chosen sizes (-s SIZE: one; -b/-e: a sweep). */
+static psc_expect_result_t *psc__check_sweep(const psc_expect_t *e, psc_bw_result_t *res, size_t n,
+                                             const uint64_t *sizes, int nsizes)
+{
+    psc_expect_result_t *r = psc_expect_result_new(e);
+    psc_bw_suite_t s;
+
+    memset(&s, 0, sizeof(s));
+    s.nresults = n;
+    s.results = res;
+    s.nsizes = nsizes;
+    for (int k = 0; k < nsizes; k++)
+        s.sizes[k] = sizes[k];
+    assert_non_null(r);
+    assert_int_equal(psc_expect_check_bw(e, &s, r), PSC_OK);
+    return r;
+}
+
 static char *psc__render(const psc_expect_t *e, const psc_expect_result_t *r)
 {
     char *text = NULL;
@@ -254,11 +273,11 @@ static void test_check_bounds_and_units(void **state)
     assert_true(r->misses[2].value == 360);
     assert_int_equal(r->misses[3].rule, 8);
     assert_string_equal(r->misses[3].test, "host_to_gpu_ce");
-    assert_string_equal(r->misses[3].kase, "host->gpu0");
+    assert_string_equal(r->misses[3].kase, "host->gpu0@32MiB"); /* a bw case always names its size */
     text = psc__render(e, r);
-    assert_non_null(strstr(text, "expect: MISS gpu_to_gpu_write_ce gpu0->gpu1 median 350 GB/s (bound >= 350.5 GB/s, "
-                                 "t.expect:3)\n"));
-    assert_non_null(strstr(text, "expect: MISS host_to_gpu_ce host->gpu0 median 55 GB/s (bound <= 50 GB/s, "
+    assert_non_null(strstr(text, "expect: MISS gpu_to_gpu_write_ce gpu0->gpu1@512MiB median 350 GB/s (bound >= 350.5 "
+                                 "GB/s, t.expect:3)\n"));
+    assert_non_null(strstr(text, "expect: MISS host_to_gpu_ce host->gpu0@32MiB median 55 GB/s (bound <= 50 GB/s, "
                                  "t.expect:9)\n"));
     assert_non_null(strstr(text, "expect: 9 rules, 9 checks, 4 misses\n"));
     assert_null(strstr(text, "warning"));
@@ -278,6 +297,7 @@ static void test_check_bounds_and_units(void **state)
 
 static void test_check_globs_and_unmatched(void **state)
 {
+    static const uint64_t sweep[2] = {4096, 65536};
     psc_bw_result_t res[4];
     psc_expect_t *e;
     psc_expect_result_t *r;
@@ -289,55 +309,110 @@ static void test_check_globs_and_unmatched(void **state)
     psc__bw(&res[1], "gpu_to_gpu_read_ce", 1, 0, 4096, 10);
     psc__bw(&res[2], "gpu_to_gpu_read_ce", 1, 0, 65536, 20);
     psc__bw(&res[3], "gpu_to_gpu_write_sm", 0, 1, 65536, 30);
-    res[3].status = PSC_RESULT_FAILED; /* no figure: never checked */
-    e = psc__parse_ok("bw gpu_to_gpu_*_ce * >= 1 GB/s\n"              /* 0: 3 */
-                      "bw *read* * >= 1 GB/s\n"                         /* 1: 2 */
-                      "bw * gpu1->* >= 1 GB/s\n"                        /* 2: 2 */
-                      "bw * gpu[01]->gpu?@* >= 1 GB/s\n"                /* 3: 3 */
-                      "bw * *@64KiB >= 1 GB/s\n"                        /* 4: 1 */
+    res[3].status = PSC_RESULT_FAILED; /* no figure: a miss, its reason in place of the figure */
+    snprintf(res[3].reason, sizeof(res[3].reason), "wrong bytes at offset 7");
+    e = psc__parse_ok("bw gpu_to_gpu_*_ce *@* >= 1 GB/s\n"            /* 0: 3 */
+                      "bw *read* *@* >= 1 GB/s\n"                       /* 1: 2 */
+                      "bw * gpu1->*@* >= 1 GB/s\n"                      /* 2: 2 */
+                      "bw * gpu[01]->gpu?@* >= 1 GB/s\n"                /* 3: 4, the failed one a miss */
+                      "bw * *@64KiB >= 1 GB/s\n"                        /* 4: 2, the failed one a miss */
                       "bw * gpu1->gpu0@4K >= 1 GB/s\n"                  /* 5: 1, the size written 4K */
-                      "bw gpu_to_gpu_write_ce gpu0->gpu1 >= 1 GB/s\n"   /* 6: 0: a sweep's cases have sizes */
-                      "bw gpu_to_gpu_read_ce gpu9->gpu0* >= 1 GB/s\n"   /* 7: 0, its test ran: a warning */
+                      "bw gpu_to_gpu_write_ce gpu0->gpu1 >= 1 GB/s\n"   /* 6: 0: no size, in a sweep: not applied */
+                      "bw gpu_to_gpu_read_ce gpu9->gpu0@* >= 1 GB/s\n"  /* 7: 0, its test ran: a warning */
                       "bw gpu_to_gpu_writ_ce * >= 1 GB/s\n"             /* 8: 0, names no test: a warning */
-                      "bw host_to_gpu_ce * >= 1 GB/s\n"                 /* 9: 0, its test did not run */
-                      "bw gpu_to_gpu_write_sm * >= 1 GB/s\n"            /* 10: 0, its result failed */
+                      "bw host_to_gpu_ce *@* >= 1 GB/s\n"               /* 9: 0, its test did not run */
+                      "bw gpu_to_gpu_write_sm *@* >= 1 GB/s\n"          /* 10: 1, its result failed: a miss */
                       "lat nothing * <= 1 us\n");                       /* 11: another kind */
-    r = psc__check_bw(e, res, 4, 2);
+    r = psc__check_sweep(e, res, 4, sweep, 2);
     assert_int_equal(r->checks[0], 3);
     assert_int_equal(r->checks[1], 2);
     assert_int_equal(r->checks[2], 2);
-    assert_int_equal(r->checks[3], 3);
-    assert_int_equal(r->checks[4], 1);
+    assert_int_equal(r->checks[3], 4);
+    assert_int_equal(r->checks[4], 2);
     assert_int_equal(r->checks[5], 1);
-    for (size_t i = 6; i < e->n; i++)
+    for (size_t i = 6; i < 10; i++)
         assert_int_equal(r->checks[i], 0);
-    assert_int_equal(r->nmisses, 0);
-    assert_true(psc_expect_unmatched(e, r, 6));
+    assert_int_equal(r->checks[10], 1);
+    assert_int_equal(r->nmisses, 3);
+    assert_int_equal(r->nstatus, 3);
+    assert_int_equal(r->misses[0].rule, 3);
+    assert_string_equal(r->misses[0].why, "failed: wrong bytes at offset 7");
+    assert_false(psc_expect_unmatched(e, r, 6));
     assert_true(psc_expect_unmatched(e, r, 7));
     assert_true(psc_expect_unmatched(e, r, 8));
     assert_false(psc_expect_unmatched(e, r, 9));
-    assert_false(psc_expect_unmatched(e, r, 10)); /* its only result failed: that failure is the report */
+    assert_false(psc_expect_unmatched(e, r, 10));
     assert_false(psc_expect_unmatched(e, r, 11));
     text = psc__render(e, r);
-    assert_non_null(strstr(text, "expect: warning: t.expect:7: rule 'bw gpu_to_gpu_write_ce gpu0->gpu1 >= 1 GB/s' "
-                                 "matched no case of this run\n"));
+    assert_non_null(strstr(text, "expect: MISS gpu_to_gpu_write_sm gpu0->gpu1@64KiB failed: wrong bytes at offset 7 "
+                                 "(bound >= 1 GB/s, t.expect:11)\n"));
     assert_non_null(strstr(text, "expect: warning: t.expect:9: 'gpu_to_gpu_writ_ce' names no bw test"));
-    assert_non_null(strstr(text, "expect: warning: t.expect:8: rule 'bw gpu_to_gpu_read_ce gpu9->gpu0* >= 1 GB/s'"));
+    assert_non_null(strstr(text, "expect: warning: t.expect:8: rule 'bw gpu_to_gpu_read_ce gpu9->gpu0@* >= 1 GB/s'"));
+    assert_null(strstr(text, "t.expect:7:"));
     assert_null(strstr(text, "t.expect:10:"));
-    assert_null(strstr(text, "t.expect:11:"));
     assert_null(strstr(text, "t.expect:12:"));
-    assert_null(strstr(text, "MISS"));
-    assert_non_null(strstr(text, "expect: 12 rules, 12 checks, 0 misses (3 rules for tests without a figure in this "
-                                 "run)\n"));
+    assert_null(strstr(text, "no figure checked"));
+    assert_non_null(strstr(text, "expect: 12 rules, 15 checks, 3 misses (3 cases failed or waived) (3 rules not applied: "
+                                 "no figure of their tests, at their sizes, in this run)\n"));
     free(text);
     j = psc_json_expect(e, r);
     assert_non_null(j);
-    assert_int_equal(json_integer_value(json_object_get(j, "checks")), 12);
-    assert_int_equal(json_array_size(json_object_get(j, "unmatched")), 3);
+    assert_int_equal(json_integer_value(json_object_get(j, "checks")), 15);
+    assert_int_equal(json_integer_value(json_object_get(j, "failed_or_waived")), 3);
+    assert_int_equal(json_array_size(json_object_get(j, "unmatched")), 2);
     assert_int_equal(json_integer_value(json_object_get(j, "not_applied")), 3);
-    assert_string_equal(json_string_value(json_array_get(json_object_get(j, "unmatched"), 0)), "t.expect:7");
-    assert_true(json_is_true(json_object_get(j, "passed")));
+    assert_string_equal(json_string_value(json_array_get(json_object_get(j, "unmatched"), 0)), "t.expect:8");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "misses"), 0), "reason")),
+                        "failed: wrong bytes at offset 7");
+    assert_true(json_is_null(json_object_get(json_array_get(json_object_get(j, "misses"), 0), "value")));
+    assert_true(json_is_false(json_object_get(j, "passed")));
     json_decref(j);
+    psc_expect_result_free(r);
+    psc_expect_free(e);
+}
+
+/* A bandwidth bound holds at its size: a rule without @SIZE checks a run at the default sizes only; one with it the
+ * cases at that size; a sweep of other sizes checks neither, misses nothing and says no figure was checked. */
+static void test_check_sizes(void **state)
+{
+    static const uint64_t chosen[1] = {512ull << 20}, sweep[3] = {4096, 8192, 16384};
+    psc_bw_result_t at512, small[3];
+    psc_expect_t *e;
+    psc_expect_result_t *r;
+    char *text;
+
+    (void)state;
+    psc__bw(&at512, "gpu_to_gpu_write_ce", 0, 1, 512ull << 20, 396);
+    for (int k = 0; k < 3; k++)
+        psc__bw(&small[k], "gpu_to_gpu_write_ce", 0, 1, sweep[k], 5); /* small copies: far below any NVLink bound */
+    e = psc__parse_ok("bw gpu_to_gpu_write_ce * >= 390 GB/s\n"          /* 0: the default size only */
+                      "bw gpu_to_gpu_write_ce *@512M >= 390 GB/s\n"     /* 1: at 512 MiB */
+                      "bw gpu_to_gpu_write_ce gpu0->gpu1@8KiB >= 1 GB/s\n"); /* 2: at 8 KiB */
+    r = psc__check_bw(e, &at512, 1, 1); /* the default run */
+    assert_int_equal(r->checks[0], 1);
+    assert_int_equal(r->checks[1], 1);
+    assert_int_equal(r->checks[2], 0);
+    assert_false(psc_expect_unmatched(e, r, 2)); /* another size: not applied, no warning */
+    assert_int_equal(r->nmisses, 0);
+    psc_expect_result_free(r);
+    r = psc__check_sweep(e, &at512, 1, chosen, 1); /* -s 512M: the sized rule only */
+    assert_int_equal(r->checks[0], 0);
+    assert_int_equal(r->checks[1], 1);
+    assert_false(psc_expect_unmatched(e, r, 0));
+    psc_expect_result_free(r);
+    r = psc__check_sweep(e, small, 3, sweep, 3); /* -b 4K -e 16K */
+    assert_int_equal(r->checks[0] + r->checks[1], 0);
+    assert_int_equal(r->checks[2], 1);
+    assert_int_equal(r->nmisses, 0);
+    for (size_t i = 0; i < e->n; i++)
+        assert_false(psc_expect_unmatched(e, r, i));
+    psc_expect_result_free(r);
+    r = psc__check_sweep(e, small, 1, sweep, 3); /* 4 KiB alone: nothing checked, said so */
+    assert_int_equal(r->nchecks, 0);
+    text = psc__render(e, r);
+    assert_non_null(strstr(text, "expect: warning: no figure checked"));
+    assert_null(strstr(text, "MISS"));
+    free(text);
     psc_expect_result_free(r);
     psc_expect_free(e);
 }
@@ -455,6 +530,95 @@ static void test_check_coll(void **state)
     psc_expect_free(e);
 }
 
+/* coll: wrong elements are a miss with the reason; on one rank busbw and algbw rules are skipped, said in one line,
+ * while time rules still apply. */
+static void test_check_coll_failed_and_one_rank(void **state)
+{
+    psc_coll_row_t row;
+    psc_coll_report_t c;
+    psc_expect_t *e;
+    psc_expect_result_t *r;
+    char *text;
+
+    (void)state;
+    memset(&row, 0, sizeof(row));
+    memset(&c, 0, sizeof(c));
+    row.bytes = 512ull << 20;
+    row.dtype = PSC_DT_FLOAT32;
+    row.op = PSC_OP_SUM;
+    for (int h = 0; h < 2; h++) {
+        row.r[h].ran = 1;
+        row.r[h].busbw_gbs = row.r[h].algbw_gbs = 320;
+        row.r[h].time_us = 1700;
+    }
+    row.r[1].wrong = 12; /* in place: wrong elements */
+    c.coll = PSC_COLL_ALL_REDUCE;
+    c.nrows = 1;
+    c.rows = &row;
+    c.nranks = 2;
+    e = psc__parse_ok("coll all_reduce 512MiB >= 313 GB/s\n"
+                      "coll all_reduce 512MiB <= 2 ms\n");
+    r = psc_expect_result_new(e);
+    assert_int_equal(psc_expect_check_coll(e, &c, r), PSC_OK);
+    assert_int_equal(r->nchecks, 4);
+    assert_int_equal(r->nmisses, 2); /* the in-place half, against each rule */
+    assert_string_equal(r->misses[0].why, "failed: 12 wrong elements");
+    psc_expect_result_free(r);
+    /* one rank */
+    c.nranks = 1;
+    row.r[1].wrong = 0;
+    row.r[0].busbw_gbs = row.r[1].busbw_gbs = 0;
+    r = psc_expect_result_new(e);
+    assert_int_equal(psc_expect_check_coll(e, &c, r), PSC_OK);
+    assert_int_equal(r->checks[0], 0);
+    assert_int_equal(r->checks[1], 2);
+    assert_int_equal(r->nmisses, 0);
+    assert_int_equal(r->one_rank, 1);
+    assert_false(psc_expect_unmatched(e, r, 0));
+    text = psc__render(e, r);
+    assert_non_null(strstr(text, "expect: 1 coll busbw/algbw rule skipped: the run has one rank"));
+    assert_null(strstr(text, "MISS"));
+    free(text);
+    psc_expect_result_free(r);
+    psc_expect_free(e);
+}
+
+/* lat: a test that failed before its first size is a miss of every rule whose path matches, whatever its size. */
+static void test_check_lat_failed(void **state)
+{
+    psc_lat_result_t *res = calloc(1, sizeof(*res));
+    psc_lat_suite_t s;
+    psc_expect_t *e;
+    psc_expect_result_t *r;
+    char *text;
+
+    (void)state;
+    assert_non_null(res);
+    assert_int_equal(psc_lat_test_from_name("gpu_to_gpu_copy_ce", &res->c.test), PSC_OK);
+    res->c.src = 0;
+    res->c.dst = 1;
+    res->status = PSC_RESULT_WAIVED;
+    snprintf(res->reason, sizeof(res->reason), "peer access not supported");
+    memset(&s, 0, sizeof(s));
+    s.nresults = 1;
+    s.results = res;
+    e = psc__parse_ok("lat gpu_to_gpu_copy_ce *@4B <= 2.25 us\nlat gpu_to_gpu_copy_ce gpu1->* <= 2.25 us\n");
+    r = psc_expect_result_new(e);
+    assert_int_equal(psc_expect_check_lat(e, &s, r), PSC_OK);
+    assert_int_equal(r->checks[0], 1);
+    assert_int_equal(r->checks[1], 0);
+    assert_int_equal(r->nmisses, 1);
+    text = psc__render(e, r);
+    assert_non_null(strstr(text, "expect: MISS gpu_to_gpu_copy_ce gpu0->gpu1 waived: peer access not supported (bound "
+                                 "<= 2.25 us, t.expect:1)\n"));
+    assert_non_null(strstr(text, "expect: warning: no figure checked"));
+    assert_non_null(strstr(text, "(1 case failed or waived)"));
+    free(text);
+    psc_expect_result_free(r);
+    psc_expect_free(e);
+    free(res);
+}
+
 static psc_facts_t *psc__facts(const char *path)
 {
     psc_facts_t *f = psc_facts_new();
@@ -491,20 +655,20 @@ static void test_auto_h200_nv18(void **state)
     assert_int_equal(psc_expect_auto(f, &e, err, sizeof(err)), PSC_OK);
     /* two directions, one both-ways pair, two host directions for each GPU */
     assert_int_equal(e->n, 2 + 1 + 4);
-    x = psc__find(e, "gpu_to_gpu_[rw]*", "gpu0->gpu1");
+    x = psc__find(e, "gpu_to_gpu_[rw]*", "gpu0->gpu1@512MiB");
     assert_non_null(x);
     assert_true(x->bound > PSC_EXPECT_AUTO_NVLINK * nv - 0.01 && x->bound < PSC_EXPECT_AUTO_NVLINK * nv + 0.01);
     assert_int_equal(x->op, PSC_EXPECT_GE);
     assert_non_null(strstr(x->where, "NV18"));
-    assert_non_null(psc__find(e, "gpu_to_gpu_[rw]*", "gpu1->gpu0"));
-    x = psc__find(e, "gpu_to_gpu_bidir_*", "gpu0<->gpu1");
+    assert_non_null(psc__find(e, "gpu_to_gpu_[rw]*", "gpu1->gpu0@512MiB"));
+    x = psc__find(e, "gpu_to_gpu_bidir_*", "gpu0<->gpu1@512MiB");
     assert_non_null(x);
     assert_true(x->bound > PSC_EXPECT_AUTO_NVLINK_BIDIR * 2 * nv - 0.01 &&
                 x->bound < PSC_EXPECT_AUTO_NVLINK_BIDIR * 2 * nv + 0.01);
-    x = psc__find(e, "host_to_gpu_ce", "host->gpu1");
+    x = psc__find(e, "host_to_gpu_ce", "host->gpu1@32MiB");
     assert_non_null(x);
     assert_true(x->bound > PSC_EXPECT_AUTO_PCIE * pcie - 0.01 && x->bound < PSC_EXPECT_AUTO_PCIE * pcie + 0.01);
-    assert_non_null(psc__find(e, "gpu_to_host_ce", "gpu0->host"));
+    assert_non_null(psc__find(e, "gpu_to_host_ce", "gpu0->host@32MiB"));
 
     /* the measured H200 passes them (RESULTS.md: 370-396 GB/s, 55 GB/s); a path at PCIe speed does not */
     psc__bw(&res[0], "gpu_to_gpu_write_sm", 0, 1, 512ull << 20, 370.05);
@@ -514,8 +678,42 @@ static void test_auto_h200_nv18(void **state)
     r = psc__check_bw(e, res, 4, 1);
     assert_int_equal(r->nchecks, 3);
     assert_int_equal(r->nmisses, 1);
-    assert_string_equal(r->misses[0].kase, "gpu1->gpu0");
+    assert_string_equal(r->misses[0].kase, "gpu1->gpu0@512MiB");
     psc_expect_result_free(r);
+    /* a sweep of small sizes: no auto rule applies, nothing misses */
+    psc__bw(&res[1], "gpu_to_gpu_read_ce", 1, 0, 4096, 5);
+    r = psc__check_sweep(e, &res[1], 1, (const uint64_t[]){4096}, 1);
+    assert_int_equal(r->nchecks + r->nmisses, 0);
+    psc_expect_result_free(r);
+    psc_expect_free(e);
+    psc_facts_free(f);
+}
+
+/* PCIe: the link's generation is not the GPU's current one (it drops at idle); the facts keep no speed for the
+ * port above the GPU, so the bound is the GPU's maximum and its where says so. NVLink: links down count in the
+ * bound (they are lost bandwidth) and are named. */
+static void test_auto_pcie_and_links_down(void **state)
+{
+    psc_facts_t *f = psc__facts(TEST_DATA "/h200x2-nv18.json");
+    const psc_expect_rule_t *x;
+    psc_expect_t *e = NULL;
+    char err[512];
+
+    (void)state;
+    f->gpu[0].pcie_gen = 4; /* running at Gen4 now (a Gen4 host, or idle): the bound stays the GPU's Gen5 */
+    f->gpu[0].pcie_gen_max = 5;
+    for (int l = 0; l < 2; l++)
+        f->gpu[1].nvlinks[l].active = 0; /* two of gpu1's links lost */
+    f->pair[0][1].nvlinks = f->pair[1][0].nvlinks = 16;
+    assert_int_equal(psc_expect_auto(f, &e, err, sizeof(err)), PSC_OK);
+    x = psc__find(e, "host_to_gpu_ce", "host->gpu0@32MiB");
+    assert_non_null(x);
+    assert_true(fabs(x->bound - PSC_EXPECT_AUTO_PCIE * psc_expect_pcie_gbs(5, 16)) < 1e-9);
+    assert_non_null(strstr(x->where, "Gen5 is the GPU's maximum, the port above it not known"));
+    x = psc__find(e, "gpu_to_gpu_[rw]*", "gpu0->gpu1@512MiB");
+    assert_non_null(x);
+    assert_true(fabs(x->bound - PSC_EXPECT_AUTO_NVLINK * 18 * 26.562) < 0.01); /* 18 links, not the 16 up */
+    assert_non_null(strstr(x->where, "2 of them down now"));
     psc_expect_free(e);
     psc_facts_free(f);
 }
@@ -531,11 +729,11 @@ static void test_auto_dgx2(void **state)
     assert_int_equal(psc_expect_auto(f, &e, err, sizeof(err)), PSC_OK);
     /* 16 V100s, NV6 between every pair at 25 GB/s a link; no PCIe link facts in the XML: no host rule */
     assert_int_equal(e->n, 16 * 15 + 16 * 15 / 2);
-    x = psc__find(e, "gpu_to_gpu_[rw]*", "gpu15->gpu3");
+    x = psc__find(e, "gpu_to_gpu_[rw]*", "gpu15->gpu3@512MiB");
     assert_non_null(x);
     assert_true(x->bound > PSC_EXPECT_AUTO_NVLINK * 150 - 1e-9 && x->bound < PSC_EXPECT_AUTO_NVLINK * 150 + 1e-9);
-    assert_null(psc__find(e, "gpu_to_gpu_bidir_*", "gpu3<->gpu1")); /* one rule per pair, lower index first */
-    assert_non_null(psc__find(e, "gpu_to_gpu_bidir_*", "gpu1<->gpu3"));
+    assert_null(psc__find(e, "gpu_to_gpu_bidir_*", "gpu3<->gpu1@512MiB")); /* one rule per pair, lower index first */
+    assert_non_null(psc__find(e, "gpu_to_gpu_bidir_*", "gpu1<->gpu3@512MiB"));
     for (size_t i = 0; i < e->n; i++)
         assert_true(e->rules[i].quiet && strncmp(e->rules[i].test, "gpu_to_gpu_", 11) == 0);
     psc_expect_free(e);
@@ -597,10 +795,14 @@ int main(void)
         cmocka_unit_test(test_parse_limits),
         cmocka_unit_test(test_check_bounds_and_units),
         cmocka_unit_test(test_check_globs_and_unmatched),
+        cmocka_unit_test(test_check_sizes),
         cmocka_unit_test(test_check_lat),
         cmocka_unit_test(test_check_coll),
+        cmocka_unit_test(test_check_coll_failed_and_one_rank),
+        cmocka_unit_test(test_check_lat_failed),
         cmocka_unit_test(test_auto_h200_nv18),
         cmocka_unit_test(test_auto_dgx2),
+        cmocka_unit_test(test_auto_pcie_and_links_down),
         cmocka_unit_test(test_shipped_files),
     };
 
