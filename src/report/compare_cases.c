@@ -132,10 +132,14 @@ static psc_status_t psc__number_twins(psc__ld_t *l)
     for (size_t i = 0; i < r->ncases; i++)
         v[i] = &r->cases[i];
     qsort(v, r->ncases, sizeof(*v), psc__by_key);
-    for (size_t i = 1, seen = 1; i < r->ncases; i++) {
+    /* from the last case backwards: each compared with the one before it while both keep their keys (the third
+       of three twins is compared with the second before the second becomes "#2") */
+    for (size_t i = r->ncases; i-- > 1;) {
+        size_t seen = 1;
         char *key, *label;
 
-        seen = strcmp(v[i]->key, v[i - 1]->key) == 0 ? seen + 1 : 1;
+        while (seen <= i && strcmp(v[i]->key, v[i - seen]->key) == 0)
+            seen++;
         if (seen == 1)
             continue;
         if (asprintf(&key, "%s#%zu", v[i]->key, seen) < 0) {
