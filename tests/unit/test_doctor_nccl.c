@@ -790,8 +790,13 @@ static void test_coll_small_sizes_and_nodes(void **state)
 
 static int setup(void **state)
 {
+    static const char *const nccl_env[] = {PSC_NCCL_ENV_NAMES};
     char err[256];
 
+    /* the tests set the NCCL_* settings they count: none from the environment they run in (the GPU
+       machines' scripts set NCCL_NVLS_ENABLE=0) */
+    for (size_t k = 0; k < sizeof(nccl_env) / sizeof(nccl_env[0]); k++)
+        unsetenv(nccl_env[k]);
     (void)state;
     if (!mkdtemp(g_dir))
         return -1;
