@@ -2,7 +2,9 @@
 #define _GNU_SOURCE
 #include "html_page.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,48 @@ int psc_page_have_figures(void)
 #else
     return 0;
 #endif
+}
+
+/* A name the page writers put in a directory: NAME.svg, NAME.csv, README.txt. */
+static int psc__ours(const char *name)
+{
+    size_t n = strlen(name);
+
+    return strcmp(name, "README.txt") == 0 ||
+           (n > 4 && (strcmp(name + n - 4, ".svg") == 0 || strcmp(name + n - 4, ".csv") == 0));
+}
+
+/* Every name of ours in dir is a regular file (a symlink, directory or FIFO there is refused: we never follow one). */
+static psc_status_t psc__check_entries(const char *dir, const char *option, char *err, size_t errlen)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    psc_status_t st = PSC_OK;
+
+    if (!d) {
+        snprintf(err, errlen, "cannot read %s %s: %s", option, dir, strerror(errno));
+        return PSC_ERR_INVALID;
+    }
+    while (st == PSC_OK && (e = readdir(d)) != NULL) {
+        struct stat sb;
+
+        if (!psc__ours(e->d_name))
+            continue;
+        if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT)
+                continue; /* gone meanwhile */
+            snprintf(err, errlen, "cannot check %s/%s: %s", dir, e->d_name, strerror(errno));
+            st = PSC_ERR_INVALID;
+        } else if (!S_ISREG(sb.st_mode)) {
+            snprintf(err, errlen, "%s %s holds %s, a %s: accepted regular files there (p2pscope replaces them, it "
+                     "never writes through a link)", option, dir, e->d_name,
+                     S_ISLNK(sb.st_mode) ? "symlink" : S_ISDIR(sb.st_mode) ? "directory"
+                     : S_ISFIFO(sb.st_mode) ? "FIFO" : "special file");
+            st = PSC_ERR_INVALID;
+        }
+    }
+    closedir(d);
+    return st;
 }
 
 psc_status_t psc_page_check_dir(const char *dir, const char *option, char *err, size_t errlen)
@@ -38,7 +82,11 @@ psc_status_t psc_page_check_dir(const char *dir, const char *option, char *err, 
             snprintf(err, errlen, "cannot write %s %s: the directory is not writable", option, dir);
             return PSC_ERR_INVALID;
         }
-        return PSC_OK;
+        return psc__check_entries(dir, option, err, errlen);
+    }
+    if (lstat(dir, &sb) == 0) { /* a symlink to nothing: mkdir would not make its target */
+        snprintf(err, errlen, "%s %s is a symlink to nothing: accepted a directory (made when missing)", option, dir);
+        return PSC_ERR_INVALID;
     }
     snprintf(copy, sizeof(copy), "%s", dir);
     parent = dirname(copy);
@@ -49,20 +97,62 @@ psc_status_t psc_page_check_dir(const char *dir, const char *option, char *err, 
     return PSC_OK;
 }
 
+/*
+ * name inside dir: the names are ours, not the user's, so no link is followed
+ * there. A new file (O_EXCL|O_NOFOLLOW, 0666 less the umask) renamed over the
+ * name: rename replaces a symlink planted there, never writes through it.
+ */
 static psc_status_t psc__write_in(const char *dir, const char *name, const char *ext, const char *text, char *err,
                                   size_t errlen)
 {
-    char path[4096];
+    static unsigned counter;
+    char final[256], tmp[64];
+    size_t len = strlen(text), done = 0;
+    int dfd, fd = -1, ok;
 
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot make directory %s: %s", dir, strerror(errno));
         return PSC_ERR_IO;
     }
-    if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", dir, name, ext) >= sizeof(path)) {
-        snprintf(err, errlen, "path too long under %s", dir);
+    if ((size_t)snprintf(final, sizeof(final), "%s%s", name, ext) >= sizeof(final) || strchr(final, '/')) {
+        snprintf(err, errlen, "bad file name %s%s under %s", name, ext, dir);
         return PSC_ERR_INVALID;
     }
-    return psc_write_file_atomic(path, text, strlen(text), err, errlen);
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        snprintf(err, errlen, "cannot open directory %s: %s", dir, strerror(errno));
+        return PSC_ERR_IO;
+    }
+    for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
+        snprintf(tmp, sizeof(tmp), ".p2pscope-%ld-%x", (long)getpid(),
+                 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create a file in %s: %s", dir, strerror(errno));
+        close(dfd);
+        return PSC_ERR_IO;
+    }
+    while (done < len) {
+        ssize_t w = write(fd, text + done, len - done);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        done += (size_t)w;
+    }
+    ok = done == len && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    ok = ok && renameat(dfd, tmp, dfd, final) == 0;
+    if (!ok) {
+        snprintf(err, errlen, "cannot write %s/%s: %s", dir, final, strerror(errno ? errno : EIO));
+        unlinkat(dfd, tmp, 0);
+    }
+    close(dfd);
+    return ok ? PSC_OK : PSC_ERR_IO;
 }
 
 psc_status_t psc_page_write(const psc_page_t *p, const char *html_path, const char *svg_dir, const char *csv_dir,

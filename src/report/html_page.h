@@ -46,15 +46,20 @@ int psc_page_have_figures(void);
 /*
  * Refuse an output directory that cannot be made or written before anything
  * is measured: an existing directory must be writable; a missing one needs a
- * writable parent (it is made at the end). One line in err; PSC_ERR_INVALID.
+ * writable parent (it is made at the end); a symlink to nothing is refused, and
+ * so is a directory holding one of the writers' names (NAME.svg, NAME.csv,
+ * README.txt) as anything but a regular file (a symlink, a directory, a FIFO).
+ * One line in err; PSC_ERR_INVALID.
  */
 psc_status_t psc_page_check_dir(const char *dir, const char *option, char *err, size_t errlen);
 
 /*
  * Write what was asked (NULL: not asked): the page to html_path, each figure
- * to svg_dir/NAME.svg, the tables to csv_dir (bw.csv, lat.csv, ...); each file through a
- * temporary file and a rename (psc_write_file_atomic), a missing directory
- * made (0777 less the umask). The first failure stops it with one line in err:
+ * to svg_dir/NAME.svg, the tables to csv_dir (bw.csv, lat.csv, ...). The page
+ * through psc_write_file_atomic (a link the user named is followed); each file
+ * in a directory through a new file there (0666 less the umask, O_NOFOLLOW)
+ * renamed over its name, which replaces a symlink there and never follows it; a
+ * missing directory made (0777 less the umask). The first failure stops it with one line in err:
  * PSC_ERR_IO, PSC_ERR_NO_MEMORY, or PSC_ERR_UNSUPPORTED for figures in a
  * build without cairo.
  */

@@ -333,6 +333,56 @@ static void test_write_dir(void **state)
     free(run);
 }
 
+/* A link planted after the check (or a name the check missed) is replaced by the new file, never written through. */
+static void test_links_in_dir_replaced(void **state)
+{
+    psc__run_t *run = malloc(sizeof(*run));
+    char base[] = "/tmp/psc-csvl-XXXXXX", dir[256], outside[256], link[300], err[512], text[16] = "";
+    struct stat sb;
+    FILE *f;
+
+    (void)state;
+    assert_non_null(run);
+    psc__run_make(run);
+    assert_non_null(mkdtemp(base));
+    snprintf(dir, sizeof(dir), "%s/tables", base);
+    snprintf(outside, sizeof(outside), "%s/outside", base);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    f = fopen(outside, "w");
+    fputs("keep", f);
+    fclose(f);
+    snprintf(link, sizeof(link), "%s/bw.csv", dir);
+    assert_int_equal(symlink(outside, link), 0);
+    assert_int_equal(psc_page_check_dir(dir, "--csv", err, sizeof(err)), PSC_ERR_INVALID);
+    assert_non_null(strstr(err, "symlink"));
+    assert_null(strchr(err, '\n'));
+    snprintf(link, sizeof(link), "%s/gpus.csv", dir);
+    assert_int_equal(symlink("/dev/full", link), 0);
+    snprintf(link, sizeof(link), "%s/findings.csv", dir);
+    assert_int_equal(symlink("missing-target", link), 0);
+    assert_int_equal(psc_page_write(&run->page, NULL, NULL, dir, err, sizeof(err)), PSC_OK);
+    /* Each link became a regular file of ours; the file outside and the link's target untouched. */
+    snprintf(link, sizeof(link), "%s/bw.csv", dir);
+    assert_int_equal(lstat(link, &sb), 0);
+    assert_true(S_ISREG(sb.st_mode));
+    snprintf(link, sizeof(link), "%s/gpus.csv", dir);
+    assert_int_equal(lstat(link, &sb), 0);
+    assert_true(S_ISREG(sb.st_mode) && sb.st_size > 0);
+    snprintf(link, sizeof(link), "%s/missing-target", dir);
+    assert_int_equal(lstat(link, &sb), -1);
+    f = fopen(outside, "r");
+    assert_non_null(fgets(text, sizeof(text), f));
+    fclose(f);
+    assert_string_equal(text, "keep");
+    {
+        char cmd[600];
+
+        snprintf(cmd, sizeof(cmd), "test \"$(ls -A '%s' | wc -l)\" = 3 && rm -rf '%s'", dir, base);
+        assert_int_equal(system(cmd), 0);
+    }
+    free(run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_text_from_outside),
         cmocka_unit_test(test_not_utf8),
         cmocka_unit_test(test_write_dir),
+        cmocka_unit_test(test_links_in_dir_replaced),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

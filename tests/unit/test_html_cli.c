@@ -109,6 +109,51 @@ static void test_refused_before_measuring(void **state)
     assert_int_equal(psc__entries(psc__dir), 1); /* the file made above, nothing else */
 }
 
+/* Inside --csv DIR / --svg DIR the names are the tool's: a planted link or FIFO there is refused before measuring. */
+static void test_planted_links_refused(void **state)
+{
+    char dir[256], outside[256], link[300], text[64] = "";
+    FILE *f;
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "%s", psc__path("planted")); /* psc__path's buffers are reused */
+    snprintf(outside, sizeof(outside), "%s", psc__path("outside.txt"));
+    assert_int_equal(mkdir(dir, 0777), 0);
+    f = fopen(outside, "w");
+    fputs("keep", f);
+    fclose(f);
+    snprintf(link, sizeof(link), "%s/bw.csv", dir);
+    assert_int_equal(symlink(outside, link), 0);
+    psc__expect_error((const char *[]){"bw", "--csv", dir, NULL}, psc__no_driver, 2, "bw.csv, a symlink");
+    unlink(link);
+    assert_int_equal(symlink("/dev/full", link), 0);
+    psc__expect_error((const char *[]){"bw", "--csv", dir, NULL}, psc__no_driver, 2, "a symlink");
+    unlink(link);
+    snprintf(link, sizeof(link), "%s/gpus.csv", dir);
+    assert_int_equal(mkfifo(link, 0600), 0);
+    psc__expect_error((const char *[]){"report", "--csv", dir, NULL}, psc__no_driver, 2, "a FIFO");
+    unlink(link);
+    /* A symlink to a file outside, named like a figure; then a DIR that is a link to nothing. */
+    snprintf(link, sizeof(link), "%s/gpu_to_gpu_write_ce.svg", dir);
+    assert_int_equal(symlink(outside, link), 0);
+#ifdef P2PSCOPE_HAVE_CAIRO
+    psc__expect_error((const char *[]){"bw", "--svg", dir, NULL}, psc__no_driver, 2, "a symlink");
+#endif
+    unlink(link);
+    assert_int_equal(symlink(psc__path("nowhere"), psc__path("dangling")), 0);
+    psc__expect_error((const char *[]){"bw", "--csv", psc__path("dangling"), NULL}, psc__no_driver, 2,
+                      "symlink to nothing");
+    f = fopen(outside, "r");
+    assert_non_null(fgets(text, sizeof(text), f));
+    fclose(f);
+    assert_string_equal(text, "keep");
+    assert_int_equal(psc__entries(dir), 0);
+    assert_int_equal(access(psc__path("nowhere"), F_OK), -1);
+    unlink(psc__path("dangling"));
+    unlink(outside);
+    rmdir(dir);
+}
+
 static void test_written_at_the_end(void **state)
 {
     const char *csv = psc__path("tables"), *html = psc__path("page.html"), *svg = psc__path("figures");
@@ -182,6 +227,7 @@ static void test_nothing_without_results(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_planted_links_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_before_measuring, setup, teardown),
         cmocka_unit_test_setup_teardown(test_written_at_the_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_run_written, setup, teardown),
