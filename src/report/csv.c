@@ -1,7 +1,7 @@
 /*
  * --csv DIR: the run's tables as CSV (RFC 4180: a header row, comma
  * separated, a field quoted when it holds a comma, a quote, a line break or
- * surrounding spaces, quotes doubled). One file per table, since each has its
+ * surrounding spaces, quotes doubled; text starting = + - @ led by '). One file per table, since each has its
  * own columns: bw.csv and lat.csv (a row per case and size), gpus.csv,
  * topology.csv (a row per GPU pair), findings.csv.
  */
@@ -13,7 +13,11 @@
 #include "html_page.h"
 #include "render.h"
 
-/* A text field: UTF-8 repaired, control characters as \xNN (one record per line), quoted where needed. */
+/*
+ * A text field: UTF-8 repaired, control characters as \xNN (one record per
+ * line), one starting with = + - @ given a leading ' (a formula to a
+ * spreadsheet otherwise), quoted where needed. Numbers are not fields.
+ */
 static void psc__field(psc_buf_t *b, const char *s, int last)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
@@ -24,6 +28,8 @@ static void psc__field(psc_buf_t *b, const char *s, int last)
         quote = p[k] == ',' || p[k] == '"' || p[k] == '\n' || p[k] == '\r';
     if (quote)
         psc_buf_puts(b, "\"");
+    if (*p && strchr("=+-@", *p)) /* a spreadsheet would run it as a formula: text, as the sheet's own ' marks it */
+        psc_buf_puts(b, "'");
     while (*p) {
         int l = psc_utf8_len(p);
         char hex[8];

@@ -285,6 +285,46 @@ static void test_not_utf8(void **state)
     free(run);
 }
 
+/* Text that a spreadsheet would run as a formula (= + - @) is led by ', quoted or not. */
+static void test_formula_text(void **state)
+{
+    static const char *const bad[] = {"=HYPERLINK(\"http://x\",\"y\")", "+1+cmd", "-2+3, x", "@SUM(A1)"};
+    psc__run_t *run = malloc(sizeof(*run));
+    psc_csv_file_t *files;
+    psc__csv_t c;
+    size_t n = 0;
+
+    (void)state;
+    assert_non_null(run);
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        char want[128];
+
+        psc__run_make(run);
+        snprintf(run->devs[1].name, sizeof(run->devs[1].name), "%s", bad[k]);
+        snprintf(run->findings[0].what, sizeof(run->findings[0].what), "%s", bad[k]);
+        files = psc_csv_render(&run->page, &n);
+        assert_non_null(files);
+        snprintf(want, sizeof(want), "'%s", bad[k]);
+        assert_int_equal(psc__csv_parse(psc__file(files, n, "gpus.csv"), &c), 0);
+        assert_string_equal(c.f[2][psc__col(&c, "name")], want);
+        psc__csv_free(&c);
+        assert_int_equal(psc__csv_parse(psc__file(files, n, "findings.csv"), &c), 0);
+        assert_string_equal(c.f[1][psc__col(&c, "what")], want);
+        psc__csv_free(&c);
+        psc_csv_free(files, n);
+    }
+    /* A name merely holding those characters is left as it is. */
+    psc__run_make(run);
+    snprintf(run->devs[1].name, sizeof(run->devs[1].name), "H200 = SXM-5 @ +1");
+    files = psc_csv_render(&run->page, &n);
+    assert_non_null(files);
+    assert_int_equal(psc__csv_parse(psc__file(files, n, "gpus.csv"), &c), 0);
+    assert_string_equal(c.f[2][psc__col(&c, "name")], "H200 = SXM-5 @ +1");
+    psc__csv_free(&c);
+    psc_csv_free(files, n);
+    free(run);
+}
+
 static int psc__exists(const char *dir, const char *name)
 {
     char path[512];
@@ -389,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_bw_rows),
         cmocka_unit_test(test_text_from_outside),
         cmocka_unit_test(test_not_utf8),
+        cmocka_unit_test(test_formula_text),
         cmocka_unit_test(test_write_dir),
         cmocka_unit_test(test_links_in_dir_replaced),
     };
