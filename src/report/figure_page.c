@@ -177,21 +177,30 @@ static int psc__curves_of(const psc_bw_suite_t *s, const psc_suite_test_t *st, p
     return nc;
 }
 
-/* Where SM and CE swap places along a path's sweep: a marker at each crossing (log2 x interpolated). */
+/*
+ * Where SM and CE swap places along a path's sweep: a marker at each crossing
+ * (log2 x interpolated). A difference within PSC__SAME (of the larger value)
+ * is noise, on neither side: it keeps the side before it, so curves that touch
+ * or start equal cross nowhere; a crossing is between points clearly apart.
+ */
+#define PSC__SAME 0.01
 static int psc__crossings(const psc__curve_t *ce, const psc__curve_t *sm, psc_marker_t *mk, char (*text)[64], int cap)
 {
     int n = 0, prev = 0;
     double px = 0, pd = 0, pc = 0;
 
     for (int a = 0; a < ce->n; a++) {
-        double d;
+        double d, big;
         int b, side;
 
         for (b = 0; b < sm->n && sm->x[b] != ce->x[a]; b++)
             ;
-        if (b == sm->n || ce->y[a] != ce->y[a] || sm->y[b] != sm->y[b])
+        if (b == sm->n || !isfinite(ce->y[a]) || !isfinite(sm->y[b]))
             continue;
         d = sm->y[b] - ce->y[a];
+        big = fmax(fabs(sm->y[b]), fabs(ce->y[a]));
+        if (fabs(d) <= PSC__SAME * big)
+            continue; /* no side: the previous one holds */
         side = d > 0 ? 1 : -1;
         if (prev && side != prev && n < cap) {
             double t = pd / (pd - d), lx = log2(px) + t * (log2(ce->x[a]) - log2(px));

@@ -322,6 +322,47 @@ static void test_page_figures_sweep(void **state)
     free(run);
 }
 
+/* The crossings named under a 4-size CE/SM sweep with these medians. */
+static int psc__crossings_of(const double ce[4], const double sm[4])
+{
+    const uint64_t sizes[4] = {4096, 16384, 65536, 262144};
+    psc__run_t *run = malloc(sizeof(*run));
+    psc_page_figs_t figs = {0, NULL};
+    psc__svg_t *s;
+    int n = 0;
+
+    assert_non_null(run);
+    psc__run_make(run, 1);
+    for (int k = 0; k < 4; k++) {
+        run->res[k] = psc__result(T("gpu_to_gpu_write_ce"), 0, 1, sizes[k], ce[k]);
+        run->res[4 + k] = psc__result(T("gpu_to_gpu_write_sm"), 0, 1, sizes[k], sm[k]);
+    }
+    assert_int_equal(psc_page_figures(&run->page, &figs), PSC_OK);
+    s = psc__parse(psc_page_fig_find(&figs, "gpu_to_gpu_write_ce_sweep")->svg);
+    for (int k = 0; k < s->ntext; k++)
+        n += strstr(s->text[k], "gpu0 -> gpu1: ") == s->text[k] && strstr(s->text[k], " from ") != NULL;
+    free(s);
+    psc_page_figs_free(&figs);
+    free(run);
+    return n;
+}
+
+/* A crossing only between points clearly on opposite sides: touching or starting equal is none, 1 % is noise. */
+static void test_crossings_tolerance(void **state)
+{
+    (void)state;
+    /* Touching at 16K (equal there), SM above before and after. */
+    assert_int_equal(psc__crossings_of((const double[4]){10, 20, 30, 40}, (const double[4]){20, 20, 40, 50}), 0);
+    /* Starting equal, then SM above. */
+    assert_int_equal(psc__crossings_of((const double[4]){20, 30, 40, 50}, (const double[4]){20, 40, 50, 60}), 0);
+    /* Within 1 % of each other all along, either side. */
+    assert_int_equal(psc__crossings_of((const double[4]){100, 100, 100, 100},
+                                       (const double[4]){100.5, 99.6, 100.4, 99.7}), 0);
+    /* Three real crossings stay three; one through an equal point stays one. */
+    assert_int_equal(psc__crossings_of((const double[4]){10, 20, 10, 20}, (const double[4]){20, 10, 20, 10}), 3);
+    assert_int_equal(psc__crossings_of((const double[4]){10, 20, 30, 40}, (const double[4]){20, 20, 20, 20}), 1);
+}
+
 static int psc__count(const char *hay, const char *needle)
 {
     int n = 0;
@@ -368,6 +409,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_heatmap_cells),
         cmocka_unit_test(test_curves_crossing),
+        cmocka_unit_test(test_crossings_tolerance),
         cmocka_unit_test(test_dist),
         cmocka_unit_test(test_page_figures_heatmaps),
         cmocka_unit_test(test_page_figures_sweep),
