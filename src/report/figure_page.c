@@ -234,6 +234,8 @@ static int psc__bw_sweep(psc_page_figs_t *figs, const psc_bw_suite_t *s, const p
     double *xy = NULL;
     int nce, nsm = 0, nmk = 0, rc = -1, cap = (int)st->n + 1;
 
+    if (st->n == 0)
+        return 0; /* no case (too few GPUs): no figure, as the page shows none; its SM twin is drawn alone */
     if (len > 3 && strcmp(name + len - 3, "_sm") == 0) {
         snprintf(twin, sizeof(twin), "%.*s_ce", (int)(len - 3), name);
         if (psc__suite_test(s, twin) && psc__suite_test(s, twin)->n)

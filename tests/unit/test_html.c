@@ -372,6 +372,34 @@ static int psc__count(const char *hay, const char *needle)
     return n;
 }
 
+/* A sweep test with no case draws nothing; a copy-engine test with none leaves its SM twin's curves to the SM figure. */
+static void test_sweep_without_cases(void **state)
+{
+    psc__run_t *run = malloc(sizeof(*run));
+    psc_page_figs_t figs = {0, NULL};
+    char *html;
+
+    (void)state;
+    assert_non_null(run);
+    psc__run_make(run, 1);
+    run->tests[0].n = 0; /* no CE case: the SM results alone */
+    run->tests[1].first = 4;
+    assert_int_equal(psc_page_figures(&run->page, &figs), PSC_OK);
+    assert_int_equal(figs.n, 1);
+    assert_null(psc_page_fig_find(&figs, "gpu_to_gpu_write_ce_sweep"));
+    assert_non_null(psc_page_fig_find(&figs, "gpu_to_gpu_write_sm_sweep"));
+    html = psc_html_render(&run->page, &figs);
+    assert_non_null(html);
+    assert_int_equal(psc__count(html, "<svg"), 1); /* the page shows what --svg writes */
+    free(html);
+    psc_page_figs_free(&figs);
+    run->tests[1].n = 0; /* neither: no figure at all */
+    assert_int_equal(psc_page_figures(&run->page, &figs), PSC_OK);
+    assert_int_equal(figs.n, 0);
+    psc_page_figs_free(&figs);
+    free(run);
+}
+
 static void test_page_html(void **state)
 {
     psc__run_t *run = malloc(sizeof(*run));
@@ -410,6 +438,7 @@ int main(void)
         cmocka_unit_test(test_heatmap_cells),
         cmocka_unit_test(test_curves_crossing),
         cmocka_unit_test(test_crossings_tolerance),
+        cmocka_unit_test(test_sweep_without_cases),
         cmocka_unit_test(test_dist),
         cmocka_unit_test(test_page_figures_heatmaps),
         cmocka_unit_test(test_page_figures_sweep),
