@@ -140,7 +140,7 @@ char *psc_figure_heatmap(const psc_heatmap_t *h)
             snprintf(text[k], sizeof(text[k]), h->fmt ? h->fmt : "%.2f", h->value[k]);
         else
             snprintf(text[k], sizeof(text[k]), "%s", h->mark[k]);
-        if (shown && h->value[k] > vmax)
+        if (shown && isfinite(h->value[k]) && h->value[k] > vmax) /* the scale from finite values only */
             vmax = h->value[k];
         if (psc_fig_text_width(text[k], PSC_FONT) > tw)
             tw = psc_fig_text_width(text[k], PSC_FONT);
@@ -164,7 +164,9 @@ char *psc_figure_heatmap(const psc_heatmap_t *h)
         psc_fig_text(f, left - 8, top + r * ch + ch / 2 + 4, PSC_FONT, PSC_ANCHOR_END, PSC_INK, 0, 0, h->row_label[r]);
         for (int c = 0; c < h->ncol; c++) {
             int k = r * h->ncol + c, shown = !(h->mark && h->mark[k] && h->mark[k][0]);
-            unsigned fill = shown ? psc__viridis(vmax > 0 ? h->value[k] / vmax : 1) : PSC_MUTED;
+            /* Off the scale (inf, NaN): grey with its text; all zeros: the bottom colour, as 0 reads on the scale. */
+            int coloured = shown && isfinite(h->value[k]);
+            unsigned fill = coloured ? psc__viridis(vmax > 0 ? h->value[k] / vmax : 0) : PSC_MUTED;
 
             psc_fig_rgb(cr, fill);
             cairo_rectangle(cr, left + c * cw, top + r * ch, cw, ch);
@@ -173,7 +175,7 @@ char *psc_figure_heatmap(const psc_heatmap_t *h)
             cairo_set_line_width(cr, 1.5);
             cairo_stroke(cr);
             psc_fig_text(f, left + c * cw + cw / 2, top + r * ch + ch / 2 + 4.5, PSC_FONT, PSC_ANCHOR_MIDDLE,
-                         shown ? psc__text_on(fill) : 0x333333u, shown, 0, text[k]);
+                         coloured ? psc__text_on(fill) : 0x333333u, shown, 0, text[k]);
         }
     }
     /* The colour scale, 0 to the largest value. */
@@ -242,6 +244,12 @@ static void psc__axes(psc_fig_t *f, const psc__frame_t *fr, double ystep, const 
     psc_fig_text(f, 16, fr->t + fr->h / 2, PSC_FONT, PSC_ANCHOR_MIDDLE, PSC_INK, 0, -90, y_label);
 }
 
+/* A point drawn: a size above 0 and a finite value. */
+static int psc__point(const psc_series_t *se, int k)
+{
+    return se->x[k] > 0 && isfinite(se->x[k]) && isfinite(se->y[k]);
+}
+
 char *psc_figure_curves(const psc_curves_t *c)
 {
     double xmin = INFINITY, xmax = -INFINITY, ymax = 0, legend_w = 0, ystep;
@@ -254,11 +262,11 @@ char *psc_figure_curves(const psc_curves_t *c)
 
         legend_w = fmax(legend_w, psc_fig_text_width(se->label, 11));
         for (int k = 0; k < se->n; k++) {
-            if (se->x[k] > 0) {
+            if (se->x[k] > 0 && isfinite(se->x[k])) {
                 xmin = fmin(xmin, se->x[k]);
                 xmax = fmax(xmax, se->x[k]);
             }
-            if (se->y[k] == se->y[k])
+            if (isfinite(se->y[k])) /* the scale from finite values only: inf or NaN is no point */
                 ymax = fmax(ymax, se->y[k]);
         }
     }
@@ -287,7 +295,7 @@ char *psc_figure_curves(const psc_curves_t *c)
         cairo_set_line_width(cr, 2);
         cairo_set_dash(cr, dash, se->dashed ? 2 : 0, 0);
         for (int k = 0; k < se->n; k++) {
-            if (!(se->x[k] > 0) || se->y[k] != se->y[k]) {
+            if (!psc__point(se, k)) {
                 pen = 0;
                 continue;
             }
@@ -299,7 +307,7 @@ char *psc_figure_curves(const psc_curves_t *c)
         }
         cairo_stroke(cr);
         for (int k = 0; k < se->n; k++) {
-            if (!(se->x[k] > 0) || se->y[k] != se->y[k])
+            if (!psc__point(se, k))
                 continue;
             cairo_arc(cr, psc__fx(&fr, se->x[k]), psc__fy(&fr, se->y[k]), se->dashed ? 2.2 : 2.8, 0, 2 * PSC_PI);
             cairo_fill(cr);
@@ -318,6 +326,8 @@ char *psc_figure_curves(const psc_curves_t *c)
         double x = psc__fx(&fr, mk->x), y = psc__fy(&fr, mk->y), ly = fr.t + fr.h + 62 + (m / 2) * 16;
         char num[16];
 
+        if (!isfinite(x) || !isfinite(y))
+            continue;
         snprintf(num, sizeof(num), "%d", m + 1);
         psc_fig_rgb(cr, PSC_INK);
         cairo_set_line_width(cr, 1.6);
@@ -338,9 +348,14 @@ char *psc_figure_dist(const psc_dist_t *d)
     cairo_t *cr;
     char buf[64];
 
-    for (int r = 0; r < d->nrows; r++) {
-        lo = fmin(lo, d->rows[r].min);
-        hi = fmax(hi, d->rows[r].max);
+    for (int r = 0; r < d->nrows; r++) { /* the axis from finite values only (an inf never makes it endless) */
+        const double v[5] = {d->rows[r].min, d->rows[r].p50, d->rows[r].p90, d->rows[r].p99, d->rows[r].max};
+
+        for (int k = 0; k < 5; k++)
+            if (isfinite(v[k])) {
+                lo = fmin(lo, v[k]);
+                hi = fmax(hi, v[k]);
+            }
         label_w = fmax(label_w, psc_fig_text_width(d->rows[r].label, PSC_FONT));
     }
     if (!(hi > 0))
@@ -357,12 +372,14 @@ char *psc_figure_dist(const psc_dist_t *d)
 
         if (logx) {
             b = ceil(log10(hi));
-            step = 1;
+            b = b > a ? b : a + 1;
+            step = fmax(1, ceil((b - a) / 12)); /* decades per tick: a dozen ticks at most */
         } else {
             step = psc__nice_step(hi * 1.05, 6);
             b = ceil(hi * 1.05 / step) * step;
         }
-#define PSC_DX(v) (left + ((logx ? log10(fmax((v), 1e-300)) : (v)) - a) / (b - a) * pw)
+        /* A value off the axis (inf, or beyond it) at the axis' end; NaN at its start. */
+#define PSC_DX(v) (left + fmin(fmax(((logx ? log10(fmax((v), 1e-300)) : (v)) - a) / (b - a), 0), 1) * pw)
         for (double v = a; v <= b + step / 2; v += step) {
             double x = left + (v - a) / (b - a) * pw, tv = logx ? pow(10, v) : v;
 
@@ -385,6 +402,8 @@ char *psc_figure_dist(const psc_dist_t *d)
             cairo_rectangle(cr, PSC_DX(row->p50), y - 8, fmax(PSC_DX(row->p99) - PSC_DX(row->p50), 1.5), 16);
             cairo_fill(cr);
             for (int k = 0; row->raw && k < row->nraw; k++) {
+                if (row->raw[k] != row->raw[k])
+                    continue;
                 cairo_arc(cr, PSC_DX(row->raw[k] * row->raw_scale), y + (k * 37 % 13 - 6) * 0.9, 1.3, 0, 2 * PSC_PI);
                 cairo_fill(cr);
             }

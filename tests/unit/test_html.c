@@ -187,6 +187,99 @@ static void test_dist(void **state)
     free(svg);
 }
 
+/* The fill of the first <text> element reading exactly want ("#rrggbb"), "" when none. */
+static const char *psc__text_fill(const char *svg, const char *want)
+{
+    static char fill[8];
+    char needle[96];
+    const char *end, *start, *f;
+
+    snprintf(needle, sizeof(needle), ">%s</text>", want);
+    fill[0] = '\0';
+    if (!(end = strstr(svg, needle)))
+        return fill;
+    for (start = end; start > svg && strncmp(start, "<text", 5) != 0; start--)
+        ;
+    f = strstr(start, "fill=\"#");
+    if (f && f < end)
+        snprintf(fill, sizeof(fill), "%.7s", f + 6);
+    return fill;
+}
+
+/* Non-finite cells: off the scale (grey, their text kept), the scale from the finite ones; all zeros: the bottom colour. */
+static void test_heatmap_not_finite(void **state)
+{
+    static const char *const labels[] = {"gpu0", "gpu1"};
+    const char *mark[4] = {"-", NULL, NULL, "-"};
+    const double inf[4] = {NAN, INFINITY, 5, NAN}, nan[4] = {NAN, NAN, 5, NAN}, zero[4] = {NAN, 0, 0, NAN};
+    psc_heatmap_t h = {"t", "GB/s", "source", "destination", 2, 2, labels, labels, inf, mark, "%.1f"};
+    char *svg;
+    psc__svg_t *s;
+
+    (void)state;
+    svg = psc_figure_heatmap(&h);
+    assert_non_null(svg);
+    s = psc__parse(svg);
+    assert_int_equal(psc__count_text(s, "inf"), 1);   /* the cell, not the scale's top */
+    assert_int_equal(psc__count_text(s, "5.0"), 2);   /* the cell and the scale's top */
+    assert_string_equal(psc__text_fill(svg, "inf"), "#333333"); /* on grey */
+    free(s);
+    free(svg);
+    h.value = nan;
+    svg = psc_figure_heatmap(&h);
+    s = psc__parse(svg);
+    assert_int_equal(psc__count_text(s, "nan") + psc__count_text(s, "-nan"), 1);
+    assert_int_equal(psc__count_text(s, "5.0"), 2);
+    free(s);
+    free(svg);
+    /* All zeros: the scale's bottom (dark, white text), not its top (light, black text). */
+    h.value = zero;
+    svg = psc_figure_heatmap(&h);
+    assert_non_null(svg);
+    assert_string_equal(psc__text_fill(svg, "0.0"), "#ffffff");
+    free(svg);
+}
+
+/* An infinite value is no point and sets no scale: the y axis reads the finite ones. */
+static void test_curves_not_finite(void **state)
+{
+    const double x[3] = {4096, 8192, 16384}, y[3] = {10, INFINITY, 30}, none[3] = {NAN, NAN, NAN};
+    psc_series_t se[2] = {{"a", 3, x, y, 0, 0}, {"b", 3, x, none, 1, 1}};
+    psc_curves_t c = {"t", "s", "GB/s", 2, se, 0, NULL};
+    char *svg = psc_figure_curves(&c);
+    psc__svg_t *s;
+
+    (void)state;
+    assert_non_null(svg);
+    s = psc__parse(svg);
+    assert_int_equal(psc__count_text(s, "30"), 1); /* a tick at 30: the axis runs past the largest finite value */
+    assert_false(psc__has_text_part(s, "inf"));
+    assert_false(psc__has_text_part(s, "nan"));
+    assert_null(strstr(svg, "nan"));
+    free(s);
+    free(svg);
+}
+
+/* A distribution holding inf (a log axis otherwise) or NaN ends, its axis finite and the values' text kept. */
+static void test_dist_not_finite(void **state)
+{
+    const float raw[3] = {1, 2, NAN};
+    psc_dist_row_t rows[2] = {{"a", 0.5, 1, 2, 3, INFINITY, 3, raw, 1}, {"b", NAN, NAN, NAN, NAN, NAN, 3, raw, 1}};
+    psc_dist_t d = {"t", "s", "us", 2, rows};
+    char *svg = psc_figure_dist(&d);
+    psc__svg_t *s;
+
+    (void)state;
+    assert_non_null(svg);
+    s = psc__parse(svg);
+    assert_true(psc__has_text_part(s, "p50 1  p99 3"));
+    assert_true(psc__count_text(s, "0") + psc__count_text(s, "0.1") >= 1); /* an axis with finite ticks */
+    assert_false(psc__has_text_part(s, "inf"));
+    assert_null(strstr(svg, "nan\""));
+    free(s);
+    free(svg);
+}
+
 /* ------------------------------------------------------------ a run's page */
 
 static psc_bw_test_t T(const char *name)
@@ -439,6 +532,9 @@ int main(void)
         cmocka_unit_test(test_curves_crossing),
         cmocka_unit_test(test_crossings_tolerance),
         cmocka_unit_test(test_sweep_without_cases),
+        cmocka_unit_test(test_heatmap_not_finite),
+        cmocka_unit_test(test_curves_not_finite),
+        cmocka_unit_test(test_dist_not_finite),
         cmocka_unit_test(test_dist),
         cmocka_unit_test(test_page_figures_heatmaps),
         cmocka_unit_test(test_page_figures_sweep),
