@@ -61,20 +61,40 @@ static const psc_bw_result_t *psc__bw_find(const psc_bw_result_t *res, size_t n,
     return NULL;
 }
 
+/* The cells' measurement; samples and copies as a range where the cells differ (adaptive sampling). */
 static void psc__bw_subtitle(const psc_bw_result_t *res, size_t n, char *buf, size_t len)
 {
+    unsigned smin = 0, smax = 0, imin = 0, imax = 0;
+    const psc_bw_result_t *first = NULL;
+    char sz[24], samples[32], copies[32];
+
     for (size_t i = 0; i < n; i++)
         if (res[i].status == PSC_RESULT_PASSED) {
-            char sz[24];
-
-            psc_figure_size_text(res[i].size, sz, sizeof(sz));
-            snprintf(buf, len, "GB/s (1 GB = 1e9 bytes), median of %u sample%s; %s%s per copy x %u copies a sample%s",
-                     res[i].nsamples, res[i].nsamples == 1 ? "" : "s", sz,
-                     strchr("KMG", sz[strlen(sz) - 1]) ? "iB" : " B", res[i].iterations,
-                     res[i].gated ? "" : "; timed without gates");
-            return;
+            if (!first) {
+                first = &res[i];
+                smin = smax = res[i].nsamples;
+                imin = imax = res[i].iterations;
+            }
+            smin = res[i].nsamples < smin ? res[i].nsamples : smin;
+            smax = res[i].nsamples > smax ? res[i].nsamples : smax;
+            imin = res[i].iterations < imin ? res[i].iterations : imin;
+            imax = res[i].iterations > imax ? res[i].iterations : imax;
         }
-    snprintf(buf, len, "GB/s (1 GB = 1e9 bytes); no case passed");
+    if (!first) {
+        snprintf(buf, len, "GB/s (1 GB = 1e9 bytes); no case passed");
+        return;
+    }
+    if (smin == smax)
+        snprintf(samples, sizeof(samples), "%u sample%s", smax, smax == 1 ? "" : "s");
+    else
+        snprintf(samples, sizeof(samples), "%u to %u samples", smin, smax);
+    if (imin == imax)
+        snprintf(copies, sizeof(copies), "%u", imax);
+    else
+        snprintf(copies, sizeof(copies), "%u to %u", imin, imax);
+    psc_figure_size_text(first->size, sz, sizeof(sz));
+    snprintf(buf, len, "GB/s (1 GB = 1e9 bytes), median of %s; %s%s per copy x %s copies a sample%s", samples, sz,
+             strchr("KMG", sz[strlen(sz) - 1]) ? "iB" : " B", copies, first->gated ? "" : "; timed without gates");
 }
 
 /* One test at one size as a src(row) -> dst(column) matrix; concurrent shapes have no matrix (the page's table). */

@@ -211,11 +211,16 @@ static void psc__topology(psc_buf_t *b, const psc_facts_t *f)
                 continue;
             if (!f->has_driver)
                 snprintf(t, sizeof(t), "not recorded");
-            else if (f->pair[i][j].can_access == 1)
-                snprintf(t, sizeof(t), "gpu%d yes (rank %d, atomics %s)", j, f->pair[i][j].perf_rank,
+            else if (f->pair[i][j].can_access == 1) {
+                char rank[16] = "?"; /* -1: the driver did not say */
+
+                if (f->pair[i][j].perf_rank >= 0)
+                    snprintf(rank, sizeof(rank), "%d", f->pair[i][j].perf_rank);
+                snprintf(t, sizeof(t), "gpu%d yes (rank %s, atomics %s)", j, rank,
                          psc__yn(f->pair[i][j].native_atomics));
-            else
+            } else {
                 snprintf(t, sizeof(t), "gpu%d no: %s", j, psc_p2p_reason(f, i, j, why, sizeof(why)));
+            }
             psc_buf_printf(&acc, "%s%s", acc.len ? "; " : "", t);
         }
         psc__td(b, acc.p ? acc.p : "-");

@@ -493,6 +493,63 @@ static void test_sweep_without_cases(void **state)
     free(run);
 }
 
+/* The driver's unknowns read "?", never -1: a P2P pair whose rank it did not give. */
+static void test_page_rank_unknown(void **state)
+{
+    psc__run_t *run = malloc(sizeof(*run));
+    psc_facts_t *facts = calloc(1, sizeof(*facts));
+    psc_page_figs_t figs = {0, NULL};
+    char *html;
+
+    (void)state;
+    assert_non_null(run);
+    assert_non_null(facts);
+    psc__run_make(run, 0);
+    facts->ngpu = 2;
+    facts->has_driver = 1;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            facts->pair[i][j].can_access = i != j;
+            facts->pair[i][j].perf_rank = -1;
+            facts->pair[i][j].native_atomics = -1;
+        }
+    facts->pair[1][0].perf_rank = 0;
+    facts->pair[1][0].native_atomics = 1;
+    run->page.facts = facts;
+    assert_int_equal(psc_page_figures(&run->page, &figs), PSC_OK);
+    html = psc_html_render(&run->page, &figs);
+    assert_non_null(html);
+    assert_int_equal(psc__count(html, "gpu1 yes (rank ?, atomics ?)"), 1);
+    assert_int_equal(psc__count(html, "gpu0 yes (rank 0, atomics yes)"), 1);
+    assert_int_equal(psc__count(html, "rank -1"), 0);
+    free(html);
+    psc_page_figs_free(&figs);
+    free(facts);
+    free(run);
+}
+
+/* Cells measured with different sample counts (adaptive sampling): the subtitle gives the range, not one count. */
+static void test_heatmap_samples_range(void **state)
+{
+    psc__run_t *run = malloc(sizeof(*run));
+    psc_page_figs_t figs = {0, NULL};
+    psc__svg_t *s;
+
+    (void)state;
+    assert_non_null(run);
+    psc__run_make(run, 0);
+    run->res[2].nsamples = 3; /* gpu_to_gpu_write_sm: 3 and 1 samples */
+    assert_int_equal(psc_page_figures(&run->page, &figs), PSC_OK);
+    s = psc__parse(psc_page_fig_find(&figs, "gpu_to_gpu_write_sm")->svg);
+    assert_true(psc__has_text_part(s, "median of 1 to 3 samples;"));
+    free(s);
+    s = psc__parse(psc_page_fig_find(&figs, "gpu_to_gpu_write_ce")->svg);
+    assert_true(psc__has_text_part(s, "median of 1 sample;")); /* one passed cell: its own count */
+    free(s);
+    psc_page_figs_free(&figs);
+    free(run);
+}
+
 static void test_page_html(void **state)
 {
     psc__run_t *run = malloc(sizeof(*run));
@@ -535,6 +592,8 @@ int main(void)
         cmocka_unit_test(test_heatmap_not_finite),
         cmocka_unit_test(test_curves_not_finite),
         cmocka_unit_test(test_dist_not_finite),
+        cmocka_unit_test(test_page_rank_unknown),
+        cmocka_unit_test(test_heatmap_samples_range),
         cmocka_unit_test(test_dist),
         cmocka_unit_test(test_page_figures_heatmaps),
         cmocka_unit_test(test_page_figures_sweep),
