@@ -166,7 +166,8 @@ static const psc_suite_test_t *psc__suite_test(const psc_bw_suite_t *s, const ch
 
 /* A test's sweep as one series per case (results size after size, cases in order within each size). */
 typedef struct {
-    char label[48];
+    char label[48];                   /* the legend's ("gpu0 -> gpu1 CE") */
+    char path[48];                    /* the path's ("gpu0 -> gpu1"), for the crossings */
     int src, dst, n;
     double *x, *y;
 } psc__curve_t;
@@ -185,6 +186,7 @@ static int psc__curves_of(const psc_bw_suite_t *s, const psc_suite_test_t *st, p
             if (nc == cap)
                 continue;
             psc_case_label(&r->c, cv[k].label, sizeof(cv[k].label));
+            snprintf(cv[k].path, sizeof(cv[k].path), "%s", cv[k].label);
             cv[k].src = r->c.src;
             cv[k].dst = r->c.dst;
             nc++;
@@ -228,7 +230,7 @@ static int psc__crossings(const psc__curve_t *ce, const psc__curve_t *sm, psc_ma
 
             mk[n].x = exp2(lx);
             mk[n].y = pc + t * (ce->y[a] - pc); /* on the curves: their common value there */
-            snprintf(text[n], sizeof(text[n]), "%s: %s > %s from %s", ce->label, side > 0 ? "SM" : "CE",
+            snprintf(text[n], sizeof(text[n]), "%s: %s > %s from %s", ce->path, side > 0 ? "SM" : "CE",
                      side > 0 ? "CE" : "SM", psc_figure_size_text((uint64_t)ce->x[a], sz, sizeof(sz)));
             mk[n].label = text[n];
             n++;
@@ -241,18 +243,66 @@ static int psc__crossings(const psc__curve_t *ce, const psc__curve_t *sm, psc_ma
     return n;
 }
 
+/*
+ * More paths than one plot shows apart (8 GPUs: 56 paths, 112 curves with the
+ * SM twin): small figures instead, one per source GPU, PSC__SWEEP_PATHS paths
+ * each at most, each with its own crossings.
+ */
+#define PSC__SWEEP_PATHS 7
+#define PSC__SWEEP_SPLIT 8
+
+/*
+ * One sweep figure of the CE curves sel[0..nsel) (indexes into cv) and their
+ * SM twins among cv[nce, nce + nsm); with every CE curve, an SM path without a
+ * CE one too.
+ */
+static int psc__sweep_fig(psc_page_figs_t *figs, const char *fname, const char *title, const psc__curve_t *cv,
+                          int nce, int nsm, const int *sel, int nsel, psc_series_t *se, psc_marker_t *mk,
+                          char (*mtext)[64], int mcap)
+{
+    int ns = 0, nmk = 0;
+    char sub[200];
+
+    for (int q = 0; q < nsel; q++) {
+        const psc__curve_t *ce = &cv[sel[q]];
+
+        se[ns++] = (psc_series_t){ce->label, ce->n, ce->x, ce->y, q, 0};
+        for (int k = nce; k < nce + nsm; k++)
+            if (cv[k].src == ce->src && cv[k].dst == ce->dst) { /* the SM line takes its path's colour */
+                se[ns++] = (psc_series_t){cv[k].label, cv[k].n, cv[k].x, cv[k].y, q, 1};
+                nmk += psc__crossings(ce, &cv[k], mk + nmk, mtext + nmk, mcap - nmk);
+            }
+    }
+    for (int k = nce; nsel == nce && k < nce + nsm; k++) {
+        int twin = 0;
+
+        for (int j = 0; j < nce && !twin; j++)
+            twin = cv[j].src == cv[k].src && cv[j].dst == cv[k].dst;
+        if (!twin)
+            se[ns++] = (psc_series_t){cv[k].label, cv[k].n, cv[k].x, cv[k].y, k, 1};
+    }
+    snprintf(sub, sizeof(sub), "GB/s (1 GB = 1e9 bytes), median per size%s",
+             nmk ? "; rings: where SM and CE cross" : "");
+    {
+        psc_curves_t c = {title, sub, "GB/s", ns, se, nmk, mk};
+
+        return psc__add(figs, fname, title, psc_figure_curves(&c));
+    }
+}
+
 static int psc__bw_sweep(psc_page_figs_t *figs, const psc_bw_suite_t *s, const psc_suite_test_t *st)
 {
     const char *name = psc_bw_test_name(st->test);
     size_t len = strlen(name);
-    char twin[96], fname[112], title[200], sub[200];
+    char twin[96], fname[112], title[200];
     const psc_suite_test_t *sm = NULL;
     psc__curve_t *cv = NULL;
     psc_series_t *se = NULL;
     psc_marker_t *mk = NULL;
     char (*mtext)[64] = NULL;
     double *xy = NULL;
-    int nce, nsm = 0, nmk = 0, rc = -1, cap = (int)st->n + 1;
+    int *sel = NULL, *done = NULL;
+    int nce, nsm = 0, rc = -1, cap = (int)st->n + 1;
 
     if (st->n == 0)
         return 0; /* no case (too few GPUs): no figure, as the page shows none; its SM twin is drawn alone */
@@ -273,7 +323,9 @@ static int psc__bw_sweep(psc_page_figs_t *figs, const psc_bw_suite_t *s, const p
     mk = calloc((size_t)cap * 2, sizeof(*mk));
     mtext = calloc((size_t)cap * 2, sizeof(*mtext));
     xy = calloc((size_t)cap * 2 * (size_t)(s->nsizes + 1), sizeof(*xy));
-    if (!cv || !se || !mk || !mtext || !xy)
+    sel = calloc((size_t)cap, sizeof(*sel));
+    done = calloc((size_t)cap, sizeof(*done));
+    if (!cv || !se || !mk || !mtext || !xy || !sel || !done)
         goto out;
     for (int k = 0; k < cap; k++) {
         cv[k].x = xy + (size_t)k * 2 * (size_t)(s->nsizes + 1);
@@ -282,22 +334,6 @@ static int psc__bw_sweep(psc_page_figs_t *figs, const psc_bw_suite_t *s, const p
     nce = psc__curves_of(s, st, cv, cap);
     if (sm)
         nsm = psc__curves_of(s, sm, cv + nce, cap - nce);
-    for (int k = 0; k < nce + nsm; k++) {
-        int base = k < nce ? k : -1;
-
-        for (int j = 0; base < 0 && j < nce; j++) /* the SM line takes its path's colour */
-            if (cv[j].src == cv[k].src && cv[j].dst == cv[k].dst)
-                base = j;
-        se[k].label = cv[k].label;
-        se[k].n = cv[k].n;
-        se[k].x = cv[k].x;
-        se[k].y = cv[k].y;
-        se[k].color = base >= 0 ? base : k;
-        se[k].dashed = k >= nce;
-        if (k >= nce && base >= 0) {
-            nmk += psc__crossings(&cv[base], &cv[k], mk + nmk, mtext + nmk, 2 * cap - nmk);
-        }
-    }
     /* The legend names the engine when both are drawn. */
     if (sm)
         for (int k = 0; k < nce + nsm; k++) {
@@ -309,12 +345,32 @@ static int psc__bw_sweep(psc_page_figs_t *figs, const psc_bw_suite_t *s, const p
         snprintf(title, sizeof(title), "%s vs %s: by size, copy engine (solid) and SM kernel (dashed)", name, twin);
     else
         snprintf(title, sizeof(title), "%s: %s, by size", name, psc_bw_test_title(st->test));
-    snprintf(sub, sizeof(sub), "GB/s (1 GB = 1e9 bytes), median per size%s", nmk ? "; rings: where SM and CE cross" : "");
-    {
-        psc_curves_t c = {title, sub, "GB/s", nce + nsm, se, nmk, mk};
-
+    if (nce <= PSC__SWEEP_SPLIT) {
+        for (int k = 0; k < nce; k++)
+            sel[k] = k;
         snprintf(fname, sizeof(fname), "%s_sweep", name);
-        rc = psc__add(figs, fname, title, psc_figure_curves(&c));
+        rc = psc__sweep_fig(figs, fname, title, cv, nce, nsm, sel, nce, se, mk, mtext, 2 * cap);
+        goto out;
+    }
+    /* Small figures: the paths of one source GPU each, in the run's order, PSC__SWEEP_PATHS at most a figure. */
+    rc = 0;
+    for (int first = 0; rc == 0 && first < nce; first++) {
+        int nsel = 0, src = cv[first].src;
+        char t[240], e[16];
+
+        if (done[first])
+            continue;
+        for (int k = first; k < nce && nsel < PSC__SWEEP_PATHS; k++)
+            if (!done[k] && cv[k].src == src) {
+                sel[nsel++] = k;
+                done[k] = 1;
+            }
+        psc_endpoint_name(src, e, sizeof(e));
+        snprintf(fname, sizeof(fname), "%s_sweep_%s", name, e);
+        for (int part = 2; psc_page_fig_find(figs, fname); part++) /* more paths from one source: numbered */
+            snprintf(fname, sizeof(fname), "%s_sweep_%s_%d", name, e, part);
+        snprintf(t, sizeof(t), "%s; from %s", title, e);
+        rc = psc__sweep_fig(figs, fname, t, cv, nce, nsm, sel, nsel, se, mk, mtext, 2 * cap);
     }
 out:
     free(cv);
@@ -322,6 +378,8 @@ out:
     free(mk);
     free(mtext);
     free(xy);
+    free(sel);
+    free(done);
     return rc;
 }
 

@@ -374,6 +374,26 @@ static void psc__sweep_table(psc_buf_t *b, const psc_bw_suite_t *s, const psc_su
     psc_buf_puts(b, "</table></details>\n");
 }
 
+/* A sweep split into small figures (NAME_gpuN, ...): the q-th of them, in the figures' order; NULL past the last. */
+static const psc_page_fig_t *psc__part(const psc_page_figs_t *figs, const char *name, int q)
+{
+    size_t l = strlen(name);
+
+    for (size_t i = 0; i < figs->n; i++)
+        if (strncmp(figs->figs[i].name, name, l) == 0 && figs->figs[i].name[l] == '_' && q-- == 0)
+            return &figs->figs[i];
+    return NULL;
+}
+
+static int psc__parts(const psc_page_figs_t *figs, const char *name)
+{
+    int n = 0;
+
+    while (psc__part(figs, name, n))
+        n++;
+    return n;
+}
+
 static void psc__bandwidth(psc_buf_t *b, const psc_bw_suite_t *s, const psc_page_figs_t *figs, int *k)
 {
     psc_buf_puts(b, "<section id=\"bandwidth\"><h2>Bandwidth</h2>\n<p class=\"note\">GB/s, 1 GB = 1e9 bytes; "
@@ -384,13 +404,17 @@ static void psc__bandwidth(psc_buf_t *b, const psc_bw_suite_t *s, const psc_page
         const psc_bw_test_info_t *ti = psc_bw_test_info(st->test);
         const psc_page_fig_t *f;
         char name[112];
+        int nparts;
 
         if (!ti)
             continue;
         snprintf(name, sizeof(name), s->nsizes > 1 ? "%s_sweep" : "%s", ti->name);
         f = psc_page_fig_find(figs, name);
-        if (s->nsizes > 1 && !f && st->n) /* an SM test drawn beside its copy-engine twin */
+        nparts = f ? 1 : s->nsizes > 1 ? psc__parts(figs, name) : 0;
+        if (s->nsizes > 1 && !nparts && st->n) /* an SM test drawn beside its copy-engine twin */
             continue;
+        if (!f && nparts) /* small figures, one per source GPU: the first carries the title */
+            f = psc__part(figs, name, 0);
         psc_buf_printf(b, "<h3 id=\"bw-%s\">", ti->name);
         if (f) { /* the figure carries the title */
             psc_buf_esc(b, ti->name);
@@ -404,9 +428,9 @@ static void psc__bandwidth(psc_buf_t *b, const psc_bw_suite_t *s, const psc_page
             psc_buf_printf(b, "<p class=\"note\">waived: needs at least %d GPUs</p>\n", ti->min_gpus);
             continue;
         }
-        if (f)
-            psc__figure(b, f, (*k)++);
-        else
+        for (int q = 0; q < nparts; q++)
+            psc__figure(b, q ? psc__part(figs, name, q) : f, (*k)++);
+        if (!f)
             psc__bw_table(b, s->results + st->first, st->n);
         if (f && s->nsizes > 1) {
             const psc_suite_test_t *pair[2] = {st, NULL};

@@ -100,6 +100,8 @@ check_run report report -t 'gpu_to_gpu_write_*,host_to_gpu_ce,gpu_to_gpu_bidir_w
 check_run sweep bw -t 'gpu_to_gpu_write_*' -b 4K -e 1M -n 1 --max-samples 1 -w 0
 # One GPU, every test: those needing two GPUs have no case; the page and --svg show the same figures.
 gpus=1; check_run sweep1 bw -b 4K -e 64K -n 1 --max-samples 1 -w 0
+# Eight GPUs: 56 paths drawn as a figure per source GPU, alike in the page and --svg.
+gpus=8; check_run sweep8 bw -t 'gpu_to_gpu_write_*' -b 4K -e 64K -n 1 --max-samples 1 -w 0
 gpus=2
 check_run lat lat -t 'gpu_to_gpu_chase,gpu_to_gpu_copy_ce' -n 20
 echo "ok: the pages render in $("$chromium" --version 2>/dev/null || echo chromium)"

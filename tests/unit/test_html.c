@@ -550,6 +550,74 @@ static void test_heatmap_samples_range(void **state)
     free(run);
 }
 
+/* Four GPUs (12 paths, 24 curves with SM): a small figure per source GPU, each its paths and its own crossings. */
+static void test_sweep_small_multiples(void **state)
+{
+    enum { NG = 4, NS = 2 };
+    const uint64_t sizes[NS] = {4096, 1 << 20};
+    psc__run_t *run = malloc(sizeof(*run));
+    psc_bw_result_t *res = calloc(2 * NG * NG * NS, sizeof(*res));
+    psc_device_info_t devs[NG];
+    psc_page_figs_t figs = {0, NULL};
+    size_t n = 0;
+    char *html;
+
+    (void)state;
+    assert_non_null(run);
+    assert_non_null(res);
+    psc__run_make(run, 1);
+    memset(devs, 0, sizeof(devs));
+    for (int e = 0; e < 2; e++) /* CE then SM; SM ahead at 4K, CE at 1M: one crossing per path */
+        for (int a = 0; a < NG; a++)
+            for (int b = 0; b < NG; b++)
+                for (int k = 0; a != b && k < NS; k++)
+                    res[n++] = psc__result(T(e ? "gpu_to_gpu_write_sm" : "gpu_to_gpu_write_ce"), a, b, sizes[k],
+                                           e ? (k ? 100 : 50) : (k ? 200 : 20) + a + b);
+    run->tests[0] = (psc_suite_test_t){T("gpu_to_gpu_write_ce"), 0, n / 2};
+    run->tests[1] = (psc_suite_test_t){T("gpu_to_gpu_write_sm"), n / 2, n / 2};
+    run->bw.results = res;
+    run->bw.nresults = n;
+    run->bw.nsizes = NS;
+    run->bw.ndev = NG;
+    for (int i = 0; i < NG; i++) {
+        run->bw.devices[i] = i;
+        devs[i].index = i;
+        devs[i].nvml_index = devs[i].numa_node = devs[i].sm_clock_mhz = devs[i].mem_clock_mhz = -1;
+        devs[i].temperature_c = -1;
+    }
+    run->page.devs = devs;
+    run->page.ndev = NG;
+    assert_int_equal(psc_page_figures(&run->page, &figs), PSC_OK);
+    assert_int_equal(figs.n, NG);
+    assert_null(psc_page_fig_find(&figs, "gpu_to_gpu_write_ce_sweep"));
+    for (int a = 0; a < NG; a++) {
+        char name[64], want[64];
+        psc__svg_t *sv;
+        int paths = 0, rings = 0;
+
+        snprintf(name, sizeof(name), "gpu_to_gpu_write_ce_sweep_gpu%d", a);
+        assert_non_null(psc_page_fig_find(&figs, name));
+        sv = psc__parse(psc_page_fig_find(&figs, name)->svg);
+        for (int k = 0; k < sv->ntext; k++) {
+            snprintf(want, sizeof(want), "gpu%d -> ", a);
+            paths += strstr(sv->text[k], " CE") && strstr(sv->text[k], "->") && !strstr(sv->text[k], ":");
+            rings += strstr(sv->text[k], ": CE > SM from 1M") != NULL;
+            if (strstr(sv->text[k], "->") && !strstr(sv->text[k], "vs"))
+                assert_ptr_equal(strstr(sv->text[k], want), sv->text[k]); /* this source's paths only */
+        }
+        assert_int_equal(paths, NG - 1);
+        assert_int_equal(rings, NG - 1);
+        free(sv);
+    }
+    html = psc_html_render(&run->page, &figs);
+    assert_non_null(html);
+    assert_int_equal(psc__count(html, "<svg"), NG); /* the page shows the figures --svg writes */
+    free(html);
+    psc_page_figs_free(&figs);
+    free(res);
+    free(run);
+}
+
 static void test_page_html(void **state)
 {
     psc__run_t *run = malloc(sizeof(*run));
@@ -594,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_dist_not_finite),
         cmocka_unit_test(test_page_rank_unknown),
         cmocka_unit_test(test_heatmap_samples_range),
+        cmocka_unit_test(test_sweep_small_multiples),
         cmocka_unit_test(test_dist),
         cmocka_unit_test(test_page_figures_heatmaps),
         cmocka_unit_test(test_page_figures_sweep),
