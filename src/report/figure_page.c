@@ -92,7 +92,7 @@ static void psc__bw_subtitle(const psc_bw_result_t *res, size_t n, char *buf, si
         snprintf(copies, sizeof(copies), "%u", imax);
     else
         snprintf(copies, sizeof(copies), "%u to %u", imin, imax);
-    psc_figure_size_text(first->size, sz, sizeof(sz));
+    psc_render_size_text(first->size, sz, sizeof(sz));
     snprintf(buf, len, "GB/s (1 GB = 1e9 bytes), median of %s; %s%s per copy x %s copies a sample%s", samples, sz,
              strchr("KMG", sz[strlen(sz) - 1]) ? "iB" : " B", copies, first->gated ? "" : "; timed without gates");
 }
@@ -231,7 +231,7 @@ static int psc__crossings(const psc__curve_t *ce, const psc__curve_t *sm, psc_ma
             mk[n].x = exp2(lx);
             mk[n].y = pc + t * (ce->y[a] - pc); /* on the curves: their common value there */
             snprintf(text[n], sizeof(text[n]), "%s: %s > %s from %s", ce->path, side > 0 ? "SM" : "CE",
-                     side > 0 ? "CE" : "SM", psc_figure_size_text((uint64_t)ce->x[a], sz, sizeof(sz)));
+                     side > 0 ? "CE" : "SM", psc_render_size_text((uint64_t)ce->x[a], sz, sizeof(sz)));
             mk[n].label = text[n];
             n++;
         }
@@ -473,7 +473,7 @@ static int psc__lat_dist(psc_page_figs_t *figs, int test, const psc_lat_result_t
 
             if (x->nsizes > 1)
                 snprintf(labels[nr], sizeof(labels[nr]), "%s -> %s, %s B", psc_endpoint_name(x->c.src, a, sizeof(a)),
-                         psc_endpoint_name(x->c.dst, b, sizeof(b)), psc_figure_size_text(x->sizes[k], sz, sizeof(sz)));
+                         psc_endpoint_name(x->c.dst, b, sizeof(b)), psc_render_size_text(x->sizes[k], sz, sizeof(sz)));
             else
                 snprintf(labels[nr], sizeof(labels[nr]), "%s -> %s", psc_endpoint_name(x->c.src, a, sizeof(a)),
                          psc_endpoint_name(x->c.dst, b, sizeof(b)));

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "figure.h"
+#include "render.h"
 
 #define PSC_PI 3.14159265358979323846
 #define PSC_FONT 12.0
@@ -14,19 +15,6 @@
 #define PSC_INK 0x202020u
 #define PSC_GRID 0xe4e4e4u
 #define PSC_MUTED 0xd9d9d9u
-
-const char *psc_figure_size_text(uint64_t s, char *buf, size_t len)
-{
-    if (s >= (1ull << 30) && s % (1ull << 30) == 0)
-        snprintf(buf, len, "%lluG", (unsigned long long)(s >> 30));
-    else if (s >= (1ull << 20) && s % (1ull << 20) == 0)
-        snprintf(buf, len, "%lluM", (unsigned long long)(s >> 20));
-    else if (s >= 1024 && s % 1024 == 0)
-        snprintf(buf, len, "%lluK", (unsigned long long)(s >> 10));
-    else
-        snprintf(buf, len, "%llu", (unsigned long long)s);
-    return buf;
-}
 
 /* Viridis (perceptually even, readable in grey and by most colour-blind readers), t in [0, 1]. */
 static unsigned psc__viridis(double t)
@@ -235,7 +223,7 @@ static void psc__axes(psc_fig_t *f, const psc__frame_t *fr, double ystep, const 
         psc__line(cr, x, fr->t, x, fr->t + fr->h, PSC_GRID, 1);
         psc__line(cr, x, fr->t + fr->h, x, fr->t + fr->h + 4, PSC_INK, 1);
         psc_fig_text(f, x, fr->t + fr->h + 17, 11, PSC_ANCHOR_MIDDLE, PSC_INK, 0, 0,
-                     psc_figure_size_text(1ull << (e < 0 ? 0 : e > 62 ? 62 : e), buf, sizeof(buf)));
+                     psc_render_size_text(1ull << (e < 0 ? 0 : e > 62 ? 62 : e), buf, sizeof(buf)));
     }
     psc__line(cr, fr->l, fr->t + fr->h, fr->l + fr->w, fr->t + fr->h, PSC_INK, 1);
     psc__line(cr, fr->l, fr->t, fr->l, fr->t + fr->h, PSC_INK, 1);

@@ -61,7 +61,5 @@ char *psc_figure_heatmap(const psc_heatmap_t *h);
 char *psc_figure_curves(const psc_curves_t *c);
 char *psc_figure_dist(const psc_dist_t *d);
 
-/* "4K", "64M", "1G" (1024-based) or bytes, for axes and labels. */
-const char *psc_figure_size_text(uint64_t s, char *buf, size_t len);
 
 #endif

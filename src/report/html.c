@@ -290,7 +290,7 @@ static void psc__bw_notes(psc_buf_t *b, const psc_bw_result_t *res, size_t n)
         any = 1;
         psc_buf_printf(b, "<li><span class=\"%s\">", res[i].status == PSC_RESULT_FAILED ? "fail" : "");
         psc_buf_esc(b, psc_case_label(&res[i].c, label, sizeof(label)));
-        psc_buf_printf(b, " (%s B)</span>: %s: ", psc_figure_size_text(res[i].size, sz, sizeof(sz)),
+        psc_buf_printf(b, " (%s B)</span>: %s: ", psc_render_size_text(res[i].size, sz, sizeof(sz)),
                        psc_result_status_string(res[i].status));
         psc_buf_esc(b, res[i].reason);
         psc_buf_puts(b, "</li>\n");
@@ -310,7 +310,7 @@ static void psc__bw_table(psc_buf_t *b, const psc_bw_result_t *res, size_t n)
         char label[48], t[64], a[16], c[16], sz[24];
 
         psc_case_label(&x->c, label, sizeof(label));
-        psc_figure_size_text(x->size, sz, sizeof(sz));
+        psc_render_size_text(x->size, sz, sizeof(sz));
         if (x->status != PSC_RESULT_PASSED) {
             psc_buf_puts(b, "<tr>");
             psc__td(b, label);
@@ -356,7 +356,7 @@ static void psc__sweep_table(psc_buf_t *b, const psc_bw_suite_t *s, const psc_su
     for (int z = 0; z < s->nsizes; z++) {
         char sz[24];
 
-        psc_buf_printf(b, "<tr><td class=\"n\">%s</td>", psc_figure_size_text(s->sizes[z], sz, sizeof(sz)));
+        psc_buf_printf(b, "<tr><td class=\"n\">%s</td>", psc_render_size_text(s->sizes[z], sz, sizeof(sz)));
         for (int t = 0; t < nst; t++)
             for (size_t i = st[t]->first; i < st[t]->first + st[t]->n; i++) {
                 const psc_bw_result_t *x = &s->results[i];

@@ -291,7 +291,7 @@ static int psc__distinct_sizes(const psc_bw_result_t *res, size_t n, uint64_t *s
     return k;
 }
 
-static const char *psc__size_text(uint64_t s, char *buf, size_t len)
+const char *psc_render_size_text(uint64_t s, char *buf, size_t len)
 {
     if (s >= (1ull << 30) && s % (1ull << 30) == 0)
         snprintf(buf, len, "%lluG", (unsigned long long)(s >> 30));
@@ -333,7 +333,7 @@ void psc_render_sweep(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, s
     for (int s = 0; s < ns; s++) {
         char st[24];
 
-        psc_table_set(t, (unsigned)s + 1, 0, "%s", psc__size_text(sizes[s], st, sizeof(st)));
+        psc_table_set(t, (unsigned)s + 1, 0, "%s", psc_render_size_text(sizes[s], st, sizeof(st)));
         for (size_t i = 0; i < n; i++) {
             char l[48];
 
@@ -476,8 +476,8 @@ void psc_render_crossover(FILE *f, const psc_bw_result_t *res, size_t n)
                 in_run = 1;
             } else if (in_run) {
                 pos += snprintf(wins + pos, sizeof(wins) > (size_t)pos ? sizeof(wins) - (size_t)pos : 0, "%s%s-%s",
-                                pos ? ", " : "", psc__size_text(run_lo, lo, sizeof(lo)),
-                                psc__size_text(run_hi, hi, sizeof(hi)));
+                                pos ? ", " : "", psc_render_size_text(run_lo, lo, sizeof(lo)),
+                                psc_render_size_text(run_hi, hi, sizeof(hi)));
                 in_run = 0;
             }
         }

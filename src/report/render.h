@@ -35,4 +35,7 @@ void psc_render_hostmem_compare(FILE *f, const psc_bw_result_t *res, size_t n);
 /* Per path, where the SM kernel beats the copy engine in a sweep (tests named *_ce with an *_sm twin). */
 void psc_render_crossover(FILE *f, const psc_bw_result_t *res, size_t n);
 
+/* 4096 -> "4K", 1 GiB -> "1G", 4099 -> "4099" (powers of 1024, as bw's sweeps name sizes). */
+const char *psc_render_size_text(uint64_t s, char *buf, size_t len);
+
 #endif

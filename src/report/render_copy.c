@@ -13,20 +13,6 @@
 #define PSC__KIB 1024ull
 #define PSC__MIB (1024ull * 1024)
 
-/* 4096 -> "4K", 1 GiB -> "1G", 4099 -> "4099" (powers of 1024, as bw's sweeps). */
-static const char *psc__size_text(uint64_t s, char *buf, size_t len)
-{
-    if (s >= (1ull << 30) && s % (1ull << 30) == 0)
-        snprintf(buf, len, "%lluG", (unsigned long long)(s >> 30));
-    else if (s >= PSC__MIB && s % PSC__MIB == 0)
-        snprintf(buf, len, "%lluM", (unsigned long long)(s >> 20));
-    else if (s >= PSC__KIB && s % PSC__KIB == 0)
-        snprintf(buf, len, "%lluK", (unsigned long long)(s >> 10));
-    else
-        snprintf(buf, len, "%llu", (unsigned long long)s);
-    return buf;
-}
-
 const char *psc_copy_route_text(psc_engine_t engine, int issuer, int stream_gpu, char *buf, size_t len)
 {
     char who[16];
@@ -81,7 +67,7 @@ static void psc__footer_part(FILE *f, const char *what, double x, const psc_copy
     }
     snprintf(path, sizeof(path), "%s -> %s", psc_endpoint_name(r->src, a, sizeof(a)),
              psc_endpoint_name(r->dst, b, sizeof(b)));
-    psc_report_printf(f, "%s: %.2fx (%s at %s)", what, x, path, psc__size_text(r->size, size, sizeof(size)));
+    psc_report_printf(f, "%s: %.2fx (%s at %s)", what, x, path, psc_render_size_text(r->size, size, sizeof(size)));
 }
 
 void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
@@ -125,7 +111,7 @@ void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
             unsigned row = (unsigned)i + 1;
             char size[24], route[48];
 
-            psc_table_set(t, row, 0, "%s", psc__size_text(r->size, size, sizeof(size)));
+            psc_table_set(t, row, 0, "%s", psc_render_size_text(r->size, size, sizeof(size)));
             psc__us_cell(t, row, 1, r->driver_us);
             psc__us_cell(t, row, 2, r->psc_us);
             if (isfinite(r->speedup) && r->speedup > 0)
@@ -234,8 +220,8 @@ static void psc__cal_path(FILE *f, const psc_calibration_t *cal, const int *idx,
         while (e + 1 < ns && win[e + 1] == win[s])
             e++;
         nrows++;
-        psc_table_set(t, (unsigned)nrows, 0, "%s%s%s", psc__size_text(sizes[s], lo, sizeof(lo)), e > s ? " - " : "",
-                      e > s ? psc__size_text(sizes[e], hi, sizeof(hi)) : "");
+        psc_table_set(t, (unsigned)nrows, 0, "%s%s%s", psc_render_size_text(sizes[s], lo, sizeof(lo)), e > s ? " - " : "",
+                      e > s ? psc_render_size_text(sizes[e], hi, sizeof(hi)) : "");
         if (win[s] < 0) {
             psc_table_set(t, (unsigned)nrows, 1, "none measured");
         } else {
