@@ -946,6 +946,8 @@ typedef struct {
     double own_us;    /* p2pscope's kernel: microseconds per call, the slowest rank's, the median of the repetitions */
     double nccl_us;   /* ncclAllReduce, timed the same way */
     int nccl;         /* 1: psc_allreduce_sum sends this class's calls to NCCL (nccl_us < own_us) */
+    int copy_engines; /* 1: p2pscope's calls of this class go by its copy engines, timed faster than its kernels
+                         (own_us theirs); 0: by its kernels (classes where both were timed: 2 ranks, 4 MiB on) */
 } psc_ar_tune_row_t;
 
 #define PSC_AR_TUNE_ROWS 37 /* 16 B to 1 TiB */

@@ -295,6 +295,97 @@ static void test_choice_follows_the_times(void **state)
     assert_int_equal(live_comms(), live); /* destroy took the communicators */
 }
 
+/* The kernels slow at 8 MiB, the copy engines at 4 MiB, NCCL always: each way fastest where the test says. */
+static double skew_ways(int way, uint64_t bytes, double us, void *arg)
+{
+    (void)arg;
+    if (way == PSC__AR_TUNE_NCCL || (way == PSC__AR_TUNE_KERNELS && bytes == (8u << 20)) ||
+        (way == PSC__AR_TUNE_COPY && bytes == (4u << 20)))
+        return us + SLOW;
+    return us;
+}
+
+/* Stream writes the fake logged since its log was cleared: calls that went by the copy engines. */
+static int stream_writes(void)
+{
+    void *h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD), *s, *e;
+    int (*op)(int, void **, void **) = NULL;
+    int n = 0, o;
+
+    if (!h)
+        return -1;
+    *(void **)&op = dlsym(h, "fake_cuda_op");
+    dlclose(h);
+    for (int k = 0; op && (o = op(k, &s, &e)) != 0; k++)
+        n += o == 'V';
+    return op ? n : -1;
+}
+
+/*
+ * Two ranks made for 8 MiB calls: the copy engines timed beside the kernels and NCCL from 4 MiB on, the faster of
+ * p2pscope's two ways kept per class (the kernels at 4 MiB, the copy engines at 8 MiB here), never below 4 MiB;
+ * calls of each class go that way, exact.
+ */
+static void test_copy_engines_in_the_table(void **state)
+{
+    const size_t most = 8u << 20;
+    CUdeviceptr big[2];
+    void *buf[2];
+    psc_allreduce_t *ar = NULL;
+    psc_ar_tuning_t tb;
+    void (*run_copies)(int) = NULL;
+    void *h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
+
+    (void)state;
+    assert_non_null(h);
+    *(void **)&run_copies = dlsym(h, "fake_cuda_run_copies");
+    dlclose(h);
+    assert_non_null(run_copies);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&big[i], most), CUDA_SUCCESS);
+        buf[i] = (void *)(uintptr_t)big[i];
+    }
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, 2, most, &ar), PSC_OK);
+    assert_int_equal(psc__ar_tune_skew(ar, skew_ways, NULL), PSC_OK);
+    if (psc_allreduce_tune(ar, NULL, streams) != PSC_OK)
+        fail_msg("psc_allreduce_tune: %s", psc_context_last_error(g_ctx));
+    assert_int_equal(psc_allreduce_tuning(ar, &tb), PSC_OK);
+    for (int k = 0; k < tb.rows; k++) {
+        const psc_ar_tune_row_t *r = &tb.row[k];
+
+        assert_int_equal(r->copy_engines, r->bytes == (8u << 20));
+        assert_int_equal(r->nccl, 0);
+        assert_true(r->own_us > 0 && r->own_us < SLOW);
+    }
+    for (int c = 0; c < 2; c++) { /* 8 MiB by the copy engines, 4 MiB by the kernels */
+        size_t count = (c ? 4u << 20 : 8u << 20) / 4;
+
+        for (int i = 0; i < 2; i++)
+            fill_one(buf[i], PSC_AR_FLOAT32, count, 2, i, (uint32_t)c);
+        run_copies(1);
+        if (psc_allreduce_sum(ar, buf, (const void *const *)buf, count, PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
+            fail_msg("psc_allreduce_sum: %s", psc_context_last_error(g_ctx));
+        for (int i = 0; i < 2; i++)
+            assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(streams[i]), CUDA_SUCCESS);
+        if (c == 0)
+            assert_true(stream_writes() > 0);
+        else
+            assert_int_equal(stream_writes(), 0);
+        for (int i = 0; i < 2; i++)
+            for (size_t j = 0; j < count; j++) {
+                float want = (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, 2, j, (uint32_t)c), got;
+
+                memcpy(&got, (const unsigned char *)buf[i] + 4 * j, 4);
+                if (memcmp(&got, &want, 4))
+                    fail_msg("%zu elements, rank %d element %zu: %g, expected %g", count, i, j, got, want);
+            }
+    }
+    psc_allreduce_destroy(ar);
+    for (int i = 0; i < 2; i++)
+        g_ctx->cu.p_cuMemFree(big[i]);
+}
+
 static void test_refusals(void **state)
 {
     psc_allreduce_t *ar = make();
@@ -516,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_timed_in_graphs),
         cmocka_unit_test(test_choice_follows_the_times),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_copy_engines_in_the_table),
         cmocka_unit_test(test_processes_decide_alike),
         cmocka_unit_test(test_process_without_nccl),
     };

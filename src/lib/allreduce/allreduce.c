@@ -40,13 +40,18 @@ uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar)
     return ar->ce_off + psc__ar_ce_region(ar->n, ar->ce_chunk_max);
 }
 
-/* The way for a call of `bytes`: over 2 ranks the copy engines for large calls, over 3 or more the two-shot
-   for large calls; else the one-shot. */
-static int psc__ar_algo(const psc_allreduce_t *ar, uint64_t bytes)
+/*
+ * The way for a call of `bytes`: forced (tests), else as the tuning chose (way: PSC__AR_ONESHOT the kernels,
+ * PSC__AR_COPY the copy engines; 0 not tuned), else by size: over 2 ranks the copy engines for large calls,
+ * over 3 or more the two-shot kernel for large calls; else the one-shot.
+ */
+static int psc__ar_algo(const psc_allreduce_t *ar, uint64_t bytes, int way)
 {
     if (ar->algo)
         return ar->algo;
-    if (ar->n == 2 && ar->ce_chunk && bytes >= PSC__AR_CE_FROM)
+    if (way == PSC__AR_COPY && ar->ce_chunk)
+        return PSC__AR_COPY;
+    if (way != PSC__AR_ONESHOT && ar->n == 2 && ar->ce_chunk && bytes >= PSC__AR_CE_FROM)
         return PSC__AR_COPY;
     return ar->n >= 3 && bytes >= PSC__AR_TWOSHOT_MIN ? PSC__AR_TWOSHOT : PSC__AR_ONESHOT;
 }
@@ -294,7 +299,7 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
     size_t es = dtype == PSC_AR_FLOAT32 ? 4 : dtype == PSC_AR_FLOAT16 || dtype == PSC_AR_BFLOAT16 ? 2 : 0;
     uint64_t nvec, slot_vec, last_nvec, work;
     unsigned blocks;
-    int algo;
+    int algo, way = 0;
     psc_status_t st = PSC_OK;
 
     if (!ar)
@@ -325,9 +330,9 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
     }
     if (count == 0)
         return PSC_OK;
-    if (ar->tune_route && ar->tune_route(ar, recv, send, count, dtype, streams, &st)) /* NCCL is faster here */
+    if (ar->tune_route && ar->tune_route(ar, recv, send, count, dtype, streams, &st, &way)) /* NCCL is faster */
         return st;
-    algo = psc__ar_algo(ar, (uint64_t)count * es);
+    algo = psc__ar_algo(ar, (uint64_t)count * es, way);
     if (algo == PSC__AR_COPY) {
         psc__guard_enter(ctx);
         st = psc__ar_ce_sum(ar, recv, send, (uint64_t)count * es, dtype, streams,

@@ -1,7 +1,8 @@
 /*
  * psc_allreduce_tune: NCCL communicators over a group's ranks; the group's
- * kernel and ncclAllReduce timed alike at every power of two up to
- * max_bytes; later calls routed to the faster. psc_allreduce_sum and
+ * kernels, its copy engines (where it has them: 2 ranks, from 4 MiB) and
+ * ncclAllReduce timed alike at every power of two up to max_bytes; later
+ * calls routed to the fastest. psc_allreduce_sum and
  * psc_allreduce_destroy reach this file through the group's hooks
  * (ar_group.h), so allreduce.c never calls here directly: this file calls it.
  *
@@ -35,7 +36,7 @@ struct psc__ar_tune {
 /* One process's word at a meeting: its status so far, and (after a class) its medians. */
 typedef struct {
     int32_t status, graphs;
-    double own_us, nccl_us;
+    double own_us, nccl_us, copy_us; /* the kernels', NCCL's, the copy engines' (0: not timed) */
 } psc__tune_rec_t;
 
 /* The NCCL id from process 0, and whether each process could load NCCL. */
@@ -94,6 +95,8 @@ static psc_status_t psc__tune_meet(psc_allreduce_t *ar, const psc_ar_procs_t *p,
             rec->own_us = all[q].own_us;
         if (all[q].nccl_us > rec->nccl_us)
             rec->nccl_us = all[q].nccl_us;
+        if (all[q].copy_us > rec->copy_us)
+            rec->copy_us = all[q].copy_us;
     }
     return PSC_OK;
 }
@@ -145,12 +148,15 @@ out:
 
 /* psc_allreduce_sum's hook: 1 when the call's class goes to NCCL (then *st is how it went). */
 static int psc__tune_route(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count, int dtype,
-                           struct CUstream_st *const *streams, psc_status_t *st)
+                           struct CUstream_st *const *streams, psc_status_t *st, int *way)
 {
     const struct psc__ar_tune *t = ar->tune;
     int k = psc__ar_tune_class((uint64_t)count * (dtype == PSC_AR_FLOAT32 ? 4u : 2u));
 
-    if (!t || !t->ready || k >= t->table.rows || !t->table.row[k].nccl)
+    if (!t || !t->ready || k >= t->table.rows)
+        return 0;
+    *way = t->table.row[k].copy_engines ? PSC__AR_COPY : PSC__AR_ONESHOT;
+    if (!t->table.row[k].nccl)
         return 0;
     *st = psc__tune_nccl_sum(ar, recv, send, count, dtype, streams);
     return 1;
@@ -261,20 +267,32 @@ static psc_status_t psc__tune_open(psc_allreduce_t *ar, const psc_ar_procs_t *p,
     return st;
 }
 
-/* `calls` in-place fp32 sums of count elements one way (nccl 0: the group's kernel) on every local stream. */
-static psc_status_t psc__tune_issue(psc_allreduce_t *ar, int nccl, void *const *buf, size_t count, unsigned calls,
+/*
+ * `calls` in-place fp32 sums of count elements one way on every local stream: PSC__AR_TUNE_KERNELS the group's
+ * kernels (its copy engines set aside meanwhile), PSC__AR_TUNE_COPY its copy engines, PSC__AR_TUNE_NCCL NCCL.
+ */
+static psc_status_t psc__tune_issue(psc_allreduce_t *ar, int way, void *const *buf, size_t count, unsigned calls,
                                     struct CUstream_st *const *streams)
 {
+    const uint64_t chunk = ar->ce_chunk;
+    const int algo = ar->algo;
     psc_status_t st = PSC_OK;
 
+    if (way == PSC__AR_TUNE_KERNELS && !algo)
+        ar->ce_chunk = 0; /* by size, without the copy engines */
+    else if (way == PSC__AR_TUNE_COPY)
+        ar->algo = PSC__AR_COPY;
     for (unsigned c = 0; c < calls && st == PSC_OK; c++)
-        st = nccl ? psc__tune_nccl_sum(ar, buf, (const void *const *)buf, count, PSC_AR_FLOAT32, streams)
-                  : psc_allreduce_sum(ar, buf, (const void *const *)buf, count, PSC_AR_FLOAT32, streams, 0);
+        st = way == PSC__AR_TUNE_NCCL
+                 ? psc__tune_nccl_sum(ar, buf, (const void *const *)buf, count, PSC_AR_FLOAT32, streams)
+                 : psc_allreduce_sum(ar, buf, (const void *const *)buf, count, PSC_AR_FLOAT32, streams, 0);
+    ar->ce_chunk = chunk;
+    ar->algo = algo;
     return st;
 }
 
 /* The calls captured on every local stream, one graph each, instantiated into exec. */
-static psc_status_t psc__tune_capture(psc_allreduce_t *ar, int nccl, void *const *buf, size_t count, unsigned calls,
+static psc_status_t psc__tune_capture(psc_allreduce_t *ar, int way, void *const *buf, size_t count, unsigned calls,
                                       struct CUstream_st *const *streams, CUgraphExec *exec)
 {
     psc_context_t *ctx = ar->ctx;
@@ -284,7 +302,7 @@ static psc_status_t psc__tune_capture(psc_allreduce_t *ar, int nccl, void *const
 
     st = psc__capture_begin(ctx, ar->nlocal, ar->dev, streams, &begun);
     if (st == PSC_OK)
-        st = psc__tune_issue(ar, nccl, buf, count, calls, streams);
+        st = psc__tune_issue(ar, way, buf, count, calls, streams);
     st = psc__capture_end(ctx, begun, ar->dev, streams, st, g, exec);
     for (int i = 0; i < begun; i++)
         if (g[i])
@@ -320,7 +338,7 @@ static psc_status_t psc__tune_can_capture(psc_allreduce_t *ar, struct CUstream_s
 }
 
 /* One timed run one way, after a meeting: launch to every local stream's end, per call. */
-static psc_status_t psc__tune_once(psc_allreduce_t *ar, const psc_ar_procs_t *p, int nccl, CUgraphExec *exec,
+static psc_status_t psc__tune_once(psc_allreduce_t *ar, const psc_ar_procs_t *p, int way, CUgraphExec *exec,
                                    void *const *buf, size_t count, unsigned calls, struct CUstream_st *const *streams,
                                    double *us)
 {
@@ -336,7 +354,7 @@ static psc_status_t psc__tune_once(psc_allreduce_t *ar, const psc_ar_procs_t *p,
             if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
                 st = PSC_CU(ctx, cuGraphLaunch, (exec[i], streams[i]));
     } else {
-        st = psc__tune_issue(ar, nccl, buf, count, calls, streams);
+        st = psc__tune_issue(ar, way, buf, count, calls, streams);
     }
     for (int i = 0; i < ar->nlocal; i++) {
         psc_status_t s2 = psc__gpu_use(ctx, ar->dev[i]);
@@ -350,7 +368,10 @@ static psc_status_t psc__tune_once(psc_allreduce_t *ar, const psc_ar_procs_t *p,
     return st;
 }
 
-/* Class k: both ways timed alike, alternating; this process's medians in *rec. */
+/*
+ * Class k: the ways timed alike, alternating which goes first: the group's kernels, NCCL, and its copy engines
+ * where it can take them for this class (not when a test forced a way); this process's medians in *rec.
+ */
 static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p, int k, int graphs, void *const *buf,
                                     struct CUstream_st *const *streams, psc__tune_rec_t *rec)
 {
@@ -358,40 +379,39 @@ static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p
     uint64_t bytes = 16ull << k, at = bytes < ar->max_bytes ? bytes : ar->max_bytes;
     size_t count = (size_t)(at / 4);
     unsigned calls = bytes <= PSC__TUNE_FULL_CALLS ? PSC__TUNE_CALLS : (unsigned)((16ull << 20) / bytes);
-    CUgraphExec exec[2][PSC_AR_MAX_RANKS];
-    double t[2][PSC__TUNE_REPS], warm;
-    psc_stats_t own, nccl;
+    const int ways = !ar->algo && ar->ce_chunk && at >= PSC__AR_CE_FROM ? 3 : 2;
+    CUgraphExec exec[3][PSC_AR_MAX_RANKS];
+    double t[3][PSC__TUNE_REPS], warm, *med[3] = {&rec->own_us, &rec->nccl_us, &rec->copy_us};
     psc_status_t st = PSC_OK;
 
     memset(exec, 0, sizeof(exec));
     if (calls < 1)
         calls = 1;
-    for (int w = 0; graphs && w < 2 && st == PSC_OK; w++)
+    for (int w = 0; graphs && w < ways && st == PSC_OK; w++)
         st = psc__tune_capture(ar, w, buf, count, calls, streams, exec[w]);
-    for (int w = 0; w < 2 && st == PSC_OK; w++) /* warm: NCCL's first call of a size sets up, graphs upload */
+    for (int w = 0; w < ways && st == PSC_OK; w++) /* warm: NCCL's first call of a size sets up, graphs upload */
         st = psc__tune_once(ar, p, w, graphs ? exec[w] : NULL, buf, count, calls, streams, &warm);
     for (int r = 0; r < PSC__TUNE_REPS && st == PSC_OK; r++)
-        for (int j = 0; j < 2 && st == PSC_OK; j++) {
-            int w = (r + j) % 2; /* alternating which goes first */
+        for (int j = 0; j < ways && st == PSC_OK; j++) {
+            int w = (r + j) % ways; /* alternating which goes first */
 
             st = psc__tune_once(ar, p, w, graphs ? exec[w] : NULL, buf, count, calls, streams, &t[w][r]);
         }
-    for (int w = 0; w < 2; w++)
+    for (int w = 0; w < ways; w++)
         for (int i = 0; i < ar->nlocal; i++)
             if (exec[w][i])
                 ctx->cu.p_cuGraphExecDestroy(exec[w][i]);
     if (st != PSC_OK)
         return st;
-    if (psc_stats_compute(t[0], PSC__TUNE_REPS, &own) != PSC_OK ||
-        psc_stats_compute(t[1], PSC__TUNE_REPS, &nccl) != PSC_OK)
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_tune: out of host memory for the medians");
     rec->status = PSC_OK;
     rec->graphs = graphs;
-    rec->own_us = own.median;
-    rec->nccl_us = nccl.median;
-    if (ar->tune->skew) {
-        rec->own_us = ar->tune->skew(0, bytes, rec->own_us, ar->tune->skew_arg);
-        rec->nccl_us = ar->tune->skew(1, bytes, rec->nccl_us, ar->tune->skew_arg);
+    rec->copy_us = 0;
+    for (int w = 0; w < ways; w++) {
+        psc_stats_t m;
+
+        if (psc_stats_compute(t[w], PSC__TUNE_REPS, &m) != PSC_OK)
+            return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_tune: out of host memory for the medians");
+        *med[w] = ar->tune->skew ? ar->tune->skew(w, bytes, m.median, ar->tune->skew_arg) : m.median;
     }
     return PSC_OK;
 }
@@ -440,9 +460,10 @@ static psc_status_t psc__tune_measure(psc_allreduce_t *ar, const psc_ar_procs_t 
             st = (psc_status_t)rec.status;
         else if ((st = psc__tune_meet(ar, p, &rec)) == PSC_OK) {
             tb->row[k].bytes = 16ull << k;
-            tb->row[k].own_us = rec.own_us;
+            tb->row[k].copy_engines = rec.copy_us > 0 && rec.copy_us < rec.own_us;
+            tb->row[k].own_us = tb->row[k].copy_engines ? rec.copy_us : rec.own_us;
             tb->row[k].nccl_us = rec.nccl_us;
-            tb->row[k].nccl = rec.nccl_us < rec.own_us;
+            tb->row[k].nccl = rec.nccl_us < tb->row[k].own_us;
         }
     }
     if (st == PSC_OK) /* a kernel that gave up waiting timed nothing: say so, everywhere */

@@ -8,12 +8,13 @@
 int psc__ar_tune_class(uint64_t bytes);
 
 /*
- * For tests: each median this process measures (nccl 0: the kernel's, 1:
- * NCCL's; us per call) passes through fn before the processes compare them,
- * so a test can make either way the faster one. NULL: none. Set before
- * psc_allreduce_tune; PSC_ERR_NO_MEMORY.
+ * For tests: each median this process measures (way PSC__AR_TUNE_KERNELS,
+ * PSC__AR_TUNE_NCCL or PSC__AR_TUNE_COPY; us per call) passes through fn
+ * before the processes compare them, so a test can make any way the faster
+ * one. NULL: none. Set before psc_allreduce_tune; PSC_ERR_NO_MEMORY.
  */
-typedef double (*psc__ar_tune_skew_fn)(int nccl, uint64_t bytes, double us, void *arg);
+enum { PSC__AR_TUNE_KERNELS = 0, PSC__AR_TUNE_NCCL = 1, PSC__AR_TUNE_COPY = 2 };
+typedef double (*psc__ar_tune_skew_fn)(int way, uint64_t bytes, double us, void *arg);
 psc_status_t psc__ar_tune_skew(psc_allreduce_t *ar, psc__ar_tune_skew_fn fn, void *arg);
 
 #endif
