@@ -158,6 +158,16 @@ static void test_many_calls(void **state)
     psc_allreduce_destroy(ar);
 }
 
+/* Each rank's input and output buffers of a test, `bytes` each. */
+static void alloc_pairs(CUdeviceptr *in, CUdeviceptr *out, size_t bytes)
+{
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&in[i], bytes), CUDA_SUCCESS);
+        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&out[i], bytes), CUDA_SUCCESS);
+    }
+}
+
 /* Each rank's input and output buffers of a test, freed. */
 static void free_pairs(CUdeviceptr *in, CUdeviceptr *out)
 {
@@ -178,11 +188,7 @@ static void calls_in_pieces(int algo)
     psc_allreduce_t *ar = NULL;
 
     assert_non_null(h);
-    for (int i = 0; i < n; i++) {
-        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
-        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&in[i], most), CUDA_SUCCESS);
-        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&out[i], most), CUDA_SUCCESS);
-    }
+    alloc_pairs(in, out, most);
     assert_int_equal(psc_allreduce_create(g_ctx, devs, n, most, &ar), PSC_OK);
     assert_int_equal(psc__allreduce_force(ar, algo), PSC_OK);
     for (size_t c = getenv("PSC_TEST_QUICK") ? 1 : 0; c < sizeof(counts) / sizeof(counts[0]) - (getenv("PSC_TEST_QUICK") ? 1 : 0); c++)
@@ -377,11 +383,7 @@ static void test_copy_engine_checked(void **state)
         return;
     }
     assert_non_null(h);
-    for (int i = 0; i < n; i++) {
-        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
-        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&in[i], most), CUDA_SUCCESS);
-        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&out[i], most), CUDA_SUCCESS);
-    }
+    alloc_pairs(in, out, most);
     assert_int_equal(psc_allreduce_create(g_ctx, devs, n, most, &ar), PSC_OK);
     assert_int_equal(psc__allreduce_force(ar, 3), PSC_OK);
     assert_int_equal(psc__allreduce_ce_chunk(ar, 65536), PSC_OK);
@@ -498,10 +500,9 @@ static void test_large_calls(void **state)
         return;
     }
     assert_non_null(h);
+    alloc_pairs(in, out, most);
     for (int i = 0; i < n; i++) {
         assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
-        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&in[i], most), CUDA_SUCCESS);
-        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&out[i], most), CUDA_SUCCESS);
         for (size_t j = 0; j < most / 4; j++) {
             float f = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, n, i, j, 5);
 
