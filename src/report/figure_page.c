@@ -48,9 +48,46 @@ void psc_page_figs_free(psc_page_figs_t *figs)
 
 /* ------------------------------------------------------------ bandwidth */
 
-static const char *psc__cell_mark(const psc_bw_result_t *x)
+/* A matrix cell's text in place of a figure: "-" no result, "" passed (its figure), "n/a" waived, "FAIL". */
+static const char *psc__cell_mark(int found, psc_result_status_t status)
 {
-    return !x ? "-" : x->status == PSC_RESULT_PASSED ? "" : x->status == PSC_RESULT_WAIVED ? "n/a" : "FAIL";
+    return !found ? "-" : status == PSC_RESULT_PASSED ? "" : status == PSC_RESULT_WAIVED ? "n/a" : "FAIL";
+}
+
+/* A GPU x GPU (or host / same GPU) matrix's parts: labels gpuN then `other`, row and column labels, marks, values. */
+typedef struct {
+    char (*labels)[16];
+    const char **rl, **cl, **mark;
+    double *val;
+} psc__grid_t;
+
+static void psc__grid_free(psc__grid_t *g)
+{
+    free(g->labels);
+    free(g->rl);
+    free(g->cl);
+    free(g->mark);
+    free(g->val);
+}
+
+/* nrow x ncol cells; a single row or column is labelled `other`, else each is its GPU. 0, or -1 out of memory. */
+static int psc__grid_new(psc__grid_t *g, const int *devs, int ndev, int nrow, int ncol, const char *other)
+{
+    g->labels = calloc((size_t)ndev + 1, sizeof(*g->labels));
+    g->rl = calloc((size_t)ndev + 1, sizeof(*g->rl));
+    g->cl = calloc((size_t)ndev + 1, sizeof(*g->cl));
+    g->mark = calloc((size_t)(nrow * ncol), sizeof(*g->mark));
+    g->val = calloc((size_t)(nrow * ncol), sizeof(*g->val));
+    if (!g->labels || !g->rl || !g->cl || !g->mark || !g->val)
+        return -1;
+    for (int i = 0; i < ndev; i++)
+        snprintf(g->labels[i], sizeof(g->labels[i]), "gpu%d", devs[i]);
+    snprintf(g->labels[ndev], sizeof(g->labels[ndev]), "%s", other);
+    for (int r = 0; r < nrow; r++)
+        g->rl[r] = nrow == 1 ? g->labels[ndev] : g->labels[r];
+    for (int c = 0; c < ncol; c++)
+        g->cl[c] = ncol == 1 ? g->labels[ndev] : g->labels[c];
+    return 0;
 }
 
 static const psc_bw_result_t *psc__bw_find(const psc_bw_result_t *res, size_t n, int src, int dst)
@@ -103,9 +140,8 @@ static int psc__bw_heatmap(psc_page_figs_t *figs, int test, const psc_bw_result_
 {
     const psc_bw_test_info_t *ti = psc_bw_test_info(test);
     int nrow, ncol, rc = -1;
-    char (*labels)[16], sub[192], title[200];
-    const char **rl, **cl, **mark;
-    double *val;
+    char sub[192], title[200];
+    psc__grid_t g = {0};
 
     if (!ti || n == 0)
         return 0;
@@ -115,44 +151,28 @@ static int psc__bw_heatmap(psc_page_figs_t *figs, int test, const psc_bw_result_
     case PSC_SHAPE_D2H: nrow = ndev; ncol = 1; break;
     default: return 0;
     }
-    labels = calloc((size_t)ndev + 1, sizeof(*labels));
-    rl = calloc((size_t)ndev + 1, sizeof(*rl));
-    cl = calloc((size_t)ndev + 1, sizeof(*cl));
-    mark = calloc((size_t)(nrow * ncol), sizeof(*mark));
-    val = calloc((size_t)(nrow * ncol), sizeof(*val));
-    if (!labels || !rl || !cl || !mark || !val)
+    if (psc__grid_new(&g, devs, ndev, nrow, ncol, ti->shape == PSC_SHAPE_LOCAL ? "same GPU" : "host") != 0)
         goto out;
-    for (int i = 0; i < ndev; i++)
-        snprintf(labels[i], sizeof(labels[i]), "gpu%d", devs[i]);
-    snprintf(labels[ndev], sizeof(labels[ndev]), "%s", ti->shape == PSC_SHAPE_LOCAL ? "same GPU" : "host");
-    for (int r = 0; r < nrow; r++)
-        rl[r] = nrow == 1 ? labels[ndev] : labels[r];
-    for (int c = 0; c < ncol; c++)
-        cl[c] = ncol == 1 ? labels[ndev] : labels[c];
     for (int r = 0; r < nrow; r++)
         for (int c = 0; c < ncol; c++) {
             int src = ti->shape == PSC_SHAPE_H2D ? PSC_HOST : devs[nrow == 1 ? c : r];
             int dst = ti->shape == PSC_SHAPE_D2H ? PSC_HOST : devs[ncol == 1 ? r : c];
             const psc_bw_result_t *x = nrow == ncol && nrow > 1 && r == c ? NULL : psc__bw_find(res, n, src, dst);
 
-            mark[r * ncol + c] = psc__cell_mark(x);
-            val[r * ncol + c] = x && x->status == PSC_RESULT_PASSED ? x->stats.median : NAN;
+            g.mark[r * ncol + c] = psc__cell_mark(x != NULL, x ? x->status : PSC_RESULT_PASSED);
+            g.val[r * ncol + c] = x && x->status == PSC_RESULT_PASSED ? x->stats.median : NAN;
         }
     psc__bw_subtitle(res, n, sub, sizeof(sub));
     snprintf(title, sizeof(title), "%s: %s", ti->name, ti->title);
     {
-        psc_heatmap_t h = {title, sub, "source", "destination", nrow, ncol, rl, cl, val, mark, "%.1f"};
+        psc_heatmap_t h = {title, sub, "source", "destination", nrow, ncol, g.rl, g.cl, g.val, g.mark, "%.1f"};
         char name[96];
 
         snprintf(name, sizeof(name), "%s", ti->name);
         rc = psc__add(figs, name, title, psc_figure_heatmap(&h));
     }
 out:
-    free(labels);
-    free(rl);
-    free(cl);
-    free(mark);
-    free(val);
+    psc__grid_free(&g);
     return rc;
 }
 
@@ -390,29 +410,20 @@ static int psc__lat_heatmap(psc_page_figs_t *figs, int test, const psc_lat_resul
 {
     const psc_lat_test_info_t *ti = psc_lat_test_info(test);
     int peer, nrow, ncol, rc = -1;
-    char (*labels)[16], title[200], sub[200];
-    const char **rl, **cl, **mark;
-    double *val;
+    char title[200], sub[200];
+    psc__grid_t g = {0};
 
     if (!ti || n == 0 || (ti->method != PSC_LAT_CHASE && ti->method != PSC_LAT_FLAG))
         return 0;
     peer = ti->where == PSC_LAT_PEER;
     nrow = peer ? ndev : 1;
     ncol = ndev;
-    labels = calloc((size_t)ndev + 1, sizeof(*labels));
-    rl = calloc((size_t)ndev + 1, sizeof(*rl));
-    cl = calloc((size_t)ndev + 1, sizeof(*cl));
-    mark = calloc((size_t)(nrow * ncol), sizeof(*mark));
-    val = calloc((size_t)(nrow * ncol), sizeof(*val));
-    if (!labels || !rl || !cl || !mark || !val)
+    if (psc__grid_new(&g, devs, ndev, nrow, ncol, ti->where == PSC_LAT_LOCAL ? "same GPU" : "host") != 0)
         goto out;
-    for (int i = 0; i < ndev; i++)
-        snprintf(labels[i], sizeof(labels[i]), "gpu%d", devs[i]);
-    snprintf(labels[ndev], sizeof(labels[ndev]), "%s", ti->where == PSC_LAT_LOCAL ? "same GPU" : "host");
-    for (int r = 0; r < nrow; r++)
-        rl[r] = peer ? labels[r] : labels[ndev];
-    for (int c = 0; c < ncol; c++)
-        cl[c] = labels[c];
+    for (int c = 0; c < ncol; c++) /* columns: always the reading GPUs; rows: the peers', else the one place */
+        g.cl[c] = g.labels[c];
+    for (int r = 0; peer && r < nrow; r++)
+        g.rl[r] = g.labels[r];
     for (int r = 0; r < nrow; r++)
         for (int c = 0; c < ncol; c++) {
             int host = ti->where == PSC_LAT_HOST || ti->where == PSC_LAT_GPUMAP;
@@ -422,24 +433,20 @@ static int psc__lat_heatmap(psc_page_figs_t *figs, int test, const psc_lat_resul
             for (size_t i = 0; i < n && !(peer && r == c); i++)
                 if (res[i].c.src == src && res[i].c.dst == devs[c])
                     x = &res[i];
-            mark[r * ncol + c] = !x ? "-" : x->status == PSC_RESULT_PASSED ? "" : x->status == PSC_RESULT_WAIVED ? "n/a" : "FAIL";
-            val[r * ncol + c] = x && x->status == PSC_RESULT_PASSED ? x->lat[0].p50 / 1e3 : NAN;
+            g.mark[r * ncol + c] = psc__cell_mark(x != NULL, x ? x->status : PSC_RESULT_PASSED);
+            g.val[r * ncol + c] = x && x->status == PSC_RESULT_PASSED ? x->lat[0].p50 / 1e3 : NAN;
         }
     snprintf(title, sizeof(title), "%s: %s", ti->name, ti->title);
     snprintf(sub, sizeof(sub), "microseconds, p50; %s", ti->method == PSC_LAT_CHASE
                                                           ? "per dependent load: source = where the chain lives, destination = the reading GPU"
                                                           : "one way = round trip / 2");
     {
-        psc_heatmap_t h = {title, sub, "source", "destination", nrow, ncol, rl, cl, val, mark, "%.3g"};
+        psc_heatmap_t h = {title, sub, "source", "destination", nrow, ncol, g.rl, g.cl, g.val, g.mark, "%.3g"};
 
         rc = psc__add(figs, ti->name, title, psc_figure_heatmap(&h));
     }
 out:
-    free(labels);
-    free(rl);
-    free(cl);
-    free(mark);
-    free(val);
+    psc__grid_free(&g);
     return rc;
 }
 
