@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#include "scratch_dir.h"
 #include <jansson.h>
 
 #include "run_binary.h"
@@ -25,21 +27,17 @@ static const char *const psc__fake[] = {FAKE_ENV, NULL};
 static const char *const psc__fake_nccl[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, NULL};
 static const char *const psc__no_driver[] = {"P2PSCOPE_LIBCUDA=/nonexistent/libcuda.so.1", NULL};
 
-static char psc__dir[] = "/tmp/psc-expect-XXXXXX";
 
 static int setup(void **state)
 {
     (void)state;
-    return mkdtemp(psc__dir) ? 0 : -1;
+    return psc_scratch_make("psc-expect");
 }
 
 static int teardown(void **state)
 {
-    char cmd[128];
-
     (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", psc__dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return psc_scratch_remove();
 }
 
 /* A file of rules in the test's directory; its path in buf. */

@@ -20,37 +20,24 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "scratch_dir.h"
+
 #include "null_device.h"
 
 #include "p2pscope/bench.h"
 
-static char psc__dir[64];
 static char err[512];
 
 static int psc__setup(void **state)
 {
     (void)state;
-    snprintf(psc__dir, sizeof(psc__dir), "/tmp/psc-file-XXXXXX");
-    return mkdtemp(psc__dir) ? 0 : -1;
+    return psc_scratch_make("psc-file");
 }
 
 static int psc__teardown(void **state)
 {
-    char cmd[128];
-
     (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", psc__dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static const char *psc__path(const char *name)
-{
-    static char buf[4][256];
-    static int k;
-
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof(buf[k]), "%s/%s", psc__dir, name);
-    return buf[k];
+    return psc_scratch_remove();
 }
 
 static void psc__expect_content(const char *path, const char *want)

@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "scratch_dir.h"
+
 #include "run_binary.h"
 
 /* Past the parser, the driver would answer "no driver" (exit 3): exit 2 proves the check came first. */
@@ -25,32 +27,17 @@ static const char *const psc__fake[] = {"P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "FAKE_
                                         "FAKE_CUDA_KERNELS=1", "P2PSCOPE_LIBNVML=/nonexistent/libnvidia-ml.so.1",
                                         NULL};
 
-static char psc__dir[64];
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(psc__dir, sizeof(psc__dir), "/tmp/psc-page-XXXXXX");
-    return mkdtemp(psc__dir) ? 0 : -1;
+    return psc_scratch_make("psc-page");
 }
 
 static int teardown(void **state)
 {
-    char cmd[128];
-
     (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", psc__dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static const char *psc__path(const char *name)
-{
-    static char buf[4][256];
-    static int k;
-
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof(buf[k]), "%s/%s", psc__dir, name);
-    return buf[k];
+    return psc_scratch_remove();
 }
 
 static int psc__entries(const char *dir)
