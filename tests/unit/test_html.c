@@ -373,6 +373,7 @@ static void test_page_figures_heatmaps(void **state)
     (void)state;
     assert_non_null(run);
     psc__run_make(run, 0);
+    run->res[3].status = PSC_RESULT_WAIVED; /* gpu1 -> gpu0 by SM: waived, not failed */
     assert_int_equal(psc_page_figures(&run->page, &figs), PSC_OK);
     assert_int_equal(figs.n, 2); /* a matrix per GPU -> GPU test */
     f = psc_page_fig_find(&figs, "gpu_to_gpu_write_ce");
@@ -385,6 +386,8 @@ static void test_page_figures_heatmaps(void **state)
     free(s);
     s = psc__parse(psc_page_fig_find(&figs, "gpu_to_gpu_write_sm")->svg);
     assert_int_equal(psc__count_text(s, "370.2") + psc__count_text(s, "370.3"), 1);
+    assert_int_equal(psc__count_text(s, "n/a"), 1); /* the waived cell: marked so, not FAIL */
+    assert_int_equal(psc__count_text(s, "FAIL"), 0);
     free(s);
     psc_page_figs_free(&figs);
     free(run);
