@@ -1,11 +1,14 @@
 /*
- * psc_allreduce_join on the machine's GPUs: two processes (forked here, each
- * with its own context), one GPU each where there are two, else both on GPU 0
- * (their kernels then take turns: slow, still exact). Exact sums in both for
- * each type, in and out of place, mixed sizes, a call in pieces; a CUDA graph
- * of calls replayed in each process; a process that never calls makes the
- * other give up with the rank named. Prints the time per call of both ways
- * (meaningful with two GPUs). Skipped only without a driver or GPU.
+ * psc_allreduce_join on the machine's GPUs: groups of 2, 3 and 4 processes
+ * (PSC_TEST_PROCS="2 3 4" by default; forked here, each with its own
+ * context), a GPU each where there are enough, else taking turns on them
+ * (slow, still exact: fewer calls then; with 3 or more the two-shot kernel
+ * runs, so one GPU tests the code of 4- and 8-GPU machines). Exact sums in
+ * every process for each type, in and out of place, mixed sizes, both kernels
+ * and the copy engines, a call in pieces; a CUDA graph of calls replayed in
+ * each process; a process that never calls makes the others give up with the
+ * rank named. Prints the time per call of both ways (meaningful with a GPU
+ * each). Skipped only without a driver or GPU.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -106,6 +109,13 @@ static int sum(rank_t *k, CUdeviceptr out, int dt, size_t count)
                                                                                 : say(k->proc, "psc_allreduce_sum", k->ctx);
 }
 
+/* Fewer calls under the sanitizers and where more than two processes take turns on a GPU (each call then
+   waits for the others' time slices: exact, but slow). */
+static int few_calls(psc_context_t *ctx, int nprocs)
+{
+    return getenv("PSC_TEST_QUICK") != NULL || (nprocs > 2 && nprocs > psc_device_count(ctx));
+}
+
 static double now_us(void)
 {
     struct timespec ts;
@@ -173,7 +183,7 @@ static int copy_engine_graph(rank_t *k, const psc_ar_procs_t *procs)
 static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
 {
     static const int types[] = {PSC_AR_FLOAT32, PSC_AR_FLOAT16, PSC_AR_BFLOAT16};
-    int calls = getenv("PSC_TEST_QUICK") ? 30 : 600, rc;
+    int calls = few_calls(ctx, nprocs) ? 30 : 600, rc;
     uint32_t x = 4242;
     rank_t k;
 
@@ -207,7 +217,7 @@ static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const ps
 static int role_time(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
 {
     psc_cuda_t *cu = &ctx->cu;
-    int quick = getenv("PSC_TEST_QUICK") != NULL, calls = quick ? 20 : 1000, replays = quick ? 2 : 50;
+    int quick = few_calls(ctx, nprocs), calls = quick ? 20 : 1000, replays = quick ? 2 : 50;
     rank_t k;
     int rc;
 
@@ -297,22 +307,46 @@ static psc_context_t *open_gpu(int proc, int *code)
     return ctx;
 }
 
+/* The group sizes to run: PSC_TEST_PROCS ("2 3 4" by default), each 2 to 8; 0 where the list is bad. */
+static int group_sizes(int *sizes, int max)
+{
+    const char *env = getenv("PSC_TEST_PROCS");
+    char *end;
+    int n = 0;
+
+    for (const char *p = env ? env : "2 3 4"; *p; p = end) {
+        long v = strtol(p, &end, 10);
+
+        if (end == p || v < 2 || v > PSC_TEST_NP_MAX || n == max || (*end && *end != ' ' && *end != ','))
+            return 0;
+        sizes[n++] = (int)v;
+        while (*end == ' ' || *end == ',')
+            end++;
+    }
+    return n;
+}
+
 int main(void)
 {
-    static const int gpus[2] = {0, 1}; /* on a machine with one GPU, both on it (rank_open) */
-    int rc = 0;
+    static const int gpus[PSC_TEST_NP_MAX] = {0, 1, 2, 3, 4, 5, 6, 7}; /* fewer GPUs: shared (rank_open) */
+    int sizes[PSC_TEST_NP_MAX], nsizes = group_sizes(sizes, PSC_TEST_NP_MAX), rc = 0;
     struct {
         const char *name;
         psc_test_role_t role;
     } runs[] = {{"sums", role_sums}, {"time", role_time}, {"silent", role_silent}};
 
-    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
-        rc = psc_test_run_procs(runs[i].role, 2, gpus, open_gpu, 300);
-        if (rc == PSC_TEST_SKIP)
-            return PSC_TEST_SKIP;
-        printf("%s %s\n", rc ? "FAILED" : "ok", runs[i].name);
-        if (rc)
-            return 1;
+    if (nsizes == 0) {
+        fprintf(stderr, "PSC_TEST_PROCS: process counts from 2 to %d, separated by spaces\n", PSC_TEST_NP_MAX);
+        return 1;
     }
+    for (int z = 0; z < nsizes; z++)
+        for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+            rc = psc_test_run_procs(runs[i].role, sizes[z], gpus, open_gpu, 300);
+            if (rc == PSC_TEST_SKIP)
+                return PSC_TEST_SKIP;
+            printf("%s %s, %d processes\n", rc ? "FAILED" : "ok", runs[i].name, sizes[z]);
+            if (rc)
+                return 1;
+        }
     return 0;
 }
