@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lib/util/safe_read.h"
+#include "lib/util/size_name.h"
 #include "report/compare.h"
 
 static const char psc__accepted[] = "accepted: a JSON run written by p2pscope bw, report, lat or coll with --json";
@@ -62,19 +63,6 @@ static const char *psc__str(const json_t *o, const char *key, const char *dflt)
     if (!x || json_is_null(x))
         return dflt;
     return json_is_string(x) ? json_string_value(x) : NULL;
-}
-
-/* "4 KiB", "512 MiB" where the size is a whole number of them, else bytes. */
-static void psc__size_text(long long bytes, char *buf, size_t len)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-
-    while (u < 4 && bytes >= 1024 && bytes % 1024 == 0) {
-        bytes /= 1024;
-        u++;
-    }
-    snprintf(buf, len, "%lld %s", bytes, units[u]);
 }
 
 static psc_status_t psc__add(psc__ld_t *l, const char *key, const char *label, psc_cmp_status_t st, double value,
@@ -223,7 +211,7 @@ static psc_status_t psc__bw_test(psc__ld_t *l, const json_t *t, size_t i)
         (rc = psc__bytes(l, t, "bytes_per_copy", st != PSC_CMP_PASSED, field, &bytes)) != PSC_OK)
         return rc;
     if (bytes >= 0)
-        psc__size_text(bytes, size, sizeof(size));
+        psc__size_name((uint64_t)bytes, " ", size, sizeof(size));
     if (st == PSC_CMP_PASSED) {
         const json_t *s = json_object_get(t, "stats");
 
@@ -288,7 +276,7 @@ static psc_status_t psc__lat_test(psc__ld_t *l, const json_t *t, size_t i)
         if ((rc = psc__bytes(l, e, json_object_get(e, "bytes") ? "bytes" : "working_set_bytes", 0, field, &bytes)) !=
             PSC_OK)
             return rc;
-        psc__size_text(bytes, size, sizeof(size));
+        psc__size_name((uint64_t)bytes, " ", size, sizeof(size));
         for (size_t f = 0; f < sizeof(figures) / sizeof(figures[0]); f++) {
             const json_t *p = json_object_get(e, figures[f]);
             double p50 = 0, lo = 0, hi = 0;
@@ -371,7 +359,7 @@ static psc_status_t psc__coll(psc__ld_t *l, const json_t *doc)
             return psc__bad(l, field, "lacks a type, redop or impl string, or a root number");
         if ((rc = psc__bytes(l, row, "size_bytes", 0, field, &bytes)) != PSC_OK)
             return rc;
-        psc__size_text(bytes, size, sizeof(size));
+        psc__size_name((uint64_t)bytes, " ", size, sizeof(size));
         if (json_integer_value(r) >= 0)
             snprintf(root, sizeof(root), " root %lld", (long long)json_integer_value(r));
         snprintf(key, sizeof(key), "%s|%lld|%s|%s|%lld|%s", name, bytes, type, op, (long long)json_integer_value(r),

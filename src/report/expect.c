@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/size_name.h"
 #include "report/expect.h"
 #include "report/json.h"
 #include "report/render.h"
@@ -13,15 +14,7 @@
 
 const char *psc_expect_size_name(uint64_t bytes, char *buf, size_t len)
 {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    unsigned u = 0;
-
-    while (u + 1 < sizeof(units) / sizeof(units[0]) && bytes >= 1024 && bytes % 1024 == 0) {
-        bytes /= 1024;
-        u++;
-    }
-    snprintf(buf, len, "%llu%s", (unsigned long long)bytes, units[u]);
-    return buf;
+    return psc__size_name(bytes, "", buf, len);
 }
 
 /* A label without its spaces: "gpu0 -> gpu1" -> "gpu0->gpu1". */

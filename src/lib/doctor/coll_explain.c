@@ -9,6 +9,7 @@
 
 #include "doctor/rules.h"
 #include "p2pscope/bench.h"
+#include "util/size_name.h"
 
 #define PSC__COLL_FAR 0.5                    /* busbw below this share of bw is "far below" */
 #define PSC__COLL_LATENCY_BYTES (64ull << 20) /* below 64 MiB busbw is still shaped by latency */
@@ -95,17 +96,6 @@ static int psc__coll_best(psc__coll_t *x)
     return 1;
 }
 
-static const char *psc__size(uint64_t b, char *buf, size_t len)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-
-    while (u < 4 && b >= 1024 && b % 1024 == 0)
-        b /= 1024, u++;
-    snprintf(buf, len, "%llu %s", (unsigned long long)b, units[u]);
-    return buf;
-}
-
 /* Ordered pairs of the run's GPUs matching what; the first in *fi, *fj. */
 static int psc__run_pairs(const psc__coll_t *x, int (*what)(const psc_pair_facts_t *, int), int arg, int *fi,
                           int *fj)
@@ -165,11 +155,11 @@ static void psc__coll_rules(const psc__coll_t *x, psc__findings_t *fs)
     if (x->best >= PSC__COLL_FAR * x->link_bw)
         return;
     snprintf(lead, sizeof(lead), "busbw %.1f GB/s (at %s) is %.0f%% of the %.1f GB/s bw measured on these links",
-             x->best, psc__size(x->best_bytes, at, sizeof(at)), 100.0 * x->best / x->link_bw, x->link_bw);
+             x->best, psc__size_name(x->best_bytes, " ", at, sizeof(at)), 100.0 * x->best / x->link_bw, x->link_bw);
     snprintf(ev, sizeof(ev), "%s, %d ranks in %d process%s, sizes up to %s; best busbw of the largest sizes %.2f GB/s; "
              "bw %.2f GB/s; NCCL settings %s",
              psc_coll_name(x->c->coll) ? psc_coll_name(x->c->coll) : "?", x->c->nranks, x->c->nprocs,
-             x->c->nprocs == 1 ? "" : "es", psc__size(x->largest, top, sizeof(top)), x->best, x->link_bw,
+             x->c->nprocs == 1 ? "" : "es", psc__size_name(x->largest, " ", top, sizeof(top)), x->best, x->link_bw,
              n && n->known ? (n->nsettings ? "in the facts" : "none") : "not known");
     if (psc__nccl_flag(n, "NCCL_P2P_DISABLE")) {
         reasons++;

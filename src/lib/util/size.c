@@ -3,7 +3,10 @@
 #include <stdlib.h>
 #include <strings.h>
 
+#include <stdio.h>
+
 #include "p2pscope/bench.h"
+#include "util/size_name.h"
 
 static const struct {
     const char *suffix;
@@ -39,4 +42,17 @@ psc_status_t psc_size_parse(const char *text, uint64_t *out)
         return PSC_OK;
     }
     return PSC_ERR_INVALID;
+}
+
+const char *psc__size_name(uint64_t bytes, const char *sep, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    unsigned u = 0;
+
+    while (u + 1 < sizeof(units) / sizeof(units[0]) && bytes >= 1024 && bytes % 1024 == 0) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%llu%s%s", (unsigned long long)bytes, sep, units[u]);
+    return buf;
 }
