@@ -70,8 +70,12 @@ static void psc__grid_free(psc__grid_t *g)
     free(g->val);
 }
 
-/* nrow x ncol cells; a single row or column is labelled `other`, else each is its GPU. 0, or -1 out of memory. */
-static int psc__grid_new(psc__grid_t *g, const int *devs, int ndev, int nrow, int ncol, const char *other)
+/* Which axis is the single other place (the host, the same GPU); the other axis, or both, are the GPUs. */
+typedef enum { PSC__PLACE_NONE, PSC__PLACE_ROWS, PSC__PLACE_COLS } psc__place_t;
+
+/* nrow x ncol cells; the `place` axis is labelled `other`, each other row or column its GPU. 0, or -1 out of memory. */
+static int psc__grid_new(psc__grid_t *g, const int *devs, int ndev, int nrow, int ncol, psc__place_t place,
+                         const char *other)
 {
     g->labels = calloc((size_t)ndev + 1, sizeof(*g->labels));
     g->rl = calloc((size_t)ndev + 1, sizeof(*g->rl));
@@ -84,9 +88,9 @@ static int psc__grid_new(psc__grid_t *g, const int *devs, int ndev, int nrow, in
         snprintf(g->labels[i], sizeof(g->labels[i]), "gpu%d", devs[i]);
     snprintf(g->labels[ndev], sizeof(g->labels[ndev]), "%s", other);
     for (int r = 0; r < nrow; r++)
-        g->rl[r] = nrow == 1 ? g->labels[ndev] : g->labels[r];
+        g->rl[r] = place == PSC__PLACE_ROWS ? g->labels[ndev] : g->labels[r];
     for (int c = 0; c < ncol; c++)
-        g->cl[c] = ncol == 1 ? g->labels[ndev] : g->labels[c];
+        g->cl[c] = place == PSC__PLACE_COLS ? g->labels[ndev] : g->labels[c];
     return 0;
 }
 
@@ -140,24 +144,25 @@ static int psc__bw_heatmap(psc_page_figs_t *figs, int test, const psc_bw_result_
 {
     const psc_bw_test_info_t *ti = psc_bw_test_info(test);
     int nrow, ncol, rc = -1;
+    psc__place_t place;
     char sub[192], title[200];
     psc__grid_t g = {0};
 
     if (!ti || n == 0)
         return 0;
     switch (ti->shape) {
-    case PSC_SHAPE_PAIR: case PSC_SHAPE_P2P_OFF: nrow = ncol = ndev; break;
-    case PSC_SHAPE_H2D: case PSC_SHAPE_LOCAL: nrow = 1; ncol = ndev; break;
-    case PSC_SHAPE_D2H: nrow = ndev; ncol = 1; break;
+    case PSC_SHAPE_PAIR: case PSC_SHAPE_P2P_OFF: nrow = ncol = ndev; place = PSC__PLACE_NONE; break;
+    case PSC_SHAPE_H2D: case PSC_SHAPE_LOCAL: nrow = 1; ncol = ndev; place = PSC__PLACE_ROWS; break;
+    case PSC_SHAPE_D2H: nrow = ndev; ncol = 1; place = PSC__PLACE_COLS; break;
     default: return 0;
     }
-    if (psc__grid_new(&g, devs, ndev, nrow, ncol, ti->shape == PSC_SHAPE_LOCAL ? "same GPU" : "host") != 0)
+    if (psc__grid_new(&g, devs, ndev, nrow, ncol, place, ti->shape == PSC_SHAPE_LOCAL ? "same GPU" : "host") != 0)
         goto out;
     for (int r = 0; r < nrow; r++)
         for (int c = 0; c < ncol; c++) {
-            int src = ti->shape == PSC_SHAPE_H2D ? PSC_HOST : devs[nrow == 1 ? c : r];
-            int dst = ti->shape == PSC_SHAPE_D2H ? PSC_HOST : devs[ncol == 1 ? r : c];
-            const psc_bw_result_t *x = nrow == ncol && nrow > 1 && r == c ? NULL : psc__bw_find(res, n, src, dst);
+            int src = ti->shape == PSC_SHAPE_H2D ? PSC_HOST : devs[place == PSC__PLACE_ROWS ? c : r];
+            int dst = ti->shape == PSC_SHAPE_D2H ? PSC_HOST : devs[place == PSC__PLACE_COLS ? r : c];
+            const psc_bw_result_t *x = place == PSC__PLACE_NONE && r == c ? NULL : psc__bw_find(res, n, src, dst);
 
             g.mark[r * ncol + c] = psc__cell_mark(x != NULL, x ? x->status : PSC_RESULT_PASSED);
             g.val[r * ncol + c] = x && x->status == PSC_RESULT_PASSED ? x->stats.median : NAN;
@@ -418,12 +423,10 @@ static int psc__lat_heatmap(psc_page_figs_t *figs, int test, const psc_lat_resul
     peer = ti->where == PSC_LAT_PEER;
     nrow = peer ? ndev : 1;
     ncol = ndev;
-    if (psc__grid_new(&g, devs, ndev, nrow, ncol, ti->where == PSC_LAT_LOCAL ? "same GPU" : "host") != 0)
+    /* Columns: always the reading GPUs; rows: the peers', else the one place. */
+    if (psc__grid_new(&g, devs, ndev, nrow, ncol, peer ? PSC__PLACE_NONE : PSC__PLACE_ROWS,
+                      ti->where == PSC_LAT_LOCAL ? "same GPU" : "host") != 0)
         goto out;
-    for (int c = 0; c < ncol; c++) /* columns: always the reading GPUs; rows: the peers', else the one place */
-        g.cl[c] = g.labels[c];
-    for (int r = 0; peer && r < nrow; r++)
-        g.rl[r] = g.labels[r];
     for (int r = 0; r < nrow; r++)
         for (int c = 0; c < ncol; c++) {
             int host = ti->where == PSC_LAT_HOST || ti->where == PSC_LAT_GPUMAP;

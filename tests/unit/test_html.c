@@ -206,6 +206,20 @@ static const char *psc__text_fill(const char *svg, const char *want)
     return fill;
 }
 
+/* 1 when the first <text> element reading exactly want is a heatmap's row label (anchored at its end), else 0. */
+static int psc__is_row_label(const char *svg, const char *want)
+{
+    char needle[96];
+    const char *end, *start;
+
+    snprintf(needle, sizeof(needle), ">%s</text>", want);
+    if (!(end = strstr(svg, needle)))
+        return 0;
+    for (start = end; start > svg && strncmp(start, "<text", 5) != 0; start--)
+        ;
+    return strstr(start, "text-anchor=\"end\"") != NULL && strstr(start, "text-anchor=\"end\"") < end;
+}
+
 /* Non-finite cells: off the scale (grey, their text kept), the scale from the finite ones; all zeros: the bottom colour. */
 static void test_heatmap_not_finite(void **state)
 {
@@ -638,6 +652,93 @@ static void test_sweep_small_multiples(void **state)
     free(run);
 }
 
+/*
+ * One GPU: a host <-> GPU or same-GPU matrix is 1 x 1, its GPU axis reads gpu0 and the other axis the
+ * other place (host rows for host -> GPU, host columns for GPU -> host), in bandwidth and latency alike.
+ */
+static void test_page_one_gpu_axes(void **state)
+{
+    static const struct {
+        const char *test, *row, *col;
+        int src, dst;
+    } bw[] = {{"host_to_gpu_ce", "host", "gpu0", PSC_HOST, 0},
+              {"gpu_to_host_ce", "gpu0", "host", 0, PSC_HOST},
+              {"gpu_local_ce", "same GPU", "gpu0", 0, 0}};
+    static const struct {
+        const char *test, *row;
+        int src;
+    } lat[] = {{"host_to_gpu_chase", "host", PSC_HOST}, {"local_chase", "same GPU", 0}, {"cpu_gpu_flag", "host", PSC_HOST}};
+    psc__run_t *run = malloc(sizeof(*run));
+    psc_lat_result_t *lres = calloc(3, sizeof(*lres));
+    psc_suite_test_t ltests[3];
+    psc_lat_suite_t ls;
+    psc_page_figs_t figs = {0, NULL};
+
+    (void)state;
+    assert_non_null(run);
+    assert_non_null(lres);
+    psc__run_make(run, 0);
+    for (int k = 0; k < 3; k++)
+        run->res[k] = psc__result(T(bw[k].test), bw[k].src, bw[k].dst, 512ull << 20, 25.5 + k);
+    run->tests[0] = (psc_suite_test_t){T(bw[0].test), 0, 1};
+    run->tests[1] = (psc_suite_test_t){T(bw[1].test), 1, 1};
+    run->bw.nresults = 3;
+    run->bw.ndev = 1;
+    run->page.ndev = 1;
+    memset(&ls, 0, sizeof(ls));
+    for (int k = 0; k < 3; k++) {
+        psc_lat_test_t t = -1;
+
+        assert_int_equal(psc_lat_test_from_name(lat[k].test, &t), PSC_OK);
+        lres[k].c = (psc_lat_case_t){.test = t, .src = lat[k].src, .dst = 0, .issuer = 0};
+        lres[k].status = PSC_RESULT_PASSED;
+        lres[k].nsizes = 1;
+        lres[k].sizes[0] = 2u << 20;
+        lres[k].lat[0] = (psc_pctl_t){1, 700, 750 + k, 800, 900, 950, 760};
+        ltests[k] = (psc_suite_test_t){t, (size_t)k, 1};
+    }
+    ls.ndev = 1;
+    ls.ntests = 3;
+    ls.tests = ltests;
+    ls.nresults = 3;
+    ls.results = lres;
+    run->page.lat = &ls;
+    for (int pass = 0; pass < 2; pass++) { /* the same-GPU test in a second run: the run has room for two tests */
+        if (pass == 1) {
+            run->tests[0] = (psc_suite_test_t){T(bw[2].test), 2, 1};
+            run->bw.ntests = 1;
+        }
+        assert_int_equal(psc_page_figures(&run->page, &figs), PSC_OK);
+        for (int k = pass ? 2 : 0; k < (pass ? 3 : 2); k++) {
+            const psc_page_fig_t *f = psc_page_fig_find(&figs, bw[k].test);
+            psc__svg_t *s;
+
+            assert_non_null(f);
+            s = psc__parse(f->svg);
+            assert_int_equal(psc__count_text(s, bw[k].row), 1);
+            assert_int_equal(psc__count_text(s, bw[k].col), 1);
+            assert_true(psc__is_row_label(f->svg, bw[k].row));
+            assert_false(psc__is_row_label(f->svg, bw[k].col));
+            free(s);
+        }
+        for (int k = 0; k < 3; k++) {
+            const psc_page_fig_t *f = psc_page_fig_find(&figs, lat[k].test);
+            psc__svg_t *s;
+
+            assert_non_null(f);
+            s = psc__parse(f->svg);
+            assert_int_equal(psc__count_text(s, lat[k].row), 1);
+            assert_int_equal(psc__count_text(s, "gpu0"), 1);
+            assert_true(psc__is_row_label(f->svg, lat[k].row));
+            assert_false(psc__is_row_label(f->svg, "gpu0"));
+            free(s);
+        }
+        psc_page_figs_free(&figs);
+    }
+    free(lres);
+    free(run);
+}
+
 static void test_page_html(void **state)
 {
     psc__run_t *run = malloc(sizeof(*run));
@@ -686,6 +787,7 @@ int main(void)
         cmocka_unit_test(test_dist),
         cmocka_unit_test(test_page_figures_heatmaps),
         cmocka_unit_test(test_page_waived_cell),
+        cmocka_unit_test(test_page_one_gpu_axes),
         cmocka_unit_test(test_page_figures_sweep),
         cmocka_unit_test(test_page_html),
     };
