@@ -394,6 +394,25 @@ static int psc__parts(const psc_page_figs_t *figs, const char *name)
     return n;
 }
 
+/*
+ * A test's heading, NAME (and ": TITLE" unless its figure carries the title),
+ * and for a test with no case the note saying why. 1 when it had no case.
+ */
+static int psc__test_head(psc_buf_t *b, const char *kind, const char *name, const char *title, int titled,
+                          size_t ncases, int min_gpus)
+{
+    psc_buf_printf(b, "<h3 id=\"%s-%s\">", kind, name);
+    psc_buf_esc(b, name);
+    if (titled) {
+        psc_buf_puts(b, ": ");
+        psc_buf_esc(b, title);
+    }
+    psc_buf_puts(b, "</h3>\n");
+    if (ncases == 0)
+        psc_buf_printf(b, "<p class=\"note\">waived: needs at least %d GPUs</p>\n", min_gpus);
+    return ncases == 0;
+}
+
 static void psc__bandwidth(psc_buf_t *b, const psc_bw_suite_t *s, const psc_page_figs_t *figs, int *k)
 {
     psc_buf_puts(b, "<section id=\"bandwidth\"><h2>Bandwidth</h2>\n<p class=\"note\">GB/s, 1 GB = 1e9 bytes; "
@@ -415,19 +434,8 @@ static void psc__bandwidth(psc_buf_t *b, const psc_bw_suite_t *s, const psc_page
             continue;
         if (!f && nparts) /* small figures, one per source GPU: the first carries the title */
             f = psc__part(figs, name, 0);
-        psc_buf_printf(b, "<h3 id=\"bw-%s\">", ti->name);
-        if (f) { /* the figure carries the title */
-            psc_buf_esc(b, ti->name);
-        } else {
-            psc_buf_esc(b, ti->name);
-            psc_buf_puts(b, ": ");
-            psc_buf_esc(b, ti->title);
-        }
-        psc_buf_puts(b, "</h3>\n");
-        if (st->n == 0) {
-            psc_buf_printf(b, "<p class=\"note\">waived: needs at least %d GPUs</p>\n", ti->min_gpus);
+        if (psc__test_head(b, "bw", ti->name, ti->title, !f, st->n, ti->min_gpus))
             continue;
-        }
         for (int q = 0; q < nparts; q++)
             psc__figure(b, q ? psc__part(figs, name, q) : f, (*k)++);
         if (!f)
@@ -458,27 +466,18 @@ static void psc__latency(psc_buf_t *b, const psc_lat_suite_t *s, const psc_page_
         const psc_suite_test_t *st = &s->tests[t];
         const psc_lat_test_info_t *ti = psc_lat_test_info(st->test);
         char name[112];
-        const psc_page_fig_t *f;
+        const psc_page_fig_t *f, *dist;
 
         if (!ti)
             continue;
         snprintf(name, sizeof(name), "%s_dist", ti->name);
-        psc_buf_printf(b, "<h3 id=\"lat-%s\">", ti->name);
-        psc_buf_esc(b, ti->name);
-        if (st->n == 0 || !psc_page_fig_find(figs, name)) { /* else the figures carry the title */
-            psc_buf_puts(b, ": ");
-            psc_buf_esc(b, ti->title);
-        }
-        psc_buf_puts(b, "</h3>\n");
-        if (st->n == 0) {
-            psc_buf_printf(b, "<p class=\"note\">waived: needs at least %d GPUs</p>\n", ti->min_gpus);
+        dist = psc_page_fig_find(figs, name);
+        if (psc__test_head(b, "lat", ti->name, ti->title, st->n == 0 || !dist, st->n, ti->min_gpus))
             continue;
-        }
         if ((f = psc_page_fig_find(figs, ti->name)))
             psc__figure(b, f, (*k)++);
-        snprintf(name, sizeof(name), "%s_dist", ti->name);
-        if ((f = psc_page_fig_find(figs, name)))
-            psc__figure(b, f, (*k)++);
+        if (dist)
+            psc__figure(b, dist, (*k)++);
         for (size_t i = st->first; i < st->first + st->n; i++) {
             const psc_lat_result_t *x = &s->results[i];
             char a[16], c[16];
