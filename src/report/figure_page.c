@@ -181,11 +181,17 @@ out:
     return rc;
 }
 
-static const psc_suite_test_t *psc__suite_test(const psc_bw_suite_t *s, const char *name)
+const psc_suite_test_t *psc_page_twin(const psc_bw_suite_t *s, const char *name, const char *from)
 {
+    size_t len = strlen(name);
+    char twin[96];
+
+    if (len <= 3 || strcmp(name + len - 3, from) != 0)
+        return NULL;
+    snprintf(twin, sizeof(twin), "%.*s%s", (int)(len - 3), name, strcmp(from, "_ce") == 0 ? "_sm" : "_ce");
     for (int t = 0; t < s->ntests; t++)
-        if (strcmp(psc_bw_test_name(s->tests[t].test), name) == 0)
-            return &s->tests[t];
+        if (strcmp(psc_bw_test_name(s->tests[t].test), twin) == 0)
+            return s->tests[t].n ? &s->tests[t] : NULL;
     return NULL;
 }
 
@@ -318,9 +324,8 @@ static int psc__sweep_fig(psc_page_figs_t *figs, const char *fname, const char *
 static int psc__bw_sweep(psc_page_figs_t *figs, const psc_bw_suite_t *s, const psc_suite_test_t *st)
 {
     const char *name = psc_bw_test_name(st->test);
-    size_t len = strlen(name);
-    char twin[96], fname[112], title[200];
-    const psc_suite_test_t *sm = NULL;
+    char fname[112], title[200];
+    const psc_suite_test_t *sm;
     psc__curve_t *cv = NULL;
     psc_series_t *se = NULL;
     psc_marker_t *mk = NULL;
@@ -331,16 +336,9 @@ static int psc__bw_sweep(psc_page_figs_t *figs, const psc_bw_suite_t *s, const p
 
     if (st->n == 0)
         return 0; /* no case (too few GPUs): no figure, as the page shows none; its SM twin is drawn alone */
-    if (len > 3 && strcmp(name + len - 3, "_sm") == 0) {
-        snprintf(twin, sizeof(twin), "%.*s_ce", (int)(len - 3), name);
-        if (psc__suite_test(s, twin) && psc__suite_test(s, twin)->n)
-            return 0; /* drawn with its copy-engine twin */
-    }
-    if (len > 3 && strcmp(name + len - 3, "_ce") == 0) {
-        snprintf(twin, sizeof(twin), "%.*s_sm", (int)(len - 3), name);
-        sm = psc__suite_test(s, twin);
-        sm = sm && sm->n ? sm : NULL;
-    }
+    if (psc_page_twin(s, name, "_sm"))
+        return 0; /* drawn with its copy-engine twin */
+    sm = psc_page_twin(s, name, "_ce");
     if (sm)
         cap += (int)sm->n;
     cv = calloc((size_t)cap, sizeof(*cv));
@@ -367,7 +365,8 @@ static int psc__bw_sweep(psc_page_figs_t *figs, const psc_bw_suite_t *s, const p
             snprintf(cv[k].label + l, sizeof(cv[k].label) - l, " %s", k < nce ? "CE" : "SM");
         }
     if (sm)
-        snprintf(title, sizeof(title), "%s vs %s: by size, copy engine (solid) and SM kernel (dashed)", name, twin);
+        snprintf(title, sizeof(title), "%s vs %s: by size, copy engine (solid) and SM kernel (dashed)", name,
+                 psc_bw_test_name(sm->test));
     else
         snprintf(title, sizeof(title), "%s: %s, by size", name, psc_bw_test_title(st->test));
     if (nce <= PSC__SWEEP_SPLIT) {

@@ -441,14 +441,8 @@ static void psc__bandwidth(psc_buf_t *b, const psc_bw_suite_t *s, const psc_page
         if (!f)
             psc__bw_table(b, s->results + st->first, st->n);
         if (f && s->nsizes > 1) {
-            const psc_suite_test_t *pair[2] = {st, NULL};
-            size_t len = strlen(ti->name);
-            char twin[112];
+            const psc_suite_test_t *pair[2] = {st, psc_page_twin(s, ti->name, "_ce")};
 
-            snprintf(twin, sizeof(twin), "%.*s_sm", (int)(len > 3 ? len - 3 : 0), ti->name);
-            for (int u = 0; len > 3 && strcmp(ti->name + len - 3, "_ce") == 0 && u < s->ntests; u++)
-                if (strcmp(psc_bw_test_name(s->tests[u].test), twin) == 0 && s->tests[u].n)
-                    pair[1] = &s->tests[u];
             psc__sweep_table(b, s, pair, pair[1] ? 2 : 1);
             if (pair[1])
                 psc__bw_notes(b, s->results + pair[1]->first, pair[1]->n);

@@ -69,6 +69,11 @@ psc_status_t psc_page_write(const psc_page_t *p, const char *html_path, const ch
 /* The figures of the page (cairo builds): heatmaps, sweeps' curves, latency distributions. */
 psc_status_t psc_page_figures(const psc_page_t *p, psc_page_figs_t *out);
 void psc_page_figs_free(psc_page_figs_t *figs);
+/*
+ * A sweep's engine twin: for a test named NAME`from` ("_ce" or "_sm"), the
+ * test of s named NAME with the other ending, when it has a case; else NULL.
+ */
+const psc_suite_test_t *psc_page_twin(const psc_bw_suite_t *s, const char *name, const char *from);
 /* Find the figure named name (without ".svg"): NULL none. */
 const psc_page_fig_t *psc_page_fig_find(const psc_page_figs_t *figs, const char *name);
 
