@@ -21,8 +21,8 @@ static char *psc__command_line(const char *command, const psc_cli_opts_t *o)
         for (const char *c = w; *c && plain; c++)
             plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,:/+@%", *c) != NULL;
         psc_buf_puts(&b, plain ? " " : " '");
-        for (const char *c = w; *c; c++)
-            psc_buf_puts(&b, *c == '\'' && !plain ? "'\\''" : (char[2]){*c, 0});
+        for (const char *c = w; *c; c++) /* a word with a quote is never plain: it is in quotes */
+            psc_buf_puts(&b, *c == '\'' ? "'\\''" : (char[2]){*c, 0});
         psc_buf_puts(&b, plain ? "" : "'");
     }
     return psc_buf_take(&b);

@@ -218,7 +218,7 @@ psc_csv_file_t *psc_csv_render(const psc_page_t *p, size_t *n)
     size_t k = 0;
     int bad = !out;
 
-    if (!bad && p->bw && !bad) {
+    if (!bad && p->bw) {
         out[k].name = "bw.csv";
         bad = !(out[k++].text = psc__bw(p->bw));
     }

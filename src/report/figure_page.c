@@ -171,10 +171,8 @@ static int psc__bw_heatmap(psc_page_figs_t *figs, int test, const psc_bw_result_
     snprintf(title, sizeof(title), "%s: %s", ti->name, ti->title);
     {
         psc_heatmap_t h = {title, sub, "source", "destination", nrow, ncol, g.rl, g.cl, g.val, g.mark, "%.1f"};
-        char name[96];
 
-        snprintf(name, sizeof(name), "%s", ti->name);
-        rc = psc__add(figs, name, title, psc_figure_heatmap(&h));
+        rc = psc__add(figs, ti->name, title, psc_figure_heatmap(&h));
     }
 out:
     psc__grid_free(&g);

@@ -58,6 +58,13 @@ static void psc__tdn(psc_buf_t *b, const char *fmt, double v)
     psc_buf_puts(b, "</td>");
 }
 
+/* A result that did not pass, in place of its number: FAIL, or n/a when waived. */
+static void psc__td_not_passed(psc_buf_t *b, psc_result_status_t status)
+{
+    psc_buf_printf(b, "<td class=\"%s\">%s</td>", status == PSC_RESULT_FAILED ? "fail" : "",
+                   status == PSC_RESULT_FAILED ? "FAIL" : "n/a");
+}
+
 static void psc__kv(psc_buf_t *b, const char *key, const char *value)
 {
     psc_buf_puts(b, "<tr><th>");
@@ -316,8 +323,8 @@ static void psc__bw_table(psc_buf_t *b, const psc_bw_result_t *res, size_t n)
             psc__td(b, label);
             psc__td(b, sz);
             psc__td(b, "");
-            psc_buf_printf(b, "<td class=\"%s\">%s</td></tr>\n", x->status == PSC_RESULT_FAILED ? "fail" : "",
-                           x->status == PSC_RESULT_FAILED ? "FAIL" : "n/a");
+            psc__td_not_passed(b, x->status);
+            psc_buf_puts(b, "</tr>\n");
             continue;
         }
         for (int k = 0; k < x->c.nxfer; k++) {
@@ -366,8 +373,7 @@ static void psc__sweep_table(psc_buf_t *b, const psc_bw_suite_t *s, const psc_su
                 if (x->status == PSC_RESULT_PASSED)
                     psc__tdn(b, "%.2f", x->stats.median);
                 else
-                    psc_buf_printf(b, "<td class=\"%s\">%s</td>", x->status == PSC_RESULT_FAILED ? "fail" : "",
-                                   x->status == PSC_RESULT_FAILED ? "FAIL" : "n/a");
+                    psc__td_not_passed(b, x->status);
             }
         psc_buf_puts(b, "</tr>\n");
     }
