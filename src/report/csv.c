@@ -13,6 +13,11 @@
 #include "html_page.h"
 #include "render.h"
 
+static const char *psc__quote_doubled(unsigned char c)
+{
+    return c == '"' ? "\"\"" : NULL;
+}
+
 /*
  * A text field: UTF-8 repaired, control characters as \xNN (one record per
  * line), one starting with = + - @ given a leading ' (a formula to a
@@ -30,25 +35,7 @@ static void psc__field(psc_buf_t *b, const char *s, int last)
         psc_buf_puts(b, "\"");
     if (*p && strchr("=+-@", *p)) /* a spreadsheet would run it as a formula: text, as the sheet's own ' marks it */
         psc_buf_puts(b, "'");
-    while (*p) {
-        int l = psc_utf8_len(p);
-        char hex[8];
-
-        if (l == 0) {
-            psc_buf_puts(b, "\xef\xbf\xbd");
-            p++;
-            continue;
-        }
-        if ((l == 1 && (*p < 0x20 || *p == 0x7f)) || (l == 2 && p[0] == 0xc2 && p[1] <= 0x9f)) {
-            snprintf(hex, sizeof(hex), "\\x%02x", l == 1 ? p[0] : p[1]);
-            psc_buf_puts(b, hex);
-        } else if (*p == '"') {
-            psc_buf_puts(b, "\"\"");
-        } else {
-            psc_buf_add(b, (const char *)p, (size_t)l);
-        }
-        p += l;
-    }
+    psc_buf_clean(b, (const char *)p, "", psc__quote_doubled);
     psc_buf_puts(b, quote ? "\"" : "");
     psc_buf_puts(b, last ? "\r\n" : ",");
 }

@@ -80,12 +80,13 @@ int psc_utf8_len(const unsigned char *s)
     return n;
 }
 
-void psc_buf_esc(psc_buf_t *b, const char *s)
+void psc_buf_clean(psc_buf_t *b, const char *s, const char *keep, const char *(*sub)(unsigned char c))
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
 
     while (*p) {
         int n = psc_utf8_len(p);
+        const char *with;
         char hex[8];
 
         if (n == 0) {
@@ -93,23 +94,33 @@ void psc_buf_esc(psc_buf_t *b, const char *s)
             p++;
             continue;
         }
-        switch (*p) {
-        case '&': psc_buf_puts(b, "&amp;"); break;
-        case '<': psc_buf_puts(b, "&lt;"); break;
-        case '>': psc_buf_puts(b, "&gt;"); break;
-        case '"': psc_buf_puts(b, "&quot;"); break;
-        case '\'': psc_buf_puts(b, "&#39;"); break;
-        default:
-            if ((n == 1 && ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f)) ||
-                (n == 2 && p[0] == 0xc2 && p[1] <= 0x9f)) {
-                snprintf(hex, sizeof(hex), "\\x%02x", n == 1 ? p[0] : p[1]);
-                psc_buf_puts(b, hex);
-            } else {
-                psc_buf_add(b, (const char *)p, (size_t)n);
-            }
+        if ((n == 1 && ((*p < 0x20 && !strchr(keep, *p)) || *p == 0x7f)) || (n == 2 && p[0] == 0xc2 && p[1] <= 0x9f)) {
+            snprintf(hex, sizeof(hex), "\\x%02x", n == 1 ? p[0] : p[1]);
+            psc_buf_puts(b, hex);
+        } else if (n == 1 && sub && (with = sub(*p)) != NULL) {
+            psc_buf_puts(b, with);
+        } else {
+            psc_buf_add(b, (const char *)p, (size_t)n);
         }
         p += n;
     }
+}
+
+static const char *psc__entity(unsigned char c)
+{
+    switch (c) {
+    case '&': return "&amp;";
+    case '<': return "&lt;";
+    case '>': return "&gt;";
+    case '"': return "&quot;";
+    case '\'': return "&#39;";
+    default: return NULL;
+    }
+}
+
+void psc_buf_esc(psc_buf_t *b, const char *s)
+{
+    psc_buf_clean(b, s, "\t\n", psc__entity);
 }
 
 char *psc_buf_take(psc_buf_t *b)

@@ -14,10 +14,17 @@ void psc_buf_add(psc_buf_t *b, const char *s, size_t n);
 void psc_buf_puts(psc_buf_t *b, const char *s);
 void psc_buf_printf(psc_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
- * s as XML/HTML character data or attribute value: & < > " ' as entities;
- * bytes that are not UTF-8 as U+FFFD; control characters (C0 but tab and
- * newline, DEL, C1), which XML refuses or a reader cannot see, as the text
- * "\xNN" (psc_text_escape's form).
+ * s appended clean: bytes that are not UTF-8 as U+FFFD; control characters
+ * (C0 but those in keep, DEL, C1) as the text "\xNN", NN the character's code
+ * (for C0 and DEL the byte, as psc_text_escape; for C1 one byte, where
+ * psc_text_escape writes both of its UTF-8 bytes); any other ASCII character
+ * as sub(c) gives it (NULL: as it is). s NULL: nothing; sub may be NULL.
+ */
+void psc_buf_clean(psc_buf_t *b, const char *s, const char *keep, const char *(*sub)(unsigned char c));
+/*
+ * s as XML/HTML character data or attribute value: psc_buf_clean keeping tab
+ * and newline (XML refuses the other control characters, a reader cannot see
+ * them), & < > " ' as entities.
  */
 void psc_buf_esc(psc_buf_t *b, const char *s);
 /* The text (the caller frees it), or NULL when an append failed; b is reset either way. */
