@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/utf8.h"
+
 void psc_buf_add(psc_buf_t *b, const char *s, size_t n)
 {
     if (b->bad)
@@ -60,38 +62,20 @@ void psc_buf_printf(psc_buf_t *b, const char *fmt, ...)
     free(big);
 }
 
-int psc_utf8_len(const unsigned char *s)
-{
-    int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
-    unsigned cp;
-
-    if (n <= 1)
-        return n;
-    cp = s[0] & (0x7fu >> n);
-    for (int k = 1; k < n; k++) {
-        if ((s[k] & 0xc0) != 0x80) /* a terminating NUL stops here too */
-            return 0;
-        cp = cp << 6 | (s[k] & 0x3f);
-    }
-    /* Overlong forms, surrogates and beyond U+10FFFF are not UTF-8. */
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
-
 void psc_buf_clean(psc_buf_t *b, const char *s, const char *keep, const char *(*sub)(unsigned char c))
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t left = strlen((const char *)p);
 
     while (*p) {
-        int n = psc_utf8_len(p);
+        size_t n = psc__utf8_seq(p, left);
         const char *with;
         char hex[8];
 
-        if (n == 0) {
+        if (n == 0 || n == PSC__UTF8_CUT) { /* cut short by the end: not UTF-8 either */
             psc_buf_puts(b, "\xef\xbf\xbd"); /* U+FFFD */
             p++;
+            left--;
             continue;
         }
         if ((n == 1 && ((*p < 0x20 && !strchr(keep, *p)) || *p == 0x7f)) || (n == 2 && p[0] == 0xc2 && p[1] <= 0x9f)) {
@@ -100,9 +84,10 @@ void psc_buf_clean(psc_buf_t *b, const char *s, const char *keep, const char *(*
         } else if (n == 1 && sub && (with = sub(*p)) != NULL) {
             psc_buf_puts(b, with);
         } else {
-            psc_buf_add(b, (const char *)p, (size_t)n);
+            psc_buf_add(b, (const char *)p, n);
         }
         p += n;
+        left -= n;
     }
 }
 

@@ -31,7 +31,4 @@ void psc_buf_esc(psc_buf_t *b, const char *s);
 char *psc_buf_take(psc_buf_t *b);
 void psc_buf_free(psc_buf_t *b);
 
-/* Length of the UTF-8 sequence starting at s (1-4), or 0 when s does not start a valid one. */
-int psc_utf8_len(const unsigned char *s);
-
 #endif

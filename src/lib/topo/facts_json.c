@@ -16,6 +16,7 @@
 #include "topo/id_scrub.h"
 #include "topo/host_topo.h"
 #include "topo/pci_tree.h"
+#include "util/utf8.h"
 
 #define PSC_FACTS_FORMAT "p2pscope-facts"
 #define PSC_FACTS_VERSION 1
@@ -24,38 +25,6 @@ static const char *const psc__remote_names[] = {"unknown", "gpu", "switch", "cpu
 static const char *const psc__acs_names[] = {"not_recorded", "needs_root", "absent", "read"};
 
 /* ---------------------------------------------------------------- UTF-8 */
-
-#define PSC__UTF8_CUT ((size_t)-1)
-
-/*
- * Bytes of the valid UTF-8 sequence at s (n bytes left): 0 when invalid,
- * PSC__UTF8_CUT when it is a sound start that the end of the text cuts short.
- */
-static size_t psc__utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0], cp, min;
-    size_t len;
-
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2, cp = c & 0x1f, min = 0x80;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3, cp = c & 0x0f, min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4, cp = c & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    for (size_t k = 1; k < len; k++) {
-        if (k >= n)
-            return PSC__UTF8_CUT;
-        if ((s[k] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[k] & 0x3f);
-    }
-    return cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : len;
-}
 
 json_t *psc__json_text(const char *s, size_t max)
 {
