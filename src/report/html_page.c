@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/util/safe_read.h"
+
 int psc_page_have_figures(void)
 {
 #ifdef P2PSCOPE_HAVE_CAIRO
@@ -97,31 +99,37 @@ psc_status_t psc_page_check_dir(const char *dir, const char *option, char *err, 
     return PSC_OK;
 }
 
-/*
- * name inside dir: the names are ours, not the user's, so no link is followed
- * there. A new file (O_EXCL|O_NOFOLLOW, 0666 less the umask) renamed over the
- * name: rename replaces a symlink planted there, never writes through it.
- */
-static psc_status_t psc__write_in(const char *dir, const char *name, const char *ext, const char *text, char *err,
-                                  size_t errlen)
+/* dir made when missing (0777 less the umask) and opened, for psc__write_in: the descriptor, or -1 with err. */
+static int psc__dir_open(const char *dir, char *err, size_t errlen)
 {
-    static unsigned counter;
-    char final[256], tmp[64];
-    size_t len = strlen(text), done = 0;
-    int dfd, fd = -1, ok;
+    int dfd;
 
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot make directory %s: %s", dir, strerror(errno));
-        return PSC_ERR_IO;
+        return -1;
     }
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        snprintf(err, errlen, "cannot open directory %s: %s", dir, strerror(errno));
+    return dfd;
+}
+
+/*
+ * name inside dir (dfd, from psc__dir_open): the names are ours, not the
+ * user's, so no link is followed there. A new file (O_EXCL|O_NOFOLLOW, 0666
+ * less the umask) renamed over the name: rename replaces a symlink planted
+ * there, never writes through it.
+ */
+static psc_status_t psc__write_in(int dfd, const char *dir, const char *name, const char *ext, const char *text,
+                                  char *err, size_t errlen)
+{
+    static unsigned counter;
+    char final[256], tmp[64];
+    int fd = -1, ok;
+
     if ((size_t)snprintf(final, sizeof(final), "%s%s", name, ext) >= sizeof(final) || strchr(final, '/')) {
         snprintf(err, errlen, "bad file name %s%s under %s", name, ext, dir);
         return PSC_ERR_INVALID;
-    }
-    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) {
-        snprintf(err, errlen, "cannot open directory %s: %s", dir, strerror(errno));
-        return PSC_ERR_IO;
     }
     for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
         snprintf(tmp, sizeof(tmp), ".p2pscope-%ld-%x", (long)getpid(),
@@ -132,26 +140,15 @@ static psc_status_t psc__write_in(const char *dir, const char *name, const char 
     }
     if (fd < 0) {
         snprintf(err, errlen, "cannot create a file in %s: %s", dir, strerror(errno));
-        close(dfd);
         return PSC_ERR_IO;
     }
-    while (done < len) {
-        ssize_t w = write(fd, text + done, len - done);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
-        done += (size_t)w;
-    }
-    ok = done == len && fsync(fd) == 0;
+    ok = psc__write_all(fd, text, strlen(text)) == 0 && fsync(fd) == 0;
     ok = close(fd) == 0 && ok;
     ok = ok && renameat(dfd, tmp, dfd, final) == 0;
     if (!ok) {
         snprintf(err, errlen, "cannot write %s/%s: %s", dir, final, strerror(errno ? errno : EIO));
         unlinkat(dfd, tmp, 0);
     }
-    close(dfd);
     return ok ? PSC_OK : PSC_ERR_IO;
 }
 
@@ -179,12 +176,18 @@ psc_status_t psc_page_write(const psc_page_t *p, const char *html_path, const ch
             }
             free(html);
         }
-        for (size_t k = 0; st == PSC_OK && svg_dir && k < figs.n; k++)
-            st = psc__write_in(svg_dir, figs.figs[k].name, ".svg", figs.figs[k].svg, err, errlen);
-        if (st == PSC_OK && svg_dir && figs.n == 0) /* nothing to draw: say so in the directory rather than leave it bare */
-            st = psc__write_in(svg_dir, "README", ".txt",
-                               "This run had no result that p2pscope draws (matrices, sweeps, latency distributions).\n",
-                               err, errlen);
+        if (st == PSC_OK && svg_dir) {
+            int dfd = psc__dir_open(svg_dir, err, errlen);
+
+            st = dfd < 0 ? PSC_ERR_IO : PSC_OK;
+            for (size_t k = 0; st == PSC_OK && k < figs.n; k++)
+                st = psc__write_in(dfd, svg_dir, figs.figs[k].name, ".svg", figs.figs[k].svg, err, errlen);
+            if (st == PSC_OK && figs.n == 0) /* nothing to draw: say so in the directory rather than leave it bare */
+                st = psc__write_in(dfd, svg_dir, "README", ".txt", "This run had no result that p2pscope draws "
+                                   "(matrices, sweeps, latency distributions).\n", err, errlen);
+            if (dfd >= 0)
+                close(dfd);
+        }
         psc_page_figs_free(&figs);
         if (st != PSC_OK)
             return st;
@@ -196,13 +199,18 @@ psc_status_t psc_page_write(const psc_page_t *p, const char *html_path, const ch
     if (csv_dir) {
         size_t n = 0;
         psc_csv_file_t *files = psc_csv_render(p, &n);
+        int dfd;
 
         if (!files) {
             snprintf(err, errlen, "out of host memory writing the CSV tables");
             return PSC_ERR_NO_MEMORY;
         }
+        dfd = psc__dir_open(csv_dir, err, errlen);
+        st = dfd < 0 ? PSC_ERR_IO : PSC_OK;
         for (size_t k = 0; st == PSC_OK && k < n; k++)
-            st = psc__write_in(csv_dir, files[k].name, "", files[k].text, err, errlen);
+            st = psc__write_in(dfd, csv_dir, files[k].name, "", files[k].text, err, errlen);
+        if (dfd >= 0)
+            close(dfd);
         psc_csv_free(files, n);
     }
     return st;
