@@ -150,18 +150,22 @@ int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int r
 
 /*
  * --html, --svg, --csv (output_page.c): the run's page, figures and tables, when asked; bw, lat NULL
- * where the command has none, facts NULL outside report (then no topology or findings). Returns rc, or
+ * where the command has none, facts NULL outside report (then no topology), findings NULL where the
+ * doctor did not run (psc_report_end's, nfindings of them). Returns rc, or
  * the exit code of a failed write after one line on stderr.
  */
 int psc_cli_write_page(const psc_cli_opts_t *o, const char *command, const psc_system_info_t *sys,
                        const psc_device_info_t *devs, int ndev, const psc_bw_suite_t *bw, const psc_lat_suite_t *lat,
-                       const psc_facts_t *facts, double wall_s, int rc);
+                       const psc_facts_t *facts, const psc_finding_t *findings, size_t nfindings, double wall_s,
+                       int rc);
 
 /* Full report: the facts gathered before the tests (NULL after saying why), their topology after the
- * inventory, findings after the tests (fed by psc_facts_note_bw). */
+ * inventory, findings after the tests (fed by psc_facts_note_bw); psc_report_end hands them to keep (the
+ * caller frees them; untouched when the doctor did not run), or frees them when keep is NULL. */
 psc_facts_t *psc_report_facts(psc_context_t *ctx);
 void psc_report_topology(const psc_facts_t *f, const psc_cli_opts_t *o, json_t *run); /* f NULL: nothing */
-int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run); /* number of error findings */
+int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run, psc_finding_t **keep,
+                   size_t *nkeep); /* number of error findings */
 
 /* Every finding the doctor has for f, *n of them (none cut); NULL after saying why. Free it. */
 psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n);

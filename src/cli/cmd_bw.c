@@ -51,6 +51,8 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_device_info_t devs[PSC_MAX_GPUS];
     psc_system_info_t sys;
     psc_facts_t *facts = NULL;
+    psc_finding_t *findings = NULL; /* the doctor's, report only: for the page */
+    size_t nfindings = 0;
     psc_expect_t *expect = NULL;
     psc_bw_suite_t *s;
     json_t *run = NULL;
@@ -85,14 +87,15 @@ int psc_cmd_bw(psc_context_t *ctx, const psc_cli_opts_t *o)
         psc_json_run_add_bw_suite(run, s);
     if (tables)
         psc_render_bw_suite(stdout, s);
-    if (facts && psc_report_end(facts, o, run) > 0)
+    if (facts && psc_report_end(facts, o, run, &findings, &nfindings) > 0)
         rc = PSC_EXIT_FAILED;
     if (tables)
         psc_render_bw_footer(stdout, s, o->measure.verify, psc_cli_now() - t0);
     rc = psc_cli_expect_bw(expect, s, o, run, rc);
     rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
     rc = psc_cli_write_page(o, o->cmd == PSC_CMD_REPORT ? "report" : "bw", &sys, devs, s->ndev, s, NULL, facts,
-                            psc_cli_now() - t0, rc);
+                            findings, nfindings, psc_cli_now() - t0, rc);
+    free(findings);
     psc_expect_free(expect);
     psc_facts_free(facts);
     json_decref(run);

@@ -66,7 +66,7 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
     }
     rc = psc_cli_expect_lat(expect, s, o, run, rc);
     rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
-    rc = psc_cli_write_page(o, "lat", &sys, info, s->ndev, NULL, s, NULL, psc_cli_now() - t0, rc);
+    rc = psc_cli_write_page(o, "lat", &sys, info, s->ndev, NULL, s, NULL, NULL, 0, psc_cli_now() - t0, rc);
     psc_expect_free(expect);
     json_decref(run);
     psc_lat_suite_free(s);

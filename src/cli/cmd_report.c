@@ -32,7 +32,7 @@ void psc_report_topology(const psc_facts_t *f, const psc_cli_opts_t *o, json_t *
         psc_json_run_set(run, "topology", psc_json_facts(f));
 }
 
-int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run)
+int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run, psc_finding_t **keep, size_t *nkeep)
 {
     psc_finding_t *v;
     int errors = 0;
@@ -48,6 +48,11 @@ int psc_report_end(psc_facts_t *f, const psc_cli_opts_t *o, json_t *run)
     }
     if (run)
         json_object_set_new(run, "findings", psc_json_findings(v, n));
-    free(v);
+    if (keep) {
+        *keep = v;
+        *nkeep = n;
+    } else {
+        free(v);
+    }
     return errors;
 }

@@ -30,10 +30,10 @@ static char *psc__command_line(const char *command, const psc_cli_opts_t *o)
 
 int psc_cli_write_page(const psc_cli_opts_t *o, const char *command, const psc_system_info_t *sys,
                        const psc_device_info_t *devs, int ndev, const psc_bw_suite_t *bw, const psc_lat_suite_t *lat,
-                       const psc_facts_t *facts, double wall_s, int rc)
+                       const psc_facts_t *facts, const psc_finding_t *findings, size_t nfindings, double wall_s,
+                       int rc)
 {
     psc_page_t p = {0};
-    psc_finding_t *v = NULL;
     time_t started = time(NULL) - (time_t)wall_s;
     char when[32] = "", err[1024];
     struct tm tm;
@@ -55,14 +55,11 @@ int psc_cli_write_page(const psc_cli_opts_t *o, const char *command, const psc_s
     p.started_utc = when;
     p.wall_s = wall_s;
     p.exit_code = rc;
-    if (facts) { /* the doctor again on the same facts: pure, and report's text has freed its findings */
-        v = psc_cli_doctor(facts, &p.nfindings);
-        p.findings = v;
-        p.doctor_ran = v != NULL;
-    }
+    p.findings = findings;
+    p.nfindings = nfindings;
+    p.doctor_ran = findings != NULL;
     st = psc_page_write(&p, o->html_path, o->svg_dir, o->csv_dir, err, sizeof(err));
     free((char *)p.command_line);
-    free(v);
     if (st != PSC_OK) {
         fprintf(stderr, "p2pscope: %s\n", err);
         return psc_cli_exit_of(st, PSC_EXIT_FAILED);
