@@ -513,6 +513,13 @@ static void psc__render_failed(FILE *f, const psc_compare_t *c)
     fprintf(f, "\n");
 }
 
+void psc_render_compare_brief(FILE *f, const psc_compare_t *c)
+{
+    if (c->nfailed)
+        fprintf(f, "p2pscope compare: %zu case%s worse than --fail-above %g allows, or failing or waived now (see "
+                "\"failed\")\n", c->nfailed, c->nfailed == 1 ? "" : "s", c->fail_above);
+}
+
 void psc_render_compare(FILE *f, const psc_compare_t *c)
 {
     const json_t *sa = json_object_get(c->a->doc, "started_utc"), *sb = json_object_get(c->b->doc, "started_utc");
