@@ -6,6 +6,7 @@
 
 #include "figure_plot.h"
 #include "html_page.h"
+#include "lib/util/size_name.h"
 #include "render.h"
 
 #define PSC_PAGE_MAX_FIGS 512
@@ -133,9 +134,8 @@ static void psc__bw_subtitle(const psc_bw_result_t *res, size_t n, char *buf, si
         snprintf(copies, sizeof(copies), "%u", imax);
     else
         snprintf(copies, sizeof(copies), "%u to %u", imin, imax);
-    psc_render_size_text(first->size, sz, sizeof(sz));
-    snprintf(buf, len, "GB/s (1 GB = 1e9 bytes), median of %s; %s%s per copy x %s copies a sample%s", samples, sz,
-             strchr("KMG", sz[strlen(sz) - 1]) ? "iB" : " B", copies, first->gated ? "" : "; timed without gates");
+    snprintf(buf, len, "GB/s (1 GB = 1e9 bytes), median of %s; %s per copy x %s copies a sample%s", samples,
+             psc__size_name(first->size, "", sz, sizeof(sz)), copies, first->gated ? "" : "; timed without gates");
 }
 
 /* One test at one size as a src(row) -> dst(column) matrix; concurrent shapes have no matrix (the page's table). */
