@@ -73,8 +73,7 @@ static char *psc__bw(const psc_bw_suite_t *s)
         psc__field(&b, psc_endpoint_name(r->c.src, t, sizeof(t)), 0);
         psc__field(&b, psc_endpoint_name(r->c.dst, t, sizeof(t)), 0);
         psc__field(&b, psc_endpoint_name(r->c.issuer, t, sizeof(t)), 0);
-        psc__field(&b, !ti ? "" : ti->engine == PSC_ENGINE_SM ? "sm" : ti->engine == PSC_ENGINE_CPU ? "cpu_gpumap"
-                                                                                                : "copy_engine", 0);
+        psc__field(&b, ti ? psc_render_engine_key(ti->engine) : "", 0);
         psc__field(&b, ti && host ? psc_hostmem_name(ti->hostmem) : "", 0);
         psc_buf_printf(&b, "%llu,", (unsigned long long)r->size);
         psc__field(&b, psc_result_status_string(r->status), 0);

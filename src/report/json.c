@@ -171,9 +171,7 @@ json_t *psc_json_bw_result(const psc_bw_result_t *r)
     psc_json_set(t, "src", psc_json_str(psc_endpoint_name(r->c.src, a, sizeof(a))), &bad);
     psc_json_set(t, "dst", psc_json_str(psc_endpoint_name(r->c.dst, b, sizeof(b))), &bad);
     psc_json_set(t, "issuer", psc_json_str(psc_endpoint_name(r->c.issuer, iss, sizeof(iss))), &bad);
-    psc_json_set(t, "engine", psc_json_str(ti && ti->engine == PSC_ENGINE_SM    ? "sm"
-                                              : ti && ti->engine == PSC_ENGINE_CPU ? "cpu_gpumap"
-                                                                                   : "copy_engine"), &bad);
+    psc_json_set(t, "engine", psc_json_str(psc_render_engine_key(ti ? ti->engine : PSC_ENGINE_CE)), &bad);
     if (ti && (r->c.src == PSC_HOST || r->c.dst == PSC_HOST))
         psc_json_set(t, "host_memory", psc_json_str(psc_hostmem_name(ti->hostmem)), &bad);
     psc_json_set(t, "host_numa_node", r->host_node >= 0 ? json_integer(r->host_node) : json_null(), &bad);

@@ -291,6 +291,11 @@ static int psc__distinct_sizes(const psc_bw_result_t *res, size_t n, uint64_t *s
     return k;
 }
 
+const char *psc_render_engine_key(psc_engine_t engine)
+{
+    return engine == PSC_ENGINE_SM ? "sm" : engine == PSC_ENGINE_CPU ? "cpu_gpumap" : "copy_engine";
+}
+
 const char *psc_render_size_text(uint64_t s, char *buf, size_t len)
 {
     if (s >= (1ull << 30) && s % (1ull << 30) == 0)

@@ -38,4 +38,7 @@ void psc_render_crossover(FILE *f, const psc_bw_result_t *res, size_t n);
 /* 4096 -> "4K", 1 GiB -> "1G", 4099 -> "4099" (powers of 1024, as bw's sweeps name sizes). */
 const char *psc_render_size_text(uint64_t s, char *buf, size_t len);
 
+/* A bandwidth test's engine as the JSON and CSV name it: "copy_engine", "sm", "cpu_gpumap". */
+const char *psc_render_engine_key(psc_engine_t engine);
+
 #endif
