@@ -59,10 +59,8 @@ static __device__ __forceinline__ unsigned *psc_ar_ce_flag(u64 lbuf, u64 ce_off,
 static __device__ __forceinline__ const unsigned char *psc_ar_ce_slot(const psc_ar_ce_args_t &a, unsigned r,
                                                                       unsigned s)
 {
-    const unsigned sender = s < r ? s : s - 1;
-
-    return reinterpret_cast<const unsigned char *>(a.lbuf[r] + a.ce_off + PSC_AR_CE_FLAGS) +
-           ((u64)sender * PSC_AR_CE_SLOTS + a.slot) * a.chunk_bytes;
+    return reinterpret_cast<const unsigned char *>(a.lbuf[r] +
+                                                   PSC_AR_CE_SLOT_AT(a.ce_off, a.chunk_bytes, r, s, a.slot));
 }
 
 /*

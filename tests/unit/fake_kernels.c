@@ -551,11 +551,10 @@ static void fake_ar_ce_add(const psc_ar_ce_args_t *a)
         uint32_t z[4];
 
         for (unsigned r = 0; r < a->nranks; r++) {
-            const unsigned sender = r < a->rank ? r : r - 1;
-            const unsigned char *src = r == a->rank ? (const unsigned char *)(uintptr_t)a->send
-                                                    : (const unsigned char *)(uintptr_t)(a->lbuf[a->rank] + a->ce_off +
-                                                          PSC_AR_CE_FLAGS) +
-                                                          ((uint64_t)sender * PSC_AR_CE_SLOTS + a->slot) * a->chunk_bytes;
+            const uint64_t at = r == a->rank ? a->send
+                                             : a->lbuf[a->rank] + PSC_AR_CE_SLOT_AT(a->ce_off, a->chunk_bytes, a->rank,
+                                                                                    r, a->slot);
+            const unsigned char *src = (const unsigned char *)(uintptr_t)at;
             uint32_t w[4] = {0, 0, 0, 0};
 
             memcpy(w, src + 16 * v, len);

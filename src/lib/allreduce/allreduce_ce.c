@@ -97,14 +97,6 @@ void psc__ar_ce_release(psc_allreduce_t *ar, int i)
     ar->ce_on[i] = 0;
 }
 
-/* Where rank `sender`'s chunk goes in rank r's scratch, slot `slot`. */
-static CUdeviceptr psc__ar_ce_slot(const psc_allreduce_t *ar, int r, int sender, unsigned slot)
-{
-    uint64_t s = (uint64_t)(sender < r ? sender : sender - 1);
-
-    return ar->lbuf[r] + ar->ce_off + PSC_AR_CE_FLAGS + (s * PSC_AR_CE_SLOTS + slot) * ar->ce_chunk;
-}
-
 /* Blocks of psc_ar_ce_add for len bytes: one per PSC_AR_LANES threads of PSC_AR_BATCH vectors each, at most
    one per SM (a chunk's addition reads and writes at the memory's speed long before the next chunk lands). */
 static unsigned psc__ar_ce_blocks(uint64_t len, unsigned sms)
@@ -148,8 +140,8 @@ static psc_status_t psc__ar_ce_push(psc_allreduce_t *ar, int i, psc_ar_ce_args_t
         return st;
     for (int r = 0; r < ar->n; r++)
         if (r != rank &&
-            (st = PSC_CU(ctx, cuMemcpyAsync, (psc__ar_ce_slot(ar, r, rank, slot), (CUdeviceptr)a->send + off,
-                                              (size_t)len, ar->ce_copy[i]))) != PSC_OK)
+            (st = PSC_CU(ctx, cuMemcpyAsync, (ar->lbuf[r] + PSC_AR_CE_SLOT_AT(ar->ce_off, ar->ce_chunk, r, rank, slot),
+                                              (CUdeviceptr)a->send + off, (size_t)len, ar->ce_copy[i]))) != PSC_OK)
             return st;
     for (int r = 0; r < ar->n; r++) /* after the copies in the stream: written once they have landed */
         if (r != rank &&
