@@ -16,15 +16,6 @@
 
 #define PSC__AR_TIMEOUT_MS 10000u
 
-unsigned psc__ar_blocks(uint64_t nvec, unsigned sms)
-{
-    uint64_t b = (nvec + PSC_AR_LANES - 1) / PSC_AR_LANES;
-
-    if (b < 1)
-        b = 1;
-    return (unsigned)(b < sms ? b : (sms ? sms : 1));
-}
-
 uint64_t psc__ar_slot_bytes(uint64_t max_bytes)
 {
     uint64_t b = (max_bytes + 15) / 16 * 16;

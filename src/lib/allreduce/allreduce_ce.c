@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "allreduce/allreduce.h"
 #include "allreduce/ar_args.h"
 #include "allreduce/ar_group.h"
 
@@ -97,15 +98,6 @@ void psc__ar_ce_release(psc_allreduce_t *ar, int i)
     ar->ce_on[i] = 0;
 }
 
-/* Blocks of psc_ar_ce_add for len bytes: one per PSC_AR_LANES threads of PSC_AR_BATCH vectors each, at most
-   one per SM (a chunk's addition reads and writes at the memory's speed long before the next chunk lands). */
-static unsigned psc__ar_ce_blocks(uint64_t len, unsigned sms)
-{
-    uint64_t per = (uint64_t)PSC_AR_LANES * PSC_AR_BATCH * 16, b = (len + per - 1) / per;
-
-    return (unsigned)(b < 1 ? 1 : b < sms ? b : sms ? sms : 1);
-}
-
 /* Event e of local rank i recorded on `from`, waited for on `to`. */
 static psc_status_t psc__ar_ce_order(psc_allreduce_t *ar, int i, int e, CUstream from, CUstream to)
 {
@@ -174,7 +166,10 @@ static psc_status_t psc__ar_ce_add(psc_allreduce_t *ar, int i, psc_ar_ce_args_t 
     k.bytes = len;
     k.free_half = slot % PSC_AR_CE_HALF == PSC_AR_CE_HALF - 1 || c + 1 == chunks;
     k.last = c + 1 == chunks;
-    if ((st = psc__launch_on(ctx, s, ctx->gpu[ar->dev[i]].fn_ar_ce_add, psc__ar_ce_blocks(len, ar->sms),
+    /* blocks of PSC_AR_LANES threads of PSC_AR_BATCH vectors each, at most one per SM (a chunk's addition reads
+       and writes at the memory's speed long before the next chunk lands) */
+    if ((st = psc__launch_on(ctx, s, ctx->gpu[ar->dev[i]].fn_ar_ce_add,
+                             psc__ar_blocks((len + PSC_AR_BATCH * 16 - 1) / (PSC_AR_BATCH * 16), ar->sms),
                              PSC_AR_LANES, params)) != PSC_OK || !k.free_half)
         return st;
     return PSC_CU(ctx, cuEventRecord, (ar->ce_ev[i][PSC__CE_HALF0 + slot / PSC_AR_CE_HALF], s));
