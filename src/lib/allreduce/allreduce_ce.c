@@ -109,17 +109,33 @@ static psc_status_t psc__ar_ce_order(psc_allreduce_t *ar, int i, int e, CUstream
     return PSC_CU(ctx, cuStreamWaitEvent, (to, ar->ce_ev[i][e], 0));
 }
 
-/* Chunk c of local rank i, first part: the wait for its half (if it opens one), its copies and marks. */
-static psc_status_t psc__ar_ce_push(psc_allreduce_t *ar, int i, psc_ar_ce_args_t *a, uint64_t c, uint64_t bytes)
+/* Chunk c's argument from the call's (a, one local rank's): its slot, its part of the input and output, and for
+   the addition, whether its half is free once it is added and whether it is the call's last. */
+static psc_ar_ce_args_t psc__ar_ce_at(const psc_allreduce_t *ar, const psc_ar_ce_args_t *a, uint64_t c,
+                                      uint64_t chunks, uint64_t bytes)
+{
+    const uint64_t off = c * ar->ce_chunk;
+    const unsigned slot = (unsigned)(c % PSC_AR_CE_SLOTS);
+    psc_ar_ce_args_t k = *a;
+
+    k.slot = slot;
+    k.send += off;
+    k.recv += off;
+    k.bytes = bytes - off < ar->ce_chunk ? bytes - off : ar->ce_chunk;
+    k.free_half = slot % PSC_AR_CE_HALF == PSC_AR_CE_HALF - 1 || c + 1 == chunks;
+    k.last = c + 1 == chunks;
+    return k;
+}
+
+/* Chunk c (argument k) of local rank i, first part: the wait for its half (if it opens one), its copies and marks. */
+static psc_status_t psc__ar_ce_push(psc_allreduce_t *ar, int i, psc_ar_ce_args_t *k, uint64_t c)
 {
     psc_context_t *ctx = ar->ctx;
     const int rank = ar->first + i;
-    const uint64_t off = c * ar->ce_chunk, len = bytes - off < ar->ce_chunk ? bytes - off : ar->ce_chunk;
-    const unsigned slot = (unsigned)(c % PSC_AR_CE_SLOTS);
-    void *params[] = {a};
+    const unsigned slot = k->slot;
+    void *params[] = {k};
     psc_status_t st;
 
-    a->slot = slot;
     /* a half's wait: after this rank's own last addition of that half in this call (a CUDA-visible mirror of
        what it waits for across GPUs, so a graph's branches in any order cannot wait on each other in a circle),
        then before the half's copies */
@@ -133,7 +149,7 @@ static psc_status_t psc__ar_ce_push(psc_allreduce_t *ar, int i, psc_ar_ce_args_t
     for (int r = 0; r < ar->n; r++)
         if (r != rank &&
             (st = PSC_CU(ctx, cuMemcpyAsync, (ar->lbuf[r] + PSC_AR_CE_SLOT_AT(ar->ce_off, ar->ce_chunk, r, rank, slot),
-                                              (CUdeviceptr)a->send + off, (size_t)len, ar->ce_copy[i]))) != PSC_OK)
+                                              (CUdeviceptr)k->send, (size_t)k->bytes, ar->ce_copy[i]))) != PSC_OK)
             return st;
     for (int r = 0; r < ar->n; r++) /* after the copies in the stream: written once they have landed */
         if (r != rank &&
@@ -144,35 +160,25 @@ static psc_status_t psc__ar_ce_push(psc_allreduce_t *ar, int i, psc_ar_ce_args_t
 }
 
 /*
- * Chunk c of local rank i, second part: its addition on the caller's stream s, after this rank's own copies
+ * Chunk k of local rank i, second part: its addition on the caller's stream s, after this rank's own copies
  * and marks of the chunk (in place, the sum overwrites the input the copy engine reads; and always the
  * CUDA-visible mirror of the peers' marks it waits for, see above).
  */
-static psc_status_t psc__ar_ce_add(psc_allreduce_t *ar, int i, psc_ar_ce_args_t *a, uint64_t c, uint64_t chunks,
-                                   uint64_t bytes, CUstream s)
+static psc_status_t psc__ar_ce_add(psc_allreduce_t *ar, int i, psc_ar_ce_args_t *k, CUstream s)
 {
     psc_context_t *ctx = ar->ctx;
-    const uint64_t off = c * ar->ce_chunk, len = bytes - off < ar->ce_chunk ? bytes - off : ar->ce_chunk;
-    const unsigned slot = (unsigned)(c % PSC_AR_CE_SLOTS);
-    psc_ar_ce_args_t k = *a;
-    void *params[] = {&k};
+    void *params[] = {k};
     psc_status_t st;
 
     if ((st = PSC_CU(ctx, cuStreamWaitEvent, (s, ar->ce_ev[i][PSC__CE_COPIED], 0))) != PSC_OK)
         return st;
-    k.slot = slot;
-    k.send += off;
-    k.recv += off;
-    k.bytes = len;
-    k.free_half = slot % PSC_AR_CE_HALF == PSC_AR_CE_HALF - 1 || c + 1 == chunks;
-    k.last = c + 1 == chunks;
     /* blocks of PSC_AR_LANES threads of PSC_AR_BATCH vectors each, at most one per SM (a chunk's addition reads
        and writes at the memory's speed long before the next chunk lands) */
     if ((st = psc__launch_on(ctx, s, ctx->gpu[ar->dev[i]].fn_ar_ce_add,
-                             psc__ar_blocks((len + PSC_AR_BATCH * 16 - 1) / (PSC_AR_BATCH * 16), ar->sms),
-                             PSC_AR_LANES, params)) != PSC_OK || !k.free_half)
+                             psc__ar_blocks((k->bytes + PSC_AR_BATCH * 16 - 1) / (PSC_AR_BATCH * 16), ar->sms),
+                             PSC_AR_LANES, params)) != PSC_OK || !k->free_half)
         return st;
-    return PSC_CU(ctx, cuEventRecord, (ar->ce_ev[i][PSC__CE_HALF0 + slot / PSC_AR_CE_HALF], s));
+    return PSC_CU(ctx, cuEventRecord, (ar->ce_ev[i][PSC__CE_HALF0 + k->slot / PSC_AR_CE_HALF], s));
 }
 
 psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, uint64_t bytes,
@@ -205,12 +211,16 @@ psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *
        it: each GPU starts at once, and none waits on the host for another's work (the fake driver runs kernels
        at their launch, and an event recorded after one waits for it) */
     for (uint64_t c = 0; c < chunks && st == PSC_OK; c++) {
+        psc_ar_ce_args_t k[PSC_AR_MAX_RANKS];
+
+        for (int i = 0; i < ar->nlocal; i++)
+            k[i] = psc__ar_ce_at(ar, &a[i], c, chunks, bytes);
         for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
             if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
-                st = psc__ar_ce_push(ar, i, &a[i], c, bytes);
+                st = psc__ar_ce_push(ar, i, &k[i], c);
         for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
             if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
-                st = psc__ar_ce_add(ar, i, &a[i], c, chunks, bytes, streams[i]);
+                st = psc__ar_ce_add(ar, i, &k[i], streams[i]);
     }
     for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
         if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK &&
