@@ -169,6 +169,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_LANES) psc_ar_ce_add(psc_ar_
     }
 }
 
+/* One thread (a block of one). */
 extern "C" __global__ void psc_ar_ce_wait(psc_ar_ce_args_t a)
 {
     psc_ar_ctrl_t *ctrl = reinterpret_cast<psc_ar_ctrl_t *>(a.ctrl);
@@ -176,7 +177,7 @@ extern "C" __global__ void psc_ar_ce_wait(psc_ar_ce_args_t a)
     unsigned seq;
     int who = -1;
 
-    if (threadIdx.x != 0 || !psc_ar_ce_open(a, ctrl, &seq))
+    if (!psc_ar_ce_open(a, ctrl, &seq))
         return;
     for (unsigned r = 0; r < a.nranks; r++) {
         unsigned *w = psc_ar_ce_flag(a.lbuf[a.rank], a.ce_off, PSC_AR_CE_FREE(r, half));

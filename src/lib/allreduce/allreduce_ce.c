@@ -143,7 +143,7 @@ static psc_status_t psc__ar_ce_push(psc_allreduce_t *ar, int i, psc_ar_ce_args_t
         ((c >= PSC_AR_CE_SLOTS &&
           (st = PSC_CU(ctx, cuStreamWaitEvent, (ar->ce_wait[i], ar->ce_ev[i][PSC__CE_HALF0 + slot / PSC_AR_CE_HALF],
                                                 0))) != PSC_OK) ||
-         (st = psc__launch_on(ctx, ar->ce_wait[i], ctx->gpu[ar->dev[i]].fn_ar_ce_wait, 1, 32, params)) != PSC_OK ||
+         (st = psc__launch_on(ctx, ar->ce_wait[i], ctx->gpu[ar->dev[i]].fn_ar_ce_wait, 1, 1, params)) != PSC_OK ||
          (st = psc__ar_ce_order(ar, i, PSC__CE_FREED, ar->ce_wait[i], ar->ce_copy[i])) != PSC_OK))
         return st;
     for (int r = 0; r < ar->n; r++)
