@@ -26,10 +26,6 @@
 #include "allreduce/ar_args.h"
 #include "allreduce/ar_group.h"
 
-/* Local rank i's events: the fork, a half's wait before its copies, a chunk's copies and marks before its
-   addition, the joins, and each half's last addition in a call before its next wait (HALF0 + half). */
-enum { PSC__CE_FORK, PSC__CE_FREED, PSC__CE_COPIED, PSC__CE_JOIN_COPY, PSC__CE_JOIN_WAIT, PSC__CE_HALF0 };
-
 uint64_t psc__ar_ce_chunk(int n, uint64_t max_bytes)
 {
     uint64_t chunk = PSC__AR_CE_CHUNK / (uint64_t)(n > 1 ? n - 1 : 1) / 16 * 16, most = (max_bytes + 15) / 16 * 16;

@@ -14,7 +14,12 @@
 #define PSC__AR_TWOSHOT_MIN (256ull << 10) /* the two-shot from here on, for 3 ranks or more */
 #define PSC__AR_CE_FROM (4ull << 20)      /* the copy-engine path from here on, for 2 ranks (allreduce_ce.c) */
 #define PSC__AR_CE_CHUNK (8ull << 20)     /* its chunk, divided among the other ranks */
-#define PSC__AR_CE_EVENTS 7
+
+/* Local rank i's events on the copy-engine path: the fork, a half's wait before its copies, a chunk's copies and
+   marks before its addition, the joins, and each half's last addition in a call before its next wait (HALF0 +
+   half). */
+enum { PSC__CE_FORK, PSC__CE_FREED, PSC__CE_COPIED, PSC__CE_JOIN_COPY, PSC__CE_JOIN_WAIT, PSC__CE_HALF0 };
+#define PSC__AR_CE_EVENTS (PSC__CE_HALF0 + PSC_AR_CE_SLOTS / PSC_AR_CE_HALF)
 
 enum { PSC__AR_ONESHOT = 1, PSC__AR_TWOSHOT = 2, PSC__AR_COPY = 3 };
 
