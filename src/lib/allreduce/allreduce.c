@@ -164,9 +164,10 @@ static psc_status_t psc__ar_alloc(psc_allreduce_t *ar, int i)
     if (ctx->cu.p_cuMemAlloc(&ar->lbuf[i], (size_t)bytes) != CUDA_SUCCESS) {
         ar->lbuf[i] = 0;
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_create: %llu B of buffers on GPU %d do not fit: "
-                         "accepted a smaller max_bytes (the buffers take 4 x (ranks + 2) x min(max_bytes, %llu MiB) "
-                         "per GPU, and 32 MiB more from 4 MiB on)",
-                         (unsigned long long)bytes, ar->dev[i], PSC__AR_SLOT_MAX >> 20);
+                         "accepted a smaller max_bytes (the buffers take %d x (ranks + 2) x min(max_bytes, %llu MiB) "
+                         "per GPU, and %llu MiB more from %llu MiB on)",
+                         (unsigned long long)bytes, ar->dev[i], PSC_AR_BUFS, PSC__AR_SLOT_MAX >> 20,
+                         (PSC_AR_CE_SLOTS * PSC__AR_CE_CHUNK) >> 20, PSC__AR_CE_FROM >> 20);
     }
     return psc__ar_fill(ctx, ar->dev[i], ar->lbuf[i], bytes);
 }
