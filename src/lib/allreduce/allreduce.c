@@ -289,6 +289,7 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
 {
     psc_context_t *ctx = ar ? ar->ctx : NULL;
     size_t es = dtype == PSC_AR_FLOAT32 ? 4 : dtype == PSC_AR_FLOAT16 || dtype == PSC_AR_BFLOAT16 ? 2 : 0;
+    const uint64_t timeout_ns = (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull;
     uint64_t nvec, slot_vec, last_nvec, work;
     unsigned blocks;
     int algo, way = 0;
@@ -327,8 +328,7 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
     algo = psc__ar_algo(ar, (uint64_t)count * es, way);
     if (algo == PSC__AR_COPY) {
         psc__guard_enter(ctx);
-        st = psc__ar_ce_sum(ar, recv, send, (uint64_t)count * es, dtype, streams,
-                            (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull);
+        st = psc__ar_ce_sum(ar, recv, send, (uint64_t)count * es, dtype, streams, timeout_ns);
         return psc__guard_leave(ctx, st);
     }
     nvec = ((uint64_t)count * es + 15) / 16;
@@ -362,7 +362,7 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
         a.count = count;
         a.slot_bytes = ar->slot_bytes;
         a.part_bytes = ar->part_bytes;
-        a.timeout_ns = (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull;
+        a.timeout_ns = timeout_ns;
         a.nranks = (uint32_t)ar->n;
         a.rank = (uint32_t)(ar->first + i);
         a.dtype = (uint32_t)dtype;
