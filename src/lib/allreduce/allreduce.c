@@ -32,9 +32,9 @@ uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar)
 }
 
 /*
- * The way for a call of `bytes`: forced (tests), else as the tuning chose (way: PSC__AR_ONESHOT the kernels,
- * PSC__AR_COPY the copy engines; 0 not tuned), else by size: over 2 ranks the copy engines for large calls,
- * over 3 or more the two-shot kernel for large calls; else the one-shot.
+ * The way for a call of `bytes`: forced (tests), else as `way` says (the tuning's choice, or the way it times:
+ * PSC__AR_ONESHOT the kernels, PSC__AR_COPY the copy engines; 0 neither), else by size: over 2 ranks the copy
+ * engines for large calls, over 3 or more the two-shot kernel for large calls; else the one-shot.
  */
 static int psc__ar_algo(const psc_allreduce_t *ar, uint64_t bytes, int way)
 {
@@ -284,60 +284,29 @@ static int psc__ar_stream_gpu(psc_context_t *ctx, CUstream s)
     return s && psc__gpu_of_stream(ctx, s, &g) == PSC_OK ? g : -1;
 }
 
-psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
-                               int dtype, struct CUstream_st *const *streams, unsigned timeout_ms)
+psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count, int dtype,
+                         struct CUstream_st *const *streams, unsigned timeout_ms, int way)
 {
-    psc_context_t *ctx = ar ? ar->ctx : NULL;
-    size_t es = dtype == PSC_AR_FLOAT32 ? 4 : dtype == PSC_AR_FLOAT16 || dtype == PSC_AR_BFLOAT16 ? 2 : 0;
+    psc_context_t *ctx = ar->ctx;
+    const uint64_t bytes = (uint64_t)count * (dtype == PSC_AR_FLOAT32 ? 4 : 2);
     const uint64_t timeout_ns = (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull;
+    const int algo = psc__ar_algo(ar, bytes, way);
     uint64_t nvec, slot_vec, last_nvec, work;
     unsigned blocks;
-    int algo, way = 0;
     psc_status_t st = PSC_OK;
 
-    if (!ar)
-        return PSC_ERR_INVALID;
-    if (ar->broken[0])
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: %s: accepted a new group", ar->broken);
-    if (!recv || !send || !streams)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: accepted arrays of a recv, send and stream per rank "
-                         "of the group in this process");
-    if (!es)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: type %d: accepted PSC_AR_FLOAT32, PSC_AR_FLOAT16, "
-                         "PSC_AR_BFLOAT16", dtype);
-    if (count > ar->max_bytes / es)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: %zu elements of %zu B: accepted up to the group's "
-                         "%llu B", count, es, (unsigned long long)ar->max_bytes);
-    for (int i = 0; i < ar->nlocal; i++) {
-        uintptr_t r0 = (uintptr_t)recv[i], s0 = (uintptr_t)send[i], len = (uintptr_t)(count * es);
-
-        if (!recv[i] || !send[i] || (r0 | s0) % 16)
-            return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's buffers: accepted 16-byte aligned "
-                             "device addresses", ar->first + i);
-        if (r0 != s0 && r0 < s0 + len && s0 < r0 + len)
-            return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's buffers overlap: accepted the same "
-                             "address (in place) or apart", ar->first + i);
-        if (psc__ar_stream_gpu(ctx, streams[i]) != ar->dev[i])
-            return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's stream: accepted a stream of GPU %d's "
-                             "primary context (not NULL)", ar->first + i, ar->dev[i]);
-    }
-    if (count == 0)
-        return PSC_OK;
-    if (ar->tune_route && ar->tune_route(ar, recv, send, count, dtype, streams, &st, &way)) /* NCCL is faster */
-        return st;
-    algo = psc__ar_algo(ar, (uint64_t)count * es, way);
     if (algo == PSC__AR_COPY) {
         psc__guard_enter(ctx);
-        st = psc__ar_ce_sum(ar, recv, send, (uint64_t)count * es, dtype, streams, timeout_ns);
+        st = psc__ar_ce_sum(ar, recv, send, bytes, dtype, streams, timeout_ns);
         return psc__guard_leave(ctx, st);
     }
-    nvec = ((uint64_t)count * es + 15) / 16;
+    nvec = (bytes + 15) / 16;
     if (algo == PSC__AR_ONESHOT) {
         slot_vec = ar->slot_bytes / 16;
         last_nvec = nvec - (nvec - 1) / slot_vec * slot_vec; /* the last piece's */
         work = nvec < slot_vec ? (nvec > ar->last_nvec ? nvec : ar->last_nvec) : slot_vec;
     } else {
-        uint64_t piece = ar->part_bytes * (uint64_t)ar->n, bytes = (uint64_t)count * es;
+        uint64_t piece = ar->part_bytes * (uint64_t)ar->n;
         uint64_t last = bytes - (bytes - 1) / piece * piece, n = (uint64_t)ar->n;
         uint64_t first_part = ((bytes < piece ? bytes : piece) + n - 1) / n, first_vec = (first_part + 15) / 16;
 
@@ -379,6 +348,47 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
     else if (st == PSC_OK)
         ar->last_part_vec = last_nvec;
     return psc__guard_leave(ctx, st);
+}
+
+psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
+                               int dtype, struct CUstream_st *const *streams, unsigned timeout_ms)
+{
+    psc_context_t *ctx = ar ? ar->ctx : NULL;
+    size_t es = dtype == PSC_AR_FLOAT32 ? 4 : dtype == PSC_AR_FLOAT16 || dtype == PSC_AR_BFLOAT16 ? 2 : 0;
+    int way = 0;
+    psc_status_t st = PSC_OK;
+
+    if (!ar)
+        return PSC_ERR_INVALID;
+    if (ar->broken[0])
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: %s: accepted a new group", ar->broken);
+    if (!recv || !send || !streams)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: accepted arrays of a recv, send and stream per rank "
+                         "of the group in this process");
+    if (!es)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: type %d: accepted PSC_AR_FLOAT32, PSC_AR_FLOAT16, "
+                         "PSC_AR_BFLOAT16", dtype);
+    if (count > ar->max_bytes / es)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: %zu elements of %zu B: accepted up to the group's "
+                         "%llu B", count, es, (unsigned long long)ar->max_bytes);
+    for (int i = 0; i < ar->nlocal; i++) {
+        uintptr_t r0 = (uintptr_t)recv[i], s0 = (uintptr_t)send[i], len = (uintptr_t)(count * es);
+
+        if (!recv[i] || !send[i] || (r0 | s0) % 16)
+            return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's buffers: accepted 16-byte aligned "
+                             "device addresses", ar->first + i);
+        if (r0 != s0 && r0 < s0 + len && s0 < r0 + len)
+            return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's buffers overlap: accepted the same "
+                             "address (in place) or apart", ar->first + i);
+        if (psc__ar_stream_gpu(ctx, streams[i]) != ar->dev[i])
+            return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's stream: accepted a stream of GPU %d's "
+                             "primary context (not NULL)", ar->first + i, ar->dev[i]);
+    }
+    if (count == 0)
+        return PSC_OK;
+    if (ar->tune_route && ar->tune_route(ar, recv, send, count, dtype, streams, &st, &way)) /* NCCL is faster */
+        return st;
+    return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, way);
 }
 
 psc_status_t psc_allreduce_check(psc_allreduce_t *ar)

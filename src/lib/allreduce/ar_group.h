@@ -86,6 +86,14 @@ void psc__ar_ce_release(psc_allreduce_t *ar, int i);
 psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, uint64_t bytes,
                             int dtype, struct CUstream_st *const *streams, uint64_t timeout_ns);
 
+/*
+ * A call of psc_allreduce_sum's, its arguments checked (count > 0), enqueued one way: a way forced by a test
+ * first; else PSC__AR_ONESHOT the kernels by size without the copy engines, PSC__AR_COPY the copy engines (where
+ * the group has them), 0 by size (psc__ar_algo). timeout_ms 0: the default.
+ */
+psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count, int dtype,
+                         struct CUstream_st *const *streams, unsigned timeout_ms, int way);
+
 /* Fill bytes at p on GPU gpu with the sentinel, and wait for it. */
 psc_status_t psc__ar_fill(psc_context_t *ctx, int gpu, CUdeviceptr p, uint64_t bytes);
 
