@@ -145,6 +145,9 @@ double psc_cli_now(void);
  * (a failed stdout: main's line). */
 int psc_cli_write_json(const json_t *doc, const psc_cli_opts_t *o);
 extern int psc_cli_stdout_errno; /* why JSON could not be written to stdout (0: it was) */
+/* 1 when paths x and y name one file (same st_dev and st_ino; both must exist): an output that would replace an
+ * input (--json=FILE over compare's run or --expect's file) is refused before anything runs. */
+int psc_cli_same_file(const char *x, const char *y);
 /* Stamp wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */
 int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc);
 
@@ -175,9 +178,6 @@ psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int exam
  * after one line on stderr); the run checked against them after it: misses and a summary beside the tables (on
  * stderr when stdout holds the JSON), "expect" in run, PSC_EXIT_FAILED for a miss where rc was 0. */
 int psc_cli_expect_check_file(const char *arg, char *err, size_t errlen);
-/* 1 when paths x and y name one file (same st_dev and st_ino; both must exist): an output that would replace an
- * input (--json=FILE over compare's run or --expect's file) is refused before anything runs. */
-int psc_cli_same_file(const char *x, const char *y);
 int psc_cli_expect_load(psc_context_t *ctx, const psc_cli_opts_t *o, psc_expect_t **out);
 int psc_cli_expect_bw(psc_expect_t *e, const psc_bw_suite_t *s, const psc_cli_opts_t *o, json_t *run, int rc);
 int psc_cli_expect_lat(psc_expect_t *e, const psc_lat_suite_t *s, const psc_cli_opts_t *o, json_t *run, int rc);

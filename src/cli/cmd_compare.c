@@ -39,10 +39,8 @@ int psc_cmd_compare(const psc_cli_opts_t *o)
         wrc = psc_cli_write_json(doc, o);
         if (wrc != PSC_EXIT_OK)
             rc = wrc;
-        else if (!psc_cli_tables(o) && c->nfailed) /* the text's last line, where only JSON was printed */
-            fprintf(stderr, "p2pscope compare: %zu case%s worse than --fail-above %g allows, or failing or waived "
-                    "now (see \"failed\")\n",
-                    c->nfailed, c->nfailed == 1 ? "" : "s", o->fail_above);
+        else if (!psc_cli_tables(o)) /* the text's last line, where only JSON was printed */
+            psc_render_compare_brief(stderr, c);
     }
 out:
     json_decref(doc);

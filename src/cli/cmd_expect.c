@@ -2,21 +2,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "report/expect.h"
 #include "report/json.h"
 #include "report/text.h"
-
-int psc_cli_same_file(const char *x, const char *y)
-{
-    struct stat a, b;
-
-    if (!x || !y || stat(x, &a) != 0 || stat(y, &b) != 0)
-        return 0;
-    return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
 
 int psc_cli_expect_load(psc_context_t *ctx, const psc_cli_opts_t *o, psc_expect_t **out)
 {

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -20,6 +21,15 @@ int psc_cli_stdout_errno;
 int psc_cli_exit_of(psc_status_t st, int otherwise)
 {
     return st == PSC_OK ? PSC_EXIT_OK : st == PSC_ERR_NO_MEMORY ? PSC_EXIT_NO_MEMORY : otherwise;
+}
+
+int psc_cli_same_file(const char *x, const char *y)
+{
+    struct stat a, b;
+
+    if (!x || !y || stat(x, &a) != 0 || stat(y, &b) != 0)
+        return 0;
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 int psc_cli_write_json(const json_t *doc, const psc_cli_opts_t *o)

@@ -221,21 +221,18 @@ static void psc__add_row(psc_compare_t *c, const psc_cmp_case_t *x, const psc_cm
 psc_status_t psc_compare(const psc_cmp_run_t *a, const psc_cmp_run_t *b, double fail_above, psc_compare_t **out,
                          char *err, size_t errlen)
 {
-    psc_compare_t *c = calloc(1, sizeof(*c));
-    char *matched = calloc(b->ncases + 1, 1), *matched_a = calloc(a->ncases + 1, 1);
-    const psc_cmp_case_t **byk = calloc(b->ncases + 1, sizeof(*byk)); /* B's cases by key (unique in a run) */
+    psc_compare_t *c = NULL;
+    char *matched = NULL, *matched_a = NULL;
+    const psc_cmp_case_t **byk = NULL; /* B's cases by key (unique in a run) */
     size_t cap = 0;
 
     if (strcmp(a->command, b->command) != 0) {
         snprintf(err, errlen, "%s is a p2pscope %s run and %s a %s run: accepted two runs of the same command", a->path,
                  a->command, b->path, b->command);
-        free(c);
-        free(matched);
-        free(matched_a);
-        free(byk);
         return PSC_ERR_INVALID;
     }
-    if (!c || !matched || !matched_a || !byk ||
+    if (!(c = calloc(1, sizeof(*c))) || !(matched = calloc(b->ncases + 1, 1)) ||
+        !(matched_a = calloc(a->ncases + 1, 1)) || !(byk = calloc(b->ncases + 1, sizeof(*byk))) ||
         !(c->rows = calloc(a->ncases + b->ncases + 1, sizeof(*c->rows))) ||
         !(c->only_a = calloc(a->ncases + 1, sizeof(*c->only_a))) ||
         !(c->only_b = calloc(b->ncases + 1, sizeof(*c->only_b))))
@@ -257,24 +254,27 @@ psc_status_t psc_compare(const psc_cmp_run_t *a, const psc_cmp_run_t *b, double 
         }
     }
     /* A test that failed or was waived before its first size, in one run: that status for each of the other
-     * run's cases of the test (a whole test is few; the scan is short). */
-    for (size_t i = 0; i < a->ncases; i++)
+     * run's cases of the test (a whole test is few; the scan is short). A whole test is never the covered
+     * side, so marking it matched once its scan ends changes nothing the other pass sees. */
+    for (size_t i = 0; i < a->ncases; i++) {
+        int any = 0;
+
         for (size_t j = 0; !matched_a[i] && a->cases[i].whole_test && j < b->ncases; j++)
             if (!matched[j] && psc__covers(&a->cases[i], &b->cases[j])) {
-                matched[j] = 2; /* the A case stays unmatched until the scan ends */
+                matched[j] = any = 1;
                 psc__add_row(c, &a->cases[i], &b->cases[j]);
             }
-    for (size_t j = 0; j < b->ncases; j++)
+        matched_a[i] |= any;
+    }
+    for (size_t j = 0; j < b->ncases; j++) {
+        int any = 0;
+
         for (size_t i = 0; !matched[j] && b->cases[j].whole_test && i < a->ncases; i++)
             if (!matched_a[i] && psc__covers(&b->cases[j], &a->cases[i])) {
-                matched_a[i] = 2;
+                matched_a[i] = any = 1;
                 psc__add_row(c, &a->cases[i], &b->cases[j]);
             }
-    for (size_t k = 0; k < c->nrows; k++) { /* whole tests that stood for a case are in both runs */
-        if (c->rows[k].a->whole_test)
-            matched_a[c->rows[k].a - a->cases] = 1;
-        if (c->rows[k].b->whole_test)
-            matched[c->rows[k].b - b->cases] = 1;
+        matched[j] |= any;
     }
     for (size_t i = 0; i < a->ncases; i++)
         if (!matched_a[i])
@@ -513,6 +513,13 @@ static void psc__render_failed(FILE *f, const psc_compare_t *c)
     fprintf(f, "\n");
 }
 
+void psc_render_compare_brief(FILE *f, const psc_compare_t *c)
+{
+    if (c->nfailed)
+        fprintf(f, "p2pscope compare: %zu case%s worse than --fail-above %g allows, or failing or waived now (see "
+                "\"failed\")\n", c->nfailed, c->nfailed == 1 ? "" : "s", c->fail_above);
+}
+
 void psc_render_compare(FILE *f, const psc_compare_t *c)
 {
     const json_t *sa = json_object_get(c->a->doc, "started_utc"), *sb = json_object_get(c->b->doc, "started_utc");
@@ -537,11 +544,6 @@ void psc_render_compare(FILE *f, const psc_compare_t *c)
 
 /* ---- JSON ---- */
 
-static json_t *psc__num_or_null(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 static const char *psc__status_name(const psc_cmp_case_t *x)
 {
     return x->status == PSC_CMP_PASSED ? "passed" : x->status == PSC_CMP_FAILED ? "failed" : "waived";
@@ -553,7 +555,7 @@ static json_t *psc__side_json(const psc_cmp_case_t *x, double value)
     int bad = 0, passed = x->status == PSC_CMP_PASSED;
 
     psc_json_set(o, "status", psc_json_str(psc__status_name(x)), &bad);
-    psc_json_set(o, "value", passed ? psc__num_or_null(value) : json_null(), &bad);
+    psc_json_set(o, "value", passed ? psc_json_real_or_null(value) : json_null(), &bad);
     psc_json_set(o, "low", passed && x->n ? json_real(x->lo) : json_null(), &bad);
     psc_json_set(o, "high", passed && x->n ? json_real(x->hi) : json_null(), &bad);
     psc_json_set(o, "samples", json_integer(x->n), &bad);
@@ -619,7 +621,7 @@ json_t *psc_json_compare(const psc_compare_t *c, int exit_code)
         psc_json_set(o, "case", psc_json_str(r->label), &obad);
         psc_json_set(o, "a", psc__side_json(r->a, r->va), &obad);
         psc_json_set(o, "b", psc__side_json(r->b, r->vb), &obad);
-        psc_json_set(o, "change_pct", psc__num_or_null(r->change_pct), &obad);
+        psc_json_set(o, "change_pct", psc_json_real_or_null(r->change_pct), &obad);
         psc_json_set(o, "verdict", psc_json_str(psc__verdict_name(r->verdict)), &obad);
         psc_json_set(o, "fails", json_boolean(r->fails), &obad);
         psc_json_push(cases, psc_json_done(o, obad), &bad);

@@ -124,6 +124,9 @@ void psc_compare_free(psc_compare_t *c);
  * and (with --fail-above) one line naming the cases that failed it. */
 void psc_render_compare(FILE *f, const psc_compare_t *c);
 
+/* One line for stderr where only the JSON was printed: how many cases fail --fail-above (nothing if none). */
+void psc_render_compare_brief(FILE *f, const psc_compare_t *c);
+
 /* The comparison as a JSON document; NULL when out of memory. */
 json_t *psc_json_compare(const psc_compare_t *c, int exit_code);
 

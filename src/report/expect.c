@@ -411,7 +411,7 @@ json_t *psc_json_expect(const psc_expect_t *e, const psc_expect_result_t *r)
         psc_json_set(x, "test", psc_json_str(m->test), &bad);
         psc_json_set(x, "case", psc_json_str(m->kase), &bad);
         psc_json_set(x, "figure", psc_json_str(m->figure), &bad);
-        psc_json_set(x, "value", isfinite(m->value) ? json_real(m->value) : json_null(), &bad);
+        psc_json_set(x, "value", psc_json_real_or_null(m->value), &bad);
         psc_json_set(x, "reason", m->why[0] ? psc_json_str(m->why) : json_null(), &bad);
         psc_json_set(x, "unit", psc_json_str(rule->unit), &bad);
         psc_json_set(x, "op", psc_json_str(psc__op(rule->op)), &bad);

@@ -81,10 +81,9 @@ psc_status_t psc_expect_add(psc_expect_t *e, const psc_expect_rule_t *r);
  * once at least PSC_EXPECT_AUTO_NVLINK_BIDIR of twice that; for each GPU whose
  * PCIe generation and width are known, pinned host <-> GPU copy-engine copies
  * at least PSC_EXPECT_AUTO_PCIE of the link's raw rate per direction. The
- * link's generation is the lower of the GPU's maximum (the current one drops
- * at idle) and its parent bridge's maximum where the facts know it (a Gen5
- * GPU behind a Gen4 port runs at Gen4); otherwise the GPU's, said in the
- * rule's where. The NVLink bound counts the links the pair should have (the
+ * link's generation is the GPU's maximum (the current one drops at idle): the
+ * facts record no speed for the port above it, which the rule's where says (a
+ * Gen5 GPU behind a Gen4 port misses the bound). The NVLink bound counts the links the pair should have (the
  * GPU's links, up or down, where the facts report fewer active), so lost links
  * miss. Every rule names the size of bw's default for its tests
  * (PSC_EXPECT_AUTO_GPU_SIZE, PSC_EXPECT_AUTO_HOST_SIZE). No rule for what the

@@ -2,6 +2,7 @@
 #include "json.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,11 @@
 json_t *psc_json_str(const char *s)
 {
     return psc__json_text(s, 0);
+}
+
+json_t *psc_json_real_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
 }
 
 /* Insert or append, remembering a failure (out of memory) instead of dropping the key. */

@@ -2,7 +2,6 @@
 #include "render_doctor.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -271,11 +270,6 @@ void psc_render_coll(FILE *f, const psc_coll_report_t *r, const psc_coll_render_
 
 /* ---------------------------------------------------------------- JSON */
 
-/* A double, or null where JSON has no number for it (jansson refuses NaN and infinities). */
-static json_t *psc__real(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
 
 /* "2.28.7" from 22807 (both of NCCL's forms); null where no version was read. */
 static json_t *psc__nccl_version_str(int code)
@@ -291,9 +285,9 @@ static json_t *psc__half_json(const psc_coll_row_t *row, int k)
     int ran = row->r[k].ran != 0, bad = 0;
 
     psc_json_set(o, "ran", json_boolean(ran), &bad);
-    psc_json_set(o, "time_us", ran ? psc__real(row->r[k].time_us) : json_null(), &bad);
-    psc_json_set(o, "algbw_gbs", ran ? psc__real(row->r[k].algbw_gbs) : json_null(), &bad);
-    psc_json_set(o, "busbw_gbs", ran ? psc__real(row->r[k].busbw_gbs) : json_null(), &bad);
+    psc_json_set(o, "time_us", ran ? psc_json_real_or_null(row->r[k].time_us) : json_null(), &bad);
+    psc_json_set(o, "algbw_gbs", ran ? psc_json_real_or_null(row->r[k].algbw_gbs) : json_null(), &bad);
+    psc_json_set(o, "busbw_gbs", ran ? psc_json_real_or_null(row->r[k].busbw_gbs) : json_null(), &bad);
     psc_json_set(o, "checked", json_boolean(ran && row->r[k].wrong >= 0), &bad);
     psc_json_set(o, "wrong", ran && row->r[k].wrong >= 0 ? json_integer(row->r[k].wrong) : json_null(), &bad);
     psc_json_set(o, "timed_ops_checked", json_integer(ran ? row->r[k].timed_checked : 0), &bad);
@@ -355,7 +349,7 @@ static void psc__options_json(json_t *o, const psc_coll_report_t *r, int *bad)
     psc_json_set(o, "time_of", psc_json_str(r->time_of == PSC_COLL_TIME_RANK0 ? "rank0"
                                             : r->time_of == PSC_COLL_TIME_MIN ? "min"
                                             : r->time_of == PSC_COLL_TIME_MAX ? "max" : "mean"), bad);
-    psc_json_set(o, "timeout_s", psc__real(r->timeout_s), bad);
+    psc_json_set(o, "timeout_s", psc_json_real_or_null(r->timeout_s), bad);
 }
 
 json_t *psc_json_coll_report(const psc_coll_report_t *r)
@@ -368,7 +362,7 @@ json_t *psc_json_coll_report(const psc_coll_report_t *r)
     psc_json_set(o, "nccl_version", json_integer(r->nccl_version), &bad);
     psc_json_set(o, "nccl_version_string", psc__nccl_version_str(r->nccl_version), &bad);
     psc_json_set(o, "nccl_tests_format", psc_json_str(PSC_COLL_NCCL_TESTS_VERSION), &bad);
-    psc_json_set(o, "busbw_factor", psc__real(psc_coll_busbw_factor(r->coll, r->nranks)), &bad);
+    psc_json_set(o, "busbw_factor", psc_json_real_or_null(psc_coll_busbw_factor(r->coll, r->nranks)), &bad);
     for (int i = 0; r->ranks && i < r->nranks; i++)
         psc_json_push(ranks, psc__rank_json(&r->ranks[i]), &bad);
     psc_json_set(o, "ranks", ranks, &bad);
@@ -382,10 +376,10 @@ json_t *psc_json_coll_report(const psc_coll_report_t *r)
     psc_json_set(o, "failed_rows", json_integer(r->failed_rows), &bad);
     psc_json_set(o, "wrong_elements", json_integer(wrong), &bad);
     psc_json_set(o, "first_wrong", r->first_wrong[0] ? psc_json_str(r->first_wrong) : json_null(), &bad);
-    psc_json_set(o, "avg_busbw_gbs", psc__real(r->avg_busbw_gbs), &bad);
-    psc_json_set(o, "own_avg_busbw_gbs", psc__has_own(r) ? psc__real(r->own_avg_busbw_gbs) : json_null(), &bad);
+    psc_json_set(o, "avg_busbw_gbs", psc_json_real_or_null(r->avg_busbw_gbs), &bad);
+    psc_json_set(o, "own_avg_busbw_gbs", psc__has_own(r) ? psc_json_real_or_null(r->own_avg_busbw_gbs) : json_null(), &bad);
     psc_json_set(o, "own_not_run", r->own_not_run[0] ? psc_json_str(r->own_not_run) : json_null(), &bad);
-    psc_json_set(o, "run_ms", psc__real(r->run_ms), &bad);
+    psc_json_set(o, "run_ms", psc_json_real_or_null(r->run_ms), &bad);
     return psc_json_done(o, bad);
 }
 
@@ -426,7 +420,7 @@ json_t *psc_json_coll_explain(double link_bw_gbs, const char *link_how, const ps
     json_t *o = json_object();
     int bad = 0;
 
-    psc_json_set(o, "link_bw_gbs", link_bw_gbs > 0 ? psc__real(link_bw_gbs) : json_null(), &bad);
+    psc_json_set(o, "link_bw_gbs", link_bw_gbs > 0 ? psc_json_real_or_null(link_bw_gbs) : json_null(), &bad);
     psc_json_set(o, "link_bw_how", link_how ? psc_json_str(link_how) : json_null(), &bad);
     psc_json_set(o, "findings", psc_json_findings(v, n), &bad);
     return psc_json_done(o, bad);

@@ -292,11 +292,6 @@ static json_t *psc__end_json(int end)
     return json_string(psc_endpoint_name(end, buf, sizeof(buf)));
 }
 
-/* A time or ratio; null when it was not measured (NaN, infinite). */
-static json_t *psc__num(double x)
-{
-    return isfinite(x) ? json_real(x) : json_null();
-}
 
 static json_t *psc__u64(uint64_t x)
 {
@@ -311,18 +306,18 @@ static json_t *psc__row_json(const psc_copy_bench_row_t *r, int *bad)
     psc__put(o, "dst", psc__end_json(r->dst), bad);
     psc__put(o, "stream_gpu", psc__end_json(r->stream_gpu), bad);
     psc__put(o, "size_bytes", psc__u64(r->size), bad);
-    psc__put(o, "driver_us", psc__num(r->driver_us), bad);
-    psc__put(o, "psc_us", psc__num(r->psc_us), bad);
-    psc__put(o, "speedup", psc__num(r->speedup), bad);
-    psc__put(o, "driver_cpu_us", psc__num(r->driver_cpu_us), bad);
-    psc__put(o, "psc_cpu_us", psc__num(r->psc_cpu_us), bad);
-    psc__put(o, "launch_cpu_us", psc__num(r->launch_cpu_us), bad);
+    psc__put(o, "driver_us", psc_json_real_or_null(r->driver_us), bad);
+    psc__put(o, "psc_us", psc_json_real_or_null(r->psc_us), bad);
+    psc__put(o, "speedup", psc_json_real_or_null(r->speedup), bad);
+    psc__put(o, "driver_cpu_us", psc_json_real_or_null(r->driver_cpu_us), bad);
+    psc__put(o, "psc_cpu_us", psc_json_real_or_null(r->psc_cpu_us), bad);
+    psc__put(o, "launch_cpu_us", psc_json_real_or_null(r->launch_cpu_us), bad);
     psc__put(rt, "engine", json_string(r->route.engine == PSC_ENGINE_SM ? "sm" : "ce"), bad);
     psc__put(rt, "issuer", psc__end_json(r->route.issuer), bad);
     psc__put(rt, "hop", json_boolean(r->route.hop), bad);
     psc__put(rt, "peer_off", json_boolean(r->route.peer_off), bad);
     psc__put(rt, "calibrated", json_boolean(r->route.calibrated), bad);
-    psc__put(rt, "predicted_us", r->route.calibrated ? psc__num(r->route.predicted_us) : json_null(), bad);
+    psc__put(rt, "predicted_us", r->route.calibrated ? psc_json_real_or_null(r->route.predicted_us) : json_null(), bad);
     psc__put(rt, "why", psc_json_str(r->route.why), bad);
     psc__put(o, "route", rt, bad);
     psc__put(o, "bad_bytes", psc__u64(r->bad_bytes), bad);
@@ -343,9 +338,9 @@ psc_status_t psc_json_run_add_copy_bench(json_t *run, const psc_copy_bench_t *b)
     psc__put(o, "calibrated", json_boolean(b && b->calibrated), &bad);
     psc__put(o, "rows", rows, &bad);
     x = psc_copy_bench_min_speedup(b, 4 * PSC__KIB, PSC__MIB, &at);
-    psc__put(o, "min_speedup_4k_1m", at ? psc__num(x) : json_null(), &bad);
+    psc__put(o, "min_speedup_4k_1m", at ? psc_json_real_or_null(x) : json_null(), &bad);
     x = psc_copy_bench_min_speedup(b, 0, UINT64_MAX, &at);
-    psc__put(o, "min_speedup", at ? psc__num(x) : json_null(), &bad);
+    psc__put(o, "min_speedup", at ? psc_json_real_or_null(x) : json_null(), &bad);
     if (bad) {
         json_decref(o);
         o = NULL; /* the run is then incomplete, and not written */
