@@ -59,10 +59,8 @@ static __device__ __forceinline__ unsigned *psc_ar_ce_flag(u64 lbuf, u64 ce_off,
 static __device__ __forceinline__ const unsigned char *psc_ar_ce_slot(const psc_ar_ce_args_t &a, unsigned r,
                                                                       unsigned s)
 {
-    const unsigned sender = s < r ? s : s - 1;
-
-    return reinterpret_cast<const unsigned char *>(a.lbuf[r] + a.ce_off + PSC_AR_CE_FLAGS) +
-           ((u64)sender * PSC_AR_CE_SLOTS + a.slot) * a.chunk_bytes;
+    return reinterpret_cast<const unsigned char *>(a.lbuf[r] +
+                                                   PSC_AR_CE_SLOT_AT(a.ce_off, a.chunk_bytes, r, s, a.slot));
 }
 
 /*
@@ -81,13 +79,24 @@ static __device__ void psc_ar_ce_give_up(const psc_ar_ce_args_t &a, psc_ar_ctrl_
     psc_ar_gave_up(ctrl, (unsigned)who, seq);
 }
 
-/* A peer's abort in this rank's flags (read after this block's reads: the slots may have been overrun). */
-static __device__ __forceinline__ int psc_ar_ce_aborted(const psc_ar_ce_args_t &a, int *who)
+/* 1 where a peer's abort is in this rank's flags, and this rank gave up too (read after this block's reads as well:
+   the slots may have been overrun). */
+static __device__ int psc_ar_ce_abort_seen(const psc_ar_ce_args_t &a, psc_ar_ctrl_t *ctrl, unsigned seq)
 {
     const unsigned w = psc_ar_ld_acquire(psc_ar_ce_flag(a.lbuf[a.rank], a.ce_off, PSC_AR_CE_ABORT));
 
-    *who = (int)(w & 0xffffu);
-    return PSC_AR_CE_ABORTED(w);
+    if (!PSC_AR_CE_ABORTED(w))
+        return 0;
+    psc_ar_ce_give_up(a, ctrl, (int)(w & 0xffffu), seq);
+    return 1;
+}
+
+/* A kernel's opening: the call count in *seq; 1 to go on, 0 where this rank gave up already or does now (a peer's
+   abort). */
+static __device__ int psc_ar_ce_open(const psc_ar_ce_args_t &a, psc_ar_ctrl_t *ctrl, unsigned *seq)
+{
+    *seq = *(volatile unsigned *)&ctrl->seq;
+    return *(volatile unsigned *)&ctrl->err == 0 && !psc_ar_ce_abort_seen(a, ctrl, *seq);
 }
 
 extern "C" __global__ void __launch_bounds__(PSC_AR_LANES) psc_ar_ce_add(psc_ar_ce_args_t a)
@@ -100,12 +109,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_LANES) psc_ar_ce_add(psc_ar_
     if (threadIdx.x == 0) {
         int who = -1;
 
-        seq = *(volatile unsigned *)&ctrl->seq;
-        go = *(volatile unsigned *)&ctrl->err == 0;
-        if (go && psc_ar_ce_aborted(a, &who)) {
-            go = 0;
-            psc_ar_ce_give_up(a, ctrl, who, seq);
-        }
+        go = psc_ar_ce_open(a, ctrl, &seq);
         for (unsigned r = 0; r < a.nranks && go; r++)
             if (r != a.rank &&
                 !(go = psc_ar_ce_poll(psc_ar_ce_flag(a.lbuf[r], a.ce_off, PSC_AR_CE_SENT(a.rank, a.slot)),
@@ -143,12 +147,8 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_LANES) psc_ar_ce_add(psc_ar_
        abort after its reads (its slots may have been overrun) gives up instead, and nothing is handed back */
     __syncthreads();
     if (threadIdx.x == 0) {
-        int who;
-
-        if (psc_ar_ce_aborted(a, &who)) {
-            psc_ar_ce_give_up(a, ctrl, who, seq);
+        if (psc_ar_ce_abort_seen(a, ctrl, seq))
             return;
-        }
         __threadfence();
         if (atomicAdd(&ctrl->ce_arrived, 1u) != gridDim.x - 1)
             return;
@@ -169,20 +169,16 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_LANES) psc_ar_ce_add(psc_ar_
     }
 }
 
+/* One thread (a block of one). */
 extern "C" __global__ void psc_ar_ce_wait(psc_ar_ce_args_t a)
 {
     psc_ar_ctrl_t *ctrl = reinterpret_cast<psc_ar_ctrl_t *>(a.ctrl);
     const unsigned half = a.slot / PSC_AR_CE_HALF;
-
-    const unsigned seq = *(volatile unsigned *)&ctrl->seq;
+    unsigned seq;
     int who = -1;
 
-    if (threadIdx.x != 0 || *(volatile unsigned *)&ctrl->err)
+    if (!psc_ar_ce_open(a, ctrl, &seq))
         return;
-    if (psc_ar_ce_aborted(a, &who)) {
-        psc_ar_ce_give_up(a, ctrl, who, seq);
-        return;
-    }
     for (unsigned r = 0; r < a.nranks; r++) {
         unsigned *w = psc_ar_ce_flag(a.lbuf[a.rank], a.ce_off, PSC_AR_CE_FREE(r, half));
 

@@ -13,19 +13,39 @@
 
 static psc_context_t *g_ctx;
 
+/* A symbol of the fake driver the library loaded (the very copy it calls); NULL where none is loaded or has it. */
+static inline void *psc_test_fake_sym(const char *name)
+{
+    void *h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD), *p = NULL;
+
+    if (h) {
+        p = dlsym(h, name);
+        dlclose(h); /* the library's own handle keeps it loaded */
+    }
+    return p;
+}
+
 /* An int(void) counter of the fake driver's (fake_cuda_graph_replays, say); -1 where it has none. */
 static inline int psc_test_fake_count(const char *fn)
 {
-    void *h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
     int (*f)(void) = NULL;
-    int v = -1;
 
-    if (h) {
-        *(void **)&f = dlsym(h, fn);
-        v = f ? f() : -1;
-        dlclose(h);
-    }
-    return v;
+    *(void **)&f = psc_test_fake_sym(fn);
+    return f ? f() : -1;
+}
+
+/* Stream writes ('V') in the fake driver's operation log since it was cleared: how many went by the copy-engine
+   path; -1 where it has no log. */
+static inline int psc_test_fake_stream_writes(void)
+{
+    int (*op)(int, void **, void **) = NULL;
+    void *s, *e;
+    int n = 0, o;
+
+    *(void **)&op = psc_test_fake_sym("fake_cuda_op");
+    for (int k = 0; op && (o = op(k, &s, &e)) != 0; k++)
+        n += o == 'V';
+    return op ? n : -1;
 }
 
 static inline void psc_test_fake_driver(const char *mode, const char *count)
@@ -51,15 +71,10 @@ static int psc_test_open_ctx(void **state)
  */
 static inline int psc_test_open_fake_gpus(void **state, const char *count)
 {
-    void (*run_copies)(int);
-    void *h;
+    void (*run_copies)(int) = NULL;
 
     psc_test_fake_driver("contexts", count);
-    if (psc_test_open_ctx(state) != 0 || !(h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD)))
-        return -1;
-    *(void **)&run_copies = dlsym(h, "fake_cuda_run_copies");
-    dlclose(h);
-    if (!run_copies)
+    if (psc_test_open_ctx(state) != 0 || !(*(void **)&run_copies = psc_test_fake_sym("fake_cuda_run_copies")))
         return -1;
     run_copies(1);
     return 0;

@@ -496,13 +496,24 @@ static void fake_ar_ce_give_up(const psc_ar_ce_args_t *a, unsigned who, unsigned
     }
 }
 
-/* A peer's abort in this rank's flags: 1, the peer in *who. */
-static int fake_ar_ce_aborted(const psc_ar_ce_args_t *a, unsigned *who)
+/* 1 where a peer's abort is in this rank's flags, and this rank gave up too, as the kernels do. */
+static int fake_ar_ce_abort_seen(const psc_ar_ce_args_t *a, unsigned seq)
 {
     unsigned w = __atomic_load_n(fake_ar_ce_flag(a, a->rank, PSC_AR_CE_ABORT), __ATOMIC_ACQUIRE);
 
-    *who = w & 0xffffu;
-    return PSC_AR_CE_ABORTED(w);
+    if (!PSC_AR_CE_ABORTED(w))
+        return 0;
+    fake_ar_ce_give_up(a, w & 0xffffu, seq);
+    return 1;
+}
+
+/* A kernel's opening: the call count in *seq; 1 to go on, 0 where this rank gave up already or does now. */
+static int fake_ar_ce_open(const psc_ar_ce_args_t *a, unsigned *seq)
+{
+    psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
+
+    *seq = __atomic_load_n(&ctrl->seq, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE) == 0 && !fake_ar_ce_abort_seen(a, *seq);
 }
 
 /* Wait until *w is (want) or is not (!want) value; 0 once given up (past the timeout: rank r to blame; a peer's
@@ -511,15 +522,10 @@ static int fake_ar_ce_poll(const psc_ar_ce_args_t *a, unsigned *w, unsigned valu
 {
     psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
     uint64_t t0 = fake_kernels_ns();
-    unsigned who;
 
     while ((__atomic_load_n(w, __ATOMIC_ACQUIRE) == value) != want) {
-        if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
+        if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE) || fake_ar_ce_abort_seen(a, seq))
             return 0;
-        if (fake_ar_ce_aborted(a, &who)) {
-            fake_ar_ce_give_up(a, who, seq);
-            return 0;
-        }
         if (__atomic_load_n(&fake_jobs_stop, __ATOMIC_RELAXED) || fake_kernels_ns() - t0 > a->timeout_ns) {
             fake_ar_ce_give_up(a, r, seq);
             return 0;
@@ -532,15 +538,11 @@ static int fake_ar_ce_poll(const psc_ar_ce_args_t *a, unsigned *w, unsigned valu
 static void fake_ar_ce_add(const psc_ar_ce_args_t *a)
 {
     psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
-    const unsigned seq = __atomic_load_n(&ctrl->seq, __ATOMIC_ACQUIRE), per = a->dtype == PSC_DT_FLOAT32 ? 4 : 8;
-    unsigned who;
+    const unsigned per = a->dtype == PSC_DT_FLOAT32 ? 4 : 8;
+    unsigned seq;
 
-    if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
+    if (!fake_ar_ce_open(a, &seq))
         return;
-    if (fake_ar_ce_aborted(a, &who)) {
-        fake_ar_ce_give_up(a, who, seq);
-        return;
-    }
     for (unsigned r = 0; r < a->nranks; r++)
         if (r != a->rank &&
             !fake_ar_ce_poll(a, fake_ar_ce_flag(a, r, PSC_AR_CE_SENT(a->rank, a->slot)), PSC_AR_CE_SENT_MARK, 1, r, seq))
@@ -551,11 +553,10 @@ static void fake_ar_ce_add(const psc_ar_ce_args_t *a)
         uint32_t z[4];
 
         for (unsigned r = 0; r < a->nranks; r++) {
-            const unsigned sender = r < a->rank ? r : r - 1;
-            const unsigned char *src = r == a->rank ? (const unsigned char *)(uintptr_t)a->send
-                                                    : (const unsigned char *)(uintptr_t)(a->lbuf[a->rank] + a->ce_off +
-                                                          PSC_AR_CE_FLAGS) +
-                                                          ((uint64_t)sender * PSC_AR_CE_SLOTS + a->slot) * a->chunk_bytes;
+            const uint64_t at = r == a->rank ? a->send
+                                             : a->lbuf[a->rank] + PSC_AR_CE_SLOT_AT(a->ce_off, a->chunk_bytes, a->rank,
+                                                                                    r, a->slot);
+            const unsigned char *src = (const unsigned char *)(uintptr_t)at;
             uint32_t w[4] = {0, 0, 0, 0};
 
             memcpy(w, src + 16 * v, len);
@@ -565,10 +566,8 @@ static void fake_ar_ce_add(const psc_ar_ce_args_t *a)
         fake_ar_round(acc, a->dtype, z);
         memcpy((unsigned char *)(uintptr_t)a->recv + 16 * v, z, len);
     }
-    if (fake_ar_ce_aborted(a, &who)) { /* after the reads: the slots may have been overrun */
-        fake_ar_ce_give_up(a, who, seq);
+    if (fake_ar_ce_abort_seen(a, seq)) /* after the reads: the slots may have been overrun */
         return;
-    }
     /* the slots handed back, as the kernel's last block does */
     for (unsigned r = 0; r < a->nranks; r++)
         if (r != a->rank)
@@ -584,16 +583,10 @@ static void fake_ar_ce_add(const psc_ar_ce_args_t *a)
 
 static void fake_ar_ce_wait(const psc_ar_ce_args_t *a)
 {
-    psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
-    const unsigned seq = __atomic_load_n(&ctrl->seq, __ATOMIC_ACQUIRE);
-    unsigned who;
+    unsigned seq;
 
-    if (__atomic_load_n(&ctrl->err, __ATOMIC_ACQUIRE))
+    if (!fake_ar_ce_open(a, &seq))
         return;
-    if (fake_ar_ce_aborted(a, &who)) {
-        fake_ar_ce_give_up(a, who, seq);
-        return;
-    }
     for (unsigned r = 0; r < a->nranks; r++) {
         unsigned *w = fake_ar_ce_flag(a, a->rank, PSC_AR_CE_FREE(r, a->slot / PSC_AR_CE_HALF));
 

@@ -10,7 +10,6 @@
  */
 #define _GNU_SOURCE
 #include <cuda.h>
-#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,14 +39,11 @@ static void *(*fake_op_ctx)(int);
 
 static int setup(void **state)
 {
-    void *h;
-
-    if (psc_test_open_fake_gpus(state, "3") != 0 || !(h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD)))
+    if (psc_test_open_fake_gpus(state, "3") != 0)
         return -1;
-    *(void **)&fake_run_copies = dlsym(h, "fake_cuda_run_copies");
-    *(void **)&fake_op = dlsym(h, "fake_cuda_op");
-    *(void **)&fake_op_ctx = dlsym(h, "fake_cuda_op_ctx");
-    dlclose(h);
+    *(void **)&fake_run_copies = psc_test_fake_sym("fake_cuda_run_copies");
+    *(void **)&fake_op = psc_test_fake_sym("fake_cuda_op");
+    *(void **)&fake_op_ctx = psc_test_fake_sym("fake_cuda_op_ctx");
     for (int i = 0; i < N; i++)
         if (psc__gpu_use(g_ctx, i) != PSC_OK || g_ctx->cu.p_cuStreamCreate(&streams[i], CU_STREAM_NON_BLOCKING) ||
             g_ctx->cu.p_cuMemAlloc(&sendb[i], MAXB) || g_ctx->cu.p_cuMemAlloc(&recvb[i], MAXB))
@@ -152,17 +148,6 @@ static void test_three_ranks(void **state)
     psc_allreduce_destroy(ar);
 }
 
-/* Stream writes logged since the log was cleared: 'V' operations. */
-static int writes_logged(void)
-{
-    int n = 0, op;
-    void *s, *e;
-
-    for (int k = 0; (op = fake_op(k, &s, &e)) != 0; k++)
-        n += op == 'V';
-    return n;
-}
-
 /* By size: two ranks take the path from 4 MiB on (exact), not below; three ranks never. */
 static void test_taken_by_size(void **state)
 {
@@ -171,13 +156,13 @@ static void test_taken_by_size(void **state)
     (void)state;
     fake_run_copies(1);
     sum_and_check(two, 2, PSC_AR_FLOAT32, (4u << 20) / 4, 5, 0);
-    assert_true(writes_logged() > 0);
+    assert_true(psc_test_fake_stream_writes() > 0);
     fake_run_copies(1);
     sum_and_check(two, 2, PSC_AR_FLOAT32, (4u << 20) / 4 - 4, 6, 1);
-    assert_int_equal(writes_logged(), 0);
+    assert_int_equal(psc_test_fake_stream_writes(), 0);
     fake_run_copies(1);
     sum_and_check(three, 3, PSC_AR_FLOAT32, (4u << 20) / 4, 7, 0);
-    assert_int_equal(writes_logged(), 0);
+    assert_int_equal(psc_test_fake_stream_writes(), 0);
     psc_allreduce_destroy(two);
     psc_allreduce_destroy(three);
 }
@@ -357,7 +342,7 @@ static int without_path(psc_allreduce_t *ar)
 
     fake_run_copies(1);
     sum_and_check(ar, 2, PSC_AR_FLOAT32, (4u << 20) / 4, 11, 0);
-    return ok && writes_logged() == 0;
+    return ok && psc_test_fake_stream_writes() == 0;
 }
 
 /*

@@ -16,7 +16,6 @@
  */
 #define _GNU_SOURCE
 #include <cuda.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -49,12 +48,9 @@ static int (*jobs_live)(void);
 
 static int setup(void **state)
 {
-    void *h;
-
-    if (psc_test_open_fake_gpus(state, "3") != 0 || !(h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD)))
+    if (psc_test_open_fake_gpus(state, "3") != 0)
         return -1;
-    *(void **)&jobs_live = dlsym(h, "fake_cuda_jobs_live");
-    dlclose(h);
+    *(void **)&jobs_live = psc_test_fake_sym("fake_cuda_jobs_live");
     for (int i = 0; i < N; i++)
         if (psc__gpu_use(g_ctx, i) != PSC_OK || g_ctx->cu.p_cuStreamCreate(&sa[i], CU_STREAM_NON_BLOCKING) ||
             g_ctx->cu.p_cuStreamCreate(&sb[i], CU_STREAM_NON_BLOCKING) ||

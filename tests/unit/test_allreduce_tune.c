@@ -58,16 +58,10 @@ static int live_comms(void)
 /* The fake driver's current context of this thread. */
 static void *current_ctx(void)
 {
-    void *h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
     void *(*f)(void) = NULL;
-    void *c;
 
-    if (!h)
-        return (void *)(uintptr_t)1;
-    *(void **)&f = dlsym(h, "fake_cuda_current");
-    c = f ? f() : (void *)(uintptr_t)1;
-    dlclose(h);
-    return c;
+    *(void **)&f = psc_test_fake_sym("fake_cuda_current");
+    return f ? f() : (void *)(uintptr_t)1;
 }
 
 /* NCCL's calls slower by SLOW us up to `split` bytes, the kernel's above it. */
@@ -305,22 +299,6 @@ static double skew_ways(int way, uint64_t bytes, double us, void *arg)
     return us;
 }
 
-/* Stream writes the fake logged since its log was cleared: calls that went by the copy engines. */
-static int stream_writes(void)
-{
-    void *h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD), *s, *e;
-    int (*op)(int, void **, void **) = NULL;
-    int n = 0, o;
-
-    if (!h)
-        return -1;
-    *(void **)&op = dlsym(h, "fake_cuda_op");
-    dlclose(h);
-    for (int k = 0; op && (o = op(k, &s, &e)) != 0; k++)
-        n += o == 'V';
-    return op ? n : -1;
-}
-
 /*
  * Two ranks made for 8 MiB calls: the copy engines timed beside the kernels and NCCL from 4 MiB on, the faster of
  * p2pscope's two ways kept per class (the kernels at 4 MiB, the copy engines at 8 MiB here), never below 4 MiB;
@@ -334,12 +312,9 @@ static void test_copy_engines_in_the_table(void **state)
     psc_allreduce_t *ar = NULL;
     psc_ar_tuning_t tb;
     void (*run_copies)(int) = NULL;
-    void *h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
 
     (void)state;
-    assert_non_null(h);
-    *(void **)&run_copies = dlsym(h, "fake_cuda_run_copies");
-    dlclose(h);
+    *(void **)&run_copies = psc_test_fake_sym("fake_cuda_run_copies");
     assert_non_null(run_copies);
     for (int i = 0; i < 2; i++) {
         assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
@@ -369,9 +344,9 @@ static void test_copy_engines_in_the_table(void **state)
         for (int i = 0; i < 2; i++)
             assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(streams[i]), CUDA_SUCCESS);
         if (c == 0)
-            assert_true(stream_writes() > 0);
+            assert_true(psc_test_fake_stream_writes() > 0);
         else
-            assert_int_equal(stream_writes(), 0);
+            assert_int_equal(psc_test_fake_stream_writes(), 0);
         for (int i = 0; i < 2; i++)
             for (size_t j = 0; j < count; j++) {
                 float want = (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, 2, j, (uint32_t)c), got;

@@ -16,15 +16,6 @@
 
 #define PSC__AR_TIMEOUT_MS 10000u
 
-unsigned psc__ar_blocks(uint64_t nvec, unsigned sms)
-{
-    uint64_t b = (nvec + PSC_AR_LANES - 1) / PSC_AR_LANES;
-
-    if (b < 1)
-        b = 1;
-    return (unsigned)(b < sms ? b : (sms ? sms : 1));
-}
-
 uint64_t psc__ar_slot_bytes(uint64_t max_bytes)
 {
     uint64_t b = (max_bytes + 15) / 16 * 16;
@@ -41,9 +32,9 @@ uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar)
 }
 
 /*
- * The way for a call of `bytes`: forced (tests), else as the tuning chose (way: PSC__AR_ONESHOT the kernels,
- * PSC__AR_COPY the copy engines; 0 not tuned), else by size: over 2 ranks the copy engines for large calls,
- * over 3 or more the two-shot kernel for large calls; else the one-shot.
+ * The way for a call of `bytes`: forced (tests), else as `way` says (the tuning's choice, or the way it times:
+ * PSC__AR_ONESHOT the kernels, PSC__AR_COPY the copy engines; 0 neither), else by size: over 2 ranks the copy
+ * engines for large calls, over 3 or more the two-shot kernel for large calls; else the one-shot.
  */
 static int psc__ar_algo(const psc_allreduce_t *ar, uint64_t bytes, int way)
 {
@@ -173,9 +164,10 @@ static psc_status_t psc__ar_alloc(psc_allreduce_t *ar, int i)
     if (ctx->cu.p_cuMemAlloc(&ar->lbuf[i], (size_t)bytes) != CUDA_SUCCESS) {
         ar->lbuf[i] = 0;
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_create: %llu B of buffers on GPU %d do not fit: "
-                         "accepted a smaller max_bytes (the buffers take 4 x (ranks + 2) x min(max_bytes, %llu MiB) "
-                         "per GPU, and 32 MiB more from 4 MiB on)",
-                         (unsigned long long)bytes, ar->dev[i], PSC__AR_SLOT_MAX >> 20);
+                         "accepted a smaller max_bytes (the buffers take %d x (ranks + 2) x min(max_bytes, %llu MiB) "
+                         "per GPU, and %llu MiB more from %llu MiB on)",
+                         (unsigned long long)bytes, ar->dev[i], PSC_AR_BUFS, PSC__AR_SLOT_MAX >> 20,
+                         (PSC_AR_CE_SLOTS * PSC__AR_CE_CHUNK) >> 20, PSC__AR_CE_FROM >> 20);
     }
     return psc__ar_fill(ctx, ar->dev[i], ar->lbuf[i], bytes);
 }
@@ -292,14 +284,78 @@ static int psc__ar_stream_gpu(psc_context_t *ctx, CUstream s)
     return s && psc__gpu_of_stream(ctx, s, &g) == PSC_OK ? g : -1;
 }
 
+psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count, int dtype,
+                         struct CUstream_st *const *streams, unsigned timeout_ms, int way)
+{
+    psc_context_t *ctx = ar->ctx;
+    const uint64_t bytes = (uint64_t)count * (dtype == PSC_AR_FLOAT32 ? 4 : 2);
+    const uint64_t timeout_ns = (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull;
+    const int algo = psc__ar_algo(ar, bytes, way);
+    uint64_t nvec, slot_vec, last_nvec, work;
+    unsigned blocks;
+    psc_status_t st = PSC_OK;
+
+    if (algo == PSC__AR_COPY) {
+        psc__guard_enter(ctx);
+        st = psc__ar_ce_sum(ar, recv, send, bytes, dtype, streams, timeout_ns);
+        return psc__guard_leave(ctx, st);
+    }
+    nvec = (bytes + 15) / 16;
+    if (algo == PSC__AR_ONESHOT) {
+        slot_vec = ar->slot_bytes / 16;
+        last_nvec = nvec - (nvec - 1) / slot_vec * slot_vec; /* the last piece's */
+        work = nvec < slot_vec ? (nvec > ar->last_nvec ? nvec : ar->last_nvec) : slot_vec;
+    } else {
+        uint64_t piece = ar->part_bytes * (uint64_t)ar->n;
+        uint64_t last = bytes - (bytes - 1) / piece * piece, n = (uint64_t)ar->n;
+        uint64_t first_part = ((bytes < piece ? bytes : piece) + n - 1) / n, first_vec = (first_part + 15) / 16;
+
+        last_nvec = ((last + n - 1) / n + 15) / 16; /* the last piece's part */
+        work = first_vec > ar->last_part_vec ? first_vec : ar->last_part_vec;
+    }
+    /* every rank the same grid (thread t on the same vectors everywhere): from the first piece's vectors and
+       the previous call's last (which it clears). (Fewer threads for small calls measured no faster.) */
+    blocks = psc__ar_blocks(ar->per_thread > 1 ? (work + ar->per_thread - 1) / ar->per_thread : work, ar->sms);
+    psc__guard_enter(ctx);
+    for (int i = 0; i < ar->nlocal && st == PSC_OK; i++) {
+        psc_ar_args_t a;
+        void *params[] = {&a};
+        CUfunction fn;
+
+        memset(&a, 0, sizeof(a));
+        for (int r = 0; r < ar->n; r++)
+            a.lbuf[r] = ar->lbuf[r];
+        a.ctrl = ar->ctrl[i];
+        a.send = (uint64_t)(uintptr_t)send[i];
+        a.recv = (uint64_t)(uintptr_t)recv[i];
+        a.count = count;
+        a.slot_bytes = ar->slot_bytes;
+        a.part_bytes = ar->part_bytes;
+        a.timeout_ns = timeout_ns;
+        a.nranks = (uint32_t)ar->n;
+        a.rank = (uint32_t)(ar->first + i);
+        a.dtype = (uint32_t)dtype;
+        fn = algo == PSC__AR_ONESHOT ? ctx->gpu[ar->dev[i]].fn_ar_oneshot : ctx->gpu[ar->dev[i]].fn_ar_twoshot;
+        if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
+            st = ar->no_early ? psc__launch_on(ctx, streams[i], fn, blocks, PSC_AR_THREADS, params)
+                              : psc__launch_early(ctx, ar->dev[i], streams[i], fn, blocks, PSC_AR_THREADS, params);
+        if (st != PSC_OK && i > 0) /* the ranks before wait for this one in vain: the group is done */
+            snprintf(ar->broken, sizeof(ar->broken), "rank %d's launch failed after ranks %d..%d were enqueued (%.120s)",
+                     ar->first + i, ar->first, ar->first + i - 1, ctx->last_error);
+    }
+    if (st == PSC_OK && algo == PSC__AR_ONESHOT)
+        ar->last_nvec = last_nvec;
+    else if (st == PSC_OK)
+        ar->last_part_vec = last_nvec;
+    return psc__guard_leave(ctx, st);
+}
+
 psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
                                int dtype, struct CUstream_st *const *streams, unsigned timeout_ms)
 {
     psc_context_t *ctx = ar ? ar->ctx : NULL;
     size_t es = dtype == PSC_AR_FLOAT32 ? 4 : dtype == PSC_AR_FLOAT16 || dtype == PSC_AR_BFLOAT16 ? 2 : 0;
-    uint64_t nvec, slot_vec, last_nvec, work;
-    unsigned blocks;
-    int algo, way = 0;
+    int way = 0;
     psc_status_t st = PSC_OK;
 
     if (!ar)
@@ -332,61 +388,7 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
         return PSC_OK;
     if (ar->tune_route && ar->tune_route(ar, recv, send, count, dtype, streams, &st, &way)) /* NCCL is faster */
         return st;
-    algo = psc__ar_algo(ar, (uint64_t)count * es, way);
-    if (algo == PSC__AR_COPY) {
-        psc__guard_enter(ctx);
-        st = psc__ar_ce_sum(ar, recv, send, (uint64_t)count * es, dtype, streams,
-                            (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull);
-        return psc__guard_leave(ctx, st);
-    }
-    nvec = ((uint64_t)count * es + 15) / 16;
-    if (algo == PSC__AR_ONESHOT) {
-        slot_vec = ar->slot_bytes / 16;
-        last_nvec = nvec - (nvec - 1) / slot_vec * slot_vec; /* the last piece's */
-        work = nvec < slot_vec ? (nvec > ar->last_nvec ? nvec : ar->last_nvec) : slot_vec;
-    } else {
-        uint64_t piece = ar->part_bytes * (uint64_t)ar->n, bytes = (uint64_t)count * es;
-        uint64_t last = bytes - (bytes - 1) / piece * piece, n = (uint64_t)ar->n;
-        uint64_t first_part = ((bytes < piece ? bytes : piece) + n - 1) / n, first_vec = (first_part + 15) / 16;
-
-        last_nvec = ((last + n - 1) / n + 15) / 16; /* the last piece's part */
-        work = first_vec > ar->last_part_vec ? first_vec : ar->last_part_vec;
-    }
-    /* every rank the same grid (thread t on the same vectors everywhere): from the first piece's vectors and
-       the previous call's last (which it clears). (Fewer threads for small calls measured no faster.) */
-    blocks = psc__ar_blocks(ar->per_thread > 1 ? (work + ar->per_thread - 1) / ar->per_thread : work, ar->sms);
-    psc__guard_enter(ctx);
-    for (int i = 0; i < ar->nlocal && st == PSC_OK; i++) {
-        psc_ar_args_t a;
-        void *params[] = {&a};
-        CUfunction fn;
-
-        memset(&a, 0, sizeof(a));
-        for (int r = 0; r < ar->n; r++)
-            a.lbuf[r] = ar->lbuf[r];
-        a.ctrl = ar->ctrl[i];
-        a.send = (uint64_t)(uintptr_t)send[i];
-        a.recv = (uint64_t)(uintptr_t)recv[i];
-        a.count = count;
-        a.slot_bytes = ar->slot_bytes;
-        a.part_bytes = ar->part_bytes;
-        a.timeout_ns = (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull;
-        a.nranks = (uint32_t)ar->n;
-        a.rank = (uint32_t)(ar->first + i);
-        a.dtype = (uint32_t)dtype;
-        fn = algo == PSC__AR_ONESHOT ? ctx->gpu[ar->dev[i]].fn_ar_oneshot : ctx->gpu[ar->dev[i]].fn_ar_twoshot;
-        if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
-            st = ar->no_early ? psc__launch_on(ctx, streams[i], fn, blocks, PSC_AR_THREADS, params)
-                              : psc__launch_early(ctx, ar->dev[i], streams[i], fn, blocks, PSC_AR_THREADS, params);
-        if (st != PSC_OK && i > 0) /* the ranks before wait for this one in vain: the group is done */
-            snprintf(ar->broken, sizeof(ar->broken), "rank %d's launch failed after ranks %d..%d were enqueued (%.120s)",
-                     ar->first + i, ar->first, ar->first + i - 1, ctx->last_error);
-    }
-    if (st == PSC_OK && algo == PSC__AR_ONESHOT)
-        ar->last_nvec = last_nvec;
-    else if (st == PSC_OK)
-        ar->last_part_vec = last_nvec;
-    return psc__guard_leave(ctx, st);
+    return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, way);
 }
 
 psc_status_t psc_allreduce_check(psc_allreduce_t *ar)

@@ -2,6 +2,7 @@
 #ifndef PSC_ALLREDUCE_ALLREDUCE_H
 #define PSC_ALLREDUCE_ALLREDUCE_H
 
+#include "allreduce/ar_args.h"
 #include "internal.h"
 
 /*
@@ -10,8 +11,16 @@
  */
 void psc__allreduce_destroy_all(psc_context_t *ctx);
 
-/* Blocks of the kernels for nvec 16-byte vectors on GPUs of sms SMs: one per PSC_AR_LANES vectors, at most sms. */
-unsigned psc__ar_blocks(uint64_t nvec, unsigned sms);
+/* Blocks of the kernels for nvec 16-byte vectors on GPUs of sms SMs: one per PSC_AR_LANES vectors, at most sms.
+   Inline: allreduce_ce.c sizes its grids with it too, and calls nothing of allreduce.c (which calls it). */
+static inline unsigned psc__ar_blocks(uint64_t nvec, unsigned sms)
+{
+    uint64_t b = (nvec + PSC_AR_LANES - 1) / PSC_AR_LANES;
+
+    if (b < 1)
+        b = 1;
+    return (unsigned)(b < sms ? b : (sms ? sms : 1));
+}
 
 /* For tests: rank's buffers (ar_args.h's layout) and control words (psc_ar_ctrl_t), as device addresses. */
 psc_status_t psc__allreduce_buffers(const psc_allreduce_t *ar, int rank, uint64_t *lbuf, uint64_t *ctrl,

@@ -22,12 +22,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "allreduce/allreduce.h"
 #include "allreduce/ar_args.h"
 #include "allreduce/ar_group.h"
-
-/* Local rank i's events: the fork, a half's wait before its copies, a chunk's copies and marks before its
-   addition, the joins, and each half's last addition in a call before its next wait (HALF0 + half). */
-enum { PSC__CE_FORK, PSC__CE_FREED, PSC__CE_COPIED, PSC__CE_JOIN_COPY, PSC__CE_JOIN_WAIT, PSC__CE_HALF0 };
 
 uint64_t psc__ar_ce_chunk(int n, uint64_t max_bytes)
 {
@@ -97,23 +94,6 @@ void psc__ar_ce_release(psc_allreduce_t *ar, int i)
     ar->ce_on[i] = 0;
 }
 
-/* Where rank `sender`'s chunk goes in rank r's scratch, slot `slot`. */
-static CUdeviceptr psc__ar_ce_slot(const psc_allreduce_t *ar, int r, int sender, unsigned slot)
-{
-    uint64_t s = (uint64_t)(sender < r ? sender : sender - 1);
-
-    return ar->lbuf[r] + ar->ce_off + PSC_AR_CE_FLAGS + (s * PSC_AR_CE_SLOTS + slot) * ar->ce_chunk;
-}
-
-/* Blocks of psc_ar_ce_add for len bytes: one per PSC_AR_LANES threads of PSC_AR_BATCH vectors each, at most
-   one per SM (a chunk's addition reads and writes at the memory's speed long before the next chunk lands). */
-static unsigned psc__ar_ce_blocks(uint64_t len, unsigned sms)
-{
-    uint64_t per = (uint64_t)PSC_AR_LANES * PSC_AR_BATCH * 16, b = (len + per - 1) / per;
-
-    return (unsigned)(b < 1 ? 1 : b < sms ? b : sms ? sms : 1);
-}
-
 /* Event e of local rank i recorded on `from`, waited for on `to`. */
 static psc_status_t psc__ar_ce_order(psc_allreduce_t *ar, int i, int e, CUstream from, CUstream to)
 {
@@ -125,17 +105,33 @@ static psc_status_t psc__ar_ce_order(psc_allreduce_t *ar, int i, int e, CUstream
     return PSC_CU(ctx, cuStreamWaitEvent, (to, ar->ce_ev[i][e], 0));
 }
 
-/* Chunk c of local rank i, first part: the wait for its half (if it opens one), its copies and marks. */
-static psc_status_t psc__ar_ce_push(psc_allreduce_t *ar, int i, psc_ar_ce_args_t *a, uint64_t c, uint64_t bytes)
+/* Chunk c's argument from the call's (a, one local rank's): its slot, its part of the input and output, and for
+   the addition, whether its half is free once it is added and whether it is the call's last. */
+static psc_ar_ce_args_t psc__ar_ce_at(const psc_allreduce_t *ar, const psc_ar_ce_args_t *a, uint64_t c,
+                                      uint64_t chunks, uint64_t bytes)
+{
+    const uint64_t off = c * ar->ce_chunk;
+    const unsigned slot = (unsigned)(c % PSC_AR_CE_SLOTS);
+    psc_ar_ce_args_t k = *a;
+
+    k.slot = slot;
+    k.send += off;
+    k.recv += off;
+    k.bytes = bytes - off < ar->ce_chunk ? bytes - off : ar->ce_chunk;
+    k.free_half = slot % PSC_AR_CE_HALF == PSC_AR_CE_HALF - 1 || c + 1 == chunks;
+    k.last = c + 1 == chunks;
+    return k;
+}
+
+/* Chunk c (argument k) of local rank i, first part: the wait for its half (if it opens one), its copies and marks. */
+static psc_status_t psc__ar_ce_push(psc_allreduce_t *ar, int i, psc_ar_ce_args_t *k, uint64_t c)
 {
     psc_context_t *ctx = ar->ctx;
     const int rank = ar->first + i;
-    const uint64_t off = c * ar->ce_chunk, len = bytes - off < ar->ce_chunk ? bytes - off : ar->ce_chunk;
-    const unsigned slot = (unsigned)(c % PSC_AR_CE_SLOTS);
-    void *params[] = {a};
+    const unsigned slot = k->slot;
+    void *params[] = {k};
     psc_status_t st;
 
-    a->slot = slot;
     /* a half's wait: after this rank's own last addition of that half in this call (a CUDA-visible mirror of
        what it waits for across GPUs, so a graph's branches in any order cannot wait on each other in a circle),
        then before the half's copies */
@@ -143,13 +139,13 @@ static psc_status_t psc__ar_ce_push(psc_allreduce_t *ar, int i, psc_ar_ce_args_t
         ((c >= PSC_AR_CE_SLOTS &&
           (st = PSC_CU(ctx, cuStreamWaitEvent, (ar->ce_wait[i], ar->ce_ev[i][PSC__CE_HALF0 + slot / PSC_AR_CE_HALF],
                                                 0))) != PSC_OK) ||
-         (st = psc__launch_on(ctx, ar->ce_wait[i], ctx->gpu[ar->dev[i]].fn_ar_ce_wait, 1, 32, params)) != PSC_OK ||
+         (st = psc__launch_on(ctx, ar->ce_wait[i], ctx->gpu[ar->dev[i]].fn_ar_ce_wait, 1, 1, params)) != PSC_OK ||
          (st = psc__ar_ce_order(ar, i, PSC__CE_FREED, ar->ce_wait[i], ar->ce_copy[i])) != PSC_OK))
         return st;
     for (int r = 0; r < ar->n; r++)
         if (r != rank &&
-            (st = PSC_CU(ctx, cuMemcpyAsync, (psc__ar_ce_slot(ar, r, rank, slot), (CUdeviceptr)a->send + off,
-                                              (size_t)len, ar->ce_copy[i]))) != PSC_OK)
+            (st = PSC_CU(ctx, cuMemcpyAsync, (ar->lbuf[r] + PSC_AR_CE_SLOT_AT(ar->ce_off, ar->ce_chunk, r, rank, slot),
+                                              (CUdeviceptr)k->send, (size_t)k->bytes, ar->ce_copy[i]))) != PSC_OK)
             return st;
     for (int r = 0; r < ar->n; r++) /* after the copies in the stream: written once they have landed */
         if (r != rank &&
@@ -160,32 +156,25 @@ static psc_status_t psc__ar_ce_push(psc_allreduce_t *ar, int i, psc_ar_ce_args_t
 }
 
 /*
- * Chunk c of local rank i, second part: its addition on the caller's stream s, after this rank's own copies
+ * Chunk k of local rank i, second part: its addition on the caller's stream s, after this rank's own copies
  * and marks of the chunk (in place, the sum overwrites the input the copy engine reads; and always the
  * CUDA-visible mirror of the peers' marks it waits for, see above).
  */
-static psc_status_t psc__ar_ce_add(psc_allreduce_t *ar, int i, psc_ar_ce_args_t *a, uint64_t c, uint64_t chunks,
-                                   uint64_t bytes, CUstream s)
+static psc_status_t psc__ar_ce_add(psc_allreduce_t *ar, int i, psc_ar_ce_args_t *k, CUstream s)
 {
     psc_context_t *ctx = ar->ctx;
-    const uint64_t off = c * ar->ce_chunk, len = bytes - off < ar->ce_chunk ? bytes - off : ar->ce_chunk;
-    const unsigned slot = (unsigned)(c % PSC_AR_CE_SLOTS);
-    psc_ar_ce_args_t k = *a;
-    void *params[] = {&k};
+    void *params[] = {k};
     psc_status_t st;
 
     if ((st = PSC_CU(ctx, cuStreamWaitEvent, (s, ar->ce_ev[i][PSC__CE_COPIED], 0))) != PSC_OK)
         return st;
-    k.slot = slot;
-    k.send += off;
-    k.recv += off;
-    k.bytes = len;
-    k.free_half = slot % PSC_AR_CE_HALF == PSC_AR_CE_HALF - 1 || c + 1 == chunks;
-    k.last = c + 1 == chunks;
-    if ((st = psc__launch_on(ctx, s, ctx->gpu[ar->dev[i]].fn_ar_ce_add, psc__ar_ce_blocks(len, ar->sms),
-                             PSC_AR_LANES, params)) != PSC_OK || !k.free_half)
+    /* blocks of PSC_AR_LANES threads of PSC_AR_BATCH vectors each, at most one per SM (a chunk's addition reads
+       and writes at the memory's speed long before the next chunk lands) */
+    if ((st = psc__launch_on(ctx, s, ctx->gpu[ar->dev[i]].fn_ar_ce_add,
+                             psc__ar_blocks((k->bytes + PSC_AR_BATCH * 16 - 1) / (PSC_AR_BATCH * 16), ar->sms),
+                             PSC_AR_LANES, params)) != PSC_OK || !k->free_half)
         return st;
-    return PSC_CU(ctx, cuEventRecord, (ar->ce_ev[i][PSC__CE_HALF0 + slot / PSC_AR_CE_HALF], s));
+    return PSC_CU(ctx, cuEventRecord, (ar->ce_ev[i][PSC__CE_HALF0 + k->slot / PSC_AR_CE_HALF], s));
 }
 
 psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, uint64_t bytes,
@@ -218,12 +207,16 @@ psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *
        it: each GPU starts at once, and none waits on the host for another's work (the fake driver runs kernels
        at their launch, and an event recorded after one waits for it) */
     for (uint64_t c = 0; c < chunks && st == PSC_OK; c++) {
+        psc_ar_ce_args_t k[PSC_AR_MAX_RANKS];
+
+        for (int i = 0; i < ar->nlocal; i++)
+            k[i] = psc__ar_ce_at(ar, &a[i], c, chunks, bytes);
         for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
             if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
-                st = psc__ar_ce_push(ar, i, &a[i], c, bytes);
+                st = psc__ar_ce_push(ar, i, &k[i], c);
         for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
             if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
-                st = psc__ar_ce_add(ar, i, &a[i], c, chunks, bytes, streams[i]);
+                st = psc__ar_ce_add(ar, i, &k[i], streams[i]);
     }
     for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
         if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK &&

@@ -269,25 +269,18 @@ static psc_status_t psc__tune_open(psc_allreduce_t *ar, const psc_ar_procs_t *p,
 
 /*
  * `calls` in-place fp32 sums of count elements one way on every local stream: PSC__AR_TUNE_KERNELS the group's
- * kernels (its copy engines set aside meanwhile), PSC__AR_TUNE_COPY its copy engines, PSC__AR_TUNE_NCCL NCCL.
+ * kernels (by size, without its copy engines), PSC__AR_TUNE_COPY its copy engines, PSC__AR_TUNE_NCCL NCCL.
  */
 static psc_status_t psc__tune_issue(psc_allreduce_t *ar, int way, void *const *buf, size_t count, unsigned calls,
                                     struct CUstream_st *const *streams)
 {
-    const uint64_t chunk = ar->ce_chunk;
-    const int algo = ar->algo;
+    const int by = way == PSC__AR_TUNE_COPY ? PSC__AR_COPY : PSC__AR_ONESHOT;
     psc_status_t st = PSC_OK;
 
-    if (way == PSC__AR_TUNE_KERNELS && !algo)
-        ar->ce_chunk = 0; /* by size, without the copy engines */
-    else if (way == PSC__AR_TUNE_COPY)
-        ar->algo = PSC__AR_COPY;
     for (unsigned c = 0; c < calls && st == PSC_OK; c++)
         st = way == PSC__AR_TUNE_NCCL
                  ? psc__tune_nccl_sum(ar, buf, (const void *const *)buf, count, PSC_AR_FLOAT32, streams)
-                 : psc_allreduce_sum(ar, buf, (const void *const *)buf, count, PSC_AR_FLOAT32, streams, 0);
-    ar->ce_chunk = chunk;
-    ar->algo = algo;
+                 : psc__ar_sum(ar, buf, (const void *const *)buf, count, PSC_AR_FLOAT32, streams, 0, by);
     return st;
 }
 

@@ -68,6 +68,11 @@ typedef struct {
 #define PSC_AR_CE_SENT(r, slot) (4u * ((unsigned)(r) * PSC_AR_CE_SLOTS + (unsigned)(slot)))
 #define PSC_AR_CE_FREE(r, half) (256u + 4u * ((unsigned)(r) * 2u + (unsigned)(half)))
 #define PSC_AR_CE_SENT_MARK 1u
+/* Where rank s's chunk lands in rank r's buffers, slot `slot` (s != r; bytes from those buffers' start): rank r's
+   scratch holds no slots of its own, so the senders after r move down one. */
+#define PSC_AR_CE_SLOT_AT(ce_off, chunk, r, s, slot)                                                                  \
+    ((uint64_t)(ce_off) + PSC_AR_CE_FLAGS +                                                                           \
+     ((uint64_t)((s) < (r) ? (s) : (s) - 1) * PSC_AR_CE_SLOTS + (uint64_t)(slot)) * (uint64_t)(chunk))
 /* In each rank's flags: a peer that gave up writes PSC_AR_CE_ABORT_MARK | its rank here, and every kernel of the
    path on this rank then gives up too (its copies may have overrun this rank's slots). */
 #define PSC_AR_CE_ABORT 512u

@@ -14,7 +14,12 @@
 #define PSC__AR_TWOSHOT_MIN (256ull << 10) /* the two-shot from here on, for 3 ranks or more */
 #define PSC__AR_CE_FROM (4ull << 20)      /* the copy-engine path from here on, for 2 ranks (allreduce_ce.c) */
 #define PSC__AR_CE_CHUNK (8ull << 20)     /* its chunk, divided among the other ranks */
-#define PSC__AR_CE_EVENTS 7
+
+/* Local rank i's events on the copy-engine path: the fork, a half's wait before its copies, a chunk's copies and
+   marks before its addition, the joins, and each half's last addition in a call before its next wait (HALF0 +
+   half). */
+enum { PSC__CE_FORK, PSC__CE_FREED, PSC__CE_COPIED, PSC__CE_JOIN_COPY, PSC__CE_JOIN_WAIT, PSC__CE_HALF0 };
+#define PSC__AR_CE_EVENTS (PSC__CE_HALF0 + PSC_AR_CE_SLOTS / PSC_AR_CE_HALF)
 
 enum { PSC__AR_ONESHOT = 1, PSC__AR_TWOSHOT = 2, PSC__AR_COPY = 3 };
 
@@ -80,6 +85,14 @@ void psc__ar_ce_release(psc_allreduce_t *ar, int i);
 /* A call on the path, every local rank enqueued (in the guard, arguments checked). */
 psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, uint64_t bytes,
                             int dtype, struct CUstream_st *const *streams, uint64_t timeout_ns);
+
+/*
+ * A call of psc_allreduce_sum's, its arguments checked (count > 0), enqueued one way: a way forced by a test
+ * first; else PSC__AR_ONESHOT the kernels by size without the copy engines, PSC__AR_COPY the copy engines (where
+ * the group has them), 0 by size (psc__ar_algo). timeout_ms 0: the default.
+ */
+psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count, int dtype,
+                         struct CUstream_st *const *streams, unsigned timeout_ms, int way);
 
 /* Fill bytes at p on GPU gpu with the sentinel, and wait for it. */
 psc_status_t psc__ar_fill(psc_context_t *ctx, int gpu, CUdeviceptr p, uint64_t bytes);
