@@ -5,8 +5,10 @@
 #ifndef PSC_TEST_SCRATCH_DIR_H
 #define PSC_TEST_SCRATCH_DIR_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static char psc__dir[64];
 
@@ -34,6 +36,21 @@ static inline const char *psc__path(const char *name)
     k = (k + 1) % 4;
     snprintf(buf[k], sizeof(buf[k]), "%s/%s", psc__dir, name);
     return buf[k];
+}
+
+/* Entries of dir but "." and "..": a writer's temporaries (".p2pscope-...") count; -1 where it cannot be read. */
+static inline int psc_scratch_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)))
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
 }
 
 #endif

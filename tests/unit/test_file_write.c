@@ -8,7 +8,6 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -53,19 +52,6 @@ static void psc__expect_content(const char *path, const char *want)
     assert_string_equal(buf, want);
 }
 
-static int psc__entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-
-    assert_non_null(d);
-    while ((e = readdir(d)))
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0; /* temporaries start with '.' */
-    closedir(d);
-    return n;
-}
-
 static void psc__write(const char *path, const char *text)
 {
     err[0] = '\0';
@@ -92,7 +78,7 @@ static void test_regular_file_keeps_its_mode(void **state)
     assert_true(S_ISREG(sb.st_mode));
     assert_int_equal(sb.st_mode & 07777, 0600);
     assert_int_equal(sb.st_uid, geteuid());
-    assert_int_equal(psc__entries(psc__dir), 1); /* no temporary left beside it */
+    assert_int_equal(psc_scratch_entries(psc__dir), 1); /* no temporary left beside it */
 }
 
 static void test_new_file_gets_umask_mode(void **state)
@@ -130,7 +116,7 @@ static void test_symlink_is_written_through(void **state)
     psc__expect_content(psc__path("real/out.json"), "through");
     assert_int_equal(stat(psc__path("real/out.json"), &sb), 0);
     assert_int_equal(sb.st_mode & 07777, 0640);
-    assert_int_equal(psc__entries(psc__path("real")), 1);
+    assert_int_equal(psc_scratch_entries(psc__path("real")), 1);
 
     /* A dangling link makes its target. */
     assert_int_equal(symlink("real/later.json", psc__path("dangling.json")), 0);
@@ -167,7 +153,7 @@ static void test_fifo_is_written_in_place(void **state)
     assert_string_equal(got, "through the fifo");
     assert_int_equal(lstat(p, &sb), 0);
     assert_true(S_ISFIFO(sb.st_mode));
-    assert_int_equal(psc__entries(psc__dir), 1);
+    assert_int_equal(psc_scratch_entries(psc__dir), 1);
 }
 
 /* A reader that leaves mid-write is an error for the writer, not a SIGPIPE that ends the process. */
@@ -214,7 +200,7 @@ static void test_missing_directory_fails_cleanly(void **state)
     assert_int_equal(psc_write_file_atomic(psc__path("nowhere/x.json"), "x", 1, err, sizeof(err)), PSC_ERR_IO);
     assert_non_null(strstr(err, "nowhere/x.json"));
     assert_null(strchr(err, '\n'));
-    assert_int_equal(psc__entries(psc__dir), 0);
+    assert_int_equal(psc_scratch_entries(psc__dir), 0);
     assert_int_equal(psc_write_file_atomic(psc__dir, "x", 1, err, sizeof(err)), PSC_ERR_INVALID);
     assert_non_null(strstr(err, "is a directory"));
 }
@@ -253,7 +239,7 @@ static void test_long_file_name(void **state)
     psc__expect_content(path, "long");
     psc__write(path, "longer");
     psc__expect_content(path, "longer");
-    assert_int_equal(psc__entries(psc__dir), 1);
+    assert_int_equal(psc_scratch_entries(psc__dir), 1);
 }
 
 static void test_dev_null_stays_a_device(void **state)

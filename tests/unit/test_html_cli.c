@@ -9,7 +9,6 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,20 +37,6 @@ static int teardown(void **state)
 {
     (void)state;
     return psc_scratch_remove();
-}
-
-static int psc__entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-
-    if (!d)
-        return -1;
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
 }
 
 static char *psc__read(const char *path)
@@ -93,7 +78,7 @@ static void test_refused_before_measuring(void **state)
     psc__expect_error((const char *[]){"bw", "--svg", psc__path("svg"), NULL}, psc__no_driver, 2,
                       "built without cairo");
 #endif
-    assert_int_equal(psc__entries(psc__dir), 1); /* the file made above, nothing else */
+    assert_int_equal(psc_scratch_entries(psc__dir), 1); /* the file made above, nothing else */
 }
 
 /* Inside --csv DIR / --svg DIR the names are the tool's: a planted link or FIFO there is refused before measuring. */
@@ -134,7 +119,7 @@ static void test_planted_links_refused(void **state)
     assert_non_null(fgets(text, sizeof(text), f));
     fclose(f);
     assert_string_equal(text, "keep");
-    assert_int_equal(psc__entries(dir), 0);
+    assert_int_equal(psc_scratch_entries(dir), 0);
     assert_int_equal(access(psc__path("nowhere"), F_OK), -1);
     unlink(psc__path("dangling"));
     unlink(outside);
@@ -159,14 +144,14 @@ static void test_written_at_the_end(void **state)
         fprintf(stderr, "%s", r.err);
     assert_int_equal(r.rc, 0);
     psc__free(&r);
-    assert_int_equal(psc__entries(csv), 2); /* bw.csv, gpus.csv; no temporary file left */
+    assert_int_equal(psc_scratch_entries(csv), 2); /* bw.csv, gpus.csv; no temporary file left */
     text = psc__read(psc__path("tables/bw.csv"));
     assert_int_equal(psc__lines(text), 1 + 2); /* the header, gpu0 -> gpu1, gpu1 -> gpu0 */
     assert_non_null(strstr(text, "\r\ngpu_to_gpu_write_ce,"));
     assert_non_null(strstr(text, ",65536,passed,"));
     free(text);
 #ifdef P2PSCOPE_HAVE_CAIRO
-    assert_int_equal(psc__entries(svg), 1);
+    assert_int_equal(psc_scratch_entries(svg), 1);
     text = psc__read(psc__path("figures/gpu_to_gpu_write_ce.svg"));
     assert_int_equal(strncmp(text, "<?xml", 5), 0);
     assert_non_null(strstr(text, "</svg>"));

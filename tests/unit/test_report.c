@@ -345,7 +345,7 @@ static int psc__count_entries(const char *dir)
     int n = 0;
 
     while (d && (e = readdir(d)))
-        n += e->d_name[0] != '.';
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0; /* temporaries start with '.' */
     if (d)
         closedir(d);
     return n;
