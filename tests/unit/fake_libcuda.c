@@ -228,10 +228,15 @@ static CUresult fake_set_current(CUcontext c)
     fake_stack[fake_depth - 1] = c;
     return CUDA_SUCCESS;
 }
+/* Primary contexts retained per device: a test can tell which GPUs a process made contexts on. */
+static int fake_retains[FAKE_MAX];
+int fake_cuda_retains(int d) { return d >= 0 && d < FAKE_MAX ? fake_retains[d] : -1; }
 static CUresult fake_retain(CUcontext *c, CUdevice d)
 {
     if (!fake_ctx_mode())
         return CUDA_ERROR_NOT_SUPPORTED;
+    if (d >= 0 && d < FAKE_MAX)
+        fake_retains[d]++;
     *c = fake_primary(d);
     return CUDA_SUCCESS;
 }

@@ -105,6 +105,34 @@ static void test_vmm_fd_round_trip(void **state)
     assert_int_equal(psc_test_open_fds(), fds);
 }
 
+/*
+ * An import is released in the context that opened it: a process that imported GPU 0's memory for GPU 1 alone
+ * never makes a context on GPU 0 (on H200 that took 130 ms and showed as the release's cost).
+ */
+static void test_import_released_where_opened(void **state)
+{
+    int (*retains)(int) = (int (*)(int))psc_test_fake_sym("fake_cuda_retains");
+    psc_context_t *other = NULL;
+    psc_share_t *mine = NULL, *theirs = NULL;
+    psc_share_msg_t msg;
+    char err[256];
+    int gpu1 = 1, before;
+
+    (void)state;
+    assert_non_null(retains);
+    assert_int_equal(psc_share_alloc(g_ctx, PSC_SHARE_VMM_FD, 0, 2u << 20, &mine), PSC_OK);
+    assert_int_equal(psc_share_export(g_ctx, mine, &msg), PSC_OK);
+    assert_int_equal(psc_context_create(&other, err, sizeof(err)), PSC_OK);
+    before = retains(0);
+    assert_int_equal(psc_share_import(other, &msg, &gpu1, 1, &theirs), PSC_OK);
+    close(msg.fd);
+    assert_int_equal(psc_share_free(theirs), PSC_OK);
+    assert_int_equal(retains(0), before);
+    psc_context_destroy(other);
+    assert_int_equal(psc_share_free(mine), PSC_OK);
+    assert_int_equal(vmm_live(), 0);
+}
+
 static void test_legacy_and_fabric(void **state)
 {
     psc_share_t *s = NULL, *in = (psc_share_t *)0x1;
@@ -209,6 +237,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vmm_fd_round_trip),
+        cmocka_unit_test(test_import_released_where_opened),
         cmocka_unit_test(test_legacy_and_fabric),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_destroy_frees),

@@ -21,7 +21,7 @@ struct psc_share {
     psc_share_kind_t kind;
     int gpu;                           /* where the memory or event is, as this process numbers GPUs */
     int imported;
-    int opened_in;                     /* legacy import: the GPU whose context opened the handle */
+    int opened_in;                     /* import: the GPU whose context opened the handle, and releases it */
     size_t size, alloc_size;
     CUdeviceptr ptr;
     CUmemGenericAllocationHandle vmm;  /* VMM: the allocation; 0 none */
@@ -110,7 +110,9 @@ static psc_status_t psc__vmm_map(psc_context_t *ctx, struct psc_share *s, const 
 /* Give back what the object holds, in reverse order (a GPU's context current). Keeps the first failure. */
 static psc_status_t psc__share_release(psc_context_t *ctx, struct psc_share *s)
 {
-    psc_status_t st = psc__gpu_use(ctx, s->imported && s->kind == PSC_SHARE_LEGACY ? s->opened_in : s->gpu), r;
+    /* An import is released where it was opened: the owner's GPU may have no context in this process yet, and
+       making one (about 130 ms on H200) is no part of a release. */
+    psc_status_t st = psc__gpu_use(ctx, s->imported ? s->opened_in : s->gpu), r;
 
     if (st != PSC_OK)
         return st;
@@ -118,12 +120,21 @@ static psc_status_t psc__share_release(psc_context_t *ctx, struct psc_share *s)
         return s->event ? PSC_CU(ctx, cuEventDestroy, (s->event)) : PSC_OK;
     if (s->kind == PSC_SHARE_LEGACY)
         return !s->ptr ? PSC_OK : s->imported ? PSC_CU(ctx, cuIpcCloseMemHandle, (s->ptr)) : PSC_CU(ctx, cuMemFree, (s->ptr));
+    double t[4];
+
+    t[0] = psc__now_ns();
     if (s->mapped && (r = PSC_CU(ctx, cuMemUnmap, (s->ptr, s->alloc_size))) != PSC_OK && st == PSC_OK)
         st = r;
+    t[1] = psc__now_ns();
     if (s->reserved && (r = PSC_CU(ctx, cuMemAddressFree, (s->ptr, s->alloc_size))) != PSC_OK && st == PSC_OK)
         st = r;
+    t[2] = psc__now_ns();
     if (s->vmm && (r = PSC_CU(ctx, cuMemRelease, (s->vmm))) != PSC_OK && st == PSC_OK)
         st = r;
+    t[3] = psc__now_ns();
+    psc__log(ctx, PSC_LOG_DEBUG, "share release (%s, %llu B): unmap %.1f us, address free %.1f us, release %.1f us",
+             s->imported ? "imported" : "own", (unsigned long long)s->alloc_size, (t[1] - t[0]) / 1e3,
+             (t[2] - t[1]) / 1e3, (t[3] - t[2]) / 1e3);
     return st;
 }
 
