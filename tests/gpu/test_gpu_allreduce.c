@@ -428,8 +428,15 @@ static void test_copy_engine_checked(void **state)
 }
 
 /* Calls of `bytes` (count fp32 elements from in, into out) eager and from a graph of 5 replayed: µs per call. */
+/* After a part of time_big: a rank that gave up fails the test naming the calls that part made. */
+static void check_part(psc_allreduce_t *ar, const char *what, const char *part)
+{
+    if (psc_allreduce_check(ar) != PSC_OK)
+        fail_msg("%s, %s: %s", what, part, psc_context_last_error(g_ctx));
+}
+
 static void time_big(psc_allreduce_t *ar, CUdeviceptr *in, CUdeviceptr *out, size_t count, int reps, double *eager,
-                     double *graph)
+                     double *graph, const char *what)
 {
     psc_cuda_t *cu = &g_ctx->cu;
     void *r[MAXR];
@@ -452,6 +459,7 @@ static void time_big(psc_allreduce_t *ar, CUdeviceptr *in, CUdeviceptr *out, siz
     }
     sync_all();
     *eager = (now_us() - t0) / reps;
+    check_part(ar, what, "eager calls");
     for (int i = 0; i < n; i++) {
         assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
         assert_int_equal(cu->p_cuStreamBeginCapture(streams[i], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
@@ -474,6 +482,7 @@ static void time_big(psc_allreduce_t *ar, CUdeviceptr *in, CUdeviceptr *out, siz
             assert_int_equal(cu->p_cuGraphLaunch(e[i], streams[i]), CUDA_SUCCESS);
     sync_all();
     *graph = (now_us() - t0) / (5.0 * ((reps + 4) / 5));
+    check_part(ar, what, "graph replays");
     for (int i = 0; i < n; i++) {
         cu->p_cuGraphExecDestroy(e[i]);
         cu->p_cuGraphDestroy(g[i]);
@@ -515,9 +524,12 @@ static void test_large_calls(void **state)
         for (int algo = 3; algo >= 1; algo -= 2) {
             const int reps = bytes >= (256u << 20) ? 10 : 40;
             double eager, graph, f = 2.0 * (n - 1) / n * (double)bytes / 1e3;
+            char what[96];
 
+            snprintf(what, sizeof(what), "%zu MiB by the %s", bytes >> 20,
+                     algo == 3 ? "copy engines" : "one-shot kernel");
             assert_int_equal(psc__allreduce_force(ar, algo), PSC_OK);
-            time_big(ar, in, out, bytes / 4, quick ? 2 : reps, &eager, &graph);
+            time_big(ar, in, out, bytes / 4, quick ? 2 : reps, &eager, &graph, what);
             printf("allreduce %d ranks %4zu MiB by the %s: eager %.1f us (busbw %.1f GB/s), graph replay %.1f us "
                    "(busbw %.1f GB/s)\n", n, bytes >> 20, algo == 3 ? "copy engines" : "one-shot kernel", eager,
                    f / eager, graph, f / graph);
@@ -536,10 +548,13 @@ static void test_large_calls(void **state)
         if (bytes * 4 > most)
             for (uint64_t chunk = 1u << 20; !quick && chunk <= (8u << 20) / (n - 1); chunk *= 2) {
                 double eager, graph, f = 2.0 * (n - 1) / n * (double)bytes / 1e3;
+                char what[96];
 
+                snprintf(what, sizeof(what), "%zu MiB by the copy engines in %llu MiB chunks", bytes >> 20,
+                         (unsigned long long)(chunk >> 20));
                 assert_int_equal(psc__allreduce_force(ar, 3), PSC_OK);
                 assert_int_equal(psc__allreduce_ce_chunk(ar, chunk), PSC_OK);
-                time_big(ar, in, out, bytes / 4, 10, &eager, &graph);
+                time_big(ar, in, out, bytes / 4, 10, &eager, &graph, what);
                 printf("allreduce %d ranks %4zu MiB by the copy engines, %2llu MiB chunks: eager busbw %.1f GB/s, "
                        "graph replay %.1f GB/s\n", n, bytes >> 20, (unsigned long long)(chunk >> 20), f / eager,
                        f / graph);
