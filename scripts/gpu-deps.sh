@@ -1,10 +1,12 @@
 #!/bin/sh
-# Run here, where Debian's packages are reachable: download the packages whose
-# headers the lent GPU machines lack (jansson, cmocka) into .deps/, which git
-# ignores, and nccl-tests' source (the reference `p2pscope coll` is measured
-# against; scripts/gpu-coll.sh builds it there): from NCCL_TESTS_GIT, a local
-# clone or mirror, else from GitHub. Name .deps in the device call's carry;
-# scripts/gpu-run.sh unpacks the packages.
+# Run here, where Debian's packages are reachable: download what the lent GPU
+# machines lack into .deps/, which git ignores, and name .deps in the device
+# call's carry (scripts/gpu-accept.sh unpacks and builds it there):
+#   - the headers of jansson and cmocka, cairo and the libraries it loads;
+#   - Boost's program_options (nvbandwidth needs it);
+#   - the reference tools' source: nccl-tests (NCCL_TESTS_TAG, default v2.19.6)
+#     and nvbandwidth (NVBANDWIDTH_TAG, default v0.8), from a local clone or
+#     mirror in NCCL_TESTS_GIT / NVBANDWIDTH_GIT, else from GitHub.
 set -eu
 cd "$(dirname "$0")/.."
 mkdir -p .deps
@@ -15,14 +17,21 @@ apt-get download libjansson-dev libjansson4 libcmocka-dev libcmocka0
 # finds it without pkg-config there (CMakeLists.txt)
 apt-get download libcairo2-dev libcairo2 libpixman-1-0 libfontconfig1 libfreetype6 libxcb-render0 libxcb-shm0 \
     libxrender1 libbrotli1
-NCCL_TESTS_TAG=${NCCL_TESTS_TAG:-v2.19.6}
-rm -rf nccl-tests
-if [ -n "${NCCL_TESTS_GIT:-}" ]; then
-    git -C "$NCCL_TESTS_GIT" archive --prefix=nccl-tests/ "$NCCL_TESTS_TAG" | tar -x
-else
-    git clone -q --depth 1 -b "$NCCL_TESTS_TAG" https://github.com/NVIDIA/nccl-tests nccl-tests
-    rm -rf nccl-tests/.git
-fi
+# nvbandwidth links Boost's program_options statically: the headers and the static library are enough
+apt-get download libboost1.74-dev libboost-program-options1.74-dev libboost-program-options1.74.0
+# source (tag) from a git directory $1 or from GitHub $2, into folder $3
+source_of() {
+    rm -rf "$3"
+    if [ -n "$1" ]; then
+        git -C "$1" archive --prefix="$3/" "$4" | tar -x
+    else
+        git clone -q --depth 1 -b "$4" "$2" "$3"
+        rm -rf "$3/.git"
+    fi
+    echo "$4" > "$3/TAG"
+}
+source_of "${NCCL_TESTS_GIT:-}" https://github.com/NVIDIA/nccl-tests nccl-tests "${NCCL_TESTS_TAG:-v2.19.6}"
+source_of "${NVBANDWIDTH_GIT:-}" https://github.com/NVIDIA/nvbandwidth nvbandwidth "${NVBANDWIDTH_TAG:-v0.8}"
 # nccl.h for building nccl-tests where the GPU machine has NCCL's library but not its header
 for h in /usr/include/nccl.h /usr/local/cuda/include/nccl.h; do
     if [ -f "$h" ]; then mkdir -p nccl-include && cp "$h" nccl-include/; break; fi
