@@ -1,77 +1,134 @@
 #!/bin/bash
-# Run on the lent GPU machine, in the repository root, with .deps carried: the
-# acceptance runs of the bandwidth and integrity issues on 2×H200, in two
-# stages so each call stays under the 10-minute limit (the machine stays warm
-# between them). Results under $OUT; logs in $OUT/logs-STAGE.tar.gz.
-#   stage a: build, ctest, default verify, bw with and without checks, a long
-#            bw run and the comparison with the default one
-#   stage b: verify --seconds stress, SM write grid caps, compute-sanitizer
-#            racecheck over lat and memcheck over verify with background load
-#   stage c: build, ctest, the README's report, bw with checks off, a long bw run and
-#            the comparison with the report's figures
-#   stage shapes: build, ctest, then SM copy shapes ($P2PSCOPE_SHAPES) on GPU -> GPU
-STAGE_DEFAULT=a
-. "$(dirname "$0")/gpu-common.sh"
-timed() { /usr/bin/time -v "$@"; }
-# SM copy shapes (P2PSCOPE_SM_COPY values) on the GPU -> GPU SM tests, one line each.
-shapes() {
-  for shape in ${P2PSCOPE_SHAPES:-4:2:1024 4:2:1024:198 4:2:1024:132 4:1:1024:99 4:1:1024:66 8:1:1024:132}; do
-    P2PSCOPE_SM_COPY=$shape build/p2pscope bw -t gpu_to_gpu_write_sm,gpu_to_gpu_read_sm -n 9 --max-samples 9 \
-      --json="$LOGS/shape.json" > /dev/null 2>&1
-    printf '%s ' "$shape"; python3 -c "
-import json; d=json.load(open('$LOGS/shape.json'))
-print(' '.join('%s %s %.2f' % (t['name'][11:], t['direction'], t['stats']['median']) for t in d['tests']))"
-  done | tee "$OUT/sm-shapes.txt"
-}
-# A long bw run (-n 20) beside the default run's JSON ($1), case by case, into $OUT/compare.txt.
-long_compare() {
-  step "bw long (-n 20)"
-  timed build/p2pscope bw -n 20 --max-samples 20 --json="$LOGS/long.json" > "$LOGS/long.txt" 2> "$LOGS/long.err"
-  step "long rc=$?"; grep -aE "Elapsed|Maximum" "$LOGS/long.err"
-  python3 scripts/compare_runs.py "$1" "$LOGS/long.json" > "$OUT/compare.txt"; tail -2 "$OUT/compare.txt"
-}
-summary() { grep -E "wall time|GB checked|checking the data|data not checked" "$1"; }
+# The acceptance run, on a lent GPU machine (two GPUs or more for the GPU -> GPU lines; any number), from a clean copy of the repository with
+# .deps carried (scripts/gpu-deps.sh): p2pscope beside its reference tools, built there from the carried
+# source, in the same call. scripts/accept.py turns what it leaves into one table (a line a figure: ours,
+# the reference's, the ratio, the bound) and exits 1 when a bound is missed.
+#
+#   scripts/gpu-accept.sh a     the README's two commands (the report, measured; every test), nvbandwidth's
+#                               default run beside the report, pointer chases beside nvbandwidth's latency
+#                               tests, ipc beside the same paths in one process, psc_copy beside the driver
+#   scripts/gpu-accept.sh b     coll beside nccl-tests (every collective, eager and -G 20, one process for
+#                               every GPU and mpirun -np N (a rank a GPU) with its default binding, two runs each,
+#                               alternating), the own all-reduce beside NCCL and nccl-tests -R 2,
+#                               compute-sanitizer over the kernels
+#   scripts/gpu-accept.sh all   both (more than one 10-minute device call)
+#
+# Each part fits one device call of 9 minutes on 2x H200. Raw outputs in $OUT/accept-PART.tar.gz, the part's
+# table in $OUT/table-PART.md; both parts' tables together, here: python3 scripts/accept.py table DIR_A DIR_B
+# (the tarballs unpacked). Environment: ACCEPT_REPS (coll runs per tool and case, default 2), ACCEPT_SIZES
+# (coll's -b/-e/-f, default "-b 8 -e 1G -f 8").
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/p2pscope-out}
+PART=${1:-a}
+case "$PART" in a | b | all) ;; *) echo "usage: $0 a|b|all" >&2; exit 2 ;; esac
+R=$(mktemp -d)   # raw outputs of this part
+LOGS=$R          # scripts/gpu-refs.sh's build logs land here too
+mkdir -p "$OUT" "$R/coll"
+export NCCL_NVLS_ENABLE=0 P2PSCOPE_WERROR=1 # shared machines: never NVLink multicast
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+trap 'tar -C "$R" -czf "$OUT/accept-$PART.tar.gz" .' EXIT
+step() { echo "== $(date -u +%T) $*" | tee -a "$R/steps.log"; }
+measure() { python3 scripts/accept.py measure "$@"; }
+. scripts/gpu-refs.sh
 
-if [ "$STAGE" = a ]; then
-  { date -u; nvidia-smi; nvidia-smi topo -m; } > "$LOGS/nvidia-smi.txt" 2>&1
-  build_and_test
-  step "verify (default)"
-  timed build/p2pscope verify --json="$OUT/verify.json" > "$OUT/verify.txt" 2> "$LOGS/verify.err"
-  step "verify rc=$?"; grep -E "Elapsed|Maximum" "$LOGS/verify.err"; summary "$OUT/verify.txt"
-  sed -n '/background traffic/,$p' "$OUT/verify.txt"
-  step "bw (default)"
-  timed build/p2pscope bw --json="$OUT/bw.json" > "$LOGS/bw.txt" 2> "$LOGS/bw.err"
-  step "bw rc=$?"; grep -E "Elapsed|Maximum" "$LOGS/bw.err"; summary "$LOGS/bw.txt"
-  step "bw --no-verify"
-  timed build/p2pscope bw --no-verify --json="$LOGS/bw-noverify.json" > "$LOGS/bw-noverify.txt" 2> "$LOGS/bw-nv.err"
-  step "bw --no-verify rc=$?"; grep -E "Elapsed|Maximum" "$LOGS/bw-nv.err"; summary "$LOGS/bw-noverify.txt"
-  long_compare "$OUT/bw.json"
-  cp "$LOGS/bw.txt" "$OUT/bw.txt"
-elif [ "$STAGE" = c ]; then
-  build_and_test
-  step "report (default)"
-  timed build/p2pscope --json="$OUT/report.json" > "$OUT/report.txt" 2> "$LOGS/report.err"
-  step "report rc=$?"; grep -aE "Elapsed|Maximum" "$LOGS/report.err"; summary "$OUT/report.txt"
-  step "bw --no-verify"
-  timed build/p2pscope bw --no-verify > "$LOGS/bw-noverify.txt" 2> "$LOGS/bw-nv.err"
-  step "bw --no-verify rc=$?"; grep -aE "Elapsed|Maximum" "$LOGS/bw-nv.err"; summary "$LOGS/bw-noverify.txt"
-  long_compare "$OUT/report.json"
-elif [ "$STAGE" = shapes ]; then
-  build_and_test
-  shapes
-else
-  step "verify --seconds ${P2PSCOPE_STRESS:-60}"
-  timed build/p2pscope verify --seconds "${P2PSCOPE_STRESS:-60}" -e 16M --json="$LOGS/stress.json" \
-    > "$OUT/stress.txt" 2> "$LOGS/stress.err"
-  step "stress rc=$?"; grep -E "Elapsed|Maximum" "$LOGS/stress.err"; grep -a "GB checked" "$LOGS/stress.err" | tail -2
-  summary "$OUT/stress.txt"; sed -n '/background traffic/,/^$/p' "$OUT/stress.txt"
-  shapes
-  if command -v compute-sanitizer > /dev/null; then
-    compute-sanitizer --tool racecheck --error-exitcode 9 build/p2pscope lat -t '*chase*,*copy*' -n 4 \
-      > "$LOGS/racecheck-lat.log" 2>&1
-    step "racecheck lat rc=$?: $(grep -E 'SUMMARY' "$LOGS/racecheck-lat.log")"
-    compute-sanitizer --tool memcheck --error-exitcode 9 build/p2pscope verify -t 'gpu_to_gpu_write_*,gpu_to_host_ce' -e 64K \
-      > "$LOGS/memcheck-verify.log" 2>&1
-    step "memcheck verify (with background load) rc=$?: $(grep -E 'SUMMARY' "$LOGS/memcheck-verify.log")"
+{ date -u; nvidia-smi; nvidia-smi topo -m; git log -1 --format='%H %cd' 2>/dev/null; } > "$R/machine.txt" 2>&1
+ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+step "part $PART on $ngpu GPUs: build p2pscope and the reference tools"
+refs_build
+scripts/build.sh > "$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }
+refs_wait
+export LD_LIBRARY_PATH=$PWD/.deps/prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+
+part_a() {
+  step "README test command: scripts/build.sh && ctest --test-dir build --output-on-failure"
+  scripts/build.sh > /dev/null 2>&1 && ctest --test-dir build --output-on-failure > "$R/ctest.log" 2>&1
+  step "ctest rc=$?: $(grep -E 'tests passed' "$R/ctest.log")"
+  step "README run command: scripts/build.sh && build/p2pscope (measured)"
+  scripts/build.sh > /dev/null 2>&1 && measure "$R/report.time" -- build/p2pscope --json="$R/report.json" \
+    > "$R/report.txt" 2> "$R/report.err"
+  step "report rc=$?: $(cat "$R/report.time")"
+  if [ -n "$NVBW" ]; then
+    step "nvbandwidth, default run (measured)"
+    measure "$R/nvbandwidth.time" -- "$NVBW" > "$R/nvbandwidth.txt" 2>&1
+    step "nvbandwidth rc=$?: $(cat "$R/nvbandwidth.time")"
   fi
-fi
+  step "lat: pointer chases"
+  build/p2pscope lat -t 'gpu_to_gpu_chase*,host_to_gpu_chase' --json="$R/lat.json" > "$R/lat.txt" 2>&1
+  step "lat rc=$?"
+  step "ipc"
+  build/p2pscope ipc --json="$R/ipc.json" > "$R/ipc.txt" 2>&1
+  step "ipc rc=$?"
+  step "copy: built-in routes, then calibrated"
+  build/p2pscope copy --json="$R/copy.json" > "$R/copy.txt" 2>&1
+  step "copy rc=$?"
+  build/p2pscope copy --calibrate "$R/routes.json" > "$R/calibrate.txt" 2>&1 &&
+    build/p2pscope copy --calibration "$R/routes.json" --json="$R/copy_calibrated.json" > "$R/copy_calibrated.txt" 2>&1
+  step "copy --calibration rc=$?"
+}
+
+# coll beside nccl-tests, the two alternating: name, then the options both take
+coll_pair() {
+  local coll=$1 launch=$2 mode=$3 rep=$4; shift 4
+  local key=${coll}_${launch}_${mode}_$rep nt=$NT run=()
+  local opts=(${ACCEPT_SIZES:--b 8 -e 1G -f 8})
+  [ "$mode" = G20 ] && opts+=(-G 20)
+  if [ "$launch" = mpi ]; then
+    nt=$NT_MPI; run=(mpirun -np "$ngpu")
+  else
+    opts+=(-g "$ngpu")
+  fi
+  [ -n "$nt" ] && timeout 120 "${run[@]}" "$nt/${coll}_perf" "${opts[@]}" > "$R/coll/nt_$key.txt" 2>&1
+  echo "nt_$key rc=$?" >> "$R/coll/rc.txt"
+  timeout 120 "${run[@]}" build/p2pscope coll "$coll" "${opts[@]}" --impl nccl --json="$R/coll/p2p_$key.json" \
+    > "$R/coll/p2p_$key.txt" 2>&1
+  echo "p2p_$key rc=$?" >> "$R/coll/rc.txt"
+}
+
+part_b() {
+  step "coll beside nccl-tests"
+  for coll in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
+    for launch in single mpi; do
+      for mode in eager G20; do
+        for rep in $(seq 1 "${ACCEPT_REPS:-2}"); do coll_pair $coll $launch $mode $rep; done
+      done
+    done
+    step "$coll done"
+  done
+  grep -v "rc=0" "$R/coll/rc.txt"
+  step "the own all-reduce beside NCCL and nccl-tests -R 2"
+  for launch in single mpi; do
+    for mode in eager G20; do
+      local opts=(${ACCEPT_SIZES:--b 8 -e 1G -f 8}) run=() nt=$NT
+      [ "$mode" = G20 ] && opts+=(-G 20)
+      if [ "$launch" = mpi ]; then nt=$NT_MPI; run=(mpirun -np "$ngpu"); else opts+=(-g "$ngpu"); fi
+      timeout 150 "${run[@]}" build/p2pscope coll all_reduce "${opts[@]}" --impl all \
+        --json="$R/coll/own_${launch}_$mode.json" > "$R/coll/own_${launch}_$mode.txt" 2>&1
+      echo "own_${launch}_$mode rc=$?" >> "$R/coll/rc.txt"
+      [ -n "$nt" ] && timeout 120 "${run[@]}" "$nt/all_reduce_perf" "${opts[@]}" -R 2 \
+        > "$R/coll/nt_R2_${launch}_$mode.txt" 2>&1
+    done
+  done
+  if command -v compute-sanitizer > /dev/null; then
+    step "compute-sanitizer"
+    for tool in memcheck racecheck synccheck; do
+      timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 build/p2pscope bw --size 1048581 -n 2 -i 1 \
+        > "$R/sanitize-$tool-bw.log" 2>&1
+      PSC_TEST_QUICK=1 timeout 150 compute-sanitizer --tool $tool --target-processes all --error-exitcode 9 \
+        build/tests/gpu/test_gpu_allreduce > "$R/sanitize-$tool-allreduce.log" 2>&1
+    done
+    timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 build/p2pscope lat -t '*chase*,*copy*' -n 4 \
+      > "$R/sanitize-memcheck-lat.log" 2>&1
+    timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 build/p2pscope copy -b 1 -e 1M -f 32 -n 1 \
+      > "$R/sanitize-memcheck-copy.log" 2>&1
+    step "compute-sanitizer done"
+  fi
+}
+
+[ "$PART" = a ] || [ "$PART" = all ] && part_a
+[ "$PART" = b ] || [ "$PART" = all ] && part_b
+step "table"
+python3 scripts/accept.py table "$R" | tee "$OUT/table-$PART.md"
+rc=${PIPESTATUS[0]}
+ps -eo pid,comm | grep -E "p2pscope|_perf|nvbandwidth|orted|prted" | grep -v grep
+exit "$rc"
