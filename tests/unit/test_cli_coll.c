@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,6 +239,79 @@ static void test_binary_impl_column(void **state)
     psc__free(&r);
 }
 
+/*
+ * Every row's time in the table's columns 6 and 10 (out of place, in place), us: the largest into *max_us; the
+ * rows counted.
+ */
+static int table_times(const char *out, double *max_us)
+{
+    int rows = 0;
+
+    *max_us = 0;
+    for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        double t[2];
+
+        if (*p == '#' || *p == '\n')
+            continue;
+        if (sscanf(p, "%*s %*s %*s %*s %*s %lf %*s %*s %*s %lf", &t[0], &t[1]) != 2)
+            fail_msg("a row without its two times: %.*s", (int)strcspn(p, "\n"), p);
+        for (int k = 0; k < 2; k++)
+            if (t[k] > *max_us)
+                *max_us = t[k];
+        rows++;
+    }
+    return rows;
+}
+
+/*
+ * Pinned to one CPU (as mpirun binds each rank), with a fake NCCL whose
+ * non-blocking communicators hand each call to a new thread as NCCL 2.28's
+ * do: no operation may cost a scheduler tick (a wait that never yields made
+ * every one 4 ms), one GPU or two, one operation per call or four (-m).
+ */
+static void test_binary_pinned_one_cpu(void **state)
+{
+    static const char *const env[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, "FAKE_NCCL_MODE=async", NULL};
+    const char *const *const runs[] = {
+        (const char *const[]){"coll", "-b", "8", "-e", "2K", "-f", "4", "-n", "40", "--impl", "nccl", NULL},
+        (const char *const[]){"coll", "-b", "8", "-e", "2K", "-f", "4", "-n", "40", "--impl", "nccl", "--devices",
+                              "1", NULL},
+        (const char *const[]){"coll", "all_gather", "-b", "64", "-e", "4K", "-f", "4", "-n", "10", "-m", "4",
+                              "--impl", "nccl", "-T", "5", NULL},
+        (const char *const[]){"coll", "sendrecv", "-b", "8", "-e", "2K", "-f", "4", "-n", "40", "--devices", "0",
+                              NULL},
+    };
+    cpu_set_t was, one;
+
+    (void)state;
+    assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &was)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0); /* the child inherits it */
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        psc__run_t r = psc__run((const char **)runs[i], env);
+        double max_us;
+        int rows;
+
+        if (r.rc != 0)
+            fprintf(stderr, "%s%s", r.out, r.err);
+        assert_int_equal(r.rc, 0);
+        rows = table_times(r.out, &max_us);
+        assert_int_equal(rows, i == 2 ? 4 : 5); /* 8 B .. 2 KiB by 4, or 64 B .. 4 KiB */
+        if (max_us >= 500) { /* a tick is 1 to 4 ms; -m 4 shares one among 4 operations */
+            fprintf(stderr, "%s", r.out);
+            fail_msg("run %zu: an operation took %.0f us on one CPU (a scheduler tick: a wait that does not yield "
+                     "to NCCL's thread)", i, max_us);
+        }
+        psc__free(&r);
+    }
+    assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
+}
+
 static void test_binary_failures(void **state)
 {
     static const char *const corrupt[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, "FAKE_NCCL_CORRUPT=1", NULL};
@@ -355,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_binary_table),
         cmocka_unit_test(test_binary_impl_column),
         cmocka_unit_test(test_binary_failures),
+        cmocka_unit_test(test_binary_pinned_one_cpu),
         cmocka_unit_test(test_binary_json),
         cmocka_unit_test(test_binary_explain),
         cmocka_unit_test(test_binary_help),
