@@ -336,7 +336,11 @@ static void test_binary_failures(void **state)
     psc__free(&r);
     psc__expect_error((const char *[]){"coll", "broadcast", "-b", "1K", "-e", "1K", "-T", "0.2", NULL}, hang, 1,
                       "p2pscope coll: broadcast of 1024 B (float, root 0), the warm-up: ncclGroupEnd not done after "
-                      "0.2 s on rank 0: NCCL communicators aborted");
+                      "0.2 s on ranks 0 to 1: NCCL communicators aborted");
+    /* one GPU: no group, the collective's own call blocks (blocking communicators), the watchdog aborts it */
+    psc__expect_error((const char *[]){"coll", "broadcast", "-b", "1K", "-e", "1K", "-T", "0.2", "--devices", "1", NULL},
+                      hang, 1, "p2pscope coll: broadcast of 1024 B (float, root 0), the warm-up: ncclBroadcast not "
+                      "done after 0.2 s on rank 0: NCCL communicators aborted");
     psc__expect_error((const char *[]){"coll", "-b", "64", "-e", "64", NULL}, no_nccl, 3, "NCCL");
     psc__expect_error((const char *[]){"coll", NULL}, no_driver, 3, "no NVIDIA driver");
     psc__expect_error((const char *[]){"coll", "reduce", "-r", "2", "-b", "64", "-e", "64", NULL}, corrupt, 2,
