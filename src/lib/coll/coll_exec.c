@@ -2,7 +2,6 @@
  * psc_coll_run's machinery (coll_exec.h): communicators, buffers, issuing,
  * waiting within the timeout, the timed loops.
  */
-#include <errno.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
