@@ -49,9 +49,8 @@ static const struct option psc__coll_opts[] = {
 };
 
 #define PSC__COLL_ACCEPTED                                                                                     \
-    "accepted -b -e -i -f -n -m -w -c -o -d -r -z -T -G -a -g -t 1, --devices, --json, --per-op, --no-per-op, --seed, " \
-    "--explain, " \
-    "--impl, --expect, -h"
+    "accepted -b -e -i -f -n -m -w -c -o -d -r -z -T -G -a -g -t 1, --devices, --json, --per-op, --no-per-op, " \
+    "--seed, --explain, --impl, --expect, -h"
 
 void psc_cli_usage_coll(void)
 {
@@ -104,9 +103,9 @@ void psc_cli_usage_coll(void)
            "                            bw measures between the same GPUs (measured here), if it can tell\n"
            "      --impl WHO            nccl, p2pscope or all (default): whose rows. p2pscope's own all-reduce\n"
            "                            (all_reduce, sum, float/half/bfloat16, 1 to 8 GPUs, one per process\n"
-           "                            under mpirun) is timed and checked as NCCL's, after NCCL's rows, in a\n"
-           "                            table of its own after nccl-tests' (beside NCCL's time), or in\n"
-           "                            nccl-tests' table where it runs alone (--impl p2pscope)\n"
+           "                            under mpirun) is timed and checked as NCCL's, after NCCL's row of each\n"
+           "                            size; its rows go to a table of its own after nccl-tests' (beside\n"
+           "                            NCCL's time), or to nccl-tests' table where it runs alone\n"
            "      --expect FILE         after the run, its figures against FILE's bounds (EXPECTATION FILES\n"
            "                            in p2pscope(1)); a miss is a line and exit 1\n"
            "\n"

@@ -238,8 +238,8 @@ static void psc__own_table(FILE *f, const psc_coll_report_t *r)
     fprintf(f, "# p2pscope's all-reduce (psc_allreduce_sum), timed and checked as NCCL's rows above\n");
     fprintf(f, "#   oop_: out of place, ip_: in place; us: time per operation; busbw: GB/s; wrong: wrong elements; "
                "vs_nccl: NCCL's time / p2pscope's (above 1: p2pscope faster)\n");
-    fprintf(f, "# %10s  %8s  %6s  %6s  %11s  %11s  %11s  %11s  %11s  %11s  %11s  %11s\n", "bytes", "type", "redop", "root",
-            "oop_us", "oop_busbw", "oop_wrong", "oop_vs_nccl", "ip_us", "ip_busbw", "ip_wrong", "ip_vs_nccl");
+    fprintf(f, "# %10s  %8s  %6s  %6s  %11s  %11s  %11s  %11s  %11s  %11s  %11s  %11s\n", "bytes", "type", "redop",
+            "root", "oop_us", "oop_busbw", "oop_wrong", "oop_vs_nccl", "ip_us", "ip_busbw", "ip_wrong", "ip_vs_nccl");
     for (int i = 0; i < r->nrows; i++) {
         const psc_coll_row_t *own = &r->rows[i], *nccl;
 
