@@ -14,7 +14,7 @@
 
 #include "cli.h"
 
-enum { OPT_DEVICES = 256, OPT_IDENTIFY, OPT_JSON, OPT_NO_PER_OP, OPT_SEED, OPT_EXPLAIN, OPT_IMPL };
+enum { OPT_DEVICES = 256, OPT_IDENTIFY, OPT_JSON, OPT_NO_PER_OP, OPT_SEED, OPT_EXPLAIN, OPT_IMPL, OPT_PER_OP };
 enum { OPT_COLL_EXPECT = 400 }; /* --expect, as options.c's */
 
 static const struct option psc__coll_opts[] = {
@@ -38,6 +38,7 @@ static const struct option psc__coll_opts[] = {
     {"devices", required_argument, NULL, OPT_DEVICES},
     {"json", optional_argument, NULL, OPT_JSON},
     {"identify", no_argument, NULL, OPT_IDENTIFY},
+    {"per-op", no_argument, NULL, OPT_PER_OP},
     {"no-per-op", no_argument, NULL, OPT_NO_PER_OP},
     {"seed", required_argument, NULL, OPT_SEED},
     {"explain", no_argument, NULL, OPT_EXPLAIN},
@@ -48,19 +49,21 @@ static const struct option psc__coll_opts[] = {
 };
 
 #define PSC__COLL_ACCEPTED                                                                                     \
-    "accepted -b -e -i -f -n -m -w -c -o -d -r -z -T -G -a -g -t 1, --devices, --json, --no-per-op, --seed, --explain, " \
-    "--impl, --expect, -h"
+    "accepted -b -e -i -f -n -m -w -c -o -d -r -z -T -G -a -g -t 1, --devices, --json, --per-op, --no-per-op, " \
+    "--seed, --explain, --impl, --expect, -h"
 
 void psc_cli_usage_coll(void)
 {
     printf("usage: p2pscope coll [COLLECTIVE] [OPTIONS]\n"
            "       mpirun -np N [-N PER_NODE] p2pscope coll [COLLECTIVE] [OPTIONS]\n"
            "\n"
-           "NCCL's collectives (libnccl.so.2, loaded at run time) in nccl-tests' table, line for line. Each\n"
+           "NCCL's collectives (libnccl.so.2, loaded at run time) in nccl-tests' table, line for line (13\n"
+           "fields per row, one row per size, its summary lines), measured as nccl-tests measures them. Each\n"
            "timed operation writes its own slot of the buffers, and every slot's output is checked after the\n"
            "timed loop, beside -c extra checked runs; #wrong counts the wrong elements. Alone, one process\n"
            "drives every GPU (or -g/--devices); under mpirun each process drives one GPU (or -g) chosen by its\n"
-           "rank on its node, on one node or many, and rank 0 prints.\n"
+           "rank on its node, on one node or many, and rank 0 prints. p2pscope's own tables follow nccl-tests'\n"
+           "last line, every line of them a comment (#) with header words of their own.\n"
            "\n"
            "COLLECTIVE: all_reduce (default), all_gather, reduce_scatter, broadcast, reduce, alltoall,\n"
            "            sendrecv (nccl-tests' program names, all_reduce_perf ..., are accepted too)\n"
@@ -92,14 +95,17 @@ void psc_cli_usage_coll(void)
            "      --devices LIST        the GPUs of this process, e.g. 0,1 (instead of -g)\n"
            "      --json[=FILE]         the report as JSON, to FILE or stdout instead of the table\n"
            "      --identify            --json: keep the ranks' host names and the GPUs' UUIDs (left out)\n"
-           "      --no-per-op           skip each operation's own time (an extra eager loop per row)\n"
+           "      --per-op              each operation's own time too (CUDA events, an extra eager loop per\n"
+           "                            row): p50, p99, max in a table of p2pscope's (default off)\n"
+           "      --no-per-op           not (the default)\n"
            "      --seed N              the checked data's seed (default 1)\n"
            "      --explain             after the run, the doctor on it: why the bus bandwidth is below what\n"
            "                            bw measures between the same GPUs (measured here), if it can tell\n"
            "      --impl WHO            nccl, p2pscope or all (default): whose rows. p2pscope's own all-reduce\n"
            "                            (all_reduce, sum, float/half/bfloat16, 1 to 8 GPUs, one per process\n"
-           "                            under mpirun) gets a row after NCCL's at each size, timed and checked\n"
-           "                            the same way, \"p2pscope\" in a last column (impl) after nccl-tests' 13\n"
+           "                            under mpirun) is timed and checked as NCCL's, after NCCL's row of each\n"
+           "                            size; its rows go to a table of its own after nccl-tests' (beside\n"
+           "                            NCCL's time), or to nccl-tests' table where it runs alone\n"
            "      --expect FILE         after the run, its figures against FILE's bounds (EXPECTATION FILES\n"
            "                            in p2pscope(1)); a miss is a line and exit 1\n"
            "\n"
@@ -260,6 +266,7 @@ static int psc__coll_option(int c, const char *arg, const char *name, psc_cli_op
         o->json_path = arg;
         return 0;
     case OPT_NO_PER_OP: co->per_op = 0; return 0;
+    case OPT_PER_OP: co->per_op = 1; return 0;
     case OPT_IDENTIFY: o->identify = 1; return 0;
     case OPT_EXPLAIN: o->coll_explain = 1; return 0;
     case OPT_COLL_EXPECT:
@@ -314,6 +321,7 @@ int psc_cli_parse_coll(int argc, char **argv, psc_cli_opts_t *o, char *err, size
 
     o->cmd = PSC_CMD_COLL;
     psc_coll_opts_default(&o->coll);
+    o->coll.per_op = 0; /* nccl-tests times no operation alone unless asked (its -I): --per-op */
     o->coll_first_gpu = -1;
     if ((dev = getenv("NCCL_TESTS_DEVICE")) && *dev &&
         psc__int(dev, 0, PSC_CLI_MAX_DEVS - 1, &o->coll_first_gpu) != 0)

@@ -47,8 +47,9 @@ static int psc__gpus_per_proc(const psc_coll_report_t *r)
 
 static void psc__preamble(FILE *f, const psc_coll_report_t *r)
 {
-    fprintf(f, "# nccl-tests version %s nccl-headers=%d nccl-library=%d (p2pscope %s coll)\n",
-            PSC_COLL_NCCL_TESTS_VERSION, r->nccl_version, r->nccl_version, PSC_VERSION_STRING);
+    /* nccl-tests' line as it is: p2pscope names itself after nccl-tests' last line, where parsers look no more */
+    fprintf(f, "# nccl-tests version %s nccl-headers=%d nccl-library=%d\n", PSC_COLL_NCCL_TESTS_VERSION,
+            r->nccl_version, r->nccl_version);
     fprintf(f, "# Collective test starting: %s\n", psc__or(psc_coll_perf_name(r->coll), "?"));
     fprintf(f,
             "# nThread %d nGpus %d minBytes %lld maxBytes %lld step: %lld(%s) warmup iters: %d iters: %d agg iters: %d "
@@ -96,49 +97,65 @@ static int psc__impl(const psc_coll_row_t *row)
     return row->impl == PSC_COLL_IMPL_P2PSCOPE ? PSC_COLL_IMPL_P2PSCOPE : PSC_COLL_IMPL_NCCL;
 }
 
-/* Whether any row is p2pscope's own: then every row says whose it is, in a last column. */
-static int psc__has_own(const psc_coll_report_t *r)
+/* Whether some row is impl's. */
+static int psc__has_impl(const psc_coll_report_t *r, int impl)
 {
     for (int i = 0; i < r->nrows; i++)
-        if (psc__impl(&r->rows[i]) == PSC_COLL_IMPL_P2PSCOPE)
+        if (psc__impl(&r->rows[i]) == impl)
             return 1;
     return 0;
 }
 
+/* Whether any row is p2pscope's own. */
+static int psc__has_own(const psc_coll_report_t *r)
+{
+    return psc__has_impl(r, PSC_COLL_IMPL_P2PSCOPE);
+}
+
 /*
- * util.cu:744-760 without -C, -S, -I: the last two lines end in one space
- * (" %*s" of width 0). With p2pscope's rows, a 14th column after nccl-tests'
- * 13 ("impl"): their parsers, which read columns by position, read the same
- * figures; "#" lines say it first.
+ * Whose rows nccl-tests' table holds: NCCL's, or p2pscope's where only they
+ * ran. The other's go to p2pscope's own table after nccl-tests' last line,
+ * so a parser of nccl-tests reads one row per size, 13 fields each.
  */
-static void psc__table_header(FILE *f, int own)
+static int psc__table_impl(const psc_coll_report_t *r)
+{
+    return psc__has_impl(r, PSC_COLL_IMPL_NCCL) || !psc__has_own(r) ? PSC_COLL_IMPL_NCCL : PSC_COLL_IMPL_P2PSCOPE;
+}
+
+/* Halves with a wrong element among impl's rows. */
+static int psc__failed(const psc_coll_report_t *r, int impl)
+{
+    int n = 0;
+
+    for (int i = 0; i < r->nrows; i++)
+        for (int k = 0; k < 2; k++)
+            n += psc__impl(&r->rows[i]) == impl && r->rows[i].r[k].ran && r->rows[i].r[k].wrong > 0;
+    return n;
+}
+
+/* util.cu:744-760 without -C, -S, -I: the last two lines end in one space (" %*s" of width 0). */
+static void psc__table_header(FILE *f)
 {
     fprintf(f, "#\n");
-    if (own)
-        fprintf(f, "# impl: nccl rows are NCCL's all_reduce, p2pscope rows p2pscope's own (psc_allreduce_sum), "
-                   "timed and checked the same way\n#\n");
     fprintf(f, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "",
             "", "", "");
-    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s", "size", "count", "type",
+    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type",
             "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", 0, "");
-    fprintf(f, own ? " %8s\n" : "\n", "impl");
-    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s", "(B)", "(elements)", "", "",
+    fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "", "",
             "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", 0, "");
-    fprintf(f, own ? " %8s\n" : "\n", "");
 }
 
 /*
  * One half of a row (util.cu:497-508). A half that did not run has no
  * nccl-tests counterpart (it always runs both): its columns stay blank at
- * their width, and a blank in-place half prints nothing (no trailing spaces)
- * unless the impl column follows (own).
+ * their width, and a blank in-place half prints nothing (no trailing spaces).
  */
-static void psc__half(FILE *f, const psc_coll_row_t *row, int k, int own)
+static void psc__half(FILE *f, const psc_coll_row_t *row, int k)
 {
     char t[PSC__TIME_W + 1], a[PSC__BW_W + 1], b[PSC__BW_W + 1];
 
     if (!row->r[k].ran) {
-        if (own || (k == 0 && row->r[1].ran))
+        if (k == 0 && row->r[1].ran)
             fprintf(f, "  %7s  %6s  %6s  %6s", "", "", "", "");
         return;
     }
@@ -151,31 +168,24 @@ static void psc__half(FILE *f, const psc_coll_row_t *row, int k, int own)
         fprintf(f, "  %7s  %6s  %6s    N/A", t, a, b);
 }
 
-static void psc__row(FILE *f, const psc_coll_row_t *row, int own)
+static void psc__row(FILE *f, const psc_coll_row_t *row)
 {
     char root[16];
 
     snprintf(root, sizeof(root), "%6i", row->root);
     fprintf(f, "%12lld  %12lld  %8s  %6s  %6s", (long long)row->bytes, (long long)row->count,
             psc__or(psc_dtype_name(row->dtype), "?"), psc__op_name(row->op), root);
-    psc__half(f, row, 0, own);
-    psc__half(f, row, 1, own);
-    if (own)
-        fprintf(f, "  %8s", psc_coll_impl_name(psc__impl(row)));
+    psc__half(f, row, 0);
+    psc__half(f, row, 1);
     fputc('\n', f);
 }
 
-static void psc__footer(FILE *f, const psc_coll_report_t *r, const psc_coll_render_opts_t *o)
+/* util.cu:777-780, common.cu's finalizeFooter and writeErrors: nccl-tests' last lines. */
+static void psc__footer(FILE *f, const psc_coll_report_t *r, const psc_coll_render_opts_t *o, int failed)
 {
     const char *bw_verdict = !o->min_bw_set ? "" : r->avg_busbw_gbs < o->min_bw_gbs * 0.9 ? "FAILED" : "OK";
 
-    if (r->own_not_run[0])
-        psc_report_printf(f, "# p2pscope's all-reduce not run: %.*s\n", (int)strnlen(r->own_not_run,
-                          sizeof(r->own_not_run)), r->own_not_run);
-    /* before nccl-tests' footer, which stays whole; not "Avg bus bandwidth": its parsers take that line's, NCCL's */
-    if (psc__has_own(r))
-        fprintf(f, "# %-20s : %g\n", "Avg busbw, p2pscope", r->own_avg_busbw_gbs);
-    fprintf(f, "# %-20s : %d %s\n", "Out of bounds values", r->failed_rows, r->failed_rows ? "FAILED" : "OK");
+    fprintf(f, "# %-20s : %d %s\n", "Out of bounds values", failed, failed ? "FAILED" : "OK");
     fprintf(f, "# %-20s : %g %s\n", "Avg bus bandwidth", r->avg_busbw_gbs, bw_verdict);
     fprintf(f, "#\n# Collective test concluded: %s\n#\n", psc__or(psc_coll_perf_name(r->coll), "?"));
     if (o->last_error && o->last_error[0])
@@ -184,7 +194,67 @@ static void psc__footer(FILE *f, const psc_coll_report_t *r, const psc_coll_rend
         fputc('\n', f);
 }
 
-/* ---------------------------------------------------------------- p2pscope's per-operation times */
+/* ---------------------------------------------------------------- p2pscope's tables, after nccl-tests' text */
+
+/* NCCL's row of the same size, type, op and root as own's, or NULL. */
+static const psc_coll_row_t *psc__nccl_twin(const psc_coll_report_t *r, const psc_coll_row_t *own)
+{
+    for (int i = 0; i < r->nrows; i++) {
+        const psc_coll_row_t *n = &r->rows[i];
+
+        if (psc__impl(n) == PSC_COLL_IMPL_NCCL && n->bytes == own->bytes && n->dtype == own->dtype &&
+            n->op == own->op && n->root == own->root)
+            return n;
+    }
+    return NULL;
+}
+
+/* One half of p2pscope's row: its time, bus bandwidth, wrong elements, NCCL's time over its own; "-" for nothing. */
+static void psc__own_half(FILE *f, const psc_coll_row_t *own, const psc_coll_row_t *nccl, int k)
+{
+    char t[PSC__TIME_W + 1] = "-", b[PSC__BW_W + 1] = "-", w[24] = "-", x[16] = "-";
+
+    if (own->r[k].ran) {
+        psc_coll_float_str(own->r[k].time_us, PSC__TIME_W, t);
+        psc_coll_float_str(own->r[k].busbw_gbs, PSC__BW_W, b);
+        if (own->r[k].wrong >= 0)
+            snprintf(w, sizeof(w), "%lld", own->r[k].wrong);
+        else
+            snprintf(w, sizeof(w), "N/A");
+        if (nccl && nccl->r[k].ran && own->r[k].time_us > 0)
+            snprintf(x, sizeof(x), "%.2f", nccl->r[k].time_us / own->r[k].time_us);
+    }
+    fprintf(f, "  %11s  %11s  %11s  %11s", t, b, w, x);
+}
+
+/*
+ * p2pscope's all-reduce beside NCCL's: every line a comment, and header
+ * words of its own, so nothing here reads as a row or a header of nccl-tests'.
+ */
+static void psc__own_table(FILE *f, const psc_coll_report_t *r)
+{
+    int failed = psc__failed(r, PSC_COLL_IMPL_P2PSCOPE);
+
+    fprintf(f, "# p2pscope's all-reduce (psc_allreduce_sum), timed and checked as NCCL's rows above\n");
+    fprintf(f, "#   oop_: out of place, ip_: in place; us: time per operation; busbw: GB/s; wrong: wrong elements; "
+               "vs_nccl: NCCL's time / p2pscope's (above 1: p2pscope faster)\n");
+    fprintf(f, "# %10s  %8s  %6s  %6s  %11s  %11s  %11s  %11s  %11s  %11s  %11s  %11s\n", "bytes", "type", "redop",
+            "root", "oop_us", "oop_busbw", "oop_wrong", "oop_vs_nccl", "ip_us", "ip_busbw", "ip_wrong", "ip_vs_nccl");
+    for (int i = 0; i < r->nrows; i++) {
+        const psc_coll_row_t *own = &r->rows[i], *nccl;
+
+        if (psc__impl(own) != PSC_COLL_IMPL_P2PSCOPE)
+            continue;
+        nccl = psc__nccl_twin(r, own);
+        fprintf(f, "# %10lld  %8s  %6s  %6i", (long long)own->bytes, psc__or(psc_dtype_name(own->dtype), "?"),
+                psc__op_name(own->op), own->root);
+        psc__own_half(f, own, nccl, 0);
+        psc__own_half(f, own, nccl, 1);
+        fputc('\n', f);
+    }
+    fprintf(f, "# p2pscope's all-reduce: avg busbw %g GB/s; halves with wrong elements %d %s\n", r->own_avg_busbw_gbs,
+            failed, failed ? "FAILED" : "OK");
+}
 
 static int psc__has_iter_times(const psc_coll_report_t *r)
 {
@@ -195,58 +265,63 @@ static int psc__has_iter_times(const psc_coll_report_t *r)
     return 0;
 }
 
-/* time (the table's), then p50 p99 max of the operations timed alone; "-" where there is nothing. */
-static void psc__extra_half(FILE *f, const psc_coll_row_t *row, int k)
+/* p50 p99 max of the operations timed alone; "-" where there is nothing. */
+static void psc__each_half(FILE *f, const psc_coll_row_t *row, int k)
 {
-    char v[4][PSC__TIME_W + 1];
+    char v[3][PSC__TIME_W + 1];
     const psc_pctl_t *p = &row->r[k].iter_us;
 
-    for (int j = 0; j < 4; j++)
+    for (int j = 0; j < 3; j++)
         snprintf(v[j], sizeof(v[j]), "-");
-    if (row->r[k].ran) {
-        psc_coll_float_str(row->r[k].time_us, PSC__TIME_W, v[0]);
-        if (p->n > 0) {
-            psc_coll_float_str(p->p50, PSC__TIME_W, v[1]);
-            psc_coll_float_str(p->p99, PSC__TIME_W, v[2]);
-            psc_coll_float_str(p->max, PSC__TIME_W, v[3]);
-        }
+    if (row->r[k].ran && p->n > 0) {
+        psc_coll_float_str(p->p50, PSC__TIME_W, v[0]);
+        psc_coll_float_str(p->p99, PSC__TIME_W, v[1]);
+        psc_coll_float_str(p->max, PSC__TIME_W, v[2]);
     }
-    fprintf(f, "  %7s  %7s  %7s  %7s", v[0], v[1], v[2], v[3]);
+    fprintf(f, "  %7s  %7s  %7s", v[0], v[1], v[2]);
 }
 
-static void psc__extras(FILE *f, const psc_coll_report_t *r)
+/* --per-op: each operation timed alone, every row's (both implementations), as comments with their own words. */
+static void psc__each_table(FILE *f, const psc_coll_report_t *r)
 {
-    int own = psc__has_own(r);
-
-    fprintf(f, "# p2pscope coll: time per operation [us]\n");
-    if (r->graph_launches > 0)
-        fprintf(f, "#   time: the table's, host clock over %d CUDA graph replays of the timed loop, per operation "
-                   "(graph-amortised)\n", r->graph_launches);
-    else
-        fprintf(f, "#   time: the table's, host clock over the timed loop, per operation (issued back to back)\n");
-    fprintf(f, "#   p50 p99 max: each timed operation alone (CUDA events); - where not measured\n");
-    fprintf(f, "# %10s  %8s  %6s  %6s%36s%36s\n", "", "", "", "", "out-of-place", "in-place");
-    fprintf(f, "# %10s  %8s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %7s  %7s  %7s", "size", "type", "redop", "root", "time",
-            "p50", "p99", "max", "time", "p50", "p99", "max");
-    fprintf(f, own ? "  %8s\n" : "\n", "impl");
+    fprintf(f, "# p2pscope coll: each timed operation alone (CUDA events, an eager loop apart from the table's), us; "
+               "- where not measured\n");
+    fprintf(f, "#   oop_: out of place, ip_: in place; p50 p99 max over the operations\n");
+    fprintf(f, "# %10s  %8s  %6s  %6s  %8s  %7s  %7s  %7s  %7s  %7s  %7s\n", "bytes", "type", "redop", "root", "impl",
+            "oop_p50", "oop_p99", "oop_max", "ip_p50", "ip_p99", "ip_max");
     for (int i = 0; i < r->nrows; i++) {
         const psc_coll_row_t *row = &r->rows[i];
 
-        fprintf(f, "# %10lld  %8s  %6s  %6i", (long long)row->bytes, psc__or(psc_dtype_name(row->dtype), "?"),
-                psc__op_name(row->op), row->root);
-        psc__extra_half(f, row, 0);
-        psc__extra_half(f, row, 1);
-        if (own)
-            fprintf(f, "  %8s", psc_coll_impl_name(psc__impl(row)));
+        fprintf(f, "# %10lld  %8s  %6s  %6i  %8s", (long long)row->bytes, psc__or(psc_dtype_name(row->dtype), "?"),
+                psc__op_name(row->op), row->root, psc_coll_impl_name(psc__impl(row)));
+        psc__each_half(f, row, 0);
+        psc__each_half(f, row, 1);
         fputc('\n', f);
     }
+}
+
+/* After nccl-tests' last line: p2pscope's own all-reduce beside NCCL's, why it did not run, each operation's time. */
+static void psc__p2pscope_part(FILE *f, const psc_coll_report_t *r)
+{
+    int own = psc__has_own(r) && psc__table_impl(r) == PSC_COLL_IMPL_NCCL, each = psc__has_iter_times(r);
+
+    if (!own && !each && !r->own_not_run[0])
+        return;
+    fprintf(f, "# p2pscope %s coll\n", PSC_VERSION_STRING);
+    if (r->own_not_run[0])
+        psc_report_printf(f, "# p2pscope's all-reduce not run: %.*s\n",
+                          (int)strnlen(r->own_not_run, sizeof(r->own_not_run)), r->own_not_run);
+    if (own)
+        psc__own_table(f, r);
+    if (each)
+        psc__each_table(f, r);
 }
 
 void psc_render_coll(FILE *f, const psc_coll_report_t *r, const psc_coll_render_opts_t *o)
 {
     static const psc_coll_render_opts_t defaults;
     psc_coll_report_t x;
-    int own;
+    int impl;
 
     if (!f || !r)
         return;
@@ -259,13 +334,15 @@ void psc_render_coll(FILE *f, const psc_coll_report_t *r, const psc_coll_render_
     psc__preamble(f, r);
     for (int i = 0; i < x.nranks; i++)
         psc__rank_line(f, &x.ranks[i]);
-    own = psc__has_own(&x);
-    psc__table_header(f, own);
+    impl = psc__table_impl(&x);
+    psc__table_header(f);
     for (int i = 0; i < x.nrows; i++)
-        psc__row(f, &x.rows[i], own);
-    psc__footer(f, &x, o);
-    if (!o->no_extras && psc__has_iter_times(&x))
-        psc__extras(f, &x);
+        if (psc__impl(&x.rows[i]) == impl)
+            psc__row(f, &x.rows[i]);
+    /* one implementation: the report's count as it is; both: the table's own */
+    psc__footer(f, &x, o, psc__has_own(&x) && impl == PSC_COLL_IMPL_NCCL ? psc__failed(&x, impl) : x.failed_rows);
+    if (!o->no_extras)
+        psc__p2pscope_part(f, &x);
 }
 
 /* ---------------------------------------------------------------- JSON */

@@ -1,7 +1,9 @@
 /*
  * `p2pscope coll`: nccl-tests 2.19.6's stdout, line for line, from a
- * psc_coll_report_t (so an existing parser of nccl-tests reads ours), then
- * p2pscope's per-operation times as lines starting with "#"; and the JSON.
+ * psc_coll_report_t (so an existing parser of nccl-tests reads ours: 13
+ * fields per row, one row per size, its summary lines), then p2pscope's own
+ * tables as lines starting with "#" under header words of their own; and the
+ * JSON, which holds every row of both.
  */
 #ifndef PSC_REPORT_RENDER_COLL_H
 #define PSC_REPORT_RENDER_COLL_H
@@ -16,7 +18,7 @@
 
 /* What the table needs beyond the report; NULL or all zero: nccl-tests' defaults. */
 typedef struct {
-    int no_extras;          /* 1: leave out p2pscope's per-operation times after the table */
+    int no_extras;          /* 1: nccl-tests' text alone (p2pscope's tables after it left out) */
     int min_bw_set;         /* nccl-tests' NCCL_TESTS_MIN_BW: the average line ends OK, or FAILED below 0.9 x */
     double min_bw_gbs;
     const char *last_error; /* ncclGetLastError(NULL): "# error: <it>" as the last line instead of a blank one */
@@ -31,10 +33,14 @@ void psc_coll_float_str(double value, int width, char *out);
 
 /*
  * The whole text: nccl-tests' header, "# Using devices" and a line per rank
- * (r->ranks, in array order), the table header, a row per r->rows, the
- * footer and its closing blank line; then, when some row has per-operation
- * times (iter_us.n > 0) and o->no_extras is 0, p2pscope's table of them,
- * every line starting with "#".
+ * (r->ranks, in array order), the table header, a row per NCCL row of
+ * r->rows (p2pscope's where only they ran), nccl-tests' footer ("Out of
+ * bounds values" counting that table's rows) and its closing blank line.
+ * Then, unless o->no_extras, p2pscope's part, every line starting with "#":
+ * its version; why its all-reduce did not run (own_not_run); its all-reduce
+ * beside NCCL's (when both ran: time, bus bandwidth, wrong elements, NCCL's
+ * time over its own; its average and failed halves); and, where some row has
+ * per-operation times (iter_us.n > 0), each row's p50, p99 and max.
  */
 void psc_render_coll(FILE *f, const psc_coll_report_t *r, const psc_coll_render_opts_t *o);
 

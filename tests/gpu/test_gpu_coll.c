@@ -2,10 +2,13 @@
  * psc_coll_run on the machine's GPUs and its real NCCL: every collective,
  * every type and reduction, in place and out of place, each timed
  * operation's slot checked; a CUDA-graph replay; a size with a tail (not a
- * whole number of NCCL's chunks); the caller's context left current. Every
+ * whole number of NCCL's chunks); no operation costing a scheduler tick on
+ * one CPU; the caller's context left current. Every
  * GPU in one process (one rank on a machine with one). NCCL missing on a GPU
  * machine fails (skipped only without a driver or a GPU).
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -112,10 +115,54 @@ static void test_graph_replay(void **state)
     psc_coll_report_free(r);
 }
 
+/*
+ * Pinned to one CPU, as mpirun binds a rank, with -T set (the default): no
+ * small all-reduce may cost a scheduler tick (NCCL 2.28's non-blocking
+ * communicators started a thread per operation that a wait which never
+ * yields left waiting 4 ms). Eager and from a graph.
+ */
+static void test_one_cpu_no_tick(void **state)
+{
+    cpu_set_t was, one;
+
+    (void)state;
+    assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &was)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+    for (int g = 0; g < 2; g++) {
+        psc_coll_opts_t o;
+        psc_coll_report_t *r;
+
+        opts(&o, PSC_COLL_ALL_REDUCE, 8, 64 << 10);
+        o.iters = 50;
+        o.per_op = 0;
+        o.timeout_s = 300;
+        o.graph_launches = g ? 10 : 0;
+        r = run(&o);
+        clean(r, g ? "all_reduce on one CPU, -G 10" : "all_reduce on one CPU");
+        for (int i = 0; i < r->nrows; i++) {
+            printf("one CPU%s: %6llu B  %.2f / %.2f us per operation\n", g ? ", -G 10" : "",
+                   (unsigned long long)r->rows[i].bytes, r->rows[i].r[0].time_us, r->rows[i].r[1].time_us);
+            for (int k = 0; k < 2; k++)
+                if (r->rows[i].r[k].time_us >= 500)
+                    fail_msg("%llu B: %.0f us per operation on one CPU: a scheduler tick",
+                             (unsigned long long)r->rows[i].bytes, r->rows[i].r[k].time_us);
+        }
+        psc_coll_report_free(r);
+    }
+    assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_collective),
     cmocka_unit_test(test_every_type_and_op),
     cmocka_unit_test(test_graph_replay),
+    cmocka_unit_test(test_one_cpu_no_tick),
 };
 
 PSC_GPU_TEST_MAIN(tests)

@@ -48,7 +48,13 @@
  *   FAKE_NCCL_VERSION   ncclGetVersion's code (default 22807, 2.28.7); below 21400
  *                       ncclCommInitRankConfig and ncclCommFinalize are absent, below
  *                       21300 ncclGetLastError, below 22800 ncclAlltoAll
- *   FAKE_NCCL_MODE      nosym: ncclCommAbort is absent (a required symbol)
+ *   FAKE_NCCL_MODE      nosym: ncclCommAbort is absent (a required symbol);
+ *                       async: non-blocking ranks of ncclCommInitRank behave as NCCL
+ *                       2.28's: a call outside a group and ncclGroupEnd hand the work
+ *                       to a new thread and answer ncclInProgress at once;
+ *                       ncclCommGetAsyncError answers ncclInProgress until that thread
+ *                       has run (so a caller that polls without yielding, pinned to
+ *                       one CPU, waits for the scheduler to preempt it: a tick)
  *   FAKE_NCCL_HANG=1    collectives and sends never complete: a blocking rank of
  *                       ncclCommInitRank waits in its call until ncclCommAbort
  *                       (from another thread) or a peer's death; ncclCommGetAsyncError
@@ -166,6 +172,7 @@ struct fake_comm {
     uint64_t seq;          /* collectives issued */
     long outstanding;      /* operations issued and not done */
     int hung, aborted, inside;
+    int helpers;           /* FAKE_NCCL_MODE=async: helper threads started for it and not yet done */
     ncclResult_t error;    /* an operation failed (sticky) */
     long calls;            /* operations called (FAKE_NCCL_EXIT_AT) */
     /* shared comms: operations not done, message numbers per peer, the last check of the peers */
@@ -1243,6 +1250,105 @@ static void fake_exit_at(struct fake_comm *c)
         _exit(9);
 }
 
+/* FAKE_NCCL_MODE=async: NCCL 2.28's non-blocking communicators, each call's work done by a thread of its own. */
+static int fake_async_mode(void)
+{
+    const char *m = getenv("FAKE_NCCL_MODE");
+    return m && strcmp(m, "async") == 0;
+}
+
+struct fake_job {
+    struct fake_gcall *list; /* the calls to post, in order (sends and collectives before receives) */
+};
+
+static void fake_free_calls(struct fake_gcall *list)
+{
+    while (list) {
+        struct fake_gcall *g = list->next;
+        free(list);
+        list = g;
+    }
+}
+
+static ncclResult_t fake_group_post(struct fake_comm *c, const struct fake_args *a);
+
+static void *fake_helper(void *arg)
+{
+    struct fake_job *j = arg;
+    ncclResult_t rc = ncclSuccess;
+
+    for (int pass = 0; pass < 2; pass++)
+        for (struct fake_gcall *g = j->list; g; g = g->next)
+            if (g->a.kind != K_INIT && (g->a.kind == K_RECV) == pass && rc == ncclSuccess &&
+                (rc = fake_group_post(g->comm, &g->a)) != ncclSuccess) {
+                pthread_mutex_lock(&g_mu);
+                g->comm->error = rc;
+                pthread_mutex_unlock(&g_mu);
+            }
+    pthread_mutex_lock(&g_mu);
+    for (struct fake_gcall *g = j->list; g; g = g->next) {
+        __atomic_sub_fetch(&g->comm->helpers, 1, __ATOMIC_RELEASE);
+        g->comm->inside--;
+    }
+    pthread_cond_broadcast(&g_cv);
+    pthread_mutex_unlock(&g_mu);
+    fake_free_calls(j->list);
+    free(j);
+    return NULL;
+}
+
+/*
+ * Hand list's calls to a new (detached) thread: ncclInProgress. NCCL's order
+ * holds: a communicator's earlier helper finishes before the next one starts.
+ */
+static ncclResult_t fake_async_start(struct fake_gcall *list)
+{
+    struct fake_job *j = calloc(1, sizeof(*j));
+    const struct timespec nap = {0, 20000};
+    pthread_attr_t at;
+    pthread_t t;
+    int busy;
+
+    if (!j) {
+        fake_free_calls(list);
+        return ncclSystemError;
+    }
+    do { /* a caller that did not wait for ncclSuccess first: NCCL would refuse; the fake waits */
+        busy = 0;
+        for (struct fake_gcall *g = list; g; g = g->next)
+            busy |= __atomic_load_n(&g->comm->helpers, __ATOMIC_ACQUIRE) > 0;
+        if (busy)
+            nanosleep(&nap, NULL);
+    } while (busy);
+    j->list = list;
+    pthread_mutex_lock(&g_mu);
+    for (struct fake_gcall *g = list; g; g = g->next) {
+        __atomic_add_fetch(&g->comm->helpers, 1, __ATOMIC_RELEASE);
+        g->comm->inside++; /* an abort waits for the helper */
+    }
+    pthread_mutex_unlock(&g_mu);
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &at, fake_helper, j) != 0) {
+        pthread_attr_destroy(&at);
+        fake_helper(j); /* no thread: done here */
+        return ncclInProgress;
+    }
+    pthread_attr_destroy(&at);
+    return ncclInProgress;
+}
+
+/* Whether the calls of list go to a helper thread: every one on a non-blocking rank of ncclCommInitRank. */
+static int fake_async_calls(const struct fake_gcall *list)
+{
+    if (!list || !fake_async_mode())
+        return 0;
+    for (; list; list = list->next)
+        if (!list->comm->sh || list->comm->blocking)
+            return 0;
+    return 1;
+}
+
 /* One call: inside a group it is recorded for ncclGroupEnd; else posted and finished. */
 static ncclResult_t fake_call(struct fake_comm *c, const struct fake_args *a)
 {
@@ -1269,6 +1375,16 @@ static ncclResult_t fake_call(struct fake_comm *c, const struct fake_args *a)
             t_head = g;
         t_tail = g;
         goto out;
+    }
+    if (c->sh && !c->blocking && fake_async_mode()) {
+        struct fake_gcall *g = calloc(1, sizeof(*g));
+
+        pthread_mutex_unlock(&g_mu);
+        if (!g)
+            return ncclSystemError;
+        g->comm = c;
+        g->a = *a;
+        return fake_async_start(g);
     }
     c->inside++;
     if (c->sh) {
@@ -1503,6 +1619,10 @@ static ncclResult_t fake_comm_get_async_error(ncclComm_t c, ncclResult_t *err)
     if (!c || !err)
         return ncclInvalidArgument;
     if (c->sh) {
+        if (__atomic_load_n(&c->helpers, __ATOMIC_ACQUIRE) > 0) { /* its helper thread has not run yet */
+            *err = ncclInProgress;
+            return ncclSuccess;
+        }
         /* polling progresses the comm: outputs are written here once every rank's part is in */
         sh_lock(c->sh);
         *err = sh_state(c);
@@ -1587,6 +1707,8 @@ static ncclResult_t fake_group_end(void)
         return ncclSuccess;
     list = t_head;
     t_head = t_tail = NULL;
+    if (fake_async_calls(list))
+        return fake_async_start(list);
     pthread_mutex_lock(&g_mu);
     for (g = list; g; g = g->next)
         g->comm->inside++;

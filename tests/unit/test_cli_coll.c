@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,9 @@ static void test_parse_defaults_and_values(void **state)
     assert_int_equal(o.coll_gpus, 0);
     assert_int_equal(o.coll_first_gpu, -1);
     assert_int_equal(o.coll.impls, PSC_COLL_IMPL_ALL);
+    assert_int_equal(o.coll.per_op, 0); /* as nccl-tests: no operation timed alone unless asked */
+    assert_int_equal(PARSE(&o, "coll", "--per-op"), 0);
+    assert_int_equal(o.coll.per_op, 1);
     assert_int_equal(o.identify, 0);
     assert_int_equal(PARSE(&o, "coll", "--identify", "--json"), 0); /* the ranks' host names in the JSON */
     assert_int_equal(o.identify, 1);
@@ -162,8 +166,8 @@ static void test_binary_table(void **state)
         fprintf(stderr, "%s%s", r.out, r.err);
     assert_int_equal(r.rc, 0);
     assert_string_equal(r.err, "");
-    assert_true(strncmp(r.out, "# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807 (p2pscope ",
-                        strlen("# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807 (p2pscope ")) == 0);
+    assert_true(strncmp(r.out, "# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807\n",
+                        strlen("# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807\n")) == 0);
     assert_non_null(strstr(r.out, "\n# Collective test starting: all_gather_perf\n"));
     assert_non_null(strstr(r.out, "\n# nThread 1 nGpus 2 minBytes 64 maxBytes 4096 step: 4(factor) warmup iters: 1 "
                                   "iters: 3 agg iters: 1 validation: 1 graph: 0 unalign: 0\n"));
@@ -184,45 +188,149 @@ static void test_binary_table(void **state)
     psc__free(&r);
 }
 
+/* Lines of out that begin with prefix. */
+static int count_prefix(const char *out, const char *prefix)
+{
+    int n = 0;
+
+    for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        n += strncmp(p, prefix, strlen(prefix)) == 0;
+    return n;
+}
+
+/* Times s occurs in out. */
+static int count_str(const char *out, const char *s)
+{
+    int n = 0;
+
+    for (const char *p = strstr(out, s); p; p = strstr(p + 1, s))
+        n++;
+    return n;
+}
+
 /*
- * p2pscope's rows: after NCCL's at each size, nccl-tests' 13 columns then
- * "impl" (in the header too), its own average apart from "Avg bus
- * bandwidth"; nothing of it where only NCCL's rows run; "impl" in JSON.
+ * out read as a parser of nccl-tests reads it: "#" lines and blank lines
+ * skipped, every other line a row of exactly 13 fields, the first its size;
+ * each size once; the table's header once; "Out of bounds values" and "Avg
+ * bus bandwidth" once each, with their figures. The rows' count.
  */
-static void test_binary_impl_column(void **state)
+static int parse_as_nccl_tests(const char *out, long long *sizes, int cap)
+{
+    int rows = 0, oob = -1;
+    double avg = -1;
+    const char *p;
+
+    for (p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        char line[512], *save = NULL, *tok;
+        int fields = 0;
+        long long size = -1;
+
+        snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+        if (line[0] == '#' || line[strspn(line, " \t")] == '\0')
+            continue;
+        for (tok = strtok_r(line, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+            if (fields++ == 0)
+                size = atoll(tok);
+        if (fields != 13)
+            fail_msg("a row of %d fields, not nccl-tests' 13: %.*s", fields, (int)strcspn(p, "\n"), p);
+        for (int i = 0; i < rows && i < cap; i++)
+            if (sizes[i] == size)
+                fail_msg("size %lld in two rows: a parser of nccl-tests would take the second for the first", size);
+        if (rows < cap)
+            sizes[rows] = size;
+        rows++;
+    }
+    assert_int_equal(count_str(out, "out-of-place"), 1);
+    assert_int_equal(count_str(out, "in-place"), 1);
+    assert_int_equal(count_prefix(out, "# Out of bounds values : "), 1);
+    assert_int_equal(count_prefix(out, "# Avg bus bandwidth    : "), 1);
+    p = strstr(out, "\n# Out of bounds values : ");
+    assert_int_equal(sscanf(p, "\n# Out of bounds values : %d", &oob), 1);
+    p = strstr(out, "\n# Avg bus bandwidth    : ");
+    assert_int_equal(sscanf(p, "\n# Avg bus bandwidth    : %lf", &avg), 1);
+    assert_true(oob >= 0 && avg >= 0);
+    return rows;
+}
+
+/*
+ * The default run (NCCL's rows and p2pscope's, each operation timed alone
+ * too) as nccl-tests' parsers read it: one row per size, 13 fields each, the
+ * summary lines once. p2pscope's own rows and times come after nccl-tests'
+ * last line, every line a comment with header words of their own.
+ */
+static void test_binary_parsed_as_nccl_tests(void **state)
 {
     static const char *const env[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, NULL};
+    long long sizes[8];
+    const char *tail;
+    psc__run_t r;
+
+    (void)state;
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "4K", "-f", "4", "-n", "3", "--per-op", NULL}, env);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(parse_as_nccl_tests(r.out, sizes, 8), 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(sizes[i], 64ll << (2 * i));
+    tail = strstr(r.out, "\n# Collective test concluded: all_reduce_perf\n#\n\n");
+    assert_non_null(tail);
+    tail += strlen("\n# Collective test concluded: all_reduce_perf\n#\n\n");
+    assert_true(strncmp(tail, "# p2pscope ", strlen("# p2pscope ")) == 0);
+    assert_non_null(strstr(tail, "\n# p2pscope's all-reduce (psc_allreduce_sum)"));
+    assert_non_null(strstr(tail, "\n# p2pscope coll: each timed operation alone"));
+    assert_int_equal(count_prefix(tail, "#         64     float     sum      -1  "), 3); /* own row, each op: nccl's, own's */
+    psc__free(&r);
+}
+
+/*
+ * p2pscope's rows: in a table of their own after nccl-tests' text (beside
+ * NCCL's time, their average and wrong elements apart from nccl-tests'
+ * summary); nothing of it where only NCCL's rows run; in nccl-tests' table
+ * where they run alone; every row in JSON with its "impl".
+ */
+static void test_binary_own_table(void **state)
+{
+    static const char *const env[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, NULL};
+    static const char *const own_wrong[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, "FAKE_AR_CORRUPT=0", NULL};
     static const char *const corrupt[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=/nonexistent/libnccl.so.2", "FAKE_AR_CORRUPT=0",
                                           NULL};
+    long long sizes[4];
     psc__run_t r;
-    const char *nccl, *own;
+    const char *own;
     json_t *doc, *rows;
 
     (void)state;
-    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "256", "-f", "4", "-n", "3", "--no-per-op", NULL}, env);
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "256", "-f", "4", "-n", "3", NULL}, env);
     assert_int_equal(r.rc, 0);
-    assert_int_equal(count_rows(r.out), 4);
-    assert_non_null(strstr(r.out, "  #wrong      impl\n"));
-    nccl = strstr(r.out, "\n          64            16     float     sum      -1 ");
-    assert_non_null(nccl);
-    own = strstr(nccl + 1, "\n          64            16     float     sum      -1 ");
+    assert_int_equal(parse_as_nccl_tests(r.out, sizes, 4), 2);
+    assert_null(strstr(r.out, "impl"));
+    own = strstr(r.out, "\n# p2pscope's all-reduce (psc_allreduce_sum), timed and checked as NCCL's rows above\n");
     assert_non_null(own);
-    assert_true(strstr(nccl, "      nccl\n") < own);
-    assert_true(strstr(own, "  p2pscope\n") < strstr(own, "\n         256 "));
-    assert_non_null(strstr(r.out, "\n# Avg busbw, p2pscope  : "));
-    assert_non_null(strstr(r.out, " \n#\n# Collective test concluded")); /* nccl-tests' footer whole */
+    assert_true(strstr(r.out, "\n# Collective test concluded") < own);
+    assert_non_null(strstr(own, "      oop_us    oop_busbw    oop_wrong  oop_vs_nccl        ip_us     ip_busbw     "
+                                "ip_wrong   ip_vs_nccl\n"));
+    assert_non_null(strstr(own, "\n#         64     float     sum      -1  "));
+    assert_non_null(strstr(own, "\n#        256     float     sum      -1  "));
+    assert_non_null(strstr(own, "\n# p2pscope's all-reduce: avg busbw "));
+    assert_non_null(strstr(own, " GB/s; halves with wrong elements 0 OK\n"));
+    assert_null(strstr(r.out, "each timed operation alone")); /* not asked (--per-op) */
     psc__free(&r);
     r = psc__run((const char *[]){"coll", "all_gather", "-b", "64", "-e", "64", NULL}, env);
     assert_int_equal(r.rc, 0);
     assert_int_equal(count_rows(r.out), 1);
-    assert_null(strstr(r.out, "impl"));
-    assert_null(strstr(r.out, "p2pscope  :"));
+    assert_null(strstr(r.out, "p2pscope")); /* nccl-tests' text alone */
     psc__free(&r);
-    /* alone, without NCCL; a wrong element in its rows fails the run */
+    /* its wrong elements: its summary and the exit code, not nccl-tests' "Out of bounds values" of NCCL's rows */
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", NULL}, own_wrong);
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.out, "\n# Out of bounds values : 0 OK\n"));
+    assert_non_null(strstr(r.out, " GB/s; halves with wrong elements 2 FAILED\n"));
+    psc__free(&r);
+    /* alone, without NCCL: nccl-tests' table is its; a wrong element in its rows fails the run */
     r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "--impl", "p2pscope", NULL}, corrupt);
     assert_int_equal(r.rc, 1);
-    assert_int_equal(count_rows(r.out), 1);
+    assert_int_equal(parse_as_nccl_tests(r.out, sizes, 4), 1);
     assert_non_null(strstr(r.out, "\n# Out of bounds values : 2 FAILED\n"));
+    assert_null(strstr(r.out, "p2pscope's all-reduce (psc_allreduce_sum)"));
     assert_non_null(strstr(r.err, "wrong elements in 2 rows; the first: rank 0, out of place, slot 0, element 0: "));
     psc__free(&r);
     r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "--json", NULL}, env);
@@ -236,6 +344,79 @@ static void test_binary_impl_column(void **state)
     assert_true(json_is_real(json_object_get(json_object_get(doc, "coll"), "own_avg_busbw_gbs")));
     json_decref(doc);
     psc__free(&r);
+}
+
+/*
+ * Every row's time in the table's columns 6 and 10 (out of place, in place), us: the largest into *max_us; the
+ * rows counted.
+ */
+static int table_times(const char *out, double *max_us)
+{
+    int rows = 0;
+
+    *max_us = 0;
+    for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        double t[2];
+
+        if (*p == '#' || *p == '\n')
+            continue;
+        if (sscanf(p, "%*s %*s %*s %*s %*s %lf %*s %*s %*s %lf", &t[0], &t[1]) != 2)
+            fail_msg("a row without its two times: %.*s", (int)strcspn(p, "\n"), p);
+        for (int k = 0; k < 2; k++)
+            if (t[k] > *max_us)
+                *max_us = t[k];
+        rows++;
+    }
+    return rows;
+}
+
+/*
+ * Pinned to one CPU (as mpirun binds each rank), with a fake NCCL whose
+ * non-blocking communicators hand each call to a new thread as NCCL 2.28's
+ * do: no operation may cost a scheduler tick (a wait that never yields made
+ * every one 4 ms), one GPU or two, one operation per call or four (-m).
+ */
+static void test_binary_pinned_one_cpu(void **state)
+{
+    static const char *const env[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, "FAKE_NCCL_MODE=async", NULL};
+    const char *const *const runs[] = {
+        (const char *const[]){"coll", "-b", "8", "-e", "2K", "-f", "4", "-n", "40", "--impl", "nccl", NULL},
+        (const char *const[]){"coll", "-b", "8", "-e", "2K", "-f", "4", "-n", "40", "--impl", "nccl", "--devices",
+                              "1", NULL},
+        (const char *const[]){"coll", "all_gather", "-b", "64", "-e", "4K", "-f", "4", "-n", "10", "-m", "4",
+                              "--impl", "nccl", "-T", "5", NULL},
+        (const char *const[]){"coll", "sendrecv", "-b", "8", "-e", "2K", "-f", "4", "-n", "40", "--devices", "0",
+                              NULL},
+    };
+    cpu_set_t was, one;
+
+    (void)state;
+    assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &was)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0); /* the child inherits it */
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        psc__run_t r = psc__run((const char **)runs[i], env);
+        double max_us;
+        int rows;
+
+        if (r.rc != 0)
+            fprintf(stderr, "%s%s", r.out, r.err);
+        assert_int_equal(r.rc, 0);
+        rows = table_times(r.out, &max_us);
+        assert_int_equal(rows, i == 2 ? 4 : 5); /* 8 B .. 2 KiB by 4, or 64 B .. 4 KiB */
+        if (max_us >= 500) { /* a tick is 1 to 4 ms; -m 4 shares one among 4 operations */
+            fprintf(stderr, "%s", r.out);
+            fail_msg("run %zu: an operation took %.0f us on one CPU (a scheduler tick: a wait that does not yield "
+                     "to NCCL's thread)", i, max_us);
+        }
+        psc__free(&r);
+    }
+    assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
 }
 
 static void test_binary_failures(void **state)
@@ -262,7 +443,11 @@ static void test_binary_failures(void **state)
     psc__free(&r);
     psc__expect_error((const char *[]){"coll", "broadcast", "-b", "1K", "-e", "1K", "-T", "0.2", NULL}, hang, 1,
                       "p2pscope coll: broadcast of 1024 B (float, root 0), the warm-up: ncclGroupEnd not done after "
-                      "0.2 s on rank 0: NCCL communicators aborted");
+                      "0.2 s on ranks 0 to 1: NCCL communicators aborted");
+    /* one GPU: no group, the collective's own call blocks (blocking communicators), the watchdog aborts it */
+    psc__expect_error((const char *[]){"coll", "broadcast", "-b", "1K", "-e", "1K", "-T", "0.2", "--devices", "1", NULL},
+                      hang, 1, "p2pscope coll: broadcast of 1024 B (float, root 0), the warm-up: ncclBroadcast not "
+                      "done after 0.2 s on rank 0: NCCL communicators aborted");
     psc__expect_error((const char *[]){"coll", "-b", "64", "-e", "64", NULL}, no_nccl, 3, "NCCL");
     psc__expect_error((const char *[]){"coll", NULL}, no_driver, 3, "no NVIDIA driver");
     psc__expect_error((const char *[]){"coll", "reduce", "-r", "2", "-b", "64", "-e", "64", NULL}, corrupt, 2,
@@ -353,8 +538,10 @@ int main(void)
         cmocka_unit_test(test_parse_defaults_and_values),
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_binary_table),
-        cmocka_unit_test(test_binary_impl_column),
+        cmocka_unit_test(test_binary_parsed_as_nccl_tests),
+        cmocka_unit_test(test_binary_own_table),
         cmocka_unit_test(test_binary_failures),
+        cmocka_unit_test(test_binary_pinned_one_cpu),
         cmocka_unit_test(test_binary_json),
         cmocka_unit_test(test_binary_explain),
         cmocka_unit_test(test_binary_help),

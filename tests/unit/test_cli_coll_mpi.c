@@ -155,21 +155,35 @@ static void test_wrong_elements_every_rank(void **state)
     psc__free(&r);
 }
 
-/* A wrong element in our all-reduce's output in every process: its row counts them, NCCL's row none. */
+/*
+ * A wrong element in our all-reduce's output in every process: its row (in
+ * p2pscope's table after nccl-tests') counts them, NCCL's row (nccl-tests'
+ * table, 13 fields) none.
+ */
 static void test_wrong_elements_own_rows(void **state)
 {
     psc__run_t r = mpirun((const char *[]){"-b", "256", "-e", "512", "-n", "2", NULL},
                           (const char *const[]){"FAKE_AR_CORRUPT=0", NULL});
     const char *nccl, *own;
+    long long bytes = 0, w_oop = -1, w_ip = -1;
+    char type[16], op[16], t[4][24];
+    int root;
 
     (void)state;
     assert_int_equal(r.rc, 1);
     nccl = strstr(r.out, "\n         256            64     float     sum      -1 ");
     assert_non_null(nccl);
-    own = strstr(nccl + 1, "\n         256            64     float     sum      -1 ");
+    assert_int_equal(count(r.out, "\n         256            64 "), 1); /* nccl-tests' table: NCCL's row alone */
+    assert_int_equal(strncmp(strchr(nccl + 1, '\n') - 2, " 0", 2), 0);
+    assert_int_equal(count(r.out, "# Out of bounds values : 0 OK\n"), 1);
+    own = strstr(r.out, "\n#        256     float     sum      -1  ");
     assert_non_null(own);
-    assert_int_equal(strncmp(strchr(nccl + 1, '\n') - 11, "0      nccl", 11), 0);
-    assert_int_equal(strncmp(strchr(own + 1, '\n') - 11, "4  p2pscope", 11), 0); /* in place's #wrong */
+    assert_int_equal(sscanf(own + 1, "# %lld %15s %15s %d %23s %23s %lld %*s %23s %23s %lld", &bytes, type, op, &root,
+                            t[0], t[1], &w_oop, t[2], t[3], &w_ip),
+                     10);
+    assert_int_equal(w_oop, 4); /* 2 timed slots x 2 ranks, one wrong element each */
+    assert_int_equal(w_ip, 4);
+    assert_non_null(strstr(r.out, " GB/s; halves with wrong elements 2 FAILED\n"));
     assert_int_equal(count(r.err, "p2pscope coll: wrong elements in 2 rows"), 1);
     psc__free(&r);
 }

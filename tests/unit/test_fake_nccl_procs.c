@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -456,6 +457,65 @@ static void test_nonblocking_polled(void **state)
     ranks_run(3, nonblocking_rank, NULL);
 }
 
+/* Polled as a caller should: yielding the CPU, so the helper thread of FAKE_NCCL_MODE=async can run. */
+static psc_ncclResult_t poll_yielding(psc_ncclComm_t c)
+{
+    psc_ncclResult_t st;
+
+    do {
+        CHECK(g_nc.comm_get_async_error(c, &st) == PSC_NCCL_SUCCESS);
+        if (st == PSC_NCCL_IN_PROGRESS)
+            sched_yield();
+    } while (st == PSC_NCCL_IN_PROGRESS);
+    return st;
+}
+
+/*
+ * FAKE_NCCL_MODE=async: a non-blocking rank's every call answers
+ * ncclInProgress at once, in a group or not, init too (its work is a helper
+ * thread's), and settles to the right result; a blocking rank's does not.
+ */
+static void async_rank(int rank, int n, psc_ncclUniqueId id, int rep, void *arg)
+{
+    psc_ncclConfig_t cfg;
+    psc_ncclComm_t c;
+    int32_t s[3] = {rank + 1, 2, rank}, r[3] = {0, 0, 0};
+    int blocking = *(const int *)arg;
+
+    psc__nccl_config_init(&cfg, blocking, g_nc.version);
+    CHECK(g_nc.comm_init_rank_config(&c, n, id, rank, &cfg) == (blocking ? PSC_NCCL_SUCCESS : PSC_NCCL_IN_PROGRESS));
+    CHECK(poll_yielding(c) == PSC_NCCL_SUCCESS);
+    for (int round = 0; round < 10; round++) {
+        memset(r, 0, sizeof(r));
+        if (round & 1) {
+            CHECK(g_nc.group_start() == PSC_NCCL_SUCCESS);
+            CHECK(g_nc.all_reduce(s, r, 3, PSC_DT_INT32, PSC_OP_SUM, c, NULL) == PSC_NCCL_SUCCESS);
+            CHECK(g_nc.group_end() == (blocking ? PSC_NCCL_SUCCESS : PSC_NCCL_IN_PROGRESS));
+        } else {
+            CHECK(g_nc.all_reduce(s, r, 3, PSC_DT_INT32, PSC_OP_SUM, c, NULL) ==
+                  (blocking ? PSC_NCCL_SUCCESS : PSC_NCCL_IN_PROGRESS));
+        }
+        CHECK(poll_yielding(c) == PSC_NCCL_SUCCESS);
+        CHECK(r[0] == n * (n + 1) / 2 && r[1] == 2 * n && r[2] == n * (n - 1) / 2);
+    }
+    CHECK(g_nc.comm_destroy(c) == PSC_NCCL_SUCCESS);
+    report(rep, 0, 1);
+}
+
+static void test_async_mode(void **state)
+{
+    int blocking;
+
+    (void)state;
+    setenv("FAKE_NCCL_MODE", "async", 1);
+    blocking = 0;
+    ranks_run(2, async_rank, &blocking);
+    ranks_run(3, async_rank, &blocking);
+    blocking = 1;
+    ranks_run(2, async_rank, &blocking);
+    unsetenv("FAKE_NCCL_MODE");
+}
+
 /* FAKE_NCCL_HANG=1 in every rank's process: the all-reduce never completes, until a peer aborts. */
 static void hang_rank(int rank, int n, psc_ncclUniqueId id, int rep, void *arg)
 {
@@ -754,6 +814,7 @@ int main(void)
         cmocka_unit_test_teardown(test_groups_and_ring, none_left),
         cmocka_unit_test_teardown(test_64mib_buffers, none_left),
         cmocka_unit_test_teardown(test_nonblocking_polled, none_left),
+        cmocka_unit_test_teardown(test_async_mode, none_left),
         cmocka_unit_test_teardown(test_hang_until_abort, none_left),
         cmocka_unit_test_teardown(test_killed_rank, none_left),
         cmocka_unit_test_teardown(test_exit_at, none_left),

@@ -4,7 +4,7 @@
  * printf formats (util.cu, quoted in the project's nccl-tests spec), for 2
  * ranks on one host, 8 ranks on two hosts, every collective's row, the
  * number formatting's edges (getFloatStr), N/A, failed rows, the blocking and
- * footer variants, p2pscope's extras; then the JSON.
+ * footer variants, p2pscope's own tables after nccl-tests' text; then the JSON.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -21,8 +21,7 @@
 #include "report/json.h"
 #include "report/render_coll.h"
 
-#define FIRST_LINE(code) "# nccl-tests version 2.19.6 nccl-headers=" code " nccl-library=" code " (p2pscope " \
-                         PSC_VERSION_STRING " coll)"
+#define FIRST_LINE(code) "# nccl-tests version 2.19.6 nccl-headers=" code " nccl-library=" code
 
 /* nccl-tests' table header (util.cu:744-760), as printed without -C, -S, -I: note the trailing spaces. */
 #define HEAD0 "#"
@@ -535,14 +534,14 @@ static void test_header_footer_variants(void **state)
 static void test_extras(void **state)
 {
     static const char *const want[] = {
-        "# p2pscope coll: time per operation [us]",
-        "#   time: the table's, host clock over the timed loop, per operation (issued back to back)",
-        "#   p50 p99 max: each timed operation alone (CUDA events); - where not measured",
-        "#                                                             out-of-place                            in-place",
-        "#       size      type   redop    root     time      p50      p99      max     time      p50      p99      max",
-        "#          8     float     sum      -1    12.34    11.90    14.20    30.00    11.98    11.50    13.00    25.00",
-        "#  134217728     float     sum      -1  1234.50        -        -        -        -        -        -        -",
-        "#  268435456     float     sum      -1  2469.00  2400.25   123457  1.2e+07  2460.00        -        -        -",
+        "# p2pscope " PSC_VERSION_STRING " coll",
+        ("# p2pscope coll: each timed operation alone (CUDA events, an eager loop apart from the table's), us; - where "
+         "not measured"),
+        "#   oop_: out of place, ip_: in place; p50 p99 max over the operations",
+        "#      bytes      type   redop    root      impl  oop_p50  oop_p99  oop_max   ip_p50   ip_p99   ip_max",
+        "#          8     float     sum      -1      nccl    11.90    14.20    30.00    11.50    13.00    25.00",
+        "#  134217728     float     sum      -1      nccl        -        -        -        -        -        -",
+        "#  268435456     float     sum      -1      nccl  2400.25   123457  1.2e+07        -        -        -",
     };
     psc_coll_render_opts_t o;
     fixture_t x;
@@ -554,12 +553,12 @@ static void test_extras(void **state)
     out = render(&x.r, NULL); /* no per-operation times: nccl-tests' text alone, ending in its blank line */
     assert_int_equal(strlen(out) > 3, 1);
     assert_string_equal(out + strlen(out) - 3, "#\n\n");
-    assert_null(strstr(out, "p2pscope coll:"));
+    assert_null(strstr(out, "p2pscope"));
     free(out);
 
     x.rows[0].r[0].iter_us = (psc_pctl_t){.n = 20, .min = 11, .p50 = 11.9, .p90 = 13, .p99 = 14.2, .max = 30, .mean = 12};
     x.rows[0].r[1].iter_us = (psc_pctl_t){.n = 20, .min = 11, .p50 = 11.5, .p90 = 12, .p99 = 13, .max = 25, .mean = 12};
-    x.rows[1].r[1].ran = 0; /* in place not run: dashes, even for its time */
+    x.rows[1].r[1].ran = 0; /* in place not run: dashes */
     row(&x.rows[2], 268435456, 67108864, PSC_DT_FLOAT32, PSC_OP_SUM, -1);
     half(&x.rows[2], 0, 2469.0, 108.72, 108.72, 0);
     half(&x.rows[2], 1, 2460.0, 109.11, 109.11, 0);
@@ -575,7 +574,7 @@ static void test_extras(void **state)
     memset(&o, 0, sizeof(o));
     o.no_extras = 1;
     out = render(&x.r, &o);
-    assert_null(strstr(out, "p2pscope coll:"));
+    assert_null(strstr(out, "p2pscope"));
     assert_string_equal(out + strlen(out) - 3, "#\n\n");
     free(out);
 
@@ -583,14 +582,98 @@ static void test_extras(void **state)
     x.rows[0].r[0].iter_us.n = 0;
     x.rows[0].r[1].iter_us.n = 0;
     out = render(&x.r, NULL);
-    assert_null(strstr(out, "p2pscope coll:"));
+    assert_null(strstr(out, "p2pscope"));
+    free(out);
+}
+
+/*
+ * NCCL's rows and p2pscope's in one report: nccl-tests' table holds NCCL's
+ * alone (13 fields, one row per size, its footer counting NCCL's wrong
+ * halves), p2pscope's go to a table of comments after nccl-tests' last line,
+ * beside NCCL's time; p2pscope's alone take nccl-tests' table.
+ */
+static void test_own_rows_apart(void **state)
+{
+    static const char *const want[] = {
+        "# p2pscope " PSC_VERSION_STRING " coll",
+        "# p2pscope's all-reduce (psc_allreduce_sum), timed and checked as NCCL's rows above",
+        ("#   oop_: out of place, ip_: in place; us: time per operation; busbw: GB/s; wrong: wrong elements; vs_nccl: "
+         "NCCL's time / p2pscope's (above 1: p2pscope faster)"),
+        ("#      bytes      type   redop    root       oop_us    oop_busbw    oop_wrong  oop_vs_nccl        ip_us     "
+         "ip_busbw     ip_wrong   ip_vs_nccl"),
+        ("#          8     float     sum      -1         6.17         0.00            0         2.00         5.99         "
+         "0.00            3         2.00"),
+        ("#  134217728     float     sum      -1      1300.00       103.24          N/A         0.95            -         "
+         "   -            -            -"),
+        "# p2pscope's all-reduce: avg busbw 51.62 GB/s; halves with wrong elements 1 FAILED",
+    };
+    fixture_t x;
+    const char *tail;
+    char *out, *l;
+
+    (void)state;
+    two_ranks(&x);
+    x.rows[1].r[0].wrong = 5; /* NCCL's: one wrong half */
+    row(&x.rows[2], 8, 2, PSC_DT_FLOAT32, PSC_OP_SUM, -1);
+    x.rows[2].impl = PSC_COLL_IMPL_P2PSCOPE;
+    half(&x.rows[2], 0, 6.17, 0.0013, 0.0013, 0);
+    half(&x.rows[2], 1, 5.99, 0.0013, 0.0013, 3);
+    row(&x.rows[3], 134217728, 33554432, PSC_DT_FLOAT32, PSC_OP_SUM, -1);
+    x.rows[3].impl = PSC_COLL_IMPL_P2PSCOPE;
+    half(&x.rows[3], 0, 1300, 103.24, 103.24, -1);
+    x.rows[0].impl = x.rows[1].impl = PSC_COLL_IMPL_NCCL;
+    x.r.nrows = 4;
+    x.r.failed_rows = 2; /* both implementations' */
+    x.r.own_avg_busbw_gbs = 51.62;
+    out = render(&x.r, NULL);
+    /* nccl-tests' part: exactly the two NCCL rows, nothing after their 13 fields */
+    l = line_at(out, 11);
+    assert_string_equal(l, "           8             2     float     sum      -1    12.34    0.00    0.00       0    "
+                           "11.98    0.00    0.00       0");
+    free(l);
+    l = line_at(out, 12);
+    assert_string_equal(l, "   134217728      33554432     float     sum      -1  1234.50  108.72  108.72       5  "
+                           "1230.10  109.11  109.11       0");
+    free(l);
+    l = line_at(out, 13);
+    assert_string_equal(l, "# Out of bounds values : 1 FAILED");
+    free(l);
+    l = line_at(out, 14);
+    assert_string_equal(l, "# Avg bus bandwidth    : 54.3781 ");
+    free(l);
+    tail = strstr(out, "# Collective test concluded: all_reduce_perf\n#\n\n");
+    assert_non_null(tail);
+    tail += strlen("# Collective test concluded: all_reduce_perf\n#\n\n");
+    expect_lines(tail, want, sizeof(want) / sizeof(want[0]));
+    assert_null(strstr(tail, "out-of-place"));
+    assert_null(strstr(tail, "in-place"));
     free(out);
 
-    x.rows[0].r[1].iter_us.n = 20; /* graph replay named in the title */
-    x.r.graph_launches = 20;
+    /* p2pscope's alone: nccl-tests' table is theirs, the report's count in the footer, no table after */
+    x.rows[0] = x.rows[2];
+    x.rows[1] = x.rows[3];
+    x.r.nrows = 2;
+    x.r.failed_rows = 1;
+    x.r.avg_busbw_gbs = 51.62;
     out = render(&x.r, NULL);
-    assert_true(has_line(out, "#   time: the table's, host clock over 20 CUDA graph replays of the timed loop, per "
-                              "operation (graph-amortised)"));
+    l = line_at(out, 11);
+    assert_string_equal(l, "           8             2     float     sum      -1     6.17    0.00    0.00       0     "
+                           "5.99    0.00    0.00       3");
+    free(l);
+    assert_true(has_line(out, "# Out of bounds values : 1 FAILED"));
+    assert_null(strstr(out, "p2pscope"));
+    free(out);
+
+    /* the group could not be made here: why, after nccl-tests' text */
+    x.rows[0].impl = x.rows[1].impl = PSC_COLL_IMPL_NCCL;
+    snprintf(x.r.own_not_run, sizeof(x.r.own_not_run), "no peer access between GPUs 0 and 1");
+    out = render(&x.r, NULL);
+    tail = strstr(out, "# Collective test concluded: all_reduce_perf\n#\n\n");
+    assert_non_null(tail);
+    tail += strlen("# Collective test concluded: all_reduce_perf\n#\n\n");
+    expect_lines(tail, (const char *const[]){"# p2pscope " PSC_VERSION_STRING " coll",
+                                             "# p2pscope's all-reduce not run: no peer access between GPUs 0 and 1"},
+                 2);
     free(out);
 }
 
@@ -743,6 +826,7 @@ int main(void)
         cmocka_unit_test(test_edges_and_failures),
         cmocka_unit_test(test_header_footer_variants),
         cmocka_unit_test(test_extras),
+        cmocka_unit_test(test_own_rows_apart),
         cmocka_unit_test(test_missing_arrays),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_json_run),

@@ -3,10 +3,12 @@
  * waiting within the timeout, the timed loops.
  */
 #include <limits.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "coll/coll_exec.h"
 
@@ -71,49 +73,153 @@ static void psc__abort(psc_coll_exec_t *x)
     x->aborted = 1;
 }
 
-/* An NCCL call's result: ncclInProgress settles (non-blocking communicators), an error fails naming call. */
-static psc_status_t psc__nccl_rc(psc_coll_exec_t *x, psc_ncclResult_t rc, const char *call);
-
-/* Wait until no communicator of this process is still working on a call (non-blocking ones), within the timeout. */
-static psc_status_t psc__settle(psc_coll_exec_t *x, const char *call)
-{
-    int64_t deadline = psc__deadline(x);
-
-    for (int i = 0; i < x->nlocal; i++) {
-        psc_ncclResult_t async = PSC_NCCL_IN_PROGRESS;
-
-        while (x->comm[i]) {
-            psc_ncclResult_t rc = x->nccl.comm_get_async_error(x->comm[i], &async);
-
-            if (rc != PSC_NCCL_SUCCESS)
-                return psc__nccl_rc(x, rc, "ncclCommGetAsyncError");
-            if (async != PSC_NCCL_IN_PROGRESS)
-                break;
-            if (psc__past(deadline)) {
-                psc__abort(x);
-                return psc__coll_fail(x, PSC_ERR_TIMEOUT, "%s not done after %g s on rank %d: NCCL communicators "
-                                      "aborted (accepted: -T longer, or 0 for no limit)", call, x->o->timeout_s,
-                                      x->first_rank + i);
-            }
-        }
-        if (async != PSC_NCCL_SUCCESS && async != PSC_NCCL_IN_PROGRESS)
-            return psc__nccl_rc(x, async, call);
-    }
-    return PSC_OK;
-}
-
+/* An NCCL call's result: an error fails naming call, the communicators aborted. */
 static psc_status_t psc__nccl_rc(psc_coll_exec_t *x, psc_ncclResult_t rc, const char *call)
 {
     char why[512];
     psc_status_t st;
 
-    if (rc == PSC_NCCL_IN_PROGRESS && x->nonblocking)
-        return psc__settle(x, call);
     if (rc == PSC_NCCL_SUCCESS)
         return PSC_OK;
     st = psc__nccl_check(&x->nccl, x->nlocal ? x->comm[0] : NULL, rc, call, why, sizeof(why));
     psc__abort(x);
     return psc__coll_fail(x, st, "%s", why);
+}
+
+/* ---- the watchdog of NCCL's host calls */
+
+/*
+ * The communicators are blocking, as nccl-tests makes them: NCCL 2.28 starts
+ * a thread in every ncclGroupEnd of a non-blocking one, and on a core that
+ * mpirun gave to this rank alone that thread waited a scheduler tick (4 ms)
+ * per operation. A blocking call may itself block (a peer gone while NCCL
+ * connects): -T holds there through this thread, which sleeps until the armed
+ * call's deadline and aborts the communicators only once it passes. Arming
+ * is a clock read and an atomic store; the thread wakes about once per
+ * timeout, never per operation, so it takes nothing from the timed loop.
+ */
+#define PSC__WATCH_FIRED INT64_MIN
+
+static int64_t psc__mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void *psc__watch_main(void *arg)
+{
+    psc_coll_exec_t *x = arg;
+    psc_coll_watch_t *w = &x->watch;
+
+    pthread_mutex_lock(&w->mu);
+    while (!w->stop) {
+        int64_t d = __atomic_load_n(&w->deadline, __ATOMIC_ACQUIRE), now = psc__mono_ns(), until;
+        struct timespec ts;
+
+        /* still the same call, still armed: it is late */
+        if (d > 0 && now >= d &&
+            __atomic_compare_exchange_n(&w->deadline, &d, PSC__WATCH_FIRED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            for (int i = 0; i < x->nlocal; i++) {
+                psc_ncclComm_t c = __atomic_load_n(&x->comm[i], __ATOMIC_ACQUIRE);
+
+                if (c)
+                    x->nccl.comm_abort(c); /* the blocked call returns; the caller forgets c (psc__disarm) */
+            }
+            continue;
+        }
+        /* none armed (or fired): a call armed from now on is late no sooner than a timeout from now */
+        until = d > 0 ? d : now + w->timeout_ns;
+        ts.tv_sec = (time_t)(until / 1000000000);
+        ts.tv_nsec = (long)(until % 1000000000);
+        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* With a timeout: the thread, started before the communicators are made. */
+static psc_status_t psc__watch_start(psc_coll_exec_t *x)
+{
+    psc_coll_watch_t *w = &x->watch;
+    pthread_condattr_t ca;
+    int e;
+
+    if (!(x->o->timeout_s > 0))
+        return PSC_OK;
+    w->timeout_ns = x->o->timeout_s >= 9e9 ? INT64_MAX / 4 : (int64_t)(x->o->timeout_s * 1e9);
+    w->timeout_ns = w->timeout_ns < 1 ? 1 : w->timeout_ns;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if ((e = pthread_create(&w->thread, NULL, psc__watch_main, x)) != 0) {
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->mu);
+        return psc__coll_fail(x, PSC_ERR_NO_MEMORY, "the timeout's watchdog thread could not start: %s (accepted: "
+                              "-T 0, no timeout)", strerror(e));
+    }
+    w->started = 1;
+    return PSC_OK;
+}
+
+static void psc__watch_stop(psc_coll_exec_t *x)
+{
+    psc_coll_watch_t *w = &x->watch;
+
+    if (!w->started)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    w->started = 0;
+}
+
+/* Before an NCCL call that may block. */
+static void psc__arm(psc_coll_exec_t *x)
+{
+    if (x->watch.started)
+        __atomic_store_n(&x->watch.deadline, psc__mono_ns() + x->watch.timeout_ns, __ATOMIC_RELEASE);
+}
+
+/* After it: 1 when it was late and the watchdog aborted the communicators (then forgotten here). */
+static int psc__disarm(psc_coll_exec_t *x)
+{
+    psc_coll_watch_t *w = &x->watch;
+
+    if (!w->started || __atomic_exchange_n(&w->deadline, 0, __ATOMIC_ACQ_REL) != PSC__WATCH_FIRED)
+        return 0;
+    pthread_mutex_lock(&w->mu); /* the watchdog holds it until its aborts are done */
+    pthread_mutex_unlock(&w->mu);
+    for (int i = 0; i < x->nlocal; i++)
+        x->comm[i] = NULL;
+    x->aborted = 1;
+    return 1;
+}
+
+/* A call the watchdog found late: PSC_ERR_TIMEOUT naming it and this process's ranks. */
+static psc_status_t psc__late(psc_coll_exec_t *x, const char *call)
+{
+    if (x->nlocal > 1)
+        return psc__coll_fail(x, PSC_ERR_TIMEOUT, "%s not done after %g s on ranks %d to %d: NCCL communicators "
+                              "aborted (accepted: -T longer, or 0 for no limit)", call, x->o->timeout_s,
+                              x->first_rank, x->first_rank + x->nlocal - 1);
+    return psc__coll_fail(x, PSC_ERR_TIMEOUT, "%s not done after %g s on rank %d: NCCL communicators aborted "
+                          "(accepted: -T longer, or 0 for no limit)", call, x->o->timeout_s, x->first_rank);
+}
+
+/* An armed call's end: late (the watchdog aborted), failed, or done. */
+static psc_status_t psc__nccl_end(psc_coll_exec_t *x, psc_ncclResult_t rc, const char *call)
+{
+    if (psc__disarm(x))
+        return psc__late(x, call);
+    return psc__nccl_rc(x, rc, call);
 }
 
 /* After p2pscope's operations: whether a call of the group gave up waiting for a peer (PSC_ERR_TIMEOUT, naming it). */
@@ -136,14 +242,23 @@ static psc_status_t psc__own_check(psc_coll_exec_t *x)
 psc_status_t psc__coll_wait(psc_coll_exec_t *x)
 {
     int64_t deadline = psc__deadline(x);
+    int done[PSC_MAX_GPUS] = {0}, left = x->nlocal;
 
-    for (int i = 0; i < x->nlocal; i++) {
-        for (;;) {
-            CUresult rc = x->ctx->cu.p_cuStreamQuery(x->stream[i]);
+    while (left > 0) {
+        int idle = 1;
+
+        for (int i = 0; i < x->nlocal; i++) {
+            CUresult rc;
             psc_ncclResult_t async = PSC_NCCL_SUCCESS;
 
-            if (rc == CUDA_SUCCESS)
-                break;
+            if (done[i])
+                continue;
+            if ((rc = x->ctx->cu.p_cuStreamQuery(x->stream[i])) == CUDA_SUCCESS) {
+                done[i] = 1;
+                left--;
+                idle = 0;
+                continue;
+            }
             if (rc != CUDA_ERROR_NOT_READY) {
                 psc__abort(x);
                 psc__cu_result(x->ctx, rc, "cuStreamQuery");
@@ -166,6 +281,8 @@ psc_status_t psc__coll_wait(psc_coll_exec_t *x)
                                       x->o->timeout_s, x->first_rank + i, x->dev[i]);
             }
         }
+        if (idle) /* NCCL's threads (its proxy) may share this core */
+            sched_yield();
     }
     return x->timing ? PSC_OK : psc__own_check(x);
 }
@@ -272,32 +389,55 @@ static psc_status_t psc__own_issue(psc_coll_exec_t *x, const psc_coll_shape_t *s
     return PSC_OK;
 }
 
+/* The call that may block, for messages: the group's end, or the one collective's own. */
+static const char *psc__blocking_call(const psc_coll_shape_t *sh, int group, int has_all_to_all)
+{
+    static const char *const name[PSC_COLL_N] = {"ncclAllReduce", "ncclAllGather", "ncclReduceScatter",
+                                                 "ncclBroadcast", "ncclReduce", "ncclAlltoAll", "ncclGroupEnd"};
+
+    if (group || (sh->coll == PSC_COLL_ALL_TO_ALL && !has_all_to_all))
+        return "ncclGroupEnd";
+    return sh->coll >= 0 && sh->coll < PSC_COLL_N ? name[sh->coll] : "ncclGroupEnd";
+}
+
 psc_status_t psc__coll_issue(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, uint64_t first,
                              unsigned n)
 {
-    psc_ncclResult_t rc;
-    psc_status_t st;
+    /* nccl-tests' groups: around several GPUs' calls, around -m's operations; a composed one groups itself */
+    int group = x->nlocal > 1 || n > 1, composed = sh->coll == PSC_COLL_SEND_RECV ||
+                                                   (sh->coll == PSC_COLL_ALL_TO_ALL && !x->nccl.all_to_all);
+    const char *late = psc__blocking_call(sh, group, x->nccl.all_to_all != NULL), *call = late;
+    psc_ncclResult_t rc = PSC_NCCL_SUCCESS;
 
     if (sh->impl == PSC_COLL_IMPL_P2PSCOPE)
         return psc__own_issue(x, sh, in_place, first, n);
 
-    if ((rc = x->nccl.group_start()) != PSC_NCCL_SUCCESS)
-        return psc__nccl_rc(x, rc, "ncclGroupStart");
-    for (unsigned k = 0; k < n; k++) {
+    psc__arm(x);
+    if (group && (rc = x->nccl.group_start()) != PSC_NCCL_SUCCESS)
+        return psc__nccl_end(x, rc, "ncclGroupStart");
+    for (unsigned k = 0; k < n && rc == PSC_NCCL_SUCCESS; k++) {
         unsigned slot = (unsigned)((first + k) % sh->nslots);
 
-        for (int i = 0; i < x->nlocal; i++) {
-            rc = psc__one(x, i, sh, in_place, slot);
-            if (rc != PSC_NCCL_SUCCESS && rc != PSC_NCCL_IN_PROGRESS) {
-                x->nccl.group_end();
-                return psc__nccl_rc(x, rc, "the collective's call");
-            }
+        for (int i = 0; i < x->nlocal && rc == PSC_NCCL_SUCCESS; i++) {
+            psc_ncclResult_t r2;
+
+            if (composed && (rc = x->nccl.group_start()) != PSC_NCCL_SUCCESS)
+                break;
+            if ((rc = psc__one(x, i, sh, in_place, slot)) != PSC_NCCL_SUCCESS)
+                call = "the collective's call";
+            if (composed && (r2 = x->nccl.group_end()) != PSC_NCCL_SUCCESS && rc == PSC_NCCL_SUCCESS)
+                rc = r2;
         }
     }
-    rc = x->nccl.group_end();
-    if ((st = psc__nccl_rc(x, rc, "ncclGroupEnd")) != PSC_OK)
-        return st;
-    return PSC_OK;
+    if (group) {
+        psc_ncclResult_t r2 = x->nccl.group_end(); /* also after a failed call: the group is closed */
+
+        if (rc == PSC_NCCL_SUCCESS)
+            rc = r2;
+    }
+    if (psc__disarm(x)) /* the call that blocked failed once aborted: the timeout is the cause */
+        return psc__late(x, late);
+    return psc__nccl_rc(x, rc, call);
 }
 
 static psc_status_t psc__time_eager(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *ns)
@@ -579,27 +719,29 @@ static psc_status_t psc__open_comms(psc_coll_exec_t *x)
         return st != PSC_OK ? st : psc__coll_fail(x, PSC_ERR_IO, "another process could not start NCCL");
     if (p && p->nprocs > 1 && p->bcast(&id, sizeof(id), p->arg) != 0)
         return psc__coll_fail(x, PSC_ERR_IO, "the NCCL id could not reach the processes (the caller's bcast failed)");
-    x->nonblocking = x->o->timeout_s > 0 && x->nccl.comm_init_rank_config != NULL;
-    psc__nccl_config_init(&cfg, !x->nonblocking, x->nccl.version);
+    /* blocking, as nccl-tests makes them (see the watchdog) */
+    psc__nccl_config_init(&cfg, 1, x->nccl.version);
     x->stage = "making the NCCL communicators";
+    if ((st = psc__watch_start(x)) != PSC_OK)
+        return st;
+    psc__arm(x);
     if ((rc = x->nccl.group_start()) != PSC_NCCL_SUCCESS)
-        return psc__nccl_rc(x, rc, "ncclGroupStart");
-    for (int i = 0; i < x->nlocal; i++) {
+        return psc__nccl_end(x, rc, "ncclGroupStart");
+    for (int i = 0; i < x->nlocal && rc == PSC_NCCL_SUCCESS; i++) {
         if ((st = psc__gpu_use(x->ctx, x->dev[i])) != PSC_OK) {
             x->nccl.group_end();
+            psc__disarm(x);
             return st;
         }
         rc = x->nccl.comm_init_rank_config
                  ? x->nccl.comm_init_rank_config(&x->comm[i], x->nranks, id, x->first_rank + i, &cfg)
                  : x->nccl.comm_init_rank(&x->comm[i], x->nranks, id, x->first_rank + i);
-        if (rc != PSC_NCCL_SUCCESS && rc != PSC_NCCL_IN_PROGRESS) {
-            x->nccl.group_end();
-            return psc__nccl_rc(x, rc, "ncclCommInitRank");
-        }
     }
-    rc = x->nccl.group_end();
-    if ((st = psc__nccl_rc(x, rc, "ncclCommInitRank")) == PSC_OK && x->nonblocking)
-        st = psc__settle(x, "ncclCommInitRank");
+    if (rc != PSC_NCCL_SUCCESS)
+        x->nccl.group_end();
+    else
+        rc = x->nccl.group_end();
+    st = psc__nccl_end(x, rc, "ncclCommInitRank");
     x->stage = NULL;
     return st;
 }
@@ -685,14 +827,18 @@ void psc__coll_exec_close(psc_coll_exec_t *x, int failed)
      * process's communicators are finalized together, in one group.
      */
     if (x->nccl.comm_finalize && x->nlocal && x->comm[0]) {
-        psc_ncclResult_t rc = x->nccl.group_start();
+        psc_ncclResult_t rc;
 
-        for (int i = 0; i < x->nlocal && rc == PSC_NCCL_SUCCESS; i++)
-            if (x->comm[i])
-                x->nccl.comm_finalize(x->comm[i]);
-        if (rc == PSC_NCCL_SUCCESS && x->nccl.group_end() == PSC_NCCL_IN_PROGRESS)
-            psc__settle(x, "ncclCommFinalize");
+        psc__arm(x); /* a peer that never finalizes: aborted at the timeout */
+        if ((rc = x->nccl.group_start()) == PSC_NCCL_SUCCESS) {
+            for (int i = 0; i < x->nlocal; i++)
+                if (x->comm[i])
+                    x->nccl.comm_finalize(x->comm[i]);
+            x->nccl.group_end();
+        }
+        psc__disarm(x);
     }
+    psc__watch_stop(x);
     for (int i = 0; i < x->nlocal; i++) {
         if (x->comm[i])
             x->nccl.comm_destroy(x->comm[i]);

@@ -8,6 +8,9 @@
 #ifndef PSC_COLL_EXEC_H
 #define PSC_COLL_EXEC_H
 
+#include <pthread.h>
+#include <stdint.h>
+
 #include "coll/coll_data.h"
 #include "coll/nccl.h"
 #include "internal.h"
@@ -24,6 +27,22 @@ typedef struct {
     unsigned nslots;        /* slots in the buffers: max_bytes / slot_bytes (at least 1) */
     uint64_t size;          /* the size column */
 } psc_coll_shape_t;
+
+/*
+ * The timeout of NCCL's host calls (coll_exec.c): blocking communicators may
+ * block in a call itself (a peer gone while connecting); a thread sleeps until
+ * the armed call's deadline and aborts the communicators only if it passes.
+ */
+typedef struct {
+    pthread_t thread;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;                            /* under mu: the thread ends */
+    int64_t deadline;                    /* atomic: CLOCK_MONOTONIC ns when the armed call is late; 0 none armed;
+                                            INT64_MIN: it was late, the communicators are being aborted */
+    int64_t timeout_ns;
+} psc_coll_watch_t;
 
 typedef struct {
     psc_context_t *ctx;
@@ -45,7 +64,7 @@ typedef struct {
     CUevent *ev[PSC_MAX_GPUS];           /* per_op: iters + 1 events per GPU */
     int nev;
     uint64_t buf_bytes;                  /* of send and of recv, per GPU */
-    int nonblocking;                     /* communicators made non-blocking (a timeout is set) */
+    psc_coll_watch_t watch;              /* with a timeout and NCCL's rows: the watchdog of NCCL's host calls */
     int aborted;
     const psc_coll_shape_t *sh;          /* the operation in hand, for messages */
     const char *stage;                   /* "the timed loop", ... for messages */
@@ -56,13 +75,20 @@ psc_status_t psc__coll_exec_open(psc_coll_exec_t *x);
 /* Destroy (after a failure: abort) the communicators, destroy the group once its streams are idle, free everything. */
 void psc__coll_exec_close(psc_coll_exec_t *x, int failed);
 
-/* Issue n operations of sh (slots first, first+1, ... modulo nslots), grouped; eager or into a capture. */
+/*
+ * Issue n operations of sh (slots first, first+1, ... modulo nslots), eager
+ * or into a capture; as nccl-tests does, in a group only where one call
+ * covers several ranks or operations (several GPUs here, n > 1).
+ */
 psc_status_t psc__coll_issue(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, uint64_t first,
                              unsigned n);
 /*
  * Wait until every local stream is idle, within the timeout: else abort and
- * PSC_ERR_TIMEOUT. After p2pscope's operations (outside a timed loop) the
- * group's own check too: a call that gave up is PSC_ERR_TIMEOUT.
+ * PSC_ERR_TIMEOUT. nccl-tests' wait: each stream queried, NCCL's errors read,
+ * and the CPU yielded after each round that saw no stream finish (a thread
+ * of NCCL's may share this core: mpirun binds a rank to one). After
+ * p2pscope's operations (outside a timed loop) the group's own check too: a
+ * call that gave up is PSC_ERR_TIMEOUT.
  */
 psc_status_t psc__coll_wait(psc_coll_exec_t *x);
 /* Every process here (a barrier through opts.procs; nothing for one process). */
