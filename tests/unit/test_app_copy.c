@@ -234,7 +234,7 @@ static void test_sm_blocked(void **state)
     psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
 
-    p = path_of(0, 1, 0, 1 << 20);
+    p = path_of(0, 1, 1, 1 << 20);
     p.aligned = 0; /* too large to go byte by byte */
     psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
@@ -243,7 +243,7 @@ static void test_sm_blocked(void **state)
     psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_SM);
 
-    p = path_of(0, 1, 0, 4096);
+    p = path_of(0, 1, 1, 4096);
     p.dst.managed = 1;
     psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
@@ -298,7 +298,7 @@ static void test_calibrated(void **state)
     assert_true(psc__route_predict(cal, 1, 0, 0, 0, PSC_ENGINE_CE, 4096) < 0);          /* not measured */
 
     /* A path the calibration did not measure falls back to the defaults. */
-    p = path_of(1, 0, 1, 1 << 20);
+    p = path_of(1, 0, 0, 1 << 20);
     psc__route_choose(cal, &p, &r, 1);
     assert_int_equal(r.calibrated, 0);
     assert_int_equal(r.engine, PSC_ENGINE_SM);
@@ -314,14 +314,14 @@ static void test_calibrated(void **state)
 
 /*
  * gpu0 -> gpu1 from a stream on gpu0, every route measured: at 64 KiB gpu1's SM kernel (a hop) is fastest,
- * at 16 MiB gpu1's copy engine (a hop), by a little.
+ * at 16 MiB gpu1's copy engine (a hop), by 6 %.
  */
 static psc_calibration_t *cal_hop(void)
 {
     static psc_cal_route_t routes[4];
     static psc_calibration_t cal;
     uint64_t sizes[4] = {4096, 65536, 1 << 20, 16 << 20};
-    double us[4][4] = {{8, 9, 10, 50}, {6, 7, 12, 100}, {9, 10, 11, 49}, {3, 4, 9, 80}}; /* CE0 SM0 CE1 SM1 */
+    double us[4][4] = {{8, 9, 10, 50}, {6, 7, 12, 100}, {9, 10, 11, 47}, {3, 4, 9, 80}}; /* CE0 SM0 CE1 SM1 */
 
     for (int k = 0; k < 4; k++) {
         routes[k] = (psc_cal_route_t){.src = 0, .dst = 1, .stream_gpu = 0, .issuer = k < 2 ? 0 : 1, .nsizes = 4};
@@ -361,12 +361,19 @@ static void test_hop_choice(void **state)
     assert_non_null(strstr(r.why, "SM kernel by gpu1 (a hop), ordered by events"));
     assert_non_null(strstr(r.why, "SM by gpu1 4.00 us"));
 
-    p.n = 16 << 20; /* the far copy engine, by 1 us */
+    p.n = 16 << 20; /* the far copy engine, by 3 us of 50 */
     psc__route_choose(cal, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
     assert_int_equal(r.issuer, 1);
     assert_int_equal(r.hop, 1);
-    assert_true(r.predicted_us == 49);
+    assert_true(r.predicted_us == 47);
+    cal->route[2].us[3] = 48; /* by 2 us of 50: within the margin, the driver's own call */
+    psc__route_choose(cal, &p, &r, 1);
+    assert_int_equal(r.hop, 0);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    assert_int_equal(r.issuer, 0);
+    assert_int_equal(psc__route_far_worth(cal, &p, 1), 0);
+    cal->route[2].us[3] = 47;
 
     /* gpu1 cannot read gpu0's memory (peer access off there): the best route that can run, and why not the hop. */
     p = path_far(0, 1, 0, 65536);
@@ -392,11 +399,16 @@ static void test_hop_choice(void **state)
     assert_int_equal(r.issuer, 0);
     assert_true(r.predicted_us == 7);
 
-    /* The defaults never hop. */
+    /* The defaults never hop: from the source's stream, its copy engine; from the destination's, its SMs. */
     p = path_far(0, 1, 0, 65536);
     psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.hop, 0);
     assert_int_equal(r.issuer, 0);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    p = path_far(0, 1, 1, 65536);
+    psc__route_choose(NULL, &p, &r, 1);
+    assert_int_equal(r.hop, 0);
+    assert_int_equal(r.issuer, 1);
     assert_int_equal(r.engine, PSC_ENGINE_SM);
 
     /* Managed memory: no SM kernel anywhere, and not for want of peer access. */
