@@ -135,18 +135,18 @@ int psc__route_far_worth(const psc_calibration_t *cal, const psc_copy_path_t *p,
  */
 static psc_engine_t psc__route_default(const psc_copy_path_t *p, char *why, size_t len)
 {
-    int peer = p->src.where >= 0 && p->dst.where >= 0 && p->src.where != p->dst.where;
-    int pull = peer && p->stream_gpu != p->src.where;
+    int between = p->src.where >= 0 && p->dst.where >= 0 && p->src.where != p->dst.where;
+    int peer = between && p->stream_gpu != p->src.where; /* the stream's GPU would pull from a peer */
 
-    if (pull && p->n <= PSC_ROUTE_SM_PEER_MAX) {
+    if (peer && p->n <= PSC_ROUTE_SM_PEER_MAX) {
         if (why)
             snprintf(why, len, "built-in: the SM kernel between GPUs from a stream not on the source, up to 16 MiB");
         return PSC_ENGINE_SM;
     }
     if (why)
         snprintf(why, len, "built-in: the driver's copy engine %s",
-                 pull             ? "between GPUs above 16 MiB"
-                 : peer           ? "from the source GPU's stream (queued faster than a kernel launch)"
+                 peer             ? "between GPUs above 16 MiB"
+                 : between        ? "from the source GPU's stream (queued faster than a kernel launch)"
                  : p->src.where == p->dst.where ? "inside a GPU"
                                                 : "between host and GPU");
     return PSC_ENGINE_CE;
@@ -204,15 +204,19 @@ void psc__route_choose(const psc_calibration_t *cal, const psc_copy_path_t *p, p
     out->peer_off = 0;
     if (out->calibrated) {
         /* Another route only where it beats the driver's call by the margin: psc_copy's own CPU time and the
-         * calibration's noise must not make it slower than that call. */
+         * calibration's noise must not make it slower than that call. The call's time is scaled while compared. */
+        double driver_us = c[0].us;
+
+        c[0].us *= PSC_ROUTE_CAL_MARGIN;
         for (int k = 1; k < nc; k++) {
-            if (c[k].us > 0 && c[k].us < c[fastest].us * (fastest ? 1 : PSC_ROUTE_CAL_MARGIN))
+            if (c[k].us > 0 && c[k].us < c[fastest].us)
                 fastest = k;
-            if (c[k].us > 0 && !c[k].blocked && c[k].us < c[best].us * (best ? 1 : PSC_ROUTE_CAL_MARGIN))
+            if (c[k].us > 0 && !c[k].blocked && c[k].us < c[best].us)
                 best = k;
         }
         for (int k = 0; k < nc; k++)
             out->peer_off |= c[k].us > 0 && c[k].us < c[best].us && c[k].peer;
+        c[0].us = driver_us;
         if (explain)
             psc__cand_list(c, nc, because, sizeof(because));
     } else {
