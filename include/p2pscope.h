@@ -542,7 +542,17 @@ struct CUevent_st;  /* CUevent and cudaEvent_t are pointers to it */
  *
  * The route (the engine, and the GPU whose engine or SMs do the copy) comes
  * from the calibration loaded with psc_copy_calibration_load, and from
- * built-in defaults without one; psc_copy_route says which and why. A copy
+ * built-in defaults without one; psc_copy_route says which and why. Routes
+ * are timed as applications queue copies, back to back, where a kernel
+ * launch costs the CPU more than the driver's copy: the defaults take the
+ * driver's copy (cuMemcpyPeerAsync between GPUs, cuMemcpyAsync otherwise)
+ * except between GPUs from a stream not on the source GPU, up to 16 MiB,
+ * where the stream GPU's SM kernel reads over the link; a calibrated route
+ * other than the driver's copy is taken only where it was measured at least
+ * 5 % faster. Each thread remembers the buffers it copied lately and the
+ * route of each recent copy: a later call asks the driver only whether each
+ * address is still in the same allocation with the same access (a buffer
+ * freed and another made at its address is looked up again). A copy
  * between GPUs by SM kernel needs peer access from the issuing GPU to the
  * other: the call never turns it on (psc_peer_enable does) and takes the copy
  * engine where it is off. Where the calibration measured the far GPU's
@@ -578,6 +588,24 @@ typedef struct {
     char why[PSC_ROUTE_WHY_LEN]; /* one line: the path, the route and why it was chosen */
 } psc_route_t;
 
+
+/*
+ * A copy made ready once and queued many times: psc_copy's checks and route
+ * choice done by psc_copy_prepare, so psc_copy_run makes only the driver
+ * call of the route (and, where the stream's GPU is not the current context,
+ * makes it current and puts the caller's back). The buffers and the stream
+ * must outlive the prepared copy, as a CUDA graph node's do, and keep their
+ * peer access: nothing is checked again when it runs. It never hops. The same
+ * refusals as psc_copy (PSC_ERR_INVALID; n = 0 too). Free it with
+ * psc_copy_prep_free before the context is destroyed. Same thread rule as the
+ * context.
+ */
+typedef struct psc_copy_prep psc_copy_prep_t;
+
+psc_status_t psc_copy_prepare(psc_context_t *ctx, void *dst, const void *src, size_t n, struct CUstream_st *stream,
+                              psc_copy_prep_t **out);
+psc_status_t psc_copy_run(psc_context_t *ctx, const psc_copy_prep_t *prep);
+void psc_copy_prep_free(psc_copy_prep_t *prep);
 
 /* The route psc_copy would take for these arguments, with the same checks; queues nothing. */
 psc_status_t psc_copy_route(psc_context_t *ctx, const void *dst, const void *src, size_t n,

@@ -661,9 +661,10 @@ psc_status_t psc_calibration_read(const char *path, psc_calibration_t **out, cha
 
 /*
  * psc_copy against the driver's own call, per path and size: the same copies
- * queued back to back on the same stream, by psc_copy and by
- * cuMemcpyPeerAsync (GPU <-> GPU) or cuMemcpyAsync (host <-> GPU), with the
- * CPU's cost of one call of each, and each result checked byte for byte.
+ * queued back to back on the same stream, by psc_copy, by a prepared copy
+ * (psc_copy_run) and by cuMemcpyPeerAsync (GPU <-> GPU) or cuMemcpyAsync
+ * (host <-> GPU, inside a GPU), with the CPU's cost of one call of each, and
+ * each result checked byte for byte.
  */
 typedef struct {
     int src, dst, stream_gpu;
@@ -677,6 +678,9 @@ typedef struct {
     psc_route_t route;       /* what psc_copy took */
     uint64_t bad_bytes;      /* wrong bytes in the destination after psc_copy's copies (and the driver's) */
     uint64_t first_bad;      /* offset of the first, UINT64_MAX when none */
+    double prep_us;          /* time per copy by psc_copy_run of one psc_copy_prepare */
+    double prep_cpu_us;      /* CPU time of one psc_copy_run call */
+    double prep_speedup;     /* driver_us / prep_us */
 } psc_copy_bench_row_t;
 
 typedef struct {

@@ -70,9 +70,41 @@ static void psc__footer_part(FILE *f, const char *what, double x, const psc_copy
     psc_report_printf(f, "%s: %.2fx (%s at %s)", what, x, path, psc_render_size_text(r->size, size, sizeof(size)));
 }
 
+/* The smallest speedup of a prepared copy (driver / psc_copy_run) over every size. */
+static double psc__min_prep_speedup(const psc_copy_bench_t *b, const psc_copy_bench_row_t **at)
+{
+    const psc_copy_bench_row_t *best = NULL;
+
+    for (int k = 0; b && b->row && k < b->nrow; k++) {
+        const psc_copy_bench_row_t *r = &b->row[k];
+
+        if (isfinite(r->prep_speedup) && r->prep_speedup > 0 && (!best || r->prep_speedup < best->prep_speedup))
+            best = r;
+    }
+    *at = best;
+    return best ? best->prep_speedup : 0;
+}
+
+double psc_copy_bench_max_cpu_over(const psc_copy_bench_t *b, uint64_t hi, const psc_copy_bench_row_t **at)
+{
+    const psc_copy_bench_row_t *worst = NULL;
+
+    for (int k = 0; b && b->row && k < b->nrow; k++) {
+        const psc_copy_bench_row_t *r = &b->row[k];
+        double over = r->psc_cpu_us - r->launch_cpu_us;
+
+        if (r->size <= hi && r->psc_cpu_us > 0 && r->launch_cpu_us > 0 && isfinite(over) &&
+            (!worst || over > worst->psc_cpu_us - worst->launch_cpu_us))
+            worst = r;
+    }
+    *at = worst;
+    return worst ? worst->psc_cpu_us - worst->launch_cpu_us : 0;
+}
+
 void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
 {
     const psc_copy_bench_row_t *at;
+    char title[96];
     double x;
 
     if (!b || !b->row || b->nrow <= 0) {
@@ -82,12 +114,13 @@ void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
     psc_report_printf(f, "\npsc_copy against the driver's call (cuMemcpyPeerAsync between GPUs, cuMemcpyAsync with the "
                          "host), routed by %s\n"
                          "[us = microseconds per copy, medians of copies queued back to back on one stream; speedup = "
-                         "driver / psc_copy;\n CPU us = the CPU's time for one call; sizes in bytes, K/M/G = 1024-based]\n",
+                         "driver / psc_copy;\n CPU us = the CPU's time for one call; CPU over = psc CPU - launch CPU, "
+                         "launch = the driver call psc_copy makes for the route, made directly;\n prepared = psc_copy_run "
+                         "of one psc_copy_prepare, x = driver / prepared; sizes in bytes, K/M/G = 1024-based]\n",
                       b->calibrated ? "the calibration" : "the built-in defaults");
     for (int k = 0; k < b->nrow;) {
         const psc_copy_bench_row_t *first = &b->row[k];
         int n = 0;
-        char title[96];
         psc_table_t *t;
 
         /* A path's rows: this one and those after it with the same src, dst and stream. */
@@ -95,7 +128,7 @@ void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
                b->row[k + n].stream_gpu == first->stream_gpu)
             n++;
         psc_report_printf(f, "\n%s\n", psc__path_text(first->src, first->dst, first->stream_gpu, title, sizeof(title)));
-        t = psc_table_new((unsigned)n + 1, 8);
+        t = psc_table_new((unsigned)n + 1, 11);
         if (!t)
             return;
         psc_table_set(t, 0, 0, "size");
@@ -105,7 +138,10 @@ void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
         psc_table_set(t, 0, 4, "route");
         psc_table_set(t, 0, 5, "psc CPU us");
         psc_table_set(t, 0, 6, "launch CPU us");
-        psc_table_set(t, 0, 7, "check");
+        psc_table_set(t, 0, 7, "CPU over us");
+        psc_table_set(t, 0, 8, "prepared us");
+        psc_table_set(t, 0, 9, "prepared x");
+        psc_table_set(t, 0, 10, "check");
         for (int i = 0; i < n; i++) {
             const psc_copy_bench_row_t *r = &b->row[k + i];
             unsigned row = (unsigned)i + 1;
@@ -123,11 +159,20 @@ void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
                                               sizeof(route)));
             psc__us_cell(t, row, 5, r->psc_cpu_us);
             psc__us_cell(t, row, 6, r->launch_cpu_us);
+            if (isfinite(r->psc_cpu_us - r->launch_cpu_us) && r->psc_cpu_us > 0 && r->launch_cpu_us > 0)
+                psc_table_set(t, row, 7, "%+.2f", r->psc_cpu_us - r->launch_cpu_us);
+            else
+                psc_table_set(t, row, 7, "-");
+            psc__us_cell(t, row, 8, r->prep_us);
+            if (isfinite(r->prep_speedup) && r->prep_speedup > 0)
+                psc_table_set(t, row, 9, "%.2f", r->prep_speedup);
+            else
+                psc_table_set(t, row, 9, "-");
             if (r->bad_bytes)
-                psc_table_set(t, row, 7, "BAD: %llu B from %llu", (unsigned long long)r->bad_bytes,
+                psc_table_set(t, row, 10, "BAD: %llu B from %llu", (unsigned long long)r->bad_bytes,
                               (unsigned long long)r->first_bad);
             else
-                psc_table_set(t, row, 7, "ok");
+                psc_table_set(t, row, 10, "ok");
         }
         psc_table_left_columns(t, 1);
         psc_table_render(t, f);
@@ -140,6 +185,20 @@ void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
     x = psc_copy_bench_min_speedup(b, 0, UINT64_MAX, &at);
     fprintf(f, "; ");
     psc__footer_part(f, "every size", x, at);
+    x = psc__min_prep_speedup(b, &at);
+    fprintf(f, "; ");
+    psc__footer_part(f, "prepared, every size", x, at);
+    x = psc_copy_bench_max_cpu_over(b, PSC__MIB, &at);
+    fprintf(f, "\nlargest CPU time of psc_copy above its driver call, up to 1M: ");
+    if (at) {
+        char size[24];
+
+        psc_report_printf(f, "%+.2f us (%s, at %s)", x,
+                          psc__path_text(at->src, at->dst, at->stream_gpu, title, sizeof(title)),
+                          psc_render_size_text(at->size, size, sizeof(size)));
+    }
+    else
+        fprintf(f, "no size measured");
     fprintf(f, "\n");
 }
 
@@ -312,6 +371,11 @@ static json_t *psc__row_json(const psc_copy_bench_row_t *r, int *bad)
     psc__put(o, "driver_cpu_us", psc_json_real_or_null(r->driver_cpu_us), bad);
     psc__put(o, "psc_cpu_us", psc_json_real_or_null(r->psc_cpu_us), bad);
     psc__put(o, "launch_cpu_us", psc_json_real_or_null(r->launch_cpu_us), bad);
+    psc__put(o, "cpu_over_us", r->psc_cpu_us > 0 && r->launch_cpu_us > 0
+                                   ? psc_json_real_or_null(r->psc_cpu_us - r->launch_cpu_us) : json_null(), bad);
+    psc__put(o, "prep_us", psc_json_real_or_null(r->prep_us), bad);
+    psc__put(o, "prep_cpu_us", psc_json_real_or_null(r->prep_cpu_us), bad);
+    psc__put(o, "prep_speedup", psc_json_real_or_null(r->prep_speedup), bad);
     psc__put(rt, "engine", json_string(r->route.engine == PSC_ENGINE_SM ? "sm" : "ce"), bad);
     psc__put(rt, "issuer", psc__end_json(r->route.issuer), bad);
     psc__put(rt, "hop", json_boolean(r->route.hop), bad);
@@ -341,6 +405,10 @@ psc_status_t psc_json_run_add_copy_bench(json_t *run, const psc_copy_bench_t *b)
     psc__put(o, "min_speedup_4k_1m", at ? psc_json_real_or_null(x) : json_null(), &bad);
     x = psc_copy_bench_min_speedup(b, 0, UINT64_MAX, &at);
     psc__put(o, "min_speedup", at ? psc_json_real_or_null(x) : json_null(), &bad);
+    x = psc__min_prep_speedup(b, &at);
+    psc__put(o, "min_prep_speedup", at ? psc_json_real_or_null(x) : json_null(), &bad);
+    x = psc_copy_bench_max_cpu_over(b, PSC__MIB, &at);
+    psc__put(o, "max_cpu_over_us_to_1m", at ? psc_json_real_or_null(x) : json_null(), &bad);
     if (bad) {
         json_decref(o);
         o = NULL; /* the run is then incomplete, and not written */

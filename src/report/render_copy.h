@@ -15,6 +15,13 @@
 double psc_copy_bench_min_speedup(const psc_copy_bench_t *b, uint64_t lo, uint64_t hi,
                                   const psc_copy_bench_row_t **at);
 
+/*
+ * The largest CPU time of psc_copy above the driver call it makes (psc CPU
+ * us - launch CPU us) over the rows of at most hi bytes, and its row (NULL
+ * when none, and then 0).
+ */
+double psc_copy_bench_max_cpu_over(const psc_copy_bench_t *b, uint64_t hi, const psc_copy_bench_row_t **at);
+
 /* "SM by gpu1", "CE by gpu0 +events" (the issuer is not the stream's GPU). */
 const char *psc_copy_route_text(psc_engine_t engine, int issuer, int stream_gpu, char *buf, size_t len);
 
@@ -24,7 +31,7 @@ void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b);
 /* Per path, each range of sizes with the route that was fastest over it and its time per copy. */
 void psc_render_calibration(FILE *f, const psc_calibration_t *cal, const char *path);
 
-/* run's "copy_bench": {calibrated, rows [...], min_speedup_4k_1m, min_speedup}. */
+/* run's "copy_bench": {calibrated, rows [...], min_speedup_4k_1m, min_speedup, min_prep_speedup, max_cpu_over_us_to_1m}. */
 psc_status_t psc_json_run_add_copy_bench(json_t *run, const psc_copy_bench_t *b);
 
 /* run's "calibration" (the file's own document) and "calibration_file" (NULL: not written). */

@@ -6,7 +6,10 @@
  * with peer access off and on), aligned and not, sizes across the SM/CE
  * choice; hops to the far GPU ordered by events (two GPUs); captured into a
  * CUDA graph and replayed; the caller's context and peer access unchanged;
- * bad input refused with nothing queued.
+ * bad input refused with nothing queued; psc_copy against the driver's call
+ * in the back-to-back regime, with built-in and calibrated routes: never
+ * slower than 0.98x, 1.5x where the destination's stream pulls, and at most
+ * 0.3 us of CPU above the driver call it makes.
  */
 #include <cuda.h>
 #include <setjmp.h>
@@ -199,9 +202,11 @@ static void test_between_gpus(void **state)
         psc_route_t r = copy_check(&b, &a, 0, 0, n, 1); /* read by gpu1 */
 
         assert_int_equal(r.issuer, 1);
-        if (n <= (32u << 20) && !r.calibrated)
+        if (n <= (16u << 20) && !r.calibrated) /* from the destination's stream: its SM kernel, to 16 MiB */
             assert_int_equal(r.engine, PSC_ENGINE_SM);
-        copy_check(&b, &a, 0, 0, n, 0);                 /* written by gpu0 */
+        r = copy_check(&b, &a, 0, 0, n, 0);             /* from the source's stream: the driver's copy */
+        if (!r.calibrated)
+            assert_int_equal(r.engine, PSC_ENGINE_CE);
         copy_check(&a, &b, 7, 3, n, 1);                 /* unaligned */
     }
     /* The SM route needs no change to peer access: it stays on, as the application set it. */
@@ -406,6 +411,136 @@ static void test_bad_input(void **state)
     free(pageable);
 }
 
+/* ------------------------------------------------------------ psc_copy against the driver (issue 32) */
+
+#define BOUND_SLOWEST 0.98   /* psc_copy / the driver's call, time per copy, every row */
+#define BOUND_PULL 1.5       /* 4 KiB-256 KiB between GPUs from the destination's stream: a faster route exists */
+#define BOUND_CPU_OVER_US 0.3 /* psc_copy's CPU time above the driver call it makes, up to 64 KiB */
+
+/* One row again, alone (the better of two runs counts: one slow moment of a shared machine is not a bound). */
+static psc_copy_bench_row_t bench_again(const psc_copy_bench_row_t *r, const char *cal)
+{
+    int dev[2] = {r->src >= 0 ? r->src : r->dst, r->dst >= 0 ? r->dst : r->src};
+    psc_copy_bench_opts_t o;
+    psc_copy_bench_t *b = NULL;
+    psc_copy_bench_row_t best = *r;
+
+    psc_copy_bench_opts_default(&o);
+    o.devices = dev;
+    o.ndev = dev[0] == dev[1] ? 1 : 2;
+    o.min_size = o.max_size = r->size;
+    o.host = 0;
+    o.calibration = cal;
+    assert_int_equal(psc_copy_bench(g_ctx, &o, &b), PSC_OK);
+    for (int k = 0; k < b->nrow; k++) {
+        const psc_copy_bench_row_t *x = &b->row[k];
+
+        if (x->src != r->src || x->dst != r->dst || x->stream_gpu != r->stream_gpu)
+            continue;
+        if (x->speedup > best.speedup) {
+            best.speedup = x->speedup;
+            best.psc_us = x->psc_us;
+            best.driver_us = x->driver_us;
+        }
+        if (x->prep_speedup > best.prep_speedup)
+            best.prep_speedup = x->prep_speedup;
+        if (x->psc_cpu_us - x->launch_cpu_us < best.psc_cpu_us - best.launch_cpu_us) {
+            best.psc_cpu_us = x->psc_cpu_us;
+            best.launch_cpu_us = x->launch_cpu_us;
+        }
+    }
+    psc_copy_bench_free(b);
+    return best;
+}
+
+/* The bounds on every GPU path (each ordered pair from either end's stream, each GPU inside itself). */
+static void bench_bounds(const char *cal, uint64_t max_size)
+{
+    static const int dev[2] = {0, 1};
+    psc_copy_bench_opts_t o;
+    psc_copy_bench_t *b = NULL;
+    int pulls = 0;
+
+    psc_copy_bench_opts_default(&o);
+    o.devices = dev;
+    o.ndev = ngpu;
+    o.min_size = 1;
+    o.max_size = max_size;
+    o.factor = 16;
+    o.host = 0; /* host memory on these VMs moves 4-35 % between runs: not a bound to hold a test to */
+    o.calibration = cal;
+    assert_int_equal(psc_copy_bench(g_ctx, &o, &b), PSC_OK);
+    assert_true(b->nrow > 0);
+    for (int k = 0; k < b->nrow; k++) {
+        psc_copy_bench_row_t r = b->row[k];
+        int pull = r.src != r.dst && r.stream_gpu == r.dst && r.size >= 4096 && r.size <= (256u << 10);
+        int cpu_bound = r.size <= (64u << 10);
+
+        assert_int_equal(r.bad_bytes, 0);
+        if (r.speedup < BOUND_SLOWEST || r.prep_speedup < BOUND_SLOWEST || (pull && r.speedup < BOUND_PULL) ||
+            (cpu_bound && r.psc_cpu_us - r.launch_cpu_us > BOUND_CPU_OVER_US))
+            r = bench_again(&b->row[k], cal);
+        print_message("gpu%d -> gpu%d, stream on gpu%d, %llu B: %.2fx (prepared %.2fx), %s by gpu%d, CPU %+.2f us\n",
+                      r.src, r.dst, r.stream_gpu, (unsigned long long)r.size, r.speedup, r.prep_speedup,
+                      r.route.engine == PSC_ENGINE_SM ? "SM" : "CE", r.route.issuer, r.psc_cpu_us - r.launch_cpu_us);
+        assert_true(r.speedup >= BOUND_SLOWEST);
+        assert_true(r.prep_speedup >= BOUND_SLOWEST);
+        if (pull) {
+            assert_true(r.speedup >= BOUND_PULL);
+            pulls++;
+        }
+        if (cpu_bound)
+            assert_true(r.psc_cpu_us - r.launch_cpu_us <= BOUND_CPU_OVER_US);
+    }
+    assert_int_equal(pulls, ngpu < 2 ? 0 : 2 * 2); /* 4K and 64K, gpu0 -> gpu1 and gpu1 -> gpu0 */
+    psc_copy_bench_free(b);
+}
+
+static void test_bench_bounds(void **state)
+{
+    char path[] = "/tmp/p2pscope_copy_cal_XXXXXX";
+    psc_copy_cal_opts_t co;
+    psc_calibration_t *cal = NULL;
+    char err[256];
+    int fd, was = -1, can = 1;
+
+    (void)state;
+    if (ngpu >= 2) { /* peer access both ways, as an application that copies between GPUs turns it on */
+        CUdevice d0, d1;
+
+        cu.device_get(&d0, 0);
+        cu.device_get(&d1, 1);
+        cu.can_access(&can, d1, d0);
+        if (can) {
+            assert_int_equal(psc_peer_enable(g_ctx, 1, 0, &was), PSC_OK);
+            assert_int_equal(psc_peer_enable(g_ctx, 0, 1, NULL), PSC_OK);
+        }
+    }
+    if (!can)
+        skip();
+    bench_bounds(NULL, 1ull << 30); /* the built-in routes, 1 B to 1 GiB */
+
+    psc_copy_cal_opts_default(&co); /* calibrated: the same sizes measured, then the bounds again */
+    co.devices = (const int[]){0, 1};
+    co.ndev = ngpu;
+    co.min_size = 1;
+    co.max_size = 16u << 20;
+    co.factor = 16;
+    co.host = 0;
+    assert_int_equal(psc_copy_calibrate(g_ctx, &co, &cal), PSC_OK);
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(psc_calibration_save(cal, path, err, sizeof(err)), PSC_OK);
+    psc_calibration_free(cal);
+    bench_bounds(path, 16u << 20);
+    unlink(path);
+    if (ngpu >= 2) {
+        assert_int_equal(psc_peer_disable(g_ctx, 1, 0, NULL), PSC_OK);
+        assert_int_equal(psc_peer_disable(g_ctx, 0, 1, NULL), PSC_OK);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -421,6 +556,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_graph_capture),
     cmocka_unit_test(test_hops),
     cmocka_unit_test(test_bad_input),
+    cmocka_unit_test(test_bench_bounds),
 };
 
 PSC_GPU_TEST_MAIN_SETUP(tests, setup)

@@ -231,6 +231,14 @@ static CUresult fake_set_current(CUcontext c)
 /* Primary contexts retained per device: a test can tell which GPUs a process made contexts on. */
 static int fake_retains[FAKE_MAX];
 int fake_cuda_retains(int d) { return d >= 0 && d < FAKE_MAX ? fake_retains[d] : -1; }
+/* The library's cuCtxSetCurrent calls, counted (a test's own changes through fake_cuda_set_current are not). */
+static int fake_set_current_calls;
+int fake_cuda_set_current_calls(void) { return fake_set_current_calls; }
+static CUresult fake_set_current_counted(CUcontext c)
+{
+    fake_set_current_calls++;
+    return fake_set_current(c);
+}
 static CUresult fake_retain(CUcontext *c, CUdevice d)
 {
     if (!fake_ctx_mode())
@@ -510,6 +518,10 @@ static CUresult fake_peer_disable(CUcontext peer)
     return CUDA_SUCCESS;
 }
 
+/* For tests: cuPointerGetAttributes calls, all of them (full 0) or those that asked for the memory type (full 1). */
+static int fake_ptr_calls, fake_ptr_full_calls;
+int fake_cuda_ptr_queries(int full) { return full ? fake_ptr_full_calls : fake_ptr_calls; }
+
 /* Pointer attributes from the allocations above; access as peer access allows from the current context. */
 static CUresult fake_pointer_attributes(unsigned n, CUpointer_attribute *attrs, void **data, CUdeviceptr ptr)
 {
@@ -517,6 +529,12 @@ static CUresult fake_pointer_attributes(unsigned n, CUpointer_attribute *attrs, 
     int cur = fake_ctx_gpu((CUcontext)fake_cuda_current());
     unsigned access = 0;
 
+    fake_ptr_calls++;
+    for (unsigned i = 0; i < n; i++)
+        if (attrs[i] == CU_POINTER_ATTRIBUTE_MEMORY_TYPE) {
+            fake_ptr_full_calls++;
+            break;
+        }
     /* An opened IPC handle is reachable from the opening context (the driver enables peer access lazily). */
     if (a && (a->type == CU_MEMORYTYPE_HOST || a->dev == cur || (a->opener >= 0 && a->opener == cur) ||
               (cur >= 0 && a->dev >= 0 && fake_peer_on[cur][a->dev])))
@@ -647,11 +665,23 @@ static CUresult fake_write_value32(CUstream st, CUdeviceptr addr, cuuint32_t val
     fake_op('V', st, NULL);
     return CUDA_SUCCESS;
 }
+/* For tests: cuMemcpyPeerAsync calls that queued a copy (also counted by fake_cuda_memcpys), and the last one's
+ * contexts' GPUs. */
+static int fake_peer_memcpys, fake_peer_last_src = -1, fake_peer_last_dst = -1;
+int fake_cuda_peer_memcpys(void) { return fake_peer_memcpys; }
+void fake_cuda_peer_last(int *src_gpu, int *dst_gpu) { *src_gpu = fake_peer_last_src; *dst_gpu = fake_peer_last_dst; }
 static CUresult fake_memcpy_peer_async(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st)
 {
+    CUresult rc;
+
     if (fake_ctx_gpu(dc) < 0 || fake_ctx_gpu(sc) < 0)
         return CUDA_ERROR_INVALID_CONTEXT;
-    return fake_memcpy_async(d, s, n, st);
+    if ((rc = fake_memcpy_async(d, s, n, st)) == CUDA_SUCCESS) {
+        fake_peer_memcpys++;
+        fake_peer_last_src = fake_ctx_gpu(sc);
+        fake_peer_last_dst = fake_ctx_gpu(dc);
+    }
+    return rc;
 }
 /* cuMemsetD8/D32 and their Async forms: at once, after the stream's flag kernels. */
 static CUresult fake_memset8_async(CUdeviceptr d, unsigned char v, size_t n, CUstream st)
@@ -947,7 +977,7 @@ static const struct { const char *name; void *fn; } fake_ctx_table[] = {
 
 static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuCtxGetCurrent", (void *)fake_get_current},
-    {"cuCtxSetCurrent", (void *)fake_set_current},
+    {"cuCtxSetCurrent", (void *)fake_set_current_counted},
     {"cuDevicePrimaryCtxRetain", (void *)fake_retain},
     {"cuInit", (void *)fake_init},
     {"cuDriverGetVersion", (void *)fake_driver_version},

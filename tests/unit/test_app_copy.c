@@ -37,6 +37,10 @@ static int (*fake_op)(int, void **, void **);
 static void (*fake_fail_launches)(int);
 static void *(*fake_op_ctx)(int);
 static void (*fake_capture_set)(void *, unsigned long long);
+static int (*fake_ptr_queries)(int);
+static int (*fake_set_current_calls)(void);
+static int (*fake_peer_memcpys)(void);
+static void (*fake_peer_last)(int *, int *);
 static CUresult (*get_proc)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 
 /* A driver entry point of the fake, as the library gets it. */
@@ -141,9 +145,13 @@ static int setup(void **state)
     *(void **)&fake_op_ctx = dlsym(h, "fake_cuda_op_ctx");
     *(void **)&fake_capture_set = dlsym(h, "fake_cuda_capture_set");
     *(void **)&get_proc = dlsym(h, "cuGetProcAddress_v2");
+    *(void **)&fake_ptr_queries = dlsym(h, "fake_cuda_ptr_queries");
+    *(void **)&fake_set_current_calls = dlsym(h, "fake_cuda_set_current_calls");
+    *(void **)&fake_peer_memcpys = dlsym(h, "fake_cuda_peer_memcpys");
+    *(void **)&fake_peer_last = dlsym(h, "fake_cuda_peer_last");
     dlclose(h);
     if (!fake_run_copies || !get_proc || !fake_foreign_stream || !fake_op || !fake_fail_launches || !fake_op_ctx ||
-        !fake_capture_set)
+        !fake_capture_set || !fake_ptr_queries || !fake_set_current_calls || !fake_peer_memcpys || !fake_peer_last)
         return -1;
     fake_run_copies(1);
     return 0;
@@ -234,7 +242,7 @@ static void test_sm_blocked(void **state)
     psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
 
-    p = path_of(0, 1, 0, 1 << 20);
+    p = path_of(0, 1, 1, 1 << 20);
     p.aligned = 0; /* too large to go byte by byte */
     psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
@@ -243,7 +251,7 @@ static void test_sm_blocked(void **state)
     psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_SM);
 
-    p = path_of(0, 1, 0, 4096);
+    p = path_of(0, 1, 1, 4096);
     p.dst.managed = 1;
     psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
@@ -298,7 +306,7 @@ static void test_calibrated(void **state)
     assert_true(psc__route_predict(cal, 1, 0, 0, 0, PSC_ENGINE_CE, 4096) < 0);          /* not measured */
 
     /* A path the calibration did not measure falls back to the defaults. */
-    p = path_of(1, 0, 1, 1 << 20);
+    p = path_of(1, 0, 0, 1 << 20);
     psc__route_choose(cal, &p, &r, 1);
     assert_int_equal(r.calibrated, 0);
     assert_int_equal(r.engine, PSC_ENGINE_SM);
@@ -314,14 +322,14 @@ static void test_calibrated(void **state)
 
 /*
  * gpu0 -> gpu1 from a stream on gpu0, every route measured: at 64 KiB gpu1's SM kernel (a hop) is fastest,
- * at 16 MiB gpu1's copy engine (a hop), by a little.
+ * at 16 MiB gpu1's copy engine (a hop), by 6 %.
  */
 static psc_calibration_t *cal_hop(void)
 {
     static psc_cal_route_t routes[4];
     static psc_calibration_t cal;
     uint64_t sizes[4] = {4096, 65536, 1 << 20, 16 << 20};
-    double us[4][4] = {{8, 9, 10, 50}, {6, 7, 12, 100}, {9, 10, 11, 49}, {3, 4, 9, 80}}; /* CE0 SM0 CE1 SM1 */
+    double us[4][4] = {{8, 9, 10, 50}, {6, 7, 12, 100}, {9, 10, 11, 47}, {3, 4, 9, 80}}; /* CE0 SM0 CE1 SM1 */
 
     for (int k = 0; k < 4; k++) {
         routes[k] = (psc_cal_route_t){.src = 0, .dst = 1, .stream_gpu = 0, .issuer = k < 2 ? 0 : 1, .nsizes = 4};
@@ -361,12 +369,19 @@ static void test_hop_choice(void **state)
     assert_non_null(strstr(r.why, "SM kernel by gpu1 (a hop), ordered by events"));
     assert_non_null(strstr(r.why, "SM by gpu1 4.00 us"));
 
-    p.n = 16 << 20; /* the far copy engine, by 1 us */
+    p.n = 16 << 20; /* the far copy engine, by 3 us of 50 */
     psc__route_choose(cal, &p, &r, 1);
     assert_int_equal(r.engine, PSC_ENGINE_CE);
     assert_int_equal(r.issuer, 1);
     assert_int_equal(r.hop, 1);
-    assert_true(r.predicted_us == 49);
+    assert_true(r.predicted_us == 47);
+    cal->route[2].us[3] = 48; /* by 2 us of 50: within the margin, the driver's own call */
+    psc__route_choose(cal, &p, &r, 1);
+    assert_int_equal(r.hop, 0);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    assert_int_equal(r.issuer, 0);
+    assert_int_equal(psc__route_far_worth(cal, &p, 1), 0);
+    cal->route[2].us[3] = 47;
 
     /* gpu1 cannot read gpu0's memory (peer access off there): the best route that can run, and why not the hop. */
     p = path_far(0, 1, 0, 65536);
@@ -392,11 +407,16 @@ static void test_hop_choice(void **state)
     assert_int_equal(r.issuer, 0);
     assert_true(r.predicted_us == 7);
 
-    /* The defaults never hop. */
+    /* The defaults never hop: from the source's stream, its copy engine; from the destination's, its SMs. */
     p = path_far(0, 1, 0, 65536);
     psc__route_choose(NULL, &p, &r, 1);
     assert_int_equal(r.hop, 0);
     assert_int_equal(r.issuer, 0);
+    assert_int_equal(r.engine, PSC_ENGINE_CE);
+    p = path_far(0, 1, 1, 65536);
+    psc__route_choose(NULL, &p, &r, 1);
+    assert_int_equal(r.hop, 0);
+    assert_int_equal(r.issuer, 1);
     assert_int_equal(r.engine, PSC_ENGINE_SM);
 
     /* Managed memory: no SM kernel anywhere, and not for want of peer access. */
@@ -761,6 +781,319 @@ static void test_bad_input(void **state)
     dev_free(b);
 }
 
+/* ------------------------------------------------------------ what costs the CPU: routes, remembered facts */
+
+/*
+ * The built-in routes between GPUs, as the copies queue: from the source's stream the driver's own call
+ * (cuMemcpyPeerAsync, whose CPU cost is below a kernel launch's, and the source's copy engine is fast),
+ * though peer access is on both ways and the SM kernel could run; from the destination's stream its SM kernel.
+ */
+static void test_copy_source_stream_driver(void **state)
+{
+    size_t n = 1 << 16;
+    unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *want = malloc(n);
+    CUstream s0 = stream_on(0), s1 = stream_on(1);
+    int sg = -1, dg = -1, peers = fake_peer_memcpys();
+    psc_route_t r;
+
+    (void)state;
+    fill(a, n, 5);
+    memcpy(want, a, n);
+    fake_set_peer(0, 1, 1);
+    fake_set_peer(1, 0, 1);
+    fake_set_current(fake_primary(0));
+    for (uint64_t k = 1; k <= n; k *= 4) { /* 1 B to 64 KiB: every small size */
+        assert_int_equal(psc_copy_route(g_ctx, b, a, k, (struct CUstream_st *)s0, &r), PSC_OK);
+        assert_int_equal(r.engine, PSC_ENGINE_CE);
+        assert_int_equal(r.issuer, 0);
+        assert_non_null(strstr(r.why, "source GPU's stream"));
+    }
+    fake_run_copies(1);
+    memset(b, 0, n);
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK);
+    assert_int_equal(fake_launches(), 0);
+    assert_int_equal(fake_memcpys(), 1);
+    assert_int_equal(fake_peer_memcpys(), peers + 1); /* the driver's peer call, not cuMemcpyAsync */
+    fake_peer_last(&sg, &dg);
+    assert_int_equal(sg, 0);
+    assert_int_equal(dg, 1);
+    assert_memory_equal(b, want, n);
+
+    /* From the destination's stream: gpu1's SM kernel reads over the link. */
+    fake_run_copies(1);
+    memset(b, 0, n);
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_launches(), 1);
+    assert_int_equal(fake_memcpys(), 0);
+    assert_ptr_equal(fake_last_stream(), s1);
+    assert_memory_equal(b, want, n);
+    assert_ptr_equal(fake_current(), fake_primary(0));
+
+    /* Inside one GPU: the driver's cuMemcpyAsync, not a kernel (a launch costs the CPU more). */
+    fake_run_copies(1);
+    assert_int_equal(psc_copy(g_ctx, a + n / 2, a, n / 2, (struct CUstream_st *)s0), PSC_OK);
+    assert_int_equal(fake_launches(), 0);
+    assert_int_equal(fake_memcpys(), 1);
+    assert_int_equal(fake_peer_memcpys(), peers + 1);
+
+    fake_set_peer(0, 1, 0);
+    fake_set_peer(1, 0, 0);
+    stream_free(s0);
+    stream_free(s1);
+    dev_free(a);
+    dev_free(b);
+    free(want);
+}
+
+/* A small deterministic generator for the property below. */
+static unsigned next_rand(unsigned *x)
+{
+    *x = *x * 1103515245u + 12345u;
+    return (*x >> 8) & 0xFFFF;
+}
+
+/*
+ * Whatever the calibration measured, the route chosen is never predicted slower than the driver's call (the
+ * stream GPU's copy engine), and another is chosen only where it was measured at least 5 % faster.
+ */
+static void test_calibrated_never_slower(void **state)
+{
+    static psc_cal_route_t routes[4];
+    psc_calibration_t cal;
+    uint64_t sizes[6] = {1, 4096, 65536, 1 << 20, 16 << 20, 1 << 30};
+    unsigned x = 12345;
+    int other = 0;
+
+    (void)state;
+    memset(&cal, 0, sizeof(cal));
+    cal.ngpu = 2;
+    cal.nroute = 4;
+    cal.route = routes;
+    for (int trial = 0; trial < 400; trial++) {
+        for (int k = 0; k < 4; k++) {
+            routes[k] = (psc_cal_route_t){.src = 0, .dst = 1, .stream_gpu = 0, .issuer = k < 2 ? 0 : 1, .nsizes = 6};
+            routes[k].engine = k & 1 ? PSC_ENGINE_SM : PSC_ENGINE_CE;
+            memcpy(routes[k].size, sizes, sizeof(sizes));
+            for (int i = 0; i < 6; i++) /* around the copy engine's time, within +-20 % or wildly off */
+                routes[k].us[i] = (double)(i + 1) * (trial & 1 ? 0.8 + next_rand(&x) / 163840.0
+                                                               : 0.05 + next_rand(&x) / 8192.0);
+        }
+        for (int i = 0; i < 6; i++) {
+            psc_copy_path_t p = path_far(0, 1, 0, sizes[i] + (uint64_t)(trial % 3) * sizes[i] / 3);
+            double ce = psc__route_predict(&cal, 0, 1, 0, 0, PSC_ENGINE_CE, p.n);
+            psc_route_t r;
+
+            psc__route_choose(&cal, &p, &r, 0);
+            assert_int_equal(r.calibrated, 1);
+            assert_true(r.predicted_us <= ce);
+            if (r.engine != PSC_ENGINE_CE || r.issuer != 0) {
+                assert_true(r.predicted_us <= ce * 0.95); /* the margin: 5 % */
+                other++;
+            }
+            /* the far GPU is looked at only where one of its routes is chosen */
+            assert_int_equal(psc__route_far_worth(&cal, &p, 1), r.hop);
+        }
+    }
+    assert_true(other > 100); /* the other routes were chosen too: the property was not met by always the same */
+}
+
+/* Every cuPointerGetAttributes that asked for the memory type: a full look-up. */
+static int full_lookups(void)
+{
+    return fake_ptr_queries(1);
+}
+
+/*
+ * Repeated copies of the same buffers look their facts up once; each later call asks the driver one short
+ * question per buffer and makes no context change where the stream's GPU is current.
+ */
+static void test_copy_remembers_buffers(void **state)
+{
+    size_t n = 1 << 16;
+    unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *want = malloc(n);
+    CUstream s0 = stream_on(0), s1 = stream_on(1);
+    int full, calls, sets;
+
+    (void)state;
+    fill(a, n, 9);
+    memcpy(want, a, n);
+    fake_set_current(fake_primary(0));
+    fake_run_copies(1);
+    full = full_lookups();
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK);
+    assert_int_equal(full_lookups(), full + 2); /* the first call: both buffers */
+    full = full_lookups();
+    calls = fake_ptr_queries(0);
+    sets = fake_set_current_calls();
+    for (int k = 0; k < 100; k++) /* the same copy, and other sizes and offsets of the same buffers */
+        assert_int_equal(psc_copy(g_ctx, b + (k % 7) * 16, a + (k % 5) * 16, n / 2 + (size_t)k, (struct CUstream_st *)s0),
+                         PSC_OK);
+    assert_int_equal(full_lookups(), full);
+    assert_int_equal(fake_ptr_queries(0), calls + 200); /* one check per buffer per call */
+    assert_int_equal(fake_set_current_calls(), sets);   /* gpu0 current: nothing to change or put back */
+    assert_int_equal(fake_memcpys(), 101);
+    assert_memory_equal(b + 16, want + 4 * 16, n / 2 + 99); /* the last: k = 99 */
+
+    /* The stream on another GPU: that GPU's view is looked up once too, and the caller's context put back. */
+    fake_set_peer(1, 0, 1);
+    full = full_lookups();
+    sets = fake_set_current_calls();
+    for (int k = 0; k < 10; k++)
+        assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(full_lookups(), full + 2);
+    assert_int_equal(fake_set_current_calls(), sets + 20); /* gpu1's made current and gpu0's put back, each call */
+    assert_ptr_equal(fake_current(), fake_primary(0));
+    assert_string_equal(fake_last_kernel(), "psc_copy_u4"); /* the SM kernel: peer access from gpu1 is on */
+
+    /* Peer access turned off behind the library's back: the next call sees it (no kernel that would fault). */
+    fake_set_peer(1, 0, 0);
+    fake_run_copies(1);
+    memset(b, 0, n);
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_launches(), 0);
+    assert_int_equal(fake_memcpys(), 1);
+    assert_memory_equal(b, want, n);
+
+    stream_free(s0);
+    stream_free(s1);
+    dev_free(a);
+    dev_free(b);
+    free(want);
+}
+
+/*
+ * A buffer freed and another allocated at its address (another GPU's now): psc_copy must not use what it
+ * remembered of the old one. A freed buffer is refused as before.
+ */
+static void test_copy_address_reused(void **state)
+{
+    size_t n = 1 << 16;
+    unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *b2, *want = malloc(n);
+    CUstream s1 = stream_on(1);
+    int full, sg = -1, dg = -1;
+    psc_route_t r;
+
+    (void)state;
+    fill(a, n, 13);
+    memcpy(want, a, n);
+    fake_set_peer(1, 0, 1);
+    fake_set_current(fake_primary(1));
+    fake_run_copies(1);
+    for (int k = 0; k < 3; k++) /* remembered: gpu0 -> gpu1 from gpu1's stream, by gpu1's SM kernel */
+        assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_launches(), 3);
+
+    dev_free(b);
+    full = full_lookups();
+    fake_run_copies(1);
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s1), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "not memory CUDA knows"));
+    assert_int_equal(fake_launches() + fake_memcpys(), 0);
+    assert_int_equal(full_lookups(), full + 1); /* the freed one looked up again, and refused */
+
+    setenv("FAKE_CUDA_REUSE_ADDRESS", "1", 1);
+    b2 = dev_alloc(0, n / 2); /* at b's address, on gpu0, half the size */
+    unsetenv("FAKE_CUDA_REUSE_ADDRESS");
+    assert_ptr_equal(b2, b);
+    assert_int_equal(psc_copy_route(g_ctx, b2, a, n / 2, (struct CUstream_st *)s1, &r), PSC_OK);
+    assert_int_equal(r.dst, 0);
+    fake_run_copies(1);
+    memset(b2, 0, n / 2);
+    /* Past the new, smaller allocation's end: refused (the old size would have let it through). */
+    assert_int_equal(psc_copy(g_ctx, b2, a, n, (struct CUstream_st *)s1), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "past the end"));
+    /* gpu0 -> gpu0 from gpu1's stream: the driver's copy with gpu0 at both ends, not gpu1's kernel. */
+    assert_int_equal(psc_copy(g_ctx, b2, a, n / 2, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_launches(), 0);
+    assert_int_equal(fake_memcpys(), 1);
+    assert_memory_equal(b2, want, n / 2);
+
+    /* And back to a buffer on gpu1 at that address, copied from gpu0's stream: the peer call with gpu1's context. */
+    dev_free(b2);
+    setenv("FAKE_CUDA_REUSE_ADDRESS", "1", 1);
+    b = dev_alloc(1, n);
+    unsetenv("FAKE_CUDA_REUSE_ADDRESS");
+    assert_ptr_equal(b, b2);
+    {
+        CUstream s0 = stream_on(0);
+
+        fake_run_copies(1);
+        assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK);
+        fake_peer_last(&sg, &dg);
+        assert_int_equal(sg, 0);
+        assert_int_equal(dg, 1);
+        assert_memory_equal(b, want, n);
+        stream_free(s0);
+    }
+
+    fake_set_peer(1, 0, 0);
+    stream_free(s1);
+    dev_free(a);
+    dev_free(b);
+    free(want);
+}
+
+/* A prepared copy: checked once, then each run is the route's driver call alone; bad use refused. */
+static void test_copy_prepared(void **state)
+{
+    size_t n = 1 << 16;
+    unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *want = malloc(n);
+    CUstream s0 = stream_on(0), s1 = stream_on(1);
+    psc_copy_prep_t *p = NULL, *q = NULL;
+    int calls, sets;
+
+    (void)state;
+    fill(a, n, 17);
+    memcpy(want, a, n);
+    fake_set_peer(1, 0, 1);
+    fake_set_current(fake_primary(0));
+    assert_int_equal(psc_copy_prepare(g_ctx, b, a, n, (struct CUstream_st *)s1, &p), PSC_OK);
+    assert_non_null(p);
+    assert_ptr_equal(fake_current(), fake_primary(0));
+    calls = fake_ptr_queries(0);
+    sets = fake_set_current_calls();
+    fake_run_copies(1);
+    memset(b, 0, n);
+    for (int k = 0; k < 10; k++)
+        assert_int_equal(psc_copy_run(g_ctx, p), PSC_OK);
+    assert_int_equal(fake_ptr_queries(0), calls); /* nothing asked of the buffers */
+    assert_int_equal(fake_launches(), 10);
+    assert_ptr_equal(fake_last_stream(), s1);
+    assert_memory_equal(b, want, n);
+    assert_ptr_equal(fake_current(), fake_primary(0)); /* gpu1's made current for the launch, gpu0's put back */
+    assert_int_equal(fake_set_current_calls(), sets + 20);
+    fake_set_current(fake_primary(1)); /* the stream's GPU current: no context change at all */
+    sets = fake_set_current_calls();
+    assert_int_equal(psc_copy_run(g_ctx, p), PSC_OK);
+    assert_int_equal(fake_set_current_calls(), sets);
+
+    /* From the source's stream: the driver's peer call. */
+    assert_int_equal(psc_copy_prepare(g_ctx, b, a, n, (struct CUstream_st *)s0, &q), PSC_OK);
+    fake_run_copies(1);
+    assert_int_equal(psc_copy_run(g_ctx, q), PSC_OK);
+    assert_int_equal(fake_memcpys(), 1);
+    assert_int_equal(fake_launches(), 0);
+    psc_copy_prep_free(q);
+
+    q = (psc_copy_prep_t *)0x1;
+    assert_int_equal(psc_copy_prepare(g_ctx, b, a, 0, (struct CUstream_st *)s0, &q), PSC_ERR_INVALID);
+    assert_int_equal(psc_copy_prepare(g_ctx, b, a, n + 1, (struct CUstream_st *)s0, &q), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "past the end"));
+    assert_ptr_equal(q, (psc_copy_prep_t *)0x1); /* set only on success */
+    assert_int_equal(psc_copy_prepare(g_ctx, b, a, n, (struct CUstream_st *)s0, NULL), PSC_ERR_INVALID);
+    assert_int_equal(psc_copy_run(g_ctx, NULL), PSC_ERR_INVALID);
+    assert_int_equal(psc_copy_run(NULL, p), PSC_ERR_INVALID);
+    psc_copy_prep_free(p);
+    psc_copy_prep_free(NULL);
+
+    fake_set_peer(1, 0, 0);
+    stream_free(s0);
+    stream_free(s1);
+    dev_free(a);
+    dev_free(b);
+    free(want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -773,6 +1106,11 @@ int main(void)
         cmocka_unit_test(test_copy_hop),
         cmocka_unit_test(test_copy_hop_to_source),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_copy_source_stream_driver),
+        cmocka_unit_test(test_calibrated_never_slower),
+        cmocka_unit_test(test_copy_remembers_buffers),
+        cmocka_unit_test(test_copy_address_reused),
+        cmocka_unit_test(test_copy_prepared),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -52,6 +52,9 @@ static psc_copy_bench_row_t row(int src, int dst, uint64_t size, double drv, dou
     r.driver_cpu_us = 2.5;
     r.psc_cpu_us = psc_cpu;
     r.launch_cpu_us = launch_cpu;
+    r.prep_us = psc * 0.9;
+    r.prep_cpu_us = launch_cpu + 0.01;
+    r.prep_speedup = drv / r.prep_us;
     r.route.engine = e;
     r.route.issuer = issuer;
     r.route.stream_gpu = r.stream_gpu;
@@ -89,17 +92,27 @@ static void test_bench_table(void **state)
     assert_non_null(strstr(out, "routed by the built-in defaults\n"));
     assert_non_null(strstr(out, "K/M/G = 1024-based"));
     assert_non_null(strstr(out, "\ngpu0 -> gpu1, stream on gpu0\n"
-                                "size  driver us  psc_copy us  speedup x               route  psc CPU us  launch CPU us  check\n"
-                                "4K         8.90         3.10       2.87  SM by gpu1 +events        1.81           1.62     ok\n"
-                                "1M        12.00         6.00       2.00  SM by gpu1 +events        1.90           1.62     ok\n"
-                                "1G        11000        11111       0.99          CE by gpu0        2.20           2.00     ok\n"));
+                                "size  driver us  psc_copy us  speedup x               route  psc CPU us  launch CPU us  "
+                                "CPU over us  prepared us  prepared x  check\n"
+                                "4K         8.90         3.10       2.87  SM by gpu1 +events        1.81           1.62  "
+                                "      +0.19         2.79        3.19     ok\n"
+                                "1M        12.00         6.00       2.00  SM by gpu1 +events        1.90           1.62  "
+                                "      +0.28         5.40        2.22     ok\n"
+                                "1G        11000        11111       0.99          CE by gpu0        2.20           2.00  "
+                                "      +0.20      10000.0        1.10     ok\n"));
     assert_non_null(strstr(out, "\nhost -> gpu0, stream on gpu0\n"
-                                "size  driver us  psc_copy us  speedup x       route  psc CPU us  launch CPU us            check\n"
-                                "1          4.04         4.00       1.01  CE by gpu0        2.00           2.00  BAD: 3 B from 4\n"
-                                "64K        6.00         2.50       2.40  SM by gpu0        1.70           1.60               ok\n"));
-    /* 4K-1M: 2.00 at gpu0 -> gpu1 1M (host -> gpu0's 64K is 2.40); every size: 0.99 at 1G. */
+                                "size  driver us  psc_copy us  speedup x       route  psc CPU us  launch CPU us  "
+                                "CPU over us  prepared us  prepared x            check\n"
+                                "1          4.04         4.00       1.01  CE by gpu0        2.00           2.00  "
+                                "      +0.00         3.60        1.12  BAD: 3 B from 4\n"
+                                "64K        6.00         2.50       2.40  SM by gpu0        1.70           1.60  "
+                                "      +0.10         2.25        2.67               ok\n"));
+    /* 4K-1M: 2.00 at gpu0 -> gpu1 1M (host -> gpu0's 64K is 2.40); every size: 0.99 at 1G; prepared: 1.10 at 1G. */
     assert_non_null(strstr(out, "\nsmallest speedup: 4K-1M: 2.00x (gpu0 -> gpu1 at 1M); every size: 0.99x (gpu0 -> gpu1 "
-                                "at 1G)\n"));
+                                "at 1G); prepared, every size: 1.10x (gpu0 -> gpu1 at 1G)\n"));
+    /* The CPU time above the driver's call: the largest up to 1M (1G's +0.20 is past it). */
+    assert_non_null(strstr(out, "\nlargest CPU time of psc_copy above its driver call, up to 1M: +0.28 us (gpu0 -> gpu1, "
+                                "stream on gpu0, at 1M)\n"));
     free(out);
 
     /* Calibrated; no row between 4K and 1M. */
@@ -108,7 +121,8 @@ static void test_bench_table(void **state)
     b.nrow = 2;
     out = render_bench(&b);
     assert_non_null(strstr(out, "routed by the calibration\n"));
-    assert_non_null(strstr(out, "smallest speedup: 4K-1M: no size measured; every size: 0.99x (gpu0 -> gpu1 at 1G)\n"));
+    assert_non_null(strstr(out, "smallest speedup: 4K-1M: no size measured; every size: 0.99x (gpu0 -> gpu1 at 1G)"));
+    assert_non_null(strstr(out, "up to 1M: +0.00 us (host -> gpu0, stream on gpu0, at 1)\n"));
     free(out);
     b.nrow = 0;
     out = render_bench(&b);
@@ -145,6 +159,12 @@ static void test_bench_json(void **state)
     /* 4K-1M without the NaN row: host -> gpu0's 64K. */
     assert_float_equal(json_real_value(json_object_get(cb, "min_speedup_4k_1m")), 2.4, 1e-12);
     assert_float_equal(json_real_value(json_object_get(cb, "min_speedup")), 11000 / 11111.1, 1e-12);
+    assert_float_equal(json_real_value(json_object_get(cb, "min_prep_speedup")), (11000 / (11111.1 * 0.9)), 1e-6);
+    assert_float_equal(json_real_value(json_object_get(cb, "max_cpu_over_us_to_1m")), (1.9 - 1.62), 1e-6);
+    assert_float_equal(json_real_value(json_object_get(r0, "cpu_over_us")), (1.81 - 1.62), 1e-6);
+    assert_float_equal(json_real_value(json_object_get(r0, "prep_us")), (3.1 * 0.9), 1e-6);
+    assert_float_equal(json_real_value(json_object_get(r0, "prep_cpu_us")), 1.63, 1e-12);
+    assert_float_equal(json_real_value(json_object_get(r0, "prep_speedup")), (8.9 / (3.1 * 0.9)), 1e-6);
     json_decref(run);
 }
 

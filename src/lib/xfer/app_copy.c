@@ -1,14 +1,18 @@
 /*
  * psc_copy: an application's bytes moved by the fastest route, queued on its
- * stream. The hot path makes a handful of driver queries and one launch, and
- * touches the calling thread's current context only to put it back.
+ * stream. The hot path remembers what the driver said of each buffer (per
+ * thread, checked on every call by the buffer's id and access, so a buffer
+ * freed and another at its address is looked up again) and the route chosen
+ * for each recent copy, and touches the calling thread's current context only
+ * where the stream's GPU is not current, to put it back.
  */
 #include "xfer/app_copy.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#define PSC_ATTR_COUNT 7
+#define PSC_ATTR_COUNT 8
 
 unsigned psc__app_copy_blocks(const psc_context_t *ctx, int g, uint64_t n)
 {
@@ -18,22 +22,42 @@ unsigned psc__app_copy_blocks(const psc_context_t *ctx, int g, uint64_t n)
     return (unsigned)(want < 1 ? 1 : want > cap ? cap : want);
 }
 
-/* The GPU whose primary context the stream belongs to (made ready for launches). */
-static psc_status_t psc__stream_gpu(psc_context_t *ctx, CUstream stream, int *gpu)
+/*
+ * The GPU whose primary context the stream belongs to (made ready for
+ * launches). *moved: the current context may have changed (a GPU set up).
+ */
+static psc_status_t psc__stream_gpu(psc_context_t *ctx, CUstream stream, int *gpu, int *moved)
 {
-    if (!ctx->cu.p_cuPointerGetAttributes)
+    CUcontext c = NULL;
+
+    if (!ctx->cu.p_cuPointerGetAttributes || !ctx->cu.p_cuStreamGetCtx)
         return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "the driver lacks cuStreamGetCtx or cuPointerGetAttributes "
                                                    "(accepted: a driver of CUDA 9.2 or newer)");
+    if (ctx->cu.p_cuStreamGetCtx(stream, &c) == CUDA_SUCCESS && c) /* a GPU set up already: no more to do */
+        for (int i = 0; i < ctx->ndev; i++)
+            if (ctx->gpu[i].ready && ctx->gpu[i].ctx == c) {
+                *gpu = i;
+                return PSC_OK;
+            }
+    *moved = 1;
     return psc__gpu_of_stream(ctx, stream, gpu);
 }
 
+/* What the driver says of one buffer, as one context sees it: the endpoint and what identifies its allocation. */
+typedef struct {
+    psc_endpoint_t e;
+    uintptr_t start, size;  /* the allocation's range; size 0 when the driver did not say */
+    unsigned long long id;  /* CU_POINTER_ATTRIBUTE_BUFFER_ID: never the same for two allocations; 0 unknown */
+} psc_ptr_facts_t;
+
 /* What the driver knows of the n bytes at p, as the current context (the stream GPU's) sees them. */
-static psc_status_t psc__endpoint(psc_context_t *ctx, const void *p, uint64_t n, const char *role, psc_endpoint_t *e)
+static psc_status_t psc__endpoint(psc_context_t *ctx, const void *p, uint64_t n, const char *role, psc_ptr_facts_t *f)
 {
+    /* the last two need an address in this context: asked again without them where there is none */
     CUpointer_attribute at[PSC_ATTR_COUNT] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
                                               CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
-                                              CU_POINTER_ATTRIBUTE_IS_MANAGED,       CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
-                                              CU_POINTER_ATTRIBUTE_DEVICE_POINTER};
+                                              CU_POINTER_ATTRIBUTE_IS_MANAGED,       CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                                              CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,     CU_POINTER_ATTRIBUTE_DEVICE_POINTER};
     uint64_t v[PSC_ATTR_COUNT] = {0}; /* 8 bytes for each, whatever width the driver writes */
     void *data[PSC_ATTR_COUNT];
     CUdeviceptr ptr = (CUdeviceptr)(uintptr_t)p;
@@ -55,7 +79,7 @@ static psc_status_t psc__endpoint(psc_context_t *ctx, const void *p, uint64_t n,
     memcpy(&type, &v[0], sizeof(type));
     memcpy(&ordinal, &v[1], sizeof(ordinal));
     memcpy(&managed, &v[4], sizeof(managed));
-    memcpy(&access, &v[5], sizeof(access));
+    memcpy(&access, &v[6], sizeof(access));
     if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_HOST && !managed)
         return psc__fail(ctx, PSC_ERR_INVALID,
                          "the %s %p is not memory CUDA knows: pageable host memory, freed, or not an address "
@@ -65,14 +89,147 @@ static psc_status_t psc__endpoint(psc_context_t *ctx, const void *p, uint64_t n,
         return psc__fail(ctx, PSC_ERR_INVALID,
                          "the %s range (%llu B from %p) runs past the end of its allocation (%llu B from 0x%llx)",
                          role, (unsigned long long)n, p, (unsigned long long)v[3], (unsigned long long)v[2]);
-    e->managed = managed != 0;
-    e->where = type == CU_MEMORYTYPE_DEVICE ? ordinal : PSC_HOST;
-    if (e->where != PSC_HOST && !psc__valid_gpu(ctx, e->where))
+    f->e.managed = managed != 0;
+    f->e.where = type == CU_MEMORYTYPE_DEVICE ? ordinal : PSC_HOST;
+    if (f->e.where != PSC_HOST && !psc__valid_gpu(ctx, f->e.where))
         return psc__fail(ctx, PSC_ERR_INVALID, "the %s %p is memory of a GPU this context does not use (accepted: 0..%d)",
                          role, p, ctx->ndev - 1);
-    e->access = access;
-    e->dptr = (CUdeviceptr)v[6];
+    f->e.access = access;
+    f->e.dptr = (CUdeviceptr)v[7];
+    f->start = (uintptr_t)v[2];
+    f->size = v[3] && ptr >= v[2] ? (uintptr_t)v[3] : 0;
+    f->id = v[5];
     return PSC_OK;
+}
+
+/* ---------------------------------------------------------------- what psc_copy remembers, per thread */
+
+/*
+ * Buffers seen lately, by the context that looked (the stream GPU's) and the
+ * allocation's range. An entry is used only after the driver says the address
+ * is still in the same allocation (its buffer id, unique in the process) with
+ * the same access (peer access and cuMemSetAccess change it in place): one
+ * query of two attributes where a lookup asks eight and, where the address has
+ * no mapping here, asks twice.
+ */
+#define PSC_MEMO_PTRS 16
+typedef struct {
+    CUcontext view;         /* NULL: a free slot */
+    psc_ptr_facts_t f;
+    int64_t delta;          /* the kernel address minus the caller's (0 under UVA); f.e.dptr 0: none */
+    unsigned long long used;
+} psc_ptr_memo_t;
+
+/*
+ * Copies made lately: the plan for these arguments, made while both buffers had
+ * these ids and access, with this calibration. Plans that look at the far GPU
+ * (a hop might win) are not kept: its view is read again each call.
+ */
+#define PSC_MEMO_PLANS 8
+typedef struct {
+    const psc_context_t *ctx; /* NULL: a free slot */
+    const psc_calibration_t *cal;
+    unsigned gen;
+    CUstream stream;
+    int stream_gpu;
+    const void *dst, *src;
+    uint64_t n;
+    unsigned long long dst_id, src_id;
+    unsigned dst_access, src_access;
+    unsigned long long used;
+    psc_copy_plan_t plan;
+} psc_plan_memo_t;
+
+static _Thread_local psc_ptr_memo_t psc__ptr_memo[PSC_MEMO_PTRS];
+static _Thread_local psc_plan_memo_t psc__plan_memo[PSC_MEMO_PLANS];
+static _Thread_local unsigned long long psc__memo_clock;
+static unsigned psc__memo_gen; /* bumped when a context's routes change (a calibration loaded or put back) */
+
+void psc__copy_memo_forget(void)
+{
+    __atomic_add_fetch(&psc__memo_gen, 1, __ATOMIC_RELAXED);
+}
+
+/* The endpoint at p for n bytes, from the memo when the driver confirms it, else looked up and remembered. */
+static psc_status_t psc__endpoint_memo(psc_context_t *ctx, CUcontext view, const void *p, uint64_t n, const char *role,
+                                       psc_ptr_facts_t *f)
+{
+    uintptr_t a = (uintptr_t)p;
+    psc_ptr_memo_t *m = NULL, *slot = &psc__ptr_memo[0];
+    psc_status_t st;
+
+    for (int i = 0; i < PSC_MEMO_PTRS; i++) {
+        psc_ptr_memo_t *k = &psc__ptr_memo[i];
+
+        if (k->view == view && view && a >= k->f.start && a - k->f.start < k->f.size) {
+            m = k;
+            break;
+        }
+        if (k->used < slot->used)
+            slot = k;
+    }
+    if (m) {
+        CUpointer_attribute at[2] = {CU_POINTER_ATTRIBUTE_BUFFER_ID, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS};
+        uint64_t v[2] = {0, 0};
+        void *data[2] = {&v[0], &v[1]};
+        unsigned access = 0;
+
+        if (ctx->cu.p_cuPointerGetAttributes(2, at, data, (CUdeviceptr)a) == CUDA_SUCCESS) {
+            memcpy(&access, &v[1], sizeof(access));
+            if (v[0] == m->f.id && access == m->f.e.access &&
+                (m->f.e.where == PSC_HOST || psc__valid_gpu(ctx, m->f.e.where))) {
+                if (n > m->f.size - (a - m->f.start))
+                    return psc__fail(ctx, PSC_ERR_INVALID, "the %s range (%llu B from %p) runs past the end of its "
+                                     "allocation (%llu B from 0x%llx)", role, (unsigned long long)n, p,
+                                     (unsigned long long)m->f.size, (unsigned long long)m->f.start);
+                *f = m->f;
+                f->e.dptr = m->f.e.dptr ? (CUdeviceptr)(a + (uintptr_t)m->delta) : 0;
+                m->used = ++psc__memo_clock;
+                return PSC_OK;
+            }
+        }
+        m->view = NULL; /* another allocation now, or other access: forgotten, looked up again */
+        slot = m;
+    }
+    if ((st = psc__endpoint(ctx, p, n, role, f)) != PSC_OK)
+        return st;
+    if (view && f->id && f->size) {
+        slot->view = view;
+        slot->f = *f;
+        slot->delta = f->e.dptr ? (int64_t)(f->e.dptr - (CUdeviceptr)a) : 0;
+        slot->used = ++psc__memo_clock;
+    }
+    return PSC_OK;
+}
+
+/* The plan kept for these arguments, NULL when there is none. */
+static psc_plan_memo_t *psc__plan_memo_find(const psc_context_t *ctx, const psc_copy_path_t *p, unsigned long long did,
+                                            unsigned long long sid, const void *dst, const void *src, CUstream stream,
+                                            unsigned gen)
+{
+    for (int i = 0; i < PSC_MEMO_PLANS; i++) {
+        psc_plan_memo_t *k = &psc__plan_memo[i];
+
+        if (k->ctx == ctx && k->dst == dst && k->src == src && k->n == p->n && k->stream == stream &&
+            k->stream_gpu == p->stream_gpu && k->cal == ctx->copy_cal && k->gen == gen && k->dst_id == did &&
+            k->src_id == sid && k->dst_access == p->dst.access && k->src_access == p->src.access) {
+            k->used = ++psc__memo_clock;
+            return k;
+        }
+    }
+    return NULL;
+}
+
+static void psc__plan_memo_keep(const psc_context_t *ctx, const psc_copy_plan_t *plan, unsigned long long did,
+                                unsigned long long sid, const void *dst, const void *src, unsigned gen)
+{
+    psc_plan_memo_t *slot = &psc__plan_memo[0];
+
+    for (int i = 1; i < PSC_MEMO_PLANS; i++)
+        if (psc__plan_memo[i].used < slot->used)
+            slot = &psc__plan_memo[i];
+    *slot = (psc_plan_memo_t){ctx, ctx->copy_cal, gen, plan->stream, plan->path.stream_gpu, dst, src, plan->n, did,
+                              sid, plan->path.dst.access, plan->path.src.access, ++psc__memo_clock, *plan};
 }
 
 /* The far GPU's view of both ends: what its SMs may do with them (queried in its context, then the stream GPU's again). */
@@ -127,39 +284,77 @@ static const char *psc__hop_blocked(psc_context_t *ctx, CUstream stream, int far
     return "the far GPU's hop stream is in another graph capture until that capture ends";
 }
 
-psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream, unsigned flags,
-                            psc_copy_plan_t *plan, CUcontext *restore, int *changed)
+psc_status_t psc__copy_plan_at(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream,
+                               unsigned flags, psc_copy_plan_t *plan, const psc_copy_plan_t **use, CUcontext *restore,
+                               int *changed)
 {
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    unsigned gen = __atomic_load_n(&psc__memo_gen, __ATOMIC_RELAXED);
+    psc_ptr_facts_t fs, fd;
     psc_copy_path_t path;
     psc_status_t st;
-    int g = -1;
+    CUcontext view;
+    int g = -1, keep = (flags & PSC_PLAN_MEMO) != 0;
 
     *changed = 0;
+    *use = plan;
     if (!dst || !src)
         return psc__fail(ctx, PSC_ERR_INVALID, "the %s address is NULL (accepted: device or page-locked host memory)",
                          dst ? "source" : "destination");
     if (d >= s ? d - s < n : s - d < n)
         return psc__fail(ctx, PSC_ERR_INVALID, "source and destination overlap (%p and %p, %llu B; accepted: apart)", src,
                          dst, (unsigned long long)n);
-    /* From here the current context may move (psc__gpu_use in the stream lookup): put back what could be
-     * read, NULL included (the stack was empty); nothing when it could not be read. */
+    /* From here the current context may move (a GPU set up in the stream lookup, the stream GPU's made current):
+     * *changed says so, and what to put back is what could be read, NULL included (the stack was empty); nothing
+     * when it could not be read. */
     *restore = NULL;
-    *changed = ctx->cu.p_cuCtxGetCurrent(restore) == CUDA_SUCCESS;
-    if ((st = psc__stream_gpu(ctx, stream, &g)) != PSC_OK)
-        return st;
-    if (*restore != ctx->gpu[g].ctx && (st = PSC_CU(ctx, cuCtxSetCurrent, (ctx->gpu[g].ctx))) != PSC_OK)
-        return st;
+    if (ctx->cu.p_cuCtxGetCurrent(restore) != CUDA_SUCCESS) {
+        *restore = NULL;
+        if ((st = psc__stream_gpu(ctx, stream, &g, changed)) != PSC_OK)
+            return st;
+        *changed = 0;
+        if ((st = PSC_CU(ctx, cuCtxSetCurrent, (ctx->gpu[g].ctx))) != PSC_OK)
+            return st;
+    } else {
+        int moved = 0;
+
+        st = psc__stream_gpu(ctx, stream, &g, &moved);
+        *changed = moved;
+        if (st != PSC_OK)
+            return st;
+        if (moved || *restore != ctx->gpu[g].ctx) {
+            *changed = 1;
+            if ((st = PSC_CU(ctx, cuCtxSetCurrent, (ctx->gpu[g].ctx))) != PSC_OK)
+                return st;
+        }
+    }
+    view = ctx->gpu[g].ctx;
     memset(&path, 0, sizeof(path));
     path.stream_gpu = g;
     path.n = n;
     path.far = -1;
-    if ((st = psc__endpoint(ctx, src, n, "source", &path.src)) != PSC_OK ||
-        (st = psc__endpoint(ctx, dst, n, "destination", &path.dst)) != PSC_OK)
+    if (keep) {
+        if ((st = psc__endpoint_memo(ctx, view, src, n, "source", &fs)) != PSC_OK ||
+            (st = psc__endpoint_memo(ctx, view, dst, n, "destination", &fd)) != PSC_OK)
+            return st;
+    } else if ((st = psc__endpoint(ctx, src, n, "source", &fs)) != PSC_OK ||
+               (st = psc__endpoint(ctx, dst, n, "destination", &fd)) != PSC_OK) {
         return st;
+    }
+    path.src = fs.e;
+    path.dst = fd.e;
     path.aligned = ((path.src.dptr | path.dst.dptr) & 15) == 0;
-    { /* a hop is worth the far GPU's queries only where the calibration says it wins (or the calibration asks),
-       * and only to a GPU already set up: setting one up allocates, which a graph capture forbids */
+    if (keep && fs.id && fd.id) {
+        psc_plan_memo_t *m = psc__plan_memo_find(ctx, &path, fd.id, fs.id, dst, src, stream, gen);
+
+        if (m) {
+            *use = &m->plan;
+            return PSC_OK;
+        }
+    }
+    if (!(flags & PSC_PLAN_NO_FAR)) {
+        /* a hop is worth the far GPU's queries only where the calibration says it wins (or the calibration asks),
+         * and only to a GPU already set up: setting one up allocates, which a graph capture forbids */
         int far = path.src.where >= 0 && path.src.where != g ? path.src.where
                   : path.dst.where >= 0 && path.dst.where != g ? path.dst.where
                                                                : -1;
@@ -167,6 +362,8 @@ psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint
         if (far >= 0 && ctx->gpu[far].ready &&
             ((flags & PSC_PLAN_FAR) || psc__route_far_worth(ctx->copy_cal, &path, far))) {
             path.far = far;
+            keep = 0; /* the far GPU's view is read again each call */
+            *changed = 1;
             if ((st = psc__far_view(ctx, dst, src, &path)) != PSC_OK)
                 return st;
         }
@@ -191,7 +388,24 @@ psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint
     plan->caller_d = (CUdeviceptr)d;
     plan->caller_s = (CUdeviceptr)s;
     psc__copy_plan_force(plan, plan->route.engine, plan->route.issuer);
+    plan->src_ctx = plan->dst_ctx = NULL;
+    if (path.src.where >= 0 && path.dst.where >= 0 && path.src.where != path.dst.where && !path.src.managed &&
+        !path.dst.managed && ctx->gpu[path.src.where].ready && ctx->gpu[path.dst.where].ready) {
+        /* between two GPUs the copy engine goes by cuMemcpyPeerAsync, the call psc_copy replaces there (it costs
+         * the CPU less than cuMemcpyAsync's look-up of both addresses) */
+        plan->src_ctx = ctx->gpu[path.src.where].ctx;
+        plan->dst_ctx = ctx->gpu[path.dst.where].ctx;
+    }
+    if (keep && fs.id && fd.id && !plan->route.hop)
+        psc__plan_memo_keep(ctx, plan, fd.id, fs.id, dst, src, gen);
     return PSC_OK;
+}
+
+psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream, unsigned flags,
+                            psc_copy_plan_t *plan, CUcontext *restore, int *changed)
+{
+    const psc_copy_plan_t *use;
+    return psc__copy_plan_at(ctx, dst, src, n, stream, flags & ~PSC_PLAN_MEMO, plan, &use, restore, changed);
 }
 
 int psc__copy_plan_force(psc_copy_plan_t *plan, psc_engine_t engine, int issuer)
@@ -220,6 +434,8 @@ static psc_status_t psc__copy_issue(psc_context_t *ctx, const psc_copy_plan_t *p
     uint64_t n = plan->n;
     unsigned reps = 1, blocks = psc__app_copy_blocks(ctx, r->issuer, n);
 
+    if (r->engine == PSC_ENGINE_CE && plan->src_ctx)
+        return PSC_CU(ctx, cuMemcpyPeerAsync, (d, plan->dst_ctx, s, plan->src_ctx, n, st));
     if (r->engine == PSC_ENGINE_CE)
         return PSC_CU(ctx, cuMemcpyAsync, (d, s, n, st));
     if (((d | s) & 15) == 0) {
@@ -298,6 +514,7 @@ static psc_status_t psc__copy_restore(psc_context_t *ctx, psc_status_t st, CUcon
 
 psc_status_t psc_copy(psc_context_t *ctx, void *dst, const void *src, size_t n, struct CUstream_st *stream)
 {
+    const psc_copy_plan_t *use;
     psc_copy_plan_t plan;
     CUcontext restore = NULL;
     int changed = 0;
@@ -307,10 +524,74 @@ psc_status_t psc_copy(psc_context_t *ctx, void *dst, const void *src, size_t n, 
         return PSC_ERR_INVALID;
     if (!n)
         return PSC_OK;
-    st = psc__copy_plan(ctx, dst, src, n, (CUstream)stream, 0, &plan, &restore, &changed);
-    if (st == PSC_OK)
-        st = psc__copy_plan_enqueue(ctx, &plan);
+    st = psc__copy_plan_at(ctx, dst, src, n, (CUstream)stream, PSC_PLAN_MEMO, &plan, &use, &restore, &changed);
+    if (st == PSC_OK) {
+        changed |= use->route.hop; /* a hop makes the far GPU's context current on the way */
+        st = psc__copy_plan_enqueue(ctx, use);
+    }
     return psc__copy_restore(ctx, st, restore, changed);
+}
+
+/* ---------------------------------------------------------------- a prepared copy */
+
+struct psc_copy_prep {
+    psc_context_t *ctx;
+    CUcontext gpu_ctx; /* the stream GPU's, current while the copy is queued */
+    psc_copy_plan_t plan;
+};
+
+psc_status_t psc_copy_prepare(psc_context_t *ctx, void *dst, const void *src, size_t n, struct CUstream_st *stream,
+                              psc_copy_prep_t **out)
+{
+    const psc_copy_plan_t *use;
+    psc_copy_prep_t *p;
+    CUcontext restore = NULL;
+    int changed = 0;
+    psc_status_t st;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_prepare: no place for the prepared copy given");
+    if (!n)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_prepare: 0 bytes (accepted: 1 B or more)");
+    if (!(p = calloc(1, sizeof(*p))))
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_copy_prepare: out of host memory");
+    /* no hop: whether the far GPU's hop stream is free depends on the captures under way when it runs */
+    st = psc__copy_plan_at(ctx, dst, src, n, (CUstream)stream, PSC_PLAN_NO_FAR, &p->plan, &use, &restore, &changed);
+    st = psc__copy_restore(ctx, st, restore, changed);
+    if (st != PSC_OK) {
+        free(p);
+        return st;
+    }
+    p->ctx = ctx;
+    p->gpu_ctx = ctx->gpu[p->plan.path.stream_gpu].ctx;
+    *out = p;
+    return PSC_OK;
+}
+
+psc_status_t psc_copy_run(psc_context_t *ctx, const psc_copy_prep_t *prep)
+{
+    CUcontext cur = NULL;
+    psc_status_t st;
+    int readable;
+
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if (!prep || prep->ctx != ctx)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_run: %s (accepted: one psc_copy_prepare made with this context)",
+                         prep ? "a copy prepared with another context" : "no prepared copy given");
+    if ((readable = ctx->cu.p_cuCtxGetCurrent(&cur) == CUDA_SUCCESS) && cur == prep->gpu_ctx)
+        return psc__copy_plan_enqueue(ctx, &prep->plan);
+    if ((st = PSC_CU(ctx, cuCtxSetCurrent, (prep->gpu_ctx))) != PSC_OK)
+        return st;
+    st = psc__copy_plan_enqueue(ctx, &prep->plan);
+    return psc__copy_restore(ctx, st, cur, readable);
+}
+
+void psc_copy_prep_free(psc_copy_prep_t *prep)
+{
+    free(prep);
 }
 
 psc_status_t psc_copy_route(psc_context_t *ctx, const void *dst, const void *src, size_t n, struct CUstream_st *stream,

@@ -12,10 +12,13 @@ typedef struct {
     CUdeviceptr caller_d, caller_s;
     uint64_t n;
     CUstream stream;
+    CUcontext src_ctx, dst_ctx; /* both set: the copy engine by cuMemcpyPeerAsync (device memory of two GPUs) */
 } psc_copy_plan_t;
 
 #define PSC_PLAN_EXPLAIN 1u /* the route's why text too (psc_copy itself skips it) */
 #define PSC_PLAN_FAR 2u     /* look at the far GPU's view whatever the calibration (the calibration measures hops) */
+#define PSC_PLAN_MEMO 4u    /* psc_copy's hot path: the thread's remembered buffers and plans, checked */
+#define PSC_PLAN_NO_FAR 8u  /* never a hop (a prepared copy) */
 
 /*
  * Check the copy and choose its route (psc_copy's rules), with the stream
@@ -24,6 +27,18 @@ typedef struct {
  */
 psc_status_t psc__copy_plan(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream, unsigned flags,
                             psc_copy_plan_t *plan, CUcontext *restore, int *changed);
+
+/*
+ * The same, where *use is the plan to queue: *plan, or with PSC_PLAN_MEMO a
+ * plan the thread kept (valid until the thread's next psc_copy). *changed:
+ * the current context may have moved (put *restore back).
+ */
+psc_status_t psc__copy_plan_at(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream,
+                               unsigned flags, psc_copy_plan_t *plan, const psc_copy_plan_t **use, CUcontext *restore,
+                               int *changed);
+
+/* Forget every thread's kept plans (their routes may differ now): a calibration loaded or put back. */
+void psc__copy_memo_forget(void);
 
 /*
  * Make the plan take `engine` by `issuer` (the stream's GPU, or the far one

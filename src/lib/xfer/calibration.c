@@ -18,7 +18,8 @@
 #include "internal.h"
 #include "topo/facts_json.h" /* psc__json_text, psc__json_parse_error, psc__json_dump */
 #include "util/safe_read.h"
-#include "xfer/route.h" /* psc__endpoint_name */
+#include "xfer/app_copy.h" /* psc__copy_memo_forget */
+#include "xfer/route.h"    /* psc__endpoint_name */
 
 #define PSC_CAL_FORMAT "p2pscope_copy_calibration"
 #define PSC_CAL_VERSION 1
@@ -489,6 +490,7 @@ psc_status_t psc_copy_calibration_load(psc_context_t *ctx, const char *path)
     if (!path) {
         psc_calibration_free(ctx->copy_cal);
         ctx->copy_cal = NULL;
+        psc__copy_memo_forget();
         return PSC_OK;
     }
     st = psc_calibration_read(path, &cal, err, sizeof(err));
@@ -514,6 +516,7 @@ psc_status_t psc_copy_calibration_load(psc_context_t *ctx, const char *path)
     psc_calibration_free(ctx->copy_cal);
     ctx->copy_cal = cal;
     cal = NULL;
+    psc__copy_memo_forget(); /* the routes kept were chosen by the calibration before */
     psc__cal_hops_ready(ctx);
 out:
     psc_calibration_free(cal);

@@ -29,8 +29,12 @@ typedef struct {
     int far_aligned;
 } psc_copy_path_t;
 
-/* Built-in defaults (no calibration): between GPUs, the SM kernel up to this size, the copy engine above. */
-#define PSC_ROUTE_SM_PEER_MAX (32ull << 20)
+/* Built-in defaults (no calibration): between GPUs from a stream not on the source, the SM kernel up to this
+ * size, the copy engine above (where the SM kernel's read, 375 GB/s, falls behind the engine's, 394). */
+#define PSC_ROUTE_SM_PEER_MAX (16ull << 20)
+/* A calibrated route other than the stream GPU's copy engine (the driver's own call) must be measured at most
+ * this fraction of that call's time: a route measured 2 % faster is noise, and psc_copy's CPU time adds to it. */
+#define PSC_ROUTE_CAL_MARGIN 0.95
 /* An SM copy of addresses that are not 16-byte aligned goes byte by byte: only this small. */
 #define PSC_ROUTE_SM_UNALIGNED_MAX (64ull << 10)
 
