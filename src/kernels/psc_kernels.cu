@@ -255,6 +255,34 @@ extern "C" __global__ void psc_chase(u64 start, u64 hops, unsigned samples, u64 
     *end = p;
 }
 
+/*
+ * nvbandwidth's chase (v0.8 ptrChasingKernel), for a figure comparable with its device_to_device_latency_sm:
+ * launched with one one-thread block per SM, of which only block `target` walks `hops` loads from `start`.
+ * The loads are written as nvbandwidth writes them, p = p->next, so nvcc emits the same generic ld.u64 with
+ * the default cache operator (not ld.global.cg as psc_chase). Kept for the check and the calibration only:
+ * where the walk ended (end[target]) and its %globaltimer and clock64 deltas (cal[2 * target], [+1]).
+ */
+struct psc_chase_node {
+    struct psc_chase_node *next;
+};
+
+extern "C" __global__ void psc_chase_seq(struct psc_chase_node *start, unsigned hops, unsigned target, u64 *end,
+                                         u64 *cal)
+{
+    struct psc_chase_node *p = start;
+
+    if (blockIdx.x != target)
+        return;
+    const u64 g0 = psc_globaltimer();
+    const u64 c0 = clock64();
+
+    for (unsigned i = 0; i < hops; i++)
+        p = p->next;
+    cal[2 * target] = psc_globaltimer() - g0;
+    cal[2 * target + 1] = clock64() - c0;
+    end[target] = (u64)p;
+}
+
 /* Ping: write i into the peer's flag, wait for the answer in our own memory; round trip in cycles. */
 extern "C" __global__ void psc_flag_ping(volatile unsigned *peer_flag, volatile unsigned *my_ans, unsigned iters,
                                          u64 *cycles, u64 *cal, u64 timeout_ns, unsigned *err)

@@ -6,6 +6,7 @@
 #include "table.h"
 #include "json.h"
 #include "text.h"
+#include "lib/lat/chase_seq.h"
 
 static const psc_lat_result_t *psc__find(const psc_lat_result_t *res, size_t n, int src, int dst)
 {
@@ -15,12 +16,15 @@ static const psc_lat_result_t *psc__find(const psc_lat_result_t *res, size_t n, 
     return NULL;
 }
 
+/* p50 (p99); measured nvbandwidth's way, the mean (p99): the mean is total time / loads, nvbandwidth's figure. */
 static void psc__cell(psc_table_t *t, unsigned r, unsigned c, const psc_lat_result_t *x)
 {
     if (!x)
         psc_table_set(t, r, c, "-");
     else if (x->status != PSC_RESULT_PASSED)
         psc_table_set(t, r, c, "%s", x->status == PSC_RESULT_WAIVED ? "n/a" : "FAIL");
+    else if (psc__lat_chase_is_sequential(psc_lat_test_info(x->c.test)))
+        psc_table_set(t, r, c, "%.1f (%.0f)", x->lat[0].mean, x->lat[0].p99);
     else
         psc_table_set(t, r, c, "%.0f (%.0f)", x->lat[0].p50, x->lat[0].p99);
 }
@@ -108,9 +112,14 @@ void psc_render_lat(FILE *f, psc_lat_test_t test, const psc_lat_result_t *res, s
         psc__by_size(f, ti, res, n);
         return;
     }
-    psc_report_printf(f, "[nanoseconds, p50 (p99); %s]\n",
-                      ti->method == PSC_LAT_CHASE ? "per dependent load; src = where the chain lives, dst = the reading GPU"
-                                                  : "one way = round trip / 2");
+    if (psc__lat_chase_is_sequential(ti))
+        psc_report_printf(f, "[nanoseconds, mean (p99) per dependent load over one launch per SM, events around "
+                             "each; src = where the chain lives, dst = the reading GPU; the mean is nvbandwidth's "
+                             "device_to_device_latency_sm, whose row is our dst and column our src]\n");
+    else
+        psc_report_printf(f, "[nanoseconds, p50 (p99); %s]\n",
+                          ti->method == PSC_LAT_CHASE ? "per dependent load; src = where the chain lives, dst = the reading GPU"
+                                                      : "one way = round trip / 2");
     if (ti->where == PSC_LAT_PEER) {
         t = psc_table_new((unsigned)ndev + 1, (unsigned)ndev + 1);
         if (!t)

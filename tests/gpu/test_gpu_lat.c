@@ -2,7 +2,8 @@
  * Every latency test on the real GPUs: each case passes (its chain ends where
  * the host says, its copies carry the pattern), every latency is positive,
  * and they order as physics says: local < peer < host for a chase, P2P on
- * faster than off for a small copy.
+ * faster than off for a small copy; the chase measured nvbandwidth's way
+ * lands near ours.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -89,6 +90,41 @@ static void test_latencies_order(void **state)
     }
 }
 
+/*
+ * The chase measured nvbandwidth's way beside ours, GPU 1's memory read by GPU 0: one sample per SM's launch,
+ * its end checked; both read the same peer memory from the same GPU, so they agree within a factor that
+ * neither the walk's order nor the load kind nor the amortised launches could exceed.
+ */
+static void test_sequential_beside_random(void **state)
+{
+    psc_lat_opts_t o;
+    psc_lat_case_t c = {0, 1, 0, 0};
+    psc_device_info_t info;
+    double seq, seq_p50, rnd;
+
+    (void)state;
+    if (psc_device_count(g_ctx) < 2)
+        skip();
+    psc_lat_opts_default(&o);
+    assert_int_equal(psc_lat_test_from_name("gpu_to_gpu_chase_sequential", &c.test), PSC_OK);
+    assert_int_equal(psc_lat_run(g_ctx, &c, &o, &g_res), PSC_OK);
+    if (g_res.status == PSC_RESULT_WAIVED && psc_test_waiver_ok("gpu_to_gpu_chase_sequential", g_res.reason, 1, 0))
+        skip();
+    if (g_res.status != PSC_RESULT_PASSED)
+        fail_msg("gpu_to_gpu_chase_sequential: %s", g_res.reason);
+    assert_int_equal(psc_device_info(g_ctx, 0, &info), PSC_OK);
+    assert_int_equal(g_res.lat[0].n, (unsigned)info.sm_count); /* a sample per SM's launch */
+    assert_true(g_res.sizes[0] == (512ull << 20));
+    assert_true(g_res.lat[0].min > 0 && g_res.lat[0].min <= g_res.lat[0].mean && g_res.lat[0].mean <= g_res.lat[0].max);
+    assert_true(g_res.ns_per_cycle > 0.1 && g_res.ns_per_cycle < 10);
+    seq = g_res.lat[0].mean;
+    seq_p50 = g_res.lat[0].p50;
+    rnd = psc__p50("gpu_to_gpu_chase", 1, 0, 0, 0); /* g_res is the random chase's from here on */
+    printf("  gpu1 memory -> gpu0: random chase p50 %.1f ns, sequential (nvbandwidth's way) mean %.1f ns "
+           "(p50 %.1f over %d SMs); sequential / random %.3f\n", rnd, seq, seq_p50, info.sm_count, seq / rnd);
+    assert_true(seq > 0.5 * rnd && seq < 1.5 * rnd);
+}
+
 static void test_timer_resolution(void **state)
 {
     double g = 0, h = 0;
@@ -103,6 +139,7 @@ static void test_timer_resolution(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_latency_case),
     cmocka_unit_test(test_latencies_order),
+    cmocka_unit_test(test_sequential_beside_random),
     cmocka_unit_test(test_timer_resolution),
 };
 

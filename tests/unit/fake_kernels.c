@@ -146,6 +146,24 @@ static void fake_chase(uint64_t start, uint64_t hops, unsigned samples, uint64_t
     *end = p;
 }
 
+/*
+ * psc_chase_seq: block `target` of the launch walks `hops` loads from start. FAKE_CUDA_CHASE_MISREAD set: one
+ * load (the middle one) returns the pointer one 128-byte node further on, as a wrong value read would.
+ */
+static void fake_chase_seq(uint64_t start, unsigned hops, unsigned target, uint64_t *end, uint64_t *cal)
+{
+    uint64_t p = start, g0 = fake_kernels_ns();
+    const int misread = getenv("FAKE_CUDA_CHASE_MISREAD") != NULL;
+
+    for (unsigned h = 0; h < hops; h++) {
+        p = *(const volatile uint64_t *)(uintptr_t)p;
+        if (misread && h == hops / 2)
+            p += 128;
+    }
+    cal[2 * target] = cal[2 * target + 1] = fake_since(g0);
+    end[target] = p;
+}
+
 /* ---- the flag kernels, each in a job */
 
 typedef enum { FAKE_JOB_FREE, FAKE_JOB_RUNNING, FAKE_JOB_JOINING } fake_job_state_t;
@@ -742,6 +760,11 @@ CUresult fake_kernel_run(const char *name, CUstream s, CUcontext c, void **param
     if (strcmp(name, "psc_chase") == 0) {
         fake_chase(FAKE_ARG(uint64_t, 0), FAKE_ARG(uint64_t, 1), FAKE_ARG(unsigned, 2), FAKE_PTR(uint64_t, 3),
                    FAKE_PTR(uint64_t, 4), FAKE_PTR(uint64_t, 5));
+        return CUDA_SUCCESS;
+    }
+    if (strcmp(name, "psc_chase_seq") == 0) {
+        fake_chase_seq(FAKE_ARG(uint64_t, 0), FAKE_ARG(unsigned, 1), FAKE_ARG(unsigned, 2), FAKE_PTR(uint64_t, 3),
+                       FAKE_PTR(uint64_t, 4));
         return CUDA_SUCCESS;
     }
     if (strcmp(name, "psc_timer_probe") == 0) {

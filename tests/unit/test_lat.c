@@ -1,4 +1,8 @@
-/* Latency's pure parts: chains are single cycles, percentiles by nearest rank, the registry, cases, rendering. */
+/*
+ * Latency's pure parts: chains are single cycles, percentiles by nearest rank, the registry, cases, rendering;
+ * and on the fake driver the chase measured nvbandwidth's way: the chain it leaves in the peer's memory, one
+ * launch per SM, the end pointer checked.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +14,10 @@
 #include "p2pscope/bench.h"
 #include "test_hooks.h"
 #include "report/render_lat.h"
+#include "fake_context.h"
+#include "internal.h"
+#include "lat/chase_seq.h"
+#include "mem/buffer.h"
 
 static void test_chain_is_one_cycle(void **state)
 {
@@ -179,13 +187,131 @@ static void test_render(void **state)
     }
 }
 
+
+/* nvbandwidth's chain: word i points at word i + 16 (128 bytes on), wrapping; filled in any chunks alike. */
+static void test_chain_stride(void **state)
+{
+    const uint64_t n = 1000, base = 0x7f0000000000ull;
+    uint64_t whole[1000], parts[1000];
+
+    (void)state;
+    psc__chain_fill_stride(whole, 0, n, n, PSC_CHASE_SEQ_STRIDE_WORDS, base);
+    for (uint64_t i = 0; i < n; i++)
+        assert_true(whole[i] == base + 8 * ((i + 16) % n));
+    assert_true(whole[n - 1] == base + 8 * 15); /* the last word wraps to the start's 16th */
+    for (uint64_t w = 0; w < n; w += 37) /* chunks that do not divide n */
+        psc__chain_fill_stride(parts + w, w, n - w < 37 ? n - w : 37, n, 16, base);
+    assert_memory_equal(whole, parts, sizeof(whole));
+    for (uint64_t hops = 0; hops < 3 * n; hops += 61) { /* the host's end is where a walk from word 0 ends */
+        uint64_t at = 0;
+
+        for (uint64_t h = 0; h < hops; h++)
+            at = (whole[at] - base) / 8;
+        assert_true(psc__chain_stride_end(n, 16, hops) == at);
+    }
+    assert_true(psc__chain_stride_end(64ull << 20, 16, 7575) == 7575 * 16); /* nvbandwidth on 132 SMs: no wrap */
+    assert_true(psc__chain_stride_end(1, 16, 5) == 0);
+}
+
+static void test_sequential_registry(void **state)
+{
+    psc_lat_test_t t;
+    const psc_lat_test_info_t *ti;
+    int n = 0;
+
+    (void)state;
+    assert_int_equal(psc_lat_test_from_name("gpu_to_gpu_chase_sequential", &t), PSC_OK);
+    ti = psc_lat_test_info(t);
+    assert_int_equal(ti->method, PSC_LAT_CHASE);
+    assert_int_equal(ti->where, PSC_LAT_PEER);
+    assert_true(ti->working_set == (512ull << 20)); /* nvbandwidth's default buffer */
+    assert_non_null(strstr(ti->title, "nvbandwidth's way"));
+    assert_non_null(strstr(ti->title, "device_to_device_latency_sm"));
+    for (int i = 0; i < psc_lat_test_count(); i++)
+        n += psc__lat_chase_is_sequential(psc_lat_test_info(i));
+    assert_int_equal(n, 1);
+    assert_false(psc__lat_chase_is_sequential(NULL));
+}
+
+/* The sequential chase from GPU 1's memory by GPU 0 on the fake GPUs. */
+static void run_sequential(psc_lat_result_t *res)
+{
+    psc_lat_case_t c;
+    psc_lat_opts_t o;
+
+    psc_lat_opts_default(&o);
+    o.samples = 3; /* -n does not apply: one launch per SM */
+    o.hops = 10;   /* nor --hops: 1,000,000 / SMs loads each */
+    assert_int_equal(psc_lat_test_from_name("gpu_to_gpu_chase_sequential", &c.test), PSC_OK);
+    c.src = 1;
+    c.dst = c.issuer = 0;
+    assert_int_equal(psc_lat_run(g_ctx, &c, &o, res), PSC_OK);
+}
+
+static void test_sequential_on_fake(void **state)
+{
+    psc_lat_result_t *res = calloc(1, sizeof(*res));
+    int (*launches)(void) = NULL;
+    unsigned (*grid)(void) = NULL, (*block)(void) = NULL;
+    const uint64_t ws = 512ull << 20, n = ws / 8;
+    psc_buffer_t *b = NULL;
+    const uint64_t *w;
+    int before;
+
+    (void)state;
+    assert_non_null(res);
+    *(void **)&launches = psc_test_fake_sym("fake_cuda_launches");
+    *(void **)&grid = psc_test_fake_sym("fake_cuda_last_grid");
+    *(void **)&block = psc_test_fake_sym("fake_cuda_last_block");
+    assert_true(launches && grid && block);
+    before = launches();
+    run_sequential(res);
+    if (res->status != PSC_RESULT_PASSED)
+        fail_msg("%s", res->reason);
+    assert_int_equal(launches() - before, 132); /* one per SM of the fake's 132 */
+    assert_int_equal(grid(), 132);               /* each a block per SM, one thread each */
+    assert_int_equal(block(), 1);
+    assert_int_equal(res->lat[0].n, 132);        /* a sample per launch */
+    assert_int_equal(res->nkept[0], 132);
+    assert_true(res->lat[0].min > 0 && res->lat[0].mean >= res->lat[0].min);
+    assert_true(res->ns_per_cycle > 0);
+    assert_int_equal(res->nsizes, 1);
+    assert_true(res->sizes[0] == ws);
+    /* The fake's copy of the chain, still in the buffer cache: every word of the 512 MiB 128 bytes ahead. */
+    assert_int_equal(psc__buffer_get(g_ctx, PSC_MEM_DEVICE, 1, -1, ws, &b), PSC_OK);
+    w = (const uint64_t *)(uintptr_t)b->dptr;
+    for (uint64_t i = 0; i < n; i++)
+        if (w[i] != b->dptr + 8 * ((i + 16) % n))
+            fail_msg("word %llu points at 0x%llx, not 128 bytes ahead of itself (wrapping)", (unsigned long long)i,
+                     (unsigned long long)w[i]);
+    psc__buffer_put(b);
+    /* A load that returns the wrong pointer: the walk ends a node off and the case fails, naming both. */
+    setenv("FAKE_CUDA_CHASE_MISREAD", "1", 1);
+    run_sequential(res);
+    unsetenv("FAKE_CUDA_CHASE_MISREAD");
+    assert_int_equal(res->status, PSC_RESULT_FAILED);
+    assert_non_null(strstr(res->reason, "wrong data: the chain walked by SM launch 0 ended at 0x"));
+    assert_non_null(strstr(res->reason, ", expected 0x"));
+    free(res);
+}
+
+static int fake_setup(void **state)
+{
+    return psc_test_open_fake_gpus(state, "2");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_is_one_cycle), cmocka_unit_test(test_chain_is_random_and_seeded),
         cmocka_unit_test(test_percentiles), cmocka_unit_test(test_percentiles_awkward_n),
         cmocka_unit_test(test_registry),
-        cmocka_unit_test(test_render),
+        cmocka_unit_test(test_render), cmocka_unit_test(test_chain_stride), cmocka_unit_test(test_sequential_registry),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest fake[] = {
+        cmocka_unit_test(test_sequential_on_fake),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+
+    return rc | cmocka_run_group_tests_name("on the fake driver", fake, fake_setup, psc_test_close_ctx);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lat/chase_seq.h"
 #include "lat/flag.h"
 #include "lat/lat_gpumap.h"
 #include "lat/lat.h"
@@ -119,6 +120,106 @@ out:
     psc__buffer_put(b);
     free(next);
     free(cycles);
+    free(ns);
+    return st;
+}
+
+/*
+ * nvbandwidth's way (lat/chase_seq.h): the chain written in address order, in chunks, every 8-byte word of the
+ * buffer as nvbandwidth writes it (the end of the buffer is the last written, as there); then, for each SM, a
+ * launch of one one-thread block per SM in which that block walks from the start, cuEvents around it and a
+ * synchronize after, as nvbandwidth's latencyPtrChaseKernel. A sample is one launch's time over its loads; the
+ * mean of the SMs' samples is total time / loads, nvbandwidth's figure. -n and --hops do not apply.
+ */
+#define PSC__SEQ_CHUNK (8ull << 20)
+
+static psc_status_t psc__run_chase_seq(psc_context_t *ctx, const psc_lat_test_info_t *ti, const psc_lat_case_t *c,
+                                       psc_lat_result_t *res)
+{
+    const uint64_t ws = ti->working_set, nwords = ws / 8;
+    const int g = c->issuer;
+    const unsigned sms = ctx->info[g].sm_count > 0 ? (unsigned)ctx->info[g].sm_count : 1;
+    const unsigned hops = (unsigned)(PSC_CHASE_SEQ_LOADS / sms);
+    uint64_t *chunk = malloc(PSC__SEQ_CHUNK), *ends = calloc(sms, sizeof(*ends)), *cal = calloc(2 * (size_t)sms, 8);
+    uint64_t want, g_ns = 0, g_cyc = 0;
+    double *ns = calloc(sms, sizeof(*ns));
+    CUdeviceptr dend = 0, dcal = 0;
+    CUevent e0 = NULL, e1 = NULL;
+    CUfunction fn = NULL;
+    psc_buffer_t *b = NULL;
+    psc_status_t st = PSC_OK;
+
+    if (!chunk || !ends || !cal || !ns) {
+        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+        goto out;
+    }
+    if ((st = psc__peer_both(ctx, c->src, g, res)) != PSC_OK || res->status == PSC_RESULT_WAIVED)
+        goto out;
+    if ((st = psc__buffer_get(ctx, PSC_MEM_DEVICE, c->src, -1, ws, &b)) != PSC_OK)
+        goto out;
+    for (uint64_t w = 0; w < nwords; w += PSC__SEQ_CHUNK / 8) {
+        const uint64_t k = nwords - w < PSC__SEQ_CHUNK / 8 ? nwords - w : PSC__SEQ_CHUNK / 8;
+
+        psc__chain_fill_stride(chunk, w, k, nwords, PSC_CHASE_SEQ_STRIDE_WORDS, b->dptr);
+        if ((st = PSC_CU(ctx, cuMemcpyHtoD, (b->dptr + 8 * w, chunk, 8 * k))) != PSC_OK)
+            goto out;
+    }
+    if ((st = psc__gpu_use(ctx, g)) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleGetFunction, (&fn, ctx->gpu[g].module, "psc_chase_seq"))) != PSC_OK ||
+        (st = psc__dev_scratch(ctx, g, sms * sizeof(uint64_t), &dend)) != PSC_OK ||
+        (st = psc__dev_scratch(ctx, g, 2 * sms * sizeof(uint64_t), &dcal)) != PSC_OK || /* g current after */
+        (st = PSC_CU(ctx, cuEventCreate, (&e0, CU_EVENT_DEFAULT))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuEventCreate, (&e1, CU_EVENT_DEFAULT))) != PSC_OK)
+        goto out;
+    for (unsigned t = 0; t < sms; t++) {
+        CUdeviceptr start = b->dptr;
+        unsigned h = hops, target = t;
+        void *params[] = {&start, &h, &target, &dend, &dcal};
+        float ms = 0;
+
+        if ((st = PSC_CU(ctx, cuEventRecord, (e0, ctx->gpu[g].stream))) != PSC_OK ||
+            (st = psc__launch(ctx, g, fn, sms, 1, params)) != PSC_OK ||
+            (st = PSC_CU(ctx, cuEventRecord, (e1, ctx->gpu[g].stream))) != PSC_OK ||
+            (st = PSC_CU(ctx, cuStreamSynchronize, (ctx->gpu[g].stream))) != PSC_OK ||
+            (st = PSC_CU(ctx, cuEventElapsedTime, (&ms, e0, e1))) != PSC_OK)
+            goto out;
+        ns[t] = (double)ms * 1e6 / hops;
+    }
+    if ((st = PSC_CU(ctx, cuMemcpyDtoH, (ends, dend, sms * sizeof(uint64_t)))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuMemcpyDtoH, (cal, dcal, 2 * sms * sizeof(uint64_t)))) != PSC_OK)
+        goto out;
+    /* The chain is its own check: every SM's walk must end at the word the host computes. */
+    want = b->dptr + 8 * psc__chain_stride_end(nwords, PSC_CHASE_SEQ_STRIDE_WORDS, hops);
+    for (unsigned t = 0; t < sms; t++) {
+        if (ends[t] != want) {
+            res->status = PSC_RESULT_FAILED;
+            snprintf(res->reason, sizeof(res->reason),
+                     "wrong data: the chain walked by SM launch %u ended at 0x%llx, expected 0x%llx", t,
+                     (unsigned long long)ends[t], (unsigned long long)want);
+            goto out;
+        }
+        g_ns += cal[2 * t];
+        g_cyc += cal[2 * t + 1];
+    }
+    res->ns_per_cycle = g_cyc ? (double)g_ns / (double)g_cyc : 0;
+    res->nsizes = 1;
+    res->sizes[0] = ws;
+    if ((st = psc__lat_record(ctx, res, 0, ns, sms, &res->lat[0])) != PSC_OK)
+        goto out;
+    res->status = PSC_RESULT_PASSED;
+out:
+    if ((e0 || e1) && psc__gpu_use(ctx, g) == PSC_OK) {
+        if (e0)
+            ctx->cu.p_cuEventDestroy(e0);
+        if (e1)
+            ctx->cu.p_cuEventDestroy(e1);
+    }
+    psc__dev_scratch_free(ctx, g, dend);
+    psc__dev_scratch_free(ctx, g, dcal);
+    psc__buffer_put(b);
+    free(chunk);
+    free(ends);
+    free(cal);
     free(ns);
     return st;
 }
@@ -432,7 +533,9 @@ psc_status_t psc__lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc
     if (ti->where == PSC_LAT_GPUMAP) /* through a CPU mapping of GPU memory */
         st = psc__gpumap_lat_run(ctx, ti, c, o, out);
     else switch (ti->method) {
-    case PSC_LAT_CHASE: st = psc__run_chase(ctx, ti, c, o, out); break;
+    case PSC_LAT_CHASE:
+        st = psc__lat_chase_is_sequential(ti) ? psc__run_chase_seq(ctx, ti, c, out) : psc__run_chase(ctx, ti, c, o, out);
+        break;
     case PSC_LAT_FLAG: st = ti->where == PSC_LAT_PEER ? psc__run_flag_gpu(ctx, c, o, out) : psc__run_flag_cpu(ctx, c, o, out); break;
     case PSC_LAT_COPY: st = psc__run_copy(ctx, ti, c, o, out); break;
     default: st = psc__run_sync(ctx, ti, c, o, out); break;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "lat/chase_seq.h"
 #include "util/registry.h"
 
 #define MiB (1ull << 20)
@@ -17,6 +18,11 @@ static const psc_lat_test_info_t psc__lat_tests[] = {
       "every ordered pair: the chain lives in the peer's memory", CHASE, PEER, 0, 0, PINNED, 2 * MiB, 2),
     T("gpu_to_gpu_chase_large", "peer GPU memory -> GPU, pointer chase by the reading GPU, 256 MiB working set",
       "every ordered pair, a working set no cache holds", CHASE, PEER, 0, 0, PINNED, 256 * MiB, 2),
+    T("gpu_to_gpu_chase_sequential", "peer GPU memory -> GPU, pointer chase by the reading GPU, measured "
+      "nvbandwidth's way (its device_to_device_latency_sm)",
+      "a sequential chain (each 8-byte word points 128 B ahead) in a 512 MiB buffer, plain loads, one launch per SM "
+      "of 1,000,000 / SMs loads from the start, events around each: the mean is nvbandwidth's figure",
+      CHASE, PEER, 0, 0, PINNED, PSC_CHASE_SEQ_BYTES, 2),
     T("host_to_gpu_chase", "host (pinned) -> GPU, pointer chase by the GPU, 2 MiB working set",
       "the chain lives in pinned host memory, read over PCIe", CHASE, HOST, 0, 0, PINNED, 2 * MiB, 1),
     T("host_to_gpu_chase_large", "host (pinned) -> GPU, pointer chase by the GPU, 256 MiB working set",
@@ -67,6 +73,14 @@ int psc_lat_test_count(void)
 const psc_lat_test_info_t *psc_lat_test_info(psc_lat_test_t t)
 {
     return psc__registry_at(&psc__registry, t);
+}
+
+int psc__lat_chase_is_sequential(const psc_lat_test_info_t *ti)
+{
+    for (size_t i = 0; ti && i < sizeof(psc__lat_tests) / sizeof(psc__lat_tests[0]); i++)
+        if (ti == &psc__lat_tests[i])
+            return strcmp(ti->name, "gpu_to_gpu_chase_sequential") == 0;
+    return 0;
 }
 
 psc_status_t psc_lat_test_from_name(const char *name, psc_lat_test_t *out)
@@ -196,4 +210,26 @@ void psc__chain_build(uint32_t *next, uint32_t n, uint64_t seed)
     for (uint32_t i = 0; i < n; i++)
         next[i] = perm[i];
     free(perm);
+}
+
+void psc__chain_fill_stride(uint64_t *words, uint64_t first, uint64_t count, uint64_t n, uint64_t stride,
+                            uint64_t base)
+{
+    uint64_t j;
+
+    if (!words || n == 0)
+        return;
+    j = (first % n + stride % n) % n; /* the word that word `first` points at */
+    for (uint64_t i = 0; i < count; i++) {
+        words[i] = base + 8 * j;
+        if (++j == n)
+            j = 0;
+    }
+}
+
+uint64_t psc__chain_stride_end(uint64_t n, uint64_t stride, uint64_t hops)
+{
+    if (n == 0)
+        return 0;
+    return (uint64_t)((unsigned __int128)(hops % n) * (stride % n) % n); /* no overflow for any n */
 }
