@@ -948,7 +948,11 @@ psc_status_t psc_allreduce_join(psc_context_t *ctx, int device, const psc_ar_pro
  * GPU's primary context). Returns once enqueued (no synchronisation, no
  * allocation), and may be captured in a CUDA graph (each rank's stream in a
  * capture; one thread may capture every GPU's, ending all before
- * instantiating any). On GPUs of compute capability 9.0 or later the kernel
+ * instantiating any, and launch the graphs one after the other: captured
+ * calls of psc_allreduce_create's groups go by the kernels, one launch per
+ * rank, never by the copy engines, whose many operations per GPU, each
+ * waiting on the other GPU, a driver may not queue before that GPU's graph
+ * progresses, which needs the next graph launched). On GPUs of compute capability 9.0 or later the kernel
  * is a programmatic dependent launch: it may start while the work ahead of
  * it in the stream finishes (it waits for that work before reading
  * anything), and a kernel launched after it the same way may start before
@@ -997,7 +1001,8 @@ typedef struct {
  * instead: ncclGroupStart, one ncclAllReduce per rank of this process on its
  * stream, ncclGroupEnd, enqueued on the same streams and capturable in the
  * same way, with the same checks and PSC_ERR_INVALID refusals first. Both
- * ways are timed alike: fp32 sums in place in a buffer of max_bytes per GPU
+ * ways are timed alike (p2pscope's copy engines in psc_allreduce_create's
+ * groups eagerly, as only eager calls take them): fp32 sums in place in a buffer of max_bytes per GPU
  * (allocated for the call), a CUDA graph of up to 16 calls captured on
  * `streams` (one per rank of this process, as psc_allreduce_sum's) and
  * replayed, the two ways alternating over several repetitions, each process

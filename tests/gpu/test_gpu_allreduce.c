@@ -6,7 +6,9 @@
  * compute-sanitizer); a CUDA graph of calls replayed; and the
  * time per call (eager and replayed) for 8 B to 32 KiB, printed; with two
  * GPUs or more, large calls by the copy engines and the one-shot kernel,
- * timed (8 MiB to 512 MiB). Skipped only without a driver or GPU.
+ * timed (8 MiB to 512 MiB); with PSC_TEST_AR_CE_CAPTURED=1, the copy engines'
+ * path captured as it was before issue 32 (how long each graph launch takes).
+ * Skipped only without a driver or GPU.
  */
 #include <cuda.h>
 #include <setjmp.h>
@@ -566,6 +568,70 @@ static void test_large_calls(void **state)
     free(h);
 }
 
+/*
+ * Issue 32's diagnosis, with PSC_TEST_AR_CE_CAPTURED=1 (else it says so and passes): what the copy-engine path
+ * did when calls were captured (now they go by the kernels), 512 MiB in 1 MiB chunks, 5 calls in a graph per
+ * GPU, each graph launched from this thread in turn with a 2 s timeout; prints how long each cuGraphLaunch took
+ * and whether a rank gave up. A first launch that returns only after about 2 s says the driver did not queue
+ * GPU 0's graph before GPU 0 progressed, which needed GPU 1's graph: the hang the kernels route avoids.
+ */
+static void test_captured_copy_engines(void **state)
+{
+    const size_t bytes = 512u << 20;
+    CUdeviceptr in[MAXR], out[MAXR];
+    psc_cuda_t *cu = &g_ctx->cu;
+    psc_allreduce_t *ar = NULL;
+    CUgraph g[MAXR];
+    CUgraphExec e[MAXR];
+    void *r[MAXR];
+    const void *s[MAXR];
+
+    (void)state;
+    if (n != 2 || !getenv("PSC_TEST_AR_CE_CAPTURED")) {
+        printf("captured copy engines: not asked (PSC_TEST_AR_CE_CAPTURED=1, two GPUs)\n");
+        return;
+    }
+    alloc_pairs(in, out, bytes);
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, n, bytes, &ar), PSC_OK);
+    assert_int_equal(psc__allreduce_force(ar, 3), PSC_OK);
+    assert_int_equal(psc__allreduce_ce_chunk(ar, 1u << 20), PSC_OK);
+    assert_int_equal(psc__allreduce_ce_captured(ar, 1), PSC_OK);
+    for (int i = 0; i < n; i++) {
+        r[i] = (void *)(uintptr_t)out[i];
+        s[i] = (const void *)(uintptr_t)in[i];
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        assert_int_equal(cu->p_cuStreamBeginCapture(streams[i], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+    }
+    for (int k = 0; k < 5; k++)
+        if (psc_allreduce_sum(ar, r, s, bytes / 4, PSC_AR_FLOAT32, streams, 2000) != PSC_OK)
+            fail_msg("psc_allreduce_sum (captured): %s", psc_context_last_error(g_ctx));
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        assert_int_equal(cu->p_cuStreamEndCapture(streams[i], &g[i]), CUDA_SUCCESS);
+    }
+    for (int i = 0; i < n; i++)
+        assert_int_equal(cu->p_cuGraphInstantiateWithFlags(&e[i], g[i], 0), CUDA_SUCCESS);
+    for (int l = 0; l < 3; l++) {
+        double t[MAXR];
+
+        for (int i = 0; i < n; i++) {
+            double t0 = now_us();
+
+            assert_int_equal(cu->p_cuGraphLaunch(e[i], streams[i]), CUDA_SUCCESS);
+            t[i] = now_us() - t0;
+        }
+        sync_all();
+        printf("captured copy engines, launch %d: cuGraphLaunch GPU 0 %.0f us, GPU 1 %.0f us; %s\n", l, t[0], t[1],
+               psc_allreduce_check(ar) == PSC_OK ? "no rank gave up" : psc_context_last_error(g_ctx));
+    }
+    for (int i = 0; i < n; i++) {
+        cu->p_cuGraphExecDestroy(e[i]);
+        cu->p_cuGraphDestroy(g[i]);
+    }
+    psc_allreduce_destroy(ar);
+    free_pairs(in, out);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sums),
     cmocka_unit_test(test_many_calls),
@@ -573,6 +639,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_graph_and_time),
     cmocka_unit_test(test_copy_engine_checked),
     cmocka_unit_test(test_large_calls),
+    cmocka_unit_test(test_captured_copy_engines),
 };
 
 PSC_GPU_TEST_MAIN_SETUP(tests, setup)

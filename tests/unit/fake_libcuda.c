@@ -585,7 +585,23 @@ const char *fake_cuda_last_kernel(void) { return fake_last_kernel; }
 unsigned fake_cuda_last_grid(void) { return fake_last_grid; }
 unsigned fake_cuda_last_block(void) { return fake_last_block; }
 void *fake_cuda_last_stream(void) { return (void *)fake_last_stream; }
-static cuuint64_t fake_capture_of(CUstream s) { return s ? ((const fake_stream_t *)s)->capture : 0; }
+/* Captures open now (their ids): a stream that joined one leaves it when its origin's capture ends, as with the
+   driver. */
+#define FAKE_CAPTURES_MAX 64
+static cuuint64_t fake_captures_open[FAKE_CAPTURES_MAX];
+static int fake_ncaptures_open;
+static cuuint64_t fake_capture_of(CUstream s)
+{
+    fake_stream_t *fs = (fake_stream_t *)s;
+
+    if (!fs || !fs->capture)
+        return 0;
+    for (int i = 0; i < fake_ncaptures_open; i++)
+        if (fake_captures_open[i] == fs->capture)
+            return fs->capture;
+    fs->capture = 0;
+    return 0;
+}
 void fake_graph_note_launch(CUstream s); /* fake_graph.c */
 int fake_graph_refuse_sync(void);
 static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
@@ -742,7 +758,17 @@ void fake_cuda_fail_launches(int n) { fake_fail_launches = n; }
 /* The next n launches into a capturing stream fail (a capture that must still be ended). */
 void fake_cuda_fail_captured_launches(int n) { fake_fail_captured = n; }
 /* Graph capture, as far as ordering needs it: a stream in capture `id` (0: none), set by a test. */
-void fake_cuda_capture_set(void *stream, unsigned long long id) { ((fake_stream_t *)stream)->capture = id; }
+void fake_cuda_capture_set(void *stream, unsigned long long id)
+{
+    fake_stream_t *fs = (fake_stream_t *)stream;
+
+    for (int i = 0; !id && i < fake_ncaptures_open; i++) /* an origin's capture ends */
+        if (fake_captures_open[i] == fs->capture)
+            fake_captures_open[i--] = fake_captures_open[--fake_ncaptures_open];
+    if (id && fake_ncaptures_open < FAKE_CAPTURES_MAX)
+        fake_captures_open[fake_ncaptures_open++] = id;
+    fs->capture = id;
+}
 static CUresult fake_capture_info(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *g,
                                   const CUgraphNode **deps, size_t *n)
 {

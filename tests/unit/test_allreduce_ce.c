@@ -6,7 +6,8 @@
  * (small chunks), over two ranks and three; calls mixed with the kernels'
  * own; the path taken by size only for two ranks from 4 MiB; every copy
  * enqueued before its chunk is marked sent and (in place) before its chunk is
- * added; no path without the driver's stream writes.
+ * added; no path without the driver's stream writes; captured calls of
+ * several local ranks by the kernels.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -317,6 +318,74 @@ static void test_mixed_with_kernels(void **state)
     psc_allreduce_destroy(ar);
 }
 
+/*
+ * Calls captured from one thread into a graph per GPU (as an application that then launches the graphs in turn):
+ * by the kernels, one launch per rank and call, even with the path forced, and no stream write. On the path
+ * each GPU's graph would hold some 5 operations per chunk, each waiting on the other GPU, and a first graph's
+ * launch that the driver cannot queue in full waits for its GPU, which waits for the second graph's launch:
+ * the kernels give up after the timeout (issue 32; 512 MiB in 1 MiB chunks on 2 x H200). With the test hook
+ * the captures take the path (so a GPU run can show the old behaviour); eager calls around them take it anyway.
+ */
+static void test_captured_calls_by_kernels(void **state)
+{
+    psc_allreduce_t *ar = make(2, GROUP_MAX);
+    const size_t count = (1u << 20) / 4; /* 256 chunks of 4 KiB on the path */
+
+    (void)state;
+    setenv("FAKE_CUDA_GRAPHS", "1", 1);
+    assert_int_equal(psc__allreduce_force(ar, 3), PSC_OK);
+    assert_int_equal(psc__allreduce_ce_chunk(ar, 4096), PSC_OK);
+    for (int hook = 0; hook < 2; hook++) {
+        int nodes = psc_test_fake_count("fake_cuda_graph_nodes");
+        void *r[2];
+        const void *in[2];
+        CUgraph g[2];
+
+        assert_int_equal(psc__allreduce_ce_captured(ar, hook), PSC_OK);
+        fill(2, PSC_AR_FLOAT32, count, (uint32_t)(60 + hook));
+        fake_run_copies(1);
+        for (int i = 0; i < 2; i++) {
+            r[i] = (void *)(uintptr_t)recvb[i];
+            in[i] = (const void *)(uintptr_t)sendb[i];
+            assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+            assert_int_equal(g_ctx->cu.p_cuStreamBeginCapture(streams[i], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                             CUDA_SUCCESS);
+        }
+        for (int k = 0; k < 3; k++)
+            if (psc_allreduce_sum(ar, r, in, count, PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
+                fail_msg("psc_allreduce_sum (captured): %s", psc_context_last_error(g_ctx));
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+            assert_int_equal(g_ctx->cu.p_cuStreamEndCapture(streams[i], &g[i]), CUDA_SUCCESS);
+            assert_int_equal(g_ctx->cu.p_cuGraphDestroy(g[i]), CUDA_SUCCESS);
+        }
+        nodes = psc_test_fake_count("fake_cuda_graph_nodes") - nodes;
+        if (!hook) {
+            assert_int_equal(nodes, 3 * 2); /* one kernel per call and GPU */
+            assert_int_equal(psc_test_fake_stream_writes(), 0);
+        } else {
+            assert_true(nodes >= 3 * 2 * 256); /* an addition per chunk on the caller's stream */
+            assert_true(psc_test_fake_stream_writes() > 0);
+        }
+        sync_all(2);
+        for (int i = 0; i < 2; i++) /* the fake ran the captured work at once */
+            for (size_t j = 0; j < count; j += 997) {
+                float want = (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, 2, j, (uint32_t)(60 + hook)), got;
+
+                memcpy(&got, (const unsigned char *)r[i] + 4 * j, 4);
+                if (memcmp(&got, &want, 4))
+                    fail_msg("hook %d rank %d element %zu: %g, expected %g", hook, i, j, got, want);
+            }
+    }
+    unsetenv("FAKE_CUDA_GRAPHS");
+    assert_int_equal(psc__allreduce_ce_captured(ar, 0), PSC_OK);
+    fake_run_copies(1);
+    sum_and_check(ar, 2, PSC_AR_FLOAT32, count, 62, 1);
+    assert_true(psc_test_fake_stream_writes() > 0);
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+}
+
 /* The hooks' refusals, and no path for a group made for calls under 4 MiB. */
 static void test_refusals(void **state)
 {
@@ -390,7 +459,7 @@ int main(void)
         cmocka_unit_test(test_exact_every_type), cmocka_unit_test(test_three_ranks),
         cmocka_unit_test(test_taken_by_size),    cmocka_unit_test(test_stream_order),
         cmocka_unit_test(test_mixed_with_kernels), cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_no_stream_writes),
+        cmocka_unit_test(test_no_stream_writes),  cmocka_unit_test(test_captured_calls_by_kernels),
     };
 
     return cmocka_run_group_tests(tests, setup, psc_test_close_ctx);

@@ -34,17 +34,51 @@ uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar)
 /*
  * The way for a call of `bytes`: forced (tests), else as `way` says (the tuning's choice, or the way it times:
  * PSC__AR_ONESHOT the kernels, PSC__AR_COPY the copy engines; 0 neither), else by size: over 2 ranks the copy
- * engines for large calls, over 3 or more the two-shot kernel for large calls; else the one-shot.
+ * engines for large calls, over 3 or more the two-shot kernel for large calls; else the one-shot. Never the copy
+ * engines for a captured call of several local ranks (captured: psc__ar_captured), forced or not: the kernels by
+ * size instead.
  */
-static int psc__ar_algo(const psc_allreduce_t *ar, uint64_t bytes, int way)
+static int psc__ar_algo(const psc_allreduce_t *ar, uint64_t bytes, int way, int captured)
 {
-    if (ar->algo)
+    const int ce = ar->ce_chunk && !captured;
+
+    if (ar->algo && (ar->algo != PSC__AR_COPY || ce))
         return ar->algo;
-    if (way == PSC__AR_COPY && ar->ce_chunk)
+    if (way == PSC__AR_COPY && ce)
         return PSC__AR_COPY;
-    if (way != PSC__AR_ONESHOT && ar->n == 2 && ar->ce_chunk && bytes >= PSC__AR_CE_FROM)
+    if (way != PSC__AR_ONESHOT && ar->n == 2 && ce && bytes >= PSC__AR_CE_FROM)
         return PSC__AR_COPY;
     return ar->n >= 3 && bytes >= PSC__AR_TWOSHOT_MIN ? PSC__AR_TWOSHOT : PSC__AR_ONESHOT;
+}
+
+/*
+ * 1 where a call of a group of several local ranks is being captured into graphs (any rank's stream; also
+ * where the driver cannot say): then it goes by the kernels, one launch per rank, never by the copy engines.
+ * Each local rank's stream is captured into a graph of its own, and a caller launches those graphs in turn
+ * from one thread: on the copy-engine path each graph holds some 5 operations per chunk on three streams (512
+ * MiB in 1 MiB chunks: 2560 per call), every one of them waiting on the other GPU, and a launch that the
+ * driver cannot queue in full does not return until that GPU makes progress, which needs the next graph's
+ * launch: the first GPU's kernels wait for the other's data in vain until the timeout. Eager calls interleave
+ * the ranks chunk by chunk (psc__ar_ce_sum) and never wait so; a joined group's processes launch their own
+ * graphs. One launch per call and rank is what the one-shot and two-shot kernels make.
+ */
+static int psc__ar_captured(const psc_allreduce_t *ar, struct CUstream_st *const *streams)
+{
+    psc_context_t *ctx = ar->ctx;
+
+    if (ar->nlocal < 2 || ar->ce_captured || !ar->ce_chunk)
+        return 0;
+    if (!ctx->cu.p_cuStreamGetCaptureInfo)
+        return 1;
+    for (int i = 0; i < ar->nlocal; i++) {
+        CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+        cuuint64_t id = 0;
+
+        if (ctx->cu.p_cuStreamGetCaptureInfo(streams[i], &cs, &id, NULL, NULL, NULL) != CUDA_SUCCESS ||
+            cs != CU_STREAM_CAPTURE_STATUS_NONE)
+            return 1;
+    }
+    return 0;
 }
 
 /* Another live group of ctx that has both GPUs in this process, or NULL. */
@@ -290,11 +324,13 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
     psc_context_t *ctx = ar->ctx;
     const uint64_t bytes = (uint64_t)count * (dtype == PSC_AR_FLOAT32 ? 4 : 2);
     const uint64_t timeout_ns = (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull;
-    const int algo = psc__ar_algo(ar, bytes, way);
+    int algo = psc__ar_algo(ar, bytes, way, 0);
     uint64_t nvec, slot_vec, last_nvec, work;
     unsigned blocks;
     psc_status_t st = PSC_OK;
 
+    if (algo == PSC__AR_COPY && psc__ar_captured(ar, streams)) /* asked only where it matters: a query a rank */
+        algo = psc__ar_algo(ar, bytes, way, 1);
     if (algo == PSC__AR_COPY) {
         psc__guard_enter(ctx);
         st = psc__ar_ce_sum(ar, recv, send, bytes, dtype, streams, timeout_ns);
@@ -452,6 +488,14 @@ psc_status_t psc__allreduce_ce_chunk(psc_allreduce_t *ar, uint64_t bytes)
     if (!ar || !ar->ce_chunk || bytes < 16 || bytes % 16 || bytes > ar->ce_chunk_max)
         return PSC_ERR_INVALID;
     ar->ce_chunk = bytes;
+    return PSC_OK;
+}
+
+psc_status_t psc__allreduce_ce_captured(psc_allreduce_t *ar, int on)
+{
+    if (!ar)
+        return PSC_ERR_INVALID;
+    ar->ce_captured = on != 0;
     return PSC_OK;
 }
 

@@ -34,6 +34,10 @@ psc_status_t psc__allreduce_force(psc_allreduce_t *ar, int algo);
    take many chunks and the slots' turns with little memory. Every process of a joined group the same. */
 psc_status_t psc__allreduce_ce_chunk(psc_allreduce_t *ar, uint64_t bytes);
 
+/* For tests: 1, captured calls of a group of several local ranks take the copy-engine path as eager ones do
+   (by default they go by the kernels: see psc__ar_captured in allreduce.c); 0 the default. */
+psc_status_t psc__allreduce_ce_captured(psc_allreduce_t *ar, int on);
+
 /* For tests: a grid of enough blocks for `vectors` (1..64) 16-byte vectors per thread, not one, to compare. */
 psc_status_t psc__allreduce_per_thread(psc_allreduce_t *ar, unsigned vectors);
 

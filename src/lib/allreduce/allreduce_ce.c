@@ -16,7 +16,10 @@
  * that half (so the copy engine never waits for a kernel's launch). Every
  * wait is a kernel's, with the timeout; stream waits on memory would hang
  * for good when a process dies. With two ranks each link carries each rank's
- * input once, as a ring's reduce-scatter and all-gather do.
+ * input once, as a ring's reduce-scatter and all-gather do. Captured calls of
+ * several local ranks never come here (psc__ar_captured in allreduce.c: a
+ * graph per GPU of some 5 operations per chunk, launched in turn from one
+ * thread, can wait for good).
  */
 #include <stddef.h>
 #include <stdio.h>

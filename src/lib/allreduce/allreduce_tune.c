@@ -376,19 +376,24 @@ static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p
     CUgraphExec exec[3][PSC_AR_MAX_RANKS];
     double t[3][PSC__TUNE_REPS], warm, *med[3] = {&rec->own_us, &rec->nccl_us, &rec->copy_us};
     psc_status_t st = PSC_OK;
+    /* the copy engines of several local ranks eagerly: captured, their calls would go by the kernels
+       (psc__ar_captured in allreduce.c) */
+    const int eager_copy = ar->nlocal > 1;
 
     memset(exec, 0, sizeof(exec));
     if (calls < 1)
         calls = 1;
     for (int w = 0; graphs && w < ways && st == PSC_OK; w++)
-        st = psc__tune_capture(ar, w, buf, count, calls, streams, exec[w]);
+        if (w != PSC__AR_TUNE_COPY || !eager_copy)
+            st = psc__tune_capture(ar, w, buf, count, calls, streams, exec[w]);
     for (int w = 0; w < ways && st == PSC_OK; w++) /* warm: NCCL's first call of a size sets up, graphs upload */
-        st = psc__tune_once(ar, p, w, graphs ? exec[w] : NULL, buf, count, calls, streams, &warm);
+        st = psc__tune_once(ar, p, w, graphs && exec[w][0] ? exec[w] : NULL, buf, count, calls, streams, &warm);
     for (int r = 0; r < PSC__TUNE_REPS && st == PSC_OK; r++)
         for (int j = 0; j < ways && st == PSC_OK; j++) {
             int w = (r + j) % ways; /* alternating which goes first */
 
-            st = psc__tune_once(ar, p, w, graphs ? exec[w] : NULL, buf, count, calls, streams, &t[w][r]);
+            st = psc__tune_once(ar, p, w, graphs && exec[w][0] ? exec[w] : NULL, buf, count, calls, streams,
+                                &t[w][r]);
         }
     for (int w = 0; w < ways; w++)
         for (int i = 0; i < ar->nlocal; i++)

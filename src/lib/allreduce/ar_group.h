@@ -52,6 +52,7 @@ struct psc_allreduce {
     struct CUstream_st *ce_copy[PSC_AR_MAX_RANKS], *ce_wait[PSC_AR_MAX_RANKS]; /* local rank i's streams */
     struct CUevent_st *ce_ev[PSC_AR_MAX_RANKS][PSC__AR_CE_EVENTS];            /* and events */
     int ce_on[PSC_AR_MAX_RANKS];        /* local rank i's GPU took a stream write (psc__ar_ce_setup) */
+    int ce_captured;                    /* tests: 1, captured calls of several local ranks may take the path too */
     char broken[256];                   /* why calls are refused (a launch failed part way); "" none */
     /* psc_allreduce_tune's (allreduce_tune.c) state, and its hooks: pointers, so no circle of calls */
     struct psc__ar_tune *tune;          /* NULL: untuned */
