@@ -478,6 +478,8 @@ def part_ipc(t, d):
 
 
 def part_sanitizer(t, d):
+    for f in sorted(glob.glob(os.path.join(d, "sanitize-*.skipped"))):
+        t.missing("sanitizer", os.path.basename(f)[len("sanitize-"):-8], read(f).strip())
     for f in sorted(glob.glob(os.path.join(d, "sanitize-*.log"))):
         name = os.path.basename(f)[len("sanitize-"):-4]
         text = read(f)

@@ -303,10 +303,12 @@ static void load_hop_calibration(void)
  */
 static void hop_round(CUstream st, mem_t *a, mem_t *b, mem_t *hx, mem_t *hz, mem_t *hy, size_t n)
 {
-    assert_int_equal(psc_copy(g_ctx, addr(a), addr(hx), n, (struct CUstream_st *)st), PSC_OK);
-    assert_int_equal(psc_copy(g_ctx, addr(b), addr(a), n, (struct CUstream_st *)st), PSC_OK);
-    assert_int_equal(psc_copy(g_ctx, addr(a), addr(hz), n, (struct CUstream_st *)st), PSC_OK);
-    assert_int_equal(psc_copy(g_ctx, addr(hy), addr(b), n, (struct CUstream_st *)st), PSC_OK);
+    void *const to[4] = {addr(a), addr(b), addr(a), addr(hy)};
+    const void *const from[4] = {addr(hx), addr(a), addr(hz), addr(b)};
+
+    for (int k = 0; k < 4; k++)
+        if (psc_copy(g_ctx, to[k], from[k], n, (struct CUstream_st *)st) != PSC_OK)
+            fail_msg("copy %d of the round: %s", k, psc_context_last_error(g_ctx));
 }
 
 /* Hops ordered by events on the caller's stream, by the far GPU's SM kernel and copy engine, plain and in a graph. */

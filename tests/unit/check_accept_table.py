@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""scripts/accept.py, the acceptance table, on recorded outputs of 2x H200 (tests/data/accept): the reference
+tools' tables read as they print them, each bound judged as issue 32 states it, a missing or unreadable output a
+missed line, the exit code 1 on any miss. Run by ctest with the repository's root as its argument."""
+import glob
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
+spec = importlib.util.spec_from_file_location("accept", os.path.join(ROOT, "scripts", "accept.py"))
+accept = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(accept)
+DATA = os.path.join(ROOT, "tests", "data", "accept")
+
+
+def lines(dirs):
+    t = accept.Table()
+    for d in dirs:
+        for part in accept.PARTS:
+            part(t, d)
+    return t
+
+
+def find(t, *words):
+    got = [l for l in t.lines if all(w in l[1] or w == l[0] for w in words)]
+    if len(got) != 1:
+        raise AssertionError("%d lines with %s: %s" % (len(got), words, [l[1] for l in got]))
+    return got[0]
+
+
+class ReferenceOutputs(unittest.TestCase):
+    def test_nvbandwidth_matrices_without_column_numbers(self):
+        res = accept.nvbandwidth_results(accept.read(os.path.join(DATA, "a", "nvbandwidth.txt")))
+        cells = res["device_to_device_memcpy_write_ce"][0][1]
+        self.assertEqual(len(cells), 2)  # the two off-diagonal cells; N/A and the header's 0 1 left out
+        self.assertTrue(all(390 < c < 400 for c in cells), cells)
+        self.assertEqual(len(res["host_to_device_memcpy_ce"][0][1]), 2)  # one row, a cell a GPU
+        totals = [m for m in res["device_to_device_bidirectional_memcpy_write_ce"] if "Total" in m[0]]
+        self.assertEqual(len(totals), 1)
+
+    def test_nccl_tests_rows(self):
+        rows = accept.nccl_tests_rows(accept.read(os.path.join(DATA, "b", "coll", "nt_all_reduce_single_G20_1.txt")))
+        self.assertEqual(sorted(rows)[:3], [8, 64, 512])
+        self.assertEqual(max(rows), 1 << 30)
+        oop, ip = rows[8]
+        self.assertTrue(3 < oop < 10 and 3 < ip < 10, rows[8])
+
+    def test_best_of_runs(self):
+        best = accept.best_of([{8: (5.0, 7.0), 64: (4.0, None)}, {8: (6.0, 6.5), 64: (3.0, 2.0)}])
+        self.assertEqual(best, {8: (5.0, 6.5), 64: (3.0, 2.0)})
+
+
+class Bounds(unittest.TestCase):
+    def test_coll_bounds(self):
+        big, small = 1 << 20, (1 << 20) - 1
+        self.assertTrue(accept.coll_bound_ok(big, 102.9, 100.0))
+        self.assertFalse(accept.coll_bound_ok(big, 103.1, 100.0))
+        self.assertFalse(accept.coll_bound_ok(big, 100.29 + 3.1, 100.29))  # 0.3 us of slack only below 1 MiB
+        self.assertTrue(accept.coll_bound_ok(small, 104.9, 100.0))
+        self.assertFalse(accept.coll_bound_ok(small, 105.4, 100.0))
+        self.assertTrue(accept.coll_bound_ok(8, 2.29, 2.0))  # 14 % but 0.29 us
+        self.assertFalse(accept.coll_bound_ok(8, 2.31, 2.0))
+
+    def test_bound_objects(self):
+        self.assertTrue(accept.Bound(0.98, 1.03).met(1.0))
+        self.assertFalse(accept.Bound(0.98, 1.03).met(0.979))
+        self.assertFalse(accept.Bound(0.98, 1.03).met(1.031))
+        self.assertFalse(accept.Bound(lo=0.98).met(None))
+        self.assertTrue(accept.Bound(hi=0).met(0))
+
+
+class TheRecordedRun(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.t = lines([os.path.join(DATA, "a"), os.path.join(DATA, "b")])
+
+    def test_report_beside_nvbandwidth(self):
+        l = find(self.t, "report", "gpu_to_gpu_write_ce vs device_to_device_memcpy_write_ce")
+        self.assertAlmostEqual(l[4], 1.0, delta=0.01)
+        self.assertTrue(l[6])
+        l = find(self.t, "report", "wall time")
+        self.assertLess(l[4], 0.25)
+        self.assertTrue(l[6])
+        # every nvbandwidth testcase that has a p2pscope counterpart makes a line
+        self.assertEqual(len([l for l in self.t.lines if l[0] == "report" and " vs " in l[1]]), len(accept.NVB_MAP))
+
+    def test_latency(self):
+        l = find(self.t, "latency", "gpu_to_gpu_chase_sequential")
+        self.assertTrue(0.97 <= l[4] <= 1.03 and l[6])
+        self.assertIsNone(find(self.t, "latency", "gpu_to_gpu_chase vs")[5])  # shown, not judged
+
+    def test_ctest_counted(self):
+        l = find(self.t, "readme", "ctest")
+        self.assertEqual(l[2], "105 of 106")
+        self.assertFalse(l[6])  # one failed, one skipped
+
+    def test_coll_lines(self):
+        # two collectives, two launches, two modes, two size bands each
+        self.assertEqual(len([l for l in self.t.lines if l[0] == "coll"]), 16)
+        l = find(self.t, "coll", "reduce_scatter, one process, eager, < 1 MiB")
+        self.assertFalse(l[6])  # 21.8 us against nccl-tests' 12.8: the run's own noise, a miss all the same
+        self.assertTrue(find(self.t, "coll", "all_reduce, one process, -G 20, >= 1 MiB")[6])
+
+    def test_copy_lines(self):
+        l = find(self.t, "copy", "built-in routes, gpu0 -> gpu1, stream on gpu0: least speed-up")
+        self.assertFalse(l[6])
+        self.assertLess(l[4], 0.98)
+        l = find(self.t, "copy", "built-in routes, gpu0 -> gpu1, stream on gpu1: where a faster route exists")
+        self.assertFalse(l[6])  # 1.34x, not 1.5x
+        l = find(self.t, "copy", "built-in routes, gpu0 -> gpu1, stream on gpu0: CPU cost")
+        self.assertGreater(l[4], 0.3)
+
+    def test_ipc_and_sanitizers(self):
+        l = find(self.t, "ipc", "vmm_fd, GPU 0 -> 1 release")
+        self.assertLess(l[2], 5000)
+        self.assertTrue(l[6])
+        self.assertFalse(find(self.t, "sanitizer", "memcheck-copy")[6])  # no summary line: not a pass
+        self.assertTrue(find(self.t, "sanitizer", "memcheck-bw")[6])
+
+    def test_own_allreduce_shown_not_judged(self):
+        own = [l for l in self.t.lines if l[0] == "allreduce"]
+        self.assertEqual(len(own), 20)  # one process, eager and replayed, ten sizes
+        self.assertTrue(all(l[5] is None for l in own))
+
+
+class Judging(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        for part in ("a", "b"):
+            shutil.copytree(os.path.join(DATA, part), os.path.join(self.tmp, part))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def run_table(self):
+        with open(os.devnull, "w") as null:
+            out = sys.stdout
+            sys.stdout = null
+            try:
+                return accept.table([os.path.join(self.tmp, "a"), os.path.join(self.tmp, "b")])
+            finally:
+                sys.stdout = out
+
+    def test_slower_coll_run_is_a_miss(self):
+        b = os.path.join(self.tmp, "b", "coll")
+        for f in glob.glob(os.path.join(b, "p2p_all_reduce_single_G20_*.json")):
+            d = accept.load_json(f)
+            for r in d["coll"]["rows"]:
+                if r["size_bytes"] == 1 << 30:
+                    r["out_of_place"]["time_us"] *= 1.06  # 1.04x nccl-tests there after it
+            with open(f, "w") as out:
+                json.dump(d, out)
+        t = lines([os.path.join(self.tmp, "a"), b[:-5]])
+        l = find(t, "coll", "all_reduce, one process, -G 20, >= 1 MiB")
+        self.assertFalse(l[6])
+        self.assertIn("1073741824", l[1])
+
+    def test_missing_output_is_a_miss(self):
+        os.remove(os.path.join(self.tmp, "a", "report.json"))
+        t = lines([os.path.join(self.tmp, "a")])
+        self.assertTrue(any(l[0] == "report" and not l[6] and l[2] is None for l in t.lines))
+
+    def test_skipped_sanitizer_is_a_miss(self):
+        with open(os.path.join(self.tmp, "b", "sanitize-racecheck-lat.skipped"), "w") as out:
+            out.write("not run: 3 s left\n")
+        t = lines([os.path.join(self.tmp, "b")])
+        l = find(t, "sanitizer", "racecheck-lat")
+        self.assertFalse(l[6])
+
+    def test_exit_code(self):
+        self.assertEqual(self.run_table(), 1)  # the recorded run misses bounds
+        only = os.path.join(self.tmp, "only")
+        os.mkdir(only)
+        d = accept.load_json(os.path.join(self.tmp, "a", "ipc.json"))  # vmm_fd's pairs met every bound there
+        d["ipc"]["pairs"] = [p for p in d["ipc"]["pairs"] if p["method"] == "vmm_fd"]
+        with open(os.path.join(only, "ipc.json"), "w") as out:
+            json.dump(d, out)
+        with open(os.devnull, "w") as null:
+            out, sys.stdout = sys.stdout, null
+            try:
+                self.assertEqual(accept.table([only]), 0)
+                self.assertEqual(accept.table([os.path.join(self.tmp, "none")]), 1)  # no line at all is no pass
+            finally:
+                sys.stdout = out
+
+    def test_measure(self):
+        f = os.path.join(self.tmp, "m.json")
+        self.assertEqual(accept.measure(f, ["sh", "-c", "exit 3"]), 3)
+        m = accept.load_json(f)
+        self.assertEqual(m["rc"], 3)
+        self.assertGreaterEqual(m["wall_s"], 0)
+        self.assertEqual(accept.main(["accept.py", "measure", f]), 2)  # no command: a usage error
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
