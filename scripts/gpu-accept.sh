@@ -117,13 +117,17 @@ part_b() {
   for coll in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
     for launch in single mpi; do
       for rep in $(seq 1 "${ACCEPT_REPS:-3}"); do coll_pair $coll $launch eager "s$rep" -b 8 -e 512K -f 8; done
-      coll_pair $coll $launch eager L1 -b 1M -e 1G -f 8
+      for rep in 1 2; do coll_pair $coll $launch eager "L$rep" -b 1M -e 1G -f 8; done # one run in 20 is 1.6x off
       coll_pair $coll $launch G20 1 -b 8 -e 1G -f 8
     done
     step "$coll done"
   done
   grep -v "rc=0" "$R/coll/rc.txt"
   step "copy: calibrated routes"
+  if [ "$SECONDS" -gt 460 ]; then
+    echo "not run: $SECONDS s gone, the call would outrun its limit" > "$R/copy_calibrated.skipped"
+    return
+  fi
   build/p2pscope copy --calibrate "$R/routes.json" > "$R/calibrate.txt" 2>&1 &&
     build/p2pscope copy -b 1 -e 1G -f 4 --calibration "$R/routes.json" --json="$R/copy_calibrated.json" \
       > "$R/copy_calibrated.txt" 2>&1

@@ -97,7 +97,8 @@ class TheRecordedRun(unittest.TestCase):
     def test_ctest_counted(self):
         l = find(self.t, "readme", "ctest")
         self.assertEqual(l[2], "105 of 106")
-        self.assertFalse(l[6])  # one failed, one skipped
+        self.assertFalse(l[6])  # one failed
+        self.assertIn("unit/check_html_chromium", l[7])
 
     def test_coll_lines(self):
         # two collectives, two launches, two modes, two size bands each
@@ -187,6 +188,15 @@ class Judging(unittest.TestCase):
                 self.assertEqual(accept.table([os.path.join(self.tmp, "none")]), 1)  # no line at all is no pass
             finally:
                 sys.stdout = out
+
+    def test_ctest_skips(self):
+        f = os.path.join(self.tmp, "a", "ctest.log")
+        ok = "29 - unit/check_html_chromium (Skipped)\n100% tests passed, 0 tests failed out of 106\n"
+        for text, met in ((ok, True), (ok + " 80 - gpu/test_gpu_copy (Skipped)\n", False),
+                          (ok.replace(" 0 tests failed", " 1 tests failed"), False)):
+            with open(f, "w") as out:
+                out.write(text)
+            self.assertEqual(find(lines([os.path.join(self.tmp, "a")]), "readme", "ctest")[6], met, text)
 
     def test_measure(self):
         f = os.path.join(self.tmp, "m.json")
