@@ -388,14 +388,6 @@ psc_status_t psc__copy_plan_at(psc_context_t *ctx, void *dst, const void *src, u
     plan->caller_d = (CUdeviceptr)d;
     plan->caller_s = (CUdeviceptr)s;
     psc__copy_plan_force(plan, plan->route.engine, plan->route.issuer);
-    plan->src_ctx = plan->dst_ctx = NULL;
-    if (path.src.where >= 0 && path.dst.where >= 0 && path.src.where != path.dst.where && !path.src.managed &&
-        !path.dst.managed && ctx->gpu[path.src.where].ready && ctx->gpu[path.dst.where].ready) {
-        /* between two GPUs the copy engine goes by cuMemcpyPeerAsync, the call psc_copy replaces there (it costs
-         * the CPU less than cuMemcpyAsync's look-up of both addresses) */
-        plan->src_ctx = ctx->gpu[path.src.where].ctx;
-        plan->dst_ctx = ctx->gpu[path.dst.where].ctx;
-    }
     if (keep && fs.id && fd.id && !plan->route.hop)
         psc__plan_memo_keep(ctx, plan, fd.id, fs.id, dst, src, gen);
     return PSC_OK;
@@ -434,8 +426,9 @@ static psc_status_t psc__copy_issue(psc_context_t *ctx, const psc_copy_plan_t *p
     uint64_t n = plan->n;
     unsigned reps = 1, blocks = psc__app_copy_blocks(ctx, r->issuer, n);
 
-    if (r->engine == PSC_ENGINE_CE && plan->src_ctx)
-        return PSC_CU(ctx, cuMemcpyPeerAsync, (d, plan->dst_ctx, s, plan->src_ctx, n, st));
+    /* The copy engine by cuMemcpyAsync on every path, between GPUs too: the driver finds both ends from the
+     * addresses (UVA), the call can be captured into a graph (cuMemcpyPeerAsync cannot: the driver refuses it
+     * and invalidates the capture), and it needs none of the facts psc_copy may have remembered. */
     if (r->engine == PSC_ENGINE_CE)
         return PSC_CU(ctx, cuMemcpyAsync, (d, s, n, st));
     if (((d | s) & 15) == 0) {
