@@ -4,6 +4,7 @@
  * host so each route's result can be checked: which route ran, on which
  * stream, that the bytes arrived, and that bad input queues nothing.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
@@ -1167,6 +1169,104 @@ static void test_copy_captured(void **state)
     free(want);
 }
 
+/*
+ * The warm path: a kept plan that is the driver's call asks nothing of the buffers (no pointer query, no context
+ * change where the stream's GPU is current); a kernel's plan confirms both buffers each call; what changed
+ * under a kept plan (freed, another GPU's or host memory at the same address, peer access on) never makes a
+ * kernel touch memory it may no longer use, and a copy the driver refuses is looked at again and said.
+ */
+static void test_copy_warm_calls(void **state)
+{
+    CUresult (*reg)(void *, size_t, unsigned) = (CUresult(*)(void *, size_t, unsigned))fake_fn("cuMemHostRegister");
+    CUresult (*unreg)(void *) = (CUresult(*)(void *))fake_fn("cuMemHostUnregister");
+    size_t n = 1 << 16;
+    unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *want = malloc(n), *h;
+    CUstream s0 = stream_on(0), s1 = stream_on(1);
+    int calls, sets, full;
+
+    (void)state;
+    fill(a, n, 31);
+    memcpy(want, a, n);
+    fake_set_current(fake_primary(0));
+    fake_run_copies(1);
+    full = full_lookups();
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK); /* the driver's copy, kept */
+    assert_int_equal(full_lookups(), full + 2);
+    calls = fake_ptr_queries(0);
+    sets = fake_set_current_calls();
+    for (int k = 0; k < 100; k++)
+        assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK);
+    assert_int_equal(fake_ptr_queries(0), calls); /* no pointer query at all */
+    assert_int_equal(fake_set_current_calls(), sets);
+    assert_int_equal(fake_memcpys(), 101);
+    assert_int_equal(fake_launches(), 0);
+    assert_memory_equal(b, want, n);
+
+    /* From gpu1's stream with peer access off: the copy engine for want of it, confirmed each call... */
+    fake_set_current(fake_primary(1));
+    fake_run_copies(1);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_launches(), 0);
+    calls = fake_ptr_queries(0);
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_ptr_queries(0), calls + 2);
+    /* ...so peer access turned on is seen at once: gpu1's SM kernel, its buffers confirmed each call. */
+    fake_set_peer(1, 0, 1);
+    fake_run_copies(1);
+    memset(b, 0, n);
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s1), PSC_OK);
+    calls = fake_ptr_queries(0);
+    for (int k = 0; k < 10; k++)
+        assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_launches(), 11);
+    assert_int_equal(fake_ptr_queries(0), calls + 20);
+    assert_memory_equal(b, want, n);
+
+    /* The kernel's destination freed and host memory registered at its address: no kernel on it. */
+    dev_free(b);
+    h = mmap(b, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    assert_ptr_equal(h, b);
+    assert_int_equal(reg(h, n, 0), CUDA_SUCCESS);
+    fake_run_copies(1);
+    assert_int_equal(psc_copy(g_ctx, h, a, n, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_launches(), 0);
+    assert_int_equal(fake_memcpys(), 1);
+    assert_memory_equal(h, want, n);
+    assert_int_equal(unreg(h), CUDA_SUCCESS);
+    munmap(h, n);
+
+    /* The driver's kept copy, its destination now another GPU's memory at the same address: still right. */
+    b = dev_alloc(1, n);
+    fake_set_current(fake_primary(0));
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK);
+    dev_free(b);
+    setenv("FAKE_CUDA_REUSE_ADDRESS", "1", 1);
+    h = dev_alloc(0, n);
+    unsetenv("FAKE_CUDA_REUSE_ADDRESS");
+    assert_ptr_equal(h, b);
+    fake_run_copies(1);
+    calls = fake_ptr_queries(0);
+    assert_int_equal(psc_copy(g_ctx, h, a, n, (struct CUstream_st *)s0), PSC_OK);
+    assert_int_equal(fake_ptr_queries(0), calls); /* the kept call, unasked */
+    assert_int_equal(fake_launches(), 0);
+    assert_memory_equal(h, want, n);
+
+    /* Its source freed: the driver refuses the kept call, and psc_copy says what the source is now. */
+    dev_free(a);
+    fake_run_copies(1);
+    assert_int_equal(psc_copy(g_ctx, h, a, n, (struct CUstream_st *)s0), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "not memory CUDA knows"));
+    assert_int_equal(fake_memcpys() + fake_launches(), 0);
+    assert_ptr_equal(fake_current(), fake_primary(0));
+
+    fake_set_peer(1, 0, 0);
+    stream_free(s0);
+    stream_free(s1);
+    dev_free(h);
+    free(want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1185,6 +1285,7 @@ int main(void)
         cmocka_unit_test(test_copy_address_reused),
         cmocka_unit_test(test_copy_prepared),
         cmocka_unit_test(test_copy_captured),
+        cmocka_unit_test(test_copy_warm_calls),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
