@@ -647,6 +647,8 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     (void)gy, (void)gz, (void)by, (void)bz, (void)shared, (void)extra;
     if (!fake_run_copies)
         return CUDA_ERROR_NOT_SUPPORTED;
+    if (!params) /* the parameters in one buffer (extra): not modelled */
+        return CUDA_ERROR_INVALID_VALUE;
     if (s && ((const fake_stream_t *)s)->ctx != (CUcontext)fake_cuda_current())
         return CUDA_ERROR_INVALID_HANDLE; /* the function is the current context's, the stream another's */
     if (fake_fail_launches > 0) {
