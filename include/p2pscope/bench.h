@@ -662,9 +662,9 @@ psc_status_t psc_calibration_read(const char *path, psc_calibration_t **out, cha
 /*
  * psc_copy against the driver's own call, per path and size: the same copies
  * queued back to back on the same stream, by psc_copy, by a prepared copy
- * (psc_copy_run) and by cuMemcpyPeerAsync (GPU <-> GPU) or cuMemcpyAsync
- * (host <-> GPU, inside a GPU), with the CPU's cost of one call of each, and
- * each result checked byte for byte.
+ * (psc_copy_run) and by cuMemcpyAsync, the call psc_copy replaces (the same
+ * arguments: both addresses, the bytes, the stream), with the CPU's cost of
+ * one call of each, and each result checked byte for byte.
  */
 typedef struct {
     int src, dst, stream_gpu;
@@ -683,10 +683,30 @@ typedef struct {
     double prep_speedup;     /* driver_us / prep_us */
 } psc_copy_bench_row_t;
 
+/*
+ * The CPU's cost of one call of each driver primitive psc_copy uses, in us:
+ * the median of 5 runs of 200 calls on the first GPU's stream (copies and
+ * kernels of 4 bytes); negative where not measured (the call failed, the
+ * driver lacks it, or there is no second GPU).
+ */
+typedef struct {
+    double ctx_get_current;     /* cuCtxGetCurrent */
+    double stream_get_ctx;      /* cuStreamGetCtx: the stream's GPU, on every psc_copy */
+    double stream_capture_info; /* cuStreamGetCaptureInfo */
+    double ptr_attrs2;          /* cuPointerGetAttributes of 2 attributes: a remembered buffer confirmed */
+    double ptr_attrs8;          /* the same of 8: a buffer looked up */
+    double memcpy_local;        /* cuMemcpyAsync inside the GPU */
+    double memcpy_peer_uva;     /* cuMemcpyAsync to the second GPU (UVA): psc_copy's copy engine */
+    double memcpy_peer;         /* cuMemcpyPeerAsync to the second GPU */
+    double launch;              /* cuLaunchKernel of psc_copy's kernel, its 4 parameters by pointer */
+    double launch_buffer;       /* the same, the parameters in one buffer (CU_LAUNCH_PARAM_BUFFER_POINTER) */
+} psc_copy_costs_t;
+
 typedef struct {
     int nrow;
     psc_copy_bench_row_t *row;
     int calibrated;          /* a calibration was in use */
+    psc_copy_costs_t costs;  /* the driver calls' own CPU costs */
 } psc_copy_bench_t;
 
 typedef struct {

@@ -1,5 +1,6 @@
 /* `p2pscope copy`'s pages (render_copy.h): the benchmark against the driver, and the calibration's crossovers. */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,45 @@ static void psc__footer_part(FILE *f, const char *what, double x, const psc_copy
     psc_report_printf(f, "%s: %.2fx (%s at %s)", what, x, path, psc_render_size_text(r->size, size, sizeof(size)));
 }
 
+/* The driver calls' own CPU costs, "-" where not measured. */
+static const struct {
+    const char *name, *key; /* the table's, the JSON's */
+    size_t off;
+} psc__costs[] = {
+    {"cuCtxGetCurrent", "ctx_get_current", offsetof(psc_copy_costs_t, ctx_get_current)},
+    {"cuStreamGetCtx", "stream_get_ctx", offsetof(psc_copy_costs_t, stream_get_ctx)},
+    {"cuStreamGetCaptureInfo", "stream_capture_info", offsetof(psc_copy_costs_t, stream_capture_info)},
+    {"cuPointerGetAttributes(2)", "ptr_attrs2", offsetof(psc_copy_costs_t, ptr_attrs2)},
+    {"cuPointerGetAttributes(8)", "ptr_attrs8", offsetof(psc_copy_costs_t, ptr_attrs8)},
+    {"cuMemcpyAsync in a GPU", "memcpy_local", offsetof(psc_copy_costs_t, memcpy_local)},
+    {"cuMemcpyAsync GPU->GPU", "memcpy_peer_uva", offsetof(psc_copy_costs_t, memcpy_peer_uva)},
+    {"cuMemcpyPeerAsync", "memcpy_peer", offsetof(psc_copy_costs_t, memcpy_peer)},
+    {"cuLaunchKernel", "launch", offsetof(psc_copy_costs_t, launch)},
+    {"cuLaunchKernel(buffer)", "launch_buffer", offsetof(psc_copy_costs_t, launch_buffer)},
+};
+
+static double psc__cost_of(const psc_copy_costs_t *c, size_t k)
+{
+    double v;
+
+    memcpy(&v, (const char *)c + psc__costs[k].off, sizeof(v));
+    return v;
+}
+
+static void psc__costs_line(FILE *f, const psc_copy_costs_t *c)
+{
+    fprintf(f, "CPU us of one driver call (first GPU's stream, 4 B):");
+    for (size_t k = 0; k < sizeof(psc__costs) / sizeof(psc__costs[0]); k++) {
+        double v = psc__cost_of(c, k);
+
+        if (isfinite(v) && v >= 0)
+            fprintf(f, "%s %s %.3f", k ? "," : "", psc__costs[k].name, v);
+        else
+            fprintf(f, "%s %s -", k ? "," : "", psc__costs[k].name);
+    }
+    fprintf(f, "\n");
+}
+
 /* The smallest speedup of a prepared copy (driver / psc_copy_run) over every size. */
 static double psc__min_prep_speedup(const psc_copy_bench_t *b, const psc_copy_bench_row_t **at)
 {
@@ -111,8 +151,8 @@ void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
         fprintf(f, "\nno copy was measured\n");
         return;
     }
-    psc_report_printf(f, "\npsc_copy against the driver's call (cuMemcpyPeerAsync between GPUs, cuMemcpyAsync with the "
-                         "host), routed by %s\n"
+    psc_report_printf(f, "\npsc_copy against the driver's call it replaces (cuMemcpyAsync, same arguments, on every path), "
+                         "routed by %s\n"
                          "[us = microseconds per copy, medians of copies queued back to back on one stream; speedup = "
                          "driver / psc_copy;\n CPU us = the CPU's time for one call; CPU over = psc CPU - launch CPU, "
                          "launch = the driver call psc_copy makes for the route, made directly;\n prepared = psc_copy_run "
@@ -200,6 +240,7 @@ void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
     else
         fprintf(f, "no size measured");
     fprintf(f, "\n");
+    psc__costs_line(f, &b->costs);
 }
 
 /* ---------------------------------------------------------------- the calibration */
@@ -409,6 +450,16 @@ psc_status_t psc_json_run_add_copy_bench(json_t *run, const psc_copy_bench_t *b)
     psc__put(o, "min_prep_speedup", at ? psc_json_real_or_null(x) : json_null(), &bad);
     x = psc_copy_bench_max_cpu_over(b, PSC__MIB, &at);
     psc__put(o, "max_cpu_over_us_to_1m", at ? psc_json_real_or_null(x) : json_null(), &bad);
+    {
+        json_t *c = json_object();
+
+        for (size_t k = 0; b && c && k < sizeof(psc__costs) / sizeof(psc__costs[0]); k++) {
+            double v = psc__cost_of(&b->costs, k);
+
+            psc__put(c, psc__costs[k].key, isfinite(v) && v >= 0 ? psc_json_real_or_null(v) : json_null(), &bad);
+        }
+        psc__put(o, "driver_call_cpu_us", c, &bad);
+    }
     if (bad) {
         json_decref(o);
         o = NULL; /* the run is then incomplete, and not written */

@@ -473,6 +473,13 @@ static void bench_bounds(const char *cal, uint64_t max_size)
     o.calibration = cal;
     assert_int_equal(psc_copy_bench(g_ctx, &o, &b), PSC_OK);
     assert_true(b->nrow > 0);
+    print_message("CPU us per call: cuCtxGetCurrent %.3f, cuStreamGetCtx %.3f, cuStreamGetCaptureInfo %.3f, "
+                  "cuPointerGetAttributes 2/8 %.3f/%.3f, cuMemcpyAsync local %.3f, GPU->GPU %.3f, "
+                  "cuMemcpyPeerAsync %.3f, cuLaunchKernel %.3f, by buffer %.3f (negative: not measured)\n",
+                  b->costs.ctx_get_current, b->costs.stream_get_ctx, b->costs.stream_capture_info,
+                  b->costs.ptr_attrs2, b->costs.ptr_attrs8, b->costs.memcpy_local, b->costs.memcpy_peer_uva,
+                  b->costs.memcpy_peer, b->costs.launch, b->costs.launch_buffer);
+    assert_true(b->costs.memcpy_local > 0 && b->costs.launch > 0); /* the calls psc_copy makes always work */
     for (int k = 0; k < b->nrow; k++) {
         psc_copy_bench_row_t r = b->row[k];
         int pull = r.src != r.dst && r.stream_gpu == r.dst && r.size >= 4096 && r.size <= (256u << 10);

@@ -402,19 +402,47 @@ static size_t fake_pages(size_t n)
 
     return ((n ? n : 1) + pg - 1) / pg * pg;
 }
+/*
+ * What the driver checks of a copy's addresses: a range that starts in an allocation ends in it, and an address
+ * of a device allocation freed since (its address range stays the driver's) is no memory. Any other address is
+ * the caller's host memory, as under UVA.
+ */
+#define FAKE_FREED_MAX 32
+static struct { uintptr_t base; size_t size; } fake_freed[FAKE_FREED_MAX];
+static int fake_nfreed;
+static void fake_freed_note(uintptr_t base, size_t size)
+{
+    fake_freed[fake_nfreed % FAKE_FREED_MAX].base = base;
+    fake_freed[fake_nfreed % FAKE_FREED_MAX].size = size;
+    fake_nfreed++;
+}
+static int fake_copy_range_ok(uintptr_t p, size_t n)
+{
+    const fake_alloc_t *a = fake_alloc_find(p);
+
+    if (a)
+        return n <= a->size - (p - a->base);
+    for (int i = 0; i < FAKE_FREED_MAX && i < fake_nfreed; i++)
+        if (p >= fake_freed[i].base && p - fake_freed[i].base < fake_freed[i].size)
+            return 0;
+    return 1;
+}
 /* Whole pages and a guard page after them; under ASan the pages' bytes past n are poisoned, as a heap redzone. */
 /* The last freed device allocation's address: FAKE_CUDA_REUSE_ADDRESS=1 makes the next one take it if free. */
 static uintptr_t fake_last_freed;
+static size_t fake_last_freed_len;
 static CUresult fake_mem_alloc(CUdeviceptr *d, size_t n)
 {
     size_t len = fake_pages(n), pg = (size_t)sysconf(_SC_PAGESIZE);
     const char *reuse = getenv("FAKE_CUDA_REUSE_ADDRESS");
-    unsigned char *p = MAP_FAILED;
+    unsigned char *p = MAP_FAILED, *want = (unsigned char *)fake_last_freed;
 
-    if (reuse && strcmp(reuse, "1") == 0 && fake_last_freed)
-        p = mmap((void *)fake_last_freed, len + pg, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-    if (p != MAP_FAILED && p != (unsigned char *)fake_last_freed) { /* a kernel that took the address as a hint */
+    if (reuse && strcmp(reuse, "1") == 0 && want) {
+        munmap(want, fake_last_freed_len); /* its reservation (fake_mem_free) */
+        fake_last_freed = 0;
+        p = mmap(want, len + pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    }
+    if (p != MAP_FAILED && p != want) { /* a kernel that took the address as a hint */
         munmap(p, len + pg);
         p = MAP_FAILED;
     }
@@ -444,8 +472,13 @@ static CUresult fake_mem_free(CUdeviceptr d)
     if (a->fd >= 0)
         close(a->fd);
     FAKE_UNPOISON((void *)a->base, fake_pages(a->size));
-    munmap((void *)a->base, fake_pages(a->size) + (size_t)sysconf(_SC_PAGESIZE));
+    /* the range stays reserved, as the driver's device address range does: no host mapping takes it */
+    if (mmap((void *)a->base, fake_pages(a->size) + (size_t)sysconf(_SC_PAGESIZE), PROT_NONE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+        munmap((void *)a->base, fake_pages(a->size) + (size_t)sysconf(_SC_PAGESIZE));
     fake_last_freed = a->base;
+    fake_last_freed_len = fake_pages(a->size) + (size_t)sysconf(_SC_PAGESIZE);
+    fake_freed_note(a->base, a->size);
     a->base = 0;
     return CUDA_SUCCESS;
 }
@@ -614,6 +647,8 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     (void)gy, (void)gz, (void)by, (void)bz, (void)shared, (void)extra;
     if (!fake_run_copies)
         return CUDA_ERROR_NOT_SUPPORTED;
+    if (!params) /* the parameters in one buffer (extra): not modelled */
+        return CUDA_ERROR_INVALID_VALUE;
     if (s && ((const fake_stream_t *)s)->ctx != (CUcontext)fake_cuda_current())
         return CUDA_ERROR_INVALID_HANDLE; /* the function is the current context's, the stream another's */
     if (fake_fail_launches > 0) {
@@ -658,11 +693,18 @@ static CUresult fake_launch_ex(const CUlaunchConfig *c, CUfunction f, void **par
             fake_early_launches++;
     return rc;
 }
+void fake_graph_note_copy(unsigned long long id, CUdeviceptr d, CUdeviceptr s, size_t len); /* fake_graph.c */
+void fake_graph_invalidate(unsigned long long id);
 static CUresult fake_memcpy_async(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
 {
     if (!fake_run_copies)
         return CUDA_ERROR_NOT_SUPPORTED;
+    if (!fake_copy_range_ok((uintptr_t)d, n) || !fake_copy_range_ok((uintptr_t)s, n)) {
+        fake_graph_invalidate(fake_capture_of(st)); /* an error in a capture invalidates it */
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     fake_kernels_wait_stream(st);
+    fake_graph_note_copy(fake_capture_of(st), d, s, n);
     memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
     fake_op('M', st, NULL);
     fake_memcpys++;
@@ -692,6 +734,10 @@ static CUresult fake_memcpy_peer_async(CUdeviceptr d, CUcontext dc, CUdeviceptr 
 
     if (fake_ctx_gpu(dc) < 0 || fake_ctx_gpu(sc) < 0)
         return CUDA_ERROR_INVALID_CONTEXT;
+    if (fake_capture_of(st)) { /* as the driver (580): the peer copy cannot be captured, and the capture is lost */
+        fake_graph_invalidate(fake_capture_of(st));
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     if ((rc = fake_memcpy_async(d, s, n, st)) == CUDA_SUCCESS) {
         fake_peer_memcpys++;
         fake_peer_last_src = fake_ctx_gpu(sc);

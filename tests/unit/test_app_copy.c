@@ -4,6 +4,7 @@
  * host so each route's result can be checked: which route ran, on which
  * stream, that the bytes arrived, and that bad input queues nothing.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
@@ -41,6 +43,7 @@ static int (*fake_ptr_queries)(int);
 static int (*fake_set_current_calls)(void);
 static int (*fake_peer_memcpys)(void);
 static void (*fake_peer_last)(int *, int *);
+static void (*fake_replay_copies)(int);
 static CUresult (*get_proc)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 
 /* A driver entry point of the fake, as the library gets it. */
@@ -149,9 +152,11 @@ static int setup(void **state)
     *(void **)&fake_set_current_calls = dlsym(h, "fake_cuda_set_current_calls");
     *(void **)&fake_peer_memcpys = dlsym(h, "fake_cuda_peer_memcpys");
     *(void **)&fake_peer_last = dlsym(h, "fake_cuda_peer_last");
+    *(void **)&fake_replay_copies = dlsym(h, "fake_cuda_graph_replay_copies");
     dlclose(h);
     if (!fake_run_copies || !get_proc || !fake_foreign_stream || !fake_op || !fake_fail_launches || !fake_op_ctx ||
-        !fake_capture_set || !fake_ptr_queries || !fake_set_current_calls || !fake_peer_memcpys || !fake_peer_last)
+        !fake_capture_set || !fake_ptr_queries || !fake_set_current_calls || !fake_peer_memcpys || !fake_peer_last ||
+        !fake_replay_copies)
         return -1;
     fake_run_copies(1);
     return 0;
@@ -793,7 +798,7 @@ static void test_copy_source_stream_driver(void **state)
     size_t n = 1 << 16;
     unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *want = malloc(n);
     CUstream s0 = stream_on(0), s1 = stream_on(1);
-    int sg = -1, dg = -1, peers = fake_peer_memcpys();
+    int peers = fake_peer_memcpys();
     psc_route_t r;
 
     (void)state;
@@ -813,10 +818,8 @@ static void test_copy_source_stream_driver(void **state)
     assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK);
     assert_int_equal(fake_launches(), 0);
     assert_int_equal(fake_memcpys(), 1);
-    assert_int_equal(fake_peer_memcpys(), peers + 1); /* the driver's peer call, not cuMemcpyAsync */
-    fake_peer_last(&sg, &dg);
-    assert_int_equal(sg, 0);
-    assert_int_equal(dg, 1);
+    assert_int_equal(fake_peer_memcpys(), peers); /* cuMemcpyAsync (UVA), which a graph can capture */
+    assert_ptr_equal(fake_last_stream(), s0);
     assert_memory_equal(b, want, n);
 
     /* From the destination's stream: gpu1's SM kernel reads over the link. */
@@ -834,7 +837,7 @@ static void test_copy_source_stream_driver(void **state)
     assert_int_equal(psc_copy(g_ctx, a + n / 2, a, n / 2, (struct CUstream_st *)s0), PSC_OK);
     assert_int_equal(fake_launches(), 0);
     assert_int_equal(fake_memcpys(), 1);
-    assert_int_equal(fake_peer_memcpys(), peers + 1);
+    assert_int_equal(fake_peer_memcpys(), peers);
 
     fake_set_peer(0, 1, 0);
     fake_set_peer(1, 0, 0);
@@ -970,7 +973,7 @@ static void test_copy_address_reused(void **state)
     size_t n = 1 << 16;
     unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *b2, *want = malloc(n);
     CUstream s1 = stream_on(1);
-    int full, sg = -1, dg = -1;
+    int full;
     psc_route_t r;
 
     (void)state;
@@ -1008,7 +1011,7 @@ static void test_copy_address_reused(void **state)
     assert_int_equal(fake_memcpys(), 1);
     assert_memory_equal(b2, want, n / 2);
 
-    /* And back to a buffer on gpu1 at that address, copied from gpu0's stream: the peer call with gpu1's context. */
+    /* And back to a buffer on gpu1 at that address, copied from gpu0's stream: the driver's copy, right bytes. */
     dev_free(b2);
     setenv("FAKE_CUDA_REUSE_ADDRESS", "1", 1);
     b = dev_alloc(1, n);
@@ -1019,9 +1022,8 @@ static void test_copy_address_reused(void **state)
 
         fake_run_copies(1);
         assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK);
-        fake_peer_last(&sg, &dg);
-        assert_int_equal(sg, 0);
-        assert_int_equal(dg, 1);
+        assert_int_equal(fake_memcpys(), 1);
+        assert_int_equal(fake_launches(), 0);
         assert_memory_equal(b, want, n);
         stream_free(s0);
     }
@@ -1067,7 +1069,7 @@ static void test_copy_prepared(void **state)
     assert_int_equal(psc_copy_run(g_ctx, p), PSC_OK);
     assert_int_equal(fake_set_current_calls(), sets);
 
-    /* From the source's stream: the driver's peer call. */
+    /* From the source's stream: the driver's copy. */
     assert_int_equal(psc_copy_prepare(g_ctx, b, a, n, (struct CUstream_st *)s0, &q), PSC_OK);
     fake_run_copies(1);
     assert_int_equal(psc_copy_run(g_ctx, q), PSC_OK);
@@ -1094,6 +1096,177 @@ static void test_copy_prepared(void **state)
     free(want);
 }
 
+/*
+ * Copies between GPUs captured into a CUDA graph (psc_copy warm and cold, and a prepared copy): the driver
+ * refuses cuMemcpyPeerAsync in a capture and loses the capture, so the copy engine goes by cuMemcpyAsync; the
+ * capture ends well and each replay moves the source's bytes as they are then.
+ */
+static void test_copy_captured(void **state)
+{
+    CUresult (*begin)(CUstream, CUstreamCaptureMode) =
+        (CUresult(*)(CUstream, CUstreamCaptureMode))fake_fn("cuStreamBeginCapture");
+    CUresult (*end)(CUstream, CUgraph *) = (CUresult(*)(CUstream, CUgraph *))fake_fn("cuStreamEndCapture");
+    CUresult (*inst)(CUgraphExec *, CUgraph, unsigned long long) =
+        (CUresult(*)(CUgraphExec *, CUgraph, unsigned long long))fake_fn("cuGraphInstantiateWithFlags");
+    CUresult (*launch)(CUgraphExec, CUstream) = (CUresult(*)(CUgraphExec, CUstream))fake_fn("cuGraphLaunch");
+    CUresult (*gfree)(CUgraph) = (CUresult(*)(CUgraph))fake_fn("cuGraphDestroy");
+    CUresult (*xfree)(CUgraphExec) = (CUresult(*)(CUgraphExec))fake_fn("cuGraphExecDestroy");
+    size_t n = 1 << 16;
+    unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *c = dev_alloc(1, n), *want = malloc(n);
+    CUstream s0 = stream_on(0);
+    psc_copy_prep_t *p = NULL;
+    int peers = fake_peer_memcpys();
+
+    (void)state;
+    assert_non_null(begin);
+    setenv("FAKE_CUDA_GRAPHS", "1", 1);
+    fake_set_current(fake_primary(0));
+    fill(a, n, 21);
+    fake_run_copies(1);
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK); /* b's plan remembered */
+    assert_int_equal(psc_copy_prepare(g_ctx, c, a, n, (struct CUstream_st *)s0, &p), PSC_OK);
+    for (int cold = 0; cold < 2; cold++) {
+        CUgraph g = NULL;
+        CUgraphExec x = NULL;
+        psc_status_t st[3];
+        CUresult e;
+
+        if (cold) { /* nothing remembered: the copy planned inside the capture */
+            psc_copy_prep_free(p);
+            p = NULL;
+            dev_free(b);
+            b = dev_alloc(1, n);
+        }
+        assert_int_equal(begin(s0, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+        st[0] = psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0);
+        st[1] = p ? psc_copy_run(g_ctx, p) : PSC_OK;
+        st[2] = psc_copy(g_ctx, b, a, n / 2, (struct CUstream_st *)s0); /* cold: a plan made in the capture */
+        e = end(s0, &g);
+        for (int k = 0; k < 3; k++)
+            if (st[k] != PSC_OK)
+                fail_msg("copy %d in the capture: %s", k, psc_context_last_error(g_ctx));
+        assert_int_equal(e, CUDA_SUCCESS);
+        assert_int_equal(fake_peer_memcpys(), peers);
+        assert_int_equal(inst(&x, g, 0), CUDA_SUCCESS);
+        fill(a, n, 22 + (unsigned)cold);
+        memcpy(want, a, n);
+        memset(b, 0, n);
+        memset(c, 0, n);
+        fake_replay_copies(1);
+        assert_int_equal(launch(x, s0), CUDA_SUCCESS);
+        fake_replay_copies(0);
+        assert_memory_equal(b, want, n);
+        if (!cold)
+            assert_memory_equal(c, want, n);
+        xfree(x);
+        gfree(g);
+    }
+    unsetenv("FAKE_CUDA_GRAPHS");
+    stream_free(s0);
+    dev_free(a);
+    dev_free(b);
+    dev_free(c);
+    free(want);
+}
+
+/*
+ * The warm path: a kept plan that is the driver's call asks nothing of the buffers (no pointer query, no context
+ * change where the stream's GPU is current); a kernel's plan confirms both buffers each call; what changed
+ * under a kept plan (freed, another GPU's or host memory at the same address, peer access on) never makes a
+ * kernel touch memory it may no longer use, and a copy the driver refuses is looked at again and said.
+ */
+static void test_copy_warm_calls(void **state)
+{
+    CUresult (*reg)(void *, size_t, unsigned) = (CUresult(*)(void *, size_t, unsigned))fake_fn("cuMemHostRegister");
+    CUresult (*unreg)(void *) = (CUresult(*)(void *))fake_fn("cuMemHostUnregister");
+    size_t n = 1 << 16;
+    unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *want = malloc(n), *h;
+    CUstream s0 = stream_on(0), s1 = stream_on(1);
+    int calls, sets, full;
+
+    (void)state;
+    fill(a, n, 31);
+    memcpy(want, a, n);
+    fake_set_current(fake_primary(0));
+    fake_run_copies(1);
+    full = full_lookups();
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK); /* the driver's copy, kept */
+    assert_int_equal(full_lookups(), full + 2);
+    calls = fake_ptr_queries(0);
+    sets = fake_set_current_calls();
+    for (int k = 0; k < 100; k++)
+        assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK);
+    assert_int_equal(fake_ptr_queries(0), calls); /* no pointer query at all */
+    assert_int_equal(fake_set_current_calls(), sets);
+    assert_int_equal(fake_memcpys(), 101);
+    assert_int_equal(fake_launches(), 0);
+    assert_memory_equal(b, want, n);
+
+    /* From gpu1's stream with peer access off: the copy engine for want of it, confirmed each call... */
+    fake_set_current(fake_primary(1));
+    fake_run_copies(1);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_launches(), 0);
+    calls = fake_ptr_queries(0);
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_ptr_queries(0), calls + 2);
+    /* ...so peer access turned on is seen at once: gpu1's SM kernel, its buffers confirmed each call. */
+    fake_set_peer(1, 0, 1);
+    fake_run_copies(1);
+    memset(b, 0, n);
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s1), PSC_OK);
+    calls = fake_ptr_queries(0);
+    for (int k = 0; k < 10; k++)
+        assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_launches(), 11);
+    assert_int_equal(fake_ptr_queries(0), calls + 20);
+    assert_memory_equal(b, want, n);
+
+    /* The kernel's destination freed and host memory registered at its address: no kernel on it. */
+    dev_free(b);
+    h = mmap(b, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    assert_ptr_equal(h, b);
+    assert_int_equal(reg(h, n, 0), CUDA_SUCCESS);
+    fake_run_copies(1);
+    assert_int_equal(psc_copy(g_ctx, h, a, n, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_launches(), 0);
+    assert_int_equal(fake_memcpys(), 1);
+    assert_memory_equal(h, want, n);
+    assert_int_equal(unreg(h), CUDA_SUCCESS);
+    munmap(h, n);
+
+    /* The driver's kept copy, its destination now another GPU's memory at the same address: still right. */
+    b = dev_alloc(1, n);
+    fake_set_current(fake_primary(0));
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK);
+    dev_free(b);
+    setenv("FAKE_CUDA_REUSE_ADDRESS", "1", 1);
+    h = dev_alloc(0, n);
+    unsetenv("FAKE_CUDA_REUSE_ADDRESS");
+    assert_ptr_equal(h, b);
+    fake_run_copies(1);
+    calls = fake_ptr_queries(0);
+    assert_int_equal(psc_copy(g_ctx, h, a, n, (struct CUstream_st *)s0), PSC_OK);
+    assert_int_equal(fake_ptr_queries(0), calls); /* the kept call, unasked */
+    assert_int_equal(fake_launches(), 0);
+    assert_memory_equal(h, want, n);
+
+    /* Its source freed: the driver refuses the kept call, and psc_copy says what the source is now. */
+    dev_free(a);
+    fake_run_copies(1);
+    assert_int_equal(psc_copy(g_ctx, h, a, n, (struct CUstream_st *)s0), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "not memory CUDA knows"));
+    assert_int_equal(fake_memcpys() + fake_launches(), 0);
+    assert_ptr_equal(fake_current(), fake_primary(0));
+
+    fake_set_peer(1, 0, 0);
+    stream_free(s0);
+    stream_free(s1);
+    dev_free(h);
+    free(want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1111,6 +1284,8 @@ int main(void)
         cmocka_unit_test(test_copy_remembers_buffers),
         cmocka_unit_test(test_copy_address_reused),
         cmocka_unit_test(test_copy_prepared),
+        cmocka_unit_test(test_copy_captured),
+        cmocka_unit_test(test_copy_warm_calls),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -124,6 +124,15 @@ typedef struct {
  * Copies made lately: the plan for these arguments, made while both buffers had
  * these ids and access, with this calibration. Plans that look at the far GPU
  * (a hop might win) are not kept: its view is read again each call.
+ *
+ * A kept plan that is the driver's own call (cuMemcpyAsync on the caller's
+ * stream) is used again without asking the driver anything of the buffers:
+ * that call is right whatever the addresses are now (the driver finds both
+ * ends and refuses what is no memory), so a stale plan can only be slower
+ * than a new one, never wrong. Only a kernel's plan depends on the facts (the
+ * addresses its GPU uses, its access): it is used again only after both
+ * buffers' ids and access are confirmed. A plan that took the copy engine for
+ * want of peer access is confirmed too, so peer access turned on is seen.
  */
 #define PSC_MEMO_PLANS 8
 typedef struct {
@@ -202,7 +211,35 @@ static psc_status_t psc__endpoint_memo(psc_context_t *ctx, CUcontext view, const
     return PSC_OK;
 }
 
-/* The plan kept for these arguments, NULL when there is none. */
+/* The plan kept for these arguments whatever the buffers are now, NULL when there is none. */
+static psc_plan_memo_t *psc__plan_memo_args(const psc_context_t *ctx, const void *dst, const void *src, uint64_t n,
+                                            CUstream stream, int stream_gpu, unsigned gen)
+{
+    for (int i = 0; i < PSC_MEMO_PLANS; i++) {
+        psc_plan_memo_t *k = &psc__plan_memo[i];
+
+        if (k->ctx == ctx && k->dst == dst && k->src == src && k->n == n && k->stream == stream &&
+            k->stream_gpu == stream_gpu && k->cal == ctx->copy_cal && k->gen == gen)
+            return k;
+    }
+    return NULL;
+}
+
+/* 1 when a kept plan may be used without confirming its buffers: the driver's call, nothing faster held back. */
+static int psc__plan_unchecked_ok(const psc_copy_plan_t *p)
+{
+    return p->route.engine == PSC_ENGINE_CE && !p->route.hop && !p->route.peer_off;
+}
+
+/* Forget the kept plan at `plan` (the driver refused it: the buffers are looked at again). */
+static void psc__plan_memo_drop(const psc_copy_plan_t *plan)
+{
+    for (int i = 0; i < PSC_MEMO_PLANS; i++)
+        if (&psc__plan_memo[i].plan == plan)
+            psc__plan_memo[i].ctx = NULL;
+}
+
+/* The plan kept for these arguments and these buffers, NULL when there is none. */
 static psc_plan_memo_t *psc__plan_memo_find(const psc_context_t *ctx, const psc_copy_path_t *p, unsigned long long did,
                                             unsigned long long sid, const void *dst, const void *src, CUstream stream,
                                             unsigned gen)
@@ -223,11 +260,14 @@ static psc_plan_memo_t *psc__plan_memo_find(const psc_context_t *ctx, const psc_
 static void psc__plan_memo_keep(const psc_context_t *ctx, const psc_copy_plan_t *plan, unsigned long long did,
                                 unsigned long long sid, const void *dst, const void *src, unsigned gen)
 {
-    psc_plan_memo_t *slot = &psc__plan_memo[0];
+    psc_plan_memo_t *slot = psc__plan_memo_args(ctx, dst, src, plan->n, plan->stream, plan->path.stream_gpu, gen);
 
-    for (int i = 1; i < PSC_MEMO_PLANS; i++)
-        if (psc__plan_memo[i].used < slot->used)
-            slot = &psc__plan_memo[i];
+    if (!slot) { /* the same arguments' plan replaced, else the oldest */
+        slot = &psc__plan_memo[0];
+        for (int i = 1; i < PSC_MEMO_PLANS; i++)
+            if (psc__plan_memo[i].used < slot->used)
+                slot = &psc__plan_memo[i];
+    }
     *slot = (psc_plan_memo_t){ctx, ctx->copy_cal, gen, plan->stream, plan->path.stream_gpu, dst, src, plan->n, did,
                               sid, plan->path.dst.access, plan->path.src.access, ++psc__memo_clock, *plan};
 }
@@ -329,6 +369,15 @@ psc_status_t psc__copy_plan_at(psc_context_t *ctx, void *dst, const void *src, u
         }
     }
     view = ctx->gpu[g].ctx;
+    if (keep) { /* the driver's call kept for these arguments: no question about the buffers (see above) */
+        psc_plan_memo_t *m = psc__plan_memo_args(ctx, dst, src, n, stream, g, gen);
+
+        if (m && psc__plan_unchecked_ok(&m->plan)) {
+            m->used = ++psc__memo_clock;
+            *use = &m->plan;
+            return PSC_OK;
+        }
+    }
     memset(&path, 0, sizeof(path));
     path.stream_gpu = g;
     path.n = n;
@@ -388,14 +437,6 @@ psc_status_t psc__copy_plan_at(psc_context_t *ctx, void *dst, const void *src, u
     plan->caller_d = (CUdeviceptr)d;
     plan->caller_s = (CUdeviceptr)s;
     psc__copy_plan_force(plan, plan->route.engine, plan->route.issuer);
-    plan->src_ctx = plan->dst_ctx = NULL;
-    if (path.src.where >= 0 && path.dst.where >= 0 && path.src.where != path.dst.where && !path.src.managed &&
-        !path.dst.managed && ctx->gpu[path.src.where].ready && ctx->gpu[path.dst.where].ready) {
-        /* between two GPUs the copy engine goes by cuMemcpyPeerAsync, the call psc_copy replaces there (it costs
-         * the CPU less than cuMemcpyAsync's look-up of both addresses) */
-        plan->src_ctx = ctx->gpu[path.src.where].ctx;
-        plan->dst_ctx = ctx->gpu[path.dst.where].ctx;
-    }
     if (keep && fs.id && fd.id && !plan->route.hop)
         psc__plan_memo_keep(ctx, plan, fd.id, fs.id, dst, src, gen);
     return PSC_OK;
@@ -434,8 +475,9 @@ static psc_status_t psc__copy_issue(psc_context_t *ctx, const psc_copy_plan_t *p
     uint64_t n = plan->n;
     unsigned reps = 1, blocks = psc__app_copy_blocks(ctx, r->issuer, n);
 
-    if (r->engine == PSC_ENGINE_CE && plan->src_ctx)
-        return PSC_CU(ctx, cuMemcpyPeerAsync, (d, plan->dst_ctx, s, plan->src_ctx, n, st));
+    /* The copy engine by cuMemcpyAsync on every path, between GPUs too: the driver finds both ends from the
+     * addresses (UVA), the call can be captured into a graph (cuMemcpyPeerAsync cannot: the driver refuses it
+     * and invalidates the capture), and it needs none of the facts psc_copy may have remembered. */
     if (r->engine == PSC_ENGINE_CE)
         return PSC_CU(ctx, cuMemcpyAsync, (d, s, n, st));
     if (((d | s) & 15) == 0) {
@@ -528,6 +570,20 @@ psc_status_t psc_copy(psc_context_t *ctx, void *dst, const void *src, size_t n, 
     if (st == PSC_OK) {
         changed |= use->route.hop; /* a hop makes the far GPU's context current on the way */
         st = psc__copy_plan_enqueue(ctx, use);
+        if (st != PSC_OK && use != &plan && psc__plan_unchecked_ok(use)) {
+            /* a kept driver's call refused: the buffers changed (freed, say); looked at again, and the error said
+             * from what they are now */
+            CUcontext now = NULL; /* what the first look made current: the caller's stays the one to put back */
+            int again = 0;
+
+            psc__plan_memo_drop(use);
+            st = psc__copy_plan_at(ctx, dst, src, n, (CUstream)stream, PSC_PLAN_MEMO, &plan, &use, &now, &again);
+            changed |= again;
+            if (st == PSC_OK) {
+                changed |= use->route.hop;
+                st = psc__copy_plan_enqueue(ctx, use);
+            }
+        }
     }
     return psc__copy_restore(ctx, st, restore, changed);
 }

@@ -12,7 +12,6 @@ typedef struct {
     CUdeviceptr caller_d, caller_s;
     uint64_t n;
     CUstream stream;
-    CUcontext src_ctx, dst_ctx; /* both set: the copy engine by cuMemcpyPeerAsync (device memory of two GPUs) */
 } psc_copy_plan_t;
 
 #define PSC_PLAN_EXPLAIN 1u /* the route's why text too (psc_copy itself skips it) */

@@ -5,6 +5,7 @@
  * choice; psc_copy_bench times psc_copy against the driver's own call. Every
  * size's result is checked byte for byte, the bytes past it too.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ typedef enum {
     PSC_CB_PLAN,   /* the planned route's own driver call (psc__copy_plan_enqueue): the calibration, the launch cost */
     PSC_CB_PSC,    /* psc_copy itself, checks and all */
     PSC_CB_PREP,   /* psc_copy_run of the bed's prepared copy */
-    PSC_CB_DRIVER, /* cuMemcpyPeerAsync between GPUs, cuMemcpyAsync otherwise */
+    PSC_CB_DRIVER, /* cuMemcpyAsync on every path: the call psc_copy replaces, with the same arguments */
 } psc_cb_method_t;
 
 typedef struct {
@@ -132,9 +133,7 @@ static psc_status_t psc__cb_issue(psc_context_t *ctx, psc_cb_method_t m, const p
     case PSC_CB_PREP:
         return psc_copy_run(ctx, b->prep);
     case PSC_CB_DRIVER:
-        if (b->path.src >= 0 && b->path.dst >= 0)
-            return PSC_CU(ctx, cuMemcpyPeerAsync,
-                          (d, ctx->gpu[b->path.dst].ctx, s, ctx->gpu[b->path.src].ctx, n, b->stream));
+        (void)d, (void)s;
         return PSC_CU(ctx, cuMemcpyAsync, ((CUdeviceptr)(uintptr_t)psc__cb_addr(b->dst),
                                            (CUdeviceptr)(uintptr_t)psc__cb_addr(b->src), n, b->stream));
     }
@@ -222,6 +221,106 @@ static int psc__cb_sizes(uint64_t lo, uint64_t hi, unsigned f, uint64_t *out, in
     int n = psc_size_sweep(lo, hi, f, out, cap);
 
     return n < cap ? n : cap;
+}
+
+/* ---------------------------------------------------------------- the driver calls' own costs */
+
+enum { PSC_CC_CTX, PSC_CC_STREAM_CTX, PSC_CC_CAPTURE, PSC_CC_PTR2, PSC_CC_PTR8, PSC_CC_MEMCPY, PSC_CC_PEER,
+       PSC_CC_LAUNCH, PSC_CC_LAUNCH_BUFFER };
+
+/* One call of primitive `what` on the bed (4 bytes from its source to its destination, on its stream). */
+static CUresult psc__cc_call(psc_context_t *ctx, const psc_cb_bed_t *b, int what)
+{
+    CUpointer_attribute at[8] = {CU_POINTER_ATTRIBUTE_BUFFER_ID,         CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
+                                 CU_POINTER_ATTRIBUTE_MEMORY_TYPE,       CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                 CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,  CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                                 CU_POINTER_ATTRIBUTE_IS_MANAGED,        CU_POINTER_ATTRIBUTE_DEVICE_POINTER};
+    uint64_t v[8] = {0};
+    void *data[8] = {&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]};
+    CUdeviceptr d = b->dst->dptr, s = b->src->dptr;
+    uint64_t n = 4;
+    unsigned reps = 1;
+    CUstreamCaptureStatus cs;
+    cuuint64_t id;
+    CUcontext c;
+
+    switch (what) {
+    case PSC_CC_CTX:
+        return ctx->cu.p_cuCtxGetCurrent(&c);
+    case PSC_CC_STREAM_CTX:
+        return ctx->cu.p_cuStreamGetCtx ? ctx->cu.p_cuStreamGetCtx(b->stream, &c) : CUDA_ERROR_NOT_FOUND;
+    case PSC_CC_CAPTURE:
+        return ctx->cu.p_cuStreamGetCaptureInfo ? ctx->cu.p_cuStreamGetCaptureInfo(b->stream, &cs, &id, NULL, NULL, NULL)
+                                                : CUDA_ERROR_NOT_FOUND;
+    case PSC_CC_PTR2:
+    case PSC_CC_PTR8:
+        return ctx->cu.p_cuPointerGetAttributes ? ctx->cu.p_cuPointerGetAttributes(what == PSC_CC_PTR2 ? 2 : 8, at, data, s)
+                                                : CUDA_ERROR_NOT_FOUND;
+    case PSC_CC_MEMCPY:
+        return ctx->cu.p_cuMemcpyAsync(d, s, n, b->stream);
+    case PSC_CC_PEER:
+        return ctx->cu.p_cuMemcpyPeerAsync(d, ctx->gpu[b->path.dst].ctx, s, ctx->gpu[b->path.src].ctx, n, b->stream);
+    case PSC_CC_LAUNCH: {
+        void *params[] = {&d, &s, &n, &reps};
+
+        return ctx->cu.p_cuLaunchKernel(ctx->gpu[b->path.stream_gpu].fn_copy, 1, 1, 1, PSC_APP_COPY_THREADS, 1, 1, 0,
+                                        b->stream, params, NULL);
+    }
+    case PSC_CC_LAUNCH_BUFFER: {
+        struct psc_cc_args { CUdeviceptr d, s; uint64_t n; unsigned reps; } arg = {d, s, n, reps}; /* the kernel's */
+        size_t len = offsetof(struct psc_cc_args, reps) + sizeof(unsigned);
+        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &arg, CU_LAUNCH_PARAM_BUFFER_SIZE, &len, CU_LAUNCH_PARAM_END};
+
+        return ctx->cu.p_cuLaunchKernel(ctx->gpu[b->path.stream_gpu].fn_copy, 1, 1, 1, PSC_APP_COPY_THREADS, 1, 1, 0,
+                                        b->stream, NULL, extra);
+    }
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* us per call of primitive `what`: the median of 5 runs of 200 calls, the stream drained between; -1 when it fails. */
+static double psc__cc_time(psc_context_t *ctx, const psc_cb_bed_t *b, int what)
+{
+    double t[5];
+
+    for (int r = 0; r < 5; r++) {
+        double t0 = psc__now_ns();
+
+        for (int k = 0; k < 200; k++)
+            if (psc__cc_call(ctx, b, what) != CUDA_SUCCESS) {
+                ctx->cu.p_cuStreamSynchronize(b->stream);
+                return -1;
+            }
+        t[r] = (psc__now_ns() - t0) / 200.0 / 1000.0;
+        if (ctx->cu.p_cuStreamSynchronize(b->stream) != CUDA_SUCCESS)
+            return -1;
+    }
+    qsort(t, 5, sizeof(double), psc__cmp_double);
+    return t[2];
+}
+
+/*
+ * The costs measured on this bed where it is the first of its kind: inside the stream's GPU (everything but
+ * the copies between GPUs), or from one GPU's stream to another GPU (the two calls that copy between GPUs).
+ */
+static void psc__cc_measure(psc_context_t *ctx, const psc_cb_bed_t *b, psc_copy_costs_t *c)
+{
+    const psc_cb_path_t *p = &b->path;
+
+    if (p->src == p->stream_gpu && p->dst == p->stream_gpu && c->launch < 0 && c->ctx_get_current < 0) {
+        c->ctx_get_current = psc__cc_time(ctx, b, PSC_CC_CTX);
+        c->stream_get_ctx = psc__cc_time(ctx, b, PSC_CC_STREAM_CTX);
+        c->stream_capture_info = psc__cc_time(ctx, b, PSC_CC_CAPTURE);
+        c->ptr_attrs2 = psc__cc_time(ctx, b, PSC_CC_PTR2);
+        c->ptr_attrs8 = psc__cc_time(ctx, b, PSC_CC_PTR8);
+        c->memcpy_local = psc__cc_time(ctx, b, PSC_CC_MEMCPY);
+        c->launch = psc__cc_time(ctx, b, PSC_CC_LAUNCH);
+        c->launch_buffer = psc__cc_time(ctx, b, PSC_CC_LAUNCH_BUFFER);
+    } else if (p->src == p->stream_gpu && p->dst >= 0 && p->dst != p->src && c->memcpy_peer < 0 &&
+               c->memcpy_peer_uva < 0) {
+        c->memcpy_peer_uva = psc__cc_time(ctx, b, PSC_CC_MEMCPY);
+        c->memcpy_peer = psc__cc_time(ctx, b, PSC_CC_PEER);
+    }
 }
 
 /* ---------------------------------------------------------------- calibration */
@@ -344,11 +443,18 @@ static psc_status_t psc__copy_bench(psc_context_t *ctx, const psc_copy_bench_opt
     }
     np = psc__cb_paths(d, m, o->host, paths, cap);
     res->calibrated = ctx->copy_cal != NULL;
+    {
+        psc_copy_costs_t none = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+
+        res->costs = none;
+    }
     for (int p = 0; p < np && st == PSC_OK; p++) {
         psc_cb_bed_t bed;
 
         if ((st = psc__cb_bed_open(ctx, &paths[p], o->max_size, &bed)) != PSC_OK)
             break;
+        psc__cc_measure(ctx, &bed, &res->costs); /* before the rows: they poison the destination first */
+        st = psc__gpu_use(ctx, paths[p].stream_gpu);
         for (int k = 0; k < ns && st == PSC_OK; k++) {
             psc_copy_bench_row_t *row = &res->row[res->nrow];
             psc_check_t mine = PSC_CHECK_CLEAN, theirs = PSC_CHECK_CLEAN;
