@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "../unit/one_cpu.h"
+
 #include "gpu_common.h"
 
 static void opts(psc_coll_opts_t *o, int coll, uint64_t min, uint64_t max)
@@ -123,17 +125,10 @@ static void test_graph_replay(void **state)
  */
 static void test_one_cpu_no_tick(void **state)
 {
-    cpu_set_t was, one;
+    cpu_set_t was;
 
     (void)state;
-    assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
-    CPU_ZERO(&one);
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &was)) {
-            CPU_SET(c, &one);
-            break;
-        }
-    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+    psc_test_pin_one_cpu(&was);
     for (int g = 0; g < 2; g++) {
         psc_coll_opts_t o;
         psc_coll_report_t *r;

@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#include "one_cpu.h"
 #include <jansson.h>
 
 #include "cli.h"
@@ -388,17 +390,10 @@ static void test_binary_pinned_one_cpu(void **state)
         (const char *const[]){"coll", "sendrecv", "-b", "8", "-e", "2K", "-f", "4", "-n", "40", "--devices", "0",
                               NULL},
     };
-    cpu_set_t was, one;
+    cpu_set_t was;
 
     (void)state;
-    assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
-    CPU_ZERO(&one);
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &was)) {
-            CPU_SET(c, &one);
-            break;
-        }
-    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0); /* the child inherits it */
+    psc_test_pin_one_cpu(&was); /* the child inherits it */
     for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
         psc__run_t r = psc__run((const char **)runs[i], env);
         double max_us;
