@@ -26,7 +26,8 @@ import sys
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 DEFINED = set("TDBRGSCVW")
 USED = set("Uw")
-NM_LINE = re.compile(r"^(?P<obj>.+?):(?:[0-9a-fA-F]+)?\s+(?P<type>\S)\s+(?P<sym>\S+)$")
+# GNU nm -A: "obj:ADDR T sym", "obj:    U sym"; llvm-nm -A (clang builds' CMAKE_NM) puts a space after the colon
+NM_LINE = re.compile(r"^(?P<obj>.+?):\s*(?:[0-9a-fA-F]+\s+)?(?P<type>\S)\s+(?P<sym>\S+)$")
 KNOWN_UP = re.compile(r"^(?P<src>\S+)\s+->\s+(?P<dst>\S+)\s+\((?P<syms>[^)]*)\)$")
 
 

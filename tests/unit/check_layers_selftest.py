@@ -64,6 +64,15 @@ class CheckLayers(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertIn("3 units in 3 layers, 3 unit edges; 0 known cycles and 0 known upward edges", out)
 
+    def test_llvm_nm_format(self):
+        # llvm-nm -A (a clang build's CMAKE_NM) puts a space after the object's colon: the same graph
+        llvm = "".join(l.replace(".o:", ".o: ", 1) + "\n" for l in BAD.splitlines())
+        rc, out = self.run_check(llvm)
+        self.assertNotEqual(rc, 0, out)
+        self.assertIn("lib/a -> lib/b", out)
+        rc, out = self.run_check(llvm, KNOWN)
+        self.assertEqual(rc, 0, out)
+
     def test_finds_cycle_and_calls_up(self):
         rc, out = self.run_check(BAD)
         self.assertEqual(rc, 1, out)
