@@ -545,14 +545,19 @@ struct CUevent_st;  /* CUevent and cudaEvent_t are pointers to it */
  * built-in defaults without one; psc_copy_route says which and why. Routes
  * are timed as applications queue copies, back to back, where a kernel
  * launch costs the CPU more than the driver's copy: the defaults take the
- * driver's copy (cuMemcpyPeerAsync between GPUs, cuMemcpyAsync otherwise)
+ * driver's copy (cuMemcpyAsync, between GPUs too: it can be captured)
  * except between GPUs from a stream not on the source GPU, up to 16 MiB,
  * where the stream GPU's SM kernel reads over the link; a calibrated route
  * other than the driver's copy is taken only where it was measured at least
  * 5 % faster. Each thread remembers the buffers it copied lately and the
- * route of each recent copy: a later call asks the driver only whether each
- * address is still in the same allocation with the same access (a buffer
- * freed and another made at its address is looked up again). A copy
+ * route of each recent copy. Where that route is a kernel or a hop, a later
+ * call asks the driver whether each address is still in the same allocation
+ * with the same access (a buffer freed and another made at its address is
+ * looked up again). Where it is the driver's own copy, a later call with the
+ * same buffers, size and stream issues that copy at once, and the driver
+ * checks it as it would the call psc_copy replaces: psc_copy's own checks
+ * (the range past an allocation's end, pageable memory) are made when the
+ * route is chosen, and again only where the driver refuses the copy. A copy
  * between GPUs by SM kernel needs peer access from the issuing GPU to the
  * other: the call never turns it on (psc_peer_enable does) and takes the copy
  * engine where it is off. Where the calibration measured the far GPU's

@@ -119,7 +119,7 @@ def nccl_tests_rows(text):
 
 
 def nvbandwidth_results(text):
-    """nvbandwidth's text output: {testcase: [(matrix title, [cell values])]}, cells without N/A."""
+    """nvbandwidth's text output: {testcase: [(matrix title, [cell values], {(row, column): value})]}, without N/A."""
     res, test, title, header = {}, None, None, False
     for line in text.splitlines():
         m = re.match(r"Running (\S+)\.", line)
@@ -131,16 +131,18 @@ def nvbandwidth_results(text):
             continue
         if "(GB/s)" in line or "(ns)" in line:
             title = line.strip()
-            res[test].append((title, []))
+            res[test].append((title, [], {}))  # the cells in order, and by (row, column)
             header = True  # the next line numbers the columns
             continue
         if title and header:
             header = False
             continue
         if title and re.match(r"^\s*\d+\s", line):
-            for cell in line.split()[1:]:
+            f = line.split()
+            for col, cell in enumerate(f[1:]):
                 try:
                     res[test][-1][1].append(float(cell))
+                    res[test][-1][2][(int(f[0]), col)] = float(cell)
                 except ValueError:
                     pass
     return res
@@ -241,7 +243,7 @@ def ref_for(results, test, how):
         return None
     if how == "total":
         mats = [m for m in mats if "Total" in m[0]] or mats[-1:]
-    cells = [c for _, cs in mats[:1] for c in cs if c > 0]
+    cells = [c for m in mats[:1] for c in m[1] if c > 0]
     return mean(cells) if cells else None
 
 # ---------------------------------------------------------------------------- the parts
@@ -296,47 +298,59 @@ def part_report(t, d):
 
 
 def part_latency(t, d):
-    """Pointer chases beside nvbandwidth's latency tests: nvbandwidth's way within 3 %, ours shown."""
+    """Pointer chases beside nvbandwidth's latency tests, direction by direction: nvbandwidth's way (the mean of
+    every SM's launch, its figure) within 3 %; our random walk's p50 shown."""
     lj, nv = os.path.join(d, "lat.json"), os.path.join(d, "nvbandwidth.txt")
     if not os.path.exists(lj):
         return
     if not os.path.exists(nv):
         t.missing("latency", "nvbandwidth's latency tests", "nvbandwidth.txt missing")
         return
-    lat, results = load_json(lj), nvbandwidth_results(read(nv))
-    p50 = {}
-    for x in lat.get("tests", []):
-        if x.get("status") == "passed":
-            for s in x.get("sizes") or []:
-                if "p50" in (s.get("latency") or {}):
-                    p50.setdefault(x["name"], []).append(s["latency"]["p50"])
-    for ref_name, ours_name, bound in (
-            ("device_to_device_latency_sm", "gpu_to_gpu_chase_sequential", Bound(0.97, 1.03)),
-            ("device_to_device_latency_sm", "gpu_to_gpu_chase", None),
-            ("host_device_latency_sm", "host_to_gpu_chase", None)):
-        ref = ref_for(results, ref_name, "cells")
-        if ref is None:
+    results = nvbandwidth_results(read(nv))
+    ours = {}
+    for x in load_json(lj).get("tests", []):
+        m = re.match(r"gpu(\d+) -> gpu(\d+)$", x.get("direction") or "")
+        lat = [s["latency"] for s in x.get("sizes") or [] if s.get("latency")]
+        if x.get("status") == "passed" and m and lat:
+            ours[(x["name"], int(m.group(1)), int(m.group(2)))] = lat[0]
+    for name, stat, bound in (("gpu_to_gpu_chase_sequential", "mean", Bound(0.97, 1.03)),
+                              ("gpu_to_gpu_chase", "p50", None)):
+        mats = results.get("device_to_device_latency_sm")
+        if not mats:
+            t.missing("latency", name, "no device_to_device_latency_sm in nvbandwidth.txt")
             continue
-        if ours_name not in p50:
-            if bound is not None:
-                t.missing("latency", "%s vs %s [ns]" % (ours_name, ref_name), "not in lat.json")
-            continue
-        ours = mean(p50[ours_name])
-        t.add("latency", "%s vs %s [ns]" % (ours_name, ref_name), ours, ref, ours / ref, bound,
-              note="" if bound else "random walk, see METHOD.md")
+        mine = sorted(k for k in ours if k[0] == name)
+        if not mine and bound is not None:
+            t.missing("latency", name, "not in lat.json")
+        for _, src, dst in mine:
+            ref = mats[0][2].get((dst, src))  # nvbandwidth: row the reading GPU, column the memory's
+            if ref is None:
+                t.missing("latency", "%s gpu%d -> gpu%d" % (name, src, dst), "no nvbandwidth cell")
+                continue
+            v = ours[(name, src, dst)][stat]
+            t.add("latency", "%s gpu%d -> gpu%d (%s) vs device_to_device_latency_sm [ns]" % (name, src, dst, stat),
+                  v, ref, v / ref, bound, note="" if bound else "random walk, see METHOD.md")
+    ref = ref_for(results, "host_device_latency_sm", "cells")
+    v = [x["p50"] for k, x in ours.items() if k[0] == "host_to_gpu_chase"]
+    if ref is not None and v:
+        t.add("latency", "host_to_gpu_chase (p50) vs host_device_latency_sm [ns]", mean(v), ref, mean(v) / ref, None,
+              note="random walk, see METHOD.md")
 
 
 COLLS = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"]
 
 
-def coll_times(path, impl="nccl"):
-    """p2pscope coll's JSON: {size: (out-of-place us, in-place us)} of impl's rows."""
+def coll_times(path, impl="nccl", wrong=None):
+    """p2pscope coll's JSON: {size: (out-of-place us, in-place us)} of impl's rows; the sizes with wrong elements
+    are added to the set `wrong` where one is given (a time of wrong data is no figure)."""
     rows = {}
     for r in load_json(path).get("coll", {}).get("rows", []):
         if r.get("impl", "nccl") != impl:
             continue
         o, i = r.get("out_of_place", {}), r.get("in_place", {})
         rows[r["size_bytes"]] = (o.get("time_us") if o.get("ran") else None, i.get("time_us") if i.get("ran") else None)
+        if wrong is not None and (o.get("wrong") or i.get("wrong")):
+            wrong.add(r["size_bytes"])
     return rows
 
 
@@ -352,10 +366,12 @@ def best_of(runs):
 
 
 def coll_bound_ok(size, ours, ref):
-    """Issue 32: within 3 % of nccl-tests at 1 MiB and above, within 5 % or 0.3 us below."""
+    """Issue 32: within 3 % of nccl-tests at 1 MiB and above, within 5 % or 0.3 us below. Not far below it either:
+    the same NCCL calls cannot be much faster, and a loop that stopped waiting would be (below 1 MiB a whole run of
+    either tool can land 30-50 % off, so there only below 0.6)."""
     if size >= 1 << 20:
-        return ours <= ref * 1.03
-    return ours <= ref * 1.05 or ours - ref <= 0.3
+        return ref * 0.97 <= ours <= ref * 1.03
+    return ours >= ref * 0.6 and (ours <= ref * 1.05 or ours - ref <= 0.3)
 
 
 def part_coll(t, d):
@@ -370,8 +386,9 @@ def part_coll(t, d):
                     continue
                 fig = "%s, %s, %s" % (coll, "one process" if launch == "single" else "one process a GPU (mpirun)",
                                       "eager" if mode == "eager" else "-G 20")
+                wrong = set()
                 try:
-                    ours = best_of([coll_times(f) for f in ours_f])
+                    ours = best_of([coll_times(f, wrong=wrong) for f in ours_f])
                     ref = best_of([nccl_tests_rows(read(f)) for f in ref_f])
                 except (OSError, ValueError, KeyError) as e:
                     t.missing("coll", fig, "unreadable: %s" % e)
@@ -380,6 +397,12 @@ def part_coll(t, d):
                 if not sizes:
                     t.missing("coll", fig, "no size in both tables")
                     continue
+                if set(ref) - set(ours):
+                    t.missing("coll", fig, "sizes nccl-tests ran and p2pscope did not: %s" %
+                              " ".join(str(x) for x in sorted(set(ref) - set(ours))))
+                if wrong:
+                    t.add("coll", "%s: sizes with wrong elements" % fig, len(wrong), None, len(wrong),
+                          Bound(hi=0, text="0"), note=" ".join(str(x) for x in sorted(wrong)))
                 for band, pick in (("< 1 MiB", lambda s: s < 1 << 20), (">= 1 MiB", lambda s: s >= 1 << 20)):
                     worst = None
                     for s in filter(pick, sizes):
@@ -388,14 +411,15 @@ def part_coll(t, d):
                             if a is None or b is None:
                                 continue
                             bad = not coll_bound_ok(s, a, b)
-                            cand = (bad, a / b, s, a, b)
+                            cand = (bad, abs(math.log(a / b)) if a > 0 and b > 0 else 0.0, s, a, b)
                             if worst is None or cand > worst:
                                 worst = cand
                     if worst is None:
                         continue
-                    bad, ratio, s, a, b = worst
+                    bad, _, s, a, b = worst
+                    ratio = a / b
                     t.add("coll", "%s, %s: worst time [us] at %d B" % (fig, band, s), a, b, ratio,
-                          Bound(text="<= 1.03" if band[0] == ">" else "<= 1.05 or +0.3 us"), ok=not bad)
+                          Bound(text="0.97-1.03" if band[0] == ">" else "0.6-1.05 or +0.3 us"), ok=not bad)
 
 
 def part_own_allreduce(t, d):
@@ -435,21 +459,26 @@ def part_copy(t, d):
             groups.setdefault((r["src"], r["dst"], r["stream_gpu"]), []).append(r)
         for (src, dst, stream), rs in sorted(groups.items()):
             path = "%s, %s -> %s, stream on %s" % (label, src, dst, stream)
-            rs = [r for r in rs if r.get("speedup") is not None]
-            if not rs:
+            if not [r for r in rs if r.get("speedup") is not None]:
                 t.missing("copy", path, "no timed row")
                 continue
             # (rows judged, what the line says, the row's figure, psc_copy's time and the driver's, the bound);
             # where psc_copy's route is not the driver's own call (a kernel, or another GPU's engine) it is there
             # because it is faster: 1.6-2.4x the driver at up to 256 KiB on 2x H200 (issue 32)
             checks = (
-                (rs, "least speed-up over the driver, 1 B-1 GiB", "speedup", "psc_us", "driver_us", Bound(lo=0.98)),
+                ([r for r in rs if r.get("speedup") is not None], "least speed-up over the driver, 1 B-1 GiB",
+                 "speedup", "psc_us", "driver_us", Bound(lo=0.98)),
                 ([r for r in rs if r.get("prep_speedup") is not None], "prepared copy's least speed-up",
                  "prep_speedup", "prep_us", "driver_us", Bound(lo=0.98)),
-                ([r for r in rs if r["size_bytes"] <= 256 << 10 and (r["route"]["engine"] == "sm" or r["route"]["hop"])],
-                 "where a faster route exists, up to 256 KiB", "speedup", "psc_us", "driver_us", Bound(lo=1.5)),
-                ([r for r in rs if r.get("cpu_over_us") is not None], "CPU cost of a call above the call it issues",
-                 "cpu_over_us", "psc_cpu_us", "launch_cpu_us", Bound(hi=0.3, text="<= +0.3 us")))
+                ([r for r in rs if r["size_bytes"] <= 256 << 10 and src != dst and "host" not in (src, dst) and
+                  stream != src], "between GPUs from a stream not on the source, up to 256 KiB (the SM kernel's "
+                 "1.6-2.4x)", "speedup", "psc_us", "driver_us", Bound(lo=1.5)),
+                ([r for r in rs if r.get("cpu_over_us") is not None and r["size_bytes"] <= 1 << 20],
+                 "CPU cost of a call above the call it issues, up to 1 MiB (above, the driver's own call varies by "
+                 "microseconds)", "cpu_over_us", "psc_cpu_us", "launch_cpu_us", Bound(hi=0.3, text="<= +0.3 us")))
+            bad = [r for r in rs if r.get("bad_bytes")]
+            t.add("copy", "%s: wrong bytes in the checked destinations" % path, sum(r["bad_bytes"] for r in bad), None,
+                  len(bad), Bound(hi=0, text="0 rows"))
             for rows_, what, key, ours, ref, bound in checks:
                 if rows_:
                     worst = (min if bound.lo is not None else max)(rows_, key=lambda r: r[key])
@@ -492,7 +521,42 @@ def part_sanitizer(t, d):
         t.add("sanitizer", "compute-sanitizer %s: errors and hazards" % name, n, None, n, Bound(hi=0, text="0"))
 
 
-PARTS = [part_readme, part_report, part_latency, part_coll, part_own_allreduce, part_copy, part_ipc, part_sanitizer]
+# What each part of scripts/gpu-accept.sh must leave (its `part` file names the part): an output missing is a miss,
+# so a step that failed to write cannot pass by adding no line. A sanitizer run may leave .skipped instead (a miss
+# of its own, with the reason).
+SANITIZER_RUNS = ["memcheck-bw", "racecheck-bw", "synccheck-bw", "memcheck-lat", "memcheck-copy",
+                  "memcheck-allreduce", "racecheck-allreduce", "synccheck-allreduce"]
+REQUIRED = {
+    "a": ["ctest.log", "report.time", "report.json", "nvbandwidth.time", "nvbandwidth.txt", "lat.json", "ipc.json",
+          "copy.json"],
+    "b": ["coll/p2p_%s_%s_%s_*.json" % (c, l, m) for c in COLLS for l in ("single", "mpi") for m in ("eager", "G20")] +
+         ["coll/nt_%s_%s_%s_*.txt" % (c, l, m) for c in COLLS for l in ("single", "mpi") for m in ("eager", "G20")],
+}
+
+
+def part_outputs(t, d):
+    f = os.path.join(d, "part")
+    if not os.path.exists(f):
+        return
+    parts = read(f).split()  # "a", "b", or both (scripts/gpu-accept.sh all)
+    for part in parts:
+        for pattern in REQUIRED.get(part, []):
+            if not glob.glob(os.path.join(d, pattern)):
+                t.missing("outputs", "part %s: %s" % (part, pattern), "not written")
+    if "a" in parts:
+        for run in SANITIZER_RUNS:
+            if not glob.glob(os.path.join(d, "sanitize-%s.*" % run)):
+                t.missing("outputs", "part a: sanitize-%s.log" % run, "not written")
+    if "b" in parts and not glob.glob(os.path.join(d, "copy_calibrated.*")):
+        t.missing("outputs", "part b: copy_calibrated.json", "not written")
+    rc = os.path.join(d, "rc.txt")
+    for line in (read(rc).splitlines() if os.path.exists(rc) else []):
+        m = re.match(r"(\S+) rc=(\d+)$", line.strip())
+        if m and m.group(2) != "0":
+            t.add("outputs", "%s: exit code" % m.group(1), int(m.group(2)), None, None, Bound(text="0"), ok=False)
+
+
+PARTS = [part_outputs, part_readme, part_report, part_latency, part_coll, part_own_allreduce, part_copy, part_ipc, part_sanitizer]
 
 
 def table(dirs):

@@ -16,6 +16,7 @@
 #include "mem/buffer.h"
 #include "topo/devices.h"
 #include "topo/host_topo.h"
+#include "xfer/app_copy.h" /* psc__copy_memo_forget */
 
 static psc_log_level_t psc__log_level_from_env(void)
 {
@@ -131,6 +132,7 @@ void psc_context_destroy(psc_context_t *ctx)
     psc__share_free_all(ctx);
     psc__mem_free_all(ctx);
     psc_calibration_free(ctx->copy_cal);
+    psc__copy_memo_forget(); /* a context made later at this address must not match what psc_copy kept */
     for (int i = 0; i < ctx->ndev; i++)
         psc__gpu_teardown(ctx, &ctx->gpu[i]);
     if (saved)

@@ -90,9 +90,13 @@ class TheRecordedRun(unittest.TestCase):
         self.assertEqual(len([l for l in self.t.lines if l[0] == "report" and " vs " in l[1]]), len(accept.NVB_MAP))
 
     def test_latency(self):
-        l = find(self.t, "latency", "gpu_to_gpu_chase_sequential")
-        self.assertTrue(0.97 <= l[4] <= 1.03 and l[6])
-        self.assertIsNone(find(self.t, "latency", "gpu_to_gpu_chase vs")[5])  # shown, not judged
+        # nvbandwidth's cell for our gpu0 -> gpu1 (memory on gpu0, read by gpu1) is its row 1, column 0: 826.73
+        l = find(self.t, "latency", "gpu_to_gpu_chase_sequential gpu0 -> gpu1 (mean)")
+        self.assertAlmostEqual(l[3], 826.73, places=2)
+        self.assertAlmostEqual(l[2], 831.93, places=2)  # the mean, nvbandwidth's statistic, not the p50 (811.5)
+        self.assertTrue(l[6])
+        self.assertAlmostEqual(find(self.t, "latency", "gpu_to_gpu_chase_sequential gpu1 -> gpu0")[3], 827.47, places=2)
+        self.assertIsNone(find(self.t, "latency", "gpu_to_gpu_chase gpu0 -> gpu1 (p50)")[5])  # shown, not judged
 
     def test_ctest_counted(self):
         l = find(self.t, "readme", "ctest")
@@ -111,10 +115,12 @@ class TheRecordedRun(unittest.TestCase):
         l = find(self.t, "copy", "built-in routes, gpu0 -> gpu1, stream on gpu0: least speed-up")
         self.assertFalse(l[6])
         self.assertLess(l[4], 0.98)
-        l = find(self.t, "copy", "built-in routes, gpu0 -> gpu1, stream on gpu1: where a faster route exists")
+        l = find(self.t, "copy", "built-in routes, gpu0 -> gpu1, stream on gpu1: between GPUs from a stream not on")
         self.assertFalse(l[6])  # 1.34x, not 1.5x
+        self.assertTrue(find(self.t, "copy", "built-in routes, gpu0 -> gpu1, stream on gpu0: wrong bytes")[6])
         l = find(self.t, "copy", "built-in routes, gpu0 -> gpu1, stream on gpu0: CPU cost")
         self.assertGreater(l[4], 0.3)
+        self.assertIn("(at 64 B)", l[1])  # the worst up to 1 MiB: +0.61 us; the 1 GiB row's +2.37 is left out
 
     def test_ipc_and_sanitizers(self):
         l = find(self.t, "ipc", "vmm_fd, GPU 0 -> 1 release")
@@ -160,6 +166,55 @@ class Judging(unittest.TestCase):
         l = find(t, "coll", "all_reduce, one process, -G 20, >= 1 MiB")
         self.assertFalse(l[6])
         self.assertIn("1073741824", l[1])
+
+    def edit_json(self, path, change):
+        d = accept.load_json(path)
+        change(d)
+        with open(path, "w") as out:
+            json.dump(d, out)
+
+    def test_wrong_elements_are_a_miss(self):
+        f = os.path.join(self.tmp, "b", "coll", "p2p_all_reduce_single_G20_1.json")
+        self.edit_json(f, lambda d: d["coll"]["rows"][3]["out_of_place"].update(wrong=123))
+        l = find(lines([os.path.join(self.tmp, "b")]), "coll", "all_reduce, one process, -G 20: sizes with wrong")
+        self.assertFalse(l[6])
+
+    def test_much_faster_coll_is_a_miss(self):
+        f = os.path.join(self.tmp, "b", "coll", "p2p_all_reduce_single_G20_1.json")
+
+        def halve(d):
+            for r in d["coll"]["rows"]:
+                if r["size_bytes"] == 1 << 30:
+                    r["out_of_place"]["time_us"] /= 2  # a timed loop that stopped waiting
+        self.edit_json(f, halve)
+        self.assertFalse(find(lines([os.path.join(self.tmp, "b")]), "coll", "all_reduce, one process, -G 20, >= 1")[6])
+
+    def test_faster_route_judged_by_path(self):
+        f = os.path.join(self.tmp, "a", "copy.json")
+
+        def to_ce(d):  # the route regressed to the copy engine where the SM kernel was 2x faster
+            for r in d["copy_bench"]["rows"]:
+                if (r["src"], r["dst"], r["stream_gpu"]) == ("gpu1", "gpu0", "gpu0"):
+                    r["route"]["engine"] = "ce"
+                    r["psc_us"], r["speedup"] = r["driver_us"], 1.0
+        self.edit_json(f, to_ce)
+        l = find(lines([os.path.join(self.tmp, "a")]), "copy", "gpu1 -> gpu0, stream on gpu0: between GPUs")
+        self.assertFalse(l[6])
+
+    def test_part_outputs_and_exit_codes(self):
+        a = os.path.join(self.tmp, "a")
+        with open(os.path.join(a, "part"), "w") as out:
+            out.write("a\n")
+        t = lines([a])
+        missing = [l[1] for l in t.lines if l[0] == "outputs"]
+        self.assertEqual(len(missing), len(accept.SANITIZER_RUNS))  # every output of part a but its sanitizers
+        os.remove(os.path.join(a, "ipc.json"))
+        with open(os.path.join(a, "rc.txt"), "w") as out:
+            out.write("lat rc=0\nipc rc=3\n")
+        t = lines([a])
+        self.assertFalse(find(t, "outputs", "part a: ipc.json")[6])
+        self.assertFalse(find(t, "outputs", "ipc: exit code")[6])
+        self.assertEqual(len([l for l in t.lines if l[0] == "outputs" and "exit code" in l[1]]), 1)
 
     def test_missing_output_is_a_miss(self):
         os.remove(os.path.join(self.tmp, "a", "report.json"))
