@@ -2,11 +2,10 @@
  * The public calls that use the GPUs, as an embedding application sees them:
  * options adopted whatever header the caller was built with (opts.c), and the
  * calling thread's current context and the peer access between primary
- * contexts left as the call found them. The work itself is in psc__*.
+ * contexts left as the call found them (the guard, gpu_guard.c). The guarded
+ * work is in each module's psc__*_held, which the library's own loops call
+ * too, on options already adopted.
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "internal.h"
 #include "lat/lat.h"
 #include "mem/buffer.h"
@@ -14,66 +13,6 @@
 #include "verify/integrity.h"
 #include "verify/load.h"
 #include "xfer/bw.h"
-
-void psc__guard_enter(psc_context_t *ctx)
-{
-    if (ctx->guard_depth++ > 0)
-        return;
-    ctx->caller_current = NULL;
-    ctx->caller_saved = ctx->cu.p_cuCtxGetCurrent(&ctx->caller_current) == CUDA_SUCCESS;
-}
-
-/* Put one pair back the way the caller had it; the pair is then untouched again. */
-static CUresult psc__peer_restore(psc_context_t *ctx, int from, int to, const char **call)
-{
-    psc_gpu_t *g = &ctx->gpu[from];
-    int was = g->peer_orig[to], now = g->peer_on[to];
-    CUresult rc;
-
-    g->peer_orig[to] = -1;
-    g->peer_on[to] = 0; /* unknown from here on: the caller may change it between calls */
-    if (was < 0 || was == now)
-        return CUDA_SUCCESS;
-    *call = "cuCtxSetCurrent";
-    if ((rc = ctx->cu.p_cuCtxSetCurrent(g->ctx)) != CUDA_SUCCESS)
-        return rc;
-    *call = was ? "cuCtxEnablePeerAccess" : "cuCtxDisablePeerAccess";
-    rc = was ? ctx->cu.p_cuCtxEnablePeerAccess(ctx->gpu[to].ctx, 0) : ctx->cu.p_cuCtxDisablePeerAccess(ctx->gpu[to].ctx);
-    return rc == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED || rc == CUDA_ERROR_PEER_ACCESS_NOT_ENABLED ? CUDA_SUCCESS : rc;
-}
-
-psc_status_t psc__guard_leave(psc_context_t *ctx, psc_status_t st)
-{
-    const char *call = NULL;
-    char why[200];
-    CUresult rc = CUDA_SUCCESS, r;
-    int from = -1, to = -1;
-
-    if (--ctx->guard_depth > 0)
-        return st;
-    for (int i = 0; i < ctx->ndev; i++)
-        for (int j = 0; ctx->gpu[i].ready && j < ctx->ndev; j++)
-            if ((r = psc__peer_restore(ctx, i, j, &call)) != CUDA_SUCCESS && rc == CUDA_SUCCESS)
-                rc = r, from = i, to = j;
-    /* Always, even after a failed peer restore. Not when the caller's could not be read: setting NULL
-     * would pop an entry of its context stack. */
-    if (ctx->caller_saved && (r = ctx->cu.p_cuCtxSetCurrent(ctx->caller_current)) != CUDA_SUCCESS &&
-        rc == CUDA_SUCCESS)
-        rc = r, call = "cuCtxSetCurrent";
-    ctx->caller_current = NULL;
-    if (rc == CUDA_SUCCESS)
-        return st;
-    /* The call's own failure is the one to report; a failed restore after a success is an error of its own. */
-    if (st != PSC_OK) {
-        psc__log(ctx, PSC_LOG_WARN, "the caller's CUDA state not put back: %s failed", call);
-        return st;
-    }
-    psc_cuda_error_text(&ctx->cu, rc, why, sizeof(why));
-    if (from >= 0)
-        return psc__fail(ctx, PSC_ERR_DRIVER, "peer access from GPU %d to GPU %d not put back as the caller had it: %s: %s",
-                         from, to, call, why);
-    return psc__fail(ctx, PSC_ERR_DRIVER, "the caller's current CUDA context not made current again: %s: %s", call, why);
-}
 
 psc_status_t psc_measure_opts_check(const psc_measure_opts_t *o, char *errbuf, size_t errlen)
 {
@@ -94,23 +33,13 @@ psc_status_t psc_bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_me
                         psc_bw_result_t *out)
 {
     psc_measure_opts_t full;
-    psc_bw_result_t *res;
     psc_status_t st;
 
     if (!ctx)
         return PSC_ERR_INVALID;
     if ((st = psc__measure_opts_adopt(ctx, o, &full, NULL, 0)) != PSC_OK)
         return st;
-    if (!out)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_run: no place for the result (accepted: a psc_bw_result_t)");
-    if (!(res = malloc(sizeof(*res))))
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a result");
-    psc__guard_enter(ctx);
-    st = psc__guard_leave(ctx, psc__bw_run(ctx, c, &full, res));
-    if (st == PSC_OK) /* written only when the caller's state was put back too */
-        memcpy(out, res, sizeof(*res));
-    free(res);
-    return st;
+    return psc__bw_run_held(ctx, c, &full, out);
 }
 
 void psc_bw_release_buffers(psc_context_t *ctx)
@@ -125,99 +54,45 @@ void psc_bw_release_buffers(psc_context_t *ctx)
 psc_status_t psc_lat_run(psc_context_t *ctx, const psc_lat_case_t *c, const psc_lat_opts_t *o, psc_lat_result_t *out)
 {
     psc_lat_opts_t full;
-    psc_lat_result_t *res;
     psc_status_t st;
 
     if (!ctx)
         return PSC_ERR_INVALID;
     if ((st = psc__lat_opts_adopt(ctx, o, &full)) != PSC_OK)
         return st;
-    if (!out)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: no place for the result (accepted: a psc_lat_result_t)");
-    if (!(res = malloc(sizeof(*res))))
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a result");
-    psc__guard_enter(ctx);
-    st = psc__guard_leave(ctx, psc__lat_run(ctx, c, &full, res));
-    if (st == PSC_OK)
-        memcpy(out, res, sizeof(*res));
-    free(res);
-    return st;
+    return psc__lat_run_held(ctx, c, &full, out);
 }
 
 psc_status_t psc_timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, double *host_ns)
 {
-    double g = 0, h = 0;
-    psc_status_t st;
-
     if (!ctx)
         return PSC_ERR_INVALID;
-    if (!gpu_ns || !host_ns)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_timer_resolution: %s is NULL (accepted: a double to fill)",
-                         gpu_ns ? "host_ns" : "gpu_ns");
-    psc__guard_enter(ctx);
-    st = psc__guard_leave(ctx, psc__timer_resolution(ctx, gpu, &g, &h));
-    if (st == PSC_OK) {
-        *gpu_ns = g;
-        *host_ns = h;
-    }
-    return st;
+    return psc__timer_resolution_held(ctx, gpu, gpu_ns, host_ns);
 }
 
 psc_status_t psc_verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
                             psc_verify_result_t *out)
 {
     psc_verify_opts_t full;
-    psc_verify_result_t res;
     psc_status_t st;
 
     if (!ctx)
         return PSC_ERR_INVALID;
     if ((st = psc__verify_opts_adopt(ctx, o, &full)) != PSC_OK)
         return st;
-    if (full.load && psc__load_context(full.load) != ctx)
-        return psc__fail(ctx, PSC_ERR_INVALID, "the background load belongs to another context");
-    if (!out)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_verify_run: no place for the result (accepted: a psc_verify_result_t)");
-    psc__guard_enter(ctx);
-    st = psc__verify_run(ctx, c, &full, &res);
-    /* The load's copies finish before peer access goes back under them (the next run starts them again). */
-    if (full.load && ctx->guard_depth == 1) {
-        psc_status_t ls = psc__load_settle(full.load);
-
-        st = st == PSC_OK ? ls : st;
-    }
-    st = psc__guard_leave(ctx, st);
-    if (st == PSC_OK)
-        *out = res;
-    return st;
+    return psc__verify_run_held(ctx, c, &full, out);
 }
 
 psc_status_t psc_load_start(psc_context_t *ctx, const int *devices, int ndev, psc_load_t **out)
 {
-    psc_load_t *load = NULL;
-    psc_status_t st;
-
     if (!ctx)
         return PSC_ERR_INVALID;
-    if (!out)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_load_start: no place for the load given");
-    psc__guard_enter(ctx);
-    st = psc__guard_leave(ctx, psc__load_start(ctx, devices, ndev, &load));
-    if (st == PSC_OK) {
-        *out = load;
-    } else if (load) { /* set up, but the caller's state could not be put back: not handed over */
-        psc__guard_enter(ctx);
-        psc__guard_leave(ctx, psc__load_stop(load, NULL, 0, NULL));
-    }
-    return st;
+    return psc__load_start_held(ctx, devices, ndev, out);
 }
 
 psc_status_t psc_load_stop(psc_load_t *load, psc_load_path_report_t *out, int cap, int *n)
 {
-    psc_context_t *ctx = load ? psc__load_context(load) : NULL;
-
-    if (!ctx)
+    if (!psc__load_context(load))
         return PSC_ERR_INVALID;
-    psc__guard_enter(ctx);
-    return psc__guard_leave(ctx, psc__load_stop(load, out, cap, n));
+    return psc__load_stop_held(load, out, cap, n);
 }

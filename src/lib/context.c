@@ -145,11 +145,6 @@ void psc_context_destroy(psc_context_t *ctx)
     free(ctx);
 }
 
-const char *psc_context_last_error(const psc_context_t *ctx)
-{
-    return ctx ? ctx->last_error : "no context";
-}
-
 psc_status_t psc__test_hooks_set(psc_context_t *ctx, const psc_test_hooks_t *h)
 {
     if (!ctx)

@@ -146,7 +146,7 @@ psc_status_t psc__gpu_stream(psc_context_t *ctx, int i, int k, CUstream *out);
 psc_status_t psc__gpu_hop_ready(psc_context_t *ctx, int i);
 
 /*
- * The caller's CUDA state around a public call that uses the GPUs (api_guard.c):
+ * The caller's CUDA state around a public call that uses the GPUs (gpu_guard.c):
  * enter saves the calling thread's current context; leave, at the outermost
  * call, puts back the peer access the call changed and that context. Leave
  * returns the call's status st; when the call succeeded but the caller's

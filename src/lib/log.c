@@ -39,6 +39,12 @@ psc_status_t psc__fail(const psc_context_t *ctx, psc_status_t st, const char *fm
     return st;
 }
 
+/* Read beside where it is written (psc__fail), so the runs below the context's life can quote it. */
+const char *psc_context_last_error(const psc_context_t *ctx)
+{
+    return ctx ? ctx->last_error : "no context";
+}
+
 psc_status_t psc__cu_result(psc_context_t *ctx, CUresult rc, const char *call)
 {
     char text[200];

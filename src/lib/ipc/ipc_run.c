@@ -20,6 +20,7 @@
 #include "ipc/ipc_proto.h"
 #include "ipc/workers.h"
 #include "opts.h"
+#include "xfer/bw.h"
 
 #define PSC__GRACE_MS 2000
 
@@ -356,7 +357,7 @@ static void psc__compact(psc_ipc_report_t *rep)
 static psc_status_t psc__check_opts(psc_context_t *ctx, const psc_ipc_opts_t *o, uint64_t *size)
 {
     char why[256];
-    psc_measure_opts_t m = o->measure;
+    psc_measure_opts_t m = o->measure, full;
 
     if (o->methods & ~((1u << PSC_SHARE_LEGACY) | (1u << PSC_SHARE_VMM_FD) | (1u << PSC_SHARE_VMM_FABRIC)))
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_ipc_run: methods 0x%x: accepted bits 1<<%d (legacy), 1<<%d (VMM "
@@ -379,7 +380,9 @@ static psc_status_t psc__check_opts(psc_context_t *ctx, const psc_ipc_opts_t *o,
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_ipc_run: a worker program and publish: accepted one of them "
                          "(publish: the workers join from elsewhere, none is started)");
     m.size = m.size ? m.size : PSC_IPC_DEFAULT_SIZE;
-    if (psc_measure_opts_check(&m, why, sizeof(why)) != PSC_OK)
+    /* Adopted apart (its struct_size is the caller's), as psc_measure_opts_check does, then checked whole. */
+    if (psc__measure_opts_adopt(NULL, &m, &full, why, sizeof(why)) != PSC_OK ||
+        psc__measure_opts_check(&full, why, sizeof(why)) != PSC_OK)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_ipc_run: %s", why);
     if (!m.verify)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_ipc_run: verification off: accepted on (every copy is checked)");

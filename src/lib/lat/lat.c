@@ -579,3 +579,38 @@ psc_status_t psc__timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, 
     *host_ns = (double)res.tv_sec * 1e9 + (double)res.tv_nsec;
     return PSC_OK;
 }
+
+psc_status_t psc__lat_run_held(psc_context_t *ctx, const psc_lat_case_t *c, const psc_lat_opts_t *o,
+                               psc_lat_result_t *out)
+{
+    psc_lat_result_t *res;
+    psc_status_t st;
+
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: no place for the result (accepted: a psc_lat_result_t)");
+    if (!(res = malloc(sizeof(*res))))
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a result");
+    psc__guard_enter(ctx);
+    st = psc__guard_leave(ctx, psc__lat_run(ctx, c, o, res));
+    if (st == PSC_OK)
+        memcpy(out, res, sizeof(*res));
+    free(res);
+    return st;
+}
+
+psc_status_t psc__timer_resolution_held(psc_context_t *ctx, int gpu, double *gpu_ns, double *host_ns)
+{
+    double g = 0, h = 0;
+    psc_status_t st;
+
+    if (!gpu_ns || !host_ns)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_timer_resolution: %s is NULL (accepted: a double to fill)",
+                         gpu_ns ? "host_ns" : "gpu_ns");
+    psc__guard_enter(ctx);
+    st = psc__guard_leave(ctx, psc__timer_resolution(ctx, gpu, &g, &h));
+    if (st == PSC_OK) {
+        *gpu_ns = g;
+        *host_ns = h;
+    }
+    return st;
+}

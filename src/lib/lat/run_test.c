@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "lat/lat.h"
 #include "opts.h"
 
 psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const int *devices, int ndev,
@@ -32,7 +33,7 @@ psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const int
     for (size_t k = 0; k < m; k++) {
         if (progress)
             progress(&cases[k], NULL, user);
-        if (psc_lat_run(ctx, &cases[k], &full, &res[k]) != PSC_OK) {
+        if (psc__lat_run_held(ctx, &cases[k], &full, &res[k]) != PSC_OK) {
             memset(&res[k], 0, sizeof(res[k]));
             res[k].c = cases[k];
             res[k].status = PSC_RESULT_FAILED;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "lat/lat.h"
 #include "opts.h"
 #include "suite.h"
 
@@ -57,7 +58,7 @@ psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_test_t *tests, 
         goto fail;
     }
     if (s->ndev > 0) /* unknown stays 0: the tables say so */
-        psc_timer_resolution(ctx, s->devices[0], &s->gpu_timer_ns, &s->host_timer_ns);
+        psc__timer_resolution_held(ctx, s->devices[0], &s->gpu_timer_ns, &s->host_timer_ns);
     for (int t = 0; t < s->ntests; t++) {
         size_t n = 0;
 

@@ -316,3 +316,27 @@ done:
     *out = r;
     return PSC_OK;
 }
+
+psc_status_t psc__verify_run_held(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
+                                  psc_verify_result_t *out)
+{
+    psc_verify_result_t res;
+    psc_status_t st;
+
+    if (o->load && psc__load_context(o->load) != ctx)
+        return psc__fail(ctx, PSC_ERR_INVALID, "the background load belongs to another context");
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_verify_run: no place for the result (accepted: a psc_verify_result_t)");
+    psc__guard_enter(ctx);
+    st = psc__verify_run(ctx, c, o, &res);
+    /* The load's copies finish before peer access goes back under them (the next run starts them again). */
+    if (o->load && ctx->guard_depth == 1) {
+        psc_status_t ls = psc__load_settle(o->load);
+
+        st = st == PSC_OK ? ls : st;
+    }
+    st = psc__guard_leave(ctx, st);
+    if (st == PSC_OK)
+        *out = res;
+    return st;
+}

@@ -216,3 +216,29 @@ psc_context_t *psc__load_context(const psc_load_t *l)
 {
     return l ? l->ctx : NULL;
 }
+
+psc_status_t psc__load_start_held(psc_context_t *ctx, const int *devices, int ndev, psc_load_t **out)
+{
+    psc_load_t *load = NULL;
+    psc_status_t st;
+
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_load_start: no place for the load given");
+    psc__guard_enter(ctx);
+    st = psc__guard_leave(ctx, psc__load_start(ctx, devices, ndev, &load));
+    if (st == PSC_OK) {
+        *out = load;
+    } else if (load) { /* set up, but the caller's state could not be put back: not handed over */
+        psc__guard_enter(ctx);
+        psc__guard_leave(ctx, psc__load_stop(load, NULL, 0, NULL));
+    }
+    return st;
+}
+
+psc_status_t psc__load_stop_held(psc_load_t *l, psc_load_path_report_t *out, int cap, int *n)
+{
+    psc_context_t *ctx = psc__load_context(l);
+
+    psc__guard_enter(ctx);
+    return psc__guard_leave(ctx, psc__load_stop(l, out, cap, n));
+}

@@ -15,4 +15,11 @@ psc_status_t psc__load_start(psc_context_t *ctx, const int *devices, int ndev, p
 psc_status_t psc__load_stop(psc_load_t *l, psc_load_path_report_t *out, int cap, int *n);
 psc_context_t *psc__load_context(const psc_load_t *l);
 
+/*
+ * psc_load_start and psc_load_stop whole (ctx and load not NULL), for them and verify's suite: the work under the
+ * guard; a load set up whose caller's CUDA state could not be put back is stopped, not handed over.
+ */
+psc_status_t psc__load_start_held(psc_context_t *ctx, const int *devices, int ndev, psc_load_t **out);
+psc_status_t psc__load_stop_held(psc_load_t *l, psc_load_path_report_t *out, int cap, int *n);
+
 #endif

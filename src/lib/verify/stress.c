@@ -4,6 +4,7 @@
 
 #include "internal.h"
 #include "opts.h"
+#include "verify/integrity.h"
 #include "verify/stress.h"
 
 /* Golden-ratio step: consecutive passes' seeds differ in many bits. */
@@ -13,7 +14,7 @@ static psc_status_t psc__run_default(psc_context_t *ctx, const psc_bw_case_t *c,
                                      psc_verify_result_t *out, void *user)
 {
     (void)user;
-    return psc_verify_run(ctx, c, o, out);
+    return psc__verify_run_held(ctx, c, o, out); /* o: adopted by psc_verify_stress */
 }
 
 static double psc__now_default(void *user)

@@ -6,6 +6,7 @@
 #include "internal.h"
 #include "opts.h"
 #include "suite.h"
+#include "verify/load.h"
 
 static int psc__bw_min_gpus(int t)
 {
@@ -110,7 +111,7 @@ psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests
     full.load = NULL;
     if (s->npaths == 0) /* nothing to verify: no test has a path with these GPUs */
         goto done;
-    if (with_load && psc_load_start(ctx, s->devices, s->ndev, &load) != PSC_OK) {
+    if (with_load && psc__load_start_held(ctx, s->devices, s->ndev, &load) != PSC_OK) {
         /* Checked without it; the caller says the run did not do what was asked. */
         snprintf(s->load_error, sizeof(s->load_error), "%s", psc_context_last_error(ctx));
         load = NULL;
@@ -121,11 +122,11 @@ psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests
     st = psc_verify_stress(ctx, cases, s->npaths, &full, seconds, psc__verify_progress, &prog, s->paths, &s->stress);
     if (load) {
         if (!(s->load = calloc(PSC_LOAD_MAX_PATHS, sizeof(*s->load)))) {
-            psc_load_stop(load, NULL, 0, &s->nload);
+            psc__load_stop_held(load, NULL, 0, &s->nload);
             s->nload = 0;
             if (st == PSC_OK)
                 st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the load's reports");
-        } else if (psc_load_stop(load, s->load, PSC_LOAD_MAX_PATHS, &s->nload) != PSC_OK) {
+        } else if (psc__load_stop_held(load, s->load, PSC_LOAD_MAX_PATHS, &s->nload) != PSC_OK) {
             snprintf(s->load_stop_error, sizeof(s->load_stop_error), "%s", psc_context_last_error(ctx));
         }
         s->load_ran = 1;

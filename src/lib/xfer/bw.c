@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mem/buffer.h"
@@ -531,4 +532,22 @@ psc_status_t psc__bw_run_on(psc_context_t *ctx, const psc_bw_case_t *c, const ps
     if (!src || !dst)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc__bw_run_on: no %s buffer given", !src ? "source" : "destination");
     return psc__bw_run_case(ctx, c, o, src, dst, out);
+}
+
+psc_status_t psc__bw_run_held(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
+                              psc_bw_result_t *out)
+{
+    psc_bw_result_t *res;
+    psc_status_t st;
+
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_run: no place for the result (accepted: a psc_bw_result_t)");
+    if (!(res = malloc(sizeof(*res))))
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a result");
+    psc__guard_enter(ctx);
+    st = psc__guard_leave(ctx, psc__bw_run(ctx, c, o, res));
+    if (st == PSC_OK) /* written only when the caller's state was put back too */
+        memcpy(out, res, sizeof(*res));
+    free(res);
+    return st;
 }

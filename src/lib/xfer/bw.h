@@ -1,4 +1,4 @@
-/* Bandwidth runs (xfer/bw.c): the work behind psc_bw_run and its options, for the API guard. */
+/* Bandwidth runs (xfer/bw.c): the work behind psc_bw_run and its options, for the API guard and the library's loops. */
 #ifndef PSC_XFER_BW_H
 #define PSC_XFER_BW_H
 
@@ -10,6 +10,13 @@ psc_status_t psc__measure_opts_check(const psc_measure_opts_t *o, char *errbuf, 
 /* psc_bw_run on adopted options, the caller's CUDA state already saved. */
 psc_status_t psc__bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
                          psc_bw_result_t *out);
+
+/*
+ * psc_bw_run after its options are adopted (o: the library's own size), for it and the library's own loops: the
+ * run under the guard, *out written only when the caller's CUDA state was put back too.
+ */
+psc_status_t psc__bw_run_held(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
+                              psc_bw_result_t *out);
 
 /*
  * One transfer (c->xfer[0]) between buffers the caller owns, each exactly o->size bytes: memory imported

@@ -37,7 +37,7 @@ psc_status_t psc_bw_run_test(psc_context_t *ctx, psc_bw_test_t test, const int *
     for (size_t k = 0; k < m; k++) {
         if (progress)
             progress(&cases[k], NULL, user);
-        if (psc_bw_run(ctx, &cases[k], &full, &res[k]) != PSC_OK) {
+        if (psc__bw_run_held(ctx, &cases[k], &full, &res[k]) != PSC_OK) {
             memset(&res[k], 0, sizeof(res[k]));
             res[k].c = cases[k];
             res[k].status = PSC_RESULT_FAILED;
