@@ -669,9 +669,9 @@ psc_status_t psc_calibration_read(const char *path, psc_calibration_t **out, cha
 typedef struct {
     int src, dst, stream_gpu;
     uint64_t size;
-    double driver_us;        /* time per copy by the driver's call */
+    double driver_us;        /* time per copy by the driver's call (the median of the samples) */
     double psc_us;           /* time per copy by psc_copy */
-    double speedup;          /* driver_us / psc_us */
+    double speedup;          /* driver / psc_copy, the median over samples taken side by side */
     double driver_cpu_us;    /* CPU time of one driver call */
     double psc_cpu_us;       /* CPU time of one psc_copy call */
     double launch_cpu_us;    /* CPU time of the one driver call psc_copy makes for this route, made directly */
@@ -680,7 +680,8 @@ typedef struct {
     uint64_t first_bad;      /* offset of the first, UINT64_MAX when none */
     double prep_us;          /* time per copy by psc_copy_run of one psc_copy_prepare */
     double prep_cpu_us;      /* CPU time of one psc_copy_run call */
-    double prep_speedup;     /* driver_us / prep_us */
+    double prep_speedup;     /* driver / prepared, the median over samples taken side by side */
+    double cpu_over_us;      /* psc_copy's CPU time above launch_cpu_us, the median over samples side by side */
 } psc_copy_bench_row_t;
 
 /*
@@ -715,7 +716,7 @@ typedef struct {
     int ndev;
     uint64_t min_size, max_size; /* default 1 B .. 1 GiB */
     unsigned factor;         /* default 2 */
-    unsigned samples;        /* default 5 */
+    unsigned samples;        /* samples of each way of copying per size, taken in turn (default 9; at most 64 used) */
     int host;                /* 1 (default): host <-> GPU paths too */
     int reserved0;
     const char *calibration; /* a calibration file to route by (psc_copy_calibration_load); NULL: the defaults */

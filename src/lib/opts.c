@@ -70,7 +70,7 @@ static void psc__copy_bench_opts_fill(psc_copy_bench_opts_t *o)
     o->min_size = 1;
     o->max_size = 1ull << 30;
     o->factor = 2;
-    o->samples = 5;
+    o->samples = 9;
     o->host = 1;
 }
 

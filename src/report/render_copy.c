@@ -131,14 +131,13 @@ double psc_copy_bench_max_cpu_over(const psc_copy_bench_t *b, uint64_t hi, const
 
     for (int k = 0; b && b->row && k < b->nrow; k++) {
         const psc_copy_bench_row_t *r = &b->row[k];
-        double over = r->psc_cpu_us - r->launch_cpu_us;
 
-        if (r->size <= hi && r->psc_cpu_us > 0 && r->launch_cpu_us > 0 && isfinite(over) &&
-            (!worst || over > worst->psc_cpu_us - worst->launch_cpu_us))
+        if (r->size <= hi && r->psc_cpu_us > 0 && r->launch_cpu_us > 0 && isfinite(r->cpu_over_us) &&
+            (!worst || r->cpu_over_us > worst->cpu_over_us))
             worst = r;
     }
     *at = worst;
-    return worst ? worst->psc_cpu_us - worst->launch_cpu_us : 0;
+    return worst ? worst->cpu_over_us : 0;
 }
 
 void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
@@ -153,10 +152,11 @@ void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
     }
     psc_report_printf(f, "\npsc_copy against the driver's call it replaces (cuMemcpyAsync, same arguments, on every path), "
                          "routed by %s\n"
-                         "[us = microseconds per copy, medians of copies queued back to back on one stream; speedup = "
-                         "driver / psc_copy;\n CPU us = the CPU's time for one call; CPU over = psc CPU - launch CPU, "
-                         "launch = the driver call psc_copy makes for the route, made directly;\n prepared = psc_copy_run "
-                         "of one psc_copy_prepare, x = driver / prepared; sizes in bytes, K/M/G = 1024-based]\n",
+                         "[us = microseconds per copy, medians of samples of copies queued back to back on one stream, the "
+                         "ways of copying sampled in turn;\n speedup = driver / psc_copy, the median over those pairs of "
+                         "samples; CPU us = the CPU's time for one call;\n CPU over = psc CPU - launch CPU, the median over "
+                         "pairs, launch = the driver call psc_copy makes for the route, made directly;\n prepared = "
+                         "psc_copy_run of one psc_copy_prepare, x = driver / prepared; sizes in bytes, K/M/G = 1024-based]\n",
                       b->calibrated ? "the calibration" : "the built-in defaults");
     for (int k = 0; k < b->nrow;) {
         const psc_copy_bench_row_t *first = &b->row[k];
@@ -199,8 +199,8 @@ void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
                                               sizeof(route)));
             psc__us_cell(t, row, 5, r->psc_cpu_us);
             psc__us_cell(t, row, 6, r->launch_cpu_us);
-            if (isfinite(r->psc_cpu_us - r->launch_cpu_us) && r->psc_cpu_us > 0 && r->launch_cpu_us > 0)
-                psc_table_set(t, row, 7, "%+.2f", r->psc_cpu_us - r->launch_cpu_us);
+            if (isfinite(r->cpu_over_us) && r->psc_cpu_us > 0 && r->launch_cpu_us > 0)
+                psc_table_set(t, row, 7, "%+.2f", r->cpu_over_us);
             else
                 psc_table_set(t, row, 7, "-");
             psc__us_cell(t, row, 8, r->prep_us);
@@ -412,8 +412,8 @@ static json_t *psc__row_json(const psc_copy_bench_row_t *r, int *bad)
     psc__put(o, "driver_cpu_us", psc_json_real_or_null(r->driver_cpu_us), bad);
     psc__put(o, "psc_cpu_us", psc_json_real_or_null(r->psc_cpu_us), bad);
     psc__put(o, "launch_cpu_us", psc_json_real_or_null(r->launch_cpu_us), bad);
-    psc__put(o, "cpu_over_us", r->psc_cpu_us > 0 && r->launch_cpu_us > 0
-                                   ? psc_json_real_or_null(r->psc_cpu_us - r->launch_cpu_us) : json_null(), bad);
+    psc__put(o, "cpu_over_us", r->psc_cpu_us > 0 && r->launch_cpu_us > 0 ? psc_json_real_or_null(r->cpu_over_us)
+                                                                         : json_null(), bad);
     psc__put(o, "prep_us", psc_json_real_or_null(r->prep_us), bad);
     psc__put(o, "prep_cpu_us", psc_json_real_or_null(r->prep_cpu_us), bad);
     psc__put(o, "prep_speedup", psc_json_real_or_null(r->prep_speedup), bad);

@@ -436,7 +436,7 @@ static void test_opts_defaults(void **state)
     assert_int_equal(b.struct_size, sizeof(b));
     assert_true(b.min_size == 1 && b.max_size == 1ull << 30);
     assert_int_equal(b.factor, 2);
-    assert_int_equal(b.samples, 5);
+    assert_int_equal(b.samples, 9);
     assert_int_equal(b.host, 1);
     assert_null(b.calibration);
     psc_copy_cal_opts_init(NULL, sizeof(c)); /* nothing to write: no crash */
@@ -556,7 +556,7 @@ static void test_opts_adopt(void **state)
     memset(&newer, 0, sizeof(newer));
     psc_copy_bench_opts_init(&newer.o, sizeof(newer));
     assert_int_equal(newer.o.struct_size, sizeof(newer)); /* kept: refused when used */
-    assert_int_equal(newer.o.samples, 5);
+    assert_int_equal(newer.o.samples, 9);
     assert_int_equal(psc__copy_bench_opts_adopt(g_ctx, &newer.o, &bfull), PSC_ERR_INVALID);
     assert_non_null(strstr(psc_context_last_error(g_ctx), "psc_copy_bench_opts_default"));
 }

@@ -16,6 +16,7 @@
 #include "pattern/check.h"
 #include "xfer/app_copy.h"
 #include "xfer/copy.h"
+#include "xfer/copy_bench_fold.h"
 
 #define PSC_CB_TARGET_US 2000.0 /* GPU time a sample aims at */
 #define PSC_CB_MAX_REPS 500u    /* copies in one sample at most (the launch queue stays short) */
@@ -25,14 +26,6 @@
 typedef struct {
     int src, dst, stream_gpu;
 } psc_cb_path_t;
-
-/* How one sample queues its copies. */
-typedef enum {
-    PSC_CB_PLAN,   /* the planned route's own driver call (psc__copy_plan_enqueue): the calibration, the launch cost */
-    PSC_CB_PSC,    /* psc_copy itself, checks and all */
-    PSC_CB_PREP,   /* psc_copy_run of the bed's prepared copy */
-    PSC_CB_DRIVER, /* cuMemcpyAsync on every path: the call psc_copy replaces, with the same arguments */
-} psc_cb_method_t;
 
 typedef struct {
     psc_buffer_t *src, *dst;
@@ -136,6 +129,8 @@ static psc_status_t psc__cb_issue(psc_context_t *ctx, psc_cb_method_t m, const p
         (void)d, (void)s;
         return PSC_CU(ctx, cuMemcpyAsync, ((CUdeviceptr)(uintptr_t)psc__cb_addr(b->dst),
                                            (CUdeviceptr)(uintptr_t)psc__cb_addr(b->src), n, b->stream));
+    case PSC_CB_METHODS:
+        break;
     }
     return PSC_ERR_INVALID;
 }
@@ -165,6 +160,14 @@ static psc_status_t psc__cb_sample(psc_context_t *ctx, psc_cb_method_t m, const 
     return PSC_OK;
 }
 
+/* Copies per sample: about PSC_CB_TARGET_US of GPU time at est us per copy, within the bounds. */
+static unsigned psc__cb_reps(double est)
+{
+    unsigned reps = est > 0 ? (unsigned)(PSC_CB_TARGET_US / est) : PSC_CB_MAX_REPS;
+
+    return reps < PSC_CB_MIN_REPS ? PSC_CB_MIN_REPS : reps > PSC_CB_MAX_REPS ? PSC_CB_MAX_REPS : reps;
+}
+
 /*
  * Median time per copy over `samples` samples, after a warm-up that also
  * sizes the samples; the destination is poisoned first and checked after.
@@ -175,17 +178,16 @@ static psc_status_t psc__cb_measure(psc_context_t *ctx, psc_cb_method_t m, const
 {
     psc_expect_t poison = {PSC_CB_SEED, 0, 0, 0, PSC_PAT_RANDOM, 0}; /* every byte a canary */
     psc_expect_t want = {PSC_CB_SEED, 0, n, 0, PSC_PAT_RANDOM, 0};
-    double g[64], c[64], est = 0, unused;
+    double g[PSC_CB_MAX_SAMPLES], c[PSC_CB_MAX_SAMPLES], est = 0, unused;
     unsigned reps;
     psc_status_t st;
 
-    if (samples > 64)
-        samples = 64;
+    if (samples > PSC_CB_MAX_SAMPLES)
+        samples = PSC_CB_MAX_SAMPLES;
     if ((st = psc__expect_fill(ctx, b->dst, &poison)) != PSC_OK || (st = psc__gpu_use(ctx, b->path.stream_gpu)) != PSC_OK ||
         (st = psc__cb_sample(ctx, m, b, pl, n, 2, &est, &unused)) != PSC_OK) /* warm-up */
         return st;
-    reps = est > 0 ? (unsigned)(PSC_CB_TARGET_US / est) : PSC_CB_MAX_REPS;
-    reps = reps < PSC_CB_MIN_REPS ? PSC_CB_MIN_REPS : reps > PSC_CB_MAX_REPS ? PSC_CB_MAX_REPS : reps;
+    reps = psc__cb_reps(est);
     for (unsigned k = 0; k < samples; k++)
         if ((st = psc__cb_sample(ctx, m, b, pl, n, reps, &g[k], &c[k])) != PSC_OK)
             return st;
@@ -198,11 +200,59 @@ static psc_status_t psc__cb_measure(psc_context_t *ctx, psc_cb_method_t m, const
     return psc__gpu_use(ctx, b->path.stream_gpu);
 }
 
-/* *v = x on the first pass, the smaller of the two after. */
-static void psc__cb_keep_min(double *v, double x, int pass)
+/* One copy of n bytes by method m into the poisoned destination, checked byte for byte (and the bytes past it). */
+static psc_status_t psc__cb_check_one(psc_context_t *ctx, psc_cb_method_t m, const psc_cb_bed_t *b,
+                                      const psc_copy_plan_t *pl, uint64_t n, psc_check_t *chk)
 {
-    if (!pass || (x > 0 && x < *v))
-        *v = x;
+    psc_expect_t poison = {PSC_CB_SEED, 0, 0, 0, PSC_PAT_RANDOM, 0}; /* every byte a canary */
+    psc_expect_t want = {PSC_CB_SEED, 0, n, 0, PSC_PAT_RANDOM, 0};
+    double unused_g, unused_c;
+    psc_status_t st;
+
+    if ((st = psc__expect_fill(ctx, b->dst, &poison)) != PSC_OK || (st = psc__gpu_use(ctx, b->path.stream_gpu)) != PSC_OK ||
+        (st = psc__cb_sample(ctx, m, b, pl, n, 1, &unused_g, &unused_c)) != PSC_OK ||
+        (st = psc__expect_check(ctx, b->dst, &want, chk)) != PSC_OK)
+        return st;
+    return psc__gpu_use(ctx, b->path.stream_gpu);
+}
+
+/*
+ * psc_copy, its prepared copy (b->prep), the route's own driver call and the
+ * driver's cuMemcpyAsync side by side: a sample of each in turn, the order
+ * rotating, every sample the same number of copies; then each method's copy
+ * checked on its own. The row's figures: psc__copy_bench_fold.
+ */
+static psc_status_t psc__cb_side_by_side(psc_context_t *ctx, const psc_cb_bed_t *b, const psc_copy_plan_t *pl,
+                                         uint64_t n, unsigned samples, psc_copy_bench_row_t *row, psc_check_t *mine,
+                                         psc_check_t *theirs)
+{
+    double g[PSC_CB_METHODS][PSC_CB_MAX_SAMPLES], c[PSC_CB_METHODS][PSC_CB_MAX_SAMPLES], est = 0, unused;
+    unsigned reps;
+    psc_status_t st;
+
+    if (samples > PSC_CB_MAX_SAMPLES)
+        samples = PSC_CB_MAX_SAMPLES;
+    for (int m = 0; m < PSC_CB_METHODS; m++) /* warm-up: each method's first call (psc_copy remembers its plan) */
+        if ((st = psc__cb_sample(ctx, (psc_cb_method_t)m, b, pl, n, 2, m == PSC_CB_DRIVER ? &est : &unused,
+                                 &unused)) != PSC_OK)
+            return st;
+    reps = psc__cb_reps(est);
+    for (unsigned k = 0; k < samples; k++)
+        for (int j = 0; j < PSC_CB_METHODS; j++) {
+            int m = (j + (int)k) % PSC_CB_METHODS;
+
+            if ((st = psc__cb_sample(ctx, (psc_cb_method_t)m, b, pl, n, reps, &g[m][k], &c[m][k])) != PSC_OK)
+                return st;
+        }
+    psc__copy_bench_fold(g, c, samples, row);
+    for (int m = 0; m < PSC_CB_METHODS; m++) { /* psc_copy's bytes and the prepared copy's; the driver's */
+        psc_check_t chk = PSC_CHECK_CLEAN;
+
+        if ((st = psc__cb_check_one(ctx, (psc_cb_method_t)m, b, pl, n, &chk)) != PSC_OK)
+            return st;
+        psc__check_fold(m == PSC_CB_PSC || m == PSC_CB_PREP ? mine : theirs, &chk);
+    }
+    return PSC_OK;
 }
 
 /* The plan psc_copy makes for this bed's copy of n bytes. */
@@ -459,52 +509,23 @@ static psc_status_t psc__copy_bench(psc_context_t *ctx, const psc_copy_bench_opt
             psc_copy_bench_row_t *row = &res->row[res->nrow];
             psc_check_t mine = PSC_CHECK_CLEAN, theirs = PSC_CHECK_CLEAN;
             psc_copy_plan_t pl;
-            double unused, launch = 0;
 
             memset(row, 0, sizeof(*row));
             row->src = paths[p].src;
             row->dst = paths[p].dst;
             row->stream_gpu = paths[p].stream_gpu;
             row->size = sizes[k];
-            /* psc_copy and the driver's call one after the other, twice, the better of each kept: a machine
-             * that slows between two measurements must not read as one being slower than the other */
-            for (int pass = 0; pass < 2 && st == PSC_OK; pass++) {
-                psc_check_t chk[4] = {PSC_CHECK_CLEAN, PSC_CHECK_CLEAN, PSC_CHECK_CLEAN, PSC_CHECK_CLEAN};
-                double g[3], c[3];
-
-                if ((st = psc__cb_plan(ctx, &bed, sizes[k], &pl)) != PSC_OK ||
-                    (st = psc__cb_measure(ctx, PSC_CB_DRIVER, &bed, &pl, sizes[k], o->samples, &g[0], &c[0],
-                                          &chk[0])) != PSC_OK ||
-                    (st = psc__cb_measure(ctx, PSC_CB_PSC, &bed, &pl, sizes[k], o->samples, &g[1], &c[1], &chk[1])) !=
-                        PSC_OK ||
-                    (st = psc_copy_prepare(ctx, psc__cb_addr(bed.dst), psc__cb_addr(bed.src), sizes[k],
-                                           (struct CUstream_st *)bed.stream, &bed.prep)) != PSC_OK ||
-                    (st = psc__gpu_use(ctx, paths[p].stream_gpu)) != PSC_OK ||
-                    (st = psc__cb_measure(ctx, PSC_CB_PREP, &bed, &pl, sizes[k], o->samples, &g[2], &c[2], &chk[2])) !=
-                        PSC_OK ||
-                    (st = psc__cb_measure(ctx, PSC_CB_PLAN, &bed, &pl, sizes[k], o->samples, &unused, &launch,
-                                          &chk[3])) != PSC_OK)
-                    break;
-                for (int q = 0; q < 4; q++) /* psc_copy's bytes, the prepared copy's and the driver's: any wrong */
-                    psc__check_fold(q == 1 || q == 2 ? &mine : &theirs, &chk[q]);
-                psc_copy_prep_free(bed.prep);
-                bed.prep = NULL;
-                psc__cb_keep_min(&row->driver_us, g[0], pass);
-                psc__cb_keep_min(&row->driver_cpu_us, c[0], pass);
-                psc__cb_keep_min(&row->psc_us, g[1], pass);
-                psc__cb_keep_min(&row->psc_cpu_us, c[1], pass);
-                psc__cb_keep_min(&row->prep_us, g[2], pass);
-                psc__cb_keep_min(&row->prep_cpu_us, c[2], pass);
-                psc__cb_keep_min(&row->launch_cpu_us, launch, pass);
-            }
+            if ((st = psc__cb_plan(ctx, &bed, sizes[k], &pl)) == PSC_OK &&
+                (st = psc_copy_prepare(ctx, psc__cb_addr(bed.dst), psc__cb_addr(bed.src), sizes[k],
+                                       (struct CUstream_st *)bed.stream, &bed.prep)) == PSC_OK &&
+                (st = psc__gpu_use(ctx, paths[p].stream_gpu)) == PSC_OK)
+                st = psc__cb_side_by_side(ctx, &bed, &pl, sizes[k], o->samples, row, &mine, &theirs);
             psc_copy_prep_free(bed.prep);
             bed.prep = NULL;
             if (st != PSC_OK)
                 break;
             psc__check_fold(&mine, &theirs);
             row->route = pl.route;
-            row->speedup = row->psc_us > 0 ? row->driver_us / row->psc_us : 0;
-            row->prep_speedup = row->prep_us > 0 ? row->driver_us / row->prep_us : 0;
             row->bad_bytes = mine.bad_bytes;
             row->first_bad = mine.first_bad < 0 ? UINT64_MAX : (uint64_t)mine.first_bad;
             res->nrow++;
