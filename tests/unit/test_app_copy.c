@@ -1267,6 +1267,47 @@ static void test_copy_warm_calls(void **state)
     free(want);
 }
 
+/* The thread's last driver's copy again: straight to the driver, but only from the stream GPU's own context. */
+static void test_copy_hot_again(void **state)
+{
+    size_t n = 4096;
+    unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *want = malloc(n);
+    CUstream s0 = stream_on(0);
+    int calls, sets;
+
+    (void)state;
+    fill(a, n, 77);
+    memcpy(want, a, n);
+    fake_set_current(fake_primary(0));
+    fake_run_copies(1);
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK);
+    calls = fake_ptr_queries(0);
+    sets = fake_set_current_calls();
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK);
+    assert_int_equal(fake_ptr_queries(0), calls);
+    assert_int_equal(fake_set_current_calls(), sets);
+    assert_int_equal(fake_memcpys(), 2);
+    /* the same arguments from gpu1's context: gpu0's made current for the call, gpu1's put back */
+    fake_set_current(fake_primary(1));
+    sets = fake_set_current_calls();
+    memset(b, 0, n);
+    assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK);
+    assert_int_equal(fake_set_current_calls(), sets + 2);
+    assert_ptr_equal(fake_current(), fake_primary(1));
+    assert_ptr_equal(fake_last_stream(), s0);
+    assert_memory_equal(b, want, n);
+    /* another size of the same buffers: not the kept call (the bytes past it stay as they were) */
+    memset(b, 0, n);
+    fake_set_current(fake_primary(0));
+    assert_int_equal(psc_copy(g_ctx, b, a, n / 2, (struct CUstream_st *)s0), PSC_OK);
+    assert_memory_equal(b, want, n / 2);
+    assert_int_equal(b[n / 2], 0);
+    stream_free(s0);
+    dev_free(a);
+    dev_free(b);
+    free(want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1286,6 +1327,7 @@ int main(void)
         cmocka_unit_test(test_copy_prepared),
         cmocka_unit_test(test_copy_captured),
         cmocka_unit_test(test_copy_warm_calls),
+        cmocka_unit_test(test_copy_hot_again),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -149,6 +149,27 @@ typedef struct {
     psc_copy_plan_t plan;
 } psc_plan_memo_t;
 
+/*
+ * The thread's last driver's copy, in one cache line: the same arguments
+ * again, on a stream still of the GPU whose context is current, go straight
+ * to cuMemcpyAsync. On 2x H200 psc_copy's driver's copies cost 0.1-0.4 us of
+ * CPU above the call (2-5 us) where the driver's own queries cost 0.03 us: the
+ * kept plans, looked through after the driver's work has pushed them out of
+ * the CPU's caches, are the likely rest. On the fake driver this path costs
+ * 7 ns above the call where the full one costs 18.
+ */
+typedef struct {
+    const psc_context_t *ctx; /* NULL: none */
+    const psc_calibration_t *cal;
+    const void *dst, *src;
+    uint64_t n;
+    CUstream stream;
+    CUcontext gpu_ctx;        /* the stream GPU's, current when it was kept */
+    unsigned gen;
+} psc_copy_hot_t;
+
+static _Thread_local psc_copy_hot_t psc__copy_hot __attribute__((aligned(64)));
+static int psc__plan_unchecked_ok(const psc_copy_plan_t *p);
 static _Thread_local psc_ptr_memo_t psc__ptr_memo[PSC_MEMO_PTRS];
 static _Thread_local psc_plan_memo_t psc__plan_memo[PSC_MEMO_PLANS];
 static _Thread_local unsigned long long psc__memo_clock;
@@ -157,6 +178,38 @@ static unsigned psc__memo_gen; /* bumped when a context's routes change (a calib
 void psc__copy_memo_forget(void)
 {
     __atomic_add_fetch(&psc__memo_gen, 1, __ATOMIC_RELAXED);
+}
+
+/* 1 when the thread's last driver's copy was these arguments, and it was queued again (the driver said yes). */
+static int psc__copy_hot_again(psc_context_t *ctx, void *dst, const void *src, size_t n, CUstream stream)
+{
+    psc_copy_hot_t *h = &psc__copy_hot;
+    CUcontext cur = NULL, sc = NULL;
+
+    if (h->ctx != ctx || h->dst != dst || h->src != src || h->n != n || h->stream != stream ||
+        h->cal != ctx->copy_cal || h->gen != __atomic_load_n(&psc__memo_gen, __ATOMIC_RELAXED))
+        return 0;
+    if (ctx->cu.p_cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != h->gpu_ctx ||
+        ctx->cu.p_cuStreamGetCtx(stream, &sc) != CUDA_SUCCESS || sc != h->gpu_ctx ||
+        ctx->cu.p_cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n, stream) != CUDA_SUCCESS) {
+        h->ctx = NULL; /* the full path looks again, and says why where the driver refused */
+        return 0;
+    }
+    return 1;
+}
+
+/* Keep the copy just queued as the thread's last driver's copy, where it was one from the current context. */
+static void psc__copy_hot_keep(psc_context_t *ctx, const psc_copy_plan_t *use, int changed, unsigned gen)
+{
+    CUcontext c = ctx->gpu[use->route.stream_gpu].ctx;
+
+    if (changed || !psc__plan_unchecked_ok(use) || use->route.issuer != use->route.stream_gpu ||
+        use->caller_d != use->d || use->caller_s != use->s) {
+        psc__copy_hot.ctx = NULL;
+        return;
+    }
+    psc__copy_hot = (psc_copy_hot_t){ctx, ctx->copy_cal, (const void *)(uintptr_t)use->caller_d,
+                                     (const void *)(uintptr_t)use->caller_s, use->n, use->stream, c, gen};
 }
 
 /* The endpoint at p for n bytes, from the memo when the driver confirms it, else looked up and remembered. */
@@ -560,16 +613,20 @@ psc_status_t psc_copy(psc_context_t *ctx, void *dst, const void *src, size_t n, 
     psc_copy_plan_t plan;
     CUcontext restore = NULL;
     int changed = 0;
+    unsigned gen;
     psc_status_t st;
 
     if (!ctx)
         return PSC_ERR_INVALID;
-    if (!n)
+    if (!n || psc__copy_hot_again(ctx, dst, src, n, (CUstream)stream))
         return PSC_OK;
+    gen = __atomic_load_n(&psc__memo_gen, __ATOMIC_RELAXED);
     st = psc__copy_plan_at(ctx, dst, src, n, (CUstream)stream, PSC_PLAN_MEMO, &plan, &use, &restore, &changed);
     if (st == PSC_OK) {
         changed |= use->route.hop; /* a hop makes the far GPU's context current on the way */
         st = psc__copy_plan_enqueue(ctx, use);
+        if (st == PSC_OK)
+            psc__copy_hot_keep(ctx, use, changed, gen);
         if (st != PSC_OK && use != &plan && psc__plan_unchecked_ok(use)) {
             /* a kept driver's call refused: the buffers changed (freed, say); looked at again, and the error said
              * from what they are now */
