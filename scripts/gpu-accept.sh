@@ -9,16 +9,16 @@
 #                               tests, ipc beside the same paths in one process, psc_copy beside the driver
 #                               (built-in routes), compute-sanitizer over the kernels
 #   scripts/gpu-accept.sh b     coll beside nccl-tests (every collective, eager and -G 20, one process for every
-#                               GPU and mpirun -np N, a rank a GPU, with its default binding; eager below 1 MiB
-#                               ACCEPT_REPS runs each, alternating), the own all-reduce beside NCCL and nccl-tests
+#                               GPU and mpirun -np N, a rank a GPU, with its default binding; eager ACCEPT_REPS
+#                               runs each, alternating), the own all-reduce beside NCCL and nccl-tests
 #                               -R 2, psc_copy with this machine's calibration beside the driver
 #   scripts/gpu-accept.sh all   both (more than one 10-minute device call)
 #
 # Each part fits one device call of 9 minutes on 2x H200. Raw outputs in $OUT/accept-PART.tar.gz, the part's
 # table in $OUT/table-PART.md; both parts' tables together, here: python3 scripts/accept.py table DIR_A DIR_B
-# (the tarballs unpacked). Environment: ACCEPT_REPS (eager coll runs below 1 MiB per tool, default 3),
-# ACCEPT_CTEST_S (ctest's limit, default 330 s), and the seconds into the call after which a step is left out
-# (a missed line where it is judged): ACCEPT_COLL_BY_S (440), ACCEPT_SANITIZE_BY_S (500), ACCEPT_CALIBRATE_BY_S (470),
+# (the tarballs unpacked). Environment: ACCEPT_REPS (eager coll runs per tool, default 4), ACCEPT_COLLS (the
+# collectives, default all 7; fewer leave misses), ACCEPT_CTEST_S (ctest's limit, default 330 s), and the seconds
+# into the call after which a step is left out (a missed line where it is judged): ACCEPT_COLL_BY_S (440), ACCEPT_SANITIZE_BY_S (500), ACCEPT_CALIBRATE_BY_S (470),
 # ACCEPT_OWN_BY_S (510); every step's timeout ends by ACCEPT_CALL_S (530), so the table and the tarball are written.
 set -u
 cd "$(dirname "$0")/.."
@@ -113,20 +113,40 @@ coll_pair() {
     echo "coll_$key not run: $SECONDS s gone" >> "$R/coll/skipped.txt"
     return
   fi
-  [ -n "$nt" ] && ran "nt_$key" timeout 60 "${run[@]}" "$nt/${coll}_perf" "${opts[@]}" > "$R/coll/nt_$key.txt" 2>&1
-  ran "p2p_$key" timeout 60 "${run[@]}" build/p2pscope coll "$coll" "${opts[@]}" --impl nccl \
+  if [ $(( ${tag//[!0-9]/} % 2 )) = 1 ]; then # odd runs nccl-tests first, even runs p2pscope first
+    coll_nt "$key" "$nt" "$coll" "${run[@]}" -- "${opts[@]}"
+    coll_p2p "$key" "$coll" "${run[@]}" -- "${opts[@]}"
+  else
+    coll_p2p "$key" "$coll" "${run[@]}" -- "${opts[@]}"
+    coll_nt "$key" "$nt" "$coll" "${run[@]}" -- "${opts[@]}"
+  fi
+}
+# KEY NT-DIR COLL [LAUNCHER...] -- OPTIONS: nccl-tests' run (where it was built)
+coll_nt() {
+  local key=$1 nt=$2 coll=$3 run=(); shift 3
+  while [ "$1" != -- ]; do run+=("$1"); shift; done; shift
+  [ -n "$nt" ] && ran "nt_$key" timeout 60 "${run[@]}" "$nt/${coll}_perf" "$@" > "$R/coll/nt_$key.txt" 2>&1
+}
+# KEY COLL [LAUNCHER...] -- OPTIONS: p2pscope's run with NCCL's rows only
+coll_p2p() {
+  local key=$1 coll=$2 run=(); shift 2
+  while [ "$1" != -- ]; do run+=("$1"); shift; done; shift
+  ran "p2p_$key" timeout 60 "${run[@]}" build/p2pscope coll "$coll" "$@" --impl nccl \
     --json="$R/coll/p2p_$key.json" > "$R/coll/p2p_$key.txt" 2>&1
 }
 
 part_b() {
   step "coll beside nccl-tests"
-  # Eager times below 1 MiB are the CPU's cost of issuing, and on these VMs a whole run of either tool lands 30-50 %
-  # above another now and then (seen on 2x H200: nccl-tests 13 then 20 us, p2pscope likewise, pinned or not):
-  # there each tool runs ACCEPT_REPS times, alternating, and the table compares each tool's best run per size.
-  for coll in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
+  # Eager times up to a few MiB are the CPU's cost of issuing, and on these VMs a whole run of either tool lands
+  # 30-50 % above another now and then (seen on 2x H200: nccl-tests 13 then 20 us, p2pscope likewise, pinned or not,
+  # and one run in 20 1.6x off at 1 MiB): each tool runs ACCEPT_REPS sweeps, alternating which goes first, of 100
+  # timed operations a size (a stall of the machine weighs 5x less than in nccl-tests' default 20), and the table
+  # compares each tool's best run per size.
+  for coll in ${ACCEPT_COLLS:-all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv}; do
     for launch in single mpi; do
-      for rep in $(seq 1 "${ACCEPT_REPS:-3}"); do coll_pair $coll $launch eager "s$rep" -b 8 -e 512K -f 8; done
-      for rep in 1 2; do coll_pair $coll $launch eager "L$rep" -b 1M -e 1G -f 8; done # one run in 20 is 1.6x off
+      for rep in $(seq 1 "${ACCEPT_REPS:-4}"); do
+        coll_pair $coll $launch eager "r$rep" -b 8 -e 1G -f 8 -n 100 -w 5
+      done
       coll_pair $coll $launch G20 1 -b 8 -e 1G -f 8
     done
     step "$coll done"

@@ -65,6 +65,9 @@ class Bounds(unittest.TestCase):
         self.assertFalse(accept.coll_bound_ok(small, 105.4, 100.0))
         self.assertTrue(accept.coll_bound_ok(8, 2.29, 2.0))  # 14 % but 0.29 us
         self.assertFalse(accept.coll_bound_ok(8, 2.31, 2.0))
+        self.assertFalse(accept.coll_bound_ok(small, 59.0, 100.0))  # far faster than the same NCCL calls: not waiting
+        self.assertTrue(accept.coll_bound_ok(0, 0.04, 0.07))  # a row of 0 bytes: 0.03 us apart
+        self.assertFalse(accept.coll_bound_ok(8, 0.4, 0.71))  # 0.31 us and 0.56x
 
     def test_bound_objects(self):
         self.assertTrue(accept.Bound(0.98, 1.03).met(1.0))
@@ -88,6 +91,16 @@ class TheRecordedRun(unittest.TestCase):
         self.assertTrue(l[6])
         # every nvbandwidth testcase that has a p2pscope counterpart makes a line
         self.assertEqual(len([l for l in self.t.lines if l[0] == "report" and " vs " in l[1]]), len(accept.NVB_MAP))
+
+    def test_sm_bidir_host_counts_both_directions(self):
+        # nvbandwidth's split-warp kernel counts both directions' bytes: a GPU's total, not one direction
+        tests = {"all_host_bidir_sm": [{"status": "passed", "stats": {"median": 100.0}, "transfers": [
+            {"src": "host", "dst": "gpu0", "median_gbs": 30.0}, {"src": "gpu0", "dst": "host", "median_gbs": 40.0},
+            {"src": "host", "dst": "gpu1", "median_gbs": 31.0}, {"src": "gpu1", "dst": "host", "median_gbs": 41.0}]}]}
+        self.assertAlmostEqual(accept.ours_for(tests, "all_host_bidir_sm", "gpu_total"), 50.0)
+        self.assertAlmostEqual(accept.ours_for(tests, "all_host_bidir_sm", "from_host"), 30.5)
+        self.assertEqual(dict((a, how) for a, _, how in accept.NVB_MAP)["host_to_device_bidirectional_memcpy_sm"],
+                         "gpu_total")
 
     def test_latency(self):
         # nvbandwidth's cell for our gpu0 -> gpu1 (memory on gpu0, read by gpu1) is its row 1, column 0: 826.73
