@@ -1272,7 +1272,7 @@ static void test_copy_hot_again(void **state)
 {
     size_t n = 4096;
     unsigned char *a = dev_alloc(0, n), *b = dev_alloc(1, n), *want = malloc(n);
-    CUstream s0 = stream_on(0);
+    CUstream s0 = stream_on(0), s1 = stream_on(1);
     int calls, sets;
 
     (void)state;
@@ -1302,7 +1302,26 @@ static void test_copy_hot_again(void **state)
     assert_int_equal(psc_copy(g_ctx, b, a, n / 2, (struct CUstream_st *)s0), PSC_OK);
     assert_memory_equal(b, want, n / 2);
     assert_int_equal(b[n / 2], 0);
+    /* gpu1's SM kernel from its stream (peer access on), kept: the call again moves the bytes again, by the
+     * kernel, its buffers confirmed; and at an odd offset (the bytes kernel) */
+    fake_set_peer(1, 0, 1);
+    fake_set_current(fake_primary(1));
+    for (size_t off = 0; off < 2; off++) {
+        fake_run_copies(1);
+        assert_int_equal(psc_copy(g_ctx, b + off, a + off, n - 2, (struct CUstream_st *)s1), PSC_OK);
+        assert_int_equal(fake_launches(), 1);
+        memset(b, 0, n);
+        calls = fake_ptr_queries(0);
+        assert_int_equal(psc_copy(g_ctx, b + off, a + off, n - 2, (struct CUstream_st *)s1), PSC_OK);
+        assert_int_equal(fake_launches(), 2);
+        assert_int_equal(fake_memcpys(), 0);
+        assert_int_equal(fake_ptr_queries(0), calls + 2);
+        assert_memory_equal(b + off, want + off, n - 2);
+        assert_int_equal(b[n - 1], 0);
+    }
+    fake_set_peer(1, 0, 0);
     stream_free(s0);
+    stream_free(s1);
     dev_free(a);
     dev_free(b);
     free(want);

@@ -166,10 +166,18 @@ typedef struct {
     CUstream stream;
     CUcontext gpu_ctx;        /* the stream GPU's, current when it was kept */
     unsigned gen;
+    psc_engine_t engine;      /* the copy engine (cuMemcpyAsync on the caller's addresses) or the SM kernel */
+    int confirm;              /* both buffers' ids and access asked each call (a kernel's plan, or one for want of
+                               * peer access): as the kept plans are */
+    unsigned long long dst_id, src_id;
+    unsigned dst_access, src_access;
+    CUdeviceptr kd, ks;       /* the kernel's addresses */
+    CUfunction fn;            /* the kernel: 16-byte words (with a repeat count) or bytes */
+    unsigned blocks;
+    int words;
 } psc_copy_hot_t;
 
 static _Thread_local psc_copy_hot_t psc__copy_hot __attribute__((aligned(64)));
-static int psc__plan_unchecked_ok(const psc_copy_plan_t *p);
 static _Thread_local psc_ptr_memo_t psc__ptr_memo[PSC_MEMO_PTRS];
 static _Thread_local psc_plan_memo_t psc__plan_memo[PSC_MEMO_PLANS];
 static _Thread_local unsigned long long psc__memo_clock;
@@ -180,36 +188,53 @@ void psc__copy_memo_forget(void)
     __atomic_add_fetch(&psc__memo_gen, 1, __ATOMIC_RELAXED);
 }
 
-/* 1 when the thread's last driver's copy was these arguments, and it was queued again (the driver said yes). */
+/* Buffer p's id and access as the current context sees them: 1 when they are still `id` and `access`. */
+static int psc__copy_hot_same(psc_context_t *ctx, const void *p, unsigned long long id, unsigned access)
+{
+    CUpointer_attribute at[2] = {CU_POINTER_ATTRIBUTE_BUFFER_ID, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS};
+    uint64_t v[2] = {0, 0};
+    void *data[2] = {&v[0], &v[1]};
+    unsigned now = 0;
+
+    if (ctx->cu.p_cuPointerGetAttributes(2, at, data, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
+        return 0;
+    memcpy(&now, &v[1], sizeof(now));
+    return v[0] == id && now == access;
+}
+
+/* 1 when the thread's last copy was these arguments, and it was queued again (the driver said yes). */
 static int psc__copy_hot_again(psc_context_t *ctx, void *dst, const void *src, size_t n, CUstream stream)
 {
     psc_copy_hot_t *h = &psc__copy_hot;
     CUcontext cur = NULL, sc = NULL;
+    CUresult rc;
 
     if (h->ctx != ctx || h->dst != dst || h->src != src || h->n != n || h->stream != stream ||
         h->cal != ctx->copy_cal || h->gen != __atomic_load_n(&psc__memo_gen, __ATOMIC_RELAXED))
         return 0;
     if (ctx->cu.p_cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != h->gpu_ctx ||
         ctx->cu.p_cuStreamGetCtx(stream, &sc) != CUDA_SUCCESS || sc != h->gpu_ctx ||
-        ctx->cu.p_cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n, stream) != CUDA_SUCCESS) {
-        h->ctx = NULL; /* the full path looks again, and says why where the driver refused */
+        (h->confirm && (!psc__copy_hot_same(ctx, src, h->src_id, h->src_access) ||
+                        !psc__copy_hot_same(ctx, dst, h->dst_id, h->dst_access)))) {
+        h->ctx = NULL; /* the full path looks again */
+        return 0;
+    }
+    if (h->engine == PSC_ENGINE_CE) {
+        rc = ctx->cu.p_cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n, stream);
+    } else {
+        CUdeviceptr d = h->kd, s = h->ks;
+        uint64_t bytes = n;
+        unsigned reps = 1;
+        void *words[] = {&d, &s, &bytes, &reps}, *plain[] = {&d, &s, &bytes};
+
+        rc = ctx->cu.p_cuLaunchKernel(h->fn, h->blocks, 1, 1, PSC_APP_COPY_THREADS, 1, 1, 0, stream,
+                                      h->words ? words : plain, NULL);
+    }
+    if (rc != CUDA_SUCCESS) {
+        h->ctx = NULL; /* the full path queues it again, and says why where the driver refuses */
         return 0;
     }
     return 1;
-}
-
-/* Keep the copy just queued as the thread's last driver's copy, where it was one from the current context. */
-static void psc__copy_hot_keep(psc_context_t *ctx, const psc_copy_plan_t *use, int changed, unsigned gen)
-{
-    CUcontext c = ctx->gpu[use->route.stream_gpu].ctx;
-
-    if (changed || !psc__plan_unchecked_ok(use) || use->route.issuer != use->route.stream_gpu ||
-        use->caller_d != use->d || use->caller_s != use->s) {
-        psc__copy_hot.ctx = NULL;
-        return;
-    }
-    psc__copy_hot = (psc_copy_hot_t){ctx, ctx->copy_cal, (const void *)(uintptr_t)use->caller_d,
-                                     (const void *)(uintptr_t)use->caller_s, use->n, use->stream, c, gen};
 }
 
 /* The endpoint at p for n bytes, from the memo when the driver confirms it, else looked up and remembered. */
@@ -607,6 +632,53 @@ static psc_status_t psc__copy_restore(psc_context_t *ctx, psc_status_t st, CUcon
     return st;
 }
 
+/*
+ * Keep the copy just queued as the thread's last, where it went from the
+ * stream GPU's own context without a hop: the driver's call as it is, a
+ * kernel's plan (or one for want of peer access) with its buffers' ids and
+ * access, to be confirmed each call as a kept plan is.
+ */
+static void psc__copy_hot_keep(psc_context_t *ctx, const void *dst, const void *src, const psc_copy_plan_t *use,
+                               int changed, unsigned gen)
+{
+    const psc_route_t *r = &use->route;
+    const psc_plan_memo_t *m = NULL;
+    psc_copy_hot_t h;
+
+    psc__copy_hot.ctx = NULL;
+    if (changed || r->hop || r->issuer != r->stream_gpu)
+        return;
+    memset(&h, 0, sizeof(h));
+    if (!psc__plan_unchecked_ok(use)) { /* the kept plan's facts, asked again each call */
+        if (!(m = psc__plan_memo_args(ctx, dst, src, use->n, use->stream, r->stream_gpu, gen)))
+            return;
+        h.confirm = 1;
+        h.dst_id = m->dst_id;
+        h.src_id = m->src_id;
+        h.dst_access = m->dst_access;
+        h.src_access = m->src_access;
+    } else if (use->caller_d != use->d || use->caller_s != use->s) {
+        return;
+    }
+    h.engine = r->engine;
+    if (r->engine == PSC_ENGINE_SM) {
+        h.kd = use->d;
+        h.ks = use->s;
+        h.words = ((use->d | use->s) & 15) == 0;
+        h.fn = h.words ? ctx->gpu[r->issuer].fn_copy : ctx->gpu[r->issuer].fn_copy_bytes;
+        h.blocks = psc__app_copy_blocks(ctx, r->issuer, use->n);
+    }
+    h.ctx = ctx;
+    h.cal = ctx->copy_cal;
+    h.dst = dst;
+    h.src = src;
+    h.n = use->n;
+    h.stream = use->stream;
+    h.gpu_ctx = ctx->gpu[r->stream_gpu].ctx;
+    h.gen = gen;
+    psc__copy_hot = h;
+}
+
 psc_status_t psc_copy(psc_context_t *ctx, void *dst, const void *src, size_t n, struct CUstream_st *stream)
 {
     const psc_copy_plan_t *use;
@@ -626,7 +698,7 @@ psc_status_t psc_copy(psc_context_t *ctx, void *dst, const void *src, size_t n, 
         changed |= use->route.hop; /* a hop makes the far GPU's context current on the way */
         st = psc__copy_plan_enqueue(ctx, use);
         if (st == PSC_OK)
-            psc__copy_hot_keep(ctx, use, changed, gen);
+            psc__copy_hot_keep(ctx, dst, src, use, changed, gen);
         if (st != PSC_OK && use != &plan && psc__plan_unchecked_ok(use)) {
             /* a kept driver's call refused: the buffers changed (freed, say); looked at again, and the error said
              * from what they are now */
