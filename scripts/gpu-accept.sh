@@ -16,10 +16,11 @@
 #
 # Each part fits one device call of 9 minutes on 2x H200. Raw outputs in $OUT/accept-PART.tar.gz, the part's
 # table in $OUT/table-PART.md; both parts' tables together, here: python3 scripts/accept.py table DIR_A DIR_B
-# (the tarballs unpacked). Environment: ACCEPT_REPS (eager coll runs per tool, default 4), ACCEPT_COLLS (the
+# (the tarballs unpacked). Environment: ACCEPT_REPS (eager coll runs per tool, default 3), ACCEPT_COLLS (the
 # collectives, default all 7; fewer leave misses), ACCEPT_CTEST_S (ctest's limit, default 330 s), and the seconds
-# into the call after which a step is left out (a missed line where it is judged): ACCEPT_COLL_BY_S (440), ACCEPT_SANITIZE_BY_S (500), ACCEPT_CALIBRATE_BY_S (470),
-# ACCEPT_OWN_BY_S (510); every step's timeout ends by ACCEPT_CALL_S (530), so the table and the tarball are written.
+# into the call after which a step is left out (a missed line where it is judged): ACCEPT_COLL_BY_S (440),
+# ACCEPT_SANITIZE_BY_S (520), ACCEPT_CALIBRATE_BY_S (470), ACCEPT_OWN_BY_S (510); every step's timeout ends by
+# ACCEPT_CALL_S (540), so the table and the tarball are written.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/p2pscope-out}
@@ -35,7 +36,7 @@ step() { echo "== $(date -u +%T) $*" | tee -a "$R/steps.log"; }
 # NAME, then a command: run it, its exit code into rc.txt (accept.py fails the table on any but 0)
 ran() { local name=$1; shift; "$@"; local rc=$?; echo "$name rc=$rc" >> "$R/rc.txt"; return $rc; }
 # seconds left of the call's 9 minutes (ACCEPT_CALL_S), for timeouts
-left() { local l=$(( ${ACCEPT_CALL_S:-530} - SECONDS )); [ "$l" -gt 5 ] && echo "$l" || echo 5; }
+left() { local l=$(( ${ACCEPT_CALL_S:-540} - SECONDS )); [ "$l" -gt 5 ] && echo "$l" || echo 5; }
 measure() { python3 scripts/accept.py measure "$@"; }
 . scripts/gpu-refs.sh
 
@@ -55,7 +56,7 @@ sanitize() {
   local tool=$1 name=$2 left; shift 2
   local args=()
   [ "$1" = --target-processes ] && { args=("$1" "$2"); shift 2; }
-  left=$(( ${ACCEPT_SANITIZE_BY_S:-500} - SECONDS ))
+  left=$(( ${ACCEPT_SANITIZE_BY_S:-520} - SECONDS ))
   if ! command -v compute-sanitizer > /dev/null || [ "$left" -lt 20 ]; then
     echo "not run: ${left} s left of the call, or no compute-sanitizer" > "$R/sanitize-$tool-$name.skipped"
     return
@@ -144,7 +145,7 @@ part_b() {
   # compares each tool's best run per size.
   for coll in ${ACCEPT_COLLS:-all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv}; do
     for launch in single mpi; do
-      for rep in $(seq 1 "${ACCEPT_REPS:-4}"); do
+      for rep in $(seq 1 "${ACCEPT_REPS:-3}"); do
         coll_pair $coll $launch eager "r$rep" -b 8 -e 1G -f 8 -n 100 -w 5
       done
       coll_pair $coll $launch G20 1 -b 8 -e 1G -f 8
