@@ -9,6 +9,10 @@
  * machine's GPUs (one rank per GPU), skipped (77) without a driver or GPU.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,7 +51,6 @@ static int count(const char *hay, const char *needle)
     return n;
 }
 
-#if !PSC_ON_GPU
 static double now_s(void)
 {
     struct timespec ts;
@@ -55,7 +58,6 @@ static double now_s(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
-#endif
 
 static psc__run_t mpirun(const char *const *args, const char *const *extra_env)
 {
@@ -125,6 +127,130 @@ static void test_json_names_every_process(void **state)
     json_decref(doc);
     psc__free(&r);
 }
+
+#if PSC_ON_GPU
+/* Whether /proc/PID's environment holds both NAME=value strings. */
+static int environ_has(const char *pid, const char *a, const char *b)
+{
+    char path[64], buf[65536];
+    int fd, fa = 0, fb = 0;
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "/proc/%s/environ", pid);
+    if ((fd = open(path, O_RDONLY)) < 0)
+        return 0;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t)strlen(buf + i) + 1) {
+        buf[n] = '\0';
+        fa |= strcmp(buf + i, a) == 0;
+        fb |= strcmp(buf + i, b) == 0;
+    }
+    return fa && fb;
+}
+
+/* The process of this job (its environment holds mark) that is rank `rank`; 0 while there is none. */
+static pid_t rank_process(const char *mark, int rank)
+{
+    char want[48];
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    pid_t found = 0;
+
+    snprintf(want, sizeof(want), "OMPI_COMM_WORLD_RANK=%d", rank);
+    while (d && !found && (e = readdir(d)))
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && environ_has(e->d_name, mark, want))
+            found = (pid_t)atoi(e->d_name);
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* The whole text of the file at path (NUL-terminated, to be freed). */
+static char *file_text(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+
+    return fd < 0 ? strdup("") : psc__slurp(fd);
+}
+
+/*
+ * A rank that stops answering (SIGSTOP, as a host that hangs) after the first row: the other rank's operation
+ * never completes, it gives up at -T naming the call (the watchdog aborts real NCCL's blocking communicators
+ * from its thread), and the job ends, not hangs. On the GPUs only: the fake NCCL lets a rank go on without
+ * its peers, so a stopped rank hangs nothing there (test_timeout_ends_the_job covers the fake's hang).
+ */
+static void test_stopped_rank_ends_at_timeout(void **state)
+{
+    char log[] = "/tmp/psc-coll-stop-XXXXXX", mark[64], *text = NULL;
+    const char *env[24] = {FAKE_ENV};
+    const char *argv[] = {MPIEXEC, "-np", np, P2PSCOPE_REAL, "coll", "all_reduce", "-b", "8", "-e", "64K", "-f", "4",
+                          "-n", "200000", "-T", "5", "--impl", "nccl", NULL}; /* about 4 s a row */
+    int fd = mkstemp(log), status = 0, e = 0, ended = 0;
+    pid_t job, stopped = 0;
+    double t0, t_stop = 0;
+
+    (void)state;
+    if (ngpu < 2)
+        skip(); /* one rank: none to stop */
+    assert_true(fd >= 0);
+    snprintf(mark, sizeof(mark), "PSC_TEST_STOP_JOB=%d", (int)getpid());
+    while (env[e])
+        e++;
+    env[e++] = mark;
+    env[e] = NULL;
+    job = fork();
+    assert_true(job >= 0);
+    if (job == 0) {
+        for (int i = 0; env[i]; i++)
+            putenv((char *)env[i]);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execv(MPIEXEC, (char *const *)argv);
+        _exit(127);
+    }
+    t0 = now_s();
+    /* the first row out (the ranks are in their timed loops), then rank 1 stopped; the job's end awaited */
+    while (!ended && now_s() - t0 < 120) {
+        struct timespec tick = {0, 50 * 1000 * 1000};
+
+        if (waitpid(job, &status, WNOHANG) == job) {
+            ended = 1;
+            break;
+        }
+        if (!stopped) {
+            free(text);
+            text = file_text(log);
+            if (strstr(text, "       8             2     float     sum") && (stopped = rank_process(mark, 1)) > 0) {
+                assert_int_equal(kill(stopped, SIGSTOP), 0);
+                t_stop = now_s();
+            }
+        }
+        nanosleep(&tick, NULL); /* polling the job's state, not standing in for a synchronisation */
+    }
+    if (!ended) { /* the test's failure: the job hung; nothing left behind */
+        kill(job, SIGKILL);
+        waitpid(job, &status, 0);
+    }
+    if (stopped > 0) {
+        kill(stopped, SIGKILL);
+        kill(stopped, SIGCONT);
+    }
+    free(text);
+    text = file_text(log);
+    unlink(log);
+    close(fd);
+    if (!stopped || !ended)
+        fprintf(stderr, "%s\n", text);
+    assert_true(stopped > 0);      /* the job got as far as its first row */
+    assert_true(ended);            /* and ended by itself */
+    assert_true(now_s() - t_stop < 5 + 40);
+    assert_true(!WIFEXITED(status) || WEXITSTATUS(status) != 0);
+    assert_non_null(strstr(text, "not done after 5 s"));
+    assert_null(strstr(text, "# Out of bounds values"));
+    free(text);
+}
+#endif
 
 #if !PSC_ON_GPU
 /* A wrong element in every rank's output: counted over the ranks in the one table; every rank exits 1. */
@@ -284,6 +410,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_table),
         cmocka_unit_test(test_json_names_every_process),
+#if PSC_ON_GPU
+        cmocka_unit_test(test_stopped_rank_ends_at_timeout),
+#endif
 #if !PSC_ON_GPU
         cmocka_unit_test(test_wrong_elements_every_rank),
         cmocka_unit_test(test_wrong_elements_own_rows),
