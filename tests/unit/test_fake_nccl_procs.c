@@ -1,5 +1,5 @@
 /*
- * The fake libnccl (tests/unit/fake_libnccl.c) with one rank per process, as
+ * The fake libnccl (tests/fakes/fake_libnccl.c) with one rank per process, as
  * `mpirun -np N p2pscope coll` runs it in CI: rank 0 makes the id, a pipe
  * carries it to the others (MPI's broadcast), each joins with
  * ncclCommInitRank. Every collective of every type and op, in place and out

@@ -1,6 +1,6 @@
 /*
  * NCCL loaded at run time (src/lib/coll/nccl.c) against the fake libnccl
- * (tests/unit/fake_libnccl.c): what is refused and how it is said, the
+ * (tests/fakes/fake_libnccl.c): what is refused and how it is said, the
  * version's text, and every collective through the loaded table on 2 and 3
  * ranks, in place and out of place, against results this file computes on
  * its own; the fake's corrupt and hang hooks and the abort that ends a hang.

@@ -1,7 +1,7 @@
 /*
  * A stand-in for libnccl.so.2 for tests without a GPU. Its collectives really
  * happen, on the fake CUDA driver's device memory, which is host memory
- * (tests/unit/fake_libcuda.c: a CUdeviceptr is a host address), so a test can
+ * (tests/fakes/fake_libcuda.c: a CUdeviceptr is a host address), so a test can
  * check every element. The declarations are its own, numbered as nccl.h
  * numbers them, so the loader's own are checked against an independent copy.
  *
