@@ -1,7 +1,7 @@
 /*
  * A context's life: open (load the drivers, hwloc, probe the GPUs) and close
  * (release the buffer cache and every GPU). The top of the library's core:
- * it calls into mem/ and topo/, which use the GPU runtime in gpu.c below.
+ * it calls into mem/ and machine/, which use the GPU runtime in gpu.c below.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +12,10 @@
 #include "allreduce/allreduce.h"
 #include "gpumap/gpumap.h"
 #include "ipc/share.h"
+#include "machine/devices.h"
+#include "machine/host_topo.h"
 #include "mem/app_mem.h"
 #include "mem/buffer.h"
-#include "topo/devices.h"
-#include "topo/host_topo.h"
 #include "xfer/app_copy.h" /* psc__copy_memo_forget */
 
 static psc_log_level_t psc__log_level_from_env(void)

@@ -1,7 +1,7 @@
 /*
  * The GPU runtime under everything that uses a GPU: each GPU's primary
  * context, module (the kernel table), streams, peer access and launches,
- * set up on first use. Below mem/, topo/devices.c and the context's
+ * set up on first use. Below mem/, machine/devices.c and the context's
  * open and close (context.c).
  */
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include "p2pscope/bench.h"
 #include "test_hooks.h"
 
-typedef struct psc_host_topo psc_host_topo_t; /* topo/host_topo.h */
+typedef struct psc_host_topo psc_host_topo_t; /* machine/host_topo.h */
 
 /* Host words the gate kernel reads and writes, in pinned mapped memory. */
 typedef struct {

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/topo/facts_json.h"
+#include "lib/util/json.h"
 #include "render.h"
 
 json_t *psc_json_str(const char *s)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "lib/coll/nccl.h"
+#include "lib/driver/nccl.h"
 #include "p2pscope/version.h"
 #include "render_lat.h"
 #include "text.h"

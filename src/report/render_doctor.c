@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "json.h"
-#include "lib/coll/nccl.h"
+#include "lib/driver/nccl.h"
 #include "text.h"
 
 /* The NCCL facts in one line: "nccl: 2.28.7 (libnccl.so.2); settings: NCCL_P2P_DISABLE=1". Nothing when not known. */

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "coll/coll_values.h"
-#include "coll/nccl.h"
+#include "driver/nccl.h"
 #include "gpu_common.h"
 #include "allreduce/ar_args.h"
 #include "internal.h"

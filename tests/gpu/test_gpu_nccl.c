@@ -1,5 +1,5 @@
 /*
- * The NCCL p2pscope declares and loads itself (coll/nccl.h) against the real
+ * The NCCL p2pscope declares and loads itself (driver/nccl.h) against the real
  * libnccl.so.2 of a GPU machine: the version, a communicator of every GPU
  * (ncclCommInitAll) and one made from a unique id with a non-blocking config
  * (the declared ncclConfig_t layout), an all-reduce of each reduction over
@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "coll/coll_values.h"
-#include "coll/nccl.h"
+#include "driver/nccl.h"
 #include "gpu_common.h"
 #include "gpu_driver.h"
 

@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "coll/coll_data.h"
-#include "coll/nccl.h"
+#include "driver/nccl.h"
 #include "fake_context.h"
 
 #define MAXR 4

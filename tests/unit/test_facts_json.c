@@ -22,6 +22,7 @@
 #include "p2pscope/bench.h"
 #include "topo/facts_json.h"
 #include "topo/id_scrub.h"
+#include "util/json.h"
 
 #define GOOD TEST_DATA "/h200x2-nv18.json"
 

@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "coll/nccl.h"
+#include "driver/nccl.h"
 
 enum { K_ALLREDUCE, K_ALLGATHER, K_REDUCESCATTER, K_BROADCAST, K_REDUCE, K_ALLTOALL, K_N };
 #define MAXN 4

@@ -23,10 +23,10 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "machine/host_topo.h"
+#include "machine/xml_sandbox.h"
 #include "p2pscope/bench.h"
-#include "topo/host_topo.h"
 #include "topo/sysfs_facts.h"
-#include "topo/xml_sandbox.h"
 
 extern char **environ;
 

@@ -1,5 +1,5 @@
 /*
- * NCCL loaded at run time (src/lib/coll/nccl.c) against the fake libnccl
+ * NCCL loaded at run time (src/lib/driver/nccl.c) against the fake libnccl
  * (tests/fakes/fake_libnccl.c): what is refused and how it is said, the
  * version's text, and every collective through the loaded table on 2 and 3
  * ranks, in place and out of place, against results this file computes on
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coll/nccl.h"
+#include "driver/nccl.h"
 
 static void fake_env(const char *version, const char *mode)
 {

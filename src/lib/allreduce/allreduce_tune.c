@@ -17,7 +17,7 @@
 
 #include "allreduce/allreduce_tune.h"
 #include "allreduce/ar_group.h"
-#include "coll/nccl.h"
+#include "driver/nccl.h"
 
 #define PSC__TUNE_REPS 5                 /* repetitions each way: the median decides */
 #define PSC__TUNE_CALLS 16u              /* calls per graph up to 1 MiB; 16 MiB / bytes above, at least one */

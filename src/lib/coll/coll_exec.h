@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "coll/coll_data.h"
-#include "coll/nccl.h"
+#include "driver/nccl.h"
 #include "internal.h"
 
 #define PSC_COLL_MAX_EACH 4096 /* per_op: operations timed one by one per row, at most */

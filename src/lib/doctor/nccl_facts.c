@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/nccl.h"
 #include "doctor/rules.h"
+#include "driver/nccl.h"
 
 void psc__nccl_facts_gather(psc_nccl_facts_t *out)
 {

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "coll/nccl.h"
 #include "doctor/rules.h"
+#include "driver/nccl.h"
 
 #define PSC__NCCL_CURRENT 21900     /* 2.19.0: see rule_nccl_old */
 #define PSC__NCCL_BUFFSIZE 4194304  /* NCCL's default NCCL_BUFFSIZE (4 MiB) */

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "gpumap/gpumap.h"
-#include "topo/devices.h"
+#include "machine/devices.h"
 
 int psc__gpumap_bar1(const psc_context_t *ctx, int gpu, uint64_t *total, uint64_t *free_bytes)
 {

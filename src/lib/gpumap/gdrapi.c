@@ -1,4 +1,4 @@
-/* libgdrapi.so.2 loaded at run time, as NCCL is (coll/nccl.c). */
+/* libgdrapi.so.2 loaded at run time, as NCCL is (driver/nccl.c). */
 #define _GNU_SOURCE
 #include "gpumap/gdrapi.h"
 

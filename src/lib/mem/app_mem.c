@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topo/host_topo.h"
+#include "machine/host_topo.h"
 
 #define PSC_MEM_MAX_SIZE ((size_t)1 << 40) /* 1 TiB: past it, a size is a mistake (a negative one cast) */
 

@@ -1,6 +1,6 @@
 #include "mem/buffer.h"
 
-#include "topo/host_topo.h"
+#include "machine/host_topo.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,13 +9,13 @@
 
 #include "doctor/rules.h"
 #include "internal.h"
-#include "topo/devices.h"
+#include "machine/devices.h"
+#include "machine/host_topo.h"
+#include "machine/xml_sandbox.h"
 #include "topo/facts_json.h"
 #include "topo/facts_model.h"
-#include "topo/host_topo.h"
 #include "topo/pci_tree.h"
 #include "topo/sysfs_facts.h"
-#include "topo/xml_sandbox.h"
 #include "util/safe_read.h"
 
 /* NVML's bus ids have an 8-digit domain; ours have CUDA's 4. */

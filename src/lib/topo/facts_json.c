@@ -11,51 +11,18 @@
 #include <string.h>
 
 #include "doctor/gpumap_facts.h"
+#include "machine/host_topo.h"
 #include "p2pscope/bench.h" /* psc_write_file_atomic */
 #include "topo/cmdline.h"
 #include "topo/id_scrub.h"
-#include "topo/host_topo.h"
 #include "topo/pci_tree.h"
-#include "util/utf8.h"
+#include "util/json.h"
 
 #define PSC_FACTS_FORMAT "p2pscope-facts"
 #define PSC_FACTS_VERSION 1
 
 static const char *const psc__remote_names[] = {"unknown", "gpu", "switch", "cpu"};
 static const char *const psc__acs_names[] = {"not_recorded", "needs_root", "absent", "read"};
-
-/* ---------------------------------------------------------------- UTF-8 */
-
-json_t *psc__json_text(const char *s, size_t max)
-{
-    const unsigned char *u = (const unsigned char *)(s ? s : "");
-    size_t n = strlen((const char *)u), o = 0;
-    char *buf = malloc(n * 3 + 1);
-    json_t *j;
-
-    if (!buf)
-        return NULL;
-    for (size_t i = 0; i < n;) {
-        size_t len = psc__utf8_seq(u + i, n - i), plen = len;
-        const char *piece = (const char *)u + i;
-
-        if (len == PSC__UTF8_CUT)
-            break; /* a fixed-size field truncated inside a character */
-        if (len == 0) {
-            piece = "\xef\xbf\xbd"; /* U+FFFD for a byte that is not UTF-8 */
-            plen = 3;
-            len = 1;
-        }
-        if (max && o + plen > max)
-            break;
-        memcpy(buf + o, piece, plen);
-        o += plen;
-        i += len;
-    }
-    j = json_stringn(buf, o);
-    free(buf);
-    return j;
-}
 
 /* ---------------------------------------------------------------- fields, both ways */
 
@@ -438,27 +405,6 @@ static psc_status_t psc__bad(const psc__rd_t *r, const char *where, const char *
     return PSC_ERR_INVALID;
 }
 
-const char *psc__json_dump(json_t *v, char *buf, size_t len)
-{
-    char *text;
-
-    if (!v) {
-        snprintf(buf, len, "missing");
-        return buf;
-    }
-    text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII); /* a cut never splits a character */
-    if (text && strlen(text) > 40) {
-        size_t cut = 36;
-
-        for (size_t k = cut - 6; k < 36; k++)
-            cut = text[k] == '\\' ? k : cut; /* not inside an escape such as \u00e9 */
-        memcpy(text + cut, "...", 4);
-    }
-    snprintf(buf, len, "%s", text ? text : "the value");
-    free(text);
-    return buf;
-}
-
 /* `"5" is a string`, `[1, 2] is an array`. */
 static const char *psc__what(json_t *v, char *buf, size_t len)
 {
@@ -813,14 +759,6 @@ static psc_status_t psc__doc_read(const psc__rd_t *r0, json_t *doc, psc_facts_t 
         return PSC_ERR_NO_MEMORY;
     }
     return PSC_OK;
-}
-
-void psc__json_parse_error(char *errbuf, size_t errlen, const char *path, const json_error_t *jerr)
-{
-    snprintf(errbuf, errlen, "%s:%d: not valid JSON: %s", path, jerr->line, jerr->text);
-    for (char *c = errbuf; errlen && *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            *c = '?';
 }
 
 psc_status_t psc__facts_load_json(const char *path, const char *text, size_t len, psc_facts_t *f, char *errbuf,

@@ -19,21 +19,4 @@ json_t *psc__facts_to_json(const psc_facts_t *f, int with_xml);
 psc_status_t psc__facts_load_json(const char *path, const char *text, size_t len, psc_facts_t *f, char *errbuf,
                                   size_t errlen);
 
-/*
- * Any C string as a JSON string jansson accepts: a character cut short at the
- * end is dropped, a byte that is not UTF-8 becomes U+FFFD, and the result
- * stops at a character boundary within max bytes (0: no limit). NULL only
- * when out of memory.
- */
-json_t *psc__json_text(const char *s, size_t max);
-
-/*
- * jansson's parse error as one line into errbuf: "PATH:LINE: not valid JSON: what", with the control
- * characters of the text it quotes (a newline inside a string, say) shown as '?'.
- */
-void psc__json_parse_error(char *errbuf, size_t errlen, const char *path, const json_error_t *jerr);
-
-/* A value as an error message shows it: its JSON text cut at 40 characters; "missing" for NULL. */
-const char *psc__json_dump(json_t *v, char *buf, size_t len);
-
 #endif

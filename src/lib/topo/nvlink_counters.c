@@ -1,7 +1,7 @@
 /* NVLink traffic counters through NVML's field values, one request per GPU. */
 #include <string.h>
 
-#include "topo/devices.h"
+#include "machine/devices.h"
 
 psc_status_t psc_nvlink_counters(const psc_context_t *ctx, int gpu, uint64_t *tx, uint64_t *rx, int *nlinks)
 {

@@ -2,7 +2,7 @@
 #ifndef PSC_TOPO_PCI_TREE_H
 #define PSC_TOPO_PCI_TREE_H
 
-#include "topo/host_topo.h"
+#include "machine/host_topo.h"
 
 /* The hwloc object of a PCI bus id ("0000:18:00.0"), NULL when absent. */
 hwloc_obj_t psc__pci_find(hwloc_topology_t t, const char *bus_id);

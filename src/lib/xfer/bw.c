@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "machine/host_topo.h"
 #include "mem/buffer.h"
 #include "pattern/check.h"
 #include "xfer/bw.h"
 #include "xfer/bw_gpumap.h"
-#include "topo/host_topo.h"
 #include "xfer/copy.h"
 #include "xfer/timing.h"
 

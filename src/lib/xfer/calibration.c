@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "internal.h"
-#include "topo/facts_json.h" /* psc__json_text, psc__json_parse_error, psc__json_dump */
+#include "util/json.h"
 #include "util/safe_read.h"
 #include "xfer/app_copy.h" /* psc__copy_memo_forget */
 #include "xfer/route.h"    /* psc__endpoint_name */

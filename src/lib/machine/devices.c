@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topo/devices.h"
-#include "topo/host_topo.h"
+#include "machine/devices.h"
+#include "machine/host_topo.h"
 
 static int psc__attr(psc_context_t *ctx, CUdevice dev, CUdevice_attribute a)
 {

@@ -4,8 +4,8 @@
  * them (NCCL 2.12 and newer; the declarations' sources are in
  * /work/briefs/nccltests_format.md section 5). Internal: psc__ names.
  */
-#ifndef PSC_COLL_NCCL_H
-#define PSC_COLL_NCCL_H
+#ifndef PSC_DRIVER_NCCL_H
+#define PSC_DRIVER_NCCL_H
 
 #include <stddef.h>
 

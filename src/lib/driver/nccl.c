@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "coll/nccl.h"
+#include "driver/nccl.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

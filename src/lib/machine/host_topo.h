@@ -1,6 +1,6 @@
 /* Host side of the topology through hwloc: NUMA locality of PCI devices, memory binding. */
-#ifndef PSC_TOPO_HOST_TOPO_H
-#define PSC_TOPO_HOST_TOPO_H
+#ifndef PSC_MACHINE_HOST_TOPO_H
+#define PSC_MACHINE_HOST_TOPO_H
 
 #include <hwloc.h>
 
@@ -14,7 +14,7 @@ psc_host_topo_t *psc_host_topo_load(void);
  * Load a recording someone else made: an XML text (xml_text) or, xml_text
  * NULL, the captured /sys and /proc tree at fsroot (checked by the caller
  * with psc__capture_check). hwloc parses it in a child process under limits
- * (topo/xml_sandbox.h); name is what messages call it. PSC_ERR_IO when hwloc
+ * (machine/xml_sandbox.h); name is what messages call it. PSC_ERR_IO when hwloc
  * refuses it, PSC_ERR_INVALID when it is hostile or out of shape; one line in
  * errbuf. *out is set on success only.
  */

@@ -1,6 +1,6 @@
-/* GPU inventory (topo/devices.c): what context creation probes, and NVML handles for the facts. */
-#ifndef PSC_TOPO_DEVICES_H
-#define PSC_TOPO_DEVICES_H
+/* GPU inventory (machine/devices.c): what context creation probes, and NVML handles for the facts and BAR1. */
+#ifndef PSC_MACHINE_DEVICES_H
+#define PSC_MACHINE_DEVICES_H
 
 #include "internal.h"
 

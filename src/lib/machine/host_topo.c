@@ -1,12 +1,12 @@
 #define _GNU_SOURCE
-#include "topo/host_topo.h"
+#include "machine/host_topo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "topo/xml_sandbox.h"
+#include "machine/xml_sandbox.h"
 #include "util/safe_read.h"
 
 struct psc_host_topo {

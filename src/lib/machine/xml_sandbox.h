@@ -11,8 +11,8 @@
  * child: that parse then ends at the deadline as "took longer than 10 s",
  * never as a hang. The child dies with its parent (PR_SET_PDEATHSIG).
  */
-#ifndef PSC_TOPO_XML_SANDBOX_H
-#define PSC_TOPO_XML_SANDBOX_H
+#ifndef PSC_MACHINE_XML_SANDBOX_H
+#define PSC_MACHINE_XML_SANDBOX_H
 
 #include <stddef.h>
 

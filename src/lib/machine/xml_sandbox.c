@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "topo/xml_sandbox.h"
+#include "machine/xml_sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
