@@ -9,8 +9,8 @@ is no function, and neither is an initializer (`... =` before the `{`).
 
 It reads src/**/*.c and the device code src/kernels/*.cu, *.cuh (written C-style), prints `LINES FILE:LINE NAME` for
 each function over the limit, longest first, and fails (exit 1) on any that scripts/function-length-known.txt does not
-list; and on a listed one that is no longer over the limit (or no longer there): the list only shrinks, and each change
-to it is a line in a diff. Exit 2: bad input (an unreadable file, a malformed known list, a `{` with no `}`).
+list; and on a listed one that is no longer over the limit (or no longer there) in the files read: the list only
+shrinks, and each change to it is a line in a diff. Exit 2: bad input (an unreadable file, a malformed known list, a `{` with no `}`).
 
 Usage: check-function-length.py [--limit N] [--root DIR] [--known FILE] [--list] [FILE...]
   FILE...   the files to read (default: those above under DIR/src); names are printed relative to DIR
@@ -183,10 +183,11 @@ def main():
         failed |= not listed
         print(f"{length} {rel}:{first} {name}" + (f" (known: line {known[(rel, name)]} of the list)" if listed else ""))
     still = {(rel, name) for _, rel, _, name in over}
+    read = {os.path.relpath(path, args.root) for path in files}
     for (rel, name), n in sorted(known.items(), key=lambda kv: kv[1]):
-        if (rel, name) not in still:
+        if rel in read and (rel, name) not in still:
             failed = True
-            print(f"{rel} {name}: no longer over {args.limit} lines (good): remove line {n} of {known_path}")
+            print(f"{rel} {name}: no longer over {args.limit} lines (good): remove line {n} of {os.path.relpath(known_path, args.root)}")
     new = sum(1 for _, rel, _, name in over if (rel, name) not in known)
     print(f"{len(files)} files, {len(over)} functions over {args.limit} lines: {len(over) - new} known, {new} new"
           + ("" if failed else "; nothing new"))
