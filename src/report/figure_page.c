@@ -316,6 +316,7 @@ static int psc__sweep_alloc(psc__sweep_t *w, int nsizes, int cap)
     return 0;
 }
 
+/* The sweep's room given back. */
 static void psc__sweep_free(psc__sweep_t *w)
 {
     free(w->cv);

@@ -248,6 +248,7 @@ static void psc__seq_release(psc_context_t *ctx, psc__seq_run_t *q)
     free(q->ns);
 }
 
+/* The sequential chase of the case (nvbandwidth's way, above): the chain written, one launch per SM, the check. */
 static psc_status_t psc__run_chase_seq(psc_context_t *ctx, const psc_lat_test_info_t *ti, const psc_lat_case_t *c,
                                        psc_lat_result_t *res)
 {
