@@ -58,13 +58,7 @@ static int psc__cmp_option(int c, char **argv, psc_cli_opts_t *o, psc__cmp_files
         }
         return 0;
     case OPT_CMP_JSON:
-        o->json = 1;
-        o->json_path = optarg;
-        if (optarg && !*optarg) {
-            snprintf(err, errlen, "empty --json file name: accepted --json (stdout) or --json=FILE");
-            return PSC_EXIT_USAGE;
-        }
-        return 0;
+        return psc_cli_parse_json(o, optarg, err, errlen);
     case 'h':
         o->help = 1;
         return 0;

@@ -310,13 +310,7 @@ static int psc__output_option(int c, const char *arg, const char *optname, psc_c
 {
     switch (c) {
     case OPT_JSON:
-        o->json = 1;
-        o->json_path = arg;
-        if (arg && !*arg) {
-            snprintf(err, errlen, "empty --json file name: accepted --json (stdout) or --json=FILE");
-            return PSC_EXIT_USAGE;
-        }
-        return 0;
+        return psc_cli_parse_json(o, arg, err, errlen);
     case OPT_HTML:
     case OPT_SVG:
     case OPT_CSV:
@@ -757,4 +751,15 @@ int psc_cli_expect_check_file(const char *arg, char *err, size_t errlen)
 int psc_cli_parse_devices(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen)
 {
     return psc__set_devices(o, arg, err, errlen);
+}
+
+int psc_cli_parse_json(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen)
+{
+    o->json = 1;
+    o->json_path = arg;
+    if (arg && !*arg) {
+        snprintf(err, errlen, "empty --json file name: accepted --json (stdout) or --json=FILE");
+        return PSC_EXIT_USAGE;
+    }
+    return 0;
 }
