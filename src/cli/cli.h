@@ -114,6 +114,8 @@ int psc_cmd_ipc_job(const psc_cli_opts_t *o, struct psc_cli_job *job, int *argc,
 
 /* --devices LIST into o->devs (options.c's rules); 0 or PSC_EXIT_USAGE with one line in err. */
 int psc_cli_parse_devices(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen);
+/* --json[=FILE] (arg NULL: stdout) into o->json and o->json_path; 0 or PSC_EXIT_USAGE for an empty FILE. */
+int psc_cli_parse_json(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen);
 /* `p2pscope coll [COLLECTIVE] [nccl-tests' options]`: parsed apart (coll_options.c: -d is the type there). */
 int psc_cli_parse_coll(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);
 void psc_cli_usage_coll(void);

@@ -191,7 +191,12 @@ static int psc__collective(const char *word, int *coll)
 
 #define PSC__BAD(...) (snprintf(err, errlen, __VA_ARGS__), PSC_EXIT_USAGE)
 
-static int psc__coll_option(int c, const char *arg, const char *name, psc_cli_opts_t *o, char *err, size_t errlen)
+/* What an option group's function returns for an option that is not in its group. */
+enum { PSC__COLL_NOT_MINE = -1 };
+
+/* nccl-tests' sizes and counts: -b -e -i (the sizes), -f, -n -m -w -c (operations and checks), -g -t (GPUs, threads). */
+static int psc__coll_count_option(int c, const char *arg, const char *name, psc_cli_opts_t *o, char *err,
+                                  size_t errlen)
 {
     psc_coll_opts_t *co = &o->coll;
     int v;
@@ -217,6 +222,26 @@ static int psc__coll_option(int c, const char *arg, const char *name, psc_cli_op
                                                             : 0;
     case 'c':
         return psc__int(arg, 0, 1000, &co->check) ? PSC__BAD("bad %s '%s': accepted 0 to 1000", name, arg) : 0;
+    case 'g':
+        return psc__int(arg, 1, PSC_CLI_MAX_DEVS, &o->coll_gpus)
+                   ? PSC__BAD("bad %s '%s': accepted 1 to %d GPUs per process", name, arg, PSC_CLI_MAX_DEVS)
+                   : 0;
+    case 't':
+        return psc__int(arg, 1, 1, &v) ? PSC__BAD("bad %s '%s': accepted 1 (one thread drives a process's GPUs; use "
+                                                  "-g for more GPUs, mpirun for more processes)", name, arg)
+                                       : 0;
+    default:
+        return PSC__COLL_NOT_MINE;
+    }
+}
+
+/* nccl-tests' choices of what runs and how: -o -d (op, type), -r (root), -z (blocking), -T, -G (graphs), -a. */
+static int psc__coll_kind_option(int c, const char *arg, const char *name, psc_cli_opts_t *o, char *err,
+                                 size_t errlen)
+{
+    psc_coll_opts_t *co = &o->coll;
+
+    switch (c) {
     case 'o':
         if ((co->op = psc__name(arg, psc_redop_name, PSC_OP_N)) < -1)
             return PSC__BAD("bad %s '%s': accepted sum, prod, max, min, avg or all", name, arg);
@@ -252,14 +277,18 @@ static int psc__coll_option(int c, const char *arg, const char *name, psc_cli_op
         return psc__int(arg, 0, 3, &co->time_of) ? PSC__BAD("bad %s '%s': accepted 0 (rank 0's), 1 (mean), 2 (min) or "
                                                             "3 (max)", name, arg)
                                                   : 0;
-    case 'g':
-        return psc__int(arg, 1, PSC_CLI_MAX_DEVS, &o->coll_gpus)
-                   ? PSC__BAD("bad %s '%s': accepted 1 to %d GPUs per process", name, arg, PSC_CLI_MAX_DEVS)
-                   : 0;
-    case 't':
-        return psc__int(arg, 1, 1, &v) ? PSC__BAD("bad %s '%s': accepted 1 (one thread drives a process's GPUs; use "
-                                                  "-g for more GPUs, mpirun for more processes)", name, arg)
-                                       : 0;
+    default:
+        return PSC__COLL_NOT_MINE;
+    }
+}
+
+/* p2pscope's own long options: the GPUs, the outputs, --per-op, --explain, --expect, --impl, --seed. */
+static int psc__coll_own_option(int c, const char *arg, const char *name, psc_cli_opts_t *o, char *err,
+                                size_t errlen)
+{
+    psc_coll_opts_t *co = &o->coll;
+
+    switch (c) {
     case OPT_DEVICES: return psc_cli_parse_devices(o, arg, err, errlen);
     case OPT_JSON:
         o->json = 1;
@@ -295,6 +324,25 @@ static int psc__coll_option(int c, const char *arg, const char *name, psc_cli_op
         co->seed = (uint32_t)s;
         return 0;
     }
+    default:
+        return PSC__COLL_NOT_MINE;
+    }
+}
+
+/* One option from getopt: handed to its group; -h, a missing value and an unknown option here. */
+static int psc__coll_option(int c, const char *arg, const char *name, psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    static int (*const groups[])(int, const char *, const char *, psc_cli_opts_t *, char *, size_t) = {
+        psc__coll_count_option, psc__coll_kind_option, psc__coll_own_option,
+    };
+
+    for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+        int rc = groups[g](c, arg, name, o, err, errlen);
+
+        if (rc != PSC__COLL_NOT_MINE)
+            return rc;
+    }
+    switch (c) {
     case 'h': o->help = 1; return 0;
     case ':': return PSC__BAD("%s needs a value (see p2pscope coll --help)", name);
     default: return PSC__BAD("unknown option '%s' for coll: " PSC__COLL_ACCEPTED, name);

@@ -12,6 +12,67 @@ enum { OPT_CMP_JSON = 256, OPT_CMP_FAIL_ABOVE };
 
 static const char psc__cmp_usage[] = "accepted: p2pscope compare A.json B.json [--fail-above PCT] [--json[=FILE]]";
 
+/* The two runs' file names, in the order given. */
+typedef struct {
+    const char *name[2];
+    int n;
+} psc__cmp_files_t;
+
+/* One more run's file name; a third is a usage error. */
+static int psc__cmp_add_file(psc__cmp_files_t *files, const char *name, char *err, size_t errlen)
+{
+    if (files->n == 2) {
+        snprintf(err, errlen, "compare takes two runs, not a third ('%.200s'): %s", name, psc__cmp_usage);
+        return PSC_EXIT_USAGE;
+    }
+    files->name[files->n++] = name;
+    return 0;
+}
+
+/* The option getopt stepped over that compare does not know: its letter, or the word as typed up to any '='. */
+static int psc__cmp_unknown(char **argv, char *err, size_t errlen)
+{
+    const char *word = optind >= 1 ? argv[optind] : ""; /* the word getopt stepped over (argv + 1's optind - 1) */
+
+    if (optopt)
+        snprintf(err, errlen, "unknown option '-%c' for compare: %s", optopt, psc__cmp_usage);
+    else
+        snprintf(err, errlen, "unknown option '%.*s' for compare: %s", (int)strcspn(word, "="), word, psc__cmp_usage);
+    return PSC_EXIT_USAGE;
+}
+
+/* One getopt result (an operand is c == 1): 0, or PSC_EXIT_USAGE with err set. */
+static int psc__cmp_option(int c, char **argv, psc_cli_opts_t *o, psc__cmp_files_t *files, char *err, size_t errlen)
+{
+    char *end;
+
+    switch (c) {
+    case 1:
+        return psc__cmp_add_file(files, optarg, err, errlen);
+    case OPT_CMP_FAIL_ABOVE:
+        errno = 0;
+        o->fail_above = strtod(optarg, &end);
+        if (errno || *end || end == optarg || !(o->fail_above >= 0 && o->fail_above <= 1e6)) {
+            snprintf(err, errlen, "bad --fail-above '%.40s': accepted a percentage from 0 to 1000000, e.g. 5", optarg);
+            return PSC_EXIT_USAGE;
+        }
+        return 0;
+    case OPT_CMP_JSON:
+        return psc_cli_parse_json(o, optarg, err, errlen);
+    case 'h':
+        o->help = 1;
+        return 0;
+    case 'V':
+        o->version = 1;
+        return 0;
+    case ':':
+        snprintf(err, errlen, "option --fail-above needs a value: %s", psc__cmp_usage);
+        return PSC_EXIT_USAGE;
+    default:
+        return psc__cmp_unknown(argv, err, errlen);
+    }
+}
+
 int psc_cli_parse_compare(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
 {
     static const struct option longs[] = {
@@ -21,8 +82,8 @@ int psc_cli_parse_compare(int argc, char **argv, psc_cli_opts_t *o, char *err, s
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    const char *files[2] = {NULL, NULL};
-    int nfiles = 0, c;
+    psc__cmp_files_t files = {{NULL, NULL}, 0};
+    int c, rc;
 
     o->cmd = PSC_CMD_COMPARE;
     o->cmd_given = 1;
@@ -30,68 +91,18 @@ int psc_cli_parse_compare(int argc, char **argv, psc_cli_opts_t *o, char *err, s
     optind = 0; /* GNU: full reinitialisation, so the parser can run more than once */
     opterr = 0;
     /* argv[1] is "compare": getopt starts after it ('-' keeps the file names in their order, as operands). */
-    while ((c = getopt_long(argc - 1, argv + 1, "-:hV", longs, NULL)) != -1) {
-        char *end;
-
-        switch (c) {
-        case 1:
-            if (nfiles == 2) {
-                snprintf(err, errlen, "compare takes two runs, not a third ('%.200s'): %s", optarg, psc__cmp_usage);
-                return PSC_EXIT_USAGE;
-            }
-            files[nfiles++] = optarg;
-            break;
-        case OPT_CMP_FAIL_ABOVE:
-            errno = 0;
-            o->fail_above = strtod(optarg, &end);
-            if (errno || *end || end == optarg || !(o->fail_above >= 0 && o->fail_above <= 1e6)) {
-                snprintf(err, errlen, "bad --fail-above '%.40s': accepted a percentage from 0 to 1000000, e.g. 5",
-                         optarg);
-                return PSC_EXIT_USAGE;
-            }
-            break;
-        case OPT_CMP_JSON:
-            o->json = 1;
-            o->json_path = optarg;
-            if (optarg && !*optarg) {
-                snprintf(err, errlen, "empty --json file name: accepted --json (stdout) or --json=FILE");
-                return PSC_EXIT_USAGE;
-            }
-            break;
-        case 'h':
-            o->help = 1;
-            break;
-        case 'V':
-            o->version = 1;
-            break;
-        case ':':
-            snprintf(err, errlen, "option --fail-above needs a value: %s", psc__cmp_usage);
-            return PSC_EXIT_USAGE;
-        default: {
-            const char *word = optind >= 1 ? argv[optind] : ""; /* the word getopt stepped over (argv + 1's optind - 1) */
-
-            if (optopt)
-                snprintf(err, errlen, "unknown option '-%c' for compare: %s", optopt, psc__cmp_usage);
-            else
-                snprintf(err, errlen, "unknown option '%.*s' for compare: %s", (int)strcspn(word, "="), word,
-                         psc__cmp_usage);
-            return PSC_EXIT_USAGE;
-        }
-        }
-    }
+    while ((c = getopt_long(argc - 1, argv + 1, "-:hV", longs, NULL)) != -1)
+        if ((rc = psc__cmp_option(c, argv, o, &files, err, errlen)) != 0)
+            return rc;
     /* after "--" getopt stops: the words left are operands too ("compare -- -a.json b.json") */
-    for (int i = optind + 1; i < argc; i++) {
-        if (nfiles == 2) {
-            snprintf(err, errlen, "compare takes two runs, not a third ('%.200s'): %s", argv[i], psc__cmp_usage);
-            return PSC_EXIT_USAGE;
-        }
-        files[nfiles++] = argv[i];
-    }
-    if (nfiles < 2 && !o->help && !o->version) {
+    for (int i = optind + 1; i < argc; i++)
+        if ((rc = psc__cmp_add_file(&files, argv[i], err, errlen)) != 0)
+            return rc;
+    if (files.n < 2 && !o->help && !o->version) {
         snprintf(err, errlen, "compare needs two runs: %s", psc__cmp_usage);
         return PSC_EXIT_USAGE;
     }
-    o->compare_a = files[0];
-    o->compare_b = files[1];
+    o->compare_a = files.name[0];
+    o->compare_b = files.name[1];
     return 0;
 }

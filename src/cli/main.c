@@ -98,17 +98,84 @@ static int psc__main_ranks(const psc_cli_opts_t *o, psc_cli_job_t *job, int *arg
     return PSC_EXIT_USAGE;
 }
 
-static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
+/* --help (the command's page, or the general one) or --version (with the MPI the build has). */
+static int psc__help_or_version(const psc_cli_opts_t *o)
 {
-    int argc = *argcp;
-    char **argv = *argvp;
+    if (o->help) {
+        if (o->cmd == PSC_CMD_COLL)
+            psc_cli_usage_coll();
+        else if (!o->cmd_given || psc_cli_usage_cmd(o->cmd) != 0)
+            psc_cli_usage();
+        if (ferror(stdout)) /* the text outgrew stdio's buffer: the failed write's errno, before anything resets it */
+            psc_cli_stdout_errno = errno;
+        return PSC_EXIT_OK;
+    }
+    printf("p2pscope %s\n", PSC_VERSION_STRING);
+    if (psc_cli_mpi_library())
+        printf("built with MPI: %s (p2pscope ipc and coll run one rank per GPU under its mpirun)\n",
+               psc_cli_mpi_library());
+    else
+        printf("built without MPI (p2pscope ipc starts its own workers, coll drives every GPU from one process; "
+               "mpirun is refused)\n");
+    return PSC_EXIT_OK;
+}
+
+/* Every file and directory the run will write (--json, --save, --calibrate, the pages) is writable; quiet: no line. */
+static int psc__check_out_paths(const psc_cli_opts_t *o, int quiet)
+{
+    int rc;
+
+    if ((rc = psc__check_json_path(o->json_path, quiet)) != PSC_EXIT_OK ||
+        (rc = psc__check_json_path(o->save, quiet)) != PSC_EXIT_OK ||
+        (rc = psc__check_json_path(o->calibrate, quiet)) != PSC_EXIT_OK)
+        return rc;
+    return psc__check_page_paths(o, quiet);
+}
+
+/* A command that needs the driver: a context, -d checked against it, the test hooks set, the command, no context. */
+static int psc__run_on_driver(const psc_cli_opts_t *o)
+{
     char err[512];
-    psc_cli_opts_t o;
     psc_context_t *ctx = NULL;
     psc_status_t st;
     int rc;
 
-    rc = psc_cli_parse(argc, argv, &o, err, sizeof(err));
+    st = psc_context_create(&ctx, err, sizeof(err));
+    if (st != PSC_OK) {
+        fprintf(stderr, "p2pscope: %s\n", err);
+        return psc_cli_exit_of(st, PSC_EXIT_ENV);
+    }
+    rc = psc_cli_check_devices(ctx, o);
+    /* ipc's workers take the corruption hook from the environment (cmd_ipc); the baseline in this process stays clean. */
+    if (rc == PSC_EXIT_OK && o->cmd != PSC_CMD_IPC && psc__test_hooks_set(ctx, &o->hooks) != PSC_OK) {
+        fprintf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
+        rc = PSC_EXIT_USAGE;
+    }
+    if (rc == PSC_EXIT_OK)
+        switch (o->cmd) {
+        case PSC_CMD_DEVICES: rc = psc_cmd_devices(ctx, o); break;
+        case PSC_CMD_TOPO: rc = psc_cmd_topo(ctx, o); break;
+        case PSC_CMD_DOCTOR: rc = psc_cmd_doctor(ctx, o); break;
+        case PSC_CMD_NVLINK: rc = psc_cmd_nvlink(ctx, o); break;
+        case PSC_CMD_LAT: rc = psc_cmd_lat(ctx, o); break;
+        case PSC_CMD_VERIFY: rc = psc_cmd_verify(ctx, o); break;
+        case PSC_CMD_COPY: rc = psc_cmd_copy(ctx, o); break;
+        case PSC_CMD_IPC: rc = psc_cmd_ipc(ctx, o); break;
+        case PSC_CMD_COLL: rc = psc_cmd_coll(ctx, o); break;
+        default: rc = psc_cmd_bw(ctx, o); break;
+        }
+    psc_context_destroy(ctx);
+    return rc;
+}
+
+/* Parse; then help or version, the output paths, a rank of a job, the commands without a driver, or the driver's. */
+static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
+{
+    char err[512];
+    psc_cli_opts_t o;
+    int rc;
+
+    rc = psc_cli_parse(*argcp, *argvp, &o, err, sizeof(err));
     if (rc != 0) {
         if (job->rank == 0) /* every rank of a job parses the same words */
             fprintf(stderr, "p2pscope: %s\n", err);
@@ -117,31 +184,10 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
     if ((o.help || o.version) && job->rank != 0)
         return PSC_EXIT_OK;
     psc_json_identify(o.identify);
-    if (o.help) {
-        if (o.cmd == PSC_CMD_COLL)
-            psc_cli_usage_coll();
-        else if (!o.cmd_given || psc_cli_usage_cmd(o.cmd) != 0)
-            psc_cli_usage();
-        if (ferror(stdout)) /* the text outgrew stdio's buffer: the failed write's errno, before anything resets it */
-            psc_cli_stdout_errno = errno;
-        return PSC_EXIT_OK;
-    }
-    if (o.version) {
-        printf("p2pscope %s\n", PSC_VERSION_STRING);
-        if (psc_cli_mpi_library())
-            printf("built with MPI: %s (p2pscope ipc and coll run one rank per GPU under its mpirun)\n",
-                   psc_cli_mpi_library());
-        else
-            printf("built without MPI (p2pscope ipc starts its own workers, coll drives every GPU from one process; "
-                   "mpirun is refused)\n");
-        return PSC_EXIT_OK;
-    }
+    if (o.help || o.version)
+        return psc__help_or_version(&o);
     /* The ranks of a job check alike (one node); rank 0 says it. */
-    if ((rc = psc__check_json_path(o.json_path, job->rank != 0)) != PSC_EXIT_OK ||
-        (rc = psc__check_json_path(o.save, job->rank != 0)) != PSC_EXIT_OK ||
-        (rc = psc__check_json_path(o.calibrate, job->rank != 0)) != PSC_EXIT_OK)
-        return rc;
-    if ((rc = psc__check_page_paths(&o, job->rank != 0)) != PSC_EXIT_OK)
+    if ((rc = psc__check_out_paths(&o, job->rank != 0)) != PSC_EXIT_OK)
         return rc;
     if (job->size > 1)
         return psc__main_ranks(&o, job, argcp, argvp);
@@ -154,33 +200,7 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
     if (o.topology)
         return o.cmd == PSC_CMD_TOPO ? psc_cmd_topo(NULL, &o)
                : o.cmd == PSC_CMD_NVLINK ? psc_cmd_nvlink(NULL, &o) : psc_cmd_doctor(NULL, &o);
-
-    st = psc_context_create(&ctx, err, sizeof(err));
-    if (st != PSC_OK) {
-        fprintf(stderr, "p2pscope: %s\n", err);
-        return psc_cli_exit_of(st, PSC_EXIT_ENV);
-    }
-    rc = psc_cli_check_devices(ctx, &o);
-    /* ipc's workers take the corruption hook from the environment (cmd_ipc); the baseline in this process stays clean. */
-    if (rc == PSC_EXIT_OK && o.cmd != PSC_CMD_IPC && psc__test_hooks_set(ctx, &o.hooks) != PSC_OK) {
-        fprintf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
-        rc = PSC_EXIT_USAGE;
-    }
-    if (rc == PSC_EXIT_OK)
-        switch (o.cmd) {
-        case PSC_CMD_DEVICES: rc = psc_cmd_devices(ctx, &o); break;
-        case PSC_CMD_TOPO: rc = psc_cmd_topo(ctx, &o); break;
-        case PSC_CMD_DOCTOR: rc = psc_cmd_doctor(ctx, &o); break;
-        case PSC_CMD_NVLINK: rc = psc_cmd_nvlink(ctx, &o); break;
-        case PSC_CMD_LAT: rc = psc_cmd_lat(ctx, &o); break;
-        case PSC_CMD_VERIFY: rc = psc_cmd_verify(ctx, &o); break;
-        case PSC_CMD_COPY: rc = psc_cmd_copy(ctx, &o); break;
-        case PSC_CMD_IPC: rc = psc_cmd_ipc(ctx, &o); break;
-        case PSC_CMD_COLL: rc = psc_cmd_coll(ctx, &o); break;
-        default: rc = psc_cmd_bw(ctx, &o); break;
-        }
-    psc_context_destroy(ctx);
-    return rc;
+    return psc__run_on_driver(&o);
 }
 
 /* Output that did not reach stdout (a full disk, a closed pipe) is a failed run, not a silent 0. */

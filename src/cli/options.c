@@ -191,11 +191,19 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
     return PSC_EXIT_USAGE;
 }
 
-static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts_t *o, char *err, size_t errlen)
+/* What an option group's function returns for an option that is not in its group. */
+enum { PSC__NOT_MINE = -1 };
+
+/* One group of options: 0, a PSC_EXIT_* code with err set, or PSC__NOT_MINE. */
+typedef int (*psc__option_group_t)(int c, const char *arg, const char *optname, psc_cli_opts_t *o, char *err,
+                                   size_t errlen);
+
+/* What is measured: the tests (-t, -l), the GPUs (-d), one size (-s) or a sweep (-b, -e, -f). */
+static int psc__what_option(int c, const char *arg, const char *optname, psc_cli_opts_t *o, char *err, size_t errlen)
 {
     unsigned long v;
-    char *end;
 
+    (void)optname;
     switch (c) {
     case 't':
         return psc__each_item(arg, "test name", "a comma list of names or globs from 'p2pscope bw -l' or 'p2pscope lat -l'",
@@ -226,6 +234,20 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
     case 'l':
         o->list_tests = 1;
         return 0;
+    default:
+        return PSC__NOT_MINE;
+    }
+}
+
+/* How each figure is measured: host memory's node, samples and their cap, iterations, warm-up, the gate's timeout. */
+static int psc__measure_option(int c, const char *arg, const char *optname, psc_cli_opts_t *o, char *err,
+                               size_t errlen)
+{
+    unsigned long v;
+    char *end;
+
+    (void)optname;
+    switch (c) {
     case OPT_HOST_NODE:
         if (psc__uint(arg, 4095, &v) != 0) {
             snprintf(err, errlen, "bad --host-node '%s': accepted a NUMA node number (0, 1, ...)", arg);
@@ -277,22 +299,31 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
         }
         o->measure.gate_timeout_ms = (double)v;
         return 0;
+    default:
+        return PSC__NOT_MINE;
+    }
+}
+
+/* Where results go and what they are read against: --json, --html, --svg, --csv, --expect; and topo's, nvlink's own. */
+static int psc__output_option(int c, const char *arg, const char *optname, psc_cli_opts_t *o, char *err,
+                              size_t errlen)
+{
+    switch (c) {
     case OPT_JSON:
-        o->json = 1;
-        o->json_path = arg;
-        if (arg && !*arg) {
-            snprintf(err, errlen, "empty --json file name: accepted --json (stdout) or --json=FILE");
+        return psc_cli_parse_json(o, arg, err, errlen);
+    case OPT_HTML:
+    case OPT_SVG:
+    case OPT_CSV:
+        if (!*arg) {
+            snprintf(err, errlen, "empty %s %s: accepted a %s path", optname, c == OPT_HTML ? "file name" : "directory",
+                     c == OPT_HTML ? "file" : "directory");
             return PSC_EXIT_USAGE;
         }
+        *(c == OPT_HTML ? &o->html_path : c == OPT_SVG ? &o->svg_dir : &o->csv_dir) = arg;
         return 0;
-    case OPT_TEST_CORRUPT:
-        errno = 0;
-        o->hooks.corrupt_offset = strtoll(arg, &end, 10);
-        if (errno || *end || arg == end || o->hooks.corrupt_offset < 0) {
-            snprintf(err, errlen, "bad --test-corrupt-offset '%s': accepted a byte offset below --size", arg);
-            return PSC_EXIT_USAGE;
-        }
-        return 0;
+    case OPT_EXPECT:
+        o->expect = arg;
+        return psc_cli_expect_check_file(arg, err, errlen);
     case OPT_TOPOLOGY:
         o->topology = arg;
         return 0;
@@ -305,6 +336,41 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
     case OPT_IDENTIFY:
         o->identify = 1;
         return 0;
+    default:
+        return PSC__NOT_MINE;
+    }
+}
+
+/* --test-fault KIND:OFFSET[:LEN[:SIZE]]: verify's planted fault, to prove that the check finds it. */
+static int psc__test_fault(const char *arg, psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    char kind[16];
+    unsigned long long off = 0, len = 1, size = 0;
+    int got = sscanf(arg, "%15[a-z]:%llu:%llu:%llu", kind, &off, &len, &size);
+
+    o->hooks.fault = got < 2 ? PSC_FAULT_NONE
+                      : strcmp(kind, "flip") == 0 ? PSC_FAULT_FLIP
+                      : strcmp(kind, "drop") == 0 ? PSC_FAULT_DROP
+                      : strcmp(kind, "misplace") == 0 ? PSC_FAULT_MISPLACE : PSC_FAULT_NONE;
+    if (o->hooks.fault == PSC_FAULT_NONE || len < 1) {
+        snprintf(err, errlen, "bad --test-fault '%s': accepted flip|drop|misplace:OFFSET[:LEN[:SIZE]]", arg);
+        return PSC_EXIT_USAGE;
+    }
+    o->hooks.fault_offset = off;
+    o->hooks.fault_len = len;
+    o->hooks.fault_size = size;
+    return 0;
+}
+
+/* The checking of the data: verify's --seconds and --no-load, bw's --no-verify, the planted corruption and faults. */
+static int psc__verify_option(int c, const char *arg, const char *optname, psc_cli_opts_t *o, char *err,
+                              size_t errlen)
+{
+    unsigned long v;
+    char *end;
+
+    (void)optname;
+    switch (c) {
     case OPT_SECONDS:
         if (psc__uint(arg, 86400, &v) != 0 || v < 1) {
             snprintf(err, errlen, "bad --seconds '%s': accepted 1 to 86400", arg);
@@ -318,6 +384,29 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
     case OPT_NO_LOAD:
         o->no_load = 1;
         return 0;
+    case OPT_TEST_CORRUPT:
+        errno = 0;
+        o->hooks.corrupt_offset = strtoll(arg, &end, 10);
+        if (errno || *end || arg == end || o->hooks.corrupt_offset < 0) {
+            snprintf(err, errlen, "bad --test-corrupt-offset '%s': accepted a byte offset below --size", arg);
+            return PSC_EXIT_USAGE;
+        }
+        return 0;
+    case OPT_TEST_FAULT:
+        return psc__test_fault(arg, o, err, errlen);
+    default:
+        return PSC__NOT_MINE;
+    }
+}
+
+/* copy's options (--calibrate, --calibration, --no-host) and ipc's (--method, --round-trips, --no-local, --timeout). */
+static int psc__copy_ipc_option(int c, const char *arg, const char *optname, psc_cli_opts_t *o, char *err,
+                                size_t errlen)
+{
+    unsigned long v;
+    char *end;
+
+    switch (c) {
     case OPT_CALIBRATE:
     case OPT_CALIBRATION:
         if (!*arg) {
@@ -352,37 +441,25 @@ static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts
             return PSC_EXIT_USAGE;
         }
         return 0;
-    case OPT_HTML:
-    case OPT_SVG:
-    case OPT_CSV:
-        if (!*arg) {
-            snprintf(err, errlen, "empty %s %s: accepted a %s path", optname, c == OPT_HTML ? "file name" : "directory",
-                     c == OPT_HTML ? "file" : "directory");
-            return PSC_EXIT_USAGE;
-        }
-        *(c == OPT_HTML ? &o->html_path : c == OPT_SVG ? &o->svg_dir : &o->csv_dir) = arg;
-        return 0;
-    case OPT_TEST_FAULT: {
-        char kind[16];
-        unsigned long long off = 0, len = 1, size = 0;
-        int got = sscanf(arg, "%15[a-z]:%llu:%llu:%llu", kind, &off, &len, &size);
-
-        o->hooks.fault = got < 2 ? PSC_FAULT_NONE
-                          : strcmp(kind, "flip") == 0 ? PSC_FAULT_FLIP
-                          : strcmp(kind, "drop") == 0 ? PSC_FAULT_DROP
-                          : strcmp(kind, "misplace") == 0 ? PSC_FAULT_MISPLACE : PSC_FAULT_NONE;
-        if (o->hooks.fault == PSC_FAULT_NONE || len < 1) {
-            snprintf(err, errlen, "bad --test-fault '%s': accepted flip|drop|misplace:OFFSET[:LEN[:SIZE]]", arg);
-            return PSC_EXIT_USAGE;
-        }
-        o->hooks.fault_offset = off;
-        o->hooks.fault_len = len;
-        o->hooks.fault_size = size;
-        return 0;
+    default:
+        return PSC__NOT_MINE;
     }
-    case OPT_EXPECT:
-        o->expect = arg;
-        return psc_cli_expect_check_file(arg, err, errlen);
+}
+
+/* One option from getopt: handed to its group; -h, -V, a missing value and an unknown option here. */
+static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    static const psc__option_group_t groups[] = {
+        psc__what_option, psc__measure_option, psc__output_option, psc__verify_option, psc__copy_ipc_option,
+    };
+
+    for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+        int rc = groups[g](c, arg, optname, o, err, errlen);
+
+        if (rc != PSC__NOT_MINE)
+            return rc;
+    }
+    switch (c) {
     case 'h':
         o->help = 1;
         return 0;
@@ -489,45 +566,57 @@ static int psc__page_check(const psc_cli_opts_t *o, char *err, size_t errlen)
     return 0;
 }
 
-static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
+/* --expect, the pages and --save go with the commands whose results they hold. */
+static int psc__output_check(const psc_cli_opts_t *o, char *err, size_t errlen)
 {
-    int first = 1, c, rc, max_given = 0;
+    int rc;
 
-    memset(o, 0, sizeof(*o));
-    psc_measure_opts_default(&o->measure);
-    psc_verify_opts_default(&o->verify);
-    psc__test_hooks_default(&o->hooks);
-    o->cmd = PSC_CMD_REPORT;
-    if (argc > 1 && strcmp(argv[1], "coll") == 0) /* nccl-tests' options: -d is the type there */
-        return psc_cli_parse_coll(argc, argv, o, err, errlen);
-    if (argc > 1 && strcmp(argv[1], "compare") == 0) /* two file names and its own options */
-        return psc_cli_parse_compare(argc, argv, o, err, errlen);
-    if (argc > 1 && argv[1][0] != '-') {
-        if ((rc = psc__command(argv[1], o, err, errlen)) != 0)
-            return rc;
-        first = 2;
+    if (o->expect && o->cmd != PSC_CMD_BW && o->cmd != PSC_CMD_REPORT && o->cmd != PSC_CMD_LAT) {
+        snprintf(err, errlen, "--expect goes with bw, report, lat and coll");
+        return PSC_EXIT_USAGE;
     }
-    o->args = (const char *const *)argv + first; /* the words after the command, for the page's context */
-    o->nargs = argc - first;
+    if (o->expect && strcmp(o->expect, "auto") == 0 && o->cmd == PSC_CMD_LAT) {
+        snprintf(err, errlen, "--expect auto sets bandwidth bounds (bw, report): accepted --expect FILE with lat");
+        return PSC_EXIT_USAGE;
+    }
+    if ((rc = psc__page_check(o, err, errlen)) != 0)
+        return rc;
+    if (o->save && (o->cmd != PSC_CMD_TOPO || o->topology)) {
+        snprintf(err, errlen, "--save goes with topo on a live machine (not with --topology)");
+        return PSC_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* getopt over the words after the command (argv[0] stands for the program); *max_given: --max-samples was typed. */
+static int psc__parse_options(int argc, char **argv, psc_cli_opts_t *o, int *max_given, char *err, size_t errlen)
+{
+    int c, rc;
+
     optind = 0; /* GNU: full reinitialisation, so the parser can run more than once */
     opterr = 0;
-    argv[first - 1] = argv[0];
     for (;;) {
         char name[64];
         int idx = -1;
 
-        c = getopt_long(argc - first + 1, argv + first - 1, ":t:d:s:i:n:w:lb:e:f:hV", psc__long_opts, &idx);
+        c = getopt_long(argc, argv, ":t:d:s:i:n:w:lb:e:f:hV", psc__long_opts, &idx);
         if (c == -1)
             break;
-        psc__option_name(c, idx, argv + first - 1, name, sizeof(name));
-        max_given |= c == OPT_MAX_SAMPLES;
+        psc__option_name(c, idx, argv, name, sizeof(name));
+        *max_given |= c == OPT_MAX_SAMPLES;
         if ((rc = psc__option(c, optarg, name, o, err, errlen)) != 0)
             return rc;
     }
-    if (optind < argc - first + 1) {
-        snprintf(err, errlen, "unexpected argument '%s' (see p2pscope --help)", argv[first - 1 + optind]);
+    if (optind < argc) {
+        snprintf(err, errlen, "unexpected argument '%s' (see p2pscope --help)", argv[optind]);
         return PSC_EXIT_USAGE;
     }
+    return 0;
+}
+
+/* The measurement's options together: samples and their cap, one size or a sweep, a planted corruption within it. */
+static int psc__measure_check(psc_cli_opts_t *o, int max_given, char *err, size_t errlen)
+{
     /* -n raises the cap with it; --max-samples below -n is an error the check names. */
     if (o->measure.max_samples < o->measure.samples && !max_given)
         o->measure.max_samples = o->measure.samples;
@@ -553,6 +642,14 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
                  (long long)o->hooks.corrupt_offset);
         return PSC_EXIT_USAGE;
     }
+    return 0;
+}
+
+/* Each command's own options go with it alone: topo's, verify's, nvlink's, copy's, ipc's, the outputs'. */
+static int psc__command_check(psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    int rc;
+
     if (o->topology && ((o->cmd != PSC_CMD_TOPO && o->cmd != PSC_CMD_DOCTOR && o->cmd != PSC_CMD_NVLINK) || o->watch)) {
         snprintf(err, errlen, "--topology goes with topo, nvlink or doctor (not with --watch)");
         return PSC_EXIT_USAGE;
@@ -588,21 +685,35 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
     }
     if (o->cmd == PSC_CMD_IPC && (rc = psc__ipc_check(o, err, errlen)) != 0)
         return rc;
-    if (o->expect && o->cmd != PSC_CMD_BW && o->cmd != PSC_CMD_REPORT && o->cmd != PSC_CMD_LAT) {
-        snprintf(err, errlen, "--expect goes with bw, report, lat and coll");
-        return PSC_EXIT_USAGE;
+    return psc__output_check(o, err, errlen);
+}
+
+/* Whole command lines but coll's and compare's: the defaults, the command word, the options, then their checks. */
+static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    int first = 1, rc, max_given = 0;
+
+    memset(o, 0, sizeof(*o));
+    psc_measure_opts_default(&o->measure);
+    psc_verify_opts_default(&o->verify);
+    psc__test_hooks_default(&o->hooks);
+    o->cmd = PSC_CMD_REPORT;
+    if (argc > 1 && strcmp(argv[1], "coll") == 0) /* nccl-tests' options: -d is the type there */
+        return psc_cli_parse_coll(argc, argv, o, err, errlen);
+    if (argc > 1 && strcmp(argv[1], "compare") == 0) /* two file names and its own options */
+        return psc_cli_parse_compare(argc, argv, o, err, errlen);
+    if (argc > 1 && argv[1][0] != '-') {
+        if ((rc = psc__command(argv[1], o, err, errlen)) != 0)
+            return rc;
+        first = 2;
     }
-    if (o->expect && strcmp(o->expect, "auto") == 0 && o->cmd == PSC_CMD_LAT) {
-        snprintf(err, errlen, "--expect auto sets bandwidth bounds (bw, report): accepted --expect FILE with lat");
-        return PSC_EXIT_USAGE;
-    }
-    if ((rc = psc__page_check(o, err, errlen)) != 0)
+    o->args = (const char *const *)argv + first; /* the words after the command, for the page's context */
+    o->nargs = argc - first;
+    argv[first - 1] = argv[0];
+    if ((rc = psc__parse_options(argc - first + 1, argv + first - 1, o, &max_given, err, errlen)) != 0 ||
+        (rc = psc__measure_check(o, max_given, err, errlen)) != 0)
         return rc;
-    if (o->save && (o->cmd != PSC_CMD_TOPO || o->topology)) {
-        snprintf(err, errlen, "--save goes with topo on a live machine (not with --topology)");
-        return PSC_EXIT_USAGE;
-    }
-    return 0;
+    return psc__command_check(o, err, errlen);
 }
 
 int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
@@ -640,4 +751,15 @@ int psc_cli_expect_check_file(const char *arg, char *err, size_t errlen)
 int psc_cli_parse_devices(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen)
 {
     return psc__set_devices(o, arg, err, errlen);
+}
+
+int psc_cli_parse_json(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen)
+{
+    o->json = 1;
+    o->json_path = arg;
+    if (arg && !*arg) {
+        snprintf(err, errlen, "empty --json file name: accepted --json (stdout) or --json=FILE");
+        return PSC_EXIT_USAGE;
+    }
+    return 0;
 }

@@ -281,25 +281,86 @@ static int psc__crossings(const psc__curve_t *ce, const psc__curve_t *sm, psc_ma
 #define PSC__SWEEP_SPLIT 8
 
 /*
- * One sweep figure of the CE curves sel[0..nsel) (indexes into cv) and their
- * SM twins among cv[nce, nce + nsm); with every CE curve, an SM path without a
- * CE one too.
+ * A sweep's room: the curves (cv[0, nce) the copy engine's, cv[nce, nce + nsm) their SM twins'), x and y of each
+ * (xy), the series and crossings of one figure (2 * cap of those), which CE curves a figure draws (sel) and which
+ * a figure drew already (done).
  */
-static int psc__sweep_fig(psc_page_figs_t *figs, const char *fname, const char *title, const psc__curve_t *cv,
-                          int nce, int nsm, const int *sel, int nsel, psc_series_t *se, psc_marker_t *mk,
-                          char (*mtext)[64], int mcap)
+typedef struct {
+    psc__curve_t *cv;
+    int nce, nsm, cap;
+    psc_series_t *se;
+    psc_marker_t *mk;
+    char (*mtext)[64];
+    double *xy;
+    int *sel, *done;
+} psc__sweep_t;
+
+/* Room for cap curves of nsizes points each; -1 out of memory (what was taken is freed by psc__sweep_free). */
+static int psc__sweep_alloc(psc__sweep_t *w, int nsizes, int cap)
 {
+    memset(w, 0, sizeof(*w));
+    w->cap = cap;
+    w->cv = calloc((size_t)cap, sizeof(*w->cv));
+    w->se = calloc((size_t)cap, sizeof(*w->se));
+    w->mk = calloc((size_t)cap * 2, sizeof(*w->mk));
+    w->mtext = calloc((size_t)cap * 2, sizeof(*w->mtext));
+    w->xy = calloc((size_t)cap * 2 * (size_t)(nsizes + 1), sizeof(*w->xy));
+    w->sel = calloc((size_t)cap, sizeof(*w->sel));
+    w->done = calloc((size_t)cap, sizeof(*w->done));
+    if (!w->cv || !w->se || !w->mk || !w->mtext || !w->xy || !w->sel || !w->done)
+        return -1;
+    for (int k = 0; k < cap; k++) {
+        w->cv[k].x = w->xy + (size_t)k * 2 * (size_t)(nsizes + 1);
+        w->cv[k].y = w->cv[k].x + nsizes + 1;
+    }
+    return 0;
+}
+
+/* The sweep's room given back. */
+static void psc__sweep_free(psc__sweep_t *w)
+{
+    free(w->cv);
+    free(w->se);
+    free(w->mk);
+    free(w->mtext);
+    free(w->xy);
+    free(w->sel);
+    free(w->done);
+}
+
+/* The curves of test st and of its SM twin sm (or none); the legend names the engine when both are drawn. */
+static void psc__sweep_curves(psc__sweep_t *w, const psc_bw_suite_t *s, const psc_suite_test_t *st,
+                              const psc_suite_test_t *sm)
+{
+    w->nce = psc__curves_of(s, st, w->cv, w->cap);
+    w->nsm = sm ? psc__curves_of(s, sm, w->cv + w->nce, w->cap - w->nce) : 0;
+    if (sm)
+        for (int k = 0; k < w->nce + w->nsm; k++) {
+            size_t l = strlen(w->cv[k].label);
+
+            snprintf(w->cv[k].label + l, sizeof(w->cv[k].label) - l, " %s", k < w->nce ? "CE" : "SM");
+        }
+}
+
+/*
+ * One sweep figure of the CE curves w->sel[0..nsel) (indexes into w->cv) and their SM twins; with every CE curve,
+ * an SM path without a CE one too.
+ */
+static int psc__sweep_fig(psc_page_figs_t *figs, const char *fname, const char *title, psc__sweep_t *w, int nsel)
+{
+    const psc__curve_t *cv = w->cv;
+    const int nce = w->nce, nsm = w->nsm, mcap = 2 * w->cap;
     int ns = 0, nmk = 0;
     char sub[200];
 
     for (int q = 0; q < nsel; q++) {
-        const psc__curve_t *ce = &cv[sel[q]];
+        const psc__curve_t *ce = &cv[w->sel[q]];
 
-        se[ns++] = (psc_series_t){ce->label, ce->n, ce->x, ce->y, q, 0};
+        w->se[ns++] = (psc_series_t){ce->label, ce->n, ce->x, ce->y, q, 0};
         for (int k = nce; k < nce + nsm; k++)
             if (cv[k].src == ce->src && cv[k].dst == ce->dst) { /* the SM line takes its path's colour */
-                se[ns++] = (psc_series_t){cv[k].label, cv[k].n, cv[k].x, cv[k].y, q, 1};
-                nmk += psc__crossings(ce, &cv[k], mk + nmk, mtext + nmk, mcap - nmk);
+                w->se[ns++] = (psc_series_t){cv[k].label, cv[k].n, cv[k].x, cv[k].y, q, 1};
+                nmk += psc__crossings(ce, &cv[k], w->mk + nmk, w->mtext + nmk, mcap - nmk);
             }
     }
     for (int k = nce; nsel == nce && k < nce + nsm; k++) {
@@ -308,100 +369,76 @@ static int psc__sweep_fig(psc_page_figs_t *figs, const char *fname, const char *
         for (int j = 0; j < nce && !twin; j++)
             twin = cv[j].src == cv[k].src && cv[j].dst == cv[k].dst;
         if (!twin)
-            se[ns++] = (psc_series_t){cv[k].label, cv[k].n, cv[k].x, cv[k].y, k, 1};
+            w->se[ns++] = (psc_series_t){cv[k].label, cv[k].n, cv[k].x, cv[k].y, k, 1};
     }
     snprintf(sub, sizeof(sub), "GB/s (1 GB = 1e9 bytes), median per size%s",
              nmk ? "; rings: where SM and CE cross" : "");
     {
-        psc_curves_t c = {title, sub, "GB/s", ns, se, nmk, mk};
+        psc_curves_t c = {title, sub, "GB/s", ns, w->se, nmk, w->mk};
 
         return psc__add(figs, fname, title, psc_figure_curves(&c));
     }
 }
 
-static int psc__bw_sweep(psc_page_figs_t *figs, const psc_bw_suite_t *s, const psc_suite_test_t *st)
+/* Small figures: the paths of one source GPU each, in the run's order, PSC__SWEEP_PATHS at most a figure. */
+static int psc__sweep_by_source(psc_page_figs_t *figs, psc__sweep_t *w, const char *name, const char *title)
 {
-    const char *name = psc_bw_test_name(st->test);
-    char fname[112], title[200];
-    const psc_suite_test_t *sm;
-    psc__curve_t *cv = NULL;
-    psc_series_t *se = NULL;
-    psc_marker_t *mk = NULL;
-    char (*mtext)[64] = NULL;
-    double *xy = NULL;
-    int *sel = NULL, *done = NULL;
-    int nce, nsm = 0, rc = -1, cap = (int)st->n + 1;
+    char fname[112];
+    int rc = 0;
 
-    if (st->n == 0)
-        return 0; /* no case (too few GPUs): no figure, as the page shows none; its SM twin is drawn alone */
-    if (psc_page_twin(s, name, "_sm"))
-        return 0; /* drawn with its copy-engine twin */
-    sm = psc_page_twin(s, name, "_ce");
-    if (sm)
-        cap += (int)sm->n;
-    cv = calloc((size_t)cap, sizeof(*cv));
-    se = calloc((size_t)cap, sizeof(*se));
-    mk = calloc((size_t)cap * 2, sizeof(*mk));
-    mtext = calloc((size_t)cap * 2, sizeof(*mtext));
-    xy = calloc((size_t)cap * 2 * (size_t)(s->nsizes + 1), sizeof(*xy));
-    sel = calloc((size_t)cap, sizeof(*sel));
-    done = calloc((size_t)cap, sizeof(*done));
-    if (!cv || !se || !mk || !mtext || !xy || !sel || !done)
-        goto out;
-    for (int k = 0; k < cap; k++) {
-        cv[k].x = xy + (size_t)k * 2 * (size_t)(s->nsizes + 1);
-        cv[k].y = cv[k].x + s->nsizes + 1;
-    }
-    nce = psc__curves_of(s, st, cv, cap);
-    if (sm)
-        nsm = psc__curves_of(s, sm, cv + nce, cap - nce);
-    /* The legend names the engine when both are drawn. */
-    if (sm)
-        for (int k = 0; k < nce + nsm; k++) {
-            size_t l = strlen(cv[k].label);
-
-            snprintf(cv[k].label + l, sizeof(cv[k].label) - l, " %s", k < nce ? "CE" : "SM");
-        }
-    if (sm)
-        snprintf(title, sizeof(title), "%s vs %s: by size, copy engine (solid) and SM kernel (dashed)", name,
-                 psc_bw_test_name(sm->test));
-    else
-        snprintf(title, sizeof(title), "%s: %s, by size", name, psc_bw_test_title(st->test));
-    if (nce <= PSC__SWEEP_SPLIT) {
-        for (int k = 0; k < nce; k++)
-            sel[k] = k;
-        snprintf(fname, sizeof(fname), "%s_sweep", name);
-        rc = psc__sweep_fig(figs, fname, title, cv, nce, nsm, sel, nce, se, mk, mtext, 2 * cap);
-        goto out;
-    }
-    /* Small figures: the paths of one source GPU each, in the run's order, PSC__SWEEP_PATHS at most a figure. */
-    rc = 0;
-    for (int first = 0; rc == 0 && first < nce; first++) {
-        int nsel = 0, src = cv[first].src;
+    for (int first = 0; rc == 0 && first < w->nce; first++) {
+        int nsel = 0, src = w->cv[first].src;
         char t[240], e[16];
 
-        if (done[first])
+        if (w->done[first])
             continue;
-        for (int k = first; k < nce && nsel < PSC__SWEEP_PATHS; k++)
-            if (!done[k] && cv[k].src == src) {
-                sel[nsel++] = k;
-                done[k] = 1;
+        for (int k = first; k < w->nce && nsel < PSC__SWEEP_PATHS; k++)
+            if (!w->done[k] && w->cv[k].src == src) {
+                w->sel[nsel++] = k;
+                w->done[k] = 1;
             }
         psc_endpoint_name(src, e, sizeof(e));
         snprintf(fname, sizeof(fname), "%s_sweep_%s", name, e);
         for (int part = 2; psc_page_fig_find(figs, fname); part++) /* more paths from one source: numbered */
             snprintf(fname, sizeof(fname), "%s_sweep_%s_%d", name, e, part);
         snprintf(t, sizeof(t), "%s; from %s", title, e);
-        rc = psc__sweep_fig(figs, fname, t, cv, nce, nsm, sel, nsel, se, mk, mtext, 2 * cap);
+        rc = psc__sweep_fig(figs, fname, t, w, nsel);
+    }
+    return rc;
+}
+
+/* Test st's sweep figures, with its SM twin's curves where the run has one; -1 out of memory. */
+static int psc__bw_sweep(psc_page_figs_t *figs, const psc_bw_suite_t *s, const psc_suite_test_t *st)
+{
+    const char *name = psc_bw_test_name(st->test);
+    char fname[112], title[200];
+    const psc_suite_test_t *sm;
+    psc__sweep_t w;
+    int rc = -1;
+
+    if (st->n == 0)
+        return 0; /* no case (too few GPUs): no figure, as the page shows none; its SM twin is drawn alone */
+    if (psc_page_twin(s, name, "_sm"))
+        return 0; /* drawn with its copy-engine twin */
+    sm = psc_page_twin(s, name, "_ce");
+    if (psc__sweep_alloc(&w, s->nsizes, (int)st->n + 1 + (sm ? (int)sm->n : 0)) != 0)
+        goto out;
+    psc__sweep_curves(&w, s, st, sm);
+    if (sm)
+        snprintf(title, sizeof(title), "%s vs %s: by size, copy engine (solid) and SM kernel (dashed)", name,
+                 psc_bw_test_name(sm->test));
+    else
+        snprintf(title, sizeof(title), "%s: %s, by size", name, psc_bw_test_title(st->test));
+    if (w.nce <= PSC__SWEEP_SPLIT) {
+        for (int k = 0; k < w.nce; k++)
+            w.sel[k] = k;
+        snprintf(fname, sizeof(fname), "%s_sweep", name);
+        rc = psc__sweep_fig(figs, fname, title, &w, w.nce);
+    } else {
+        rc = psc__sweep_by_source(figs, &w, name, title);
     }
 out:
-    free(cv);
-    free(se);
-    free(mk);
-    free(mtext);
-    free(xy);
-    free(sel);
-    free(done);
+    psc__sweep_free(&w);
     return rc;
 }
 

@@ -238,17 +238,17 @@ static int psc__point(const psc_series_t *se, int k)
     return se->x[k] > 0 && isfinite(se->x[k]) && isfinite(se->y[k]);
 }
 
-char *psc_figure_curves(const psc_curves_t *c)
+/* The curves' frame: the x range from the sizes drawn (an octave either side of one), the y scale from the finite
+ * values, its grid step (*ystep) and the legend's width (*legend_w). */
+static void psc__curves_frame(const psc_curves_t *c, psc__frame_t *fr, double *ystep, double *legend_w)
 {
-    double xmin = INFINITY, xmax = -INFINITY, ymax = 0, legend_w = 0, ystep;
-    psc__frame_t fr = {70, 64, 560, 300, 0, 1, 1};
-    psc_fig_t *f;
-    cairo_t *cr;
+    double xmin = INFINITY, xmax = -INFINITY, ymax = 0;
 
+    *legend_w = 0;
     for (int s = 0; s < c->nseries; s++) {
         const psc_series_t *se = &c->series[s];
 
-        legend_w = fmax(legend_w, psc_fig_text_width(se->label, 11));
+        *legend_w = fmax(*legend_w, psc_fig_text_width(se->label, 11));
         for (int k = 0; k < se->n; k++) {
             if (se->x[k] > 0 && isfinite(se->x[k])) {
                 xmin = fmin(xmin, se->x[k]);
@@ -262,56 +262,57 @@ char *psc_figure_curves(const psc_curves_t *c)
         xmin = xmin == INFINITY ? 1 : xmin / 2;
         xmax = xmin * 4;
     }
-    fr.lx0 = log2(xmin);
-    fr.lx1 = log2(xmax);
-    ystep = psc__nice_step(ymax > 0 ? ymax * 1.05 : 1, 6);
-    fr.ymax = ceil((ymax > 0 ? ymax * 1.05 : 1) / ystep) * ystep;
-    if (!(f = psc_fig_new(ceil(fmax(fr.l + fr.w + 40 + legend_w + 30, psc__head_width(c->title, c->subtitle))),
-                          fr.t + fr.h + 52 + fmax(0, c->nseries * 16.0 - fr.h) + (c->nmarkers + 1) / 2 * 16.0)))
-        return NULL;
-    cr = psc_fig_cr(f);
-    psc__head(f, 12, c->title, c->subtitle);
-    psc__axes(f, &fr, ystep, c->y_label);
-    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
-    for (int s = 0; s < c->nseries; s++) {
-        const psc_series_t *se = &c->series[s];
-        double dash[] = {6, 4};
-        int pen = 0;
-        double ly = fr.t + 6 + s * 16;
+    fr->lx0 = log2(xmin);
+    fr->lx1 = log2(xmax);
+    *ystep = psc__nice_step(ymax > 0 ? ymax * 1.05 : 1, 6);
+    fr->ymax = ceil((ymax > 0 ? ymax * 1.05 : 1) / *ystep) * *ystep;
+}
 
-        psc_fig_rgb(cr, psc__palette(se->color));
-        cairo_set_line_width(cr, 2);
-        cairo_set_dash(cr, dash, se->dashed ? 2 : 0, 0);
-        for (int k = 0; k < se->n; k++) {
-            if (!psc__point(se, k)) {
-                pen = 0;
-                continue;
-            }
-            if (pen)
-                cairo_line_to(cr, psc__fx(&fr, se->x[k]), psc__fy(&fr, se->y[k]));
-            else
-                cairo_move_to(cr, psc__fx(&fr, se->x[k]), psc__fy(&fr, se->y[k]));
-            pen = 1;
+/* Series s: its line through the points drawn (broken where one is not), a dot at each, its legend entry. */
+static void psc__curves_series(psc_fig_t *f, const psc__frame_t *fr, const psc_series_t *se, int s)
+{
+    cairo_t *cr = psc_fig_cr(f);
+    double dash[] = {6, 4};
+    int pen = 0;
+    double ly = fr->t + 6 + s * 16;
+
+    psc_fig_rgb(cr, psc__palette(se->color));
+    cairo_set_line_width(cr, 2);
+    cairo_set_dash(cr, dash, se->dashed ? 2 : 0, 0);
+    for (int k = 0; k < se->n; k++) {
+        if (!psc__point(se, k)) {
+            pen = 0;
+            continue;
         }
-        cairo_stroke(cr);
-        for (int k = 0; k < se->n; k++) {
-            if (!psc__point(se, k))
-                continue;
-            cairo_arc(cr, psc__fx(&fr, se->x[k]), psc__fy(&fr, se->y[k]), se->dashed ? 2.2 : 2.8, 0, 2 * PSC_PI);
-            cairo_fill(cr);
-        }
-        /* Legend entry: a stroke of the line as drawn, then the label. */
-        cairo_move_to(cr, fr.l + fr.w + 20, ly);
-        cairo_line_to(cr, fr.l + fr.w + 44, ly);
-        cairo_stroke(cr);
-        cairo_set_dash(cr, NULL, 0, 0);
-        psc_fig_text(f, fr.l + fr.w + 50, ly + 4, 11, PSC_ANCHOR_START, PSC_INK, 0, 0, se->label);
+        if (pen)
+            cairo_line_to(cr, psc__fx(fr, se->x[k]), psc__fy(fr, se->y[k]));
+        else
+            cairo_move_to(cr, psc__fx(fr, se->x[k]), psc__fy(fr, se->y[k]));
+        pen = 1;
     }
+    cairo_stroke(cr);
+    for (int k = 0; k < se->n; k++) {
+        if (!psc__point(se, k))
+            continue;
+        cairo_arc(cr, psc__fx(fr, se->x[k]), psc__fy(fr, se->y[k]), se->dashed ? 2.2 : 2.8, 0, 2 * PSC_PI);
+        cairo_fill(cr);
+    }
+    /* Legend entry: a stroke of the line as drawn, then the label. */
+    cairo_move_to(cr, fr->l + fr->w + 20, ly);
+    cairo_line_to(cr, fr->l + fr->w + 44, ly);
+    cairo_stroke(cr);
     cairo_set_dash(cr, NULL, 0, 0);
-    /* Crossovers: a numbered ring where the curves cross; the numbers are listed under the axis (any count fits). */
+    psc_fig_text(f, fr->l + fr->w + 50, ly + 4, 11, PSC_ANCHOR_START, PSC_INK, 0, 0, se->label);
+}
+
+/* Crossovers: a numbered ring where the curves cross; the numbers are listed under the axis (any count fits). */
+static void psc__curves_markers(psc_fig_t *f, const psc__frame_t *fr, const psc_curves_t *c)
+{
+    cairo_t *cr = psc_fig_cr(f);
+
     for (int m = 0; m < c->nmarkers; m++) {
         const psc_marker_t *mk = &c->markers[m];
-        double x = psc__fx(&fr, mk->x), y = psc__fy(&fr, mk->y), ly = fr.t + fr.h + 62 + (m / 2) * 16;
+        double x = psc__fx(fr, mk->x), y = psc__fy(fr, mk->y), ly = fr->t + fr->h + 62 + (m / 2) * 16;
         char num[16];
 
         if (!isfinite(x) || !isfinite(y))
@@ -322,9 +323,28 @@ char *psc_figure_curves(const psc_curves_t *c)
         cairo_arc(cr, x, y, 6, 0, 2 * PSC_PI);
         cairo_stroke(cr);
         psc_fig_text(f, x, y - 10, 11, PSC_ANCHOR_MIDDLE, PSC_INK, 1, 0, num);
-        psc_fig_text(f, fr.l + (m % 2) * (fr.w / 2 + 40), ly, 11, PSC_ANCHOR_START, PSC_INK, 0, 0, num);
-        psc_fig_text(f, fr.l + (m % 2) * (fr.w / 2 + 40) + 18, ly, 11, PSC_ANCHOR_START, PSC_INK, 0, 0, mk->label);
+        psc_fig_text(f, fr->l + (m % 2) * (fr->w / 2 + 40), ly, 11, PSC_ANCHOR_START, PSC_INK, 0, 0, num);
+        psc_fig_text(f, fr->l + (m % 2) * (fr->w / 2 + 40) + 18, ly, 11, PSC_ANCHOR_START, PSC_INK, 0, 0, mk->label);
     }
+}
+
+char *psc_figure_curves(const psc_curves_t *c)
+{
+    double legend_w, ystep;
+    psc__frame_t fr = {70, 64, 560, 300, 0, 1, 1};
+    psc_fig_t *f;
+
+    psc__curves_frame(c, &fr, &ystep, &legend_w);
+    if (!(f = psc_fig_new(ceil(fmax(fr.l + fr.w + 40 + legend_w + 30, psc__head_width(c->title, c->subtitle))),
+                          fr.t + fr.h + 52 + fmax(0, c->nseries * 16.0 - fr.h) + (c->nmarkers + 1) / 2 * 16.0)))
+        return NULL;
+    psc__head(f, 12, c->title, c->subtitle);
+    psc__axes(f, &fr, ystep, c->y_label);
+    cairo_set_line_join(psc_fig_cr(f), CAIRO_LINE_JOIN_ROUND);
+    for (int s = 0; s < c->nseries; s++)
+        psc__curves_series(f, &fr, &c->series[s], s);
+    cairo_set_dash(psc_fig_cr(f), NULL, 0, 0);
+    psc__curves_markers(f, &fr, c);
     return psc_fig_end(f);
 }
 

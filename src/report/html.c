@@ -191,11 +191,39 @@ static const char *psc__yn(int v)
     return v < 0 ? "?" : v ? "yes" : "no";
 }
 
-static void psc__topology(psc_buf_t *b, const psc_facts_t *f)
+/* Row i's "P2P access to" cell: for each other GPU, whether gpu i reaches it (rank, atomics) or why not. */
+static void psc__p2p_access_cell(psc_buf_t *b, const psc_facts_t *f, int i)
+{
+    psc_buf_t acc = {0};
+    char t[512], why[256];
+
+    for (int j = 0; j < f->ngpu; j++) {
+        if (i == j)
+            continue;
+        if (!f->has_driver)
+            snprintf(t, sizeof(t), "not recorded");
+        else if (f->pair[i][j].can_access == 1) {
+            char rank[16] = "?"; /* -1: the driver did not say */
+
+            if (f->pair[i][j].perf_rank >= 0)
+                snprintf(rank, sizeof(rank), "%d", f->pair[i][j].perf_rank);
+            snprintf(t, sizeof(t), "gpu%d yes (rank %s, atomics %s)", j, rank, psc__yn(f->pair[i][j].native_atomics));
+        } else {
+            snprintf(t, sizeof(t), "gpu%d no: %s", j, psc_p2p_reason(f, i, j, why, sizeof(why)));
+        }
+        psc_buf_printf(&acc, "%s%s", acc.len ? "; " : "", t);
+    }
+    psc__td(b, acc.p ? acc.p : "-");
+    b->bad |= acc.bad;
+    psc_buf_free(&acc);
+}
+
+/* The paths between the GPUs, src(row) -> dst(column), with each GPU's CPU affinity, NUMA node and peer access. */
+static void psc__topology_paths(psc_buf_t *b, const psc_facts_t *f)
 {
     char t[512];
 
-    psc_buf_puts(b, "<section id=\"topology\"><h2>Topology</h2>\n<p class=\"note\">Source: ");
+    psc_buf_puts(b, "<p class=\"note\">Source: ");
     psc_buf_esc(b, f->source);
     psc_buf_puts(b, ". Paths, src(row) &rarr; dst(column): X the same GPU; NV# NVLinks; PIX at most one PCIe switch; "
                     "PXB several bridges; PHB a host bridge; NODE host bridges of one NUMA node; SYS across NUMA "
@@ -204,71 +232,60 @@ static void psc__topology(psc_buf_t *b, const psc_facts_t *f)
         psc_buf_printf(b, "<th>gpu%d</th>", j);
     psc_buf_puts(b, "<th>CPU affinity</th><th>NUMA</th><th>P2P access to</th></tr>\n");
     for (int i = 0; i < f->ngpu; i++) {
-        psc_buf_t acc = {0};
-        char why[256];
-
         psc_buf_printf(b, "<tr><th>gpu%d</th>", i);
         for (int j = 0; j < f->ngpu; j++)
             psc__td(b, psc_path_label(f->pair[i][j].path, f->pair[i][j].nvlinks, t, sizeof(t)));
         psc__td(b, f->gpu[i].cpuset[0] ? f->gpu[i].cpuset : "?");
         snprintf(t, sizeof(t), f->gpu[i].numa_node >= 0 ? "%d" : "N/A", f->gpu[i].numa_node);
         psc__td(b, t);
-        for (int j = 0; j < f->ngpu; j++) {
-            if (i == j)
-                continue;
-            if (!f->has_driver)
-                snprintf(t, sizeof(t), "not recorded");
-            else if (f->pair[i][j].can_access == 1) {
-                char rank[16] = "?"; /* -1: the driver did not say */
-
-                if (f->pair[i][j].perf_rank >= 0)
-                    snprintf(rank, sizeof(rank), "%d", f->pair[i][j].perf_rank);
-                snprintf(t, sizeof(t), "gpu%d yes (rank %s, atomics %s)", j, rank,
-                         psc__yn(f->pair[i][j].native_atomics));
-            } else {
-                snprintf(t, sizeof(t), "gpu%d no: %s", j, psc_p2p_reason(f, i, j, why, sizeof(why)));
-            }
-            psc_buf_printf(&acc, "%s%s", acc.len ? "; " : "", t);
-        }
-        psc__td(b, acc.p ? acc.p : "-");
-        b->bad |= acc.bad;
-        psc_buf_free(&acc);
+        psc__p2p_access_cell(b, f, i);
         psc_buf_puts(b, "</tr>\n");
     }
     psc_buf_puts(b, "</table>\n");
-    {
-        static const char *const head[] = {"gpu", "name", "PCIe now / max", "BAR1 / memory (GiB)", "virtualization",
-                                           "MIG", "ECC", "NVLinks up/all", "IOMMU group", "CPU mapping of GPU memory"};
-        static const char *const virt[] = {"none", "passthrough", "vGPU", "host vGPU", "host vSGA"};
+}
 
-        psc_buf_puts(b, "<table>\n");
-        psc__th(b, head, 10);
-        for (int i = 0; i < f->ngpu; i++) {
-            const psc_gpu_facts_t *g = &f->gpu[i];
-            char now[32], max[32], label[1400];
-            int up = 0;
+/* Each GPU's links and settings: PCIe, BAR1, virtualization, MIG, ECC, NVLinks, IOMMU group, CPU mapping. */
+static void psc__topology_gpus(psc_buf_t *b, const psc_facts_t *f)
+{
+    static const char *const head[] = {"gpu", "name", "PCIe now / max", "BAR1 / memory (GiB)", "virtualization",
+                                       "MIG", "ECC", "NVLinks up/all", "IOMMU group", "CPU mapping of GPU memory"};
+    static const char *const virt[] = {"none", "passthrough", "vGPU", "host vGPU", "host vSGA"};
+    char t[512];
 
-            for (int l = 0; l < g->nvlink_count && l < PSC_MAX_NVLINKS; l++)
-                up += g->nvlinks[l].active == 1;
-            psc_buf_printf(b, "<tr><td>gpu%d</td>", i);
-            psc__td(b, g->name);
-            snprintf(t, sizeof(t), "%s / %s", psc_pcie_label(g->pcie_gen, g->pcie_width, now, sizeof(now)),
-                     psc_pcie_label(g->pcie_gen_max, g->pcie_width_max, max, sizeof(max)));
-            psc__td(b, g->pcie_gen > 0 || g->pcie_gen_max > 0 ? t : "?");
-            snprintf(t, sizeof(t), "%.1f / %.1f", g->bar1_bytes / 1073741824.0, g->memory_bytes / 1073741824.0);
-            psc__td(b, g->bar1_bytes && g->memory_bytes ? t : "?");
-            psc__td(b, g->virt_mode >= 0 && g->virt_mode <= 4 ? virt[g->virt_mode] : "?");
-            psc__td(b, psc__yn(g->mig));
-            psc__td(b, psc__yn(g->ecc));
-            snprintf(t, sizeof(t), "%d/%d", up, g->nvlink_count);
-            psc__td(b, g->nvlink_count >= 0 ? t : "?");
-            snprintf(t, sizeof(t), g->iommu_group >= 0 ? "%d" : "none", g->iommu_group);
-            psc__td(b, t);
-            psc__td(b, psc__gpumap_label(&f->gpumap[i], label, sizeof(label)));
-            psc_buf_puts(b, "</tr>\n");
-        }
-        psc_buf_puts(b, "</table>\n");
+    psc_buf_puts(b, "<table>\n");
+    psc__th(b, head, 10);
+    for (int i = 0; i < f->ngpu; i++) {
+        const psc_gpu_facts_t *g = &f->gpu[i];
+        char now[32], max[32], label[1400];
+        int up = 0;
+
+        for (int l = 0; l < g->nvlink_count && l < PSC_MAX_NVLINKS; l++)
+            up += g->nvlinks[l].active == 1;
+        psc_buf_printf(b, "<tr><td>gpu%d</td>", i);
+        psc__td(b, g->name);
+        snprintf(t, sizeof(t), "%s / %s", psc_pcie_label(g->pcie_gen, g->pcie_width, now, sizeof(now)),
+                 psc_pcie_label(g->pcie_gen_max, g->pcie_width_max, max, sizeof(max)));
+        psc__td(b, g->pcie_gen > 0 || g->pcie_gen_max > 0 ? t : "?");
+        snprintf(t, sizeof(t), "%.1f / %.1f", g->bar1_bytes / 1073741824.0, g->memory_bytes / 1073741824.0);
+        psc__td(b, g->bar1_bytes && g->memory_bytes ? t : "?");
+        psc__td(b, g->virt_mode >= 0 && g->virt_mode <= 4 ? virt[g->virt_mode] : "?");
+        psc__td(b, psc__yn(g->mig));
+        psc__td(b, psc__yn(g->ecc));
+        snprintf(t, sizeof(t), "%d/%d", up, g->nvlink_count);
+        psc__td(b, g->nvlink_count >= 0 ? t : "?");
+        snprintf(t, sizeof(t), g->iommu_group >= 0 ? "%d" : "none", g->iommu_group);
+        psc__td(b, t);
+        psc__td(b, psc__gpumap_label(&f->gpumap[i], label, sizeof(label)));
+        psc_buf_puts(b, "</tr>\n");
     }
+    psc_buf_puts(b, "</table>\n");
+}
+
+/* The host's facts: machine, NUMA nodes, VM, driver, IOMMU, the kernel's P2P parameters. */
+static void psc__topology_host(psc_buf_t *b, const psc_facts_t *f)
+{
+    char t[512];
+
     psc_buf_puts(b, "<table class=\"kv\">\n");
     psc__kv(b, "machine", f->host.machine);
     snprintf(t, sizeof(t), "%d", f->host.numa_nodes);
@@ -280,7 +297,17 @@ static void psc__topology(psc_buf_t *b, const psc_facts_t *f)
     snprintf(t, sizeof(t), "%s", f->host.iommu < 0 ? "?" : f->host.iommu ? "on" : "off");
     psc__kv(b, "IOMMU", t);
     psc__kv(b, "kernel command line (P2P parameters)", f->host.cmdline[0] ? f->host.cmdline : "none");
-    psc_buf_puts(b, "</table></section>\n");
+    psc_buf_puts(b, "</table>");
+}
+
+/* The page's topology section: the paths, the GPUs' facts, the host's. */
+static void psc__topology(psc_buf_t *b, const psc_facts_t *f)
+{
+    psc_buf_puts(b, "<section id=\"topology\"><h2>Topology</h2>\n");
+    psc__topology_paths(b, f);
+    psc__topology_gpus(b, f);
+    psc__topology_host(b, f);
+    psc_buf_puts(b, "</section>\n");
 }
 
 /* Results not passed, with their reasons, under a test's figure. */

@@ -140,16 +140,9 @@ double psc_copy_bench_max_cpu_over(const psc_copy_bench_t *b, uint64_t hi, const
     return worst ? worst->cpu_over_us : 0;
 }
 
-void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
+/* The copy bench's title and the legend of its columns. */
+static void psc__copy_bench_header(FILE *f, const psc_copy_bench_t *b)
 {
-    const psc_copy_bench_row_t *at;
-    char title[96];
-    double x;
-
-    if (!b || !b->row || b->nrow <= 0) {
-        fprintf(f, "\nno copy was measured\n");
-        return;
-    }
     psc_report_printf(f, "\npsc_copy against the driver's call it replaces (cuMemcpyAsync, same arguments, on every path), "
                          "routed by %s\n"
                          "[us = microseconds per copy, medians of samples of copies queued back to back on one stream, the "
@@ -158,67 +151,82 @@ void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
                          "pairs, launch = the driver call psc_copy makes for the route, made directly;\n prepared = "
                          "psc_copy_run of one psc_copy_prepare, x = driver / prepared; sizes in bytes, K/M/G = 1024-based]\n",
                       b->calibrated ? "the calibration" : "the built-in defaults");
-    for (int k = 0; k < b->nrow;) {
-        const psc_copy_bench_row_t *first = &b->row[k];
-        int n = 0;
-        psc_table_t *t;
+}
 
-        /* A path's rows: this one and those after it with the same src, dst and stream. */
-        while (k + n < b->nrow && b->row[k + n].src == first->src && b->row[k + n].dst == first->dst &&
-               b->row[k + n].stream_gpu == first->stream_gpu)
-            n++;
-        psc_report_printf(f, "\n%s\n", psc__path_text(first->src, first->dst, first->stream_gpu, title, sizeof(title)));
-        t = psc_table_new((unsigned)n + 1, 11);
-        if (!t)
-            return;
-        psc_table_set(t, 0, 0, "size");
-        psc_table_set(t, 0, 1, "driver us");
-        psc_table_set(t, 0, 2, "psc_copy us");
-        psc_table_set(t, 0, 3, "speedup x");
-        psc_table_set(t, 0, 4, "route");
-        psc_table_set(t, 0, 5, "psc CPU us");
-        psc_table_set(t, 0, 6, "launch CPU us");
-        psc_table_set(t, 0, 7, "CPU over us");
-        psc_table_set(t, 0, 8, "prepared us");
-        psc_table_set(t, 0, 9, "prepared x");
-        psc_table_set(t, 0, 10, "check");
-        for (int i = 0; i < n; i++) {
-            const psc_copy_bench_row_t *r = &b->row[k + i];
-            unsigned row = (unsigned)i + 1;
-            char size[24], route[48];
+/* One size's row of a path's table: the times, the speedups, the route, the CPU's costs and the check. */
+static void psc__copy_bench_cells(psc_table_t *t, unsigned row, const psc_copy_bench_row_t *r)
+{
+    char size[24], route[48];
 
-            psc_table_set(t, row, 0, "%s", psc_render_size_text(r->size, size, sizeof(size)));
-            psc__us_cell(t, row, 1, r->driver_us);
-            psc__us_cell(t, row, 2, r->psc_us);
-            if (isfinite(r->speedup) && r->speedup > 0)
-                psc_table_set(t, row, 3, "%.2f", r->speedup);
-            else
-                psc_table_set(t, row, 3, "-");
-            psc_table_set(t, row, 4, "%s",
-                          psc_copy_route_text(r->route.engine, r->route.issuer, r->route.stream_gpu, route,
-                                              sizeof(route)));
-            psc__us_cell(t, row, 5, r->psc_cpu_us);
-            psc__us_cell(t, row, 6, r->launch_cpu_us);
-            if (isfinite(r->cpu_over_us) && r->psc_cpu_us > 0 && r->launch_cpu_us > 0)
-                psc_table_set(t, row, 7, "%+.2f", r->cpu_over_us);
-            else
-                psc_table_set(t, row, 7, "-");
-            psc__us_cell(t, row, 8, r->prep_us);
-            if (isfinite(r->prep_speedup) && r->prep_speedup > 0)
-                psc_table_set(t, row, 9, "%.2f", r->prep_speedup);
-            else
-                psc_table_set(t, row, 9, "-");
-            if (r->bad_bytes)
-                psc_table_set(t, row, 10, "BAD: %llu B from %llu", (unsigned long long)r->bad_bytes,
-                              (unsigned long long)r->first_bad);
-            else
-                psc_table_set(t, row, 10, "ok");
-        }
-        psc_table_left_columns(t, 1);
-        psc_table_render(t, f);
-        psc_table_free(t);
-        k += n;
-    }
+    psc_table_set(t, row, 0, "%s", psc_render_size_text(r->size, size, sizeof(size)));
+    psc__us_cell(t, row, 1, r->driver_us);
+    psc__us_cell(t, row, 2, r->psc_us);
+    if (isfinite(r->speedup) && r->speedup > 0)
+        psc_table_set(t, row, 3, "%.2f", r->speedup);
+    else
+        psc_table_set(t, row, 3, "-");
+    psc_table_set(t, row, 4, "%s",
+                  psc_copy_route_text(r->route.engine, r->route.issuer, r->route.stream_gpu, route, sizeof(route)));
+    psc__us_cell(t, row, 5, r->psc_cpu_us);
+    psc__us_cell(t, row, 6, r->launch_cpu_us);
+    if (isfinite(r->cpu_over_us) && r->psc_cpu_us > 0 && r->launch_cpu_us > 0)
+        psc_table_set(t, row, 7, "%+.2f", r->cpu_over_us);
+    else
+        psc_table_set(t, row, 7, "-");
+    psc__us_cell(t, row, 8, r->prep_us);
+    if (isfinite(r->prep_speedup) && r->prep_speedup > 0)
+        psc_table_set(t, row, 9, "%.2f", r->prep_speedup);
+    else
+        psc_table_set(t, row, 9, "-");
+    if (r->bad_bytes)
+        psc_table_set(t, row, 10, "BAD: %llu B from %llu", (unsigned long long)r->bad_bytes,
+                      (unsigned long long)r->first_bad);
+    else
+        psc_table_set(t, row, 10, "ok");
+}
+
+/* How many rows from row k on are one path's: the same src, dst and stream. */
+static int psc__copy_bench_path_rows(const psc_copy_bench_t *b, int k)
+{
+    const psc_copy_bench_row_t *first = &b->row[k];
+    int n = 0;
+
+    while (k + n < b->nrow && b->row[k + n].src == first->src && b->row[k + n].dst == first->dst &&
+           b->row[k + n].stream_gpu == first->stream_gpu)
+        n++;
+    return n;
+}
+
+/* One path's n rows under its title; -1 when the table could not be made (out of memory). */
+static int psc__copy_bench_path(FILE *f, const psc_copy_bench_row_t *rows, int n)
+{
+    static const char *const heads[] = {"size", "driver us", "psc_copy us", "speedup x", "route", "psc CPU us",
+                                        "launch CPU us", "CPU over us", "prepared us", "prepared x", "check"};
+    const unsigned ncol = sizeof(heads) / sizeof(heads[0]);
+    char title[96];
+    psc_table_t *t;
+
+    psc_report_printf(f, "\n%s\n", psc__path_text(rows->src, rows->dst, rows->stream_gpu, title, sizeof(title)));
+    t = psc_table_new((unsigned)n + 1, ncol);
+    if (!t)
+        return -1;
+    for (unsigned c = 0; c < ncol; c++)
+        psc_table_set(t, 0, c, "%s", heads[c]);
+    for (int i = 0; i < n; i++)
+        psc__copy_bench_cells(t, (unsigned)i + 1, &rows[i]);
+    psc_table_left_columns(t, 1);
+    psc_table_render(t, f);
+    psc_table_free(t);
+    return 0;
+}
+
+/* The bench's summary: its smallest speedups, psc_copy's largest CPU time above its driver call, the calls' costs. */
+static void psc__copy_bench_footer(FILE *f, const psc_copy_bench_t *b)
+{
+    const psc_copy_bench_row_t *at;
+    char title[96];
+    double x;
+
     x = psc_copy_bench_min_speedup(b, 4 * PSC__KIB, PSC__MIB, &at);
     fprintf(f, "\nsmallest speedup: ");
     psc__footer_part(f, "4K-1M", x, at);
@@ -241,6 +249,23 @@ void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
         fprintf(f, "no size measured");
     fprintf(f, "\n");
     psc__costs_line(f, &b->costs);
+}
+
+void psc_render_copy_bench(FILE *f, const psc_copy_bench_t *b)
+{
+    if (!b || !b->row || b->nrow <= 0) {
+        fprintf(f, "\nno copy was measured\n");
+        return;
+    }
+    psc__copy_bench_header(f, b);
+    for (int k = 0; k < b->nrow;) {
+        int n = psc__copy_bench_path_rows(b, k);
+
+        if (psc__copy_bench_path(f, &b->row[k], n) != 0)
+            return;
+        k += n;
+    }
+    psc__copy_bench_footer(f, b);
 }
 
 /* ---------------------------------------------------------------- the calibration */

@@ -166,83 +166,109 @@ static int psc__wait(int fd, short events, int64_t deadline)
     }
 }
 
-psc_status_t psc__ipc_send(psc_ipc_chan_t *c, unsigned type, uint32_t flags, const void *payload, uint32_t len,
-                           const int *fds, int nfds, int64_t deadline, psc_ipc_err_t *err)
-{
+/* One frame to send: its header's bytes, its payload, the descriptors that ride on it. */
+typedef struct {
+    unsigned type;
+    uint32_t flags, len;
+    const void *payload;
+    const int *fds;
+    int nfds;
     unsigned char head[PSC_IPC_HEADER_SIZE];
-    psc_ipc_header_t h = {PSC_IPC_MAGIC, PSC_IPC_VERSION, (uint16_t)type, flags, len, 0};
+} psc__tx_frame_t;
+
+/* The frame's header encoded, after the receiver's checks made here first: a malformed message is never sent. */
+static psc_status_t psc__send_prepare(psc_ipc_chan_t *c, psc__tx_frame_t *tx, psc_ipc_err_t *err)
+{
+    psc_ipc_header_t h = {PSC_IPC_MAGIC, PSC_IPC_VERSION, (uint16_t)tx->type, tx->flags, tx->len, 0};
     psc_ipc_header_t chk;
     psc_ipc_err_t why = {0};
+
+    h.seq = c->send_seq;
+    if (tx->type > UINT16_MAX || tx->nfds < 0 || tx->nfds > PSC_IPC_MAX_FDS || (tx->len && !tx->payload) ||
+        (tx->nfds && !tx->fds))
+        return psc__chan_fail(c, err, PSC_ERR_INVALID, 0, "refused to send a %s: a bad argument",
+                              psc__ipc_type_name(tx->type));
+    psc__ipc_header_encode(&h, tx->head);
+    if (psc__ipc_header_decode(tx->head, c->send_seq, &chk, &why) != PSC_OK ||
+        psc__ipc_frame_check(&chk, tx->payload, tx->nfds, &why) != PSC_OK)
+        return psc__chan_fail(c, err, PSC_ERR_INVALID, 0, "refused to send: %s", why.msg);
+    for (int i = 0; i < tx->nfds; i++)
+        if (tx->fds[i] < 0 || fcntl(tx->fds[i], F_GETFD) < 0)
+            return psc__chan_fail(c, err, PSC_ERR_INVALID, 0, "refused to send a %s: descriptor %d is not open",
+                                  psc__ipc_type_name(tx->type), tx->fds[i]);
+    return PSC_OK;
+}
+
+/* One sendmsg of what is left of the frame after its first `sent` bytes, without waiting: sendmsg's result, errno
+ * as it left it. The descriptors ride on the frame's first byte. */
+static ssize_t psc__send_some(int fd, const psc__tx_frame_t *tx, size_t sent)
+{
     union {
         struct cmsghdr align;
         char buf[CMSG_SPACE(sizeof(int) * PSC_IPC_MAX_FDS)];
     } ctl;
-    size_t total, sent = 0;
+    struct iovec iov[2];
+    struct msghdr m = {0};
+    int niov = 0;
+
+    if (sent < PSC_IPC_HEADER_SIZE) {
+        iov[niov].iov_base = (unsigned char *)tx->head + sent;
+        iov[niov++].iov_len = PSC_IPC_HEADER_SIZE - sent;
+    }
+    if (tx->len) {
+        size_t off = sent > PSC_IPC_HEADER_SIZE ? sent - PSC_IPC_HEADER_SIZE : 0;
+
+        iov[niov].iov_base = (unsigned char *)tx->payload + off;
+        iov[niov++].iov_len = tx->len - off;
+    }
+    m.msg_iov = iov;
+    m.msg_iovlen = (size_t)niov;
+    if (sent == 0 && tx->nfds > 0) {
+        struct cmsghdr *cm;
+
+        memset(&ctl, 0, sizeof(ctl));
+        m.msg_control = ctl.buf;
+        m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)tx->nfds);
+        cm = CMSG_FIRSTHDR(&m);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)tx->nfds);
+        memcpy(CMSG_DATA(cm), tx->fds, sizeof(int) * (size_t)tx->nfds);
+    }
+    return sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* sendmsg failed with errno e (not a retry): the peer gone, or another error after `sent` bytes. */
+static psc_status_t psc__send_failed(psc_ipc_chan_t *c, const psc__tx_frame_t *tx, size_t sent, int e,
+                                     psc_ipc_err_t *err)
+{
+    if (e == EPIPE || e == ECONNRESET || e == ENOTCONN)
+        return psc__chan_fail(c, err, PSC_ERR_IO, 1, "gone: the connection closed while sending a %s (%s)",
+                              psc__ipc_type_name(tx->type), strerror(e));
+    return psc__chan_fail(c, err, PSC_ERR_IO, sent > 0, "sending a %s: %s", psc__ipc_type_name(tx->type), strerror(e));
+}
+
+psc_status_t psc__ipc_send(psc_ipc_chan_t *c, unsigned type, uint32_t flags, const void *payload, uint32_t len,
+                           const int *fds, int nfds, int64_t deadline, psc_ipc_err_t *err)
+{
+    psc__tx_frame_t tx = {type, flags, len, payload, fds, nfds, {0}};
+    size_t total = PSC_IPC_HEADER_SIZE + len, sent = 0;
     psc_status_t st = psc__check_usable(c, err);
 
-    if (st != PSC_OK)
+    if (st != PSC_OK || (st = psc__send_prepare(c, &tx, err)) != PSC_OK)
         return st;
-    h.seq = c->send_seq;
-    if (type > UINT16_MAX || nfds < 0 || nfds > PSC_IPC_MAX_FDS || (len && !payload) || (nfds && !fds))
-        return psc__chan_fail(c, err, PSC_ERR_INVALID, 0, "refused to send a %s: a bad argument",
-                              psc__ipc_type_name(type));
-    psc__ipc_header_encode(&h, head);
-    /* The receiver's checks, here first: a malformed message is never sent. */
-    if (psc__ipc_header_decode(head, c->send_seq, &chk, &why) != PSC_OK ||
-        psc__ipc_frame_check(&chk, payload, nfds, &why) != PSC_OK)
-        return psc__chan_fail(c, err, PSC_ERR_INVALID, 0, "refused to send: %s", why.msg);
-    for (int i = 0; i < nfds; i++)
-        if (fds[i] < 0 || fcntl(fds[i], F_GETFD) < 0)
-            return psc__chan_fail(c, err, PSC_ERR_INVALID, 0, "refused to send a %s: descriptor %d is not open",
-                                  psc__ipc_type_name(type), fds[i]);
-    total = PSC_IPC_HEADER_SIZE + len;
     while (sent < total) {
-        struct iovec iov[2];
-        struct msghdr m = {0};
-        int niov = 0, w;
-        ssize_t n;
+        ssize_t n = psc__send_some(c->fd, &tx, sent);
+        int w;
 
-        if (sent < PSC_IPC_HEADER_SIZE) {
-            iov[niov].iov_base = head + sent;
-            iov[niov++].iov_len = PSC_IPC_HEADER_SIZE - sent;
-        }
-        if (len) {
-            size_t off = sent > PSC_IPC_HEADER_SIZE ? sent - PSC_IPC_HEADER_SIZE : 0;
-
-            iov[niov].iov_base = (unsigned char *)payload + off;
-            iov[niov++].iov_len = len - off;
-        }
-        m.msg_iov = iov;
-        m.msg_iovlen = (size_t)niov;
-        if (sent == 0 && nfds > 0) {
-            /* The descriptors ride on the frame's first byte. */
-            struct cmsghdr *cm;
-
-            memset(&ctl, 0, sizeof(ctl));
-            m.msg_control = ctl.buf;
-            m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-            cm = CMSG_FIRSTHDR(&m);
-            cm->cmsg_level = SOL_SOCKET;
-            cm->cmsg_type = SCM_RIGHTS;
-            cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-            memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
-        }
-        n = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
             sent += (size_t)n;
             continue;
         }
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-            int e = errno;
-
-            if (e == EPIPE || e == ECONNRESET || e == ENOTCONN)
-                return psc__chan_fail(c, err, PSC_ERR_IO, 1, "gone: the connection closed while sending a %s (%s)",
-                                      psc__ipc_type_name(type), strerror(e));
-            return psc__chan_fail(c, err, PSC_ERR_IO, sent > 0, "sending a %s: %s", psc__ipc_type_name(type),
-                                  strerror(e));
-        }
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            return psc__send_failed(c, &tx, sent, errno, err);
         w = psc__wait(c->fd, POLLOUT, deadline);
         if (w < 0)
             return psc__chan_fail(c, err, PSC_ERR_IO, sent > 0, "poll: %s", strerror(errno));

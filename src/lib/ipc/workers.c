@@ -295,85 +295,109 @@ static void psc__missing(const psc_ipc_run_t *run, char *out, size_t cap)
         }
 }
 
+/* Connections accepted that have not said their HELLO yet. */
+typedef struct {
+    psc__pending_t p[PSC__PENDING_MAX];
+    int n;
+} psc__pendings_t;
+
+/* Connections that said their HELLO take their worker's place (or are closed); those whose time for it is up too. */
+static void psc__pending_settle(psc_ipc_run_t *run, psc__pendings_t *pend, int64_t deadline)
+{
+    for (int k = 0; k < pend->n;) {
+        psc__pending_t *q = &pend->p[k];
+        struct pollfd p = {.fd = psc__ipc_chan_fd(q->c), .events = POLLIN};
+        int r;
+
+        if (poll(&p, 1, 0) == 0 && psc__ipc_now() < q->hello_by && psc__ipc_now() < deadline) {
+            k++;
+            continue;
+        }
+        if (psc__ipc_hello_take(run->lst, q->c, run->spawned ? run->pids : NULL,
+                                q->hello_by < deadline ? q->hello_by : deadline, &r, NULL) == PSC_OK)
+            run->w[r].chan = q->c;
+        else
+            psc__ipc_chan_close(q->c);
+        *q = pend->p[--pend->n];
+    }
+}
+
+/* The workers not in by the deadline: how many came, which did not, and what the listener refused. */
+static psc_status_t psc__connect_timeout(const psc_ipc_run_t *run, int64_t start, psc_ipc_err_t *err)
+{
+    char missing[200], note[300];
+
+    psc__missing(run, missing, sizeof(missing));
+    psc__ipc_listener_refusal_note(run->lst, note, sizeof(note));
+    return psc__ipc_fail(err, PSC_ERR_TIMEOUT, "%d of %d workers connected within %lld ms (missing: %s)%s",
+                         psc__ipc_listener_connected(run->lst), run->n,
+                         (long long)((psc__ipc_now() - start) / 1000000), missing, note);
+}
+
+/* Wait on the listener (while a pending place is free: first in s), the pending connections and the workers' ends,
+ * until the deadline or the first pending HELLO's time; what psc__poll returns. */
+static int psc__connect_poll(psc_ipc_run_t *run, psc__pollset_t *s, const psc__pendings_t *pend, int64_t deadline)
+{
+    int64_t wake = deadline;
+
+    if (pend->n < PSC__PENDING_MAX)
+        psc__add(s, psc__ipc_listener_fd(run->lst));
+    for (int k = 0; k < pend->n; k++)
+        psc__add(s, psc__ipc_chan_fd(pend->p[k].c));
+    psc__add_ends(run, s);
+    for (int k = 0; k < pend->n; k++)
+        if (pend->p[k].hello_by < wake)
+            wake = pend->p[k].hello_by;
+    return psc__poll(s, wake);
+}
+
+/* A new connection from the listener joins the pending ones, given the listener's time to say HELLO. */
+static psc_status_t psc__pending_accept(psc_ipc_run_t *run, psc__pendings_t *pend, psc_ipc_err_t *err)
+{
+    psc_ipc_chan_t *c = NULL;
+    int got = psc__ipc_accept_raw(run->lst, &c, err);
+
+    if (got < 0)
+        return (psc_status_t)got;
+    if (got > 0) {
+        pend->p[pend->n].c = c;
+        pend->p[pend->n++].hello_by = psc__ipc_deadline(psc__ipc_listener_hello_ms(run->lst));
+    }
+    return PSC_OK;
+}
+
 psc_status_t psc__ipc_run_connect(psc_ipc_run_t *run, int64_t deadline, psc_ipc_err_t *err)
 {
-    psc__pending_t pend[PSC__PENDING_MAX];
+    psc__pendings_t pend;
     struct pollfd *pfd = calloc((size_t)run->n + PSC__PENDING_MAX + 1, sizeof(*pfd));
-    int npend = 0;
     int64_t start = psc__ipc_now();
     psc_status_t st = PSC_OK;
 
     if (!pfd)
         return psc__ipc_fail(err, PSC_ERR_NO_MEMORY, "no memory to wait for %d workers", run->n);
+    pend.n = 0;
     while (psc__ipc_listener_connected(run->lst) < run->n) {
         psc__pollset_t s = {pfd, 0, 0};
-        int hello_ms = psc__ipc_listener_hello_ms(run->lst), rc;
 
         st = psc__check_ends(run, err);
         if (st != PSC_OK)
             break;
-        /* Connections that said their HELLO, or whose time for it is up. */
-        for (int k = 0; k < npend;) {
-            struct pollfd p = {.fd = psc__ipc_chan_fd(pend[k].c), .events = POLLIN};
-            int r;
-
-            if (poll(&p, 1, 0) == 0 && psc__ipc_now() < pend[k].hello_by && psc__ipc_now() < deadline) {
-                k++;
-                continue;
-            }
-            if (psc__ipc_hello_take(run->lst, pend[k].c, run->spawned ? run->pids : NULL,
-                                    pend[k].hello_by < deadline ? pend[k].hello_by : deadline, &r, NULL) == PSC_OK)
-                run->w[r].chan = pend[k].c;
-            else
-                psc__ipc_chan_close(pend[k].c);
-            pend[k] = pend[--npend];
-        }
+        psc__pending_settle(run, &pend, deadline);
         if (psc__ipc_listener_connected(run->lst) == run->n)
             break;
         if (psc__ipc_now() >= deadline) {
-            char missing[200], note[300];
-
-            psc__missing(run, missing, sizeof(missing));
-            psc__ipc_listener_refusal_note(run->lst, note, sizeof(note));
-            st = psc__ipc_fail(err, PSC_ERR_TIMEOUT, "%d of %d workers connected within %lld ms (missing: %s)%s",
-                               psc__ipc_listener_connected(run->lst), run->n,
-                               (long long)((psc__ipc_now() - start) / 1000000), missing, note);
+            st = psc__connect_timeout(run, start, err);
             break;
         }
-        if (npend < PSC__PENDING_MAX)
-            psc__add(&s, psc__ipc_listener_fd(run->lst));
-        for (int k = 0; k < npend; k++)
-            psc__add(&s, psc__ipc_chan_fd(pend[k].c));
-        psc__add_ends(run, &s);
-        {
-            /* Wake for the first pending HELLO's time too. */
-            int64_t wake = deadline;
-
-            for (int k = 0; k < npend; k++)
-                if (pend[k].hello_by < wake)
-                    wake = pend[k].hello_by;
-            rc = psc__poll(&s, wake);
-        }
-        if (rc < 0) {
+        if (psc__connect_poll(run, &s, &pend, deadline) < 0) {
             st = psc__ipc_fail(err, PSC_ERR_IO, "poll while waiting for workers: %s", strerror(errno));
             break;
         }
-        if (npend < PSC__PENDING_MAX && s.p[0].revents) {
-            psc_ipc_chan_t *c = NULL;
-            int got = psc__ipc_accept_raw(run->lst, &c, err);
-
-            if (got < 0) {
-                st = (psc_status_t)got;
-                break;
-            }
-            if (got > 0) {
-                pend[npend].c = c;
-                pend[npend++].hello_by = psc__ipc_deadline(hello_ms);
-            }
-        }
+        if (pend.n < PSC__PENDING_MAX && s.p[0].revents && (st = psc__pending_accept(run, &pend, err)) != PSC_OK)
+            break;
     }
-    for (int k = 0; k < npend; k++)
-        psc__ipc_chan_close(pend[k].c);
+    for (int k = 0; k < pend.n; k++)
+        psc__ipc_chan_close(pend.p[k].c);
     free(pfd);
     /* Every worker is in: the socket's place is of no more use, and a kill of this process leaves nothing there. */
     if (st == PSC_OK)
@@ -462,6 +486,73 @@ static psc_status_t psc__take(psc_ipc_run_t *run, int i, psc_ipc_msg_t *msg, int
     return PSC_OK;
 }
 
+/* What one wait of psc__ipc_run_recv polls: s's first nchan entries are channels to take a message from, the next
+ * nwatch other workers' channels watched for their closing; who[k] is entry k's worker. */
+typedef struct {
+    psc__pollset_t s;
+    int *who;
+    int nchan, nwatch;
+} psc__recv_set_t;
+
+/* The channels to receive from: rank's, or (rank -1) every connected one, from the worker after the last served. */
+static void psc__recv_channels(const psc_ipc_run_t *run, int rank, psc__recv_set_t *rs)
+{
+    for (int k = 0; k < run->n; k++) {
+        int i = rank >= 0 ? rank : (run->next + k) % run->n;
+
+        if (run->w[i].chan && !psc__ipc_chan_broken(run->w[i].chan)) {
+            rs->who[rs->nchan++] = i;
+            psc__add(&rs->s, psc__ipc_chan_fd(run->w[i].chan));
+        }
+        if (rank >= 0)
+            break;
+    }
+}
+
+/*
+ * Workers started elsewhere have no pidfd: while one is waited for, the others' ends are seen as their
+ * connections closing (a spawned worker's end wakes the poll through its pidfd, added after these).
+ */
+static void psc__recv_watch(const psc_ipc_run_t *run, int rank, psc__recv_set_t *rs)
+{
+    for (int i = 0; rank >= 0 && i < run->n; i++)
+        if (i != rank && run->w[i].pid <= 0 && run->w[i].chan && !run->w[i].bye &&
+            !psc__ipc_chan_broken(run->w[i].chan)) {
+            rs->who[rs->nchan + rs->nwatch++] = i;
+            psc__add(&rs->s, psc__ipc_chan_fd(run->w[i].chan));
+            rs->s.p[rs->s.n - 1].events = POLLRDHUP;
+        }
+}
+
+/* A watched worker that closed its connection while rank was answering fails the wait; PSC_OK when none did. */
+static psc_status_t psc__recv_hangup(const psc_ipc_run_t *run, int rank, const psc__recv_set_t *rs, psc_ipc_err_t *err)
+{
+    for (int k = rs->nchan; k < rs->nchan + rs->nwatch; k++)
+        if (rs->s.p[k].revents & (POLLRDHUP | POLLHUP | POLLERR))
+            return psc__ipc_fail(err, PSC_ERR_IO, "%s: closed its connection while %s was answering",
+                                 psc__ipc_chan_peer(run->w[rs->who[k]].chan), psc__ipc_chan_peer(run->w[rank].chan));
+    return PSC_OK;
+}
+
+/* The first worker whose channel the poll found ready, -1 when none. */
+static int psc__recv_ready(const psc__recv_set_t *rs)
+{
+    for (int k = 0; k < rs->nchan; k++)
+        if (rs->s.p[k].revents)
+            return rs->who[k];
+    return -1;
+}
+
+/* No message by the deadline: from rank, or from any of nchan workers. */
+static psc_status_t psc__recv_timeout(const psc_ipc_run_t *run, int rank, int nchan, int64_t start, psc_ipc_err_t *err)
+{
+    if (rank >= 0)
+        return psc__ipc_fail(err, PSC_ERR_TIMEOUT, "%s: no message within %lld ms", psc__ipc_chan_peer(run->w[rank].chan),
+                             (long long)((psc__ipc_now() - start) / 1000000));
+    return psc__ipc_fail(err, PSC_ERR_TIMEOUT, "no message from any of %d workers within %lld ms", nchan,
+                         (long long)((psc__ipc_now() - start) / 1000000));
+}
+
 psc_status_t psc__ipc_run_recv(psc_ipc_run_t *run, int rank, psc_ipc_msg_t *msg, int *from, int64_t deadline,
                                psc_ipc_err_t *err)
 {
@@ -480,84 +571,42 @@ psc_status_t psc__ipc_run_recv(psc_ipc_run_t *run, int rank, psc_ipc_msg_t *msg,
         return psc__ipc_fail(err, PSC_ERR_NO_MEMORY, "no memory to wait for %d workers", run->n);
     }
     for (;;) {
-        psc__pollset_t s = {pfd, 0, 0};
-        int nchan = 0, nwatch, rc;
+        psc__recv_set_t rs = {{pfd, 0, 0}, who, 0, 0};
+        int rc, i;
 
-        st = psc__ended_before(run, err);
-        if (st != PSC_OK)
+        if ((st = psc__ended_before(run, err)) != PSC_OK)
             break;
-
-        for (int k = 0; k < run->n; k++) {
-            int i = rank >= 0 ? rank : (run->next + k) % run->n;
-
-            if (run->w[i].chan && !psc__ipc_chan_broken(run->w[i].chan)) {
-                who[nchan++] = i;
-                psc__add(&s, psc__ipc_chan_fd(run->w[i].chan));
-            }
-            if (rank >= 0)
-                break;
-        }
-        if (nchan == 0 && rank >= 0) {
-            /* Its channel failed before: say why, and how the worker ended if it did. */
-            st = psc__take(run, rank, msg, deadline, err);
+        psc__recv_channels(run, rank, &rs);
+        if (rs.nchan == 0) {
+            /* None to take from: rank's channel failed before (say why, and how the worker ended if it did). */
+            st = rank >= 0 ? psc__take(run, rank, msg, deadline, err)
+                           : psc__ipc_fail(err, PSC_ERR_INVALID, "no connected worker to receive from");
             break;
         }
-        if (nchan == 0) {
-            st = psc__ipc_fail(err, PSC_ERR_INVALID, "no connected worker to receive from");
-            break;
-        }
-        /*
-         * Workers started elsewhere have no pidfd: while one is waited for, the others' ends are seen as their
-         * connections closing (a spawned worker's end wakes the poll through its pidfd, below).
-         */
-        nwatch = 0;
-        for (int i = 0; rank >= 0 && i < run->n; i++)
-            if (i != rank && run->w[i].pid <= 0 && run->w[i].chan && !run->w[i].bye &&
-                !psc__ipc_chan_broken(run->w[i].chan)) {
-                who[nchan + nwatch++] = i;
-                psc__add(&s, psc__ipc_chan_fd(run->w[i].chan));
-                s.p[s.n - 1].events = POLLRDHUP;
-            }
-        psc__add_ends(run, &s);
-        rc = psc__poll(&s, deadline);
-        if (rc < 0) {
+        psc__recv_watch(run, rank, &rs);
+        psc__add_ends(run, &rs.s);
+        if ((rc = psc__poll(&rs.s, deadline)) < 0) {
             st = psc__ipc_fail(err, PSC_ERR_IO, "poll while waiting for workers: %s", strerror(errno));
             break;
         }
-        for (int k = nchan; k < nchan + nwatch && rc > 0; k++)
-            if (s.p[k].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
-                st = psc__ipc_fail(err, PSC_ERR_IO, "%s: closed its connection while %s was answering",
-                                   psc__ipc_chan_peer(run->w[who[k]].chan), psc__ipc_chan_peer(run->w[rank].chan));
-                goto out;
-            }
+        if (rc > 0 && (st = psc__recv_hangup(run, rank, &rs, err)) != PSC_OK)
+            break;
         /* What a worker sent before it ended is taken first; then its end. */
-        for (int k = 0; k < nchan && rc > 0; k++)
-            if (s.p[k].revents) {
-                int i = who[k];
-
-                st = psc__take(run, i, msg, deadline, err);
-                if (st == PSC_OK) {
-                    run->next = (i + 1) % run->n;
-                    if (from)
-                        *from = i;
-                }
-                goto out;
+        if (rc > 0 && (i = psc__recv_ready(&rs)) >= 0) {
+            if ((st = psc__take(run, i, msg, deadline, err)) == PSC_OK) {
+                run->next = (i + 1) % run->n;
+                if (from)
+                    *from = i;
             }
-        st = psc__check_ends(run, err);
-        if (st != PSC_OK)
+            break;
+        }
+        if ((st = psc__check_ends(run, err)) != PSC_OK)
             break;
         if (psc__ipc_now() >= deadline) {
-            if (rank >= 0)
-                st = psc__ipc_fail(err, PSC_ERR_TIMEOUT, "%s: no message within %lld ms",
-                                   psc__ipc_chan_peer(run->w[rank].chan),
-                                   (long long)((psc__ipc_now() - start) / 1000000));
-            else
-                st = psc__ipc_fail(err, PSC_ERR_TIMEOUT, "no message from any of %d workers within %lld ms", nchan,
-                                   (long long)((psc__ipc_now() - start) / 1000000));
+            st = psc__recv_timeout(run, rank, rs.nchan, start, err);
             break;
         }
     }
-out:
     free(pfd);
     free(who);
     return st;

@@ -133,94 +133,146 @@ out:
  */
 #define PSC__SEQ_CHUNK (8ull << 20)
 
+/* One sequential chase's state: the issuer and its SMs, host and GPU scratch, the kernel, its events, the chain. */
+typedef struct {
+    int g;
+    unsigned sms, hops;   /* one launch per SM, each walking hops loads */
+    uint64_t nwords;      /* 8-byte words of the chain */
+    uint64_t *chunk;      /* the chain's next words before they are copied */
+    uint64_t *ends, *cal; /* each launch's last word, and its ns and cycles */
+    double *ns;           /* each launch's ns per load */
+    CUdeviceptr dend, dcal;
+    CUevent e0, e1;
+    CUfunction fn;
+    psc_buffer_t *b; /* the chain, on the source GPU */
+} psc__seq_run_t;
+
+/* The chain written in address order, chunk by chunk, every word as nvbandwidth writes it. */
+static psc_status_t psc__seq_chain_write(psc_context_t *ctx, psc__seq_run_t *q)
+{
+    psc_status_t st;
+
+    for (uint64_t w = 0; w < q->nwords; w += PSC__SEQ_CHUNK / 8) {
+        const uint64_t k = q->nwords - w < PSC__SEQ_CHUNK / 8 ? q->nwords - w : PSC__SEQ_CHUNK / 8;
+
+        psc__chain_fill_stride(q->chunk, w, k, q->nwords, PSC_CHASE_SEQ_STRIDE_WORDS, q->b->dptr);
+        if ((st = PSC_CU(ctx, cuMemcpyHtoD, (q->b->dptr + 8 * w, q->chunk, 8 * k))) != PSC_OK)
+            return st;
+    }
+    return PSC_OK;
+}
+
+/* The kernel, its scratch for ends and calibrations, and the two events, on the issuer (current after). */
+static psc_status_t psc__seq_setup(psc_context_t *ctx, psc__seq_run_t *q)
+{
+    psc_status_t st;
+
+    if ((st = psc__gpu_use(ctx, q->g)) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleGetFunction, (&q->fn, ctx->gpu[q->g].module, "psc_chase_seq"))) != PSC_OK ||
+        (st = psc__dev_scratch(ctx, q->g, q->sms * sizeof(uint64_t), &q->dend)) != PSC_OK ||
+        (st = psc__dev_scratch(ctx, q->g, 2 * q->sms * sizeof(uint64_t), &q->dcal)) != PSC_OK || /* g current after */
+        (st = PSC_CU(ctx, cuEventCreate, (&q->e0, CU_EVENT_DEFAULT))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuEventCreate, (&q->e1, CU_EVENT_DEFAULT))) != PSC_OK)
+        return st;
+    return PSC_OK;
+}
+
+/* For each SM, a launch in which that SM's block walks the chain from its start, timed by events around it. */
+static psc_status_t psc__seq_launches(psc_context_t *ctx, psc__seq_run_t *q)
+{
+    const int g = q->g;
+    psc_status_t st;
+
+    for (unsigned t = 0; t < q->sms; t++) {
+        CUdeviceptr start = q->b->dptr;
+        unsigned h = q->hops, target = t;
+        void *params[] = {&start, &h, &target, &q->dend, &q->dcal};
+        float ms = 0;
+
+        if ((st = PSC_CU(ctx, cuEventRecord, (q->e0, ctx->gpu[g].stream))) != PSC_OK ||
+            (st = psc__launch(ctx, g, q->fn, q->sms, 1, params)) != PSC_OK ||
+            (st = PSC_CU(ctx, cuEventRecord, (q->e1, ctx->gpu[g].stream))) != PSC_OK ||
+            (st = PSC_CU(ctx, cuStreamSynchronize, (ctx->gpu[g].stream))) != PSC_OK ||
+            (st = PSC_CU(ctx, cuEventElapsedTime, (&ms, q->e0, q->e1))) != PSC_OK)
+            return st;
+        q->ns[t] = (double)ms * 1e6 / q->hops;
+    }
+    return PSC_OK;
+}
+
+/* The chain is its own check: every SM's walk must end at the word the host computes; then the figures. */
+static psc_status_t psc__seq_verdict(psc_context_t *ctx, psc__seq_run_t *q, uint64_t ws, psc_lat_result_t *res)
+{
+    uint64_t want, g_ns = 0, g_cyc = 0;
+    psc_status_t st;
+
+    if ((st = PSC_CU(ctx, cuMemcpyDtoH, (q->ends, q->dend, q->sms * sizeof(uint64_t)))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuMemcpyDtoH, (q->cal, q->dcal, 2 * q->sms * sizeof(uint64_t)))) != PSC_OK)
+        return st;
+    want = q->b->dptr + 8 * psc__chain_stride_end(q->nwords, PSC_CHASE_SEQ_STRIDE_WORDS, q->hops);
+    for (unsigned t = 0; t < q->sms; t++) {
+        if (q->ends[t] != want) {
+            res->status = PSC_RESULT_FAILED;
+            snprintf(res->reason, sizeof(res->reason),
+                     "wrong data: the chain walked by SM launch %u ended at 0x%llx, expected 0x%llx", t,
+                     (unsigned long long)q->ends[t], (unsigned long long)want);
+            return PSC_OK;
+        }
+        g_ns += q->cal[2 * t];
+        g_cyc += q->cal[2 * t + 1];
+    }
+    res->ns_per_cycle = g_cyc ? (double)g_ns / (double)g_cyc : 0;
+    res->nsizes = 1;
+    res->sizes[0] = ws;
+    if ((st = psc__lat_record(ctx, res, 0, q->ns, q->sms, &res->lat[0])) != PSC_OK)
+        return st;
+    res->status = PSC_RESULT_PASSED;
+    return PSC_OK;
+}
+
+/* Everything the chase took, given back. */
+static void psc__seq_release(psc_context_t *ctx, psc__seq_run_t *q)
+{
+    if ((q->e0 || q->e1) && psc__gpu_use(ctx, q->g) == PSC_OK) {
+        if (q->e0)
+            ctx->cu.p_cuEventDestroy(q->e0);
+        if (q->e1)
+            ctx->cu.p_cuEventDestroy(q->e1);
+    }
+    psc__dev_scratch_free(ctx, q->g, q->dend);
+    psc__dev_scratch_free(ctx, q->g, q->dcal);
+    psc__buffer_put(q->b);
+    free(q->chunk);
+    free(q->ends);
+    free(q->cal);
+    free(q->ns);
+}
+
+/* The sequential chase of the case (nvbandwidth's way, above): the chain written, one launch per SM, the check. */
 static psc_status_t psc__run_chase_seq(psc_context_t *ctx, const psc_lat_test_info_t *ti, const psc_lat_case_t *c,
                                        psc_lat_result_t *res)
 {
-    const uint64_t ws = ti->working_set, nwords = ws / 8;
+    const uint64_t ws = ti->working_set;
     const int g = c->issuer;
     const unsigned sms = ctx->info[g].sm_count > 0 ? (unsigned)ctx->info[g].sm_count : 1;
-    const unsigned hops = (unsigned)(PSC_CHASE_SEQ_LOADS / sms);
-    uint64_t *chunk = malloc(PSC__SEQ_CHUNK), *ends = calloc(sms, sizeof(*ends)), *cal = calloc(2 * (size_t)sms, 8);
-    uint64_t want, g_ns = 0, g_cyc = 0;
-    double *ns = calloc(sms, sizeof(*ns));
-    CUdeviceptr dend = 0, dcal = 0;
-    CUevent e0 = NULL, e1 = NULL;
-    CUfunction fn = NULL;
-    psc_buffer_t *b = NULL;
+    psc__seq_run_t q = {g, sms, (unsigned)(PSC_CHASE_SEQ_LOADS / sms), ws / 8, malloc(PSC__SEQ_CHUNK),
+                        calloc(sms, sizeof(uint64_t)), calloc(2 * (size_t)sms, 8), calloc(sms, sizeof(double)),
+                        0, 0, NULL, NULL, NULL, NULL};
     psc_status_t st = PSC_OK;
 
-    if (!chunk || !ends || !cal || !ns) {
+    if (!q.chunk || !q.ends || !q.cal || !q.ns) {
         st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
         goto out;
     }
     if ((st = psc__peer_both(ctx, c->src, g, res)) != PSC_OK || res->status == PSC_RESULT_WAIVED)
         goto out;
-    if ((st = psc__buffer_get(ctx, PSC_MEM_DEVICE, c->src, -1, ws, &b)) != PSC_OK)
+    if ((st = psc__buffer_get(ctx, PSC_MEM_DEVICE, c->src, -1, ws, &q.b)) != PSC_OK ||
+        (st = psc__seq_chain_write(ctx, &q)) != PSC_OK || (st = psc__seq_setup(ctx, &q)) != PSC_OK ||
+        (st = psc__seq_launches(ctx, &q)) != PSC_OK)
         goto out;
-    for (uint64_t w = 0; w < nwords; w += PSC__SEQ_CHUNK / 8) {
-        const uint64_t k = nwords - w < PSC__SEQ_CHUNK / 8 ? nwords - w : PSC__SEQ_CHUNK / 8;
-
-        psc__chain_fill_stride(chunk, w, k, nwords, PSC_CHASE_SEQ_STRIDE_WORDS, b->dptr);
-        if ((st = PSC_CU(ctx, cuMemcpyHtoD, (b->dptr + 8 * w, chunk, 8 * k))) != PSC_OK)
-            goto out;
-    }
-    if ((st = psc__gpu_use(ctx, g)) != PSC_OK ||
-        (st = PSC_CU(ctx, cuModuleGetFunction, (&fn, ctx->gpu[g].module, "psc_chase_seq"))) != PSC_OK ||
-        (st = psc__dev_scratch(ctx, g, sms * sizeof(uint64_t), &dend)) != PSC_OK ||
-        (st = psc__dev_scratch(ctx, g, 2 * sms * sizeof(uint64_t), &dcal)) != PSC_OK || /* g current after */
-        (st = PSC_CU(ctx, cuEventCreate, (&e0, CU_EVENT_DEFAULT))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuEventCreate, (&e1, CU_EVENT_DEFAULT))) != PSC_OK)
-        goto out;
-    for (unsigned t = 0; t < sms; t++) {
-        CUdeviceptr start = b->dptr;
-        unsigned h = hops, target = t;
-        void *params[] = {&start, &h, &target, &dend, &dcal};
-        float ms = 0;
-
-        if ((st = PSC_CU(ctx, cuEventRecord, (e0, ctx->gpu[g].stream))) != PSC_OK ||
-            (st = psc__launch(ctx, g, fn, sms, 1, params)) != PSC_OK ||
-            (st = PSC_CU(ctx, cuEventRecord, (e1, ctx->gpu[g].stream))) != PSC_OK ||
-            (st = PSC_CU(ctx, cuStreamSynchronize, (ctx->gpu[g].stream))) != PSC_OK ||
-            (st = PSC_CU(ctx, cuEventElapsedTime, (&ms, e0, e1))) != PSC_OK)
-            goto out;
-        ns[t] = (double)ms * 1e6 / hops;
-    }
-    if ((st = PSC_CU(ctx, cuMemcpyDtoH, (ends, dend, sms * sizeof(uint64_t)))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuMemcpyDtoH, (cal, dcal, 2 * sms * sizeof(uint64_t)))) != PSC_OK)
-        goto out;
-    /* The chain is its own check: every SM's walk must end at the word the host computes. */
-    want = b->dptr + 8 * psc__chain_stride_end(nwords, PSC_CHASE_SEQ_STRIDE_WORDS, hops);
-    for (unsigned t = 0; t < sms; t++) {
-        if (ends[t] != want) {
-            res->status = PSC_RESULT_FAILED;
-            snprintf(res->reason, sizeof(res->reason),
-                     "wrong data: the chain walked by SM launch %u ended at 0x%llx, expected 0x%llx", t,
-                     (unsigned long long)ends[t], (unsigned long long)want);
-            goto out;
-        }
-        g_ns += cal[2 * t];
-        g_cyc += cal[2 * t + 1];
-    }
-    res->ns_per_cycle = g_cyc ? (double)g_ns / (double)g_cyc : 0;
-    res->nsizes = 1;
-    res->sizes[0] = ws;
-    if ((st = psc__lat_record(ctx, res, 0, ns, sms, &res->lat[0])) != PSC_OK)
-        goto out;
-    res->status = PSC_RESULT_PASSED;
+    st = psc__seq_verdict(ctx, &q, ws, res);
 out:
-    if ((e0 || e1) && psc__gpu_use(ctx, g) == PSC_OK) {
-        if (e0)
-            ctx->cu.p_cuEventDestroy(e0);
-        if (e1)
-            ctx->cu.p_cuEventDestroy(e1);
-    }
-    psc__dev_scratch_free(ctx, g, dend);
-    psc__dev_scratch_free(ctx, g, dcal);
-    psc__buffer_put(b);
-    free(chunk);
-    free(ends);
-    free(cal);
-    free(ns);
+    psc__seq_release(ctx, &q);
     return st;
 }
 
@@ -357,91 +409,131 @@ static psc_status_t psc__check_prefix(psc_context_t *ctx, const psc_buffer_t *b,
     return PSC_OK;
 }
 
+/* One small-copy latency run's state: the GPUs (a issues, b receives), its buffers, events, gates and samples. */
+typedef struct {
+    int a, b;
+    uint64_t seed;
+    psc_buffer_t *src, *dst;
+    CUevent e0, e1;
+    CUstream s;                      /* a's */
+    unsigned char use[PSC_MAX_GPUS]; /* the gates to arm: a's */
+    double *gpu, *cpu;               /* each sample's GPU time and CPU submit time per copy, ns */
+} psc__copy_lat_t;
+
+/* Peer access off both ways for the P2P-off test, else on both ways (or the result waived). */
+static psc_status_t psc__copy_lat_peers(psc_context_t *ctx, const psc_lat_test_info_t *ti, int a, int b,
+                                        psc_lat_result_t *res)
+{
+    psc_status_t st;
+
+    if (!ti->p2p_off)
+        return psc__peer_both(ctx, a, b, res);
+    if ((st = psc__gpu_peer_disable(ctx, a, b)) != PSC_OK)
+        return st;
+    return psc__gpu_peer_disable(ctx, b, a);
+}
+
+/*
+ * One round of o->copies copies of len bytes queued back to back: behind a gate (but for P2P off), between two
+ * events; the GPU's time and the CPU's time to queue them, per copy, into sample r - 1 (round 0 warms up).
+ */
+static psc_status_t psc__copy_lat_round(psc_context_t *ctx, const psc_lat_test_info_t *ti, const psc_lat_opts_t *o,
+                                        psc__copy_lat_t *q, uint64_t len, unsigned r)
+{
+    const int a = q->a, b = q->b;
+    CUstream s = q->s;
+    psc_status_t st;
+    double h0, h1;
+    float ms = 0;
+
+    if (!ti->p2p_off) {
+        psc__gates_arm(ctx, q->use);
+        if ((st = psc__gate_launch(ctx, a, s, (uint64_t)(o->timeout_ms * 1e6))) != PSC_OK)
+            return st;
+    }
+    st = PSC_CU(ctx, cuEventRecord, (q->e0, s));
+    h0 = psc__now_ns();
+    for (unsigned i = 0; i < o->copies && st == PSC_OK; i++)
+        st = ti->p2p_off ? PSC_CU(ctx, cuMemcpyPeerAsync, (q->dst->dptr, ctx->gpu[b].ctx, q->src->dptr, ctx->gpu[a].ctx, len, s))
+                         : PSC_CU(ctx, cuMemcpyAsync, (q->dst->dptr, q->src->dptr, len, s));
+    h1 = psc__now_ns();
+    if (st == PSC_OK)
+        st = PSC_CU(ctx, cuEventRecord, (q->e1, s));
+    if (!ti->p2p_off)
+        psc__gates_release(ctx, q->use);
+    if (ctx->cu.p_cuStreamSynchronize(s) != CUDA_SUCCESS && st == PSC_OK)
+        st = psc__fail(ctx, PSC_ERR_DRIVER, "cuStreamSynchronize failed");
+    if (st != PSC_OK || (st = PSC_CU(ctx, cuEventElapsedTime, (&ms, q->e0, q->e1))) != PSC_OK)
+        return st;
+    if (r > 0) {
+        q->gpu[r - 1] = (double)ms * 1e6 / o->copies;
+        q->cpu[r - 1] = (h1 - h0) / o->copies;
+    }
+    return PSC_OK;
+}
+
+/* Size k: the destination poisoned, the rounds, the copied bytes checked, the GPU's and the CPU's figures kept. */
+static psc_status_t psc__copy_lat_size(psc_context_t *ctx, const psc_lat_test_info_t *ti, const psc_lat_opts_t *o,
+                                       psc__copy_lat_t *q, int k, psc_lat_result_t *res)
+{
+    const uint64_t len = psc__copy_sizes[k];
+    psc_status_t st;
+
+    if ((st = psc__pattern_fill(ctx, q->dst, q->seed ^ PSC_POISON_XOR)) != PSC_OK || (st = psc__gpu_use(ctx, q->a)) != PSC_OK)
+        return st;
+    for (unsigned r = 0; r <= o->samples; r++) /* round 0 warms up */
+        if ((st = psc__copy_lat_round(ctx, ti, o, q, len, r)) != PSC_OK)
+            return st;
+    if ((st = psc__check_prefix(ctx, q->dst, len, q->seed, res)) != PSC_OK)
+        return st;
+    res->sizes[k] = len;
+    if ((st = psc__lat_record(ctx, res, (unsigned)k, q->gpu, o->samples, &res->lat[k])) != PSC_OK)
+        return st;
+    if ((st = psc__lat_record(ctx, res, (unsigned)k, q->cpu, o->samples, &res->submit[k])) != PSC_OK)
+        return st;
+    res->nsizes = (unsigned)k + 1;
+    return PSC_OK;
+}
+
 static psc_status_t psc__run_copy(psc_context_t *ctx, const psc_lat_test_info_t *ti, const psc_lat_case_t *c,
                                   const psc_lat_opts_t *o, psc_lat_result_t *res)
 {
     const int a = c->src, b = c->dst, nsz = (int)(sizeof(psc__copy_sizes) / sizeof(psc__copy_sizes[0]));
-    const uint64_t max = psc__copy_sizes[nsz - 1], seed = 0x636f7079ull ^ (uint64_t)a << 8 ^ (uint64_t)b;
-    double *gpu = calloc(o->samples, sizeof(*gpu)), *cpu = calloc(o->samples, sizeof(*cpu));
-    unsigned char use[PSC_MAX_GPUS] = {0};
-    psc_buffer_t *src = NULL, *dst = NULL;
-    CUevent e0 = NULL, e1 = NULL;
+    const uint64_t max = psc__copy_sizes[nsz - 1];
+    psc__copy_lat_t q = {a, b, 0x636f7079ull ^ (uint64_t)a << 8 ^ (uint64_t)b, NULL, NULL, NULL, NULL, NULL, {0},
+                         calloc(o->samples, sizeof(double)), calloc(o->samples, sizeof(double))};
     psc_status_t st = PSC_OK;
-    CUstream s;
 
-    if (!gpu || !cpu) {
+    if (!q.gpu || !q.cpu) {
         st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
         goto out;
     }
-    if (ti->p2p_off) {
-        if ((st = psc__gpu_peer_disable(ctx, a, b)) != PSC_OK || (st = psc__gpu_peer_disable(ctx, b, a)) != PSC_OK)
-            goto out;
-    } else if ((st = psc__peer_both(ctx, a, b, res)) != PSC_OK || res->status == PSC_RESULT_WAIVED) {
+    if ((st = psc__copy_lat_peers(ctx, ti, a, b, res)) != PSC_OK || res->status == PSC_RESULT_WAIVED)
         goto out;
-    }
-    if ((st = psc__buffer_get(ctx, PSC_MEM_DEVICE, a, -1, max, &src)) != PSC_OK ||
-        (st = psc__buffer_get(ctx, PSC_MEM_DEVICE, b, -1, max, &dst)) != PSC_OK ||
-        (st = psc__pattern_fill(ctx, src, seed)) != PSC_OK || (st = psc__gpu_use(ctx, a)) != PSC_OK ||
-        (st = PSC_CU(ctx, cuEventCreate, (&e0, CU_EVENT_DEFAULT))) != PSC_OK ||
-        (st = PSC_CU(ctx, cuEventCreate, (&e1, CU_EVENT_DEFAULT))) != PSC_OK)
+    if ((st = psc__buffer_get(ctx, PSC_MEM_DEVICE, a, -1, max, &q.src)) != PSC_OK ||
+        (st = psc__buffer_get(ctx, PSC_MEM_DEVICE, b, -1, max, &q.dst)) != PSC_OK ||
+        (st = psc__pattern_fill(ctx, q.src, q.seed)) != PSC_OK || (st = psc__gpu_use(ctx, a)) != PSC_OK ||
+        (st = PSC_CU(ctx, cuEventCreate, (&q.e0, CU_EVENT_DEFAULT))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuEventCreate, (&q.e1, CU_EVENT_DEFAULT))) != PSC_OK)
         goto out;
-    s = ctx->gpu[a].stream;
-    use[a] = 1;
-    for (int k = 0; k < nsz && res->status != PSC_RESULT_FAILED; k++) {
-        const uint64_t len = psc__copy_sizes[k];
-
-        if ((st = psc__pattern_fill(ctx, dst, seed ^ PSC_POISON_XOR)) != PSC_OK || (st = psc__gpu_use(ctx, a)) != PSC_OK)
+    q.s = ctx->gpu[a].stream;
+    q.use[a] = 1;
+    for (int k = 0; k < nsz && res->status != PSC_RESULT_FAILED; k++)
+        if ((st = psc__copy_lat_size(ctx, ti, o, &q, k, res)) != PSC_OK)
             goto out;
-        for (unsigned r = 0; r <= o->samples; r++) { /* round 0 warms up */
-            double h0, h1;
-            float ms = 0;
-
-            if (!ti->p2p_off) {
-                psc__gates_arm(ctx, use);
-                if ((st = psc__gate_launch(ctx, a, s, (uint64_t)(o->timeout_ms * 1e6))) != PSC_OK)
-                    goto out;
-            }
-            st = PSC_CU(ctx, cuEventRecord, (e0, s));
-            h0 = psc__now_ns();
-            for (unsigned i = 0; i < o->copies && st == PSC_OK; i++)
-                st = ti->p2p_off ? PSC_CU(ctx, cuMemcpyPeerAsync, (dst->dptr, ctx->gpu[b].ctx, src->dptr, ctx->gpu[a].ctx, len, s))
-                                 : PSC_CU(ctx, cuMemcpyAsync, (dst->dptr, src->dptr, len, s));
-            h1 = psc__now_ns();
-            if (st == PSC_OK)
-                st = PSC_CU(ctx, cuEventRecord, (e1, s));
-            if (!ti->p2p_off)
-                psc__gates_release(ctx, use);
-            if (ctx->cu.p_cuStreamSynchronize(s) != CUDA_SUCCESS && st == PSC_OK)
-                st = psc__fail(ctx, PSC_ERR_DRIVER, "cuStreamSynchronize failed");
-            if (st != PSC_OK || (st = PSC_CU(ctx, cuEventElapsedTime, (&ms, e0, e1))) != PSC_OK)
-                goto out;
-            if (r > 0) {
-                gpu[r - 1] = (double)ms * 1e6 / o->copies;
-                cpu[r - 1] = (h1 - h0) / o->copies;
-            }
-        }
-        if ((st = psc__check_prefix(ctx, dst, len, seed, res)) != PSC_OK)
-            goto out;
-        res->sizes[k] = len;
-        if ((st = psc__lat_record(ctx, res, (unsigned)k, gpu, o->samples, &res->lat[k])) != PSC_OK)
-            goto out;
-        if ((st = psc__lat_record(ctx, res, (unsigned)k, cpu, o->samples, &res->submit[k])) != PSC_OK)
-            goto out;
-        res->nsizes = (unsigned)k + 1;
-    }
     if (res->status != PSC_RESULT_FAILED)
         res->status = PSC_RESULT_PASSED;
 out:
     if (psc__gpu_use(ctx, a) == PSC_OK) {
-        if (e0)
-            ctx->cu.p_cuEventDestroy(e0);
-        if (e1)
-            ctx->cu.p_cuEventDestroy(e1);
+        if (q.e0)
+            ctx->cu.p_cuEventDestroy(q.e0);
+        if (q.e1)
+            ctx->cu.p_cuEventDestroy(q.e1);
     }
-    psc__buffer_put(src);
-    psc__buffer_put(dst);
-    free(gpu);
-    free(cpu);
+    psc__buffer_put(q.src);
+    psc__buffer_put(q.dst);
+    free(q.gpu);
+    free(q.cpu);
     return st;
 }
 

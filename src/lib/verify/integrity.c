@@ -160,20 +160,11 @@ static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, p
     return PSC_OK;
 }
 
-psc_status_t psc__verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
-                            psc_verify_result_t *out)
+/* What psc__verify_run refuses: no case, options or result; a test, a transfer count, a size, a pattern mask or a GPU
+ * that does not exist; a CPU engine's transfer that is not between the host and its issuing GPU. */
+static psc_status_t psc__verify_args(psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti,
+                                     const psc_verify_opts_t *o, const psc_verify_result_t *out)
 {
-    const psc_bw_test_info_t *ti = c ? psc_bw_test_info(c->test) : NULL;
-    psc_mem_kind_t hk = ti ? psc__mem_kind_of(ti->hostmem) : PSC_MEM_PINNED;
-    psc_buffer_t *sent[PSC_MAX_GPUS] = {0};
-    psc__vx_t x[PSC_MAX_XFERS];
-    psc__vmap_t vm[PSC_MAX_XFERS];
-    psc_verify_result_t r;
-    psc_check_t acc = PSC_CHECK_CLEAN;
-    uint64_t max;
-    int per_gpu[PSC_MAX_GPUS] = {0}, n, waived = 0;
-    psc_status_t st = PSC_OK;
-
     if (!ctx)
         return PSC_ERR_INVALID;
     if (!c || !o || !out)
@@ -202,118 +193,222 @@ psc_status_t psc__verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const p
                              "%s: transfer %d: %d -> %d issued by %d: accepted the host at one end and the issuing "
                              "GPU, whose memory the CPU maps, at the other",
                              ti->name, i, c->xfer[i].src, c->xfer[i].dst, c->xfer[i].issuer);
-    memset(&r, 0, sizeof(r));
-    memset(x, 0, sizeof(x));
-    memset(vm, 0, sizeof(vm));
-    r.c = *c;
-    r.first.offset = INT64_MIN;
-    n = c->nxfer;
-    max = o->max_size;
-    if (ti->hostmem == PSC_HOSTMEM_PAGEABLE && (c->src == PSC_HOST || c->dst == PSC_HOST) && max > PSC__PAGEABLE_MAX)
-        max = PSC__PAGEABLE_MAX;
-    for (int i = 0; i < n; i++) {
-        x[i].x = c->xfer[i];
-        x[i].share = psc__issuer_share(c->xfer, n, i);
-    }
-    /* The load's copies must be done before peer access changes under them. */
-    if ((st = psc__load_settle(o->load)) != PSC_OK)
-        goto done;
-    if ((st = psc__peers_for(ctx, c->xfer, n, ti->shape == PSC_SHAPE_P2P_OFF, &waived, r.reason,
-                             sizeof(r.reason))) != PSC_OK)
-        goto done;
-    if (waived) {
-        r.status = PSC_RESULT_WAIVED;
-        goto done;
-    }
-    for (int i = 0; i < n; i++) {
-        int g = x[i].x.issuer, node = ctx->info[g].numa_node;
+    return PSC_OK;
+}
 
-        if (ti->engine == PSC_ENGINE_CPU) { /* the GPU end is the issuer's memory, mapped; no backend: waived */
-            if ((st = psc__vmap_open(ctx, g, max + PSC__SLACK, &vm[i], r.reason, sizeof(r.reason))) != PSC_OK)
-                goto done;
-            if (!vm[i].m) {
-                r.status = PSC_RESULT_WAIVED;
-                goto done;
+/* One verify run's state: the case's transfers with their buffers, the sentinels, the result so far. */
+typedef struct {
+    const psc_bw_case_t *c;
+    const psc_bw_test_info_t *ti;
+    const psc_verify_opts_t *o;
+    psc__vx_t x[PSC_MAX_XFERS];
+    psc__vmap_t vm[PSC_MAX_XFERS];
+    psc_buffer_t *sent[PSC_MAX_GPUS];
+    int per_gpu[PSC_MAX_GPUS]; /* streams taken on each GPU */
+    int n;
+    uint64_t max; /* the largest copy: the options', or less for pageable host memory */
+    psc_verify_result_t r;
+    psc_check_t acc;
+} psc__vrun_t;
+
+/* The run's state before anything is taken: the transfers, the largest size, an empty result. */
+static void psc__vrun_init(psc__vrun_t *v, const psc_bw_case_t *c, const psc_bw_test_info_t *ti,
+                           const psc_verify_opts_t *o)
+{
+    memset(v, 0, sizeof(*v));
+    v->c = c;
+    v->ti = ti;
+    v->o = o;
+    v->acc = PSC_CHECK_CLEAN;
+    v->r.c = *c;
+    v->r.first.offset = INT64_MIN;
+    v->n = c->nxfer;
+    v->max = o->max_size;
+    if (ti->hostmem == PSC_HOSTMEM_PAGEABLE && (c->src == PSC_HOST || c->dst == PSC_HOST) && v->max > PSC__PAGEABLE_MAX)
+        v->max = PSC__PAGEABLE_MAX;
+    for (int i = 0; i < v->n; i++) {
+        v->x[i].x = c->xfer[i];
+        v->x[i].share = psc__issuer_share(c->xfer, v->n, i);
+    }
+}
+
+/* Each transfer's source and destination (the CPU engine's GPU end mapped for the CPU) and its stream; a missing
+ * mapping backend waives the run. */
+static psc_status_t psc__vrun_buffers(psc_context_t *ctx, psc__vrun_t *v)
+{
+    psc_mem_kind_t hk = psc__mem_kind_of(v->ti->hostmem);
+    psc_status_t st;
+
+    for (int i = 0; i < v->n; i++) {
+        psc__vx_t *x = &v->x[i];
+        int g = x->x.issuer, node = ctx->info[g].numa_node;
+
+        if (v->ti->engine == PSC_ENGINE_CPU) { /* the GPU end is the issuer's memory, mapped; no backend: waived */
+            if ((st = psc__vmap_open(ctx, g, v->max + PSC__SLACK, &v->vm[i], v->r.reason, sizeof(v->r.reason))) !=
+                PSC_OK)
+                return st;
+            if (!v->vm[i].m) {
+                v->r.status = PSC_RESULT_WAIVED;
+                return PSC_OK;
             }
-            x[i].map = &vm[i];
-            *(x[i].x.src == PSC_HOST ? &x[i].dst : &x[i].src) = &vm[i].dev;
+            x->map = &v->vm[i];
+            *(x->x.src == PSC_HOST ? &x->dst : &x->src) = &v->vm[i].dev;
         }
-        if ((!x[i].src && (st = psc__buffer_get(ctx, x[i].x.src == PSC_HOST ? hk : PSC_MEM_DEVICE,
-                                                x[i].x.src == PSC_HOST ? g : x[i].x.src, node, max + PSC__SLACK,
-                                                &x[i].src)) != PSC_OK) ||
-            (!x[i].dst && (st = psc__buffer_get(ctx, x[i].x.dst == PSC_HOST ? hk : PSC_MEM_DEVICE,
-                                                x[i].x.dst == PSC_HOST ? g : x[i].x.dst, node, max + PSC__SLACK,
-                                                &x[i].dst)) != PSC_OK) ||
-            (st = psc__gpu_stream(ctx, g, per_gpu[g]++, &x[i].stream)) != PSC_OK)
-            goto done;
+        if ((!x->src && (st = psc__buffer_get(ctx, x->x.src == PSC_HOST ? hk : PSC_MEM_DEVICE,
+                                              x->x.src == PSC_HOST ? g : x->x.src, node, v->max + PSC__SLACK,
+                                              &x->src)) != PSC_OK) ||
+            (!x->dst && (st = psc__buffer_get(ctx, x->x.dst == PSC_HOST ? hk : PSC_MEM_DEVICE,
+                                              x->x.dst == PSC_HOST ? g : x->x.dst, node, v->max + PSC__SLACK,
+                                              &x->dst)) != PSC_OK) ||
+            (st = psc__gpu_stream(ctx, g, v->per_gpu[g]++, &x->stream)) != PSC_OK)
+            return st;
     }
-    /* Sentinels: a buffer on every GPU involved that nothing may touch. */
-    for (int g = 0; g < ctx->ndev; g++) {
-        psc_expect_t se = psc_expect_pattern(PSC_PAT_RANDOM, o->seed ^ 0x5e47, PSC__SENTINEL);
+    return PSC_OK;
+}
 
-        if (!per_gpu[g] && !(c->src == g || c->dst == g))
+/* What every sentinel buffer holds from before the first copy to after the last. */
+static psc_expect_t psc__sentinel_expect(const psc_verify_opts_t *o)
+{
+    return psc_expect_pattern(PSC_PAT_RANDOM, o->seed ^ 0x5e47, PSC__SENTINEL);
+}
+
+/* Sentinels: a buffer on every GPU involved that nothing may touch, filled. */
+static psc_status_t psc__vrun_sentinels_fill(psc_context_t *ctx, psc__vrun_t *v)
+{
+    psc_status_t st;
+
+    for (int g = 0; g < ctx->ndev; g++) {
+        psc_expect_t se = psc__sentinel_expect(v->o);
+
+        if (!v->per_gpu[g] && !(v->c->src == g || v->c->dst == g))
             continue;
-        if ((st = psc__buffer_get(ctx, PSC_MEM_DEVICE, g, -1, PSC__SENTINEL, &sent[g])) != PSC_OK ||
-            (st = psc__expect_fill(ctx, sent[g], &se)) != PSC_OK)
-            goto done;
+        if ((st = psc__buffer_get(ctx, PSC_MEM_DEVICE, g, -1, PSC__SENTINEL, &v->sent[g])) != PSC_OK ||
+            (st = psc__expect_fill(ctx, v->sent[g], &se)) != PSC_OK)
+            return st;
     }
+    return PSC_OK;
+}
+
+/* Every size of the plan up to the largest, each offset pair, each pattern of the mask: copied and checked. */
+static psc_status_t psc__vrun_copies(psc_context_t *ctx, psc__vrun_t *v)
+{
+    const psc_verify_opts_t *o = v->o;
+    psc_status_t st;
+
     for (size_t s = 0; s < sizeof(psc__sizes) / sizeof(psc__sizes[0]); s++) {
-        if (psc__sizes[s] > max)
+        if (psc__sizes[s] > v->max)
             continue;
         for (size_t k = 0; k < (o->unaligned ? 2u : 1u); k++)
             for (int kind = 0; kind < PSC_PATTERN_KINDS; kind++) {
                 if (!(o->pattern_mask & (1u << kind)))
                     continue;
-                st = psc__one(ctx, ti, x, n, o, psc__sizes[s], psc__offsets[k], kind,
-                              o->seed ^ ((uint64_t)s << 40) ^ ((uint64_t)k << 32) ^ ((uint64_t)kind << 24), &r, &acc);
+                st = psc__one(ctx, v->ti, v->x, v->n, o, psc__sizes[s], psc__offsets[k], kind,
+                              o->seed ^ ((uint64_t)s << 40) ^ ((uint64_t)k << 32) ^ ((uint64_t)kind << 24), &v->r,
+                              &v->acc);
                 if (st != PSC_OK)
-                    goto done;
+                    return st;
             }
     }
+    return PSC_OK;
+}
+
+/* Each sentinel still holds what it was filled with; a change is a bad byte "in a sentinel buffer". */
+static psc_status_t psc__vrun_sentinels_check(psc_context_t *ctx, psc__vrun_t *v)
+{
+    psc_status_t st;
+
     for (int g = 0; g < ctx->ndev; g++) {
-        psc_expect_t se = psc_expect_pattern(PSC_PAT_RANDOM, o->seed ^ 0x5e47, PSC__SENTINEL);
+        psc_expect_t se = psc__sentinel_expect(v->o);
         psc_check_t chk;
         const uint64_t none[2] = {0, 0};
 
-        if (!sent[g])
+        if (!v->sent[g])
             continue;
-        if ((st = psc__expect_check(ctx, sent[g], &se, &chk)) != PSC_OK)
-            goto done;
-        psc__note(&r, &acc, &chk, 3, PSC_PAT_RANDOM, -1, PSC__SENTINEL, none, 0);
-        r.bytes_checked += PSC__SENTINEL;
+        if ((st = psc__expect_check(ctx, v->sent[g], &se, &chk)) != PSC_OK)
+            return st;
+        psc__note(&v->r, &v->acc, &chk, 3, PSC_PAT_RANDOM, -1, PSC__SENTINEL, none, 0);
+        v->r.bytes_checked += PSC__SENTINEL;
     }
-done:
-    for (int i = 0; i < n; i++) {
+    return PSC_OK;
+}
+
+/* The run's stages in order: the load settled, peer access set (or the run waived), buffers, sentinels, copies. */
+static psc_status_t psc__vrun_stages(psc_context_t *ctx, psc__vrun_t *v)
+{
+    int waived = 0;
+    psc_status_t st;
+
+    /* The load's copies must be done before peer access changes under them. */
+    if ((st = psc__load_settle(v->o->load)) != PSC_OK)
+        return st;
+    if ((st = psc__peers_for(ctx, v->c->xfer, v->n, v->ti->shape == PSC_SHAPE_P2P_OFF, &waived, v->r.reason,
+                             sizeof(v->r.reason))) != PSC_OK)
+        return st;
+    if (waived) {
+        v->r.status = PSC_RESULT_WAIVED;
+        return PSC_OK;
+    }
+    if ((st = psc__vrun_buffers(ctx, v)) != PSC_OK || v->r.status == PSC_RESULT_WAIVED)
+        return st;
+    if ((st = psc__vrun_sentinels_fill(ctx, v)) != PSC_OK || (st = psc__vrun_copies(ctx, v)) != PSC_OK)
+        return st;
+    return psc__vrun_sentinels_check(ctx, v);
+}
+
+/* Everything the run took, given back; the first failure to close a mapping is the run's if it had none. */
+static psc_status_t psc__vrun_release(psc_context_t *ctx, psc__vrun_t *v, psc_status_t st)
+{
+    for (int i = 0; i < v->n; i++) {
         psc_status_t ust;
 
-        psc__buffer_put(x[i].src); /* a mapped view is no cached buffer: putting it changes nothing */
-        psc__buffer_put(x[i].dst);
-        if ((ust = psc__vmap_close(ctx, &vm[i])) != PSC_OK && st == PSC_OK)
+        psc__buffer_put(v->x[i].src); /* a mapped view is no cached buffer: putting it changes nothing */
+        psc__buffer_put(v->x[i].dst);
+        if ((ust = psc__vmap_close(ctx, &v->vm[i])) != PSC_OK && st == PSC_OK)
             st = ust;
     }
     for (int g = 0; g < PSC_MAX_GPUS; g++)
-        psc__buffer_put(sent[g]);
+        psc__buffer_put(v->sent[g]);
+    return st;
+}
+
+/* The result's status and reason: failed (the error, or the first bad byte's story), waived, or passed. */
+static void psc__vrun_conclude(psc_context_t *ctx, psc_status_t st, psc_verify_result_t *r)
+{
     if (st != PSC_OK) {
-        r.status = PSC_RESULT_FAILED;
-        snprintf(r.reason, sizeof(r.reason), "%s", ctx->last_error);
-    } else if (r.status != PSC_RESULT_WAIVED && r.bad_bytes) {
+        r->status = PSC_RESULT_FAILED;
+        snprintf(r->reason, sizeof(r->reason), "%s", ctx->last_error);
+    } else if (r->status != PSC_RESULT_WAIVED && r->bad_bytes) {
         static const char *const where[] = {"in the destination", "in the canary around the destination",
                                             "in the source", "in a sentinel buffer"};
 
-        r.status = PSC_RESULT_FAILED;
-        snprintf(r.reason, sizeof(r.reason),
+        r->status = PSC_RESULT_FAILED;
+        snprintf(r->reason, sizeof(r->reason),
                  "wrong data: %llu bad bytes in %u of %llu copies; first %s at offset %lld of a %llu-byte copy "
                  "(%s pattern, source offset %llu, destination offset %llu): expected 0x%02x, found 0x%02x",
-                 (unsigned long long)r.bad_bytes, r.bad_copies, (unsigned long long)r.copies, where[r.first.where],
-                 (long long)r.first.offset, (unsigned long long)r.first.size, psc_pattern_kind_name(r.first.pattern),
-                 (unsigned long long)r.first.src_off, (unsigned long long)r.first.dst_off, r.first.expected,
-                 r.first.found);
-    } else if (r.status != PSC_RESULT_WAIVED) {
-        r.status = PSC_RESULT_PASSED;
+                 (unsigned long long)r->bad_bytes, r->bad_copies, (unsigned long long)r->copies, where[r->first.where],
+                 (long long)r->first.offset, (unsigned long long)r->first.size, psc_pattern_kind_name(r->first.pattern),
+                 (unsigned long long)r->first.src_off, (unsigned long long)r->first.dst_off, r->first.expected,
+                 r->first.found);
+    } else if (r->status != PSC_RESULT_WAIVED) {
+        r->status = PSC_RESULT_PASSED;
     }
-    if (r.first.offset == INT64_MIN)
-        r.first.offset = -1;
-    *out = r;
+    if (r->first.offset == INT64_MIN)
+        r->first.offset = -1;
+}
+
+psc_status_t psc__verify_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_verify_opts_t *o,
+                            psc_verify_result_t *out)
+{
+    const psc_bw_test_info_t *ti = c ? psc_bw_test_info(c->test) : NULL;
+    psc__vrun_t v;
+    psc_status_t st;
+
+    if ((st = psc__verify_args(ctx, c, ti, o, out)) != PSC_OK)
+        return st;
+    psc__vrun_init(&v, c, ti, o);
+    st = psc__vrun_release(ctx, &v, psc__vrun_stages(ctx, &v));
+    psc__vrun_conclude(ctx, st, &v.r);
+    *out = v.r;
     return PSC_OK;
 }
 

@@ -66,6 +66,64 @@ void psc_verify_suite_free(psc_verify_suite_t *s)
     free(s);
 }
 
+/* Every case of the tests tv[0..nt) on the suite's GPUs (*cases, to free) and a path for each in the suite. */
+static psc_status_t psc__verify_suite_cases(psc_context_t *ctx, psc_verify_suite_t *s, psc_suite_test_t *tv, int nt,
+                                            psc_bw_case_t **cases)
+{
+    size_t total = 0;
+    psc_status_t st;
+
+    for (int t = 0; t < nt; t++) {
+        size_t n = 0;
+
+        if ((st = psc_bw_cases(ctx, tv[t].test, s->devices, s->ndev, NULL, 0, &n)) != PSC_OK)
+            return st;
+        tv[t].n = n;
+        total += n;
+    }
+    if (!(*cases = calloc(total + 1, sizeof(**cases))) || !(s->paths = calloc(total + 1, sizeof(*s->paths))))
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu paths", total);
+    for (int t = 0; t < nt; t++) {
+        psc_bw_cases(ctx, tv[t].test, s->devices, s->ndev, *cases + s->npaths, total - s->npaths, &(size_t){0});
+        s->npaths += tv[t].n;
+    }
+    return PSC_OK;
+}
+
+/* The background load on the suite's GPUs; NULL where it could not start (checked without it; the caller says the
+ * run did not do what was asked: the progress callback, the suite's load_error). */
+static psc_load_t *psc__verify_suite_load(psc_context_t *ctx, psc_verify_suite_t *s,
+                                          psc_verify_suite_progress_fn progress, void *user)
+{
+    psc_load_t *load = NULL;
+
+    if (psc__load_start_held(ctx, s->devices, s->ndev, &load) == PSC_OK)
+        return load;
+    snprintf(s->load_error, sizeof(s->load_error), "%s", psc_context_last_error(ctx));
+    if (progress)
+        progress(NULL, s->load_error, user);
+    return NULL;
+}
+
+/* Stop the load and keep its paths' reports in the suite; st: the run's status so far, returned unless it was PSC_OK
+ * and there is no room for the reports. */
+static psc_status_t psc__verify_suite_load_stop(psc_context_t *ctx, psc_verify_suite_t *s, psc_load_t *load,
+                                                psc_status_t st)
+{
+    if (!(s->load = calloc(PSC_LOAD_MAX_PATHS, sizeof(*s->load)))) {
+        psc__load_stop_held(load, NULL, 0, &s->nload);
+        s->nload = 0;
+        if (st == PSC_OK)
+            st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the load's reports");
+    } else if (psc__load_stop_held(load, s->load, PSC_LOAD_MAX_PATHS, &s->nload) != PSC_OK) {
+        snprintf(s->load_stop_error, sizeof(s->load_stop_error), "%s", psc_context_last_error(ctx));
+    }
+    s->load_ran = 1;
+    for (int i = 0; i < s->nload; i++)
+        s->load_bad_bytes += s->load[i].bad_bytes;
+    return st;
+}
+
 psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
                                   int ndev, const psc_verify_opts_t *opts, double seconds, int with_load,
                                   psc_verify_suite_progress_fn progress, void *user, psc_verify_suite_t **out)
@@ -77,7 +135,6 @@ psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests
     psc_load_t *load = NULL;
     psc_verify_opts_t full;
     psc_status_t st;
-    size_t total = 0;
     int nt = 0;
 
     if (!ctx)
@@ -90,49 +147,18 @@ psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a verify suite");
     if ((st = psc__suite_devices(ctx, "psc_verify_run_suite", devices, ndev, s->devices, &s->ndev)) != PSC_OK ||
         (st = psc__suite_tests(ctx, "psc_verify_run_suite", tests, ntests, psc_bw_test_count(), psc__bw_min_gpus,
-                               psc_bw_test_name, s->ndev, ndev > 0, &tv, &nt)) != PSC_OK)
+                               psc_bw_test_name, s->ndev, ndev > 0, &tv, &nt)) != PSC_OK ||
+        (st = psc__verify_suite_cases(ctx, s, tv, nt, &cases)) != PSC_OK)
         goto fail;
-    for (int t = 0; t < nt; t++) {
-        size_t n = 0;
-
-        if ((st = psc_bw_cases(ctx, tv[t].test, s->devices, s->ndev, NULL, 0, &n)) != PSC_OK)
-            goto fail;
-        tv[t].n = n;
-        total += n;
-    }
-    if (!(cases = calloc(total + 1, sizeof(*cases))) || !(s->paths = calloc(total + 1, sizeof(*s->paths)))) {
-        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu paths", total);
-        goto fail;
-    }
-    for (int t = 0; t < nt; t++) {
-        psc_bw_cases(ctx, tv[t].test, s->devices, s->ndev, cases + s->npaths, total - s->npaths, &(size_t){0});
-        s->npaths += tv[t].n;
-    }
     full.load = NULL;
     if (s->npaths == 0) /* nothing to verify: no test has a path with these GPUs */
         goto done;
-    if (with_load && psc__load_start_held(ctx, s->devices, s->ndev, &load) != PSC_OK) {
-        /* Checked without it; the caller says the run did not do what was asked. */
-        snprintf(s->load_error, sizeof(s->load_error), "%s", psc_context_last_error(ctx));
-        load = NULL;
-        if (progress)
-            progress(NULL, s->load_error, user);
-    }
+    if (with_load)
+        load = psc__verify_suite_load(ctx, s, progress, user);
     full.load = load;
     st = psc_verify_stress(ctx, cases, s->npaths, &full, seconds, psc__verify_progress, &prog, s->paths, &s->stress);
-    if (load) {
-        if (!(s->load = calloc(PSC_LOAD_MAX_PATHS, sizeof(*s->load)))) {
-            psc__load_stop_held(load, NULL, 0, &s->nload);
-            s->nload = 0;
-            if (st == PSC_OK)
-                st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the load's reports");
-        } else if (psc__load_stop_held(load, s->load, PSC_LOAD_MAX_PATHS, &s->nload) != PSC_OK) {
-            snprintf(s->load_stop_error, sizeof(s->load_stop_error), "%s", psc_context_last_error(ctx));
-        }
-        s->load_ran = 1;
-        for (int i = 0; i < s->nload; i++)
-            s->load_bad_bytes += s->load[i].bad_bytes;
-    }
+    if (load)
+        st = psc__verify_suite_load_stop(ctx, s, load, st);
     if (st != PSC_OK)
         goto fail;
     for (size_t k = 0; k < s->npaths; k++)

@@ -402,121 +402,174 @@ static const char *psc__hop_blocked(psc_context_t *ctx, CUstream stream, int far
     return "the far GPU's hop stream is in another graph capture until that capture ends";
 }
 
-psc_status_t psc__copy_plan_at(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream,
-                               unsigned flags, psc_copy_plan_t *plan, const psc_copy_plan_t **use, CUcontext *restore,
-                               int *changed)
+/* One psc__copy_plan_at call's arguments, and what it learns of its two buffers. */
+typedef struct {
+    void *dst;
+    const void *src;
+    uint64_t n;
+    CUstream stream;
+    unsigned flags;
+    unsigned gen; /* the kept plans' generation when the call began */
+    int keep;     /* the plan may be looked up and kept (PSC_PLAN_MEMO, and no far GPU's view) */
+    psc_ptr_facts_t fs, fd;
+} psc__plan_call_t;
+
+/* What no plan is made for: a NULL address, or source and destination overlapping. */
+static psc_status_t psc__plan_args_check(psc_context_t *ctx, const void *dst, const void *src, uint64_t n)
 {
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
-    unsigned gen = __atomic_load_n(&psc__memo_gen, __ATOMIC_RELAXED);
-    psc_ptr_facts_t fs, fd;
-    psc_copy_path_t path;
-    psc_status_t st;
-    CUcontext view;
-    int g = -1, keep = (flags & PSC_PLAN_MEMO) != 0;
 
-    *changed = 0;
-    *use = plan;
     if (!dst || !src)
         return psc__fail(ctx, PSC_ERR_INVALID, "the %s address is NULL (accepted: device or page-locked host memory)",
                          dst ? "source" : "destination");
     if (d >= s ? d - s < n : s - d < n)
         return psc__fail(ctx, PSC_ERR_INVALID, "source and destination overlap (%p and %p, %llu B; accepted: apart)", src,
                          dst, (unsigned long long)n);
-    /* From here the current context may move (a GPU set up in the stream lookup, the stream GPU's made current):
-     * *changed says so, and what to put back is what could be read, NULL included (the stack was empty); nothing
-     * when it could not be read. */
+    return PSC_OK;
+}
+
+/*
+ * The stream's GPU (*g), its context made current. From here the current context may move (a GPU set up in the
+ * stream lookup, the stream GPU's made current): *changed says so, and what to put back is what could be read, NULL
+ * included (the stack was empty); nothing when it could not be read.
+ */
+static psc_status_t psc__plan_stream_gpu(psc_context_t *ctx, CUstream stream, int *g, CUcontext *restore, int *changed)
+{
+    psc_status_t st;
+    int moved = 0;
+
     *restore = NULL;
     if (ctx->cu.p_cuCtxGetCurrent(restore) != CUDA_SUCCESS) {
         *restore = NULL;
-        if ((st = psc__stream_gpu(ctx, stream, &g, changed)) != PSC_OK)
+        if ((st = psc__stream_gpu(ctx, stream, g, changed)) != PSC_OK)
             return st;
         *changed = 0;
-        if ((st = PSC_CU(ctx, cuCtxSetCurrent, (ctx->gpu[g].ctx))) != PSC_OK)
-            return st;
-    } else {
-        int moved = 0;
-
-        st = psc__stream_gpu(ctx, stream, &g, &moved);
-        *changed = moved;
-        if (st != PSC_OK)
-            return st;
-        if (moved || *restore != ctx->gpu[g].ctx) {
-            *changed = 1;
-            if ((st = PSC_CU(ctx, cuCtxSetCurrent, (ctx->gpu[g].ctx))) != PSC_OK)
-                return st;
-        }
+        return PSC_CU(ctx, cuCtxSetCurrent, (ctx->gpu[*g].ctx));
     }
-    view = ctx->gpu[g].ctx;
-    if (keep) { /* the driver's call kept for these arguments: no question about the buffers (see above) */
-        psc_plan_memo_t *m = psc__plan_memo_args(ctx, dst, src, n, stream, g, gen);
+    st = psc__stream_gpu(ctx, stream, g, &moved);
+    *changed = moved;
+    if (st != PSC_OK)
+        return st;
+    if (moved || *restore != ctx->gpu[*g].ctx) {
+        *changed = 1;
+        return PSC_CU(ctx, cuCtxSetCurrent, (ctx->gpu[*g].ctx));
+    }
+    return PSC_OK;
+}
 
-        if (m && psc__plan_unchecked_ok(&m->plan)) {
-            m->used = ++psc__memo_clock;
-            *use = &m->plan;
-            return PSC_OK;
-        }
+/* Both ends as the stream GPU's context (view) sees them, into q's facts and the path (asked, or kept ones). */
+static psc_status_t psc__plan_endpoints(psc_context_t *ctx, CUcontext view, psc__plan_call_t *q, psc_copy_path_t *path)
+{
+    psc_status_t st;
+
+    if (q->keep) {
+        if ((st = psc__endpoint_memo(ctx, view, q->src, q->n, "source", &q->fs)) != PSC_OK ||
+            (st = psc__endpoint_memo(ctx, view, q->dst, q->n, "destination", &q->fd)) != PSC_OK)
+            return st;
+    } else if ((st = psc__endpoint(ctx, q->src, q->n, "source", &q->fs)) != PSC_OK ||
+               (st = psc__endpoint(ctx, q->dst, q->n, "destination", &q->fd)) != PSC_OK) {
+        return st;
+    }
+    path->src = q->fs.e;
+    path->dst = q->fd.e;
+    path->aligned = ((path->src.dptr | path->dst.dptr) & 15) == 0;
+    return PSC_OK;
+}
+
+/*
+ * The far GPU's view, where a hop through it is worth asking about: only where the calibration says it wins (or the
+ * call asks), and only to a GPU already set up: setting one up allocates, which a graph capture forbids.
+ */
+static psc_status_t psc__plan_far(psc_context_t *ctx, psc__plan_call_t *q, psc_copy_path_t *path, int *changed)
+{
+    int g = path->stream_gpu;
+    int far = path->src.where >= 0 && path->src.where != g ? path->src.where
+              : path->dst.where >= 0 && path->dst.where != g ? path->dst.where
+                                                             : -1;
+
+    if (far < 0 || !ctx->gpu[far].ready ||
+        !((q->flags & PSC_PLAN_FAR) || psc__route_far_worth(ctx->copy_cal, path, far)))
+        return PSC_OK;
+    path->far = far;
+    q->keep = 0; /* the far GPU's view is read again each call */
+    *changed = 1;
+    return psc__far_view(ctx, q->dst, q->src, path);
+}
+
+/* The calibration's route for the path; a hop that cannot be queued now gives way to the best route without one. */
+static void psc__plan_route(psc_context_t *ctx, const psc__plan_call_t *q, psc_copy_path_t *path,
+                            psc_copy_plan_t *plan)
+{
+    int explain = (q->flags & PSC_PLAN_EXPLAIN) != 0;
+    const char *no;
+
+    psc__route_choose(ctx->copy_cal, path, &plan->route, explain);
+    if (!plan->route.hop || !(no = psc__hop_blocked(ctx, q->stream, path->far)))
+        return;
+    /* the best route that does not hop, and why not the hop */
+    path->far = -1;
+    psc__route_choose(ctx->copy_cal, path, &plan->route, explain);
+    if (explain) {
+        size_t used = strlen(plan->route.why);
+
+        snprintf(plan->route.why + used, sizeof(plan->route.why) - used, "; no hop: %s", no);
+    }
+}
+
+/*
+ * The plan for copying n bytes from src to dst on stream: *use is the plan to run, a kept one (PSC_PLAN_MEMO) or
+ * *plan made now; the stream GPU's context is made current (*restore and *changed say what to put back).
+ */
+psc_status_t psc__copy_plan_at(psc_context_t *ctx, void *dst, const void *src, uint64_t n, CUstream stream,
+                               unsigned flags, psc_copy_plan_t *plan, const psc_copy_plan_t **use, CUcontext *restore,
+                               int *changed)
+{
+    psc__plan_call_t q; /* its facts are asked only where needed */
+    psc_copy_path_t path;
+    psc_plan_memo_t *m;
+    psc_status_t st;
+    int g = -1;
+
+    q.dst = dst;
+    q.src = src;
+    q.n = n;
+    q.stream = stream;
+    q.flags = flags;
+    q.gen = __atomic_load_n(&psc__memo_gen, __ATOMIC_RELAXED);
+    q.keep = (flags & PSC_PLAN_MEMO) != 0;
+    *changed = 0;
+    *use = plan;
+    if ((st = psc__plan_args_check(ctx, dst, src, n)) != PSC_OK ||
+        (st = psc__plan_stream_gpu(ctx, stream, &g, restore, changed)) != PSC_OK)
+        return st;
+    /* the driver's call kept for these arguments: no question about the buffers (see above) */
+    if (q.keep && (m = psc__plan_memo_args(ctx, dst, src, n, stream, g, q.gen)) && psc__plan_unchecked_ok(&m->plan)) {
+        m->used = ++psc__memo_clock;
+        *use = &m->plan;
+        return PSC_OK;
     }
     memset(&path, 0, sizeof(path));
     path.stream_gpu = g;
     path.n = n;
     path.far = -1;
-    if (keep) {
-        if ((st = psc__endpoint_memo(ctx, view, src, n, "source", &fs)) != PSC_OK ||
-            (st = psc__endpoint_memo(ctx, view, dst, n, "destination", &fd)) != PSC_OK)
-            return st;
-    } else if ((st = psc__endpoint(ctx, src, n, "source", &fs)) != PSC_OK ||
-               (st = psc__endpoint(ctx, dst, n, "destination", &fd)) != PSC_OK) {
+    if ((st = psc__plan_endpoints(ctx, ctx->gpu[g].ctx, &q, &path)) != PSC_OK)
         return st;
+    if (q.keep && q.fs.id && q.fd.id &&
+        (m = psc__plan_memo_find(ctx, &path, q.fd.id, q.fs.id, dst, src, stream, q.gen))) {
+        *use = &m->plan;
+        return PSC_OK;
     }
-    path.src = fs.e;
-    path.dst = fd.e;
-    path.aligned = ((path.src.dptr | path.dst.dptr) & 15) == 0;
-    if (keep && fs.id && fd.id) {
-        psc_plan_memo_t *m = psc__plan_memo_find(ctx, &path, fd.id, fs.id, dst, src, stream, gen);
-
-        if (m) {
-            *use = &m->plan;
-            return PSC_OK;
-        }
-    }
-    if (!(flags & PSC_PLAN_NO_FAR)) {
-        /* a hop is worth the far GPU's queries only where the calibration says it wins (or the calibration asks),
-         * and only to a GPU already set up: setting one up allocates, which a graph capture forbids */
-        int far = path.src.where >= 0 && path.src.where != g ? path.src.where
-                  : path.dst.where >= 0 && path.dst.where != g ? path.dst.where
-                                                               : -1;
-
-        if (far >= 0 && ctx->gpu[far].ready &&
-            ((flags & PSC_PLAN_FAR) || psc__route_far_worth(ctx->copy_cal, &path, far))) {
-            path.far = far;
-            keep = 0; /* the far GPU's view is read again each call */
-            *changed = 1;
-            if ((st = psc__far_view(ctx, dst, src, &path)) != PSC_OK)
-                return st;
-        }
-    }
-    psc__route_choose(ctx->copy_cal, &path, &plan->route, (flags & PSC_PLAN_EXPLAIN) != 0);
-    if (plan->route.hop) {
-        const char *no = psc__hop_blocked(ctx, stream, path.far);
-
-        if (no) { /* the best route that does not hop, and why not the hop */
-            path.far = -1;
-            psc__route_choose(ctx->copy_cal, &path, &plan->route, (flags & PSC_PLAN_EXPLAIN) != 0);
-            if (flags & PSC_PLAN_EXPLAIN) {
-                size_t used = strlen(plan->route.why);
-
-                snprintf(plan->route.why + used, sizeof(plan->route.why) - used, "; no hop: %s", no);
-            }
-        }
-    }
+    if (!(flags & PSC_PLAN_NO_FAR) && (st = psc__plan_far(ctx, &q, &path, changed)) != PSC_OK)
+        return st;
+    psc__plan_route(ctx, &q, &path, plan);
     plan->path = path;
     plan->n = n;
     plan->stream = stream;
-    plan->caller_d = (CUdeviceptr)d;
-    plan->caller_s = (CUdeviceptr)s;
+    plan->caller_d = (CUdeviceptr)(uintptr_t)dst;
+    plan->caller_s = (CUdeviceptr)(uintptr_t)src;
     psc__copy_plan_force(plan, plan->route.engine, plan->route.issuer);
-    if (keep && fs.id && fd.id && !plan->route.hop)
-        psc__plan_memo_keep(ctx, plan, fd.id, fs.id, dst, src, gen);
+    if (q.keep && q.fs.id && q.fd.id && !plan->route.hop)
+        psc__plan_memo_keep(ctx, plan, q.fd.id, q.fs.id, dst, src, q.gen);
     return PSC_OK;
 }
 

@@ -421,16 +421,11 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
     }
 }
 
-/* psc__bw_run, or psc__bw_run_on with the caller's buffers src and dst (both set, or neither). */
-static psc_status_t psc__bw_run_case(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
-                                     psc_buffer_t *src, psc_buffer_t *dst, psc_bw_result_t *out)
+/* What psc_bw_run refuses before it takes anything: no case, options or result; a test that does not exist; options
+ * or a case that their checks refuse. */
+static psc_status_t psc__bw_args(psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti,
+                                 const psc_measure_opts_t *o, const psc_bw_result_t *out)
 {
-    const psc_bw_test_info_t *ti = c ? psc_bw_test_info(c->test) : NULL;
-    psc__case_run_t *r;
-    psc_bw_result_t res;
-    psc_status_t st;
-    int waived = 0;
-    double t0 = psc__now_ns();
     char why[256];
 
     if (!ctx)
@@ -442,11 +437,15 @@ static psc_status_t psc__bw_run_case(psc_context_t *ctx, const psc_bw_case_t *c,
                          psc_bw_test_count() - 1);
     if (psc__measure_opts_check(o, why, sizeof(why)) != PSC_OK || !psc__case_valid(ctx, c, ti, why, sizeof(why)))
         return psc__fail(ctx, PSC_ERR_INVALID, "%s", why);
-    if (ti->engine == PSC_ENGINE_CPU) /* the CPU copies through a mapping of GPU memory: its own buffers */
-        return src ? psc__fail(ctx, PSC_ERR_INVALID, "%s: a case over given buffers: accepted copy-engine and SM "
-                               "tests", ti->name)
-                   : psc__gpumap_bw_run(ctx, c, o, out);
-    r = calloc(1, sizeof(*r));
+    return PSC_OK;
+}
+
+/* A new run of the case: its transfers and its size (*out, to free). */
+static psc_status_t psc__case_run_new(psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti,
+                                      const psc_measure_opts_t *o, psc__case_run_t **out)
+{
+    psc__case_run_t *r = calloc(1, sizeof(*r));
+
     if (!r)
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a %s case", ti->name);
     r->ti = ti;
@@ -454,62 +453,114 @@ static psc_status_t psc__bw_run_case(psc_context_t *ctx, const psc_bw_case_t *c,
     for (int i = 0; i < r->n; i++) /* peers, buffers and streams all read the transfers */
         r->x[i].x = c->xfer[i];
     r->size = psc__resolve_size(ctx, c, ti, o);
-    if (src) {
-        r->borrowed = 1;
-        r->x[0].src = src;
-        r->x[0].dst = dst;
-        /* Whole buffers are filled, poisoned and checked: the copy must cover them. */
-        if (c->nxfer != 1 || o->size != src->size || o->size != dst->size) {
-            unsigned long long ss = src->size, ds = dst->size, os = o->size;
+    *out = r;
+    return PSC_OK;
+}
 
-            free(r);
-            return psc__fail(ctx, PSC_ERR_INVALID,
-                             "a case over given buffers (%llu and %llu bytes, a copy of %llu): accepted one transfer "
-                             "of both buffers' size", ss, ds, os);
-        }
+/* The run copies between the caller's buffers src and dst. Whole buffers are filled, poisoned and checked: the copy
+ * must cover them. */
+static psc_status_t psc__case_run_borrow(psc_context_t *ctx, psc__case_run_t *r, const psc_measure_opts_t *o,
+                                         psc_buffer_t *src, psc_buffer_t *dst)
+{
+    r->borrowed = 1;
+    r->x[0].src = src;
+    r->x[0].dst = dst;
+    if (r->n != 1 || o->size != src->size || o->size != dst->size) {
+        unsigned long long ss = src->size, ds = dst->size, os = o->size;
+
+        return psc__fail(ctx, PSC_ERR_INVALID,
+                         "a case over given buffers (%llu and %llu bytes, a copy of %llu): accepted one transfer "
+                         "of both buffers' size", ss, ds, os);
     }
-    r->iterations = psc__resolve_iterations(ti, o, r->size);
+    return PSC_OK;
+}
+
+/* The run's iterations per sample; a planted corruption needs verification and an offset within the size. */
+static psc_status_t psc__case_run_iterations(psc_context_t *ctx, psc__case_run_t *r, const psc_measure_opts_t *o)
+{
+    r->iterations = psc__resolve_iterations(r->ti, o, r->size);
     if (ctx->hooks.corrupt_offset >= 0 && (!o->verify || (uint64_t)ctx->hooks.corrupt_offset >= r->size)) {
         unsigned long long size = r->size;
 
-        free(r);
         return psc__fail(ctx, PSC_ERR_INVALID,
                          "corruption offset %lld: accepted with verification on and 0 to %llu (the size - 1)",
                          (long long)ctx->hooks.corrupt_offset, size - 1);
     }
-    memset(&res, 0, sizeof(res));
-    res.c = *c;
-    res.size = r->size;
-    res.iterations = r->iterations;
-    res.bytes_per_sample = r->size * r->iterations * (uint64_t)c->nxfer;
-    res.verify.first_bad_offset = -1;
+    return PSC_OK;
+}
+
+/* The result before any sample: the case, its sizes, whether it is gated, the host memory's node. */
+static void psc__bw_result_init(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
+                                const psc__case_run_t *r, psc_bw_result_t *res)
+{
+    const psc_bw_test_info_t *ti = r->ti;
+
+    memset(res, 0, sizeof(*res));
+    res->c = *c;
+    res->size = r->size;
+    res->iterations = r->iterations;
+    res->bytes_per_sample = r->size * r->iterations * (uint64_t)c->nxfer;
+    res->verify.first_bad_offset = -1;
     /* Pageable memory and host-staged peer copies block the host while queued: no gate for them. */
-    res.gated = !(ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_shape(ti->shape)) &&
-                ti->shape != PSC_SHAPE_P2P_OFF;
-    res.host_node = -1;
+    res->gated = !(ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_shape(ti->shape)) &&
+                 ti->shape != PSC_SHAPE_P2P_OFF;
+    res->host_node = -1;
     if (psc__host_shape(ti->shape)) {
-        res.host_node = psc__host_node(ctx, o, c->xfer[0].issuer);
-        if (res.host_node < 0 && psc_host_topo_numa_count(ctx->host) == 1)
-            res.host_node = 0;
+        res->host_node = psc__host_node(ctx, o, c->xfer[0].issuer);
+        if (res->host_node < 0 && psc_host_topo_numa_count(ctx->host) == 1)
+            res->host_node = 0;
     }
+}
+
+/* Peer access as the case needs it (or the result waived), then buffers and streams, the samples, the figures. */
+static psc_status_t psc__bw_measure(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
+                                    psc__case_run_t *r, psc_bw_result_t *res)
+{
+    int waived = 0;
+    psc_status_t st;
 
     /* Given buffers are reachable from the issuer already (peer access, or memory mapped for it). */
-    if (!r->borrowed && (st = psc__peers_for(ctx, c->xfer, c->nxfer, ti->shape == PSC_SHAPE_P2P_OFF, &waived,
-                                             res.reason, sizeof(res.reason))) != PSC_OK)
-        goto failed;
+    if (!r->borrowed && (st = psc__peers_for(ctx, c->xfer, c->nxfer, r->ti->shape == PSC_SHAPE_P2P_OFF, &waived,
+                                             res->reason, sizeof(res->reason))) != PSC_OK)
+        return st;
     if (waived) {
-        res.status = PSC_RESULT_WAIVED;
-        goto done;
+        res->status = PSC_RESULT_WAIVED;
+        return PSC_OK;
     }
-    if ((st = psc__setup(ctx, r, c, o)) != PSC_OK || (st = psc__sample(ctx, r, o, &res)) != PSC_OK)
-        goto failed;
-    psc__finish(&res, r);
-    goto done;
+    if ((st = psc__setup(ctx, r, c, o)) != PSC_OK || (st = psc__sample(ctx, r, o, res)) != PSC_OK)
+        return st;
+    psc__finish(res, r);
+    return PSC_OK;
+}
 
-failed:
-    res.status = PSC_RESULT_FAILED;
-    snprintf(res.reason, sizeof(res.reason), "%s", ctx->last_error);
-done:
+/* psc__bw_run, or psc__bw_run_on with the caller's buffers src and dst (both set, or neither). */
+static psc_status_t psc__bw_run_case(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
+                                     psc_buffer_t *src, psc_buffer_t *dst, psc_bw_result_t *out)
+{
+    const psc_bw_test_info_t *ti = c ? psc_bw_test_info(c->test) : NULL;
+    psc__case_run_t *r = NULL;
+    psc_bw_result_t res;
+    psc_status_t st;
+    double t0 = psc__now_ns();
+
+    if ((st = psc__bw_args(ctx, c, ti, o, out)) != PSC_OK)
+        return st;
+    if (ti->engine == PSC_ENGINE_CPU) /* the CPU copies through a mapping of GPU memory: its own buffers */
+        return src ? psc__fail(ctx, PSC_ERR_INVALID, "%s: a case over given buffers: accepted copy-engine and SM "
+                               "tests", ti->name)
+                   : psc__gpumap_bw_run(ctx, c, o, out);
+    if ((st = psc__case_run_new(ctx, c, ti, o, &r)) != PSC_OK)
+        return st;
+    if ((src && (st = psc__case_run_borrow(ctx, r, o, src, dst)) != PSC_OK) ||
+        (st = psc__case_run_iterations(ctx, r, o)) != PSC_OK) {
+        free(r);
+        return st;
+    }
+    psc__bw_result_init(ctx, c, o, r, &res);
+    if (psc__bw_measure(ctx, c, o, r, &res) != PSC_OK) {
+        res.status = PSC_RESULT_FAILED;
+        snprintf(res.reason, sizeof(res.reason), "%s", ctx->last_error);
+    }
     psc__teardown(ctx, r);
     res.verify_ms = r->verify_ns / 1e6;
     res.run_ms = (psc__now_ns() - t0) / 1e6;

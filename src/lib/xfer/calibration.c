@@ -296,16 +296,13 @@ static int psc__cal_cmp_key(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static psc_status_t psc__cal_doc_read(const psc__cal_rd_t *r, json_t *doc, psc_calibration_t *cal)
+/* The document's format and version, and what it says of where it was made. */
+static psc_status_t psc__cal_head_read(const psc__cal_rd_t *r, json_t *doc, psc_calibration_t *cal)
 {
-    json_t *v, *gpus, *routes;
-    char what[64], where[48];
-    uint64_t *keys;
-    size_t n;
+    json_t *v;
+    char what[64];
     psc_status_t st;
 
-    if (!json_is_object(doc))
-        return psc__cal_bad(r, "the document", "not a JSON object: accepted a p2pscope copy calibration");
     v = json_object_get(doc, PSC_CAL_FORMAT);
     if (!json_is_integer(v) || json_integer_value(v) != PSC_CAL_VERSION)
         return psc__cal_bad(r, PSC_CAL_FORMAT, "%s: not a calibration this library reads: accepted %d (written by "
@@ -319,7 +316,17 @@ static psc_status_t psc__cal_doc_read(const psc__cal_rd_t *r, json_t *doc, psc_c
             PSC_OK ||
         (st = psc__cal_str(r, doc, "", "gpu_name", cal->gpu_name, sizeof(cal->gpu_name), 0)) != PSC_OK)
         return st;
-    gpus = json_object_get(doc, "gpus");
+    return PSC_OK;
+}
+
+/* "gpus": each GPU's index, in the driver's order, and its uuid, no two the same. */
+static psc_status_t psc__cal_gpus_read(const psc__cal_rd_t *r, json_t *doc, psc_calibration_t *cal)
+{
+    json_t *gpus = json_object_get(doc, "gpus");
+    char what[64], where[48];
+    psc_status_t st;
+    size_t n;
+
     if (!json_is_array(gpus))
         return psc__cal_bad(r, "gpus", "%s: accepted an array of {index, uuid}", psc__json_dump(gpus, what, sizeof(what)));
     n = json_array_size(gpus);
@@ -344,7 +351,38 @@ static psc_status_t psc__cal_doc_read(const psc__cal_rd_t *r, json_t *doc, psc_c
                 return psc__cal_bad(r, "gpus", "gpus[%zu] and gpus[%zu] have the same uuid: accepted one GPU each",
                                     j, i);
     }
-    routes = json_object_get(doc, "routes");
+    return PSC_OK;
+}
+
+/* No route given twice: keys (the routes' keys, room for cal->nroute) sorted, a repeat named by its first place. */
+static psc_status_t psc__cal_routes_once(const psc__cal_rd_t *r, const psc_calibration_t *cal, uint64_t *keys)
+{
+    const size_t n = (size_t)cal->nroute;
+    char where[48];
+
+    qsort(keys, n, sizeof(*keys), psc__cal_cmp_key);
+    for (size_t k = 1; k < n; k++)
+        if (keys[k] == keys[k - 1]) {
+            for (size_t j = 0; j < n; j++)
+                if (psc__cal_route_key(&cal->route[j]) == keys[k]) {
+                    snprintf(where, sizeof(where), "routes[%zu]", j);
+                    break;
+                }
+            return psc__cal_bad(r, where, "the same route (src, dst, stream_gpu, issuer, engine) is given again "
+                                "later: accepted each route once");
+        }
+    return PSC_OK;
+}
+
+/* "routes": between 1 and what the GPUs allow, each read (psc__cal_route_read) into cal->route, each once. */
+static psc_status_t psc__cal_routes_read(const psc__cal_rd_t *r, json_t *doc, psc_calibration_t *cal)
+{
+    json_t *routes = json_object_get(doc, "routes");
+    char what[64];
+    uint64_t *keys;
+    psc_status_t st = PSC_OK;
+    size_t n;
+
     if (!json_is_array(routes))
         return psc__cal_bad(r, "routes", "%s: accepted an array of routes", psc__json_dump(routes, what, sizeof(what)));
     n = json_array_size(routes);
@@ -360,28 +398,26 @@ static psc_status_t psc__cal_doc_read(const psc__cal_rd_t *r, json_t *doc, psc_c
     }
     cal->nroute = (int)n;
     for (size_t k = 0; k < n; k++) {
-        if ((st = psc__cal_route_read(r, json_array_get(routes, k), k, cal->ngpu, &cal->route[k])) != PSC_OK) {
-            free(keys);
-            return st;
-        }
+        if ((st = psc__cal_route_read(r, json_array_get(routes, k), k, cal->ngpu, &cal->route[k])) != PSC_OK)
+            break;
         keys[k] = psc__cal_route_key(&cal->route[k]);
     }
-    qsort(keys, n, sizeof(*keys), psc__cal_cmp_key);
-    for (size_t k = 1; k < n; k++)
-        if (keys[k] == keys[k - 1]) {
-            uint64_t key = keys[k];
-
-            free(keys);
-            for (size_t j = 0; j < n; j++)
-                if (psc__cal_route_key(&cal->route[j]) == key) {
-                    snprintf(where, sizeof(where), "routes[%zu]", j);
-                    break;
-                }
-            return psc__cal_bad(r, where, "the same route (src, dst, stream_gpu, issuer, engine) is given again "
-                                "later: accepted each route once");
-        }
+    if (st == PSC_OK)
+        st = psc__cal_routes_once(r, cal, keys);
     free(keys);
-    return PSC_OK;
+    return st;
+}
+
+/* A calibration document: its head, its GPUs and its routes, each checked; the first fault is r's message. */
+static psc_status_t psc__cal_doc_read(const psc__cal_rd_t *r, json_t *doc, psc_calibration_t *cal)
+{
+    psc_status_t st;
+
+    if (!json_is_object(doc))
+        return psc__cal_bad(r, "the document", "not a JSON object: accepted a p2pscope copy calibration");
+    if ((st = psc__cal_head_read(r, doc, cal)) != PSC_OK || (st = psc__cal_gpus_read(r, doc, cal)) != PSC_OK)
+        return st;
+    return psc__cal_routes_read(r, doc, cal);
 }
 
 psc_status_t psc_calibration_read(const char *path, psc_calibration_t **out, char *errbuf, size_t errlen)

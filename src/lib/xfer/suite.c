@@ -39,6 +39,82 @@ void psc_bw_suite_free(psc_bw_suite_t *s)
     free(s);
 }
 
+/* The suite's sizes: the options' one size, or the sweep from sweep_min to sweep_max by sweep_factor. */
+static psc_status_t psc__bw_suite_sizes(psc_context_t *ctx, psc_bw_suite_t *s, uint64_t size, uint64_t sweep_min,
+                                        uint64_t sweep_max, unsigned sweep_factor)
+{
+    uint64_t probe[PSC_SUITE_MAX_SIZES + 1];
+    int n;
+
+    s->nsizes = 1;
+    s->sizes[0] = size;
+    if (!sweep_min)
+        return PSC_OK;
+    n = sweep_factor >= 2 && sweep_min <= sweep_max
+            ? psc_size_sweep(sweep_min, sweep_max, sweep_factor, probe, PSC_SUITE_MAX_SIZES + 1)
+            : 0;
+    if (n < 1 || n > PSC_SUITE_MAX_SIZES)
+        return psc__fail(ctx, PSC_ERR_INVALID,
+                         "psc_bw_run_suite: sweep %llu to %llu by %u: accepted 1 B <= min <= max, factor >= 2, "
+                         "at most %d sizes",
+                         (unsigned long long)sweep_min, (unsigned long long)sweep_max, sweep_factor,
+                         PSC_SUITE_MAX_SIZES);
+    s->nsizes = n;
+    memcpy(s->sizes, probe, (size_t)n * sizeof(probe[0]));
+    return PSC_OK;
+}
+
+/* Each test's count of results (its cases at every size) and room for all of them (*total). */
+static psc_status_t psc__bw_suite_results(psc_context_t *ctx, psc_bw_suite_t *s, size_t *total)
+{
+    psc_status_t st;
+
+    *total = 0;
+    for (int t = 0; t < s->ntests; t++) {
+        size_t n = 0;
+
+        if ((st = psc_bw_cases(ctx, s->tests[t].test, s->devices, s->ndev, NULL, 0, &n)) != PSC_OK)
+            return st; /* psc_bw_cases recorded why */
+        s->tests[t].n = n * (size_t)s->nsizes;
+        *total += s->tests[t].n;
+    }
+    if (!(s->results = calloc(*total ? *total : 1, sizeof(*s->results))))
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu results", *total);
+    return PSC_OK;
+}
+
+/* Every test at every size, its results in the suite's, grouped by test; the failures and the bytes moved counted. */
+static psc_status_t psc__bw_suite_measure(psc_context_t *ctx, psc_bw_suite_t *s, const psc_measure_opts_t *full,
+                                          psc__bw_progress_t *prog)
+{
+    size_t total = prog->count;
+    psc_status_t st;
+
+    for (int t = 0; t < s->ntests; t++) {
+        s->tests[t].first = s->nresults;
+        for (int z = 0; z < s->nsizes; z++) {
+            psc_measure_opts_t m = *full;
+            size_t n = 0;
+
+            m.size = s->sizes[z];
+            st = psc_bw_run_test(ctx, s->tests[t].test, s->devices, s->ndev, &m, psc__bw_progress, prog,
+                                 s->results + s->nresults, total - s->nresults, &n);
+            if (st != PSC_OK)
+                return st;
+            for (size_t k = s->nresults; k < s->nresults + n; k++) {
+                const psc_bw_result_t *r = &s->results[k];
+
+                s->nfailed += r->status == PSC_RESULT_FAILED;
+                if (r->status == PSC_RESULT_PASSED)
+                    s->payload_bytes += r->bytes_per_sample * (full->warmup + r->nsamples);
+            }
+            s->nresults += n;
+        }
+        s->tests[t].n = s->nresults - s->tests[t].first;
+    }
+    return PSC_OK;
+}
+
 psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
                               int ndev, uint64_t sweep_min, uint64_t sweep_max, unsigned sweep_factor,
                               const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
@@ -49,7 +125,6 @@ psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, in
     psc_measure_opts_t full;
     psc_system_info_t sys;
     psc_status_t st;
-    size_t total = 0;
     char why[256];
 
     if (!ctx)
@@ -64,69 +139,18 @@ psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, in
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a bandwidth suite");
     if ((st = psc__suite_devices(ctx, "psc_bw_run_suite", devices, ndev, s->devices, &s->ndev)) != PSC_OK ||
         (st = psc__suite_tests(ctx, "psc_bw_run_suite", tests, ntests, psc_bw_test_count(), psc__bw_min_gpus,
-                               psc_bw_test_name, s->ndev, ndev > 0, &s->tests, &s->ntests)) != PSC_OK)
-        goto fail;
-    if ((st = psc_system_info(ctx, &sys)) != PSC_OK)
+                               psc_bw_test_name, s->ndev, ndev > 0, &s->tests, &s->ntests)) != PSC_OK ||
+        (st = psc_system_info(ctx, &sys)) != PSC_OK)
         goto fail;
     if (full.host_node >= sys.numa_nodes) {
         st = psc__fail(ctx, PSC_ERR_INVALID, "host node %d does not exist: accepted 0 to %d", full.host_node,
                        sys.numa_nodes - 1);
         goto fail;
     }
-    s->nsizes = 1;
-    s->sizes[0] = full.size;
-    if (sweep_min) {
-        uint64_t probe[PSC_SUITE_MAX_SIZES + 1];
-        int n = sweep_factor >= 2 && sweep_min <= sweep_max
-                    ? psc_size_sweep(sweep_min, sweep_max, sweep_factor, probe, PSC_SUITE_MAX_SIZES + 1)
-                    : 0;
-
-        if (n < 1 || n > PSC_SUITE_MAX_SIZES) {
-            st = psc__fail(ctx, PSC_ERR_INVALID,
-                           "psc_bw_run_suite: sweep %llu to %llu by %u: accepted 1 B <= min <= max, factor >= 2, "
-                           "at most %d sizes",
-                           (unsigned long long)sweep_min, (unsigned long long)sweep_max, sweep_factor,
-                           PSC_SUITE_MAX_SIZES);
-            goto fail;
-        }
-        s->nsizes = n;
-        memcpy(s->sizes, probe, (size_t)n * sizeof(probe[0]));
-    }
-    for (int t = 0; t < s->ntests; t++) {
-        size_t n = 0;
-
-        if ((st = psc_bw_cases(ctx, s->tests[t].test, s->devices, s->ndev, NULL, 0, &n)) != PSC_OK)
-            goto fail; /* psc_bw_cases recorded why */
-        s->tests[t].n = n * (size_t)s->nsizes;
-        total += s->tests[t].n;
-    }
-    if (!(s->results = calloc(total ? total : 1, sizeof(*s->results)))) {
-        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu results", total);
+    if ((st = psc__bw_suite_sizes(ctx, s, full.size, sweep_min, sweep_max, sweep_factor)) != PSC_OK ||
+        (st = psc__bw_suite_results(ctx, s, &prog.count)) != PSC_OK ||
+        (st = psc__bw_suite_measure(ctx, s, &full, &prog)) != PSC_OK)
         goto fail;
-    }
-    prog.count = total;
-    for (int t = 0; t < s->ntests; t++) {
-        s->tests[t].first = s->nresults;
-        for (int z = 0; z < s->nsizes; z++) {
-            psc_measure_opts_t m = full;
-            size_t n = 0;
-
-            m.size = s->sizes[z];
-            st = psc_bw_run_test(ctx, s->tests[t].test, s->devices, s->ndev, &m, psc__bw_progress, &prog,
-                                 s->results + s->nresults, total - s->nresults, &n);
-            if (st != PSC_OK)
-                goto fail;
-            for (size_t k = s->nresults; k < s->nresults + n; k++) {
-                const psc_bw_result_t *r = &s->results[k];
-
-                s->nfailed += r->status == PSC_RESULT_FAILED;
-                if (r->status == PSC_RESULT_PASSED)
-                    s->payload_bytes += r->bytes_per_sample * (full.warmup + r->nsamples);
-            }
-            s->nresults += n;
-        }
-        s->tests[t].n = s->nresults - s->tests[t].first;
-    }
     *out = s;
     return PSC_OK;
 fail:
