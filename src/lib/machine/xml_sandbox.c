@@ -256,30 +256,71 @@ static int psc__read_reply(int fd, char *buf, size_t cap, size_t *got, double de
     }
 }
 
+/* The text refused before any process starts: nothing given, too many bytes, too many objects. */
+static int psc__xml_precheck(const char *name, const char *xml, const char *fsroot, char *errbuf, size_t errlen)
+{
+    if (!xml && !fsroot) {
+        snprintf(errbuf, errlen, "%s: nothing to parse", name);
+        return -1;
+    }
+    if (xml && strlen(xml) > PSC_XML_MAX_BYTES) {
+        snprintf(errbuf, errlen, "%s: larger than %u bytes: accepted recordings of up to %u", name,
+                 PSC_XML_MAX_BYTES, PSC_XML_MAX_BYTES);
+        return -1;
+    }
+    if (xml && psc__count_objects(xml) > PSC_XML_MAX_OBJECTS) {
+        snprintf(errbuf, errlen, "%s: more than %d objects: accepted recordings of up to %d", name,
+                 PSC_XML_MAX_OBJECTS, PSC_XML_MAX_OBJECTS);
+        return -1;
+    }
+    return 0;
+}
+
+/* How the child ended (end: psc__read_reply's result; waited: waitpid's, status its status) and what it wrote
+ * (buf, got bytes): the vetted text in place of buf's head, PSC_OK; else the reason in errbuf. */
+static psc_status_t psc__reply_verdict(const char *name, unsigned seconds, char *buf, size_t got, size_t cap,
+                                       int end, int waited, pid_t pid, int status, char *errbuf, size_t errlen)
+{
+    size_t len = 0;
+
+    for (int i = 0; got >= PSC__REPLY_HEAD && i < 8; i++)
+        len |= (size_t)(unsigned char)buf[1 + i] << (8 * i);
+    if (end == 1) {
+        snprintf(errbuf, errlen, "%s: parsing took longer than %u s", name, seconds);
+    } else if (got >= cap) {
+        snprintf(errbuf, errlen, "%s: hwloc's topology from it is larger than %u bytes of XML", name,
+                 PSC_XML_MAX_BYTES);
+    } else if (waited == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
+        snprintf(errbuf, errlen, "%s: parsing took longer than %u s", name, seconds);
+    } else if (waited == pid && WIFSIGNALED(status)) {
+        snprintf(errbuf, errlen, "%s: hwloc could not parse this (it crashed: signal %d)", name, WTERMSIG(status));
+    } else if (end != 0 || got < PSC__REPLY_HEAD || len != got - PSC__REPLY_HEAD ||
+               (waited == pid && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))) {
+        snprintf(errbuf, errlen, "%s: hwloc could not parse this (its process ended without a whole answer)", name);
+    } else if (buf[0] == PSC__REPLY_OK) {
+        buf[got] = '\0';
+        memmove(buf, buf + PSC__REPLY_HEAD, len + 1);
+        return PSC_OK;
+    } else {
+        buf[got] = '\0';
+        snprintf(errbuf, errlen, "%s: %s", name, buf + PSC__REPLY_HEAD);
+        return buf[0] == PSC__REPLY_REFUSED ? PSC_ERR_IO : PSC_ERR_INVALID;
+    }
+    return PSC_ERR_INVALID;
+}
+
 psc_status_t psc__xml_sandbox_parse(const char *name, const char *xml, const char *fsroot, char **vetted,
                                     char *errbuf, size_t errlen)
 {
-    size_t cap = PSC_XML_MAX_BYTES + PSC__REPLY_HEAD + 1, got = 0, len = 0;
+    size_t cap = PSC_XML_MAX_BYTES + PSC__REPLY_HEAD + 1, got = 0;
     unsigned seconds = psc__time_limit;
     psc_status_t st = PSC_ERR_INVALID;
     int fds[2], status = 0, end, waited;
     pid_t pid, parent = getpid();
     char *buf;
 
-    if (!xml && !fsroot) {
-        snprintf(errbuf, errlen, "%s: nothing to parse", name);
+    if (psc__xml_precheck(name, xml, fsroot, errbuf, errlen) != 0)
         return PSC_ERR_INVALID;
-    }
-    if (xml && strlen(xml) > PSC_XML_MAX_BYTES) {
-        snprintf(errbuf, errlen, "%s: larger than %u bytes: accepted recordings of up to %u", name,
-                 PSC_XML_MAX_BYTES, PSC_XML_MAX_BYTES);
-        return PSC_ERR_INVALID;
-    }
-    if (xml && psc__count_objects(xml) > PSC_XML_MAX_OBJECTS) {
-        snprintf(errbuf, errlen, "%s: more than %d objects: accepted recordings of up to %d", name,
-                 PSC_XML_MAX_OBJECTS, PSC_XML_MAX_OBJECTS);
-        return PSC_ERR_INVALID;
-    }
     buf = malloc(cap + 1);
     if (!buf) {
         snprintf(errbuf, errlen, "%s: out of host memory", name);
@@ -309,32 +350,12 @@ psc_status_t psc__xml_sandbox_parse(const char *name, const char *xml, const cha
     /* Always reaped, whatever happened; ECHILD where the caller has SIGCHLD ignored. */
     while ((waited = (int)waitpid(pid, &status, 0)) < 0 && errno == EINTR)
         ;
-    for (int i = 0; got >= PSC__REPLY_HEAD && i < 8; i++)
-        len |= (size_t)(unsigned char)buf[1 + i] << (8 * i);
-    if (end == 1) {
-        snprintf(errbuf, errlen, "%s: parsing took longer than %u s", name, seconds);
-    } else if (got >= cap) {
-        snprintf(errbuf, errlen, "%s: hwloc's topology from it is larger than %u bytes of XML", name,
-                 PSC_XML_MAX_BYTES);
-    } else if (waited == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
-        snprintf(errbuf, errlen, "%s: parsing took longer than %u s", name, seconds);
-    } else if (waited == pid && WIFSIGNALED(status)) {
-        snprintf(errbuf, errlen, "%s: hwloc could not parse this (it crashed: signal %d)", name, WTERMSIG(status));
-    } else if (end != 0 || got < PSC__REPLY_HEAD || len != got - PSC__REPLY_HEAD ||
-               (waited == pid && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))) {
-        snprintf(errbuf, errlen, "%s: hwloc could not parse this (its process ended without a whole answer)", name);
-    } else if (buf[0] == PSC__REPLY_OK) {
-        char *small;
+    st = psc__reply_verdict(name, seconds, buf, got, cap, end, waited, pid, status, errbuf, errlen);
+    if (st == PSC_OK) {
+        char *small = realloc(buf, strlen(buf) + 1);
 
-        buf[got] = '\0';
-        memmove(buf, buf + PSC__REPLY_HEAD, len + 1);
-        small = realloc(buf, len + 1);
         *vetted = small ? small : buf;
         return PSC_OK;
-    } else {
-        buf[got] = '\0';
-        snprintf(errbuf, errlen, "%s: %s", name, buf + PSC__REPLY_HEAD);
-        st = buf[0] == PSC__REPLY_REFUSED ? PSC_ERR_IO : PSC_ERR_INVALID;
     }
 err_free:
     free(buf);
