@@ -1,3 +1,7 @@
+/*
+ * The library's log lines and its one error discipline: psc__fail records why a call failed in the context,
+ * psc_context_last_error reads it back, psc__cu_result adds the driver's own error text.
+ */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>

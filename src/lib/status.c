@@ -1,3 +1,4 @@
+/* The text of each status code and each result status: the words every message and report uses. */
 #include "p2pscope/bench.h"
 
 const char *psc_status_string(psc_status_t status)

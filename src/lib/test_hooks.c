@@ -1,3 +1,4 @@
+/* The test hooks' defaults (test_hooks.h): no fault injected, nothing corrupted. */
 #include <string.h>
 
 #include "test_hooks.h"

@@ -1,3 +1,4 @@
+/* The run-time version query: the library's version, which may differ from the header's the caller built with. */
 #include "p2pscope.h"
 
 const char *psc_version(int *major, int *minor, int *patch)

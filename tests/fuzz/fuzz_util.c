@@ -1,3 +1,7 @@
+/*
+ * The fuzz targets' shared helpers (fuzz_util.h): a scratch directory per process, removed at exit, and the
+ * checks every loaded facts object gets.
+ */
 #define _GNU_SOURCE
 #include "fuzz_util.h"
 

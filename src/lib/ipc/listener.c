@@ -1,3 +1,7 @@
+/*
+ * The run's listener (listener.h): its private directory and socket, and the handshake that turns a
+ * connection into a channel or refuses it with a reason.
+ */
 #define _GNU_SOURCE
 #include "ipc/listener.h"
 

@@ -1,3 +1,4 @@
+/* Starting one child program as a run's workers start (spawn.h): fork, async-signal-safe setup, execve. */
 #define _GNU_SOURCE
 #include "ipc/spawn.h"
 

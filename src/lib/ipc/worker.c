@@ -1,3 +1,7 @@
+/*
+ * The worker's side of a run (worker.h): its configuration from the environment or its arguments, and its
+ * connection back to the parent with the handshake.
+ */
 #define _GNU_SOURCE
 #include "ipc/worker.h"
 

@@ -1,3 +1,7 @@
+/*
+ * A run of worker processes (workers.h): starting them, waiting for their connections and messages, and
+ * noticing, naming and reaping a worker that ends early.
+ */
 #define _GNU_SOURCE
 #include "ipc/workers.h"
 

@@ -1,3 +1,4 @@
+/* One size's latency samples into a result (lat_record.h): percentiles, and the samples kept for the figures. */
 #include "lat/lat_record.h"
 
 psc_status_t psc__lat_record(psc_context_t *ctx, psc_lat_result_t *r, unsigned k, const double *v, unsigned n,

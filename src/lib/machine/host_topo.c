@@ -1,3 +1,7 @@
+/*
+ * The host topology through hwloc (host_topo.h): loaded live or from a recording (parsed first in the
+ * sandbox of xml_sandbox.c), NUMA locality of PCI devices, memory binding, export as XML.
+ */
 #define _GNU_SOURCE
 #include "machine/host_topo.h"
 

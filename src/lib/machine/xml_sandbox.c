@@ -1,3 +1,4 @@
+/* hwloc XML recordings parsed in a child process under limits (xml_sandbox.h), handed back only when whole. */
 #define _GNU_SOURCE
 #include "machine/xml_sandbox.h"
 

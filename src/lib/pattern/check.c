@@ -1,3 +1,7 @@
+/*
+ * Fill and check whole buffers with a data pattern (check.h): on the GPU by kernel, on the CPU for pageable
+ * memory, and the one fold of bad bytes every check reports.
+ */
 #include "pattern/check.h"
 
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* The one clock of the library's own timing: CLOCK_MONOTONIC in nanoseconds. */
 #include <time.h>
 
 #include "internal.h"

@@ -1,3 +1,4 @@
+/* The registry of test tables (registry.h): entries by index, by name and by shell glob. */
 #include "util/registry.h"
 
 #include <fnmatch.h>

@@ -1,3 +1,7 @@
+/*
+ * Sizes as people write them ("64K", "1GiB", "4096") into bytes, and bytes named in the largest binary
+ * unit they are a whole number of.
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* Summary statistics of a set of samples: minimum, maximum, mean, median, standard deviation. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* UTF-8 sequences checked one at a time (utf8.h), for repairing text that comes from outside. */
 #include "util/utf8.h"
 
 size_t psc__utf8_seq(const unsigned char *s, size_t n)

@@ -1,3 +1,7 @@
+/*
+ * One copy issued as a test names it (copy.h): copy engine, peer-staged copy engine or SM kernel, and the
+ * peer access its issuer needs.
+ */
 #include "xfer/copy.h"
 
 #include <stdio.h>

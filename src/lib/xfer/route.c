@@ -1,3 +1,7 @@
+/*
+ * psc_copy's route choice (route.h): the ends of a copy, the routes that can move its bytes, the fastest by
+ * the calibration or the built-in defaults; pure, so tested without a GPU.
+ */
 #include "xfer/route.h"
 
 #include <math.h>

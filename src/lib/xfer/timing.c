@@ -1,3 +1,7 @@
+/*
+ * The gates of the timing engine (timing.h): a spinning kernel per issuing stream holds the timed copies back
+ * until the host releases every GPU at once.
+ */
 #include "xfer/timing.h"
 
 #include <stddef.h>
