@@ -35,4 +35,17 @@ out=$(complete_words "$bin" compare a.json b.json --f)
 [ "$out" = --fail-above ] || fail "compare --f: $out"
 out=$(complete_words "$bin" compare "$dir/mach")
 [ "$out" = "$dir/machine.json" ] || fail "a run's file after compare: $out"
+# Every option offered to a command is one that command takes: never one a description only mentions
+# (doctor's help speaks of nvlink --watch, bw's of --save), which the command would then refuse.
+for cmd in report devices bw lat verify list topo nvlink doctor copy ipc coll compare; do
+    for opt in $(complete_words "$bin" "$cmd" --); do
+        case $opt in --help|--version) continue ;; esac
+        err=$("$bin" "$cmd" "$opt" --help 2>&1 > /dev/null || true)
+        case $err in
+            *"goes with"*|*" go with"*|*"does not go with"*|*"unknown option"*) fail "$cmd offers $opt, which it refuses: $err" ;;
+        esac
+    done
+done
+out=$(complete_words "$bin" doctor --w)
+[ -z "$out" ] || fail "doctor --w offers: $out"
 echo "completion: ok"
