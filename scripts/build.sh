@@ -51,23 +51,31 @@ if [ -n "$missing" ]; then
     fi
 fi
 
-# Optional: MPI, for `p2pscope ipc` as one rank per GPU under mpirun (CMake's P2PSCOPE_MPI).
-command -v mpicc >/dev/null 2>&1 ||
-    echo "p2pscope: no mpicc: building without MPI (ipc under mpirun is refused); for it:" \
-         "apt-get install libopenmpi-dev openmpi-bin" >&2
+# Optional: MPI, for `p2pscope ipc` and `coll` as one rank per GPU under mpirun (CMake's P2PSCOPE_MPI); not named
+# when the build says it wants none (-DP2PSCOPE_MPI=OFF).
+case " $* " in
+    *" -DP2PSCOPE_MPI=OFF "*|*" -DP2PSCOPE_MPI=0 "*|*" -DP2PSCOPE_MPI=NO "*|*" -DP2PSCOPE_MPI=FALSE "*) ;;
+    *) command -v mpicc >/dev/null 2>&1 ||
+           echo "p2pscope: no mpicc: building without MPI (ipc and coll under mpirun are refused); for it:" \
+                "apt-get install libopenmpi-dev openmpi-bin" >&2 ;;
+esac
 
-# Optional: cairo, which draws --html's and --svg's figures (CMake's P2PSCOPE_CAIRO): installed as root where a
-# registry is reachable (not from .deps/); without it those two options are refused and the rest builds.
-if ! has_header cairo/cairo-svg.h "${inc:-}"; then
+# Optional packages, installed as root where a registry is reachable (not from .deps/); without one, what it gives is
+# left out of the build and the rest builds. optional PACKAGE WHAT CHECK: CHECK (a shell command) fails without it.
+optional() {
+    eval "$3" && return 0
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ -z "$prefix_args" ]; then
-        echo "p2pscope: installing libcairo2-dev (the figures of --html and --svg)" >&2
+        echo "p2pscope: installing $1 ($2)" >&2
         { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-          DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libcairo2-dev >/dev/null; } ||
-            echo "p2pscope: libcairo2-dev could not be installed: building without --html and --svg" >&2
+          DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null; } ||
+            echo "p2pscope: $1 could not be installed: building without $2" >&2
     else
-        echo "p2pscope: no cairo: building without --html and --svg; for them: apt-get install libcairo2-dev" >&2
+        echo "p2pscope: no $1: building without $2; for it: apt-get install $1" >&2
     fi
-fi
+}
+# cairo draws --html's and --svg's figures (CMake's P2PSCOPE_CAIRO); go-md2man makes the manual pages from docs/.
+optional libcairo2-dev "the figures of --html and --svg" 'has_header cairo/cairo-svg.h "${inc:-}"'
+optional go-md2man "the manual pages p2pscope(1) and libp2pscope(3)" 'command -v go-md2man >/dev/null 2>&1'
 
 werror=""
 [ "${P2PSCOPE_WERROR:-0}" = 1 ] && werror="-DP2PSCOPE_WERROR=ON"
