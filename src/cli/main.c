@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,9 @@ int main(int argc, char **argv)
     /* A worker psc_ipc_run started (this program again): its own life, before any parsing or context. */
     if (argc > 1 && strcmp(argv[1], PSC_IPC_WORKER_ARG) == 0)
         return psc_ipc_worker_main();
+    /* A file-size limit (ulimit -f) makes a write fail with EFBIG, which the writers report and clean up after
+     * (no temporary file left), rather than kill the process mid-write. */
+    signal(SIGXFSZ, SIG_IGN);
     psc_cli_job_detect(&job);
     rc = psc__main(&argc, &argv, &job);
     failed = ferror(stdout);
