@@ -167,6 +167,17 @@ static void test_bw_matrix_with_notes(void **state)
                                 "  [1] gpu0 -> gpu2: waived: no peer access from GPU 2 to GPU 0\n"
                                 "  [2] gpu1 -> gpu2: failed: wrong data\n"));
     free(out);
+    /* The copy size named exactly, whatever it is: 64 KiB is no "0 MiB", 1536 KiB no "2 MiB". */
+    for (int k = 0; k < 6; k++)
+        x.res[k].size = 64u << 10;
+    out = psc__render_to_string(psc__bw_fn, &x);
+    assert_non_null(strstr(out, "; 64 KiB x 4 copies a sample]\n"));
+    free(out);
+    for (int k = 0; k < 6; k++)
+        x.res[k].size = 1536u << 10;
+    out = psc__render_to_string(psc__bw_fn, &x);
+    assert_non_null(strstr(out, "; 1536 KiB x 4 copies a sample]\n"));
+    free(out);
 }
 
 static void test_bw_host_row_and_single_gpu(void **state)
