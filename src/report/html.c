@@ -129,7 +129,7 @@ static void psc__context(psc_buf_t *b, const psc_page_t *p)
         psc__kv(b, "driver", s->driver_release);
         snprintf(t, sizeof(t), "%d.%d", s->cuda_driver_version / 1000, s->cuda_driver_version % 1000 / 10);
         psc__kv(b, "CUDA driver API", t);
-        psc__kv(b, "NVML", s->nvml_loaded ? "loaded" : s->nvml_note);
+        psc__kv(b, "NVML", psc_nvml_state(s));
         snprintf(t, sizeof(t), "CUDA_DEVICE_ORDER=%s%s%s", s->device_order, s->visible_devices[0] ? ", CUDA_VISIBLE_DEVICES=" : "",
                  s->visible_devices);
         psc__kv(b, "GPU numbering", t);

@@ -18,6 +18,17 @@ const char *psc_endpoint_name(int endpoint, char *buf, size_t len)
     return buf;
 }
 
+const char *psc_nvml_state(const psc_system_info_t *sys)
+{
+    const char *note = sys->nvml_note;
+
+    if (sys->nvml_loaded)
+        return "loaded";
+    if (strncmp(note, "NVML ", 5) == 0) /* the loader's notes name NVML: "NVML not loaded: why" */
+        note += 5;
+    return note[0] ? note : "not loaded";
+}
+
 void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_info_t *devs, int ndev)
 {
     static const char *const head[] = {"gpu", "nvml", "name", "pci bus id", "memory (GiB)", "SMs", "cc",
@@ -27,8 +38,7 @@ void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_
 
     psc_report_printf(f, "driver %s, CUDA driver API %d.%d; NVML %s\n",
                       sys->driver_release[0] ? sys->driver_release : "(version unknown)",
-                      sys->cuda_driver_version / 1000, sys->cuda_driver_version % 1000 / 10,
-                      sys->nvml_loaded ? "loaded" : sys->nvml_note);
+                      sys->cuda_driver_version / 1000, sys->cuda_driver_version % 1000 / 10, psc_nvml_state(sys));
     psc_report_printf(f, "gpu indexes are CUDA ordinals (CUDA_DEVICE_ORDER=%s%s%s); 'nvml' is nvidia-smi's index, "
                          "which follows PCI bus id order\n",
                       sys->device_order, sys->visible_devices[0] ? ", CUDA_VISIBLE_DEVICES=" : "", sys->visible_devices);

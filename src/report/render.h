@@ -9,6 +9,8 @@
 
 /* "gpu3", "host" or "all" (PSC_ALL) into buf. */
 const char *psc_endpoint_name(int endpoint, char *buf, size_t len);
+/* What to say after "NVML ": "loaded", or why not ("not loaded: libnvidia-ml.so.1: cannot open ..."). */
+const char *psc_nvml_state(const psc_system_info_t *sys);
 
 void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_info_t *devs, int ndev);
 
