@@ -1,5 +1,6 @@
 /* topo: how the GPUs connect, live or from a recording; --save records this machine. */
 #include <jansson.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -52,7 +53,9 @@ static int psc__facts_json_out(const psc_facts_t *f, const char *path)
             fprintf(stderr, "p2pscope: out of host memory while writing the facts as JSON\n");
             return PSC_EXIT_NO_MEMORY;
         }
-        printf("%s\n", text);
+        /* the failed write's errno kept for main's one line about stdout, before anything resets it */
+        if (fputs(text, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) != 0)
+            psc_cli_stdout_errno = errno;
         free(text);
     }
     return PSC_EXIT_OK;

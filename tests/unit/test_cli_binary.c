@@ -314,7 +314,8 @@ static void test_stdout_write_errors(void **state)
 {
     const char *const cmds[][5] = {{"--help", NULL}, {"list", NULL}, {"lat", "-l", NULL},
                                    {"topo", "--topology", TEST_DATA "/nvidiaDGX2.xml", NULL},
-                                   {"doctor", "--topology", TEST_DATA "/nvidiaDGX2.xml", "--json", NULL}};
+                                   {"doctor", "--topology", TEST_DATA "/nvidiaDGX2.xml", "--json", NULL},
+                                   {"topo", "--topology", TEST_DATA "/nvidiaDGX2.xml", "--json", NULL}};
     psc__run_t r;
 
     (void)state;
