@@ -195,7 +195,7 @@ static psc_status_t psc__walk(psc__walk_t *w, char *path, size_t plen, int depth
     while (st == PSC_OK && (e = readdir(d))) {
         char real[PATH_MAX];
         struct stat sb;
-        size_t n = strlen(e->d_name);
+        size_t n = strlen(e->d_name), sep = path[plen - 1] != '/'; /* the root "/" ends in its own slash */
 
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
@@ -205,13 +205,13 @@ static psc_status_t psc__walk(psc__walk_t *w, char *path, size_t plen, int depth
             st = PSC_ERR_INVALID;
             break;
         }
-        if (plen + 1 + n >= PATH_MAX) {
+        if (plen + sep + n >= PATH_MAX) {
             snprintf(w->errbuf, w->errlen, "%s: a path in it is longer than %d bytes", w->root, PATH_MAX - 1);
             st = PSC_ERR_INVALID;
             break;
         }
         path[plen] = '/';
-        memcpy(path + plen + 1, e->d_name, n + 1);
+        memcpy(path + plen + sep, e->d_name, n + 1);
         if (lstat(path, &sb) != 0) {
             snprintf(w->errbuf, w->errlen, "%s: %s", path, psc__errno_text(errno));
             st = PSC_ERR_IO;
@@ -227,7 +227,7 @@ static psc_status_t psc__walk(psc__walk_t *w, char *path, size_t plen, int depth
                          w->root, PSC_CAPTURE_MAX_DEPTH, PSC_CAPTURE_MAX_DEPTH);
                 st = PSC_ERR_INVALID;
             } else {
-                st = psc__walk(w, path, plen + 1 + n, depth + 1);
+                st = psc__walk(w, path, plen + sep + n, depth + 1);
             }
         } else if (!S_ISREG(sb.st_mode)) {
             snprintf(w->errbuf, w->errlen,
