@@ -18,17 +18,23 @@
 #include "mem/buffer.h"
 #include "xfer/app_copy.h" /* psc__copy_memo_forget */
 
-static psc_log_level_t psc__log_level_from_env(void)
+/* P2PSCOPE_LOG into ctx->log_level; a value it does not know logs warnings, and says so once. */
+static void psc__log_level_from_env(psc_context_t *ctx)
 {
     static const char *const names[] = {"none", "error", "warn", "info", "debug"};
     const char *v = getenv("P2PSCOPE_LOG");
 
+    ctx->log_level = PSC_LOG_NONE;
     if (!v)
-        return PSC_LOG_NONE;
+        return;
     for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (strcasecmp(v, names[i]) == 0)
-            return (psc_log_level_t)i;
-    return PSC_LOG_WARN;
+        if (strcasecmp(v, names[i]) == 0) {
+            ctx->log_level = (psc_log_level_t)i;
+            return;
+        }
+    ctx->log_level = PSC_LOG_WARN;
+    psc__log(ctx, PSC_LOG_WARN, "P2PSCOPE_LOG=%s not known: accepted none, error, warn, info or debug; logging warnings",
+             v);
 }
 
 /*
@@ -80,7 +86,7 @@ psc_status_t psc_context_create(psc_context_t **out, char *errbuf, size_t errlen
         snprintf(errbuf, errlen, "out of host memory");
         return PSC_ERR_NO_MEMORY;
     }
-    ctx->log_level = psc__log_level_from_env();
+    psc__log_level_from_env(ctx);
     psc__test_hooks_default(&ctx->hooks);
     psc__sm_copy_shape(ctx);
 

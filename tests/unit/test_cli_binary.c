@@ -315,6 +315,24 @@ static void test_topology_replays(void **state)
     psc__free(&r);
 }
 
+/* P2PSCOPE_LOG with a level it does not know: warnings are logged, and that is said, naming the accepted levels. */
+static void test_log_level_unknown(void **state)
+{
+    static const char *const garbage[] = {"P2PSCOPE_LIBCUDA=/nonexistent/libcuda.so.1", "P2PSCOPE_LOG=garbage", NULL};
+    static const char *const known[] = {"P2PSCOPE_LIBCUDA=/nonexistent/libcuda.so.1", "P2PSCOPE_LOG=ERROR", NULL};
+    psc__run_t r;
+
+    (void)state;
+    r = psc__run((const char *[]){"devices", NULL}, garbage);
+    assert_int_equal(r.rc, 3);
+    assert_non_null(strstr(r.err, "P2PSCOPE_LOG=garbage not known: accepted none, error, warn, info or debug"));
+    psc__free(&r);
+    r = psc__run((const char *[]){"devices", NULL}, known);
+    assert_int_equal(r.rc, 3);
+    assert_null(strstr(r.err, "P2PSCOPE_LOG"));
+    psc__free(&r);
+}
+
 /* Output that cannot be written (stdout on a full disk) fails the run with one line, whatever the command. */
 static void test_stdout_write_errors(void **state)
 {
@@ -628,7 +646,7 @@ int main(void)
         cmocka_unit_test(test_fake_gpus_inventory_and_failures),
         cmocka_unit_test(test_topology_replays),
         cmocka_unit_test(test_fake_gpus_every_command),
-        cmocka_unit_test(test_stdout_write_errors),
+        cmocka_unit_test(test_log_level_unknown), cmocka_unit_test(test_stdout_write_errors),
         cmocka_unit_test(test_json_output_files),
         cmocka_unit_test(test_doctor_shows_every_finding),
         cmocka_unit_test(test_nvlink_remote_out_of_range),
