@@ -190,12 +190,30 @@ static void test_bad_recordings(void **state)
     assert_non_null(strstr(err, "not a p2pscope recording"));
     unlink(path);
 
+    /* A capture still packed: named as an archive, with how to unpack it. */
+    snprintf(path, sizeof(path), "%s/nvidiagpunumanodes.tar.bz2", TEST_DATA);
+    assert_int_equal(psc_facts_load(path, f, err, sizeof(err)), PSC_ERR_INVALID);
+    assert_non_null(strstr(err, "nvidiagpunumanodes.tar.bz2: an archive (bzip2), not a recording: unpack it"));
+
     /* A captured /sys tree of a machine with no NVIDIA GPU. */
     snprintf(cmd, sizeof(cmd), "tar -C %s -xjf %s/40intel64-2g2n4c+pcilocality.tar.bz2", dir, TEST_DATA);
     assert_int_equal(system(cmd), 0);
     snprintf(path, sizeof(path), "%s/40intel64-2g2n4c+pci", dir);
     assert_int_equal(psc_facts_load(path, f, err, sizeof(err)), PSC_ERR_NO_DEVICE);
     assert_non_null(strstr(err, "holds no NVIDIA GPU"));
+
+    /* POWER9: the tree's PCI devices lack vendor ids, the driver's list names the 6 GPUs; two NUMA nodes of 3. */
+    snprintf(cmd, sizeof(cmd), "tar -C %s -xjf %s/nvidiagpunumanodes.tar.bz2", dir, TEST_DATA);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof(path), "%s/nvidiagpunumanodes", dir);
+    assert_int_equal(psc_facts_load(path, f, err, sizeof(err)), PSC_OK);
+    assert_int_equal(f->ngpu, 6);
+    assert_string_equal(f->gpu[0].pci_bus_id, "0004:05:00.0");
+    assert_string_equal(f->gpu[5].pci_bus_id, "0035:05:00.0");
+    assert_int_equal(f->gpu[0].numa_node, 0);
+    assert_int_equal(f->gpu[5].numa_node, 8);
+    assert_int_equal(f->pair[0][1].path, PSC_PATH_NODE);
+    assert_int_equal(f->pair[0][3].path, PSC_PATH_SYS);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     assert_int_equal(system(cmd), 0);
     psc_facts_free(f);

@@ -257,6 +257,20 @@ static int psc__is_json(const char *path, const char *text)
     return *text == '{';
 }
 
+/* The kind of an archive by its first bytes (bzip2, gzip, xz, zstd, tar), NULL when none of those. */
+static const char *psc__archive_kind(const char *text, size_t len)
+{
+    static const struct { const char *magic; size_t len, at; const char *kind; } kinds[] = {
+        {"BZh", 3, 0, "bzip2"}, {"\x1f\x8b", 2, 0, "gzip"}, {"\xfd" "7zXZ", 5, 0, "xz"},
+        {"\x28\xb5\x2f\xfd", 4, 0, "zstd"}, {"ustar", 5, 257, "tar"},
+    };
+
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+        if (len >= kinds[k].at + kinds[k].len && memcmp(text + kinds[k].at, kinds[k].magic, kinds[k].len) == 0)
+            return kinds[k].kind;
+    return NULL;
+}
+
 /* psc_facts_load into a fresh object f, which the caller keeps only on success (or PSC_ERR_NO_DEVICE). */
 static psc_status_t psc__facts_load_fresh(const char *path, psc_facts_t *f, char *errbuf, size_t errlen)
 {
@@ -291,6 +305,14 @@ static psc_status_t psc__facts_load_fresh(const char *path, psc_facts_t *f, char
             st = psc_host_topo_open_recorded(path, NULL, path, &topo, errbuf, errlen);
     } else {
         st = psc__safe_read_file(NULL, path, PSC_XML_MAX_BYTES, &text, &len, errbuf, errlen);
+        if (st == PSC_OK && psc__archive_kind(text, len)) {
+            snprintf(errbuf, errlen,
+                     "%s: an archive (%s), not a recording: unpack it (mkdir DIR && tar -xf FILE -C DIR) and give the "
+                     "directory of the captured /sys and /proc tree it holds",
+                     path, psc__archive_kind(text, len));
+            free(text);
+            return PSC_ERR_INVALID;
+        }
         if (st == PSC_OK && psc__is_json(path, text)) {
             st = psc__facts_load_json(path, text, len, f, errbuf, errlen);
             free(text);
@@ -311,7 +333,10 @@ static psc_status_t psc__facts_load_fresh(const char *path, psc_facts_t *f, char
         f->host.numa_nodes = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
         if (dmi)
             snprintf(f->host.machine, sizeof(f->host.machine), "%s", dmi);
-        psc__pci_list_gpus(t, f);
+        char listed[PSC_MAX_GPUS][PSC_BUSID_LEN];
+        int nlisted = is_dir ? psc__sysfs_driver_gpus(path, listed, PSC_MAX_GPUS) : 0;
+
+        psc__pci_list_gpus(t, f, (const char(*)[PSC_BUSID_LEN])listed, nlisted);
         psc__pci_nvlinks_from_distances(t, f);
         if (is_dir) {
             psc__sysfs_host(path, &f->host);

@@ -159,7 +159,7 @@ static void psc__gpu_name(hwloc_obj_t o, psc_gpu_facts_t *g)
         snprintf(g->name, sizeof(g->name), "NVIDIA [10de:%04x]", o->attr->pcidev.device_id);
 }
 
-void psc__pci_list_gpus(hwloc_topology_t t, psc_facts_t *f)
+void psc__pci_list_gpus(hwloc_topology_t t, psc_facts_t *f, const char (*listed)[PSC_BUSID_LEN], int nlisted)
 {
     f->ngpu = 0;
     for (hwloc_obj_t o = hwloc_get_next_pcidev(t, NULL); o; o = hwloc_get_next_pcidev(t, o)) {
@@ -170,6 +170,15 @@ void psc__pci_list_gpus(hwloc_topology_t t, psc_facts_t *f)
         g = &f->gpu[f->ngpu++];
         psc__busid(o, g->pci_bus_id, sizeof(g->pci_bus_id));
         psc__gpu_name(o, g);
+    }
+    for (int k = 0; k < nlisted && f->ngpu < PSC_MAX_GPUS; k++) {
+        psc_gpu_facts_t *g;
+
+        if (psc__gpu_index(f, listed[k]) >= 0)
+            continue;
+        g = &f->gpu[f->ngpu++];
+        snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", listed[k]);
+        snprintf(g->name, sizeof(g->name), "NVIDIA GPU (listed by the driver)");
     }
     qsort(f->gpu, (size_t)f->ngpu, sizeof(f->gpu[0]), psc__cmp_busid);
     for (int i = 0; i < f->ngpu; i++)

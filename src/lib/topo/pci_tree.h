@@ -13,8 +13,9 @@ void psc__pci_gpu_locality(hwloc_topology_t t, psc_gpu_facts_t *g);
 /* PIX/PXB/PHB/NODE/SYS from the tree alone; PSC_PATH_UNKNOWN when a device is missing. */
 psc_path_t psc__pci_path(hwloc_topology_t t, const char *bus_a, const char *bus_b);
 
-/* For replays: every NVIDIA GPU in the tree, in PCI bus id order, with name and memory where recorded. */
-void psc__pci_list_gpus(hwloc_topology_t t, psc_facts_t *f);
+/* For replays: every NVIDIA GPU in the tree, and each of the nlisted bus ids in listed (the GPUs the driver lists in a
+ * capture, whose tree may lack their vendor ids), in PCI bus id order, with name and memory where recorded. */
+void psc__pci_list_gpus(hwloc_topology_t t, psc_facts_t *f, const char (*listed)[PSC_BUSID_LEN], int nlisted);
 
 /* Index of the GPU with this PCI bus id in the facts, -1 when none. */
 int psc__gpu_index(const psc_facts_t *f, const char *bus_id);

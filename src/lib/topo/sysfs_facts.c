@@ -66,6 +66,29 @@ static int psc__count_entries(const char *root, const char *path)
     return n;
 }
 
+int psc__sysfs_driver_gpus(const char *root, char (*ids)[PSC_BUSID_LEN], int max)
+{
+    char full[PATH_MAX];
+    struct dirent *e;
+    int n = 0;
+    DIR *d;
+
+    snprintf(full, sizeof(full), "%s/proc/driver/nvidia/gpus", root);
+    if (!(d = opendir(full)))
+        return 0;
+    while ((e = readdir(d)) && n < max) {
+        unsigned dom, bus, dev, fn;
+        char end;
+
+        /* a PCI bus id, domain:bus:device.function, and nothing else */
+        if (sscanf(e->d_name, "%4x:%2x:%2x.%1x%c", &dom, &bus, &dev, &fn, &end) != 4 || strlen(e->d_name) != 12)
+            continue;
+        snprintf(ids[n++], PSC_BUSID_LEN, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+    }
+    closedir(d);
+    return n;
+}
+
 void psc__sysfs_host(const char *root, psc_host_facts_t *h)
 {
     char buf[4096], *line = malloc(PSC__CMDLINE_MAX);

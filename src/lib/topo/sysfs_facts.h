@@ -7,6 +7,10 @@
 /* IOMMU, kernel command line, hypervisor, driver flavour, machine name. */
 void psc__sysfs_host(const char *root, psc_host_facts_t *h);
 
+/* The PCI bus ids of the GPUs the NVIDIA driver lists (root/proc/driver/nvidia/gpus/<bus id>), at most max of them,
+ * into ids (each PSC_BUSID_LEN bytes); returns how many, 0 when the list is absent. */
+int psc__sysfs_driver_gpus(const char *root, char (*ids)[PSC_BUSID_LEN], int max);
+
 /* IOMMU group and domain type, PCIe link (where NVML gave none), bridges' ACS. */
 void psc__sysfs_gpu(const char *root, psc_gpu_facts_t *g);
 
