@@ -68,8 +68,8 @@ static const struct {
     {C(REPORT) | C(BW) | C(COPY) | C(VERIFY), "  -e, --max-bytes SIZE       ... to SIZE ...\n"},
     {C(REPORT) | C(BW) | C(COPY), "  -f, --step-factor N        ... multiplying by N (default 2)\n"},
     {C(REPORT) | C(BW) | C(IPC),
-     "  -i, --iterations N         copies per timed sample (default: about 256 MiB worth, 512 MiB with\n"
-     "                             pinned host memory; 4 to 1000)\n"},
+     "  -i, --iterations N         copies per timed sample, 1 to 100000 (default: about 256 MiB worth,\n"
+     "                             512 MiB with pinned host memory, 4 to 1000 copies)\n"},
     {MEASURE, "  -n, --samples N            at least N timed samples, 1-%d (default 3); the median is reported\n"},
     {MEASURE, "      --max-samples N        sample until the median is stable, up to N (default 16)\n"},
     {MEASURE, "      --stable PCT           stable: the last three medians within PCT percent (default 0.5)\n"},
