@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,21 +15,55 @@
 #include "report/html_page.h"
 #include "report/json.h"
 
+/* The last component's length: over NAME_MAX no file of that name can be made. */
+static int psc__name_too_long(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    size_t n = strlen(base ? base + 1 : path);
+
+    return n > NAME_MAX;
+}
+
 /*
- * Refuse a JSON path that cannot be written before spending minutes measuring.
- * A device or FIFO (/dev/null, /dev/stdout) is written in place; a regular file
- * or a new one needs a writable directory (the symlink's target's).
+ * A symbolic link to nothing is written by making its target (the writer follows links): the target's path,
+ * relative to the link's directory where it is relative, into buf; 0, or -1 when path is no dangling link.
+ */
+static int psc__dangling_target(const char *path, char *buf, size_t len)
+{
+    char target[PATH_MAX], copy[PATH_MAX];
+    struct stat sb;
+    ssize_t n;
+
+    if (lstat(path, &sb) != 0 || !S_ISLNK(sb.st_mode) || stat(path, &sb) == 0)
+        return -1;
+    if ((n = readlink(path, target, sizeof(target) - 1)) < 0)
+        return -1;
+    target[n] = '\0';
+    snprintf(copy, sizeof(copy), "%s", path);
+    n = target[0] == '/' ? snprintf(buf, len, "%s", target) : snprintf(buf, len, "%s/%s", dirname(copy), target);
+    return n >= 0 && (size_t)n < len ? 0 : -1;
+}
+
+/*
+ * Refuse a JSON path that cannot be written before spending minutes measuring: a name too long, a directory or
+ * socket, a parent that is no writable directory (that of a symlink's target, followed as the writer does). A
+ * device or FIFO (/dev/null, /dev/stdout) is written in place.
  */
 static int psc__check_json_path(const char *path, int quiet)
 {
-    char copy[4096], *real = NULL;
+    char copy[PATH_MAX], target[PATH_MAX], *real = NULL;
+    const char *dir, *why = NULL;
     struct stat sb;
-    const char *dir;
     int rc = PSC_EXIT_OK;
 
     /* Devices and open descriptors by name (/dev/stdout, /dev/fd/N): the writer takes them as they are. */
     if (!path || strcmp(path, "-") == 0 || strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0)
         return PSC_EXIT_OK;
+    if (psc__name_too_long(path)) {
+        if (!quiet)
+            fprintf(stderr, "p2pscope: cannot write %s: its name is longer than %d bytes\n", path, NAME_MAX);
+        return PSC_EXIT_USAGE;
+    }
     if (stat(path, &sb) == 0) {
         if (S_ISDIR(sb.st_mode) || S_ISSOCK(sb.st_mode)) {
             if (!quiet)
@@ -40,11 +75,16 @@ static int psc__check_json_path(const char *path, int quiet)
             return PSC_EXIT_OK;
         real = realpath(path, NULL);
     }
-    snprintf(copy, sizeof(copy), "%s", real ? real : path);
+    snprintf(copy, sizeof(copy), "%s", real ? real : psc__dangling_target(path, target, sizeof(target)) == 0 ? target
+                                                                                                           : path);
     dir = dirname(copy);
-    if (access(dir, W_OK) != 0) {
+    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
+        why = "is not a directory";
+    else if (access(dir, W_OK) != 0)
+        why = "is missing or not writable";
+    if (why) {
         if (!quiet)
-            fprintf(stderr, "p2pscope: cannot write %s: directory %s is missing or not writable\n", path, dir);
+            fprintf(stderr, "p2pscope: cannot write %s: directory %s %s\n", path, dir, why);
         rc = PSC_EXIT_USAGE;
     }
     free(real);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,14 @@ psc_status_t psc_page_check_dir(const char *dir, const char *option, char *err, 
     if (!dir || !*dir) {
         snprintf(err, errlen, "empty %s directory: accepted a directory path", option);
         return PSC_ERR_INVALID;
+    }
+    {
+        const char *base = strrchr(dir, '/');
+
+        if (strlen(base ? base + 1 : dir) > NAME_MAX) {
+            snprintf(err, errlen, "cannot make %s %s: its name is longer than %d bytes", option, dir, NAME_MAX);
+            return PSC_ERR_INVALID;
+        }
     }
     if (stat(dir, &sb) == 0) {
         if (!S_ISDIR(sb.st_mode)) {

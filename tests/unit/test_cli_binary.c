@@ -315,6 +315,41 @@ static void test_topology_replays(void **state)
     psc__free(&r);
 }
 
+/* Output targets that cannot be written are refused before the run (exit 2 without a driver: the driver, 3, comes
+ * later): a parent that is a file, a symlink to a missing directory, a name over NAME_MAX; for each writer. */
+static void test_unwritable_targets_refused_first(void **state)
+{
+    char dir[] = "/tmp/psc-unw-XXXXXX", file[96], link[96], longname[400], arg[512];
+    const char *const opts[] = {"--json=", "--html=", "--csv=", "--svg=", "--save="};
+    int fd;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(file, sizeof(file), "%s/afile", dir);
+    assert_true((fd = open(file, O_CREAT | O_WRONLY, 0600)) >= 0);
+    close(fd);
+    snprintf(link, sizeof(link), "%s/dangling", dir);
+    assert_int_equal(symlink("missing/x.json", link), 0);
+    snprintf(longname, sizeof(longname), "%s/%0300d", dir, 0);
+    for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
+        const char *cmd = k == 4 ? "topo" : "bw";
+        const int is_dir = k == 2 || k == 3;
+
+        snprintf(arg, sizeof(arg), "%s%s/out", opts[k], file);
+        psc__expect_error((const char *[]){cmd, arg, NULL}, psc__no_driver, 2, is_dir ? "afile is missing or not writable"
+                                                                                      : "afile is not a directory");
+        if (!is_dir) {
+            snprintf(arg, sizeof(arg), "%s%s", opts[k], link);
+            psc__expect_error((const char *[]){cmd, arg, NULL}, psc__no_driver, 2, "/missing is missing or not writable");
+        }
+        snprintf(arg, sizeof(arg), "%s%s", opts[k], longname);
+        psc__expect_error((const char *[]){cmd, arg, NULL}, psc__no_driver, 2, "its name is longer than 255 bytes");
+    }
+    unlink(link);
+    unlink(file);
+    rmdir(dir);
+}
+
 /* P2PSCOPE_LOG with a level it does not know: warnings are logged, and that is said, naming the accepted levels. */
 static void test_log_level_unknown(void **state)
 {
@@ -646,6 +681,7 @@ int main(void)
         cmocka_unit_test(test_fake_gpus_inventory_and_failures),
         cmocka_unit_test(test_topology_replays),
         cmocka_unit_test(test_fake_gpus_every_command),
+        cmocka_unit_test(test_unwritable_targets_refused_first),
         cmocka_unit_test(test_log_level_unknown),
         cmocka_unit_test(test_stdout_write_errors),
         cmocka_unit_test(test_json_output_files),
