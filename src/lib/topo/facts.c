@@ -271,6 +271,26 @@ static const char *psc__archive_kind(const char *text, size_t len)
     return NULL;
 }
 
+/* A recording's facts from its hwloc tree, and from the captured /sys and /proc tree at path where is_dir. */
+static void psc__facts_from_tree(hwloc_topology_t t, const char *path, int is_dir, psc_facts_t *f)
+{
+    const char *dmi = hwloc_obj_get_info_by_name(hwloc_get_root_obj(t), "DMIProductName");
+    char listed[PSC_MAX_GPUS][PSC_BUSID_LEN];
+    int nlisted = is_dir ? psc__sysfs_driver_gpus(path, listed, PSC_MAX_GPUS) : 0;
+
+    f->host.numa_nodes = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+    if (dmi)
+        snprintf(f->host.machine, sizeof(f->host.machine), "%s", dmi);
+    psc__pci_list_gpus(t, f, (const char(*)[PSC_BUSID_LEN])listed, nlisted);
+    psc__pci_nvlinks_from_distances(t, f);
+    if (is_dir) {
+        psc__sysfs_host(path, &f->host);
+        for (int i = 0; i < f->ngpu; i++)
+            psc__sysfs_gpu(path, &f->gpu[i]);
+    }
+    psc__classify_pairs(t, f);
+}
+
 /* psc_facts_load into a fresh object f, which the caller keeps only on success (or PSC_ERR_NO_DEVICE). */
 static psc_status_t psc__facts_load_fresh(const char *path, psc_facts_t *f, char *errbuf, size_t errlen)
 {
@@ -326,25 +346,7 @@ static psc_status_t psc__facts_load_fresh(const char *path, psc_facts_t *f, char
         return st;
     snprintf(f->source, sizeof(f->source), "%s", path);
     f->has_driver = 0;
-    {
-        hwloc_topology_t t = psc_host_topo_hwloc(topo);
-        const char *dmi = hwloc_obj_get_info_by_name(hwloc_get_root_obj(t), "DMIProductName");
-
-        f->host.numa_nodes = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
-        if (dmi)
-            snprintf(f->host.machine, sizeof(f->host.machine), "%s", dmi);
-        char listed[PSC_MAX_GPUS][PSC_BUSID_LEN];
-        int nlisted = is_dir ? psc__sysfs_driver_gpus(path, listed, PSC_MAX_GPUS) : 0;
-
-        psc__pci_list_gpus(t, f, (const char(*)[PSC_BUSID_LEN])listed, nlisted);
-        psc__pci_nvlinks_from_distances(t, f);
-        if (is_dir) {
-            psc__sysfs_host(path, &f->host);
-            for (int i = 0; i < f->ngpu; i++)
-                psc__sysfs_gpu(path, &f->gpu[i]);
-        }
-        psc__classify_pairs(t, f);
-    }
+    psc__facts_from_tree(psc_host_topo_hwloc(topo), path, is_dir, f);
     psc__acs_summary(f);
     free(f->hwloc_xml);
     f->hwloc_xml = psc_host_topo_export_xml(topo);
