@@ -33,6 +33,25 @@ static int psc__copy_failed(psc_context_t *ctx, psc_status_t st, const psc_cli_o
                                                                                               : PSC_EXIT_ENV);
 }
 
+/*
+ * The command line's GPUs, sweep (-b/-e/-f), samples (-n) and --no-host into the fields that psc_copy_calibrate's
+ * and psc_copy_bench's options share; what was not given keeps its default.
+ */
+static void psc__copy_sweep(const psc_cli_opts_t *o, const int **devices, int *ndev, uint64_t *min_size,
+                            uint64_t *max_size, unsigned *factor, unsigned *samples, int *host)
+{
+    *devices = o->ndev ? o->devs : NULL;
+    *ndev = o->ndev;
+    if (o->sweep_min) {
+        *min_size = o->sweep_min;
+        *max_size = o->sweep_max;
+        *factor = o->sweep_factor;
+    }
+    if (o->samples_given)
+        *samples = o->measure.samples;
+    *host = !o->no_host;
+}
+
 static int psc__copy_calibrate(psc_context_t *ctx, const psc_cli_opts_t *o, double t0)
 {
     psc_device_info_t info[PSC_MAX_GPUS];
@@ -45,16 +64,7 @@ static int psc__copy_calibrate(psc_context_t *ctx, const psc_cli_opts_t *o, doub
     int rc = PSC_EXIT_OK, n;
 
     psc_copy_cal_opts_default(&co);
-    co.devices = o->ndev ? o->devs : NULL;
-    co.ndev = o->ndev;
-    if (o->sweep_min) {
-        co.min_size = o->sweep_min;
-        co.max_size = o->sweep_max;
-        co.factor = o->sweep_factor;
-    }
-    if (o->samples_given)
-        co.samples = o->measure.samples;
-    co.host = !o->no_host;
+    psc__copy_sweep(o, &co.devices, &co.ndev, &co.min_size, &co.max_size, &co.factor, &co.samples, &co.host);
     if (psc_cli_tables(o))
         fprintf(stderr, "p2pscope: timing every route of every path; this takes a while\n");
     st = psc_copy_calibrate(ctx, &co, &cal);
@@ -95,16 +105,7 @@ int psc_cmd_copy(psc_context_t *ctx, const psc_cli_opts_t *o)
     if (o->calibrate)
         return psc__copy_calibrate(ctx, o, t0);
     psc_copy_bench_opts_default(&bo);
-    bo.devices = o->ndev ? o->devs : NULL;
-    bo.ndev = o->ndev;
-    if (o->sweep_min) {
-        bo.min_size = o->sweep_min;
-        bo.max_size = o->sweep_max;
-        bo.factor = o->sweep_factor;
-    }
-    if (o->samples_given)
-        bo.samples = o->measure.samples;
-    bo.host = !o->no_host;
+    psc__copy_sweep(o, &bo.devices, &bo.ndev, &bo.min_size, &bo.max_size, &bo.factor, &bo.samples, &bo.host);
     bo.calibration = o->calibration;
     st = psc_copy_bench(ctx, &bo, &b);
     if (st != PSC_OK)
