@@ -210,8 +210,7 @@ static int psc__copy_bench_path(FILE *f, const psc_copy_bench_row_t *rows, int n
     t = psc_table_new((unsigned)n + 1, ncol);
     if (!t)
         return -1;
-    for (unsigned c = 0; c < ncol; c++)
-        psc_table_set(t, 0, c, "%s", heads[c]);
+    psc_table_header(t, heads, ncol);
     for (int i = 0; i < n; i++)
         psc__copy_bench_cells(t, (unsigned)i + 1, &rows[i]);
     psc_table_left_columns(t, 1);
@@ -333,10 +332,7 @@ static void psc__cal_path(FILE *f, const psc_calibration_t *cal, const int *idx,
     }
     psc_report_printf(f, "\n%s (%d route%s measured)\n", psc__path_text(r0->src, r0->dst, r0->stream_gpu, title,
                       sizeof(title)), n, n == 1 ? "" : "s");
-    psc_table_set(t, 0, 0, "sizes");
-    psc_table_set(t, 0, 1, "fastest route");
-    psc_table_set(t, 0, 2, "us at first size");
-    psc_table_set(t, 0, 3, "us at last size");
+    PSC_TABLE_HEADER(t, "sizes", "fastest route", "us at first size", "us at last size");
     for (int s = 0; s < ns;) {
         int e = s;
         char lo[24], hi[24], route[48];
