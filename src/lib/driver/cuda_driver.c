@@ -2,7 +2,6 @@
 #include "driver/cuda_driver.h"
 #include "driver/dl_table.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +22,9 @@ static const psc_dl_lib_t psc__cuda_lib = {
     .soname = "libcuda.so.1",
     .no_lib = "no NVIDIA driver: %s could not be loaded (%s); install the NVIDIA driver",
     .no_sym = "the CUDA driver in %s is too old: it has no %s (CUDA 12.0 or newer needed)",
+    .syms = &psc__cuda_gpa_sym,
+    .nsyms = 1,
+    .size = sizeof(psc__cuda_gpa_t),
 };
 
 static void *psc__cuda_lookup(void *arg, const psc_dl_sym_t *sym)
@@ -84,7 +86,6 @@ static void psc__cuda_init_message(const psc_cuda_t *cu, CUresult rc, const char
 
 psc_status_t psc_cuda_load(psc_cuda_t *cu, char *errbuf, size_t errlen)
 {
-    const size_t n = sizeof(psc__cuda_syms) / sizeof(psc__cuda_syms[0]);
     const psc_dl_sym_t *missing;
     psc__cuda_gpa_t t;
     psc_status_t st;
@@ -92,10 +93,9 @@ psc_status_t psc_cuda_load(psc_cuda_t *cu, char *errbuf, size_t errlen)
     int count = 0;
 
     memset(cu, 0, sizeof(*cu));
-    cu->handle = psc__dl_load(&psc__cuda_lib, &t, &psc__cuda_gpa_sym, 1, NULL, errbuf, errlen);
-    if (!cu->handle)
+    if (!(cu->handle = psc__dl_load(&psc__cuda_lib, &t, NULL, errbuf, errlen)))
         return PSC_ERR_NO_DRIVER;
-    missing = psc__dl_resolve(cu, psc__cuda_syms, n, psc__cuda_lookup, &t);
+    missing = psc__dl_resolve(cu, psc__cuda_syms, PSC_DL_COUNT(psc__cuda_syms), psc__cuda_lookup, &t);
     if (missing) {
         snprintf(errbuf, errlen, "the CUDA driver lacks %s (API version %d): update the NVIDIA driver",
                  missing->name, missing->version);
@@ -123,16 +123,13 @@ psc_status_t psc_cuda_load(psc_cuda_t *cu, char *errbuf, size_t errlen)
     return PSC_OK;
 
 err_close:
-    dlclose(cu->handle);
-    memset(cu, 0, sizeof(*cu));
+    psc_cuda_unload(cu);
     return st;
 }
 
 void psc_cuda_unload(psc_cuda_t *cu)
 {
-    if (cu->handle)
-        dlclose(cu->handle);
-    memset(cu, 0, sizeof(*cu));
+    psc__dl_unload(cu->handle, cu, sizeof(*cu));
 }
 
 const char *psc_cuda_error_text(const psc_cuda_t *cu, CUresult rc, char *buf, size_t len)

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void *psc__dl_sym(void *handle, const psc_dl_sym_t *sym)
 {
@@ -25,13 +26,13 @@ const psc_dl_sym_t *psc__dl_resolve(void *table, const psc_dl_sym_t *syms, size_
     return NULL;
 }
 
-void *psc__dl_load(const psc_dl_lib_t *lib, void *table, const psc_dl_sym_t *syms, size_t n, const char **path,
-                   char *why, size_t len)
+void *psc__dl_load(const psc_dl_lib_t *lib, void *table, const char **path, char *why, size_t len)
 {
     const char *file = getenv(lib->env);
     const psc_dl_sym_t *missing;
     void *handle;
 
+    memset(table, 0, lib->size);
     if (!file || !*file)
         file = lib->soname;
     handle = dlopen(file, RTLD_NOW | RTLD_LOCAL | lib->flags);
@@ -39,15 +40,22 @@ void *psc__dl_load(const psc_dl_lib_t *lib, void *table, const psc_dl_sym_t *sym
         snprintf(why, len, lib->no_lib, file, dlerror());
         return NULL;
     }
-    missing = psc__dl_resolve(table, syms, n, psc__dl_sym, handle);
+    missing = psc__dl_resolve(table, lib->syms, lib->nsyms, psc__dl_sym, handle);
     if (missing) {
         snprintf(why, len, lib->no_sym, file, missing->name);
-        dlclose(handle);
+        psc__dl_unload(handle, table, lib->size);
         return NULL;
     }
     if (path)
         *path = file;
     return handle;
+}
+
+void psc__dl_unload(void *handle, void *table, size_t size)
+{
+    if (handle)
+        dlclose(handle);
+    memset(table, 0, size);
 }
 
 void psc__dl_too_old(char *why, size_t len, const char *what, const char *have, const char *path, const char *need,

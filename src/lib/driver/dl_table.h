@@ -21,8 +21,9 @@ typedef struct {
 #define PSC_DL_SYM(type, field, sym, req) {.name = (sym), .required = (req), .offset = offsetof(type, field)}
 
 /*
- * Where a library comes from, and the two lines that say it is not usable.
- * Both are printf formats given two strings, the file named and the detail:
+ * Where a library comes from, the entry points resolved by dlsym into the
+ * loader's struct, and the two lines that say it is not usable. Both lines
+ * are printf formats given two strings, the file named and the detail:
  * no_lib gets dlerror()'s text, no_sym the missing symbol's name.
  */
 typedef struct {
@@ -31,7 +32,12 @@ typedef struct {
     int flags;          /* dlopen flags besides RTLD_NOW | RTLD_LOCAL (RTLD_NODELETE) */
     const char *no_lib;
     const char *no_sym;
+    const psc_dl_sym_t *syms;
+    size_t nsyms;
+    size_t size;        /* the loader's struct's: cleared before and after a failed load */
 } psc_dl_lib_t;
+
+#define PSC_DL_COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 /* An entry point's address, or NULL; arg is the lookup's own (dlsym's: the handle). */
 typedef void *(*psc_dl_lookup_t)(void *arg, const psc_dl_sym_t *sym);
@@ -48,12 +54,15 @@ const psc_dl_sym_t *psc__dl_resolve(void *table, const psc_dl_sym_t *syms, size_
                                     void *arg);
 
 /*
- * dlopen lib (its env variable's file, else its soname) and resolve n entry
- * points into table by dlsym. Returns the handle with *path (if not NULL) the file named;
- * NULL with one line in why (lib->no_lib or lib->no_sym) and nothing left open.
+ * dlopen lib (its env variable's file, else its soname) and resolve its entry
+ * points into table (cleared first) by dlsym. Returns the handle with *path
+ * (if not NULL) the file named; NULL with one line in why (lib->no_lib or
+ * lib->no_sym), nothing left open and the table cleared.
  */
-void *psc__dl_load(const psc_dl_lib_t *lib, void *table, const psc_dl_sym_t *syms, size_t n, const char **path,
-                   char *why, size_t len);
+void *psc__dl_load(const psc_dl_lib_t *lib, void *table, const char **path, char *why, size_t len);
+
+/* dlclose handle (NULL: none) and clear the loader's struct, size bytes. */
+void psc__dl_unload(void *handle, void *table, size_t size);
 
 /* "<what> <have> in <path> is too old: <need> or newer is needed; <hint>", into why. */
 void psc__dl_too_old(char *why, size_t len, const char *what, const char *have, const char *path, const char *need,

@@ -51,31 +51,31 @@ static const psc_dl_lib_t psc__nccl_lib = {
     .flags = RTLD_NODELETE,
     .no_lib = "no NCCL: %s could not be loaded (%s); " PSC__NCCL_HINT,
     .no_sym = "no usable NCCL: %s lacks %s; " PSC__NCCL_HINT,
+    .syms = psc__nccl_syms,
+    .nsyms = PSC_DL_COUNT(psc__nccl_syms),
+    .size = sizeof(psc_nccl_t),
 };
 
 psc_status_t psc__nccl_load(psc_nccl_t *nccl, char *why, size_t len)
 {
-    const size_t n = sizeof(psc__nccl_syms) / sizeof(psc__nccl_syms[0]);
     char have[32], need[32];
     const char *path = NULL;
     psc_ncclResult_t rc;
     int version = 0;
 
-    memset(nccl, 0, sizeof(*nccl));
-    nccl->handle = psc__dl_load(&psc__nccl_lib, nccl, psc__nccl_syms, n, &path, why, len);
-    if (!nccl->handle)
-        goto err_clear;
+    if (!(nccl->handle = psc__dl_load(&psc__nccl_lib, nccl, &path, why, len)))
+        return PSC_ERR_UNSUPPORTED;
     rc = nccl->get_version(&version);
     if (rc != PSC_NCCL_SUCCESS) {
         snprintf(why, len, "no usable NCCL: ncclGetVersion in %s failed: %s; " PSC__NCCL_HINT, path,
                  nccl->get_error_string(rc));
-        goto err_close;
+        goto err;
     }
     /* Codes before 2.9 (2708 for 2.7.8) are all below the minimum too. */
     if (version < PSC_NCCL_MIN_VERSION) {
         psc__dl_too_old(why, len, "NCCL", psc__nccl_version_string(version, have, sizeof(have)), path,
                         psc__nccl_version_string(PSC_NCCL_MIN_VERSION, need, sizeof(need)), PSC__NCCL_HINT);
-        goto err_close;
+        goto err;
     }
     nccl->version = version;
     snprintf(nccl->path, sizeof(nccl->path), "%s", path);
@@ -83,18 +83,14 @@ psc_status_t psc__nccl_load(psc_nccl_t *nccl, char *why, size_t len)
         why[0] = '\0';
     return PSC_OK;
 
-err_close:
-    dlclose(nccl->handle);
-err_clear:
-    memset(nccl, 0, sizeof(*nccl));
+err:
+    psc__nccl_unload(nccl);
     return PSC_ERR_UNSUPPORTED;
 }
 
 void psc__nccl_unload(psc_nccl_t *nccl)
 {
-    if (nccl->handle)
-        dlclose(nccl->handle);
-    memset(nccl, 0, sizeof(*nccl));
+    psc__dl_unload(nccl->handle, nccl, sizeof(*nccl));
 }
 
 psc_status_t psc__nccl_check(const psc_nccl_t *nccl, psc_ncclComm_t comm, psc_ncclResult_t rc,

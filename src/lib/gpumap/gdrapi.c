@@ -3,7 +3,6 @@
 #include "gpumap/gdrapi.h"
 #include "driver/dl_table.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,43 +21,36 @@ static const psc_dl_lib_t psc__gdr_lib = {
     .soname = "libgdrapi.so.2",
     .no_lib = "no libgdrapi: %s could not be loaded (%s); " PSC__GDR_HINT,
     .no_sym = "no usable libgdrapi: %s lacks %s (gdrcopy older than 2.4); " PSC__GDR_HINT,
+    .syms = psc__gdr_syms,
+    .nsyms = PSC_DL_COUNT(psc__gdr_syms),
+    .size = sizeof(psc_gdrapi_t),
 };
 
 psc_status_t psc__gdrapi_load(psc_gdrapi_t *api, char *why, size_t len)
 {
-    const size_t n = sizeof(psc__gdr_syms) / sizeof(psc__gdr_syms[0]);
     const char *path = NULL;
     int major = 0, minor = 0;
     char have[32];
 
-    memset(api, 0, sizeof(*api));
-    api->handle = psc__dl_load(&psc__gdr_lib, api, psc__gdr_syms, n, &path, why, len);
-    if (!api->handle)
-        goto err_clear;
+    if (!(api->handle = psc__dl_load(&psc__gdr_lib, api, &path, why, len)))
+        return PSC_ERR_UNSUPPORTED;
     api->runtime_version(&major, &minor);
     api->version = PSC_GDR_VERSION(major, minor);
     if (major < 0 || minor < 0 || api->version < PSC_GDR_MIN_VERSION) {
         snprintf(have, sizeof(have), "%d.%d", major, minor);
         psc__dl_too_old(why, len, "libgdrapi", have, path, "2.4", PSC__GDR_HINT);
-        goto err_close;
+        psc__gdrapi_unload(api);
+        return PSC_ERR_UNSUPPORTED;
     }
     snprintf(api->path, sizeof(api->path), "%s", path);
     if (len)
         why[0] = '\0';
     return PSC_OK;
-
-err_close:
-    dlclose(api->handle);
-err_clear:
-    memset(api, 0, sizeof(*api));
-    return PSC_ERR_UNSUPPORTED;
 }
 
 void psc__gdrapi_unload(psc_gdrapi_t *api)
 {
-    if (api->handle)
-        dlclose(api->handle);
-    memset(api, 0, sizeof(*api));
+    psc__dl_unload(api->handle, api, sizeof(*api));
 }
 
 psc_gdr_t psc__gdrapi_open(const psc_gdrapi_t *api, char *why, size_t len)
