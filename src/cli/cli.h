@@ -166,6 +166,10 @@ extern int psc_cli_stdout_errno; /* why JSON could not be written to stdout (0: 
 /* 1 when paths x and y name one file (same st_dev and st_ino; both must exist): an output that would replace an
  * input (--json=FILE over compare's run or --expect's file) is refused before anything runs. */
 int psc_cli_same_file(const char *x, const char *y);
+/* A run's start: the machine into sys, its GPUs' table on stdout (with tables), and the JSON run that begins with
+ * them (NULL without --json, or out of memory). */
+json_t *psc_cli_run_begin(psc_context_t *ctx, const psc_cli_opts_t *o, const char *command,
+                          const psc_device_info_t *info, int n, psc_system_info_t *sys);
 /* Stamp wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */
 int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc);
 

@@ -75,16 +75,12 @@ static int psc__copy_calibrate(psc_context_t *ctx, const psc_cli_opts_t *o, doub
         psc_report_printf(stderr, "p2pscope: %s\n", err);
         rc = psc_cli_exit_of(st, PSC_EXIT_FAILED);
     }
-    psc_system_info(ctx, &sys);
     n = psc__copy_devices(ctx, o, info);
-    if (psc_cli_tables(o)) {
-        psc_render_devices(stdout, &sys, info, n);
+    run = psc_cli_run_begin(ctx, o, "copy", info, n, &sys);
+    if (psc_cli_tables(o))
         psc_render_calibration(stdout, cal, st == PSC_OK ? o->calibrate : NULL);
-    }
-    if (o->json) {
-        run = psc_json_run_new("copy", &sys, info, n);
+    if (run)
         psc_json_run_add_calibration(run, cal, st == PSC_OK ? o->calibrate : NULL);
-    }
     rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
     json_decref(run);
     psc_calibration_free(cal);
@@ -113,16 +109,14 @@ int psc_cmd_copy(psc_context_t *ctx, const psc_cli_opts_t *o)
     for (int k = 0; k < b->nrow; k++)
         if (b->row[k].bad_bytes)
             rc = PSC_EXIT_FAILED;
-    psc_system_info(ctx, &sys);
     n = psc__copy_devices(ctx, o, info);
+    run = psc_cli_run_begin(ctx, o, "copy", info, n, &sys);
     if (psc_cli_tables(o)) {
-        psc_render_devices(stdout, &sys, info, n);
         psc_render_copy_bench(stdout, b);
-        fprintf(stdout, "\nwall time: %.1f s%s\n", psc_cli_now() - t0,
-                rc == PSC_EXIT_FAILED ? "; WRONG BYTES in a destination (check column)" : "");
+        psc_render_wall_time(stdout, psc_cli_now() - t0,
+                             rc == PSC_EXIT_FAILED ? "; WRONG BYTES in a destination (check column)" : "");
     }
-    if (o->json) {
-        run = psc_json_run_new("copy", &sys, info, n);
+    if (run) {
         psc_json_run_add_copy_bench(run, b);
         if (o->calibration)
             psc_json_run_set(run, "calibration_file", psc_json_str(o->calibration));

@@ -221,6 +221,11 @@ static unsigned psc__xfer_rows(psc_table_t *t, const psc_bw_result_t *res, size_
     return r;
 }
 
+void psc_render_wall_time(FILE *f, double wall_s, const char *note)
+{
+    fprintf(f, "\nwall time: %.1f s%s\n", wall_s, note);
+}
+
 int psc_render_test_head(FILE *f, const char *name, const char *title, size_t n, int min_gpus)
 {
     psc_report_printf(f, "\n%s: %s\n", name, title);
