@@ -116,6 +116,22 @@ int psc_cmd_ipc_job(const psc_cli_opts_t *o, struct psc_cli_job *job, int *argc,
 int psc_cli_parse_devices(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen);
 /* --json[=FILE] (arg NULL: stdout) into o->json and o->json_path; 0 or PSC_EXIT_USAGE for an empty FILE. */
 int psc_cli_parse_json(psc_cli_opts_t *o, const char *arg, char *err, size_t errlen);
+/*
+ * One group of options (option_parse.c): 0, a PSC_EXIT_* code with err set, or PSC_CLI_NOT_MINE for an option
+ * not of the group. name is the option as typed, for messages.
+ */
+enum { PSC_CLI_NOT_MINE = -1 };
+typedef int (*psc_cli_option_group_t)(int c, const char *arg, const char *name, psc_cli_opts_t *o, char *err,
+                                      size_t errlen);
+/* The first of the n groups that takes option c: its answer, or PSC_CLI_NOT_MINE. */
+int psc_cli_option_groups(const psc_cli_option_group_t *groups, size_t n, int c, const char *arg, const char *name,
+                          psc_cli_opts_t *o, char *err, size_t errlen);
+/* The group of -h (o->help) and -V (o->version). */
+int psc_cli_help_option(int c, const char *arg, const char *name, psc_cli_opts_t *o, char *err, size_t errlen);
+/* A whole number 0 to max, digits only (no sign or space); 0, or -1 and *out untouched. */
+int psc_cli_uint(const char *s, unsigned long max, unsigned long *out);
+/* A decimal number lo to hi, the whole word (nan and inf fail); 0, or -1 and *out untouched. */
+int psc_cli_double(const char *s, double lo, double hi, double *out);
 /* `p2pscope coll [COLLECTIVE] [nccl-tests' options]`: parsed apart (coll_options.c: -d is the type there). */
 int psc_cli_parse_coll(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);
 void psc_cli_usage_coll(void);
@@ -150,6 +166,10 @@ extern int psc_cli_stdout_errno; /* why JSON could not be written to stdout (0: 
 /* 1 when paths x and y name one file (same st_dev and st_ino; both must exist): an output that would replace an
  * input (--json=FILE over compare's run or --expect's file) is refused before anything runs. */
 int psc_cli_same_file(const char *x, const char *y);
+/* A run's start: the machine into sys, its GPUs' table on stdout (with tables), and the JSON run that begins with
+ * them (NULL without --json, or out of memory). */
+json_t *psc_cli_run_begin(psc_context_t *ctx, const psc_cli_opts_t *o, const char *command,
+                          const psc_device_info_t *info, int n, psc_system_info_t *sys);
 /* Stamp wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */
 int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc);
 

@@ -33,6 +33,25 @@ static int psc__copy_failed(psc_context_t *ctx, psc_status_t st, const psc_cli_o
                                                                                               : PSC_EXIT_ENV);
 }
 
+/*
+ * The command line's GPUs, sweep (-b/-e/-f), samples (-n) and --no-host into the fields that psc_copy_calibrate's
+ * and psc_copy_bench's options share; what was not given keeps its default.
+ */
+static void psc__copy_sweep(const psc_cli_opts_t *o, const int **devices, int *ndev, uint64_t *min_size,
+                            uint64_t *max_size, unsigned *factor, unsigned *samples, int *host)
+{
+    *devices = o->ndev ? o->devs : NULL;
+    *ndev = o->ndev;
+    if (o->sweep_min) {
+        *min_size = o->sweep_min;
+        *max_size = o->sweep_max;
+        *factor = o->sweep_factor;
+    }
+    if (o->samples_given)
+        *samples = o->measure.samples;
+    *host = !o->no_host;
+}
+
 static int psc__copy_calibrate(psc_context_t *ctx, const psc_cli_opts_t *o, double t0)
 {
     psc_device_info_t info[PSC_MAX_GPUS];
@@ -45,16 +64,7 @@ static int psc__copy_calibrate(psc_context_t *ctx, const psc_cli_opts_t *o, doub
     int rc = PSC_EXIT_OK, n;
 
     psc_copy_cal_opts_default(&co);
-    co.devices = o->ndev ? o->devs : NULL;
-    co.ndev = o->ndev;
-    if (o->sweep_min) {
-        co.min_size = o->sweep_min;
-        co.max_size = o->sweep_max;
-        co.factor = o->sweep_factor;
-    }
-    if (o->samples_given)
-        co.samples = o->measure.samples;
-    co.host = !o->no_host;
+    psc__copy_sweep(o, &co.devices, &co.ndev, &co.min_size, &co.max_size, &co.factor, &co.samples, &co.host);
     if (psc_cli_tables(o))
         fprintf(stderr, "p2pscope: timing every route of every path; this takes a while\n");
     st = psc_copy_calibrate(ctx, &co, &cal);
@@ -65,16 +75,12 @@ static int psc__copy_calibrate(psc_context_t *ctx, const psc_cli_opts_t *o, doub
         psc_report_printf(stderr, "p2pscope: %s\n", err);
         rc = psc_cli_exit_of(st, PSC_EXIT_FAILED);
     }
-    psc_system_info(ctx, &sys);
     n = psc__copy_devices(ctx, o, info);
-    if (psc_cli_tables(o)) {
-        psc_render_devices(stdout, &sys, info, n);
+    run = psc_cli_run_begin(ctx, o, "copy", info, n, &sys);
+    if (psc_cli_tables(o))
         psc_render_calibration(stdout, cal, st == PSC_OK ? o->calibrate : NULL);
-    }
-    if (o->json) {
-        run = psc_json_run_new("copy", &sys, info, n);
+    if (run)
         psc_json_run_add_calibration(run, cal, st == PSC_OK ? o->calibrate : NULL);
-    }
     rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
     json_decref(run);
     psc_calibration_free(cal);
@@ -95,16 +101,7 @@ int psc_cmd_copy(psc_context_t *ctx, const psc_cli_opts_t *o)
     if (o->calibrate)
         return psc__copy_calibrate(ctx, o, t0);
     psc_copy_bench_opts_default(&bo);
-    bo.devices = o->ndev ? o->devs : NULL;
-    bo.ndev = o->ndev;
-    if (o->sweep_min) {
-        bo.min_size = o->sweep_min;
-        bo.max_size = o->sweep_max;
-        bo.factor = o->sweep_factor;
-    }
-    if (o->samples_given)
-        bo.samples = o->measure.samples;
-    bo.host = !o->no_host;
+    psc__copy_sweep(o, &bo.devices, &bo.ndev, &bo.min_size, &bo.max_size, &bo.factor, &bo.samples, &bo.host);
     bo.calibration = o->calibration;
     st = psc_copy_bench(ctx, &bo, &b);
     if (st != PSC_OK)
@@ -112,16 +109,14 @@ int psc_cmd_copy(psc_context_t *ctx, const psc_cli_opts_t *o)
     for (int k = 0; k < b->nrow; k++)
         if (b->row[k].bad_bytes)
             rc = PSC_EXIT_FAILED;
-    psc_system_info(ctx, &sys);
     n = psc__copy_devices(ctx, o, info);
+    run = psc_cli_run_begin(ctx, o, "copy", info, n, &sys);
     if (psc_cli_tables(o)) {
-        psc_render_devices(stdout, &sys, info, n);
         psc_render_copy_bench(stdout, b);
-        fprintf(stdout, "\nwall time: %.1f s%s\n", psc_cli_now() - t0,
-                rc == PSC_EXIT_FAILED ? "; WRONG BYTES in a destination (check column)" : "");
+        psc_render_wall_time(stdout, psc_cli_now() - t0,
+                             rc == PSC_EXIT_FAILED ? "; WRONG BYTES in a destination (check column)" : "");
     }
-    if (o->json) {
-        run = psc_json_run_new("copy", &sys, info, n);
+    if (run) {
         psc_json_run_add_copy_bench(run, b);
         if (o->calibration)
             psc_json_run_set(run, "calibration_file", psc_json_str(o->calibration));

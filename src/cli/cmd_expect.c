@@ -62,32 +62,41 @@ static int psc__end(psc_expect_t *e, psc_expect_result_t *r, psc_status_t st, co
     return rc;
 }
 
-int psc_cli_expect_bw(psc_expect_t *e, const psc_bw_suite_t *s, const psc_cli_opts_t *o, json_t *run, int rc)
+/* Which results psc__expect checks. */
+typedef enum { PSC__EXPECT_BW, PSC__EXPECT_LAT, PSC__EXPECT_COLL } psc__expect_kind_t;
+
+/* The run's results (what kind says they are) against e; rc as it stands when there is no e. */
+static int psc__expect(psc_expect_t *e, psc__expect_kind_t kind, const void *results, const psc_cli_opts_t *o,
+                       json_t *run, int rc)
 {
     psc_expect_result_t *r;
+    psc_status_t st;
 
     if (!e)
         return rc;
     r = psc_expect_result_new(e);
-    return psc__end(e, r, r ? psc_expect_check_bw(e, s, r) : PSC_ERR_NO_MEMORY, o, run, rc);
+    if (!r)
+        st = PSC_ERR_NO_MEMORY;
+    else if (kind == PSC__EXPECT_BW)
+        st = psc_expect_check_bw(e, results, r);
+    else if (kind == PSC__EXPECT_LAT)
+        st = psc_expect_check_lat(e, results, r);
+    else
+        st = psc_expect_check_coll(e, results, r);
+    return psc__end(e, r, st, o, run, rc);
+}
+
+int psc_cli_expect_bw(psc_expect_t *e, const psc_bw_suite_t *s, const psc_cli_opts_t *o, json_t *run, int rc)
+{
+    return psc__expect(e, PSC__EXPECT_BW, s, o, run, rc);
 }
 
 int psc_cli_expect_lat(psc_expect_t *e, const psc_lat_suite_t *s, const psc_cli_opts_t *o, json_t *run, int rc)
 {
-    psc_expect_result_t *r;
-
-    if (!e)
-        return rc;
-    r = psc_expect_result_new(e);
-    return psc__end(e, r, r ? psc_expect_check_lat(e, s, r) : PSC_ERR_NO_MEMORY, o, run, rc);
+    return psc__expect(e, PSC__EXPECT_LAT, s, o, run, rc);
 }
 
 int psc_cli_expect_coll(psc_expect_t *e, const psc_coll_report_t *c, const psc_cli_opts_t *o, json_t *run, int rc)
 {
-    psc_expect_result_t *r;
-
-    if (!e)
-        return rc;
-    r = psc_expect_result_new(e);
-    return psc__end(e, r, r ? psc_expect_check_coll(e, c, r) : PSC_ERR_NO_MEMORY, o, run, rc);
+    return psc__expect(e, PSC__EXPECT_COLL, c, o, run, rc);
 }

@@ -80,19 +80,15 @@ int psc_cmd_ipc_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *devs
                                        : PSC_EXIT_ENV);
     }
     rc = psc_ipc_report_nfailed(r) ? PSC_EXIT_FAILED : PSC_EXIT_OK;
-    psc_system_info(ctx, &sys);
     ngpu = psc__ipc_gpus(ctx, r->gpu, r->nranks, info);
+    run = psc_cli_run_begin(ctx, o, "ipc", info, ngpu, &sys);
     if (psc_cli_tables(o)) {
-        psc_render_devices(stdout, &sys, info, ngpu);
         psc_render_ipc(stdout, r);
-        fprintf(stdout, "\nwall time: %.1f s%s\n", psc_cli_now() - t0,
-                rc == PSC_EXIT_FAILED ? "; a pair FAILED (see its line under its method's tables)" : "");
+        psc_render_wall_time(stdout, psc_cli_now() - t0,
+                             rc == PSC_EXIT_FAILED ? "; a pair FAILED (see its line under its method's tables)" : "");
     }
-    if (o->json) {
-        run = psc_json_run_new("ipc", &sys, info, ngpu);
-        if (run) /* a part that could not be added marks the run incomplete: finishing it then fails */
-            (void)psc_json_run_add_ipc(run, r, &io, r->gpu, r->nranks);
-    }
+    if (run) /* a part that could not be added marks the run incomplete: finishing it then fails */
+        (void)psc_json_run_add_ipc(run, r, &io, r->gpu, r->nranks);
     if (o->json && !run)
         rc = psc_cli_write_json(NULL, o);
     else

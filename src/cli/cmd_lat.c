@@ -52,18 +52,15 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
         return psc_cli_exit_of(st, st == PSC_ERR_INVALID ? PSC_EXIT_USAGE : PSC_EXIT_ENV);
     }
     rc = s->nfailed ? PSC_EXIT_FAILED : PSC_EXIT_OK;
-    psc_system_info(ctx, &sys);
     for (int i = 0; i < s->ndev; i++)
         psc_device_info(ctx, s->devices[i], &info[i]);
+    run = psc_cli_run_begin(ctx, o, "lat", info, s->ndev, &sys);
     if (tables) {
-        psc_render_devices(stdout, &sys, info, s->ndev);
         psc_render_lat_timers(stdout, s->gpu_timer_ns, s->host_timer_ns);
         psc_render_lat_suite(stdout, s);
     }
-    if (o->json) {
-        run = psc_json_run_new("lat", &sys, info, s->ndev);
+    if (run)
         psc_json_run_add_lat_suite(run, s);
-    }
     rc = psc_cli_expect_lat(expect, s, o, run, rc);
     rc = psc_cli_write_run(run, o, psc_cli_now() - t0, rc);
     rc = psc_cli_write_page(o, "lat", &sys, info, s->ndev, NULL, s, NULL, NULL, 0, psc_cli_now() - t0, rc);

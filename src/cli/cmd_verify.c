@@ -52,19 +52,16 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
         fprintf(stderr, "p2pscope: no path could run in pass %u; the stress run stops\n", s->stress.idle_pass);
     if (s->load_stop_error[0])
         psc_report_printf(stderr, "p2pscope: the background traffic failed: %s\n", s->load_stop_error);
-    psc_system_info(ctx, &sys);
     for (int i = 0; i < s->ndev; i++)
         psc_device_info(ctx, s->devices[i], &info[i]);
+    run = psc_cli_run_begin(ctx, o, "verify", info, s->ndev, &sys);
     if (tables) {
-        psc_render_devices(stdout, &sys, info, s->ndev);
         if (s->nload)
             psc_render_load(stdout, s->load, s->nload);
         psc_render_verify(stdout, s->paths, s->npaths, psc_cli_now() - t0);
     }
-    if (o->json) {
-        run = psc_json_run_new("verify", &sys, info, s->ndev);
+    if (run)
         psc_json_run_add_verify_suite(run, s, o->verify.seed);
-    }
     if (s->findings) { /* the suite ran the doctor: wrong data between two GPUs is its p2p_corrupts finding */
         if (tables)
             psc_render_findings_of_rule(stdout, s->findings, s->nfindings, "p2p_corrupts");

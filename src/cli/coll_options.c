@@ -191,9 +191,6 @@ static int psc__collective(const char *word, int *coll)
 
 #define PSC__BAD(...) (snprintf(err, errlen, __VA_ARGS__), PSC_EXIT_USAGE)
 
-/* What an option group's function returns for an option that is not in its group. */
-enum { PSC__COLL_NOT_MINE = -1 };
-
 /* nccl-tests' sizes and counts: -b -e -i (the sizes), -f, -n -m -w -c (operations and checks), -g -t (GPUs, threads). */
 static int psc__coll_count_option(int c, const char *arg, const char *name, psc_cli_opts_t *o, char *err,
                                   size_t errlen)
@@ -231,7 +228,7 @@ static int psc__coll_count_option(int c, const char *arg, const char *name, psc_
                                                   "-g for more GPUs, mpirun for more processes)", name, arg)
                                        : 0;
     default:
-        return PSC__COLL_NOT_MINE;
+        return PSC_CLI_NOT_MINE;
     }
 }
 
@@ -259,17 +256,10 @@ static int psc__coll_kind_option(int c, const char *arg, const char *name, psc_c
         return psc__int(arg, 0, 2, &co->blocking)
                    ? PSC__BAD("bad %s '%s': accepted 0, 1 (wait and meet after each operation) or 2 (wait)", name, arg)
                    : 0;
-    case 'T': {
-        char *end;
-        double t;
-
-        errno = 0;
-        t = strtod(arg, &end);
-        if (errno || *end || end == arg || !(t >= 0 && t <= 1e6))
-            return PSC__BAD("bad %s '%s': accepted seconds from 0 (no limit) to 1e6", name, arg);
-        co->timeout_s = t;
-        return 0;
-    }
+    case 'T':
+        return psc_cli_double(arg, 0, 1e6, &co->timeout_s)
+                   ? PSC__BAD("bad %s '%s': accepted seconds from 0 (no limit) to 1e6", name, arg)
+                   : 0;
     case 'G':
         return psc__int(arg, 0, 100000, &co->graph_launches) ? PSC__BAD("bad %s '%s': accepted 0 to 100000", name, arg)
                                                               : 0;
@@ -278,7 +268,7 @@ static int psc__coll_kind_option(int c, const char *arg, const char *name, psc_c
                                                             "3 (max)", name, arg)
                                                   : 0;
     default:
-        return PSC__COLL_NOT_MINE;
+        return PSC_CLI_NOT_MINE;
     }
 }
 
@@ -314,36 +304,29 @@ static int psc__coll_own_option(int c, const char *arg, const char *name, psc_cl
             return PSC__BAD("bad %s '%s': accepted nccl, p2pscope or all", name, arg);
         return 0;
     case OPT_SEED: {
-        char *end;
         unsigned long s;
 
-        errno = 0;
-        s = strtoul(arg, &end, 10);
-        if (errno || *end || *arg < '0' || *arg > '9' || s > 0xffffffffu)
+        if (psc_cli_uint(arg, 0xffffffffu, &s) != 0)
             return PSC__BAD("bad %s '%s': accepted 0 to 4294967295", name, arg);
         co->seed = (uint32_t)s;
         return 0;
     }
     default:
-        return PSC__COLL_NOT_MINE;
+        return PSC_CLI_NOT_MINE;
     }
 }
 
 /* One option from getopt: handed to its group; -h, a missing value and an unknown option here. */
 static int psc__coll_option(int c, const char *arg, const char *name, psc_cli_opts_t *o, char *err, size_t errlen)
 {
-    static int (*const groups[])(int, const char *, const char *, psc_cli_opts_t *, char *, size_t) = {
-        psc__coll_count_option, psc__coll_kind_option, psc__coll_own_option,
+    static const psc_cli_option_group_t groups[] = {
+        psc__coll_count_option, psc__coll_kind_option, psc__coll_own_option, psc_cli_help_option,
     };
+    int rc = psc_cli_option_groups(groups, sizeof(groups) / sizeof(groups[0]), c, arg, name, o, err, errlen);
 
-    for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
-        int rc = groups[g](c, arg, name, o, err, errlen);
-
-        if (rc != PSC__COLL_NOT_MINE)
-            return rc;
-    }
+    if (rc != PSC_CLI_NOT_MINE)
+        return rc;
     switch (c) {
-    case 'h': o->help = 1; return 0;
     case ':': return PSC__BAD("%s needs a value (see p2pscope coll --help)", name);
     default: return PSC__BAD("unknown option '%s' for coll: " PSC__COLL_ACCEPTED, name);
     }

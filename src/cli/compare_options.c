@@ -1,9 +1,7 @@
 /* compare's command line, parsed apart from the measuring commands: two file names and its own few options. */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -44,27 +42,19 @@ static int psc__cmp_unknown(char **argv, char *err, size_t errlen)
 /* One getopt result (an operand is c == 1): 0, or PSC_EXIT_USAGE with err set. */
 static int psc__cmp_option(int c, char **argv, psc_cli_opts_t *o, psc__cmp_files_t *files, char *err, size_t errlen)
 {
-    char *end;
-
+    if (psc_cli_help_option(c, optarg, NULL, o, err, errlen) != PSC_CLI_NOT_MINE)
+        return 0;
     switch (c) {
     case 1:
         return psc__cmp_add_file(files, optarg, err, errlen);
     case OPT_CMP_FAIL_ABOVE:
-        errno = 0;
-        o->fail_above = strtod(optarg, &end);
-        if (errno || *end || end == optarg || !(o->fail_above >= 0 && o->fail_above <= 1e6)) {
+        if (psc_cli_double(optarg, 0, 1e6, &o->fail_above) != 0) {
             snprintf(err, errlen, "bad --fail-above '%.40s': accepted a percentage from 0 to 1000000, e.g. 5", optarg);
             return PSC_EXIT_USAGE;
         }
         return 0;
     case OPT_CMP_JSON:
         return psc_cli_parse_json(o, optarg, err, errlen);
-    case 'h':
-        o->help = 1;
-        return 0;
-    case 'V':
-        o->version = 1;
-        return 0;
     case ':':
         snprintf(err, errlen, "option --fail-above needs a value: %s", psc__cmp_usage);
         return PSC_EXIT_USAGE;

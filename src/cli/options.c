@@ -56,21 +56,6 @@ static const struct option psc__long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int psc__uint(const char *s, unsigned long max, unsigned long *out)
-{
-    unsigned long v;
-    char *end;
-
-    if (!s || *s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    v = strtoul(s, &end, 10);
-    if (errno || *end || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /*
  * Split a comma list into items, each handed to one(); any length, and an
  * empty list or an empty item (",", "a,,b", "a,") is a usage error naming what.
@@ -130,7 +115,7 @@ static int psc__add_device(psc_cli_opts_t *o, const char *tok, char *err, size_t
 {
     unsigned long v;
 
-    if (psc__uint(tok, PSC_CLI_MAX_DEVS - 1, &v) != 0) {
+    if (psc_cli_uint(tok, PSC_CLI_MAX_DEVS - 1, &v) != 0) {
         snprintf(err, errlen, "bad GPU index '%.40s' in --devices: accepted a comma list of indexes 0 to %d, e.g. 0,1, or 'all'",
                  tok, PSC_CLI_MAX_DEVS - 1);
         return PSC_EXIT_USAGE;
@@ -191,13 +176,6 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
     return PSC_EXIT_USAGE;
 }
 
-/* What an option group's function returns for an option that is not in its group. */
-enum { PSC__NOT_MINE = -1 };
-
-/* One group of options: 0, a PSC_EXIT_* code with err set, or PSC__NOT_MINE. */
-typedef int (*psc__option_group_t)(int c, const char *arg, const char *optname, psc_cli_opts_t *o, char *err,
-                                   size_t errlen);
-
 /* What is measured: the tests (-t, -l), the GPUs (-d), one size (-s) or a sweep (-b, -e, -f). */
 static int psc__what_option(int c, const char *arg, const char *optname, psc_cli_opts_t *o, char *err, size_t errlen)
 {
@@ -225,7 +203,7 @@ static int psc__what_option(int c, const char *arg, const char *optname, psc_cli
         }
         return 0;
     case 'f':
-        if (psc__uint(arg, 1024, &v) != 0 || v < 2) {
+        if (psc_cli_uint(arg, 1024, &v) != 0 || v < 2) {
             snprintf(err, errlen, "bad --step-factor '%s': accepted 2 to 1024", arg);
             return PSC_EXIT_USAGE;
         }
@@ -235,7 +213,7 @@ static int psc__what_option(int c, const char *arg, const char *optname, psc_cli
         o->list_tests = 1;
         return 0;
     default:
-        return PSC__NOT_MINE;
+        return PSC_CLI_NOT_MINE;
     }
 }
 
@@ -244,41 +222,38 @@ static int psc__measure_option(int c, const char *arg, const char *optname, psc_
                                size_t errlen)
 {
     unsigned long v;
-    char *end;
 
     (void)optname;
     switch (c) {
     case OPT_HOST_NODE:
-        if (psc__uint(arg, 4095, &v) != 0) {
+        if (psc_cli_uint(arg, 4095, &v) != 0) {
             snprintf(err, errlen, "bad --host-node '%s': accepted a NUMA node number (0, 1, ...)", arg);
             return PSC_EXIT_USAGE;
         }
         o->measure.host_node = (int)v;
         return 0;
     case OPT_MAX_SAMPLES:
-        if (psc__uint(arg, PSC_MAX_SAMPLES, &v) != 0 || v < 1) {
+        if (psc_cli_uint(arg, PSC_MAX_SAMPLES, &v) != 0 || v < 1) {
             snprintf(err, errlen, "bad --max-samples '%s': accepted 1 to %d", arg, PSC_MAX_SAMPLES);
             return PSC_EXIT_USAGE;
         }
         o->measure.max_samples = (unsigned)v;
         return 0;
     case OPT_STABLE:
-        errno = 0;
-        o->measure.stable_pct = strtod(arg, &end);
-        if (errno || *end || end == arg || !(o->measure.stable_pct >= 0 && o->measure.stable_pct <= 100)) {
+        if (psc_cli_double(arg, 0, 100, &o->measure.stable_pct) != 0) {
             snprintf(err, errlen, "bad --stable '%s': accepted a percentage from 0 to 100", arg);
             return PSC_EXIT_USAGE;
         }
         return 0;
     case 'i':
-        if (psc__uint(arg, 100000, &v) != 0 || v < 1) {
+        if (psc_cli_uint(arg, 100000, &v) != 0 || v < 1) {
             snprintf(err, errlen, "bad --iterations '%s': accepted 1 to 100000", arg);
             return PSC_EXIT_USAGE;
         }
         o->measure.iterations = (unsigned)v;
         return 0;
     case 'n':
-        if (psc__uint(arg, PSC_MAX_SAMPLES, &v) != 0 || v < 1) {
+        if (psc_cli_uint(arg, PSC_MAX_SAMPLES, &v) != 0 || v < 1) {
             snprintf(err, errlen, "bad --samples '%s': accepted 1 to %d", arg, PSC_MAX_SAMPLES);
             return PSC_EXIT_USAGE;
         }
@@ -286,21 +261,21 @@ static int psc__measure_option(int c, const char *arg, const char *optname, psc_
         o->samples_given = 1;
         return 0;
     case 'w':
-        if (psc__uint(arg, 100, &v) != 0) {
+        if (psc_cli_uint(arg, 100, &v) != 0) {
             snprintf(err, errlen, "bad --warmup '%s': accepted 0 to 100", arg);
             return PSC_EXIT_USAGE;
         }
         o->measure.warmup = (unsigned)v;
         return 0;
     case OPT_GATE_TIMEOUT:
-        if (psc__uint(arg, 600000, &v) != 0 || v < 1) {
+        if (psc_cli_uint(arg, 600000, &v) != 0 || v < 1) {
             snprintf(err, errlen, "bad --gate-timeout '%s': accepted 1 to 600000 (milliseconds)", arg);
             return PSC_EXIT_USAGE;
         }
         o->measure.gate_timeout_ms = (double)v;
         return 0;
     default:
-        return PSC__NOT_MINE;
+        return PSC_CLI_NOT_MINE;
     }
 }
 
@@ -337,7 +312,7 @@ static int psc__output_option(int c, const char *arg, const char *optname, psc_c
         o->identify = 1;
         return 0;
     default:
-        return PSC__NOT_MINE;
+        return PSC_CLI_NOT_MINE;
     }
 }
 
@@ -372,7 +347,7 @@ static int psc__verify_option(int c, const char *arg, const char *optname, psc_c
     (void)optname;
     switch (c) {
     case OPT_SECONDS:
-        if (psc__uint(arg, 86400, &v) != 0 || v < 1) {
+        if (psc_cli_uint(arg, 86400, &v) != 0 || v < 1) {
             snprintf(err, errlen, "bad --seconds '%s': accepted 1 to 86400", arg);
             return PSC_EXIT_USAGE;
         }
@@ -395,7 +370,7 @@ static int psc__verify_option(int c, const char *arg, const char *optname, psc_c
     case OPT_TEST_FAULT:
         return psc__test_fault(arg, o, err, errlen);
     default:
-        return PSC__NOT_MINE;
+        return PSC_CLI_NOT_MINE;
     }
 }
 
@@ -404,7 +379,6 @@ static int psc__copy_ipc_option(int c, const char *arg, const char *optname, psc
                                 size_t errlen)
 {
     unsigned long v;
-    char *end;
 
     switch (c) {
     case OPT_CALIBRATE:
@@ -423,7 +397,7 @@ static int psc__copy_ipc_option(int c, const char *arg, const char *optname, psc
         return psc__each_item(arg, "method", "legacy, vmm_fd, vmm_fabric (comma separated)", psc__add_method, o,
                               err, errlen);
     case OPT_ROUND_TRIPS:
-        if (psc__uint(arg, 1000000, &v) != 0 || v < 1) {
+        if (psc_cli_uint(arg, 1000000, &v) != 0 || v < 1) {
             snprintf(err, errlen, "bad --round-trips '%s': accepted 1 to 1000000", arg);
             return PSC_EXIT_USAGE;
         }
@@ -433,39 +407,29 @@ static int psc__copy_ipc_option(int c, const char *arg, const char *optname, psc
         o->no_local = 1;
         return 0;
     case OPT_TIMEOUT:
-        errno = 0;
-        o->timeout_s = strtod(arg, &end);
         /* psc_ipc_run's range, 1 ms to an hour; "nan" and "inf" fail it. */
-        if (errno || *end || end == arg || !(o->timeout_s >= 0.001 && o->timeout_s <= 3600)) {
+        if (psc_cli_double(arg, 0.001, 3600, &o->timeout_s) != 0) {
             snprintf(err, errlen, "bad --timeout '%s': accepted 0.001 to 3600 (seconds)", arg);
             return PSC_EXIT_USAGE;
         }
         return 0;
     default:
-        return PSC__NOT_MINE;
+        return PSC_CLI_NOT_MINE;
     }
 }
 
 /* One option from getopt: handed to its group; -h, -V, a missing value and an unknown option here. */
 static int psc__option(int c, const char *arg, const char *optname, psc_cli_opts_t *o, char *err, size_t errlen)
 {
-    static const psc__option_group_t groups[] = {
-        psc__what_option, psc__measure_option, psc__output_option, psc__verify_option, psc__copy_ipc_option,
+    static const psc_cli_option_group_t groups[] = {
+        psc__what_option,   psc__measure_option,  psc__output_option,
+        psc__verify_option, psc__copy_ipc_option, psc_cli_help_option,
     };
+    int rc = psc_cli_option_groups(groups, sizeof(groups) / sizeof(groups[0]), c, arg, optname, o, err, errlen);
 
-    for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
-        int rc = groups[g](c, arg, optname, o, err, errlen);
-
-        if (rc != PSC__NOT_MINE)
-            return rc;
-    }
+    if (rc != PSC_CLI_NOT_MINE)
+        return rc;
     switch (c) {
-    case 'h':
-        o->help = 1;
-        return 0;
-    case 'V':
-        o->version = 1;
-        return 0;
     case ':':
         snprintf(err, errlen, "option %s needs a value (see p2pscope --help)", optname);
         return PSC_EXIT_USAGE;

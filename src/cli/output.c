@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "report/json.h"
+#include "report/render.h"
 
 double psc_cli_now(void)
 {
@@ -52,6 +53,15 @@ int psc_cli_write_json(const json_t *doc, const psc_cli_opts_t *o)
         return psc_cli_exit_of(st, PSC_EXIT_FAILED);
     }
     return PSC_EXIT_OK;
+}
+
+json_t *psc_cli_run_begin(psc_context_t *ctx, const psc_cli_opts_t *o, const char *command,
+                          const psc_device_info_t *info, int n, psc_system_info_t *sys)
+{
+    psc_system_info(ctx, sys);
+    if (psc_cli_tables(o))
+        psc_render_devices(stdout, sys, info, n);
+    return o->json ? psc_json_run_new(command, sys, info, n) : NULL;
 }
 
 int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc)

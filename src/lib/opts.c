@@ -15,11 +15,11 @@
 
 #define PSC__COPY_MAX_BYTES (1ull << 40) /* 1 TiB, as psc_size_parse */
 
-/* Each struct's defaults, every field. */
-static void psc__measure_opts_fill(psc_measure_opts_t *o)
+/* Each struct's defaults, the fields that are not zero (psc__defaults clears the rest and sets struct_size). */
+static void psc__measure_opts_fill(void *p)
 {
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
+    psc_measure_opts_t *o = p;
+
     o->size = 0;        /* each test's own */
     o->iterations = 0;  /* enough copies for about 256 MiB a sample */
     o->warmup = 1;
@@ -32,30 +32,31 @@ static void psc__measure_opts_fill(psc_measure_opts_t *o)
     o->verify = 1;
 }
 
-static void psc__lat_opts_fill(psc_lat_opts_t *o)
+static void psc__lat_opts_fill(void *p)
 {
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
+    psc_lat_opts_t *o = p;
+
     o->samples = 64;
     o->hops = 1024;
     o->copies = 100;
     o->timeout_ms = 2000;
 }
 
-static void psc__verify_opts_fill(psc_verify_opts_t *o)
+static void psc__verify_opts_fill(void *p)
 {
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
+    psc_verify_opts_t *o = p;
+
     o->max_size = (256ull << 20) + 7; /* verify/integrity.c's largest size, included */
     o->pattern_mask = (1u << PSC_PATTERN_KINDS) - 1;
     o->unaligned = 1;
     o->seed = 0x7665726966790000ull; /* "verify" */
 }
 
-static void psc__copy_cal_opts_fill(psc_copy_cal_opts_t *o)
+/* psc_copy_calibrate's and psc_copy_bench's sweep: the same but for the samples. */
+static void psc__copy_cal_opts_fill(void *p)
 {
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
+    psc_copy_cal_opts_t *o = p;
+
     o->min_size = 1;
     o->max_size = 1ull << 30;
     o->factor = 2;
@@ -63,10 +64,10 @@ static void psc__copy_cal_opts_fill(psc_copy_cal_opts_t *o)
     o->host = 1;
 }
 
-static void psc__copy_bench_opts_fill(psc_copy_bench_opts_t *o)
+static void psc__copy_bench_opts_fill(void *p)
 {
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
+    psc_copy_bench_opts_t *o = p;
+
     o->min_size = 1;
     o->max_size = 1ull << 30;
     o->factor = 2;
@@ -74,21 +75,12 @@ static void psc__copy_bench_opts_fill(psc_copy_bench_opts_t *o)
     o->host = 1;
 }
 
-static void psc__ipc_opts_fill(psc_ipc_opts_t *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
-    psc__measure_opts_fill(&o->measure);
-    o->methods = 0;     /* legacy, VMM fd and fabric */
-    o->bw = 0;          /* all four copies */
-    o->round_trips = 10000;
-    o->timeout_ms = 120000;
-}
+static void psc__ipc_opts_fill(void *p);
 
-static void psc__coll_opts_fill(psc_coll_opts_t *o)
+static void psc__coll_opts_fill(void *p)
 {
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
+    psc_coll_opts_t *o = p;
+
     o->coll = PSC_COLL_ALL_REDUCE;
     o->dtype = PSC_DT_FLOAT32;
     o->op = PSC_OP_SUM;
@@ -118,25 +110,76 @@ static void psc__coll_opts_fill(psc_coll_opts_t *o)
 #define PSC__IPC_V0 PSC__END(psc_ipc_opts_t, worker_path)
 #define PSC__COLL_V0 PSC__END(psc_coll_opts_t, procs)
 
-/* The caller's struct_size bytes of in over the defaults already in out (full bytes). */
-static psc_status_t psc__adopt(psc_context_t *ctx, const char *what, const void *in, size_t v0, size_t full_size, void *out,
+/* One kind of option struct: its name in messages, its size here and in its first release, its defaults. */
+typedef struct {
+    const char *what;
+    size_t size;
+    size_t v0;
+    void (*fill)(void *o);
+} psc__opts_kind_t;
+
+static const psc__opts_kind_t psc__measure_kind = {"measure", sizeof(psc_measure_opts_t), PSC__MEASURE_V0,
+                                                   psc__measure_opts_fill};
+static const psc__opts_kind_t psc__lat_kind = {"lat", sizeof(psc_lat_opts_t), PSC__LAT_V0, psc__lat_opts_fill};
+static const psc__opts_kind_t psc__verify_kind = {"verify", sizeof(psc_verify_opts_t), PSC__VERIFY_V0,
+                                                  psc__verify_opts_fill};
+static const psc__opts_kind_t psc__copy_cal_kind = {"copy_cal", sizeof(psc_copy_cal_opts_t), PSC__COPY_CAL_V0,
+                                                    psc__copy_cal_opts_fill};
+static const psc__opts_kind_t psc__copy_bench_kind = {"copy_bench", sizeof(psc_copy_bench_opts_t),
+                                                      PSC__COPY_BENCH_V0, psc__copy_bench_opts_fill};
+static const psc__opts_kind_t psc__ipc_kind = {"ipc", sizeof(psc_ipc_opts_t), PSC__IPC_V0, psc__ipc_opts_fill};
+static const psc__opts_kind_t psc__coll_kind = {"coll", sizeof(psc_coll_opts_t), PSC__COLL_V0, psc__coll_opts_fill};
+
+/* Room for the largest of them. */
+typedef union {
+    psc_measure_opts_t measure;
+    psc_lat_opts_t lat;
+    psc_verify_opts_t verify;
+    psc_copy_cal_opts_t copy_cal;
+    psc_copy_bench_opts_t copy_bench;
+    psc_ipc_opts_t ipc;
+    psc_coll_opts_t coll;
+} psc__any_opts_t;
+
+/* The defaults in full, every field, struct_size the library's own. */
+static void psc__defaults(const psc__opts_kind_t *k, void *out)
+{
+    memset(out, 0, k->size);
+    memcpy(out, &k->size, sizeof(k->size));
+    k->fill(out);
+}
+
+static void psc__ipc_opts_fill(void *p)
+{
+    psc_ipc_opts_t *o = p;
+
+    psc__defaults(&psc__measure_kind, &o->measure);
+    o->methods = 0;     /* legacy, VMM fd and fabric */
+    o->bw = 0;          /* all four copies */
+    o->round_trips = 10000;
+    o->timeout_ms = 120000;
+}
+
+/* The caller's struct_size bytes of in over the defaults, into out (the library's full size). */
+static psc_status_t psc__adopt(psc_context_t *ctx, const psc__opts_kind_t *k, const void *in, void *out,
                                char *errbuf, size_t errlen)
 {
     char why[200];
     size_t size = 0;
 
+    psc__defaults(k, out);
     if (in)
         memcpy(&size, in, sizeof(size));
-    if (in && size >= v0 && size <= full_size) {
+    if (in && size >= k->v0 && size <= k->size) {
         memcpy(out, in, size);
-        memcpy(out, &full_size, sizeof(full_size)); /* struct_size: the whole struct is now set */
+        memcpy(out, &k->size, sizeof(k->size)); /* struct_size: the whole struct is now set */
         return PSC_OK;
     }
     if (!in)
-        snprintf(why, sizeof(why), "no %s options given", what);
+        snprintf(why, sizeof(why), "no %s options given", k->what);
     else
         snprintf(why, sizeof(why), "%s options not set up by psc_%s_opts_default (struct_size %zu; accepted %zu to %zu)",
-                 what, what, size, v0, full_size);
+                 k->what, k->what, size, k->v0, k->size);
     if (ctx)
         return psc__fail(ctx, PSC_ERR_INVALID, "%s", why);
     if (errbuf && errlen)
@@ -148,87 +191,76 @@ static psc_status_t psc__adopt(psc_context_t *ctx, const char *what, const void 
  * The defaults in full, written as far as the caller's struct reaches; struct_size keeps the caller's own
  * size, so a struct from a newer header than this library is refused when used, not half read.
  */
-static void psc__init(void *o, size_t struct_size, void *full, size_t full_size)
+static void psc__init(const psc__opts_kind_t *k, void *o, size_t struct_size)
 {
-    size_t n = struct_size < full_size ? struct_size : full_size;
+    psc__any_opts_t full;
 
     if (!o || struct_size < sizeof(size_t))
         return;
-    memcpy(full, &struct_size, sizeof(struct_size));
-    memcpy(o, full, n);
+    psc__defaults(k, &full);
+    memcpy(&full, &struct_size, sizeof(struct_size));
+    memcpy(o, &full, struct_size < k->size ? struct_size : k->size);
 }
 
 void psc_measure_opts_init(psc_measure_opts_t *o, size_t struct_size)
 {
-    psc_measure_opts_t full;
-
-    psc__measure_opts_fill(&full);
-    psc__init(o, struct_size, &full, sizeof(full));
+    psc__init(&psc__measure_kind, o, struct_size);
 }
 
 void psc_lat_opts_init(psc_lat_opts_t *o, size_t struct_size)
 {
-    psc_lat_opts_t full;
-
-    psc__lat_opts_fill(&full);
-    psc__init(o, struct_size, &full, sizeof(full));
+    psc__init(&psc__lat_kind, o, struct_size);
 }
 
 void psc_verify_opts_init(psc_verify_opts_t *o, size_t struct_size)
 {
-    psc_verify_opts_t full;
-
-    psc__verify_opts_fill(&full);
-    psc__init(o, struct_size, &full, sizeof(full));
+    psc__init(&psc__verify_kind, o, struct_size);
 }
 
 void psc_copy_cal_opts_init(psc_copy_cal_opts_t *o, size_t struct_size)
 {
-    psc_copy_cal_opts_t full;
-
-    psc__copy_cal_opts_fill(&full);
-    psc__init(o, struct_size, &full, sizeof(full));
+    psc__init(&psc__copy_cal_kind, o, struct_size);
 }
 
 void psc_copy_bench_opts_init(psc_copy_bench_opts_t *o, size_t struct_size)
 {
-    psc_copy_bench_opts_t full;
-
-    psc__copy_bench_opts_fill(&full);
-    psc__init(o, struct_size, &full, sizeof(full));
+    psc__init(&psc__copy_bench_kind, o, struct_size);
 }
 
 void psc_ipc_opts_init(psc_ipc_opts_t *o, size_t struct_size)
 {
-    psc_ipc_opts_t full;
+    psc__init(&psc__ipc_kind, o, struct_size);
+}
 
-    psc__ipc_opts_fill(&full);
-    psc__init(o, struct_size, &full, sizeof(full));
+void psc_coll_opts_init(psc_coll_opts_t *o, size_t struct_size)
+{
+    psc__init(&psc__coll_kind, o, struct_size);
 }
 
 psc_status_t psc__ipc_opts_adopt(psc_context_t *ctx, const psc_ipc_opts_t *in, psc_ipc_opts_t *out)
 {
-    psc__ipc_opts_fill(out);
-    return psc__adopt(ctx, "ipc", in, PSC__IPC_V0, sizeof(*out), out, NULL, 0);
+    return psc__adopt(ctx, &psc__ipc_kind, in, out, NULL, 0);
 }
 
 psc_status_t psc__measure_opts_adopt(psc_context_t *ctx, const psc_measure_opts_t *in, psc_measure_opts_t *out,
                                      char *errbuf, size_t errlen)
 {
-    psc__measure_opts_fill(out);
-    return psc__adopt(ctx, "measure", in, PSC__MEASURE_V0, sizeof(*out), out, errbuf, errlen);
+    return psc__adopt(ctx, &psc__measure_kind, in, out, errbuf, errlen);
 }
 
 psc_status_t psc__lat_opts_adopt(psc_context_t *ctx, const psc_lat_opts_t *in, psc_lat_opts_t *out)
 {
-    psc__lat_opts_fill(out);
-    return psc__adopt(ctx, "lat", in, PSC__LAT_V0, sizeof(*out), out, NULL, 0);
+    return psc__adopt(ctx, &psc__lat_kind, in, out, NULL, 0);
 }
 
 psc_status_t psc__verify_opts_adopt(psc_context_t *ctx, const psc_verify_opts_t *in, psc_verify_opts_t *out)
 {
-    psc__verify_opts_fill(out);
-    return psc__adopt(ctx, "verify", in, PSC__VERIFY_V0, sizeof(*out), out, NULL, 0);
+    return psc__adopt(ctx, &psc__verify_kind, in, out, NULL, 0);
+}
+
+psc_status_t psc__coll_opts_adopt(psc_context_t *ctx, const psc_coll_opts_t *in, psc_coll_opts_t *out)
+{
+    return psc__adopt(ctx, &psc__coll_kind, in, out, NULL, 0);
 }
 
 /*
@@ -269,8 +301,7 @@ psc_status_t psc__copy_cal_opts_adopt(psc_context_t *ctx, const psc_copy_cal_opt
     psc_copy_cal_opts_t o;
     psc_status_t st;
 
-    psc__copy_cal_opts_fill(&o);
-    st = psc__adopt(ctx, "copy_cal", in, PSC__COPY_CAL_V0, sizeof(o), &o, NULL, 0);
+    st = psc__adopt(ctx, &psc__copy_cal_kind, in, &o, NULL, 0);
     if (st == PSC_OK)
         st = psc__copy_sweep_check(ctx, "copy_cal", o.devices, o.ndev, o.min_size, o.max_size, o.factor, o.samples,
                                    o.host, o.reserved0);
@@ -285,8 +316,7 @@ psc_status_t psc__copy_bench_opts_adopt(psc_context_t *ctx, const psc_copy_bench
     psc_copy_bench_opts_t o;
     psc_status_t st;
 
-    psc__copy_bench_opts_fill(&o);
-    st = psc__adopt(ctx, "copy_bench", in, PSC__COPY_BENCH_V0, sizeof(o), &o, NULL, 0);
+    st = psc__adopt(ctx, &psc__copy_bench_kind, in, &o, NULL, 0);
     if (st == PSC_OK)
         st = psc__copy_sweep_check(ctx, "copy_bench", o.devices, o.ndev, o.min_size, o.max_size, o.factor, o.samples,
                                    o.host, o.reserved0);
@@ -296,18 +326,4 @@ psc_status_t psc__copy_bench_opts_adopt(psc_context_t *ctx, const psc_copy_bench
     if (st == PSC_OK)
         *out = o;
     return st;
-}
-
-void psc_coll_opts_init(psc_coll_opts_t *o, size_t struct_size)
-{
-    psc_coll_opts_t full;
-
-    psc__coll_opts_fill(&full);
-    psc__init(o, struct_size, &full, sizeof(full));
-}
-
-psc_status_t psc__coll_opts_adopt(psc_context_t *ctx, const psc_coll_opts_t *in, psc_coll_opts_t *out)
-{
-    psc__coll_opts_fill(out);
-    return psc__adopt(ctx, "coll", in, PSC__COLL_V0, sizeof(*out), out, NULL, 0);
 }

@@ -218,6 +218,26 @@ static void psc__add_row(psc_compare_t *c, const psc_cmp_case_t *x, const psc_cm
     c->nfailed += r->fails != 0;
 }
 
+/*
+ * The whole tests of run x (a test that failed or was waived before its first size) that run y has cases of:
+ * each such case of y not matched yet gets a row beside x's test (A's case first: x_is_a says which run x
+ * is), and both count as matched.
+ */
+static void psc__whole_tests(psc_compare_t *c, const psc_cmp_run_t *x, const psc_cmp_run_t *y, char *matched_x,
+                             char *matched_y, int x_is_a)
+{
+    for (size_t i = 0; i < x->ncases; i++) {
+        int any = 0;
+
+        for (size_t j = 0; !matched_x[i] && x->cases[i].whole_test && j < y->ncases; j++)
+            if (!matched_y[j] && psc__covers(&x->cases[i], &y->cases[j])) {
+                matched_y[j] = any = 1;
+                psc__add_row(c, x_is_a ? &x->cases[i] : &y->cases[j], x_is_a ? &y->cases[j] : &x->cases[i]);
+            }
+        matched_x[i] |= any;
+    }
+}
+
 psc_status_t psc_compare(const psc_cmp_run_t *a, const psc_cmp_run_t *b, double fail_above, psc_compare_t **out,
                          char *err, size_t errlen)
 {
@@ -256,26 +276,8 @@ psc_status_t psc_compare(const psc_cmp_run_t *a, const psc_cmp_run_t *b, double 
     /* A test that failed or was waived before its first size, in one run: that status for each of the other
      * run's cases of the test (a whole test is few; the scan is short). A whole test is never the covered
      * side, so marking it matched once its scan ends changes nothing the other pass sees. */
-    for (size_t i = 0; i < a->ncases; i++) {
-        int any = 0;
-
-        for (size_t j = 0; !matched_a[i] && a->cases[i].whole_test && j < b->ncases; j++)
-            if (!matched[j] && psc__covers(&a->cases[i], &b->cases[j])) {
-                matched[j] = any = 1;
-                psc__add_row(c, &a->cases[i], &b->cases[j]);
-            }
-        matched_a[i] |= any;
-    }
-    for (size_t j = 0; j < b->ncases; j++) {
-        int any = 0;
-
-        for (size_t i = 0; !matched[j] && b->cases[j].whole_test && i < a->ncases; i++)
-            if (!matched_a[i] && psc__covers(&b->cases[j], &a->cases[i])) {
-                matched_a[i] = any = 1;
-                psc__add_row(c, &a->cases[i], &b->cases[j]);
-            }
-        matched[j] |= any;
-    }
+    psc__whole_tests(c, a, b, matched_a, matched, 1);
+    psc__whole_tests(c, b, a, matched, matched_a, 0);
     for (size_t i = 0; i < a->ncases; i++)
         if (!matched_a[i])
             c->only_a[c->nonly_a++] = &a->cases[i];
@@ -394,10 +396,7 @@ static void psc__render_rows(FILE *f, const psc_compare_t *c)
 
     if (!t)
         return;
-    psc_table_set(t, 0, 0, "case");
-    psc_table_set(t, 0, 1, "A");
-    psc_table_set(t, 0, 2, "B");
-    psc_table_set(t, 0, 3, "change");
+    PSC_TABLE_HEADER(t, "case", "A", "B", "change");
     for (size_t i = 0; i < c->nrows; i++) {
         const psc_cmp_row_t *r = &c->rows[i];
         unsigned row = (unsigned)i + 1;

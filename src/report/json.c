@@ -25,14 +25,12 @@ json_t *psc_json_real_or_null(double v)
 /* Insert or append, remembering a failure (out of memory) instead of dropping the key. */
 void psc_json_set(json_t *o, const char *key, json_t *v, int *bad)
 {
-    if (!o || !v || json_object_set_new(o, key, v) != 0)
-        *bad = 1;
+    psc__json_set(o, key, v, bad);
 }
 
 void psc_json_push(json_t *a, json_t *v, int *bad)
 {
-    if (!a || !v || json_array_append_new(a, v) != 0)
-        *bad = 1;
+    psc__json_push(a, v, bad);
 }
 
 /* The object, or NULL (freed) when one of its inserts failed. */

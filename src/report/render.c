@@ -47,8 +47,7 @@ void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_
                              "which)\n", sys->driver_device_count, sys->device_count);
     if (!t)
         return;
-    for (unsigned c = 0; c < cols; c++)
-        psc_table_set(t, 0, c, "%s", head[c]);
+    psc_table_header(t, head, cols);
     for (int i = 0; i < ndev; i++) {
         const psc_device_info_t *d = &devs[i];
         unsigned r = (unsigned)i + 1;
@@ -212,9 +211,7 @@ static unsigned psc__xfer_rows(psc_table_t *t, const psc_bw_result_t *res, size_
 {
     unsigned r = 1;
 
-    psc_table_set(t, 0, 0, "case");
-    psc_table_set(t, 0, 1, "transfer (issued by)");
-    psc_table_set(t, 0, 2, "GB/s");
+    PSC_TABLE_HEADER(t, "case", "transfer (issued by)", "GB/s");
     for (size_t i = 0; i < n; i++) {
         const psc_bw_result_t *x = &res[i];
         char label[48], xl[48];
@@ -236,6 +233,19 @@ static unsigned psc__xfer_rows(psc_table_t *t, const psc_bw_result_t *res, size_
     return r;
 }
 
+void psc_render_wall_time(FILE *f, double wall_s, const char *note)
+{
+    fprintf(f, "\nwall time: %.1f s%s\n", wall_s, note);
+}
+
+int psc_render_test_head(FILE *f, const char *name, const char *title, size_t n, int min_gpus)
+{
+    psc_report_printf(f, "\n%s: %s\n", name, title);
+    if (n == 0)
+        psc_report_printf(f, "  waived: needs at least %d GPUs\n", min_gpus);
+    return n > 0;
+}
+
 void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size_t n, const int *devs, int ndev)
 {
     const psc_bw_test_info_t *ti = psc_bw_test_info(test);
@@ -245,11 +255,8 @@ void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size
 
     if (!ti)
         return;
-    psc_report_printf(f, "\n%s: %s\n", ti->name, ti->title);
-    if (n == 0) {
-        psc_report_printf(f, "  waived: needs at least %d GPUs\n", ti->min_gpus);
+    if (!psc_render_test_head(f, ti->name, ti->title, n, ti->min_gpus))
         return;
-    }
     psc__units_line(f, res, n);
     for (size_t i = 0; i < n; i++)
         rows += (unsigned)res[i].c.nxfer + 1;
@@ -403,10 +410,7 @@ void psc_render_p2p_compare(FILE *f, const psc_bw_result_t *res, size_t n)
                 return;
             psc_report_printf(f, "\nGPU -> GPU with P2P on (gpu_to_gpu_write_ce) and off (gpu_to_gpu_p2p_off_ce), "
                                  "copy engine issued by the source\n[GB/s, 1 GB = 1e9 bytes]\n");
-            psc_table_set(t, 0, 0, "src -> dst");
-            psc_table_set(t, 0, 1, "P2P on");
-            psc_table_set(t, 0, 2, "P2P off");
-            psc_table_set(t, 0, 3, "speed-up");
+            PSC_TABLE_HEADER(t, "src -> dst", "P2P on", "P2P off", "speed-up");
         }
         psc_table_set(t, r, 0, "%s", psc_case_label(&off->c, label, sizeof(label)));
         psc_table_set(t, r, 1, "%.2f", on->stats.median);

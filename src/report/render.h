@@ -17,6 +17,12 @@ void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_
 /* A case in one line: "gpu0 -> gpu1", "host <-> gpu0", "all -> gpu1", "ring", ... */
 const char *psc_case_label(const psc_bw_case_t *c, char *buf, size_t len);
 
+/* A run's last line, "wall time: N s" and note (may be ""), after a blank line. */
+void psc_render_wall_time(FILE *f, double wall_s, const char *note);
+
+/* A test's heading, "name: title"; with no result (n 0) the line that it was waived for want of GPUs, and 0. */
+int psc_render_test_head(FILE *f, const char *name, const char *title, size_t n, int min_gpus);
+
 /*
  * One test's results as a table with units in the title: a src(row) ->
  * dst(column) matrix for single GPU -> GPU transfers, a row of GPUs for host

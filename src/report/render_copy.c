@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/json.h"
 #include "report/json.h"
 #include "report/render.h"
 #include "report/render_copy.h"
@@ -210,8 +211,7 @@ static int psc__copy_bench_path(FILE *f, const psc_copy_bench_row_t *rows, int n
     t = psc_table_new((unsigned)n + 1, ncol);
     if (!t)
         return -1;
-    for (unsigned c = 0; c < ncol; c++)
-        psc_table_set(t, 0, c, "%s", heads[c]);
+    psc_table_header(t, heads, ncol);
     for (int i = 0; i < n; i++)
         psc__copy_bench_cells(t, (unsigned)i + 1, &rows[i]);
     psc_table_left_columns(t, 1);
@@ -333,10 +333,7 @@ static void psc__cal_path(FILE *f, const psc_calibration_t *cal, const int *idx,
     }
     psc_report_printf(f, "\n%s (%d route%s measured)\n", psc__path_text(r0->src, r0->dst, r0->stream_gpu, title,
                       sizeof(title)), n, n == 1 ? "" : "s");
-    psc_table_set(t, 0, 0, "sizes");
-    psc_table_set(t, 0, 1, "fastest route");
-    psc_table_set(t, 0, 2, "us at first size");
-    psc_table_set(t, 0, 3, "us at last size");
+    PSC_TABLE_HEADER(t, "sizes", "fastest route", "us at first size", "us at last size");
     for (int s = 0; s < ns;) {
         int e = s;
         char lo[24], hi[24], route[48];
@@ -404,12 +401,6 @@ void psc_render_calibration(FILE *f, const psc_calibration_t *cal, const char *p
 
 /* ---------------------------------------------------------------- JSON */
 
-static void psc__put(json_t *o, const char *key, json_t *v, int *bad)
-{
-    if (!o || !v || json_object_set_new(o, key, v) != 0)
-        *bad = 1;
-}
-
 static json_t *psc__end_json(int end)
 {
     char buf[16];
@@ -417,41 +408,35 @@ static json_t *psc__end_json(int end)
     return json_string(psc_endpoint_name(end, buf, sizeof(buf)));
 }
 
-
-static json_t *psc__u64(uint64_t x)
-{
-    return x <= INT64_MAX ? json_integer((json_int_t)x) : json_null();
-}
-
 static json_t *psc__row_json(const psc_copy_bench_row_t *r, int *bad)
 {
     json_t *o = json_object(), *rt = json_object();
 
-    psc__put(o, "src", psc__end_json(r->src), bad);
-    psc__put(o, "dst", psc__end_json(r->dst), bad);
-    psc__put(o, "stream_gpu", psc__end_json(r->stream_gpu), bad);
-    psc__put(o, "size_bytes", psc__u64(r->size), bad);
-    psc__put(o, "driver_us", psc_json_real_or_null(r->driver_us), bad);
-    psc__put(o, "psc_us", psc_json_real_or_null(r->psc_us), bad);
-    psc__put(o, "speedup", psc_json_real_or_null(r->speedup), bad);
-    psc__put(o, "driver_cpu_us", psc_json_real_or_null(r->driver_cpu_us), bad);
-    psc__put(o, "psc_cpu_us", psc_json_real_or_null(r->psc_cpu_us), bad);
-    psc__put(o, "launch_cpu_us", psc_json_real_or_null(r->launch_cpu_us), bad);
-    psc__put(o, "cpu_over_us", r->psc_cpu_us > 0 && r->launch_cpu_us > 0 ? psc_json_real_or_null(r->cpu_over_us)
+    psc_json_set(o, "src", psc__end_json(r->src), bad);
+    psc_json_set(o, "dst", psc__end_json(r->dst), bad);
+    psc_json_set(o, "stream_gpu", psc__end_json(r->stream_gpu), bad);
+    psc_json_set(o, "size_bytes", psc__json_u64(r->size), bad);
+    psc_json_set(o, "driver_us", psc_json_real_or_null(r->driver_us), bad);
+    psc_json_set(o, "psc_us", psc_json_real_or_null(r->psc_us), bad);
+    psc_json_set(o, "speedup", psc_json_real_or_null(r->speedup), bad);
+    psc_json_set(o, "driver_cpu_us", psc_json_real_or_null(r->driver_cpu_us), bad);
+    psc_json_set(o, "psc_cpu_us", psc_json_real_or_null(r->psc_cpu_us), bad);
+    psc_json_set(o, "launch_cpu_us", psc_json_real_or_null(r->launch_cpu_us), bad);
+    psc_json_set(o, "cpu_over_us", r->psc_cpu_us > 0 && r->launch_cpu_us > 0 ? psc_json_real_or_null(r->cpu_over_us)
                                                                          : json_null(), bad);
-    psc__put(o, "prep_us", psc_json_real_or_null(r->prep_us), bad);
-    psc__put(o, "prep_cpu_us", psc_json_real_or_null(r->prep_cpu_us), bad);
-    psc__put(o, "prep_speedup", psc_json_real_or_null(r->prep_speedup), bad);
-    psc__put(rt, "engine", json_string(r->route.engine == PSC_ENGINE_SM ? "sm" : "ce"), bad);
-    psc__put(rt, "issuer", psc__end_json(r->route.issuer), bad);
-    psc__put(rt, "hop", json_boolean(r->route.hop), bad);
-    psc__put(rt, "peer_off", json_boolean(r->route.peer_off), bad);
-    psc__put(rt, "calibrated", json_boolean(r->route.calibrated), bad);
-    psc__put(rt, "predicted_us", r->route.calibrated ? psc_json_real_or_null(r->route.predicted_us) : json_null(), bad);
-    psc__put(rt, "why", psc_json_str(r->route.why), bad);
-    psc__put(o, "route", rt, bad);
-    psc__put(o, "bad_bytes", psc__u64(r->bad_bytes), bad);
-    psc__put(o, "first_bad", r->bad_bytes ? psc__u64(r->first_bad) : json_null(), bad);
+    psc_json_set(o, "prep_us", psc_json_real_or_null(r->prep_us), bad);
+    psc_json_set(o, "prep_cpu_us", psc_json_real_or_null(r->prep_cpu_us), bad);
+    psc_json_set(o, "prep_speedup", psc_json_real_or_null(r->prep_speedup), bad);
+    psc_json_set(rt, "engine", json_string(r->route.engine == PSC_ENGINE_SM ? "sm" : "ce"), bad);
+    psc_json_set(rt, "issuer", psc__end_json(r->route.issuer), bad);
+    psc_json_set(rt, "hop", json_boolean(r->route.hop), bad);
+    psc_json_set(rt, "peer_off", json_boolean(r->route.peer_off), bad);
+    psc_json_set(rt, "calibrated", json_boolean(r->route.calibrated), bad);
+    psc_json_set(rt, "predicted_us", r->route.calibrated ? psc_json_real_or_null(r->route.predicted_us) : json_null(), bad);
+    psc_json_set(rt, "why", psc_json_str(r->route.why), bad);
+    psc_json_set(o, "route", rt, bad);
+    psc_json_set(o, "bad_bytes", psc__json_u64(r->bad_bytes), bad);
+    psc_json_set(o, "first_bad", r->bad_bytes ? psc__json_u64(r->first_bad) : json_null(), bad);
     return o;
 }
 
@@ -465,25 +450,25 @@ psc_status_t psc_json_run_add_copy_bench(json_t *run, const psc_copy_bench_t *b)
     for (int k = 0; b && b->row && k < b->nrow; k++)
         if (!rows || json_array_append_new(rows, psc__row_json(&b->row[k], &bad)) != 0)
             bad = 1;
-    psc__put(o, "calibrated", json_boolean(b && b->calibrated), &bad);
-    psc__put(o, "rows", rows, &bad);
+    psc_json_set(o, "calibrated", json_boolean(b && b->calibrated), &bad);
+    psc_json_set(o, "rows", rows, &bad);
     x = psc_copy_bench_min_speedup(b, 4 * PSC__KIB, PSC__MIB, &at);
-    psc__put(o, "min_speedup_4k_1m", at ? psc_json_real_or_null(x) : json_null(), &bad);
+    psc_json_set(o, "min_speedup_4k_1m", at ? psc_json_real_or_null(x) : json_null(), &bad);
     x = psc_copy_bench_min_speedup(b, 0, UINT64_MAX, &at);
-    psc__put(o, "min_speedup", at ? psc_json_real_or_null(x) : json_null(), &bad);
+    psc_json_set(o, "min_speedup", at ? psc_json_real_or_null(x) : json_null(), &bad);
     x = psc__min_prep_speedup(b, &at);
-    psc__put(o, "min_prep_speedup", at ? psc_json_real_or_null(x) : json_null(), &bad);
+    psc_json_set(o, "min_prep_speedup", at ? psc_json_real_or_null(x) : json_null(), &bad);
     x = psc_copy_bench_max_cpu_over(b, PSC__MIB, &at);
-    psc__put(o, "max_cpu_over_us_to_1m", at ? psc_json_real_or_null(x) : json_null(), &bad);
+    psc_json_set(o, "max_cpu_over_us_to_1m", at ? psc_json_real_or_null(x) : json_null(), &bad);
     {
         json_t *c = json_object();
 
         for (size_t k = 0; b && c && k < sizeof(psc__costs) / sizeof(psc__costs[0]); k++) {
             double v = psc__cost_of(&b->costs, k);
 
-            psc__put(c, psc__costs[k].key, isfinite(v) && v >= 0 ? psc_json_real_or_null(v) : json_null(), &bad);
+            psc_json_set(c, psc__costs[k].key, isfinite(v) && v >= 0 ? psc_json_real_or_null(v) : json_null(), &bad);
         }
-        psc__put(o, "driver_call_cpu_us", c, &bad);
+        psc_json_set(o, "driver_call_cpu_us", c, &bad);
     }
     if (bad) {
         json_decref(o);

@@ -120,9 +120,7 @@ static void psc__workers(FILE *f, const psc_ipc_report_t *r)
     fprintf(f, ", run %.0f ms\n", r->run_ms);
     if (!t)
         return;
-    psc_table_set(t, 0, 0, "rank");
-    psc_table_set(t, 0, 1, "gpu");
-    psc_table_set(t, 0, 2, "pid");
+    PSC_TABLE_HEADER(t, "rank", "gpu", "pid");
     for (int i = 0; i < r->nranks; i++) {
         psc_table_set(t, (unsigned)i + 1, 0, "%d", i);
         psc_table_set(t, (unsigned)i + 1, 1, "%d", r->gpu[i]);

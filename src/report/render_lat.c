@@ -96,11 +96,8 @@ void psc_render_lat(FILE *f, psc_lat_test_t test, const psc_lat_result_t *res, s
 
     if (!ti)
         return;
-    psc_report_printf(f, "\n%s: %s\n", ti->name, ti->title);
-    if (n == 0) {
-        psc_report_printf(f, "  waived: needs at least %d GPUs\n", ti->min_gpus);
+    if (!psc_render_test_head(f, ti->name, ti->title, n, ti->min_gpus))
         return;
-    }
     if (ti->method == PSC_LAT_COPY || ti->method == PSC_LAT_SYNC || ti->method == PSC_LAT_MAPCOST) {
         psc_report_printf(f, "[microseconds; percentiles over %s]\n",
                           ti->method == PSC_LAT_COPY ? "samples of back-to-back copies; GPU time is events around them, "

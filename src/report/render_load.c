@@ -11,11 +11,7 @@ void psc_render_load(FILE *f, const psc_load_path_report_t *r, int n)
     if (!t)
         return;
     psc_table_left_columns(t, 1);
-    psc_table_set(t, 0, 0, "path");
-    psc_table_set(t, 0, 1, "copies");
-    psc_table_set(t, 0, 2, "GB moved");
-    psc_table_set(t, 0, 3, "MB checked");
-    psc_table_set(t, 0, 4, "bad bytes");
+    PSC_TABLE_HEADER(t, "path", "copies", "GB moved", "MB checked", "bad bytes");
     for (int i = 0; i < n; i++) {
         char a[16], b[16];
 

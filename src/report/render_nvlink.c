@@ -42,8 +42,7 @@ void psc_render_nvlink(FILE *f, const psc_facts_t *facts, int gpu, const psc_nvl
         return;
     psc_report_printf(f, "\ngpu%d %s (%s): %d links%s\n", gpu, g->name, g->pci_bus_id, g->nvlink_count,
                       traffic ? "; traffic during the watched tests, 1 MB = 1e6 bytes" : "");
-    for (unsigned c = 0; c < cols; c++)
-        psc_table_set(t, 0, c, "%s", head[c]);
+    psc_table_header(t, head, cols);
     for (int l = 0; l < g->nvlink_count && l < PSC_MAX_NVLINKS; l++) {
         const psc_nvlink_facts_t *nl = &g->nvlinks[l];
         unsigned r = (unsigned)l + 1;

@@ -89,8 +89,7 @@ static void psc__gpu_table(FILE *out, const psc_facts_t *f)
     if (!t)
         return;
     psc_report_printf(out, "\nGPUs\n");
-    for (unsigned c = 0; c < cols; c++)
-        psc_table_set(t, 0, c, "%s", head[c]);
+    psc_table_header(t, head, cols);
     for (int i = 0; i < f->ngpu; i++) {
         const psc_gpu_facts_t *g = &f->gpu[i];
         unsigned r = (unsigned)i + 1;

@@ -15,13 +15,7 @@ void psc_render_verify(FILE *f, const psc_verify_path_sum_t *paths, size_t n, do
     if (!t)
         return;
     psc_table_left_columns(t, 2);
-    psc_table_set(t, 0, 0, "test");
-    psc_table_set(t, 0, 1, "path");
-    psc_table_set(t, 0, 2, "copies");
-    psc_table_set(t, 0, 3, "MB checked");
-    psc_table_set(t, 0, 4, "bad bytes");
-    psc_table_set(t, 0, 5, "status");
-    psc_table_set(t, 0, 6, "passes");
+    PSC_TABLE_HEADER(t, "test", "path", "copies", "MB checked", "bad bytes", "status", "passes");
     for (size_t i = 0; i < n; i++) {
         char label[48];
 

@@ -111,6 +111,12 @@ void psc_table_render_rows(const psc_table_t *t, FILE *f, unsigned rows)
     free(width);
 }
 
+void psc_table_header(psc_table_t *t, const char *const *names, unsigned n)
+{
+    for (unsigned c = 0; c < n; c++)
+        psc_table_set(t, 0, c, "%s", names[c]);
+}
+
 void psc_table_gpu_labels(psc_table_t *t, const char *corner, const int *devs, int n)
 {
     if (corner)

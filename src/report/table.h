@@ -15,6 +15,12 @@ void psc_table_set(psc_table_t *t, unsigned row, unsigned col, const char *fmt, 
     __attribute__((format(printf, 4, 5)));
 const char *psc_table_get(const psc_table_t *t, unsigned row, unsigned col);
 
+/* Row 0's first n cells: names[0] to names[n - 1]; PSC_TABLE_HEADER(t, "a", "b") counts them itself. */
+void psc_table_header(psc_table_t *t, const char *const *names, unsigned n);
+#define PSC_TABLE_HEADER(t, ...)                                        \
+    psc_table_header((t), (const char *const[]){__VA_ARGS__},          \
+                     sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
+
 /* Left-align the first n columns (default 1); the rest stay right-aligned. */
 void psc_table_left_columns(psc_table_t *t, unsigned n);
 

@@ -1,32 +1,42 @@
 #define _GNU_SOURCE
 #include "driver/cuda_driver.h"
+#include "driver/dl_table.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-static psc_status_t psc__cuda_resolve(psc_cuda_t *cu, PFN_cuGetProcAddress_v12000 gpa,
-                                      char *errbuf, size_t errlen)
-{
-    CUdriverProcAddressQueryResult found;
-    CUresult rc;
+#define PSC__CUDA_SYM(sym, ver, req) \
+    {.name = #sym, .version = ver, .required = req, .offset = offsetof(psc_cuda_t, p_##sym)},
+static const psc_dl_sym_t psc__cuda_syms[] = {PSC_CUDA_SYMBOLS(PSC__CUDA_SYM)};
+#undef PSC__CUDA_SYM
 
-#define PSC__CUDA_RESOLVE(name, ver, req)                                               \
-    found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;                                       \
-    rc = gpa(#name, (void **)&cu->p_##name, ver, CU_GET_PROC_ADDRESS_DEFAULT, &found); \
-    if (rc != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS) {                   \
-        cu->p_##name = NULL;                                                            \
-        if (req) {                                                                      \
-            snprintf(errbuf, errlen,                                                    \
-                     "the CUDA driver lacks %s (API version %d): update the NVIDIA driver", \
-                     #name, ver);                                                       \
-            return PSC_ERR_NO_DRIVER;                                                   \
-        }                                                                               \
-    }
-    PSC_CUDA_SYMBOLS(PSC__CUDA_RESOLVE)
-#undef PSC__CUDA_RESOLVE
-    return PSC_OK;
+/* The driver's own lookup, which pins each entry point at the API version it is requested at. */
+typedef struct {
+    PFN_cuGetProcAddress_v12000 gpa;
+} psc__cuda_gpa_t;
+
+static const psc_dl_sym_t psc__cuda_gpa_sym = PSC_DL_SYM(psc__cuda_gpa_t, gpa, "cuGetProcAddress_v2", 1);
+
+static const psc_dl_lib_t psc__cuda_lib = {
+    .env = "P2PSCOPE_LIBCUDA",
+    .soname = "libcuda.so.1",
+    .no_lib = "no NVIDIA driver: %s could not be loaded (%s); install the NVIDIA driver",
+    .no_sym = "the CUDA driver in %s is too old: it has no %s (CUDA 12.0 or newer needed)",
+    .syms = &psc__cuda_gpa_sym,
+    .nsyms = 1,
+    .size = sizeof(psc__cuda_gpa_t),
+};
+
+static void *psc__cuda_lookup(void *arg, const psc_dl_sym_t *sym)
+{
+    const psc__cuda_gpa_t *t = arg;
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    void *fn = NULL;
+
+    if (t->gpa(sym->name, &fn, sym->version, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
+        found != CU_GET_PROC_ADDRESS_SUCCESS)
+        return NULL;
+    return fn;
 }
 
 psc_status_t psc_cuda_init_status(CUresult rc)
@@ -76,32 +86,22 @@ static void psc__cuda_init_message(const psc_cuda_t *cu, CUresult rc, const char
 
 psc_status_t psc_cuda_load(psc_cuda_t *cu, char *errbuf, size_t errlen)
 {
-    const char *path = getenv("P2PSCOPE_LIBCUDA");
-    PFN_cuGetProcAddress_v12000 gpa;
+    const psc_dl_sym_t *missing;
+    psc__cuda_gpa_t t;
     psc_status_t st;
     CUresult rc;
     int count = 0;
 
     memset(cu, 0, sizeof(*cu));
-    if (!path || !*path)
-        path = "libcuda.so.1";
-    cu->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!cu->handle) {
-        snprintf(errbuf, errlen, "no NVIDIA driver: %s could not be loaded (%s); install the NVIDIA driver",
-                 path, dlerror());
+    if (!(cu->handle = psc__dl_load(&psc__cuda_lib, &t, NULL, errbuf, errlen)))
         return PSC_ERR_NO_DRIVER;
-    }
-    gpa = (PFN_cuGetProcAddress_v12000)dlsym(cu->handle, "cuGetProcAddress_v2");
-    if (!gpa) {
-        snprintf(errbuf, errlen,
-                 "the CUDA driver in %s is too old: it has no cuGetProcAddress_v2 (CUDA 12.0 or newer needed)",
-                 path);
+    missing = psc__dl_resolve(cu, psc__cuda_syms, PSC_DL_COUNT(psc__cuda_syms), psc__cuda_lookup, &t);
+    if (missing) {
+        snprintf(errbuf, errlen, "the CUDA driver lacks %s (API version %d): update the NVIDIA driver",
+                 missing->name, missing->version);
         st = PSC_ERR_NO_DRIVER;
         goto err_close;
     }
-    st = psc__cuda_resolve(cu, gpa, errbuf, errlen);
-    if (st != PSC_OK)
-        goto err_close;
 
     rc = cu->p_cuInit(0);
     if (rc != CUDA_SUCCESS) {
@@ -123,16 +123,13 @@ psc_status_t psc_cuda_load(psc_cuda_t *cu, char *errbuf, size_t errlen)
     return PSC_OK;
 
 err_close:
-    dlclose(cu->handle);
-    memset(cu, 0, sizeof(*cu));
+    psc_cuda_unload(cu);
     return st;
 }
 
 void psc_cuda_unload(psc_cuda_t *cu)
 {
-    if (cu->handle)
-        dlclose(cu->handle);
-    memset(cu, 0, sizeof(*cu));
+    psc__dl_unload(cu->handle, cu, sizeof(*cu));
 }
 
 const char *psc_cuda_error_text(const psc_cuda_t *cu, CUresult rc, char *buf, size_t len)

@@ -1,9 +1,9 @@
 #define _GNU_SOURCE
 #include "driver/nccl.h"
+#include "driver/dl_table.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define PSC__NCCL_HINT "install NCCL (libnccl2) or set P2PSCOPE_LIBNCCL"
@@ -40,43 +40,42 @@ const char *psc__nccl_version_string(int code, char *buf, size_t len)
     return buf;
 }
 
+#define PSC__NCCL_SYM(field, sym, ret, params, req) PSC_DL_SYM(psc_nccl_t, field, sym, req),
+static const psc_dl_sym_t psc__nccl_syms[] = {PSC_NCCL_SYMBOLS(PSC__NCCL_SYM)};
+#undef PSC__NCCL_SYM
+
+/* Never unmapped: NCCL's own threads (proxies, an init still in progress) may outlive a dlclose. */
+static const psc_dl_lib_t psc__nccl_lib = {
+    .env = "P2PSCOPE_LIBNCCL",
+    .soname = "libnccl.so.2",
+    .flags = RTLD_NODELETE,
+    .no_lib = "no NCCL: %s could not be loaded (%s); " PSC__NCCL_HINT,
+    .no_sym = "no usable NCCL: %s lacks %s; " PSC__NCCL_HINT,
+    .syms = psc__nccl_syms,
+    .nsyms = PSC_DL_COUNT(psc__nccl_syms),
+    .size = sizeof(psc_nccl_t),
+};
+
 psc_status_t psc__nccl_load(psc_nccl_t *nccl, char *why, size_t len)
 {
-    const char *path = getenv("P2PSCOPE_LIBNCCL");
     char have[32], need[32];
+    const char *path = NULL;
     psc_ncclResult_t rc;
     int version = 0;
 
-    memset(nccl, 0, sizeof(*nccl));
-    if (!path || !*path)
-        path = "libnccl.so.2";
-    /* Never unmapped: NCCL's own threads (proxies, an init still in progress) may outlive a dlclose. */
-    nccl->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (!nccl->handle) {
-        snprintf(why, len, "no NCCL: %s could not be loaded (%s); " PSC__NCCL_HINT, path, dlerror());
+    if (!(nccl->handle = psc__dl_load(&psc__nccl_lib, nccl, &path, why, len)))
         return PSC_ERR_UNSUPPORTED;
-    }
-#define PSC__NCCL_RESOLVE(field, sym, ret, params, req)                                           \
-    *(void **)&nccl->field = dlsym(nccl->handle, sym);                                            \
-    if (!nccl->field && req) {                                                                    \
-        snprintf(why, len, "no usable NCCL: %s lacks %s; " PSC__NCCL_HINT, path, sym);           \
-        goto err_close;                                                                           \
-    }
-    PSC_NCCL_SYMBOLS(PSC__NCCL_RESOLVE)
-#undef PSC__NCCL_RESOLVE
-
     rc = nccl->get_version(&version);
     if (rc != PSC_NCCL_SUCCESS) {
         snprintf(why, len, "no usable NCCL: ncclGetVersion in %s failed: %s; " PSC__NCCL_HINT, path,
                  nccl->get_error_string(rc));
-        goto err_close;
+        goto err;
     }
     /* Codes before 2.9 (2708 for 2.7.8) are all below the minimum too. */
     if (version < PSC_NCCL_MIN_VERSION) {
-        snprintf(why, len, "NCCL %s in %s is too old: %s or newer is needed; " PSC__NCCL_HINT,
-                 psc__nccl_version_string(version, have, sizeof(have)), path,
-                 psc__nccl_version_string(PSC_NCCL_MIN_VERSION, need, sizeof(need)));
-        goto err_close;
+        psc__dl_too_old(why, len, "NCCL", psc__nccl_version_string(version, have, sizeof(have)), path,
+                        psc__nccl_version_string(PSC_NCCL_MIN_VERSION, need, sizeof(need)), PSC__NCCL_HINT);
+        goto err;
     }
     nccl->version = version;
     snprintf(nccl->path, sizeof(nccl->path), "%s", path);
@@ -84,17 +83,14 @@ psc_status_t psc__nccl_load(psc_nccl_t *nccl, char *why, size_t len)
         why[0] = '\0';
     return PSC_OK;
 
-err_close:
-    dlclose(nccl->handle);
-    memset(nccl, 0, sizeof(*nccl));
+err:
+    psc__nccl_unload(nccl);
     return PSC_ERR_UNSUPPORTED;
 }
 
 void psc__nccl_unload(psc_nccl_t *nccl)
 {
-    if (nccl->handle)
-        dlclose(nccl->handle);
-    memset(nccl, 0, sizeof(*nccl));
+    psc__dl_unload(nccl->handle, nccl, sizeof(*nccl));
 }
 
 psc_status_t psc__nccl_check(const psc_nccl_t *nccl, psc_ncclComm_t comm, psc_ncclResult_t rc,

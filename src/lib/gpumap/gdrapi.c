@@ -1,63 +1,56 @@
 /* libgdrapi.so.2 loaded at run time, as NCCL is (driver/nccl.c). */
 #define _GNU_SOURCE
 #include "gpumap/gdrapi.h"
+#include "driver/dl_table.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define PSC__GDR_HINT "install gdrcopy 2.4 or newer (libgdrapi2 and its gdrdrv module) or set P2PSCOPE_LIBGDRAPI"
 #define PSC__GDRDRV "/dev/gdrdrv"
 
+#define PSC__GDR_SYM(field, sym, ret, params, req) PSC_DL_SYM(psc_gdrapi_t, field, sym, req),
+static const psc_dl_sym_t psc__gdr_syms[] = {PSC_GDR_SYMBOLS(PSC__GDR_SYM)};
+#undef PSC__GDR_SYM
+
+static const psc_dl_lib_t psc__gdr_lib = {
+    .env = "P2PSCOPE_LIBGDRAPI",
+    .soname = "libgdrapi.so.2",
+    .no_lib = "no libgdrapi: %s could not be loaded (%s); " PSC__GDR_HINT,
+    .no_sym = "no usable libgdrapi: %s lacks %s (gdrcopy older than 2.4); " PSC__GDR_HINT,
+    .syms = psc__gdr_syms,
+    .nsyms = PSC_DL_COUNT(psc__gdr_syms),
+    .size = sizeof(psc_gdrapi_t),
+};
+
 psc_status_t psc__gdrapi_load(psc_gdrapi_t *api, char *why, size_t len)
 {
-    const char *path = getenv("P2PSCOPE_LIBGDRAPI");
+    const char *path = NULL;
     int major = 0, minor = 0;
+    char have[32];
 
-    memset(api, 0, sizeof(*api));
-    if (!path || !*path)
-        path = "libgdrapi.so.2";
-    api->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!api->handle) {
-        snprintf(why, len, "no libgdrapi: %s could not be loaded (%s); " PSC__GDR_HINT, path, dlerror());
+    if (!(api->handle = psc__dl_load(&psc__gdr_lib, api, &path, why, len)))
         return PSC_ERR_UNSUPPORTED;
-    }
-#define PSC__GDR_RESOLVE(field, sym, ret, params, req)                                                 \
-    *(void **)&api->field = dlsym(api->handle, sym);                                                   \
-    if (!api->field && req) {                                                                          \
-        snprintf(why, len, "no usable libgdrapi: %s lacks %s (gdrcopy older than 2.4); " PSC__GDR_HINT, path, sym); \
-        goto err_close;                                                                                \
-    }
-    PSC_GDR_SYMBOLS(PSC__GDR_RESOLVE)
-#undef PSC__GDR_RESOLVE
-
     api->runtime_version(&major, &minor);
     api->version = PSC_GDR_VERSION(major, minor);
     if (major < 0 || minor < 0 || api->version < PSC_GDR_MIN_VERSION) {
-        snprintf(why, len, "libgdrapi %d.%d in %s is too old: 2.4 or newer is needed; " PSC__GDR_HINT, major, minor,
-                 path);
-        goto err_close;
+        snprintf(have, sizeof(have), "%d.%d", major, minor);
+        psc__dl_too_old(why, len, "libgdrapi", have, path, "2.4", PSC__GDR_HINT);
+        psc__gdrapi_unload(api);
+        return PSC_ERR_UNSUPPORTED;
     }
     snprintf(api->path, sizeof(api->path), "%s", path);
     if (len)
         why[0] = '\0';
     return PSC_OK;
-
-err_close:
-    dlclose(api->handle);
-    memset(api, 0, sizeof(*api));
-    return PSC_ERR_UNSUPPORTED;
 }
 
 void psc__gdrapi_unload(psc_gdrapi_t *api)
 {
-    if (api->handle)
-        dlclose(api->handle);
-    memset(api, 0, sizeof(*api));
+    psc__dl_unload(api->handle, api, sizeof(*api));
 }
 
 psc_gdr_t psc__gdrapi_open(const psc_gdrapi_t *api, char *why, size_t len)

@@ -115,6 +115,20 @@ static psc_status_t psc__failed(psc_context_t *ctx, const char *call, const psc_
     return psc__fail(ctx, err->st == PSC_OK ? PSC_ERR_IO : err->st, "%s: %s", call, err->msg);
 }
 
+/* What psc_share_send and psc_share_recv check first: a message (no_msg says what is missing), the timeout, the
+ * socket and its peer's process and user. */
+static psc_status_t psc__call_check(psc_context_t *ctx, const char *call, const psc_share_msg_t *msg,
+                                    const char *no_msg, int sock, int timeout_ms, pid_t *pid, uid_t *uid)
+{
+    psc_status_t st;
+
+    if (!msg)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s: %s", call, no_msg);
+    if ((st = psc__timeout_check(ctx, call, timeout_ms)) != PSC_OK)
+        return st;
+    return psc__sock_check(ctx, call, sock, pid, uid);
+}
+
 psc_status_t psc__share_send_as(psc_context_t *ctx, int sock, const psc_share_msg_t *msg, int timeout_ms,
                                 uid_t expect_uid)
 {
@@ -129,11 +143,8 @@ psc_status_t psc__share_send_as(psc_context_t *ctx, int sock, const psc_share_ms
 
     if (!ctx)
         return PSC_ERR_INVALID;
-    if (!msg)
-        return psc__fail(ctx, PSC_ERR_INVALID, "%s: no message (accepted: a psc_share_msg_t from psc_share_export)",
-                         call);
-    if ((st = psc__timeout_check(ctx, call, timeout_ms)) != PSC_OK ||
-        (st = psc__sock_check(ctx, call, sock, &pid, &uid)) != PSC_OK)
+    if ((st = psc__call_check(ctx, call, msg, "no message (accepted: a psc_share_msg_t from psc_share_export)", sock,
+                              timeout_ms, &pid, &uid)) != PSC_OK)
         return st;
     /* The receiver's checks, here first: nothing is sent that it would refuse. */
     if (psc__share_msg_decode(msg->bytes, msg->fd, &h, why, sizeof(why)) != PSC_OK)
@@ -166,10 +177,8 @@ psc_status_t psc__share_recv_as(psc_context_t *ctx, int sock, psc_share_msg_t *m
 
     if (!ctx)
         return PSC_ERR_INVALID;
-    if (!msg)
-        return psc__fail(ctx, PSC_ERR_INVALID, "%s: no place for the message (accepted: a psc_share_msg_t *)", call);
-    if ((st = psc__timeout_check(ctx, call, timeout_ms)) != PSC_OK ||
-        (st = psc__sock_check(ctx, call, sock, &pid, &uid)) != PSC_OK)
+    if ((st = psc__call_check(ctx, call, msg, "no place for the message (accepted: a psc_share_msg_t *)", sock,
+                              timeout_ms, &pid, &uid)) != PSC_OK)
         return st;
     /* Checked before anything is read: a stranger's descriptors are never taken in. */
     if ((st = psc__peer_channel(ctx, call, sock, pid, uid, expect_uid, &c)) != PSC_OK)

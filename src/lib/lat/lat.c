@@ -41,6 +41,20 @@ static psc_status_t psc__peer_both(psc_context_t *ctx, int a, int b, psc_lat_res
     return psc__gpu_peer_enable(ctx, b, a);
 }
 
+/* A test of one size (the chases', the flags'): its n samples recorded, and the result passed. */
+static psc_status_t psc__one_size(psc_context_t *ctx, psc_lat_result_t *res, uint64_t size, const double *ns,
+                                  unsigned n)
+{
+    psc_status_t st;
+
+    res->nsizes = 1;
+    res->sizes[0] = size;
+    if ((st = psc__lat_record(ctx, res, 0, ns, n, &res->lat[0])) != PSC_OK)
+        return st;
+    res->status = PSC_RESULT_PASSED;
+    return PSC_OK;
+}
+
 static psc_status_t psc__run_chase(psc_context_t *ctx, const psc_lat_test_info_t *ti, const psc_lat_case_t *c,
                                    const psc_lat_opts_t *o, psc_lat_result_t *res)
 {
@@ -106,11 +120,7 @@ static psc_status_t psc__run_chase(psc_context_t *ctx, const psc_lat_test_info_t
     res->ns_per_cycle = cal[1] ? (double)cal[0] / (double)cal[1] : 0;
     for (unsigned s = 1; s < samples; s++)
         ns[s - 1] = (double)cycles[s] * res->ns_per_cycle / (double)o->hops;
-    res->nsizes = 1;
-    res->sizes[0] = ws;
-    if ((st = psc__lat_record(ctx, res, 0, ns, samples - 1, &res->lat[0])) != PSC_OK)
-        goto out;
-    res->status = PSC_RESULT_PASSED;
+    st = psc__one_size(ctx, res, ws, ns, samples - 1);
 out:
     if (img && (!b || img != b->host))
         free(img);
@@ -222,12 +232,7 @@ static psc_status_t psc__seq_verdict(psc_context_t *ctx, psc__seq_run_t *q, uint
         g_cyc += q->cal[2 * t + 1];
     }
     res->ns_per_cycle = g_cyc ? (double)g_ns / (double)g_cyc : 0;
-    res->nsizes = 1;
-    res->sizes[0] = ws;
-    if ((st = psc__lat_record(ctx, res, 0, q->ns, q->sms, &res->lat[0])) != PSC_OK)
-        return st;
-    res->status = PSC_RESULT_PASSED;
-    return PSC_OK;
+    return psc__one_size(ctx, res, ws, q->ns, q->sms);
 }
 
 /* Everything the chase took, given back. */
@@ -312,11 +317,7 @@ static psc_status_t psc__run_flag_gpu(psc_context_t *ctx, const psc_lat_case_t *
     }
     for (unsigned i = 0; i < iters; i++)
         ns[i] /= 2.0; /* one way */
-    res->nsizes = 1;
-    res->sizes[0] = 4;
-    if ((st = psc__lat_record(ctx, res, 0, ns, iters, &res->lat[0])) != PSC_OK)
-        goto out;
-    res->status = PSC_RESULT_PASSED;
+    st = psc__one_size(ctx, res, 4, ns, iters);
 out:
     psc__dev_scratch_free(ctx, b, flag_b);
     psc__dev_scratch_free(ctx, a, ans_a);
@@ -375,11 +376,7 @@ static psc_status_t psc__run_flag_cpu(psc_context_t *ctx, const psc_lat_case_t *
                  o->timeout_ms);
         goto out;
     }
-    res->nsizes = 1;
-    res->sizes[0] = 4;
-    if ((st = psc__lat_record(ctx, res, 0, ns, iters, &res->lat[0])) != PSC_OK)
-        goto out;
-    res->status = PSC_RESULT_PASSED;
+    st = psc__one_size(ctx, res, 4, ns, iters);
 out:
     psc__dev_scratch_free(ctx, g, derr);
     if (host)

@@ -66,3 +66,20 @@ void psc__json_parse_error(char *errbuf, size_t errlen, const char *path, const 
         if ((unsigned char)*c < 0x20 || *c == 0x7f)
             *c = '?';
 }
+
+void psc__json_set(json_t *o, const char *key, json_t *v, int *bad)
+{
+    if (!o || !v || json_object_set_new(o, key, v) != 0)
+        *bad = 1;
+}
+
+void psc__json_push(json_t *a, json_t *v, int *bad)
+{
+    if (!a || !v || json_array_append_new(a, v) != 0)
+        *bad = 1;
+}
+
+json_t *psc__json_u64(uint64_t x)
+{
+    return x <= INT64_MAX ? json_integer((json_int_t)x) : json_null();
+}

@@ -121,40 +121,50 @@ psc_status_t psc__load_start(psc_context_t *ctx, const int *devices, int ndev, p
     return PSC_OK;
 }
 
-psc_status_t psc__load_pump(psc_load_t *l)
+/* Each path of l, its issuer current, through one(): the first error stops the walk. */
+static psc_status_t psc__load_each(psc_load_t *l, psc_status_t (*one)(psc_context_t *ctx, psc__load_path_t *p))
 {
-    psc_context_t *ctx;
-
     if (!l)
         return PSC_OK;
-    ctx = l->ctx;
     for (int i = 0; i < l->n; i++) {
         psc__load_path_t *p = &l->path[i];
         psc_status_t st;
-        CUresult rc;
 
-        if ((st = psc__gpu_use(ctx, p->issuer)) != PSC_OK)
+        if ((st = psc__gpu_use(l->ctx, p->issuer)) != PSC_OK || (st = one(l->ctx, p)) != PSC_OK)
             return st;
-        rc = ctx->cu.p_cuStreamQuery(p->stream);
-        if (rc == CUDA_ERROR_NOT_READY)
-            continue; /* still busy with the last batch */
-        if (rc != CUDA_SUCCESS)
-            return psc__fail(ctx, PSC_ERR_DRIVER, "background copy %d -> %d failed (CUresult %d)", p->rep.src,
-                             p->rep.dst, (int)rc);
-        for (unsigned k = 0; k < PSC__LOAD_REPS; k++) {
-            if (p->rep.src >= 0 && p->rep.dst >= 0)
-                st = PSC_CU(ctx, cuMemcpyPeerAsync, (p->to->dptr, ctx->gpu[p->rep.dst].ctx, p->from->dptr,
-                                                     ctx->gpu[p->rep.src].ctx, p->size, p->stream));
-            else
-                st = PSC_CU(ctx, cuMemcpyAsync, (p->to->dptr, p->from->dptr, p->size, p->stream));
-            if (st != PSC_OK)
-                return st;
-            p->pending++;
-            p->rep.copies++;
-            p->rep.bytes_moved += p->size;
-        }
     }
     return PSC_OK;
+}
+
+/* A path whose last batch is done gets the next. */
+static psc_status_t psc__load_pump_path(psc_context_t *ctx, psc__load_path_t *p)
+{
+    psc_status_t st;
+    CUresult rc = ctx->cu.p_cuStreamQuery(p->stream);
+
+    if (rc == CUDA_ERROR_NOT_READY)
+        return PSC_OK; /* still busy with the last batch */
+    if (rc != CUDA_SUCCESS)
+        return psc__fail(ctx, PSC_ERR_DRIVER, "background copy %d -> %d failed (CUresult %d)", p->rep.src,
+                         p->rep.dst, (int)rc);
+    for (unsigned k = 0; k < PSC__LOAD_REPS; k++) {
+        if (p->rep.src >= 0 && p->rep.dst >= 0)
+            st = PSC_CU(ctx, cuMemcpyPeerAsync, (p->to->dptr, ctx->gpu[p->rep.dst].ctx, p->from->dptr,
+                                                 ctx->gpu[p->rep.src].ctx, p->size, p->stream));
+        else
+            st = PSC_CU(ctx, cuMemcpyAsync, (p->to->dptr, p->from->dptr, p->size, p->stream));
+        if (st != PSC_OK)
+            return st;
+        p->pending++;
+        p->rep.copies++;
+        p->rep.bytes_moved += p->size;
+    }
+    return PSC_OK;
+}
+
+psc_status_t psc__load_pump(psc_load_t *l)
+{
+    return psc__load_each(l, psc__load_pump_path);
 }
 
 /* Fold one check of a load buffer into its path's report. */
@@ -164,32 +174,29 @@ static void psc__load_note(psc__load_path_t *p, const psc_check_t *c, uint64_t s
     psc__check_fold_fields(&p->rep.bad_bytes, &p->rep.first_bad_offset, &p->rep.expected, &p->rep.found, c);
 }
 
+/* A path's copies waited for; both buffers checked if it copied since, the destination poisoned again. */
+static psc_status_t psc__load_settle_path(psc_context_t *ctx, psc__load_path_t *p)
+{
+    psc_check_t cd, cs;
+    psc_status_t st;
+
+    if ((st = PSC_CU(ctx, cuStreamSynchronize, (p->stream))) != PSC_OK)
+        return st;
+    if (!p->pending)
+        return PSC_OK;
+    if ((st = psc__pattern_check(ctx, p->to, p->seed, &cd)) != PSC_OK ||
+        (st = psc__pattern_check(ctx, p->from, p->seed, &cs)) != PSC_OK ||
+        (st = psc__pattern_fill(ctx, p->to, p->seed ^ PSC_POISON_XOR ^ p->rep.copies)) != PSC_OK)
+        return st;
+    psc__load_note(p, &cd, p->size);
+    psc__load_note(p, &cs, p->size);
+    p->pending = 0;
+    return PSC_OK;
+}
+
 psc_status_t psc__load_settle(psc_load_t *l)
 {
-    psc_context_t *ctx;
-
-    if (!l)
-        return PSC_OK;
-    ctx = l->ctx;
-    for (int i = 0; i < l->n; i++) {
-        psc__load_path_t *p = &l->path[i];
-        psc_check_t cd, cs;
-        psc_status_t st;
-
-        if ((st = psc__gpu_use(ctx, p->issuer)) != PSC_OK ||
-            (st = PSC_CU(ctx, cuStreamSynchronize, (p->stream))) != PSC_OK)
-            return st;
-        if (!p->pending)
-            continue;
-        if ((st = psc__pattern_check(ctx, p->to, p->seed, &cd)) != PSC_OK ||
-            (st = psc__pattern_check(ctx, p->from, p->seed, &cs)) != PSC_OK ||
-            (st = psc__pattern_fill(ctx, p->to, p->seed ^ PSC_POISON_XOR ^ p->rep.copies)) != PSC_OK)
-            return st;
-        psc__load_note(p, &cd, p->size);
-        psc__load_note(p, &cs, p->size);
-        p->pending = 0;
-    }
-    return PSC_OK;
+    return psc__load_each(l, psc__load_settle_path);
 }
 
 int psc_load_report(const psc_load_t *l, psc_load_path_report_t *out, int cap)

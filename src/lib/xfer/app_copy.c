@@ -772,6 +772,20 @@ psc_status_t psc_copy(psc_context_t *ctx, void *dst, const void *src, size_t n, 
 
 /* ---------------------------------------------------------------- a prepared copy */
 
+/* psc_copy_prepare's and psc_copy_route's arguments: a context, a place for the answer (no_out says it is
+ * missing), and bytes to copy (zero says there are none). */
+static psc_status_t psc__copy_args(psc_context_t *ctx, const char *call, const void *out, const char *no_out,
+                                   size_t n, const char *zero)
+{
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s: %s", call, no_out);
+    if (!n)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s: %s", call, zero);
+    return PSC_OK;
+}
+
 struct psc_copy_prep {
     psc_context_t *ctx;
     CUcontext gpu_ctx; /* the stream GPU's, current while the copy is queued */
@@ -787,12 +801,9 @@ psc_status_t psc_copy_prepare(psc_context_t *ctx, void *dst, const void *src, si
     int changed = 0;
     psc_status_t st;
 
-    if (!ctx)
-        return PSC_ERR_INVALID;
-    if (!out)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_prepare: no place for the prepared copy given");
-    if (!n)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_prepare: 0 bytes (accepted: 1 B or more)");
+    if ((st = psc__copy_args(ctx, "psc_copy_prepare", out, "no place for the prepared copy given", n,
+                             "0 bytes (accepted: 1 B or more)")) != PSC_OK)
+        return st;
     if (!(p = calloc(1, sizeof(*p))))
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_copy_prepare: out of host memory");
     /* no hop: whether the far GPU's hop stream is free depends on the captures under way when it runs */
@@ -840,12 +851,9 @@ psc_status_t psc_copy_route(psc_context_t *ctx, const void *dst, const void *src
     int changed = 0;
     psc_status_t st;
 
-    if (!ctx)
-        return PSC_ERR_INVALID;
-    if (!out)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_route: no place for the route (accepted: a psc_route_t)");
-    if (!n)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_route: 0 bytes take no route (accepted: 1 B or more)");
+    if ((st = psc__copy_args(ctx, "psc_copy_route", out, "no place for the route (accepted: a psc_route_t)", n,
+                             "0 bytes take no route (accepted: 1 B or more)")) != PSC_OK)
+        return st;
     st = psc__copy_plan(ctx, (void *)dst, src, n, (CUstream)stream, PSC_PLAN_EXPLAIN, &plan, &restore, &changed);
     st = psc__copy_restore(ctx, st, restore, changed);
     if (st == PSC_OK)

@@ -49,18 +49,6 @@ void psc_calibration_free(psc_calibration_t *cal)
 
 /* ---------------------------------------------------------------- writer */
 
-static void psc__cal_put(json_t *o, const char *key, json_t *v, int *bad)
-{
-    if (!o || !v || json_object_set_new(o, key, v) != 0)
-        *bad = 1;
-}
-
-static void psc__cal_push(json_t *a, json_t *v, int *bad)
-{
-    if (!a || !v || json_array_append_new(a, v) != 0)
-        *bad = 1;
-}
-
 /* "gpu3", "host": where bytes are, or who moves them. */
 static json_t *psc__cal_end_json(int end)
 {
@@ -74,18 +62,18 @@ static json_t *psc__cal_route_json(const psc_cal_route_t *r, int *bad)
     json_t *o = json_object(), *sizes = json_array(), *us = json_array();
     int n = r->nsizes < 0 ? 0 : r->nsizes > PSC_CAL_MAX_SIZES ? PSC_CAL_MAX_SIZES : r->nsizes;
 
-    psc__cal_put(o, "src", psc__cal_end_json(r->src), bad);
-    psc__cal_put(o, "dst", psc__cal_end_json(r->dst), bad);
-    psc__cal_put(o, "stream_gpu", psc__cal_end_json(r->stream_gpu), bad);
-    psc__cal_put(o, "issuer", psc__cal_end_json(r->issuer), bad);
-    psc__cal_put(o, "engine", json_string(r->engine == PSC_ENGINE_SM ? "sm" : "ce"), bad);
+    psc__json_set(o, "src", psc__cal_end_json(r->src), bad);
+    psc__json_set(o, "dst", psc__cal_end_json(r->dst), bad);
+    psc__json_set(o, "stream_gpu", psc__cal_end_json(r->stream_gpu), bad);
+    psc__json_set(o, "issuer", psc__cal_end_json(r->issuer), bad);
+    psc__json_set(o, "engine", json_string(r->engine == PSC_ENGINE_SM ? "sm" : "ce"), bad);
     for (int k = 0; k < n; k++) {
         /* Integers, so every size reads back exactly; one past int64 (never measured) is null, refused on read. */
-        psc__cal_push(sizes, r->size[k] <= INT64_MAX ? json_integer((json_int_t)r->size[k]) : json_null(), bad);
-        psc__cal_push(us, isfinite(r->us[k]) ? json_real(r->us[k]) : json_null(), bad);
+        psc__json_push(sizes, psc__json_u64(r->size[k]), bad);
+        psc__json_push(us, isfinite(r->us[k]) ? json_real(r->us[k]) : json_null(), bad);
     }
-    psc__cal_put(o, "sizes", sizes, bad);
-    psc__cal_put(o, "us", us, bad);
+    psc__json_set(o, "sizes", sizes, bad);
+    psc__json_set(o, "us", us, bad);
     return o;
 }
 
@@ -101,23 +89,23 @@ char *psc_calibration_json(const psc_calibration_t *cal)
     o = json_object();
     gpus = json_array();
     routes = json_array();
-    psc__cal_put(o, PSC_CAL_FORMAT, json_integer(PSC_CAL_VERSION), &bad);
-    psc__cal_put(o, "library_version", json_string(psc_version(NULL, NULL, NULL)), &bad);
-    psc__cal_put(o, "created", psc__json_text(cal->created, sizeof(cal->created) - 1), &bad);
-    psc__cal_put(o, "driver_release", psc__json_text(cal->driver_release, sizeof(cal->driver_release) - 1), &bad);
-    psc__cal_put(o, "gpu_name", psc__json_text(cal->gpu_name, sizeof(cal->gpu_name) - 1), &bad);
+    psc__json_set(o, PSC_CAL_FORMAT, json_integer(PSC_CAL_VERSION), &bad);
+    psc__json_set(o, "library_version", json_string(psc_version(NULL, NULL, NULL)), &bad);
+    psc__json_set(o, "created", psc__json_text(cal->created, sizeof(cal->created) - 1), &bad);
+    psc__json_set(o, "driver_release", psc__json_text(cal->driver_release, sizeof(cal->driver_release) - 1), &bad);
+    psc__json_set(o, "gpu_name", psc__json_text(cal->gpu_name, sizeof(cal->gpu_name) - 1), &bad);
     for (int i = 0; i < ngpu; i++) {
         json_t *g = json_object();
 
-        psc__cal_put(g, "index", json_integer(i), &bad);
-        psc__cal_put(g, "uuid", psc__json_text(cal->uuid[i], sizeof(cal->uuid[i]) - 1), &bad);
-        psc__cal_push(gpus, g, &bad);
+        psc__json_set(g, "index", json_integer(i), &bad);
+        psc__json_set(g, "uuid", psc__json_text(cal->uuid[i], sizeof(cal->uuid[i]) - 1), &bad);
+        psc__json_push(gpus, g, &bad);
     }
-    psc__cal_put(o, "gpus", gpus, &bad);
+    psc__json_set(o, "gpus", gpus, &bad);
     for (int k = 0; k < cal->nroute && cal->route; k++)
         if (cal->route[k].nsizes > 0) /* a route measured at no size says nothing: left out, as the reader wants */
-            psc__cal_push(routes, psc__cal_route_json(&cal->route[k], &bad), &bad);
-    psc__cal_put(o, "routes", routes, &bad);
+            psc__json_push(routes, psc__cal_route_json(&cal->route[k], &bad), &bad);
+    psc__json_set(o, "routes", routes, &bad);
     /* jansson's default precision for reals is 17 digits: every time reads back to the same double. */
     text = bad ? NULL : json_dumps(o, JSON_INDENT(2));
     json_decref(o);
