@@ -1,7 +1,8 @@
 /*
  * A context's life: open (load the drivers, hwloc, probe the GPUs) and close
- * (release the buffer cache and every GPU). The top of the library's core:
- * it calls into mem/ and machine/, which use the GPU runtime in gpu.c below.
+ * (the destructors the modules registered, then every GPU). It calls
+ * machine/ and the GPU runtime in gpu.c, and no module above them: those
+ * register what is theirs to free (psc__context_on_close).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,14 +10,8 @@
 #include <strings.h>
 
 #include "internal.h"
-#include "allreduce/allreduce.h"
-#include "gpumap/gpumap.h"
-#include "ipc/share.h"
 #include "machine/devices.h"
 #include "machine/host_topo.h"
-#include "mem/app_mem.h"
-#include "mem/buffer.h"
-#include "xfer/app_copy.h" /* psc__copy_memo_forget */
 
 /* P2PSCOPE_LOG into ctx->log_level; a value it does not know logs warnings, and says so once. */
 static void psc__log_level_from_env(psc_context_t *ctx)
@@ -129,16 +124,9 @@ void psc_context_destroy(psc_context_t *ctx)
         return;
     /* The caller's current context survives (a primary context the caller retained stays valid). */
     saved = ctx->cu.p_cuCtxGetCurrent(&current) == CUDA_SUCCESS;
-    if (ctx->loads_free) /* loads not stopped: their streams and buffers go first */
-        ctx->loads_free(ctx);
-    psc__buffer_cache_free(ctx);
-    psc__allreduce_destroy_all(ctx);
-    psc__gpumap_unmap_all(ctx); /* before the memory it maps is freed */
-    psc__gpumap_gdr_close(ctx);
-    psc__share_free_all(ctx);
-    psc__mem_free_all(ctx);
-    psc_calibration_free(ctx->copy_cal);
-    psc__copy_memo_forget(); /* a context made later at this address must not match what psc_copy kept */
+    for (int k = 0; k < PSC__CLOSE_SLOTS; k++) /* the modules' objects, in the slots' order */
+        if (ctx->close_fns[k])
+            ctx->close_fns[k](ctx);
     for (int i = 0; i < ctx->ndev; i++)
         psc__gpu_teardown(ctx, &ctx->gpu[i]);
     if (saved)
@@ -149,6 +137,11 @@ void psc_context_destroy(psc_context_t *ctx)
     psc_nvml_unload(&ctx->nvml);
     psc_cuda_unload(&ctx->cu);
     free(ctx);
+}
+
+void psc__context_on_close(psc_context_t *ctx, psc__close_slot_t slot, psc__close_fn fn)
+{
+    ctx->close_fns[slot] = fn;
 }
 
 psc_status_t psc__test_hooks_set(psc_context_t *ctx, const psc_test_hooks_t *h)

@@ -49,6 +49,28 @@ typedef struct {
 
 typedef enum { PSC_LOG_NONE, PSC_LOG_ERROR, PSC_LOG_WARN, PSC_LOG_INFO, PSC_LOG_DEBUG } psc_log_level_t;
 
+/*
+ * What a context's close frees besides its GPUs, one slot per module, in the
+ * order psc_context_destroy runs them: loads before the buffers they use,
+ * mappings before the memory they map. Each module registers its destructor
+ * (psc__context_on_close) when it first attaches an object to the context,
+ * so the context frees no module's objects by name.
+ */
+typedef enum {
+    PSC__CLOSE_LOADS,     /* background loads not stopped (verify/load.c) */
+    PSC__CLOSE_BUFFERS,   /* the buffer cache (mem/buffer.c) */
+    PSC__CLOSE_ALLREDUCE, /* all-reduce groups not destroyed (allreduce/allreduce.c) */
+    PSC__CLOSE_GPUMAPS,   /* CPU mappings not unmapped (gpumap/gpumap.c) */
+    PSC__CLOSE_GDR,       /* libgdrapi and its gdr_t (gpumap/backend_gdr.c) */
+    PSC__CLOSE_SHARES,    /* shared memory and events not freed (ipc/share.c) */
+    PSC__CLOSE_MEMS,      /* psc_mem_alloc's memory not freed (mem/app_mem.c) */
+    PSC__CLOSE_COPY_CAL,  /* psc_copy's calibration (xfer/calibration.c) */
+    PSC__CLOSE_COPY_MEMO, /* the routes threads keep for psc_copy on the context (xfer/app_copy.c) */
+    PSC__CLOSE_SLOTS
+} psc__close_slot_t;
+
+typedef void (*psc__close_fn)(psc_context_t *ctx);
+
 struct psc_context {
     psc_cuda_t cu;
     psc_nvml_t nvml;
@@ -67,14 +89,17 @@ struct psc_context {
     CUcontext caller_current;   /* the calling thread's current context when the outermost call began */
     int caller_saved;           /* caller_current could be read (else it is not put back) */
     struct psc_load *loads;     /* background loads not yet stopped (verify/load.c) */
-    void (*loads_free)(psc_context_t *ctx); /* set by the first load: frees them all at destroy */
     struct psc_mem *mems;       /* psc_mem_alloc's memory not yet freed (mem/app_mem.c) */
     struct psc_share *shares;   /* shared memory and events not yet freed (ipc/share.c) */
     struct psc_allreduce *allreduces; /* all-reduce groups not yet destroyed (allreduce/allreduce.c) */
     struct psc_gpumap *gpumaps;  /* CPU mappings of GPU memory not yet unmapped (gpumap/gpumap.c) */
     struct psc__gdr_ctx *gdr;    /* libgdrapi and one gdr_t, from the first gdrcopy map to the context's end */
     psc_calibration_t *copy_cal; /* psc_copy's routes: the loaded calibration, NULL for the defaults */
+    psc__close_fn close_fns[PSC__CLOSE_SLOTS]; /* each module's destructor, once it attached something */
 };
+
+/* Have psc_context_destroy run fn(ctx) in slot's turn (again: the same fn, still once). */
+void psc__context_on_close(psc_context_t *ctx, psc__close_slot_t slot, psc__close_fn fn);
 
 void psc__log(const psc_context_t *ctx, psc_log_level_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -12,7 +12,7 @@
 #include "figure_plot.h"
 #include "html_buf.h"
 #include "html_page.h"
-#include "lib/doctor/gpumap_facts.h"
+#include "lib/topo/gpumap_facts.h"
 #include "render.h"
 
 static const char psc__css[] =

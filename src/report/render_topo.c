@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/doctor/gpumap_facts.h"
+#include "lib/topo/gpumap_facts.h"
 #include "table.h"
 #include "text.h"
 

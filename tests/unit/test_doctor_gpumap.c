@@ -17,10 +17,10 @@
 
 #include <jansson.h>
 
-#include "doctor/gpumap_facts.h"
 #include "fake_context.h"
 #include "fake_gdr_env.h"
 #include "report/render_topo.h"
+#include "topo/gpumap_facts.h"
 
 #define OLD_RECORDING TEST_DATA "/h200x2-nv18.json"
 #define MAXF 256

@@ -214,6 +214,7 @@ void psc__ar_link(psc_allreduce_t *ar)
     if (ctx->allreduces)
         ctx->allreduces->prev = ar;
     ctx->allreduces = ar;
+    psc__context_on_close(ctx, PSC__CLOSE_ALLREDUCE, psc__allreduce_destroy_all);
 }
 
 void psc__ar_free(psc_allreduce_t *ar)

@@ -1,4 +1,4 @@
-/* All-reduce groups (allreduce.c): what the context needs of them. */
+/* All-reduce groups (allreduce.c): their end with the context (registered by psc__ar_link), and the kernels' grid. */
 #ifndef PSC_ALLREDUCE_ALLREDUCE_H
 #define PSC_ALLREDUCE_ALLREDUCE_H
 

@@ -42,7 +42,4 @@ int psc__nccl_path_rank(psc_path_t path);
 /* NCCL's name for a path rank: "LOC", "NVL", "NVB", "PIX", "PXB", "PXN", "PHB", "SYS"; "?" otherwise. */
 const char *psc__nccl_path_name(int rank);
 
-/* Live NCCL facts: loads NCCL (psc__nccl_load) to read its version, and reads the environment only. */
-void psc__nccl_facts_gather(psc_nccl_facts_t *out);
-
 #endif

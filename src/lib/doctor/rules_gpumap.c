@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "doctor/gpumap_facts.h"
 #include "doctor/rules.h"
+#include "topo/gpumap_facts.h"
 
 #define PSC__GPUMAP_FIX "install gdrcopy 2.4 or newer with its gdrdrv module (/dev/gdrdrv), or a driver for CUDA 13.3 " \
                         "or newer, which maps a dma-buf of GPU memory without the module"

@@ -46,6 +46,7 @@ static psc_status_t psc__gdr_ctx_get(psc_context_t *ctx, struct psc__gdr_ctx **o
             return PSC_ERR_UNSUPPORTED;
         }
         ctx->gdr = s;
+        psc__context_on_close(ctx, PSC__CLOSE_GDR, psc__gpumap_gdr_close);
     }
     *out = s;
     return PSC_OK;

@@ -95,6 +95,7 @@ static psc_status_t psc__gpumap_map(psc_context_t *ctx, int gpu, CUdeviceptr dpt
             if (ctx->gpumaps)
                 ctx->gpumaps->prev = m;
             ctx->gpumaps = m;
+            psc__context_on_close(ctx, PSC__CLOSE_GPUMAPS, psc__gpumap_unmap_all); /* before the memory it maps */
             *out = m;
             return PSC_OK;
         }

@@ -144,6 +144,7 @@ static void psc__share_link(psc_context_t *ctx, struct psc_share *s)
     if (ctx->shares)
         ctx->shares->prev = s;
     ctx->shares = s;
+    psc__context_on_close(ctx, PSC__CLOSE_SHARES, psc__share_free_all);
 }
 
 /*

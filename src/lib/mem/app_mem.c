@@ -188,6 +188,7 @@ static psc_status_t psc__mem_alloc(psc_context_t *ctx, psc_memkind_t kind, int w
     if (ctx->mems)
         ctx->mems->prev = m;
     ctx->mems = m;
+    psc__context_on_close(ctx, PSC__CLOSE_MEMS, psc__mem_free_all);
     *out = m;
     return PSC_OK;
 }

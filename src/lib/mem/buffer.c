@@ -113,6 +113,7 @@ psc_status_t psc__buffer_get(psc_context_t *ctx, psc_mem_kind_t kind, int gpu, i
         ctx->bufs = calloc(PSC_CACHE_MAX, sizeof(*ctx->bufs));
         if (!ctx->bufs)
             return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+        psc__context_on_close(ctx, PSC__CLOSE_BUFFERS, psc__buffer_cache_free);
     }
     for (int i = 0; i < PSC_CACHE_MAX; i++) {
         psc_buffer_t *b = &ctx->bufs[i];

@@ -7,13 +7,13 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "doctor/rules.h"
 #include "internal.h"
 #include "machine/devices.h"
 #include "machine/host_topo.h"
 #include "machine/xml_sandbox.h"
 #include "topo/facts_json.h"
 #include "topo/facts_model.h"
+#include "topo/nccl_facts.h"
 #include "topo/pci_tree.h"
 #include "topo/sysfs_facts.h"
 #include "util/safe_read.h"

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor/gpumap_facts.h"
 #include "machine/host_topo.h"
 #include "p2pscope/bench.h" /* psc_write_file_atomic */
 #include "topo/cmdline.h"
+#include "topo/gpumap_facts.h"
 #include "topo/id_scrub.h"
 #include "topo/pci_tree.h"
 #include "util/json.h"

@@ -112,7 +112,7 @@ psc_status_t psc__load_start(psc_context_t *ctx, const int *devices, int ndev, p
     }
     l->next = ctx->loads;
     ctx->loads = l;
-    ctx->loads_free = psc__load_free_all;
+    psc__context_on_close(ctx, PSC__CLOSE_LOADS, psc__load_free_all);
     if (st != PSC_OK) {
         psc__load_free(l);
         return st;

@@ -1,4 +1,8 @@
-/* The verify suite behind `verify`: the cases of each test, the background load around them, the stress run. */
+/*
+ * The verify suite behind `verify`: the cases of each test, the background
+ * load around them, the stress run. The doctor's findings on a failed run
+ * are added one layer up, by psc_verify_run_suite (api_findings.c).
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +11,7 @@
 #include "opts.h"
 #include "suite.h"
 #include "verify/load.h"
+#include "verify/verify_suite.h"
 
 static int psc__bw_min_gpus(int t)
 {
@@ -24,36 +29,6 @@ static void psc__verify_progress(const psc_verify_progress_t *p, void *user)
 
     if (v->fn)
         v->fn(p, NULL, v->user);
-}
-
-/*
- * Wrong data between two GPUs is the doctor's p2p_corrupts finding: the doctor on this machine's facts with
- * the paths folded in. Facts that cannot be gathered leave no findings (the run's own report stands).
- */
-static psc_status_t psc__verify_findings(psc_context_t *ctx, psc_verify_suite_t *s)
-{
-    psc_facts_t *f = psc_facts_new();
-    size_t want;
-
-    if (!f)
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the doctor's facts");
-    if (psc_facts_gather(ctx, f) != PSC_OK) {
-        psc_facts_free(f);
-        return PSC_OK;
-    }
-    if (psc_facts_probe_gpumap(ctx, f) != PSC_OK) /* the mapped path's findings; without them "not checked" */
-        psc__log(ctx, PSC_LOG_INFO, "verify: CPU mappings not probed: %s", psc_context_last_error(ctx));
-    psc_facts_note_verify_sums(f, s->paths, s->npaths);
-    want = psc_doctor(f, NULL, 0);
-    if (!(s->findings = calloc(want ? want : 1, sizeof(*s->findings)))) {
-        psc_facts_free(f);
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu findings", want);
-    }
-    s->nfindings = psc_doctor(f, s->findings, want);
-    if (s->nfindings > want) /* the rules are pure: the same facts give the same count */
-        s->nfindings = want;
-    psc_facts_free(f);
-    return PSC_OK;
 }
 
 void psc_verify_suite_free(psc_verify_suite_t *s)
@@ -124,9 +99,9 @@ static psc_status_t psc__verify_suite_load_stop(psc_context_t *ctx, psc_verify_s
     return st;
 }
 
-psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
-                                  int ndev, const psc_verify_opts_t *opts, double seconds, int with_load,
-                                  psc_verify_suite_progress_fn progress, void *user, psc_verify_suite_t **out)
+psc_status_t psc__verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
+                                   int ndev, const psc_verify_opts_t *opts, double seconds, int with_load,
+                                   psc_verify_suite_progress_fn progress, void *user, psc_verify_suite_t **out)
 {
     psc__verify_progress_t prog = {progress, user};
     psc_verify_suite_t *s = NULL;
@@ -163,9 +138,6 @@ psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests
         goto fail;
     for (size_t k = 0; k < s->npaths; k++)
         s->nfailed += s->paths[k].last.status == PSC_RESULT_FAILED;
-    if ((s->nfailed || s->load_error[0] || s->load_stop_error[0] || s->load_bad_bytes) &&
-        (st = psc__verify_findings(ctx, s)) != PSC_OK)
-        goto fail;
 done:
     free(tv);
     free(cases);

@@ -188,6 +188,13 @@ void psc__copy_memo_forget(void)
     __atomic_add_fetch(&psc__memo_gen, 1, __ATOMIC_RELAXED);
 }
 
+/* The context is closing: a context made later at this address must not match what psc_copy kept. */
+static void psc__copy_memo_close(psc_context_t *ctx)
+{
+    (void)ctx;
+    psc__copy_memo_forget();
+}
+
 /* Buffer p's id and access as the current context sees them: 1 when they are still `id` and `access`. */
 static int psc__copy_hot_same(psc_context_t *ctx, const void *p, unsigned long long id, unsigned access)
 {
@@ -539,6 +546,7 @@ psc_status_t psc__copy_plan_at(psc_context_t *ctx, void *dst, const void *src, u
     q.keep = (flags & PSC_PLAN_MEMO) != 0;
     *changed = 0;
     *use = plan;
+    psc__context_on_close(ctx, PSC__CLOSE_COPY_MEMO, psc__copy_memo_close); /* the plans kept name ctx */
     if ((st = psc__plan_args_check(ctx, dst, src, n)) != PSC_OK ||
         (st = psc__plan_stream_gpu(ctx, stream, &g, restore, changed)) != PSC_OK)
         return st;

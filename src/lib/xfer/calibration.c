@@ -503,6 +503,13 @@ static void psc__cal_hops_ready(psc_context_t *ctx)
     memcpy(ctx->last_error, keep, sizeof(keep));
 }
 
+/* The context is closing: the calibration its copies were routed by goes with it. */
+static void psc__cal_close(psc_context_t *ctx)
+{
+    psc_calibration_free(ctx->copy_cal);
+    ctx->copy_cal = NULL;
+}
+
 psc_status_t psc_copy_calibration_load(psc_context_t *ctx, const char *path)
 {
     psc_calibration_t *cal = NULL;
@@ -540,6 +547,7 @@ psc_status_t psc_copy_calibration_load(psc_context_t *ctx, const char *path)
     psc_calibration_free(ctx->copy_cal);
     ctx->copy_cal = cal;
     cal = NULL;
+    psc__context_on_close(ctx, PSC__CLOSE_COPY_CAL, psc__cal_close);
     psc__copy_memo_forget(); /* the routes kept were chosen by the calibration before */
     psc__cal_hops_ready(ctx);
 out:

@@ -1,8 +1,14 @@
-/* The doctor's integrity evidence: verified copies folded into pair[i][j].integrity, by one rule. */
+/*
+ * The doctor's integrity evidence, a fact topo records: verified copies folded
+ * into pair[i][j].integrity, by one rule; a verified copy per peer pair of a
+ * live machine (psc_facts_check_integrity, psc_facts_examine); and report's
+ * bandwidth suite with its results folded in (psc_bw_run_report).
+ */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "xfer/bw.h"
 
 /* The rule, for one case: wrong bytes mark each GPU -> GPU transfer bad; a pass marks it good unless it was bad. */
 static void psc__note_case(psc_facts_t *f, const psc_bw_case_t *c, int passed, int checked, uint64_t bad_bytes)
@@ -78,7 +84,7 @@ psc_status_t psc_facts_check_integrity(psc_context_t *ctx, psc_facts_t *facts)
             psc_bw_result_t r;
 
             c.xfer[0] = (psc_xfer_t){i, j, i};
-            if (i == j || facts->pair[i][j].can_access != 1 || psc_bw_run(ctx, &c, &o, &r) != PSC_OK)
+            if (i == j || facts->pair[i][j].can_access != 1 || psc__bw_run_held(ctx, &c, &o, &r) != PSC_OK)
                 continue;
             psc_facts_note_bw(facts, &r, 1);
         }
@@ -108,5 +114,18 @@ psc_status_t psc_facts_examine(psc_context_t *ctx, psc_facts_t *facts)
         s->hwloc_xml = NULL;
     }
     psc_facts_free(s);
+    return st;
+}
+
+psc_status_t psc_bw_run_report(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
+                               int ndev, uint64_t sweep_min, uint64_t sweep_max, unsigned sweep_factor,
+                               const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
+                               psc_facts_t *evidence, psc_bw_suite_t **out)
+{
+    psc_status_t st = psc_bw_run_suite(ctx, tests, ntests, devices, ndev, sweep_min, sweep_max, sweep_factor, opts,
+                                       progress, user, out);
+
+    if (st == PSC_OK) /* the doctor's integrity evidence (no facts: nothing) */
+        psc_facts_note_bw(evidence, (*out)->results, (*out)->nresults);
     return st;
 }

@@ -1,14 +1,15 @@
 /*
- * Live NCCL facts for the doctor: whether NCCL loads (and its version), and
- * the NCCL_* settings that change the paths it takes. Only reads the
- * environment: the caller's is left as it was.
+ * Live NCCL facts, gathered with the rest (facts.c) for the doctor's rules:
+ * whether NCCL loads (and its version), and the NCCL_* settings that change
+ * the paths it takes. Only reads the environment: the caller's is left as it
+ * was.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor/rules.h"
 #include "driver/nccl.h"
+#include "topo/nccl_facts.h"
 
 void psc__nccl_facts_gather(psc_nccl_facts_t *out)
 {

@@ -1,6 +1,6 @@
 /* CPU mappings of GPU memory in the facts: their short texts, shared by the doctor's rule and topo. Internal. */
-#ifndef PSC_DOCTOR_GPUMAP_FACTS_H
-#define PSC_DOCTOR_GPUMAP_FACTS_H
+#ifndef PSC_TOPO_GPUMAP_FACTS_H
+#define PSC_TOPO_GPUMAP_FACTS_H
 
 #include <stddef.h>
 

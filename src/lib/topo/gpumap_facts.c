@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "doctor/gpumap_facts.h"
 #include "internal.h"
+#include "topo/gpumap_facts.h"
 
 /* The facts hold the probe's report field for field: the same backends, reasons of the same size. */
 _Static_assert(PSC_GPUMAP_BACKENDS == sizeof(((psc_gpumap_facts_t *)0)->usable) / sizeof(int),

@@ -1,0 +1,21 @@
+/*
+ * The verify suite's run (verify/suite.c), without the findings that
+ * psc_verify_run_suite (api_findings.c) adds. Not suite.h: that name is the
+ * suites' common checks, and the compiler looks beside the includer first.
+ * Internal.
+ */
+#ifndef PSC_VERIFY_VERIFY_SUITE_H
+#define PSC_VERIFY_VERIFY_SUITE_H
+
+#include "internal.h"
+
+/*
+ * psc_verify_run_suite's arguments, refusals and run, its findings left
+ * NULL: the suite's cases, the load and the stress run, the paths that
+ * failed counted. *out only on success; free with psc_verify_suite_free.
+ */
+psc_status_t psc__verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
+                                   int ndev, const psc_verify_opts_t *opts, double seconds, int with_load,
+                                   psc_verify_suite_progress_fn progress, void *user, psc_verify_suite_t **out);
+
+#endif
