@@ -1,13 +1,16 @@
 /*
  * p2pscope's benchmark API: the registries of bandwidth and latency tests,
  * their cases, options and runs, the integrity runs and their background
- * load, and the small utilities a measurement tool needs (sizes, statistics,
- * result files). Conventions, threads and ABI as in <p2pscope.h>.
+ * load, whole suites, psc_copy's calibration and benchmark, the ipc and coll
+ * (nccl-tests) runs. Exported under its own version node, P2PSCOPE_BENCH_1
+ * (<p2pscope.h>'s functions are under P2PSCOPE_0); conventions as in
+ * <p2pscope.h>. Utilities (sizes, statistics, files, nccl-tests' names) are
+ * not part of it: they are private to p2pscope's own tool.
  *
- * Threads: the registries, psc_size_parse, psc_size_sweep, psc_stats_compute
- * and psc_percentiles are thread-safe; everything that takes a context (the
- * case generators too, which record a refusal's reason in it) is used by one
- * thread at a time per context.
+ * Threads: the registries and the name functions are thread-safe; everything
+ * that takes a context (the case generators too, which record a refusal's
+ * reason in it) is used by one thread at a time per context; psc_doctor_coll
+ * and psc_facts_note_* are pure (thread-safe for distinct facts).
  */
 #ifndef P2PSCOPE_BENCH_H
 #define P2PSCOPE_BENCH_H
@@ -21,35 +24,12 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-/* ---------------------------------------------------------------- utilities */
-
-/*
- * Parse a byte count: a whole number with an optional suffix. K/M/G/T and
- * KiB/MiB/GiB/TiB are powers of 1024; KB/MB/GB/TB powers of 1000; B or no
- * suffix is bytes. Accepts 1 byte to 1 TiB. No context: status only
- * (PSC_ERR_INVALID for anything else).
- */
-psc_status_t psc_size_parse(const char *text, uint64_t *out);
-
-/*
- * Write len bytes to path. A regular file (or a new one) is written through a
- * temporary file beside it, fsynced and renamed, so a reader never sees a
- * partial file; it keeps the old file's mode and owner, a new one gets 0666
- * less the umask (which is never changed). A symlink is followed and its
- * target written that way. /dev/stdout, /dev/stderr and /dev/fd/N are written
- * through the open descriptor itself (a socket too). A device or a FIFO is
- * written in place, never created, replaced or deleted; a FIFO without a
- * reader is an error. errbuf says what failed, in one line.
- */
-psc_status_t psc_write_file_atomic(const char *path, const void *data, size_t len, char *errbuf, size_t errlen);
+/* ---------------------------------------------------------------- statistics in the results */
 
 typedef struct {
     unsigned n;
     double median, min, max, mean, stddev; /* stddev: sample (n-1) */
 } psc_stats_t;
-
-/* Statistics of n >= 1 values (the input is not modified). Status only: PSC_ERR_INVALID, PSC_ERR_NO_MEMORY. */
-psc_status_t psc_stats_compute(const double *values, unsigned n, psc_stats_t *out);
 
 /* ---------------------------------------------------------------- bandwidth */
 
@@ -149,9 +129,6 @@ void psc_measure_opts_init(psc_measure_opts_t *opts, size_t struct_size);
 #define psc_measure_opts_default(opts) psc_measure_opts_init((opts), sizeof(*(opts)))
 /* PSC_ERR_INVALID with a line in errbuf naming the accepted range. */
 psc_status_t psc_measure_opts_check(const psc_measure_opts_t *opts, char *errbuf, size_t errlen);
-
-/* Sizes from min to max (inclusive) multiplying by factor >= 2; returns the count, writes at most cap. */
-int psc_size_sweep(uint64_t min, uint64_t max, unsigned factor, uint64_t *out, int cap);
 
 typedef enum { PSC_RESULT_PASSED, PSC_RESULT_FAILED, PSC_RESULT_WAIVED } psc_result_status_t;
 const char *psc_result_status_string(psc_result_status_t s); /* "passed", ... */
@@ -259,12 +236,11 @@ typedef struct {
 psc_status_t psc_lat_cases(const psc_context_t *ctx, psc_lat_test_t test, const int *devices, int ndev,
                            psc_lat_case_t *cases, size_t cap, size_t *n);
 
-/* Percentiles of n >= 1 values (nearest rank); the input is not modified. Status only, as psc_stats_compute. */
+/* Percentiles of n >= 1 values (nearest rank). */
 typedef struct {
     unsigned n;
     double min, p50, p90, p99, max, mean;
 } psc_pctl_t;
-psc_status_t psc_percentiles(const double *v, unsigned n, psc_pctl_t *out);
 
 typedef struct {
     size_t struct_size;      /* set by psc_lat_opts_default() */
@@ -466,7 +442,7 @@ psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const int
  * A bandwidth suite: every case of each test over the GPUs, at each size.
  * tests: ntests of them (0: every test of the registry, in order); devices:
  * ndev GPU indexes (0: every GPU); sweep_min 0: one size, opts->size (0:
- * each test's own), else psc_size_sweep(sweep_min, sweep_max, sweep_factor).
+ * each test's own), else the sizes from sweep_min to sweep_max (inclusive), each sweep_factor times the last.
  * Everything is checked before anything runs, and refused with the reason
  * recorded: PSC_ERR_INVALID for a test index or GPU out of range (accepted 0
  * to count-1), a bad sweep (1 B <= min <= max, factor >= 2, at most
@@ -651,7 +627,7 @@ void psc_calibration_free(psc_calibration_t *cal);
 
 /* The calibration as JSON text (malloc'd; free()); NULL out of memory. */
 char *psc_calibration_json(const psc_calibration_t *cal);
-/* Write it as JSON, atomically (psc_write_file_atomic). errbuf says what failed. */
+/* Write it as JSON, atomically (through a temporary file, fsynced and renamed). errbuf says what failed. */
 psc_status_t psc_calibration_save(const psc_calibration_t *cal, const char *path, char *errbuf, size_t errlen);
 /*
  * Read a calibration file, checked field by field (it is untrusted):
@@ -917,7 +893,7 @@ typedef struct {
         int ran;              /* 0: not run (the column is blank) */
         double time_us;       /* mean time per operation over the timed loop, host clock, mean over ranks */
         double algbw_gbs;     /* bytes of one rank's data / time, 1 GB = 1e9 B */
-        double busbw_gbs;     /* algbw x the collective's factor (psc_coll_busbw_factor) */
+        double busbw_gbs;     /* algbw x the collective's factor, as nccl-tests (2(n-1)/n for all_reduce) */
         long long wrong;      /* wrong elements found (timed iterations and extra checked runs); -1: not checked */
         long long timed_checked; /* timed operations whose output was checked (each slot's last); 0: none */
         psc_pctl_t iter_us;   /* each operation's own time (CUDA events, an eager loop also with graphs), us; n 0: not measured */
@@ -961,19 +937,6 @@ typedef struct {
     char own_not_run[256];    /* why p2pscope's rows are missing where they apply (its group could not be made
                                  here: PSC_ERR_UNSUPPORTED, with NCCL's rows asked too); "" otherwise */
 } psc_coll_report_t;
-
-/* "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"; NULL out of range. */
-const char *psc_coll_name(int coll);
-/* nccl-tests' program for it: "all_reduce_perf", ...; NULL out of range. */
-const char *psc_coll_perf_name(int coll);
-/* nccl-tests' type names: "int8" "uint8" "int32" "uint32" "int64" "uint64" "half" "float" "double" "bfloat16"; NULL out of range. */
-const char *psc_dtype_name(int dtype);
-/* Bytes per element; 0 out of range. */
-size_t psc_dtype_size(int dtype);
-/* "sum" "prod" "max" "min" "avg"; NULL out of range. */
-const char *psc_redop_name(int op);
-/* busbw = algbw x this, for nranks ranks: 2(n-1)/n all_reduce; (n-1)/n all_gather, reduce_scatter, alltoall; 1 broadcast, reduce, sendrecv. */
-double psc_coll_busbw_factor(int coll, int nranks);
 
 /*
  * Why a coll run's bus bandwidth is far below the links': given the run and

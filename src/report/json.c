@@ -9,12 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/util/json.h"
+#include "lib/p2pscope_private.h"
 #include "render.h"
 
 json_t *psc_json_str(const char *s)
 {
-    return psc__json_text(s, 0);
+    return psc_json_text(s, 0);
 }
 
 json_t *psc_json_real_or_null(double v)

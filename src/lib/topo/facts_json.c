@@ -12,7 +12,7 @@
 
 #include "doctor/gpumap_facts.h"
 #include "machine/host_topo.h"
-#include "p2pscope/bench.h" /* psc_write_file_atomic */
+#include "p2pscope_private.h" /* psc_write_file_atomic */
 #include "topo/cmdline.h"
 #include "topo/id_scrub.h"
 #include "topo/pci_tree.h"
