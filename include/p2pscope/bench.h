@@ -439,10 +439,8 @@ psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const int
 /* ---------------------------------------------------------------- whole suites: what bw, report, lat and verify run */
 
 /*
- * A bandwidth suite: every case of each test over the GPUs, at each size.
- * tests: ntests of them (0: every test of the registry, in order); devices:
- * ndev GPU indexes (0: every GPU); sweep_min 0: one size, opts->size (0:
- * each test's own), else the sizes from sweep_min to sweep_max (inclusive), each sweep_factor times the last.
+ * A bandwidth suite: every case of each test over the GPUs, at each size, as
+ * psc_bw_suite_opts_t says (tests, GPUs, sizes, measure options, progress).
  * Everything is checked before anything runs, and refused with the reason
  * recorded: PSC_ERR_INVALID for a test index or GPU out of range (accepted 0
  * to count-1), a bad sweep (1 B <= min <= max, factor >= 2, at most
@@ -450,7 +448,8 @@ psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const int
  * host_node beyond the machine's NUMA nodes (accepted -1, or 0 to
  * numa_nodes-1); PSC_ERR_UNSUPPORTED when a named test needs more GPUs
  * than there are ("X needs at least N GPUs; M selected" or "... M on this
- * machine"); PSC_ERR_NO_MEMORY. A test of the whole registry that has no
+ * machine"); options not set up by psc_bw_suite_opts_default;
+ * PSC_ERR_NO_MEMORY. A test of the whole registry that has no
  * case on these GPUs is kept, with no results. Failed and waived results are
  * results: the call returns PSC_OK. *out is written only on success; free it
  * with psc_bw_suite_free. progress (may be NULL) is called on the calling
@@ -481,36 +480,49 @@ typedef struct {
     uint64_t payload_bytes;           /* bytes the passed cases copied, warm-up samples included */
 } psc_bw_suite_t;
 
-psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
-                              int ndev, uint64_t sweep_min, uint64_t sweep_max, unsigned sweep_factor,
-                              const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
-                              psc_bw_suite_t **out);
+typedef struct {
+    size_t struct_size;               /* set by psc_bw_suite_opts_default(); fields may be added after the last */
+    const psc_bw_test_t *tests;       /* ntests of them; ntests 0: every test of the registry, in order */
+    int ntests;
+    int ndev;                         /* GPU indexes in devices; 0: every GPU */
+    const int *devices;
+    uint64_t sweep_min, sweep_max;    /* sweep_min 0: one size, measure->size (0: each test's own); else the */
+    unsigned sweep_factor;            /* sizes from sweep_min to sweep_max (inclusive), each sweep_factor times */
+    int reserved0;                    /* the last; reserved0: 0 */
+    const psc_measure_opts_t *measure; /* each case's (psc_measure_opts_default); NULL: the defaults */
+    psc_bw_suite_progress_fn progress; /* may be NULL */
+    void *user;                       /* given to progress */
+} psc_bw_suite_opts_t;
+
+/* The defaults (every test, every GPU, one size, the measure defaults, no progress); call it through the macro. */
+void psc_bw_suite_opts_init(psc_bw_suite_opts_t *o, size_t struct_size);
+#define psc_bw_suite_opts_default(o) psc_bw_suite_opts_init((o), sizeof(*(o)))
+
+psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_suite_opts_t *opts, psc_bw_suite_t **out);
 void psc_bw_suite_free(psc_bw_suite_t *suite); /* NULL: nothing */
 
 /*
- * `report`'s run: psc_bw_run_suite with the same arguments, refusals and
+ * `report`'s run: psc_bw_run_suite with the same options, refusals and
  * results, then its results folded into evidence by psc_facts_note_bw (the
  * doctor's integrity evidence). evidence: facts gathered on ctx before the
  * run, or NULL for none (then this is psc_bw_run_suite). evidence is changed
  * only on success.
  */
-psc_status_t psc_bw_run_report(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
-                               int ndev, uint64_t sweep_min, uint64_t sweep_max, unsigned sweep_factor,
-                               const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
-                               psc_facts_t *evidence, psc_bw_suite_t **out);
+psc_status_t psc_bw_run_report(psc_context_t *ctx, const psc_bw_suite_opts_t *opts, psc_facts_t *evidence,
+                               psc_bw_suite_t **out);
 
 /*
  * `nvlink --watch`: which links carried a bandwidth suite. Every GPU's
  * counters (psc_nvlink_snapshot), psc_bw_run_suite over every GPU with one
- * size (opts->size) and the tests given (ntests 0: gpu_to_gpu_write_ce alone),
- * the counters again, and *traffic their difference (psc_nvlink_traffic).
- * Refusals as psc_bw_run_suite's (recorded), and PSC_ERR_INVALID for a
- * missing traffic. *out (free with psc_bw_suite_free) and *traffic are
- * written only on success.
+ * size (opts->measure->size) and the tests of opts (ntests 0:
+ * gpu_to_gpu_write_ce alone), the counters again, and *traffic their
+ * difference (psc_nvlink_traffic). Refusals as psc_bw_run_suite's (recorded),
+ * and PSC_ERR_INVALID for a missing traffic or options that name GPUs or a
+ * sweep (accepted ndev 0 and sweep_min 0). *out (free with psc_bw_suite_free)
+ * and *traffic are written only on success.
  */
-psc_status_t psc_nvlink_watch(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests,
-                              const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
-                              psc_bw_suite_t **out, psc_nvlink_traffic_t *traffic);
+psc_status_t psc_nvlink_watch(psc_context_t *ctx, const psc_bw_suite_opts_t *opts, psc_bw_suite_t **out,
+                              psc_nvlink_traffic_t *traffic);
 
 /*
  * A latency suite: every case of each test (0: every test) over the GPUs (0:

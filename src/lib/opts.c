@@ -107,6 +107,13 @@ static void psc__coll_opts_fill(psc_coll_opts_t *o)
     o->impls = PSC_COLL_IMPL_ALL;
 }
 
+/* The suites' options: every test, every GPU, one size, the defaults of each case. */
+static void psc__bw_suite_opts_fill(psc_bw_suite_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->struct_size = sizeof(*o);
+}
+
 /* The end of each struct's last field in the first release (0.1): the smallest struct_size accepted. */
 #define PSC__END(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
 #define PSC__MEASURE_V0 PSC__END(psc_measure_opts_t, reserved0)
@@ -117,6 +124,8 @@ static void psc__coll_opts_fill(psc_coll_opts_t *o)
 #define PSC__COPY_BENCH_V0 PSC__END(psc_copy_bench_opts_t, calibration)
 #define PSC__IPC_V0 PSC__END(psc_ipc_opts_t, worker_path)
 #define PSC__COLL_V0 PSC__END(psc_coll_opts_t, procs)
+/* In the release that brought them (0.2: the suites' positional arguments). */
+#define PSC__BW_SUITE_V0 PSC__END(psc_bw_suite_opts_t, user)
 
 /* The caller's struct_size bytes of in over the defaults already in out (full bytes). */
 static psc_status_t psc__adopt(psc_context_t *ctx, const char *what, const void *in, size_t v0, size_t full_size, void *out,
@@ -310,4 +319,24 @@ psc_status_t psc__coll_opts_adopt(psc_context_t *ctx, const psc_coll_opts_t *in,
 {
     psc__coll_opts_fill(out);
     return psc__adopt(ctx, "coll", in, PSC__COLL_V0, sizeof(*out), out, NULL, 0);
+}
+
+void psc_bw_suite_opts_init(psc_bw_suite_opts_t *o, size_t struct_size)
+{
+    psc_bw_suite_opts_t full;
+
+    psc__bw_suite_opts_fill(&full);
+    psc__init(o, struct_size, &full, sizeof(full));
+}
+
+psc_status_t psc__bw_suite_opts_adopt(psc_context_t *ctx, const psc_bw_suite_opts_t *in, psc_bw_suite_opts_t *out)
+{
+    psc_status_t st;
+
+    psc__bw_suite_opts_fill(out);
+    if ((st = psc__adopt(ctx, "bw_suite", in, PSC__BW_SUITE_V0, sizeof(*out), out, NULL, 0)) != PSC_OK)
+        return st;
+    if (out->reserved0 != 0)
+        return psc__fail(ctx, PSC_ERR_INVALID, "bw_suite options: reserved0 %d: accepted 0", out->reserved0);
+    return PSC_OK;
 }

@@ -15,6 +15,7 @@
 
 #include "fake_context.h"
 #include "p2pscope/bench.h"
+#include "suite_opts.h"
 
 static unsigned g_calls;
 
@@ -75,36 +76,50 @@ static void test_bw_refusals(void **state)
     const int one[] = {0}, bad_dev[] = {0, 7};
     psc_bw_test_t t = bw_named("gpu_to_gpu_read_ce"), bad_test[] = {0, -1};
     psc_bw_suite_t *s = (void *)&g_calls;
+    psc_bw_suite_opts_t so;
     psc_measure_opts_t o;
     psc_system_info_t sys;
     size_t next = 0;
 
     (void)state;
     psc_measure_opts_default(&o);
-    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, &t, 1, one, 1, 0, 0, 0, &o, bw_progress, &next, &s), PSC_ERR_UNSUPPORTED,
-                   s, "gpu_to_gpu_read_ce needs at least 2 GPUs; 1 selected");
-    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bad_test, 2, NULL, 0, 0, 0, 0, &o, bw_progress, &next, &s),
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bw_opts(&t, 1, one, 1, 0, 0, 0, &o, bw_progress, &next), &s),
+                   PSC_ERR_UNSUPPORTED, s, "gpu_to_gpu_read_ce needs at least 2 GPUs; 1 selected");
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bw_opts(bad_test, 2, NULL, 0, 0, 0, 0, &o, bw_progress, &next), &s),
                    PSC_ERR_INVALID, s, "test index -1 out of range");
-    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, NULL, 0, bad_dev, 2, 0, 0, 0, &o, bw_progress, &next, &s), PSC_ERR_INVALID,
-                   s, "GPU 7 does not exist: accepted 0 to 1");
-    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, NULL, 0, NULL, 0, 4096, 1024, 2, &o, bw_progress, &next, &s),
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, bad_dev, 2, 0, 0, 0, &o, bw_progress, &next), &s),
+                   PSC_ERR_INVALID, s, "GPU 7 does not exist: accepted 0 to 1");
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, NULL, 0, 4096, 1024, 2, &o, bw_progress, &next), &s),
                    PSC_ERR_INVALID, s, "sweep");
-    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, NULL, 0, NULL, 0, 4096, 8192, 1, &o, bw_progress, &next, &s),
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, NULL, 0, 4096, 8192, 1, &o, bw_progress, &next), &s),
                    PSC_ERR_INVALID, s, "factor >= 2");
     assert_int_equal(psc_system_info(g_ctx, &sys), PSC_OK);
     o.host_node = sys.numa_nodes; /* one past the last */
-    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, NULL, 0, NULL, 0, 0, 0, 0, &o, bw_progress, &next, &s), PSC_ERR_INVALID, s,
-                   "does not exist: accepted 0 to");
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, NULL, 0, 0, 0, 0, &o, bw_progress, &next), &s),
+                   PSC_ERR_INVALID, s, "does not exist: accepted 0 to");
     psc_measure_opts_default(&o);
     o.samples = 0;
-    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, NULL, 0, NULL, 0, 0, 0, 0, &o, bw_progress, &next, &s), PSC_ERR_INVALID, s,
-                   "psc_bw_run_suite");
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, NULL, 0, 0, 0, 0, &o, bw_progress, &next), &s),
+                   PSC_ERR_INVALID, s, "psc_bw_run_suite");
     psc_measure_opts_default(&o);
     o.struct_size = 0;
     g_calls = 0;
-    assert_int_equal(psc_bw_run_suite(g_ctx, NULL, 0, NULL, 0, 0, 0, 0, &o, bw_progress, &next, &s), PSC_ERR_INVALID);
+    assert_int_equal(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, NULL, 0, 0, 0, 0, &o, bw_progress, &next), &s),
+                     PSC_ERR_INVALID);
     assert_ptr_equal(s, (void *)&g_calls);
-    assert_int_equal(psc_bw_run_suite(g_ctx, NULL, 0, NULL, 0, 0, 0, 0, &o, NULL, NULL, NULL), PSC_ERR_INVALID);
+    assert_int_equal(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, NULL, 0, 0, 0, 0, &o, NULL, NULL), NULL),
+                     PSC_ERR_INVALID);
+    /* The suite's own options: set up by their default macro, reserved0 0. */
+    psc_measure_opts_default(&o);
+    so = *bw_opts(NULL, 0, NULL, 0, 0, 0, 0, &o, bw_progress, &next);
+    so.struct_size = 0;
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, &so, &s), PSC_ERR_INVALID, s, "not set up by psc_bw_suite_opts_default");
+    so.struct_size = sizeof(so) + 8; /* a newer header than this library */
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, &so, &s), PSC_ERR_INVALID, s, "bw_suite options");
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, NULL, &s), PSC_ERR_INVALID, s, "no bw_suite options given");
+    so.struct_size = sizeof(so);
+    so.reserved0 = 1;
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, &so, &s), PSC_ERR_INVALID, s, "reserved0 1: accepted 0");
 }
 
 /* Every test on one GPU: each test's results are its own cases, in order; the pair tests are kept, empty. */
@@ -118,7 +133,7 @@ static void test_bw_grouped_by_test(void **state)
     (void)state;
     psc_measure_opts_default(&o);
     g_calls = 0;
-    assert_int_equal(psc_bw_run_suite(g_ctx, NULL, 0, one, 1, 0, 0, 0, &o, bw_progress, &next, &s), PSC_OK);
+    assert_int_equal(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, one, 1, 0, 0, 0, &o, bw_progress, &next), &s), PSC_OK);
     assert_non_null(s);
     assert_int_equal(s->ntests, psc_bw_test_count());
     assert_int_equal(s->ndev, 1);
@@ -143,6 +158,11 @@ static void test_bw_grouped_by_test(void **state)
     assert_int_equal(s->payload_bytes, 0);
     psc_bw_suite_free(s);
     psc_bw_suite_free(NULL);
+    /* No measure options: the defaults, as psc_measure_opts_default gives them. */
+    s = NULL;
+    assert_int_equal(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, one, 1, 0, 0, 0, NULL, NULL, NULL), &s), PSC_OK);
+    assert_int_equal(s->ntests, psc_bw_test_count());
+    psc_bw_suite_free(s);
 }
 
 /* A sweep: each test's results size after size, every GPU's case at each. */
@@ -155,7 +175,8 @@ static void test_bw_sweep(void **state)
 
     (void)state;
     psc_measure_opts_default(&o);
-    assert_int_equal(psc_bw_run_suite(g_ctx, t, 2, NULL, 0, 4096, 16384, 2, &o, bw_progress, &next, &s), PSC_OK);
+    assert_int_equal(psc_bw_run_suite(g_ctx, bw_opts(t, 2, NULL, 0, 4096, 16384, 2, &o, bw_progress, &next), &s),
+                     PSC_OK);
     assert_int_equal(s->nsizes, 3);
     assert_int_equal(s->sizes[0], 4096);
     assert_int_equal(s->sizes[2], 16384);

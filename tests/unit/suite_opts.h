@@ -1,0 +1,31 @@
+/*
+ * The suites' and whole tests' options from what their calls once took in a row (the tests keep those
+ * cases), the rest the defaults. Each returns a static struct: use it before the next call of the same helper.
+ */
+#ifndef PSC_TEST_SUITE_OPTS_H
+#define PSC_TEST_SUITE_OPTS_H
+
+#include "p2pscope/bench.h"
+
+static inline const psc_bw_suite_opts_t *bw_opts(const psc_bw_test_t *tests, int ntests, const int *devices,
+                                                 int ndev, uint64_t sweep_min, uint64_t sweep_max,
+                                                 unsigned sweep_factor, const psc_measure_opts_t *measure,
+                                                 psc_bw_suite_progress_fn progress, void *user)
+{
+    static psc_bw_suite_opts_t so;
+
+    psc_bw_suite_opts_default(&so);
+    so.tests = tests;
+    so.ntests = ntests;
+    so.devices = devices;
+    so.ndev = ndev;
+    so.sweep_min = sweep_min;
+    so.sweep_max = sweep_max;
+    so.sweep_factor = sweep_factor;
+    so.measure = measure;
+    so.progress = progress;
+    so.user = user;
+    return &so;
+}
+
+#endif
