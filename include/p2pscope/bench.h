@@ -401,17 +401,29 @@ typedef struct {
     uint64_t bytes_checked;      /* over every case and pass */
 } psc_verify_stress_info_t;
 
+typedef struct {
+    size_t struct_size;               /* set by psc_verify_stress_opts_default(); fields may be added after the last */
+    const psc_verify_opts_t *verify;  /* each copy's (psc_verify_opts_default); NULL: the defaults */
+    double seconds;                   /* run passes until this many seconds have passed; 0: one pass */
+    psc_verify_progress_fn progress;  /* may be NULL */
+    void *user;                       /* given to progress */
+} psc_verify_stress_opts_t;
+
+/* The defaults (the verify defaults, one pass, no progress); call it through the macro. */
+void psc_verify_stress_opts_init(psc_verify_stress_opts_t *o, size_t struct_size);
+#define psc_verify_stress_opts_default(o) psc_verify_stress_opts_init((o), sizeof(*(o)))
+
 /*
- * Run the stress over cases[0..n) with opts (opts->load is pumped as by
- * psc_verify_run); sums[k] is case k's record (n of them), info (may be NULL)
- * the run's. A case psc_verify_run refuses is a failed result, "invalid case".
- * PSC_ERR_INVALID, before anything runs or is written, for a missing
- * argument, n 0, seconds negative or not a number, or options not set up by
- * psc_verify_opts_default. Uses ctx: one thread at a time.
+ * Run the stress over cases[0..n) with opts (opts->verify->load is pumped as
+ * by psc_verify_run); sums[k] is case k's record (n of them), info (may be
+ * NULL) the run's. A case psc_verify_run refuses is a failed result, "invalid
+ * case". PSC_ERR_INVALID, before anything runs or is written, for a missing
+ * argument, n 0, seconds negative or not a number, or options (either) not
+ * set up by their default macro. Uses ctx: one thread at a time.
  */
-psc_status_t psc_verify_stress(psc_context_t *ctx, const psc_bw_case_t *cases, size_t n, const psc_verify_opts_t *opts,
-                               double seconds, psc_verify_progress_fn progress, void *user,
-                               psc_verify_path_sum_t *sums, psc_verify_stress_info_t *info);
+psc_status_t psc_verify_stress(psc_context_t *ctx, const psc_bw_case_t *cases, size_t n,
+                               const psc_verify_stress_opts_t *opts, psc_verify_path_sum_t *sums,
+                               psc_verify_stress_info_t *info);
 
 /* The fold above over a stress run's records: a case's summed wrong bytes, and "passed" when every pass passed. */
 void psc_facts_note_verify_sums(psc_facts_t *facts, const psc_verify_path_sum_t *sums, size_t n);
@@ -548,14 +560,15 @@ void psc_lat_suite_free(psc_lat_suite_t *suite);
 /*
  * A verify suite: every case of each test (0: every test) over the GPUs (0:
  * all), checked by psc_verify_stress for `seconds` (0: one pass), with the
- * background load on those GPUs when with_load. A load that cannot start is
+ * background load on those GPUs when with_load (psc_verify_suite_opts_t
+ * holds them). A load that cannot start is
  * recorded (load_error) and the run goes on without it; progress is then
  * first called once with p NULL and load_error set. Checked up front:
- * PSC_ERR_INVALID for a test index or GPU out of range, options not set up
- * by psc_verify_opts_default, seconds negative or not a number;
+ * PSC_ERR_INVALID for a test index or GPU out of range, options (either)
+ * not set up by their default macro, seconds negative or not a number;
  * PSC_ERR_UNSUPPORTED for a named test without a case on these GPUs ("X
  * needs at least N GPUs; M selected"). No case at all is not an error: npaths
- * 0, nothing runs. opts->load is ignored (the suite's own load is used).
+ * 0, nothing runs. opts->verify->load is ignored (the suite's own load is used).
  * *out only on success; free with psc_verify_suite_free.
  */
 typedef void (*psc_verify_suite_progress_fn)(const psc_verify_progress_t *p, const char *load_error, void *user);
@@ -580,9 +593,25 @@ typedef struct {
     size_t nfindings;
 } psc_verify_suite_t;
 
-psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
-                                  int ndev, const psc_verify_opts_t *opts, double seconds, int with_load,
-                                  psc_verify_suite_progress_fn progress, void *user, psc_verify_suite_t **out);
+typedef struct {
+    size_t struct_size;               /* set by psc_verify_suite_opts_default(); fields may be added after the last */
+    const psc_bw_test_t *tests;       /* ntests of them; ntests 0: every test of the registry, in order */
+    int ntests;
+    int ndev;                         /* GPU indexes in devices; 0: every GPU */
+    const int *devices;
+    const psc_verify_opts_t *verify;  /* each copy's (psc_verify_opts_default); NULL: the defaults */
+    double seconds;                   /* as psc_verify_stress_opts_t's */
+    int with_load;                    /* 1: the background load on the suite's GPUs; 0 (default): none */
+    int reserved0;                    /* 0 */
+    psc_verify_suite_progress_fn progress; /* may be NULL */
+    void *user;                       /* given to progress */
+} psc_verify_suite_opts_t;
+
+/* The defaults (every test, every GPU, the verify defaults, one pass, no load, no progress); through the macro. */
+void psc_verify_suite_opts_init(psc_verify_suite_opts_t *o, size_t struct_size);
+#define psc_verify_suite_opts_default(o) psc_verify_suite_opts_init((o), sizeof(*(o)))
+
+psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_verify_suite_opts_t *opts, psc_verify_suite_t **out);
 void psc_verify_suite_free(psc_verify_suite_t *suite);
 
 /* ---------------------------------------------------------------- psc_copy's calibration and benchmark */

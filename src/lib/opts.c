@@ -107,13 +107,6 @@ static void psc__coll_opts_fill(psc_coll_opts_t *o)
     o->impls = PSC_COLL_IMPL_ALL;
 }
 
-/* The suites' options: every test, every GPU, one size, the defaults of each case. */
-static void psc__bw_suite_opts_fill(psc_bw_suite_opts_t *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->struct_size = sizeof(*o);
-}
-
 /* The end of each struct's last field in the first release (0.1): the smallest struct_size accepted. */
 #define PSC__END(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
 #define PSC__MEASURE_V0 PSC__END(psc_measure_opts_t, reserved0)
@@ -126,6 +119,8 @@ static void psc__bw_suite_opts_fill(psc_bw_suite_opts_t *o)
 #define PSC__COLL_V0 PSC__END(psc_coll_opts_t, procs)
 /* In the release that brought them (0.2: the suites' positional arguments). */
 #define PSC__BW_SUITE_V0 PSC__END(psc_bw_suite_opts_t, user)
+#define PSC__VERIFY_STRESS_V0 PSC__END(psc_verify_stress_opts_t, user)
+#define PSC__VERIFY_SUITE_V0 PSC__END(psc_verify_suite_opts_t, user)
 
 /* The caller's struct_size bytes of in over the defaults already in out (full bytes). */
 static psc_status_t psc__adopt(psc_context_t *ctx, const char *what, const void *in, size_t v0, size_t full_size, void *out,
@@ -321,22 +316,69 @@ psc_status_t psc__coll_opts_adopt(psc_context_t *ctx, const psc_coll_opts_t *in,
     return psc__adopt(ctx, "coll", in, PSC__COLL_V0, sizeof(*out), out, NULL, 0);
 }
 
+/*
+ * The suites' and whole tests' options, whose defaults are all zero but struct_size (every test, every GPU, one
+ * size, the run's own options at their defaults, no progress): one init and one adoption for them all.
+ */
+typedef union {
+    psc_bw_suite_opts_t bw_suite;
+    psc_verify_stress_opts_t verify_stress;
+    psc_verify_suite_opts_t verify_suite;
+} psc__zero_opts_t;
+
+static void psc__zero_init(void *o, size_t struct_size, size_t full_size)
+{
+    psc__zero_opts_t full;
+
+    memset(&full, 0, sizeof(full));
+    memcpy(&full, &full_size, sizeof(full_size));
+    psc__init(o, struct_size, &full, full_size);
+}
+
+static psc_status_t psc__zero_adopt(psc_context_t *ctx, const char *what, const void *in, size_t v0, size_t full_size,
+                                    void *out)
+{
+    memset(out, 0, full_size);
+    memcpy(out, &full_size, sizeof(full_size));
+    return psc__adopt(ctx, what, in, v0, full_size, out, NULL, 0);
+}
+
 void psc_bw_suite_opts_init(psc_bw_suite_opts_t *o, size_t struct_size)
 {
-    psc_bw_suite_opts_t full;
+    psc__zero_init(o, struct_size, sizeof(*o));
+}
 
-    psc__bw_suite_opts_fill(&full);
-    psc__init(o, struct_size, &full, sizeof(full));
+void psc_verify_stress_opts_init(psc_verify_stress_opts_t *o, size_t struct_size)
+{
+    psc__zero_init(o, struct_size, sizeof(*o));
+}
+
+void psc_verify_suite_opts_init(psc_verify_suite_opts_t *o, size_t struct_size)
+{
+    psc__zero_init(o, struct_size, sizeof(*o));
 }
 
 psc_status_t psc__bw_suite_opts_adopt(psc_context_t *ctx, const psc_bw_suite_opts_t *in, psc_bw_suite_opts_t *out)
 {
-    psc_status_t st;
+    psc_status_t st = psc__zero_adopt(ctx, "bw_suite", in, PSC__BW_SUITE_V0, sizeof(*out), out);
 
-    psc__bw_suite_opts_fill(out);
-    if ((st = psc__adopt(ctx, "bw_suite", in, PSC__BW_SUITE_V0, sizeof(*out), out, NULL, 0)) != PSC_OK)
-        return st;
-    if (out->reserved0 != 0)
+    if (st == PSC_OK && out->reserved0 != 0)
         return psc__fail(ctx, PSC_ERR_INVALID, "bw_suite options: reserved0 %d: accepted 0", out->reserved0);
-    return PSC_OK;
+    return st;
+}
+
+psc_status_t psc__verify_stress_opts_adopt(psc_context_t *ctx, const psc_verify_stress_opts_t *in,
+                                           psc_verify_stress_opts_t *out)
+{
+    return psc__zero_adopt(ctx, "verify_stress", in, PSC__VERIFY_STRESS_V0, sizeof(*out), out);
+}
+
+psc_status_t psc__verify_suite_opts_adopt(psc_context_t *ctx, const psc_verify_suite_opts_t *in,
+                                          psc_verify_suite_opts_t *out)
+{
+    psc_status_t st = psc__zero_adopt(ctx, "verify_suite", in, PSC__VERIFY_SUITE_V0, sizeof(*out), out);
+
+    if (st == PSC_OK && out->reserved0 != 0)
+        return psc__fail(ctx, PSC_ERR_INVALID, "verify_suite options: reserved0 %d: accepted 0", out->reserved0);
+    return st;
 }

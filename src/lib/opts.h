@@ -22,5 +22,10 @@ psc_status_t psc__ipc_opts_adopt(psc_context_t *ctx, const psc_ipc_opts_t *in, p
 psc_status_t psc__coll_opts_adopt(psc_context_t *ctx, const psc_coll_opts_t *in, psc_coll_opts_t *out);
 /* The bandwidth suites' options over the defaults (struct_size, reserved0 0; the suite checks the rest). */
 psc_status_t psc__bw_suite_opts_adopt(psc_context_t *ctx, const psc_bw_suite_opts_t *in, psc_bw_suite_opts_t *out);
+/* psc_verify_stress's and the verify suite's options over the defaults (the suite's reserved0 0). */
+psc_status_t psc__verify_stress_opts_adopt(psc_context_t *ctx, const psc_verify_stress_opts_t *in,
+                                           psc_verify_stress_opts_t *out);
+psc_status_t psc__verify_suite_opts_adopt(psc_context_t *ctx, const psc_verify_suite_opts_t *in,
+                                          psc_verify_suite_opts_t *out);
 
 #endif

@@ -28,4 +28,38 @@ static inline const psc_bw_suite_opts_t *bw_opts(const psc_bw_test_t *tests, int
     return &so;
 }
 
+static inline const psc_verify_suite_opts_t *verify_suite_opts(const psc_bw_test_t *tests, int ntests,
+                                                               const int *devices, int ndev,
+                                                               const psc_verify_opts_t *verify, double seconds,
+                                                               int with_load, psc_verify_suite_progress_fn progress,
+                                                               void *user)
+{
+    static psc_verify_suite_opts_t so;
+
+    psc_verify_suite_opts_default(&so);
+    so.tests = tests;
+    so.ntests = ntests;
+    so.devices = devices;
+    so.ndev = ndev;
+    so.verify = verify;
+    so.seconds = seconds;
+    so.with_load = with_load;
+    so.progress = progress;
+    so.user = user;
+    return &so;
+}
+
+static inline const psc_verify_stress_opts_t *stress_opts(const psc_verify_opts_t *verify, double seconds,
+                                                          psc_verify_progress_fn progress, void *user)
+{
+    static psc_verify_stress_opts_t so;
+
+    psc_verify_stress_opts_default(&so);
+    so.verify = verify;
+    so.seconds = seconds;
+    so.progress = progress;
+    so.user = user;
+    return &so;
+}
+
 #endif

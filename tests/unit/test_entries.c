@@ -77,7 +77,7 @@ static void test_verify_findings(void **state)
     (void)state;
     assert_non_null(f);
     psc_verify_opts_default(&o);
-    assert_int_equal(psc_verify_run_suite(g_ctx, &t, 1, NULL, 0, &o, 0, 0, NULL, NULL, &s), PSC_OK);
+    assert_int_equal(psc_verify_run_suite(g_ctx, verify_suite_opts(&t, 1, NULL, 0, &o, 0, 0, NULL, NULL), &s), PSC_OK);
     assert_true(s->npaths > 0);
     assert_int_equal(s->nfailed, s->npaths); /* no kernel runs */
     assert_non_null(s->findings);            /* a path failed: the doctor ran */

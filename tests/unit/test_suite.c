@@ -241,28 +241,44 @@ static void test_verify(void **state)
     const int one[] = {0};
     psc_bw_test_t t[] = {bw_named("gpu_to_gpu_write_ce"), bw_named("gpu_local_ce")};
     psc_verify_suite_t *s = (void *)&g_calls;
+    psc_verify_suite_opts_t so;
     psc_verify_opts_t o;
     unsigned load_calls = 0;
     size_t n0 = 0;
 
     (void)state;
     psc_verify_opts_default(&o);
-    ASSERT_REFUSED(psc_verify_run_suite(g_ctx, t, 2, one, 1, &o, 0, 0, verify_progress, &load_calls, &s),
-                   PSC_ERR_UNSUPPORTED, s, "gpu_to_gpu_write_ce needs at least 2 GPUs; 1 selected");
-    ASSERT_REFUSED(psc_verify_run_suite(g_ctx, t, 2, NULL, 0, &o, NAN, 0, verify_progress, &load_calls, &s),
-                   PSC_ERR_INVALID, s, "seconds >= 0");
-    ASSERT_REFUSED(psc_verify_run_suite(g_ctx, t, 2, NULL, 0, &o, -1, 0, verify_progress, &load_calls, &s),
-                   PSC_ERR_INVALID, s, "seconds >= 0");
+    ASSERT_REFUSED(
+        psc_verify_run_suite(g_ctx, verify_suite_opts(t, 2, one, 1, &o, 0, 0, verify_progress, &load_calls), &s),
+        PSC_ERR_UNSUPPORTED, s, "gpu_to_gpu_write_ce needs at least 2 GPUs; 1 selected");
+    ASSERT_REFUSED(
+        psc_verify_run_suite(g_ctx, verify_suite_opts(t, 2, NULL, 0, &o, NAN, 0, verify_progress, &load_calls), &s),
+        PSC_ERR_INVALID, s, "seconds >= 0");
+    ASSERT_REFUSED(
+        psc_verify_run_suite(g_ctx, verify_suite_opts(t, 2, NULL, 0, &o, -1, 0, verify_progress, &load_calls), &s),
+        PSC_ERR_INVALID, s, "seconds >= 0");
     o.struct_size = 0;
     g_calls = 0;
-    assert_int_equal(psc_verify_run_suite(g_ctx, t, 2, NULL, 0, &o, 0, 0, verify_progress, &load_calls, &s),
-                     PSC_ERR_INVALID);
+    assert_int_equal(
+        psc_verify_run_suite(g_ctx, verify_suite_opts(t, 2, NULL, 0, &o, 0, 0, verify_progress, &load_calls), &s),
+        PSC_ERR_INVALID);
     assert_ptr_equal(s, (void *)&g_calls);
     assert_int_equal(g_calls, 0);
+    psc_verify_opts_default(&o);
+    so = *verify_suite_opts(t, 2, NULL, 0, &o, 0, 0, verify_progress, &load_calls);
+    so.struct_size = 0; /* the suite's own options */
+    ASSERT_REFUSED(psc_verify_run_suite(g_ctx, &so, &s), PSC_ERR_INVALID, s,
+                   "not set up by psc_verify_suite_opts_default");
+    so.struct_size = sizeof(so);
+    so.reserved0 = 2;
+    ASSERT_REFUSED(psc_verify_run_suite(g_ctx, &so, &s), PSC_ERR_INVALID, s, "reserved0 2: accepted 0");
+    ASSERT_REFUSED(psc_verify_run_suite(g_ctx, NULL, &s), PSC_ERR_INVALID, s, "psc_verify_run_suite");
 
     /* Without a load: the paths of each test in order, none of the load's fields set. */
     psc_verify_opts_default(&o);
-    assert_int_equal(psc_verify_run_suite(g_ctx, t, 2, NULL, 0, &o, 0, 0, verify_progress, &load_calls, &s), PSC_OK);
+    assert_int_equal(
+        psc_verify_run_suite(g_ctx, verify_suite_opts(t, 2, NULL, 0, &o, 0, 0, verify_progress, &load_calls), &s),
+        PSC_OK);
     assert_int_equal(psc_bw_cases(g_ctx, t[0], NULL, 0, NULL, 0, &n0), PSC_OK);
     assert_int_equal(s->npaths, n0 + 2);
     for (size_t k = 0; k < s->npaths; k++)
@@ -275,7 +291,9 @@ static void test_verify(void **state)
 
     /* With a load the fake GPUs cannot start: recorded, said once before any case, and the paths still run. */
     g_calls = 0;
-    assert_int_equal(psc_verify_run_suite(g_ctx, t, 1, NULL, 0, &o, 0, 1, verify_progress, &load_calls, &s), PSC_OK);
+    assert_int_equal(
+        psc_verify_run_suite(g_ctx, verify_suite_opts(t, 1, NULL, 0, &o, 0, 1, verify_progress, &load_calls), &s),
+        PSC_OK);
     assert_int_equal(load_calls, 1);
     assert_true(s->load_error[0] != '\0');
     assert_int_equal(s->load_ran, 0);
@@ -285,7 +303,7 @@ static void test_verify(void **state)
     psc_verify_suite_free(s);
 
     /* Every test on one GPU: the pair tests have no path, and that is not an error. */
-    assert_int_equal(psc_verify_run_suite(g_ctx, NULL, 0, one, 1, &o, 0, 0, NULL, NULL, &s), PSC_OK);
+    assert_int_equal(psc_verify_run_suite(g_ctx, verify_suite_opts(NULL, 0, one, 1, &o, 0, 0, NULL, NULL), &s), PSC_OK);
     assert_true(s->npaths > 0);
     for (size_t k = 0; k < s->npaths; k++)
         assert_true(psc_bw_test_info(s->paths[k].last.c.test)->min_gpus <= 1);
