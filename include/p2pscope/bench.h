@@ -429,23 +429,45 @@ psc_status_t psc_verify_stress(psc_context_t *ctx, const psc_bw_case_t *cases, s
 void psc_facts_note_verify_sums(psc_facts_t *facts, const psc_verify_path_sum_t *sums, size_t n);
 
 /*
- * Every case of one test over the given GPUs (as psc_bw_cases or
- * psc_lat_cases), run in order with opts: res[k] is case k's result, *n how
- * many ran (the first cap cases at most). progress (may be NULL) is called on
+ * Every case of one test over the GPUs of opts (as psc_bw_cases or
+ * psc_lat_cases), run in order with the run's options of opts: res[k] is
+ * case k's result, *n how many ran (the first cap cases at most). progress
+ * (may be NULL) is called on
  * the calling thread before each case (result NULL) and after it (its
  * result). A case the run refuses is a failed result: for bandwidth with the
  * context's last error as the reason, for latency "invalid case".
  * PSC_ERR_INVALID for a test or GPU list the case generator refuses or a
- * missing argument, PSC_ERR_NO_MEMORY; nothing runs then.
+ * missing argument, options not set up by their default macro,
+ * PSC_ERR_NO_MEMORY; nothing runs then.
  */
 typedef void (*psc_bw_progress_fn)(const psc_bw_case_t *c, const psc_bw_result_t *result, void *user);
-psc_status_t psc_bw_run_test(psc_context_t *ctx, psc_bw_test_t test, const int *devices, int ndev,
-                             const psc_measure_opts_t *opts, psc_bw_progress_fn progress, void *user,
+typedef struct {
+    size_t struct_size;               /* set by psc_bw_run_test_opts_default(); fields may be added after the last */
+    int ndev;                         /* GPU indexes in devices; 0: every GPU */
+    int reserved0;                    /* 0 */
+    const int *devices;
+    const psc_measure_opts_t *measure; /* each case's (psc_measure_opts_default); NULL: the defaults */
+    psc_bw_progress_fn progress;      /* may be NULL */
+    void *user;                       /* given to progress */
+} psc_bw_run_test_opts_t;
+void psc_bw_run_test_opts_init(psc_bw_run_test_opts_t *o, size_t struct_size);
+#define psc_bw_run_test_opts_default(o) psc_bw_run_test_opts_init((o), sizeof(*(o)))
+psc_status_t psc_bw_run_test(psc_context_t *ctx, psc_bw_test_t test, const psc_bw_run_test_opts_t *opts,
                              psc_bw_result_t *res, size_t cap, size_t *n);
 
 typedef void (*psc_lat_progress_fn)(const psc_lat_case_t *c, const psc_lat_result_t *result, void *user);
-psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const int *devices, int ndev,
-                              const psc_lat_opts_t *opts, psc_lat_progress_fn progress, void *user,
+typedef struct {
+    size_t struct_size;               /* set by psc_lat_run_test_opts_default(); fields may be added after the last */
+    int ndev;                         /* GPU indexes in devices; 0: every GPU */
+    int reserved0;                    /* 0 */
+    const int *devices;
+    const psc_lat_opts_t *lat;        /* each case's (psc_lat_opts_default); NULL: the defaults */
+    psc_lat_progress_fn progress;     /* may be NULL */
+    void *user;                       /* given to progress */
+} psc_lat_run_test_opts_t;
+void psc_lat_run_test_opts_init(psc_lat_run_test_opts_t *o, size_t struct_size);
+#define psc_lat_run_test_opts_default(o) psc_lat_run_test_opts_init((o), sizeof(*(o)))
+psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const psc_lat_run_test_opts_t *opts,
                               psc_lat_result_t *res, size_t cap, size_t *n);
 
 /* ---------------------------------------------------------------- whole suites: what bw, report, lat and verify run */
@@ -538,7 +560,8 @@ psc_status_t psc_nvlink_watch(psc_context_t *ctx, const psc_bw_suite_opts_t *opt
 
 /*
  * A latency suite: every case of each test (0: every test) over the GPUs (0:
- * all) with opts, and the timers' resolution on the first GPU. Checked up
+ * all) with opts (psc_lat_suite_opts_t), and the timers' resolution on the
+ * first GPU. Checked up
  * front as psc_bw_run_suite (test index, GPU, options: PSC_ERR_INVALID; a
  * named test needing more GPUs: PSC_ERR_UNSUPPORTED), results and *out as
  * there; free with psc_lat_suite_free. progress as psc_lat_run_test's.
@@ -552,9 +575,22 @@ typedef struct {
     double gpu_timer_ns, host_timer_ns; /* as psc_timer_resolution on devices[0] (0 when unknown) */
 } psc_lat_suite_t;
 
-psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_test_t *tests, int ntests, const int *devices,
-                               int ndev, const psc_lat_opts_t *opts, psc_lat_progress_fn progress, void *user,
-                               psc_lat_suite_t **out);
+typedef struct {
+    size_t struct_size;               /* set by psc_lat_suite_opts_default(); fields may be added after the last */
+    const psc_lat_test_t *tests;      /* ntests of them; ntests 0: every test of the registry, in order */
+    int ntests;
+    int ndev;                         /* GPU indexes in devices; 0: every GPU */
+    const int *devices;
+    const psc_lat_opts_t *lat;        /* each case's (psc_lat_opts_default); NULL: the defaults */
+    psc_lat_progress_fn progress;     /* may be NULL */
+    void *user;                       /* given to progress */
+} psc_lat_suite_opts_t;
+
+/* The defaults (every test, every GPU, the latency defaults, no progress); call it through the macro. */
+void psc_lat_suite_opts_init(psc_lat_suite_opts_t *o, size_t struct_size);
+#define psc_lat_suite_opts_default(o) psc_lat_suite_opts_init((o), sizeof(*(o)))
+
+psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_suite_opts_t *opts, psc_lat_suite_t **out);
 void psc_lat_suite_free(psc_lat_suite_t *suite);
 
 /*

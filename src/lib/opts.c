@@ -121,6 +121,9 @@ static void psc__coll_opts_fill(psc_coll_opts_t *o)
 #define PSC__BW_SUITE_V0 PSC__END(psc_bw_suite_opts_t, user)
 #define PSC__VERIFY_STRESS_V0 PSC__END(psc_verify_stress_opts_t, user)
 #define PSC__VERIFY_SUITE_V0 PSC__END(psc_verify_suite_opts_t, user)
+#define PSC__LAT_SUITE_V0 PSC__END(psc_lat_suite_opts_t, user)
+#define PSC__BW_RUN_TEST_V0 PSC__END(psc_bw_run_test_opts_t, user)
+#define PSC__LAT_RUN_TEST_V0 PSC__END(psc_lat_run_test_opts_t, user)
 
 /* The caller's struct_size bytes of in over the defaults already in out (full bytes). */
 static psc_status_t psc__adopt(psc_context_t *ctx, const char *what, const void *in, size_t v0, size_t full_size, void *out,
@@ -324,6 +327,9 @@ typedef union {
     psc_bw_suite_opts_t bw_suite;
     psc_verify_stress_opts_t verify_stress;
     psc_verify_suite_opts_t verify_suite;
+    psc_lat_suite_opts_t lat_suite;
+    psc_bw_run_test_opts_t bw_run_test;
+    psc_lat_run_test_opts_t lat_run_test;
 } psc__zero_opts_t;
 
 static void psc__zero_init(void *o, size_t struct_size, size_t full_size)
@@ -335,12 +341,24 @@ static void psc__zero_init(void *o, size_t struct_size, size_t full_size)
     psc__init(o, struct_size, &full, full_size);
 }
 
+#define PSC__NO_RESERVED ((size_t)-1)
+
+/* Adopted over all-zero defaults; then the int at reserved_at (PSC__NO_RESERVED: none) must be 0. */
 static psc_status_t psc__zero_adopt(psc_context_t *ctx, const char *what, const void *in, size_t v0, size_t full_size,
-                                    void *out)
+                                    size_t reserved_at, void *out)
 {
+    int reserved0 = 0;
+    psc_status_t st;
+
     memset(out, 0, full_size);
     memcpy(out, &full_size, sizeof(full_size));
-    return psc__adopt(ctx, what, in, v0, full_size, out, NULL, 0);
+    if ((st = psc__adopt(ctx, what, in, v0, full_size, out, NULL, 0)) != PSC_OK)
+        return st;
+    if (reserved_at != PSC__NO_RESERVED)
+        memcpy(&reserved0, (const char *)out + reserved_at, sizeof(reserved0));
+    if (reserved0 != 0)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s options: reserved0 %d: accepted 0", what, reserved0);
+    return PSC_OK;
 }
 
 void psc_bw_suite_opts_init(psc_bw_suite_opts_t *o, size_t struct_size)
@@ -358,27 +376,55 @@ void psc_verify_suite_opts_init(psc_verify_suite_opts_t *o, size_t struct_size)
     psc__zero_init(o, struct_size, sizeof(*o));
 }
 
+void psc_lat_suite_opts_init(psc_lat_suite_opts_t *o, size_t struct_size)
+{
+    psc__zero_init(o, struct_size, sizeof(*o));
+}
+
+void psc_bw_run_test_opts_init(psc_bw_run_test_opts_t *o, size_t struct_size)
+{
+    psc__zero_init(o, struct_size, sizeof(*o));
+}
+
+void psc_lat_run_test_opts_init(psc_lat_run_test_opts_t *o, size_t struct_size)
+{
+    psc__zero_init(o, struct_size, sizeof(*o));
+}
+
 psc_status_t psc__bw_suite_opts_adopt(psc_context_t *ctx, const psc_bw_suite_opts_t *in, psc_bw_suite_opts_t *out)
 {
-    psc_status_t st = psc__zero_adopt(ctx, "bw_suite", in, PSC__BW_SUITE_V0, sizeof(*out), out);
-
-    if (st == PSC_OK && out->reserved0 != 0)
-        return psc__fail(ctx, PSC_ERR_INVALID, "bw_suite options: reserved0 %d: accepted 0", out->reserved0);
-    return st;
+    return psc__zero_adopt(ctx, "bw_suite", in, PSC__BW_SUITE_V0, sizeof(*out),
+                           offsetof(psc_bw_suite_opts_t, reserved0), out);
 }
 
 psc_status_t psc__verify_stress_opts_adopt(psc_context_t *ctx, const psc_verify_stress_opts_t *in,
                                            psc_verify_stress_opts_t *out)
 {
-    return psc__zero_adopt(ctx, "verify_stress", in, PSC__VERIFY_STRESS_V0, sizeof(*out), out);
+    return psc__zero_adopt(ctx, "verify_stress", in, PSC__VERIFY_STRESS_V0, sizeof(*out), PSC__NO_RESERVED, out);
 }
 
 psc_status_t psc__verify_suite_opts_adopt(psc_context_t *ctx, const psc_verify_suite_opts_t *in,
                                           psc_verify_suite_opts_t *out)
 {
-    psc_status_t st = psc__zero_adopt(ctx, "verify_suite", in, PSC__VERIFY_SUITE_V0, sizeof(*out), out);
+    return psc__zero_adopt(ctx, "verify_suite", in, PSC__VERIFY_SUITE_V0, sizeof(*out),
+                           offsetof(psc_verify_suite_opts_t, reserved0), out);
+}
 
-    if (st == PSC_OK && out->reserved0 != 0)
-        return psc__fail(ctx, PSC_ERR_INVALID, "verify_suite options: reserved0 %d: accepted 0", out->reserved0);
-    return st;
+psc_status_t psc__lat_suite_opts_adopt(psc_context_t *ctx, const psc_lat_suite_opts_t *in, psc_lat_suite_opts_t *out)
+{
+    return psc__zero_adopt(ctx, "lat_suite", in, PSC__LAT_SUITE_V0, sizeof(*out), PSC__NO_RESERVED, out);
+}
+
+psc_status_t psc__bw_run_test_opts_adopt(psc_context_t *ctx, const psc_bw_run_test_opts_t *in,
+                                         psc_bw_run_test_opts_t *out)
+{
+    return psc__zero_adopt(ctx, "bw_run_test", in, PSC__BW_RUN_TEST_V0, sizeof(*out),
+                           offsetof(psc_bw_run_test_opts_t, reserved0), out);
+}
+
+psc_status_t psc__lat_run_test_opts_adopt(psc_context_t *ctx, const psc_lat_run_test_opts_t *in,
+                                          psc_lat_run_test_opts_t *out)
+{
+    return psc__zero_adopt(ctx, "lat_run_test", in, PSC__LAT_RUN_TEST_V0, sizeof(*out),
+                           offsetof(psc_lat_run_test_opts_t, reserved0), out);
 }

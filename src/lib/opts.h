@@ -27,5 +27,11 @@ psc_status_t psc__verify_stress_opts_adopt(psc_context_t *ctx, const psc_verify_
                                            psc_verify_stress_opts_t *out);
 psc_status_t psc__verify_suite_opts_adopt(psc_context_t *ctx, const psc_verify_suite_opts_t *in,
                                           psc_verify_suite_opts_t *out);
+/* The latency suite's and the whole tests' options over the defaults (reserved0 0 where there is one). */
+psc_status_t psc__lat_suite_opts_adopt(psc_context_t *ctx, const psc_lat_suite_opts_t *in, psc_lat_suite_opts_t *out);
+psc_status_t psc__bw_run_test_opts_adopt(psc_context_t *ctx, const psc_bw_run_test_opts_t *in,
+                                         psc_bw_run_test_opts_t *out);
+psc_status_t psc__lat_run_test_opts_adopt(psc_context_t *ctx, const psc_lat_run_test_opts_t *in,
+                                          psc_lat_run_test_opts_t *out);
 
 #endif

@@ -62,4 +62,50 @@ static inline const psc_verify_stress_opts_t *stress_opts(const psc_verify_opts_
     return &so;
 }
 
+static inline const psc_lat_suite_opts_t *lat_suite_opts(const psc_lat_test_t *tests, int ntests, const int *devices,
+                                                         int ndev, const psc_lat_opts_t *lat,
+                                                         psc_lat_progress_fn progress, void *user)
+{
+    static psc_lat_suite_opts_t so;
+
+    psc_lat_suite_opts_default(&so);
+    so.tests = tests;
+    so.ntests = ntests;
+    so.devices = devices;
+    so.ndev = ndev;
+    so.lat = lat;
+    so.progress = progress;
+    so.user = user;
+    return &so;
+}
+
+static inline const psc_bw_run_test_opts_t *bw_test_opts(const int *devices, int ndev,
+                                                         const psc_measure_opts_t *measure,
+                                                         psc_bw_progress_fn progress, void *user)
+{
+    static psc_bw_run_test_opts_t to;
+
+    psc_bw_run_test_opts_default(&to);
+    to.devices = devices;
+    to.ndev = ndev;
+    to.measure = measure;
+    to.progress = progress;
+    to.user = user;
+    return &to;
+}
+
+static inline const psc_lat_run_test_opts_t *lat_test_opts(const int *devices, int ndev, const psc_lat_opts_t *lat,
+                                                           psc_lat_progress_fn progress, void *user)
+{
+    static psc_lat_run_test_opts_t to;
+
+    psc_lat_run_test_opts_default(&to);
+    to.devices = devices;
+    to.ndev = ndev;
+    to.lat = lat;
+    to.progress = progress;
+    to.user = user;
+    return &to;
+}
+
 #endif

@@ -198,6 +198,7 @@ static void test_lat(void **state)
     const int one[] = {0};
     psc_lat_test_t named = -1, bad[] = {psc_lat_test_count()};
     psc_lat_suite_t *s = (void *)&g_calls;
+    psc_lat_suite_opts_t so;
     psc_lat_opts_t o;
     size_t at = 0;
 
@@ -207,18 +208,23 @@ static void test_lat(void **state)
         if (psc_lat_test_info(t)->min_gpus > 1)
             named = t;
     assert_true(named >= 0);
-    ASSERT_REFUSED(psc_lat_run_suite(g_ctx, &named, 1, one, 1, &o, lat_progress, NULL, &s), PSC_ERR_UNSUPPORTED, s,
-                   "needs at least 2 GPUs; 1 selected");
-    ASSERT_REFUSED(psc_lat_run_suite(g_ctx, bad, 1, NULL, 0, &o, lat_progress, NULL, &s), PSC_ERR_INVALID, s,
-                   "out of range");
+    ASSERT_REFUSED(psc_lat_run_suite(g_ctx, lat_suite_opts(&named, 1, one, 1, &o, lat_progress, NULL), &s),
+                   PSC_ERR_UNSUPPORTED, s, "needs at least 2 GPUs; 1 selected");
+    ASSERT_REFUSED(psc_lat_run_suite(g_ctx, lat_suite_opts(bad, 1, NULL, 0, &o, lat_progress, NULL), &s),
+                   PSC_ERR_INVALID, s, "out of range");
     o.struct_size = 1;
     g_calls = 0;
-    assert_int_equal(psc_lat_run_suite(g_ctx, NULL, 0, NULL, 0, &o, lat_progress, NULL, &s), PSC_ERR_INVALID);
+    assert_int_equal(psc_lat_run_suite(g_ctx, lat_suite_opts(NULL, 0, NULL, 0, &o, lat_progress, NULL), &s),
+                     PSC_ERR_INVALID);
     assert_ptr_equal(s, (void *)&g_calls);
     assert_int_equal(g_calls, 0);
     psc_lat_opts_default(&o);
+    so = *lat_suite_opts(NULL, 0, NULL, 0, &o, lat_progress, NULL);
+    so.struct_size = 0; /* the suite's own options */
+    ASSERT_REFUSED(psc_lat_run_suite(g_ctx, &so, &s), PSC_ERR_INVALID, s, "not set up by psc_lat_suite_opts_default");
+    ASSERT_REFUSED(psc_lat_run_suite(g_ctx, NULL, &s), PSC_ERR_INVALID, s, "no lat_suite options given");
     o.samples = 1;
-    assert_int_equal(psc_lat_run_suite(g_ctx, NULL, 0, one, 1, &o, lat_progress, NULL, &s), PSC_OK);
+    assert_int_equal(psc_lat_run_suite(g_ctx, lat_suite_opts(NULL, 0, one, 1, &o, lat_progress, NULL), &s), PSC_OK);
     assert_int_equal(s->ntests, psc_lat_test_count());
     assert_int_equal(g_calls, 2 * s->nresults);
     for (int t = 0; t < s->ntests; t++) {

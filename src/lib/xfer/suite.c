@@ -88,17 +88,24 @@ static psc_status_t psc__bw_suite_measure(psc_context_t *ctx, psc_bw_suite_t *s,
                                           psc__bw_progress_t *prog)
 {
     size_t total = prog->count;
+    psc_bw_run_test_opts_t ro;
+    psc_measure_opts_t m;
     psc_status_t st;
 
+    psc_bw_run_test_opts_default(&ro);
+    ro.devices = s->devices;
+    ro.ndev = s->ndev;
+    ro.measure = &m;
+    ro.progress = psc__bw_progress;
+    ro.user = prog;
     for (int t = 0; t < s->ntests; t++) {
         s->tests[t].first = s->nresults;
         for (int z = 0; z < s->nsizes; z++) {
-            psc_measure_opts_t m = *full;
             size_t n = 0;
 
+            m = *full;
             m.size = s->sizes[z];
-            st = psc_bw_run_test(ctx, s->tests[t].test, s->devices, s->ndev, &m, psc__bw_progress, prog,
-                                 s->results + s->nresults, total - s->nresults, &n);
+            st = psc_bw_run_test(ctx, s->tests[t].test, &ro, s->results + s->nresults, total - s->nresults, &n);
             if (st != PSC_OK)
                 return st;
             for (size_t k = s->nresults; k < s->nresults + n; k++) {
