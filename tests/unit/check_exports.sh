@@ -16,8 +16,16 @@ exported=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TtWwDdBbRr]$/ {print $3}' 
 names() { ${CC:-cc} -E -P -I"$inc" -I"$gen" -I"$(dirname "$priv")" "$1" | grep -oE '\bpsc_[a-z0-9_]+ *\(' | tr -d '( ' | sort -u; }
 app=$(names "$inc/p2pscope.h")
 bench=$(names "$inc/p2pscope/bench.h" | grep -vxF "$app")
-private=$(names "$priv" | grep -vxF "$app" | grep -vxF "$bench")
+# The private header's own declarations: with the public headers' guards set, its includes add nothing.
+private=$(${CC:-cc} -E -P -DP2PSCOPE_H -DP2PSCOPE_BENCH_H -I"$inc" -I"$gen" "$priv" |
+          grep -oE '\bpsc_[a-z0-9_]+ *\(' | tr -d '( ' | sort -u)
 fail=0
+for s in $private; do
+    if echo "$app" "$bench" | tr ' ' '\n' | grep -qx "$s"; then
+        echo "$s is private (src/lib/p2pscope_private.h) but declared in a public header too"
+        fail=1
+    fi
+done
 echo "$exported" | while read -r s node; do
     case $s in
     psc__*) echo "internal symbol exported: $s"; exit 1 ;;
