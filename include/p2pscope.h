@@ -2,8 +2,10 @@
  * p2pscope: show, measure and verify the data paths between GPUs and host.
  *
  * The application-facing API: the context, the inventory, the topology facts
- * and the doctor. The benchmark API (test registries, bandwidth, latency and
- * integrity runs) is apart, in <p2pscope/bench.h>.
+ * and the doctor, memory of each kind, CPU mappings, copies, sharing between
+ * processes, all-reduce and the version query. The benchmark API (test
+ * registries, bandwidth, latency and integrity runs, suites) is apart, in
+ * <p2pscope/bench.h>.
  *
  * Conventions. Every function returns psc_status_t (0 ok, negative errors)
  * unless it says otherwise. A failing call that takes a context records why
@@ -18,11 +20,13 @@
  * shares the GPUs' primary contexts with the CUDA runtime, so memory the
  * application allocated stays usable.
  *
- * Threads. A psc_context_t and everything made from it (buffers, loads) is
- * used by one thread at a time; different contexts may be used from different
- * threads at once. The functions that take no context (status and path
- * labels, psc_doctor, psc_p2p_reason, the facts' JSON, the registries, size
- * parsing and statistics) are pure and thread-safe; psc_facts_load and
+ * Threads (libp2pscope(3) lists them by family). A psc_context_t and
+ * everything made from it (buffers, maps, shares, groups, loads) is used by
+ * one thread at a time; different contexts may be used from different threads
+ * at once, and psc_context_create may run in several at once. The functions
+ * that take no context (psc_version, status and path labels, psc_doctor,
+ * psc_p2p_reason, the facts' JSON, the registries) are pure and thread-safe
+ * (for distinct objects where they take one); psc_facts_load and
  * psc_facts_save read or write only the files named and are thread-safe for
  * distinct facts objects (psc_facts_load forks a child: not from a signal
  * handler).
@@ -31,7 +35,9 @@
  * function, so fields can be added at their end: always initialise them that
  * way. psc_facts_t is allocated only by psc_facts_new (it may grow at its end);
  * never declare one by value. The soname changes when any other struct
- * changes.
+ * changes. This header's functions are exported under the version node
+ * P2PSCOPE_0, <p2pscope/bench.h>'s under P2PSCOPE_BENCH_1; nothing else is
+ * exported.
  *
  * Environment variables read by the library:
  *   P2PSCOPE_LOG      log level on stderr: "error", "warn", "info", "debug"
@@ -347,7 +353,7 @@ psc_status_t psc_facts_load(const char *path, psc_facts_t *facts, char *errbuf, 
 /* The facts as JSON text (malloc'd; free()), with the hwloc XML when asked. NULL for no facts or out of memory. */
 char *psc_facts_json(const psc_facts_t *facts, int with_hwloc_xml);
 
-/* Record the facts (hwloc XML inside) as JSON, atomically (psc_write_file_atomic). errbuf says what failed. */
+/* Record the facts (hwloc XML inside) as JSON, atomically (through a temporary file, fsynced and renamed). errbuf says what failed. */
 psc_status_t psc_facts_save(const psc_facts_t *facts, const char *path, char *errbuf, size_t errlen);
 
 /*

@@ -1,13 +1,16 @@
 /*
  * p2pscope's benchmark API: the registries of bandwidth and latency tests,
  * their cases, options and runs, the integrity runs and their background
- * load, and the small utilities a measurement tool needs (sizes, statistics,
- * result files). Conventions, threads and ABI as in <p2pscope.h>.
+ * load, whole suites, psc_copy's calibration and benchmark, the ipc and coll
+ * (nccl-tests) runs. Exported under its own version node, P2PSCOPE_BENCH_1
+ * (<p2pscope.h>'s functions are under P2PSCOPE_0); conventions as in
+ * <p2pscope.h>. Utilities (sizes, statistics, files, nccl-tests' names) are
+ * not part of it: they are private to p2pscope's own tool.
  *
- * Threads: the registries, psc_size_parse, psc_size_sweep, psc_stats_compute
- * and psc_percentiles are thread-safe; everything that takes a context (the
- * case generators too, which record a refusal's reason in it) is used by one
- * thread at a time per context.
+ * Threads: the registries and the name functions are thread-safe; everything
+ * that takes a context (the case generators too, which record a refusal's
+ * reason in it) is used by one thread at a time per context; psc_doctor_coll
+ * and psc_facts_note_* are pure (thread-safe for distinct facts).
  */
 #ifndef P2PSCOPE_BENCH_H
 #define P2PSCOPE_BENCH_H
@@ -21,35 +24,12 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-/* ---------------------------------------------------------------- utilities */
-
-/*
- * Parse a byte count: a whole number with an optional suffix. K/M/G/T and
- * KiB/MiB/GiB/TiB are powers of 1024; KB/MB/GB/TB powers of 1000; B or no
- * suffix is bytes. Accepts 1 byte to 1 TiB. No context: status only
- * (PSC_ERR_INVALID for anything else).
- */
-psc_status_t psc_size_parse(const char *text, uint64_t *out);
-
-/*
- * Write len bytes to path. A regular file (or a new one) is written through a
- * temporary file beside it, fsynced and renamed, so a reader never sees a
- * partial file; it keeps the old file's mode and owner, a new one gets 0666
- * less the umask (which is never changed). A symlink is followed and its
- * target written that way. /dev/stdout, /dev/stderr and /dev/fd/N are written
- * through the open descriptor itself (a socket too). A device or a FIFO is
- * written in place, never created, replaced or deleted; a FIFO without a
- * reader is an error. errbuf says what failed, in one line.
- */
-psc_status_t psc_write_file_atomic(const char *path, const void *data, size_t len, char *errbuf, size_t errlen);
+/* ---------------------------------------------------------------- statistics in the results */
 
 typedef struct {
     unsigned n;
     double median, min, max, mean, stddev; /* stddev: sample (n-1) */
 } psc_stats_t;
-
-/* Statistics of n >= 1 values (the input is not modified). Status only: PSC_ERR_INVALID, PSC_ERR_NO_MEMORY. */
-psc_status_t psc_stats_compute(const double *values, unsigned n, psc_stats_t *out);
 
 /* ---------------------------------------------------------------- bandwidth */
 
@@ -149,9 +129,6 @@ void psc_measure_opts_init(psc_measure_opts_t *opts, size_t struct_size);
 #define psc_measure_opts_default(opts) psc_measure_opts_init((opts), sizeof(*(opts)))
 /* PSC_ERR_INVALID with a line in errbuf naming the accepted range. */
 psc_status_t psc_measure_opts_check(const psc_measure_opts_t *opts, char *errbuf, size_t errlen);
-
-/* Sizes from min to max (inclusive) multiplying by factor >= 2; returns the count, writes at most cap. */
-int psc_size_sweep(uint64_t min, uint64_t max, unsigned factor, uint64_t *out, int cap);
 
 typedef enum { PSC_RESULT_PASSED, PSC_RESULT_FAILED, PSC_RESULT_WAIVED } psc_result_status_t;
 const char *psc_result_status_string(psc_result_status_t s); /* "passed", ... */
@@ -259,12 +236,11 @@ typedef struct {
 psc_status_t psc_lat_cases(const psc_context_t *ctx, psc_lat_test_t test, const int *devices, int ndev,
                            psc_lat_case_t *cases, size_t cap, size_t *n);
 
-/* Percentiles of n >= 1 values (nearest rank); the input is not modified. Status only, as psc_stats_compute. */
+/* Percentiles of n >= 1 values (nearest rank). */
 typedef struct {
     unsigned n;
     double min, p50, p90, p99, max, mean;
 } psc_pctl_t;
-psc_status_t psc_percentiles(const double *v, unsigned n, psc_pctl_t *out);
 
 typedef struct {
     size_t struct_size;      /* set by psc_lat_opts_default() */
@@ -425,48 +401,80 @@ typedef struct {
     uint64_t bytes_checked;      /* over every case and pass */
 } psc_verify_stress_info_t;
 
+typedef struct {
+    size_t struct_size;               /* set by psc_verify_stress_opts_default(); fields may be added after the last */
+    const psc_verify_opts_t *verify;  /* each copy's (psc_verify_opts_default); NULL: the defaults */
+    double seconds;                   /* run passes until this many seconds have passed; 0: one pass */
+    psc_verify_progress_fn progress;  /* may be NULL */
+    void *user;                       /* given to progress */
+} psc_verify_stress_opts_t;
+
+/* The defaults (the verify defaults, one pass, no progress); call it through the macro. */
+void psc_verify_stress_opts_init(psc_verify_stress_opts_t *o, size_t struct_size);
+#define psc_verify_stress_opts_default(o) psc_verify_stress_opts_init((o), sizeof(*(o)))
+
 /*
- * Run the stress over cases[0..n) with opts (opts->load is pumped as by
- * psc_verify_run); sums[k] is case k's record (n of them), info (may be NULL)
- * the run's. A case psc_verify_run refuses is a failed result, "invalid case".
- * PSC_ERR_INVALID, before anything runs or is written, for a missing
- * argument, n 0, seconds negative or not a number, or options not set up by
- * psc_verify_opts_default. Uses ctx: one thread at a time.
+ * Run the stress over cases[0..n) with opts (opts->verify->load is pumped as
+ * by psc_verify_run); sums[k] is case k's record (n of them), info (may be
+ * NULL) the run's. A case psc_verify_run refuses is a failed result, "invalid
+ * case". PSC_ERR_INVALID, before anything runs or is written, for a missing
+ * argument, n 0, seconds negative or not a number, or options (either) not
+ * set up by their default macro. Uses ctx: one thread at a time.
  */
-psc_status_t psc_verify_stress(psc_context_t *ctx, const psc_bw_case_t *cases, size_t n, const psc_verify_opts_t *opts,
-                               double seconds, psc_verify_progress_fn progress, void *user,
-                               psc_verify_path_sum_t *sums, psc_verify_stress_info_t *info);
+psc_status_t psc_verify_stress(psc_context_t *ctx, const psc_bw_case_t *cases, size_t n,
+                               const psc_verify_stress_opts_t *opts, psc_verify_path_sum_t *sums,
+                               psc_verify_stress_info_t *info);
 
 /* The fold above over a stress run's records: a case's summed wrong bytes, and "passed" when every pass passed. */
 void psc_facts_note_verify_sums(psc_facts_t *facts, const psc_verify_path_sum_t *sums, size_t n);
 
 /*
- * Every case of one test over the given GPUs (as psc_bw_cases or
- * psc_lat_cases), run in order with opts: res[k] is case k's result, *n how
- * many ran (the first cap cases at most). progress (may be NULL) is called on
+ * Every case of one test over the GPUs of opts (as psc_bw_cases or
+ * psc_lat_cases), run in order with the run's options of opts: res[k] is
+ * case k's result, *n how many ran (the first cap cases at most). progress
+ * (may be NULL) is called on
  * the calling thread before each case (result NULL) and after it (its
  * result). A case the run refuses is a failed result: for bandwidth with the
  * context's last error as the reason, for latency "invalid case".
  * PSC_ERR_INVALID for a test or GPU list the case generator refuses or a
- * missing argument, PSC_ERR_NO_MEMORY; nothing runs then.
+ * missing argument, options not set up by their default macro,
+ * PSC_ERR_NO_MEMORY; nothing runs then.
  */
 typedef void (*psc_bw_progress_fn)(const psc_bw_case_t *c, const psc_bw_result_t *result, void *user);
-psc_status_t psc_bw_run_test(psc_context_t *ctx, psc_bw_test_t test, const int *devices, int ndev,
-                             const psc_measure_opts_t *opts, psc_bw_progress_fn progress, void *user,
+typedef struct {
+    size_t struct_size;               /* set by psc_bw_run_test_opts_default(); fields may be added after the last */
+    int ndev;                         /* GPU indexes in devices; 0: every GPU */
+    int reserved0;                    /* 0 */
+    const int *devices;
+    const psc_measure_opts_t *measure; /* each case's (psc_measure_opts_default); NULL: the defaults */
+    psc_bw_progress_fn progress;      /* may be NULL */
+    void *user;                       /* given to progress */
+} psc_bw_run_test_opts_t;
+void psc_bw_run_test_opts_init(psc_bw_run_test_opts_t *o, size_t struct_size);
+#define psc_bw_run_test_opts_default(o) psc_bw_run_test_opts_init((o), sizeof(*(o)))
+psc_status_t psc_bw_run_test(psc_context_t *ctx, psc_bw_test_t test, const psc_bw_run_test_opts_t *opts,
                              psc_bw_result_t *res, size_t cap, size_t *n);
 
 typedef void (*psc_lat_progress_fn)(const psc_lat_case_t *c, const psc_lat_result_t *result, void *user);
-psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const int *devices, int ndev,
-                              const psc_lat_opts_t *opts, psc_lat_progress_fn progress, void *user,
+typedef struct {
+    size_t struct_size;               /* set by psc_lat_run_test_opts_default(); fields may be added after the last */
+    int ndev;                         /* GPU indexes in devices; 0: every GPU */
+    int reserved0;                    /* 0 */
+    const int *devices;
+    const psc_lat_opts_t *lat;        /* each case's (psc_lat_opts_default); NULL: the defaults */
+    psc_lat_progress_fn progress;     /* may be NULL */
+    void *user;                       /* given to progress */
+} psc_lat_run_test_opts_t;
+void psc_lat_run_test_opts_init(psc_lat_run_test_opts_t *o, size_t struct_size);
+#define psc_lat_run_test_opts_default(o) psc_lat_run_test_opts_init((o), sizeof(*(o)))
+psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const psc_lat_run_test_opts_t *opts,
                               psc_lat_result_t *res, size_t cap, size_t *n);
 
 /* ---------------------------------------------------------------- whole suites: what bw, report, lat and verify run */
 
 /*
- * A bandwidth suite: every case of each test over the GPUs, at each size.
- * tests: ntests of them (0: every test of the registry, in order); devices:
- * ndev GPU indexes (0: every GPU); sweep_min 0: one size, opts->size (0:
- * each test's own), else psc_size_sweep(sweep_min, sweep_max, sweep_factor).
+ * A bandwidth suite: every case of each test over the GPUs, at each size, as
+ * psc_bw_suite_opts_t says (tests, GPUs, sizes, measure options, progress).
  * Everything is checked before anything runs, and refused with the reason
  * recorded: PSC_ERR_INVALID for a test index or GPU out of range (accepted 0
  * to count-1), a bad sweep (1 B <= min <= max, factor >= 2, at most
@@ -474,7 +482,8 @@ psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const int
  * host_node beyond the machine's NUMA nodes (accepted -1, or 0 to
  * numa_nodes-1); PSC_ERR_UNSUPPORTED when a named test needs more GPUs
  * than there are ("X needs at least N GPUs; M selected" or "... M on this
- * machine"); PSC_ERR_NO_MEMORY. A test of the whole registry that has no
+ * machine"); options not set up by psc_bw_suite_opts_default;
+ * PSC_ERR_NO_MEMORY. A test of the whole registry that has no
  * case on these GPUs is kept, with no results. Failed and waived results are
  * results: the call returns PSC_OK. *out is written only on success; free it
  * with psc_bw_suite_free. progress (may be NULL) is called on the calling
@@ -505,40 +514,54 @@ typedef struct {
     uint64_t payload_bytes;           /* bytes the passed cases copied, warm-up samples included */
 } psc_bw_suite_t;
 
-psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
-                              int ndev, uint64_t sweep_min, uint64_t sweep_max, unsigned sweep_factor,
-                              const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
-                              psc_bw_suite_t **out);
+typedef struct {
+    size_t struct_size;               /* set by psc_bw_suite_opts_default(); fields may be added after the last */
+    const psc_bw_test_t *tests;       /* ntests of them; ntests 0: every test of the registry, in order */
+    int ntests;
+    int ndev;                         /* GPU indexes in devices; 0: every GPU */
+    const int *devices;
+    uint64_t sweep_min, sweep_max;    /* sweep_min 0: one size, measure->size (0: each test's own); else the */
+    unsigned sweep_factor;            /* sizes from sweep_min to sweep_max (inclusive), each sweep_factor times */
+    int reserved0;                    /* the last; reserved0: 0 */
+    const psc_measure_opts_t *measure; /* each case's (psc_measure_opts_default); NULL: the defaults */
+    psc_bw_suite_progress_fn progress; /* may be NULL */
+    void *user;                       /* given to progress */
+} psc_bw_suite_opts_t;
+
+/* The defaults (every test, every GPU, one size, the measure defaults, no progress); call it through the macro. */
+void psc_bw_suite_opts_init(psc_bw_suite_opts_t *o, size_t struct_size);
+#define psc_bw_suite_opts_default(o) psc_bw_suite_opts_init((o), sizeof(*(o)))
+
+psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_suite_opts_t *opts, psc_bw_suite_t **out);
 void psc_bw_suite_free(psc_bw_suite_t *suite); /* NULL: nothing */
 
 /*
- * `report`'s run: psc_bw_run_suite with the same arguments, refusals and
+ * `report`'s run: psc_bw_run_suite with the same options, refusals and
  * results, then its results folded into evidence by psc_facts_note_bw (the
  * doctor's integrity evidence). evidence: facts gathered on ctx before the
  * run, or NULL for none (then this is psc_bw_run_suite). evidence is changed
  * only on success.
  */
-psc_status_t psc_bw_run_report(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
-                               int ndev, uint64_t sweep_min, uint64_t sweep_max, unsigned sweep_factor,
-                               const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
-                               psc_facts_t *evidence, psc_bw_suite_t **out);
+psc_status_t psc_bw_run_report(psc_context_t *ctx, const psc_bw_suite_opts_t *opts, psc_facts_t *evidence,
+                               psc_bw_suite_t **out);
 
 /*
  * `nvlink --watch`: which links carried a bandwidth suite. Every GPU's
  * counters (psc_nvlink_snapshot), psc_bw_run_suite over every GPU with one
- * size (opts->size) and the tests given (ntests 0: gpu_to_gpu_write_ce alone),
- * the counters again, and *traffic their difference (psc_nvlink_traffic).
- * Refusals as psc_bw_run_suite's (recorded), and PSC_ERR_INVALID for a
- * missing traffic. *out (free with psc_bw_suite_free) and *traffic are
- * written only on success.
+ * size (opts->measure->size) and the tests of opts (ntests 0:
+ * gpu_to_gpu_write_ce alone), the counters again, and *traffic their
+ * difference (psc_nvlink_traffic). Refusals as psc_bw_run_suite's (recorded),
+ * and PSC_ERR_INVALID for a missing traffic or options that name GPUs or a
+ * sweep (accepted ndev 0 and sweep_min 0). *out (free with psc_bw_suite_free)
+ * and *traffic are written only on success.
  */
-psc_status_t psc_nvlink_watch(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests,
-                              const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
-                              psc_bw_suite_t **out, psc_nvlink_traffic_t *traffic);
+psc_status_t psc_nvlink_watch(psc_context_t *ctx, const psc_bw_suite_opts_t *opts, psc_bw_suite_t **out,
+                              psc_nvlink_traffic_t *traffic);
 
 /*
  * A latency suite: every case of each test (0: every test) over the GPUs (0:
- * all) with opts, and the timers' resolution on the first GPU. Checked up
+ * all) with opts (psc_lat_suite_opts_t), and the timers' resolution on the
+ * first GPU. Checked up
  * front as psc_bw_run_suite (test index, GPU, options: PSC_ERR_INVALID; a
  * named test needing more GPUs: PSC_ERR_UNSUPPORTED), results and *out as
  * there; free with psc_lat_suite_free. progress as psc_lat_run_test's.
@@ -552,22 +575,36 @@ typedef struct {
     double gpu_timer_ns, host_timer_ns; /* as psc_timer_resolution on devices[0] (0 when unknown) */
 } psc_lat_suite_t;
 
-psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_test_t *tests, int ntests, const int *devices,
-                               int ndev, const psc_lat_opts_t *opts, psc_lat_progress_fn progress, void *user,
-                               psc_lat_suite_t **out);
+typedef struct {
+    size_t struct_size;               /* set by psc_lat_suite_opts_default(); fields may be added after the last */
+    const psc_lat_test_t *tests;      /* ntests of them; ntests 0: every test of the registry, in order */
+    int ntests;
+    int ndev;                         /* GPU indexes in devices; 0: every GPU */
+    const int *devices;
+    const psc_lat_opts_t *lat;        /* each case's (psc_lat_opts_default); NULL: the defaults */
+    psc_lat_progress_fn progress;     /* may be NULL */
+    void *user;                       /* given to progress */
+} psc_lat_suite_opts_t;
+
+/* The defaults (every test, every GPU, the latency defaults, no progress); call it through the macro. */
+void psc_lat_suite_opts_init(psc_lat_suite_opts_t *o, size_t struct_size);
+#define psc_lat_suite_opts_default(o) psc_lat_suite_opts_init((o), sizeof(*(o)))
+
+psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_suite_opts_t *opts, psc_lat_suite_t **out);
 void psc_lat_suite_free(psc_lat_suite_t *suite);
 
 /*
  * A verify suite: every case of each test (0: every test) over the GPUs (0:
  * all), checked by psc_verify_stress for `seconds` (0: one pass), with the
- * background load on those GPUs when with_load. A load that cannot start is
+ * background load on those GPUs when with_load (psc_verify_suite_opts_t
+ * holds them). A load that cannot start is
  * recorded (load_error) and the run goes on without it; progress is then
  * first called once with p NULL and load_error set. Checked up front:
- * PSC_ERR_INVALID for a test index or GPU out of range, options not set up
- * by psc_verify_opts_default, seconds negative or not a number;
+ * PSC_ERR_INVALID for a test index or GPU out of range, options (either)
+ * not set up by their default macro, seconds negative or not a number;
  * PSC_ERR_UNSUPPORTED for a named test without a case on these GPUs ("X
  * needs at least N GPUs; M selected"). No case at all is not an error: npaths
- * 0, nothing runs. opts->load is ignored (the suite's own load is used).
+ * 0, nothing runs. opts->verify->load is ignored (the suite's own load is used).
  * *out only on success; free with psc_verify_suite_free.
  */
 typedef void (*psc_verify_suite_progress_fn)(const psc_verify_progress_t *p, const char *load_error, void *user);
@@ -592,9 +629,25 @@ typedef struct {
     size_t nfindings;
 } psc_verify_suite_t;
 
-psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
-                                  int ndev, const psc_verify_opts_t *opts, double seconds, int with_load,
-                                  psc_verify_suite_progress_fn progress, void *user, psc_verify_suite_t **out);
+typedef struct {
+    size_t struct_size;               /* set by psc_verify_suite_opts_default(); fields may be added after the last */
+    const psc_bw_test_t *tests;       /* ntests of them; ntests 0: every test of the registry, in order */
+    int ntests;
+    int ndev;                         /* GPU indexes in devices; 0: every GPU */
+    const int *devices;
+    const psc_verify_opts_t *verify;  /* each copy's (psc_verify_opts_default); NULL: the defaults */
+    double seconds;                   /* as psc_verify_stress_opts_t's */
+    int with_load;                    /* 1: the background load on the suite's GPUs; 0 (default): none */
+    int reserved0;                    /* 0 */
+    psc_verify_suite_progress_fn progress; /* may be NULL */
+    void *user;                       /* given to progress */
+} psc_verify_suite_opts_t;
+
+/* The defaults (every test, every GPU, the verify defaults, one pass, no load, no progress); through the macro. */
+void psc_verify_suite_opts_init(psc_verify_suite_opts_t *o, size_t struct_size);
+#define psc_verify_suite_opts_default(o) psc_verify_suite_opts_init((o), sizeof(*(o)))
+
+psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_verify_suite_opts_t *opts, psc_verify_suite_t **out);
 void psc_verify_suite_free(psc_verify_suite_t *suite);
 
 /* ---------------------------------------------------------------- psc_copy's calibration and benchmark */
@@ -651,7 +704,7 @@ void psc_calibration_free(psc_calibration_t *cal);
 
 /* The calibration as JSON text (malloc'd; free()); NULL out of memory. */
 char *psc_calibration_json(const psc_calibration_t *cal);
-/* Write it as JSON, atomically (psc_write_file_atomic). errbuf says what failed. */
+/* Write it as JSON, atomically (through a temporary file, fsynced and renamed). errbuf says what failed. */
 psc_status_t psc_calibration_save(const psc_calibration_t *cal, const char *path, char *errbuf, size_t errlen);
 /*
  * Read a calibration file, checked field by field (it is untrusted):
@@ -917,7 +970,7 @@ typedef struct {
         int ran;              /* 0: not run (the column is blank) */
         double time_us;       /* mean time per operation over the timed loop, host clock, mean over ranks */
         double algbw_gbs;     /* bytes of one rank's data / time, 1 GB = 1e9 B */
-        double busbw_gbs;     /* algbw x the collective's factor (psc_coll_busbw_factor) */
+        double busbw_gbs;     /* algbw x the collective's factor, as nccl-tests (2(n-1)/n for all_reduce) */
         long long wrong;      /* wrong elements found (timed iterations and extra checked runs); -1: not checked */
         long long timed_checked; /* timed operations whose output was checked (each slot's last); 0: none */
         psc_pctl_t iter_us;   /* each operation's own time (CUDA events, an eager loop also with graphs), us; n 0: not measured */
@@ -961,19 +1014,6 @@ typedef struct {
     char own_not_run[256];    /* why p2pscope's rows are missing where they apply (its group could not be made
                                  here: PSC_ERR_UNSUPPORTED, with NCCL's rows asked too); "" otherwise */
 } psc_coll_report_t;
-
-/* "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"; NULL out of range. */
-const char *psc_coll_name(int coll);
-/* nccl-tests' program for it: "all_reduce_perf", ...; NULL out of range. */
-const char *psc_coll_perf_name(int coll);
-/* nccl-tests' type names: "int8" "uint8" "int32" "uint32" "int64" "uint64" "half" "float" "double" "bfloat16"; NULL out of range. */
-const char *psc_dtype_name(int dtype);
-/* Bytes per element; 0 out of range. */
-size_t psc_dtype_size(int dtype);
-/* "sum" "prod" "max" "min" "avg"; NULL out of range. */
-const char *psc_redop_name(int op);
-/* busbw = algbw x this, for nranks ranks: 2(n-1)/n all_reduce; (n-1)/n all_gather, reduce_scatter, alltoall; 1 broadcast, reduce, sendrecv. */
-double psc_coll_busbw_factor(int coll, int nranks);
 
 /*
  * Why a coll run's bus bandwidth is far below the links': given the run and

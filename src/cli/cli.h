@@ -8,7 +8,7 @@
 
 #include "p2pscope/bench.h"
 #include "report/expect.h"
-#include "test_hooks.h"
+#include "lib/p2pscope_private.h"
 
 enum {
     PSC_EXIT_OK = 0,      /* everything asked for passed */

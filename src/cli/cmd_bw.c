@@ -21,16 +21,28 @@ psc_bw_suite_t *psc_cli_bw_suite(psc_context_t *ctx, const psc_cli_opts_t *o, ps
 {
     int tty = isatty(STDERR_FILENO); /* the progress callback's argument */
     psc_bw_suite_t *s = NULL;
+    psc_bw_suite_opts_t so;
     psc_status_t st;
 
-    if (traffic) /* every GPU, one size: --devices and the sweep are not the watch's */
-        st = psc_nvlink_watch(ctx, o->tests, o->ntests, &o->measure, psc__progress, &tty, &s, traffic);
+    psc_bw_suite_opts_default(&so);
+    so.tests = o->tests;
+    so.ntests = o->ntests;
+    so.measure = &o->measure;
+    so.progress = psc__progress;
+    so.user = &tty;
+    if (!traffic) { /* the watch: every GPU, one size; --devices and the sweep are not its */
+        so.devices = o->devs;
+        so.ndev = o->ndev;
+        so.sweep_min = o->sweep_min;
+        so.sweep_max = o->sweep_max;
+        so.sweep_factor = o->sweep_factor;
+    }
+    if (traffic)
+        st = psc_nvlink_watch(ctx, &so, &s, traffic);
     else if (evidence)
-        st = psc_bw_run_report(ctx, o->tests, o->ntests, o->devs, o->ndev, o->sweep_min, o->sweep_max,
-                               o->sweep_factor, &o->measure, psc__progress, &tty, evidence, &s);
+        st = psc_bw_run_report(ctx, &so, evidence, &s);
     else
-        st = psc_bw_run_suite(ctx, o->tests, o->ntests, o->devs, o->ndev, o->sweep_min, o->sweep_max,
-                              o->sweep_factor, &o->measure, psc__progress, &tty, &s);
+        st = psc_bw_run_suite(ctx, &so, &s);
     if (tty)
         fprintf(stderr, "\r\033[K");
     if (st != PSC_OK) {

@@ -33,6 +33,7 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_lat_suite_t *s = NULL;
     psc_expect_t *expect = NULL;
     psc_system_info_t sys;
+    psc_lat_suite_opts_t so;
     psc_lat_opts_t lo;
     json_t *run = NULL;
     psc_status_t st;
@@ -43,7 +44,15 @@ int psc_cmd_lat(psc_context_t *ctx, const psc_cli_opts_t *o)
     psc_lat_opts_default(&lo);
     if (o->samples_given) /* samples per case, or per size */
         lo.samples = o->measure.samples;
-    st = psc_lat_run_suite(ctx, o->tests, o->ntests, o->devs, o->ndev, &lo, psc__progress, &tty, &s);
+    psc_lat_suite_opts_default(&so);
+    so.tests = o->tests;
+    so.ntests = o->ntests;
+    so.devices = o->devs;
+    so.ndev = o->ndev;
+    so.lat = &lo;
+    so.progress = psc__progress;
+    so.user = &tty;
+    st = psc_lat_run_suite(ctx, &so, &s);
     if (tty)
         fprintf(stderr, "\r\033[K");
     if (st != PSC_OK) {

@@ -27,13 +27,23 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
     int tty = isatty(STDERR_FILENO); /* the progress callback's argument */
     psc_device_info_t info[PSC_MAX_GPUS];
     psc_verify_suite_t *s = NULL;
+    psc_verify_suite_opts_t so;
     psc_system_info_t sys;
     json_t *run = NULL;
     psc_status_t st;
     int rc = PSC_EXIT_OK;
 
-    st = psc_verify_run_suite(ctx, o->tests, o->ntests, o->devs, o->ndev, &o->verify, o->seconds, !o->no_load,
-                              psc__progress, &tty, &s);
+    psc_verify_suite_opts_default(&so);
+    so.tests = o->tests;
+    so.ntests = o->ntests;
+    so.devices = o->devs;
+    so.ndev = o->ndev;
+    so.verify = &o->verify;
+    so.seconds = o->seconds;
+    so.with_load = !o->no_load;
+    so.progress = psc__progress;
+    so.user = &tty;
+    st = psc_verify_run_suite(ctx, &so, &s);
     if (tty)
         fprintf(stderr, "\r\033[K");
     if (st != PSC_OK) {

@@ -19,6 +19,7 @@
 /* The slowest ordered pair's median GB/s, or 0 with why in how. */
 static double psc__link_bw(psc_context_t *ctx, const int *devs, int ndev, char *how, size_t len)
 {
+    psc_bw_run_test_opts_t ro;
     psc_measure_opts_t mo;
     psc_bw_result_t *res;
     psc_bw_test_t t;
@@ -35,7 +36,11 @@ static double psc__link_bw(psc_context_t *ctx, const int *devs, int ndev, char *
     }
     psc_measure_opts_default(&mo);
     mo.size = PSC__EXPLAIN_SIZE;
-    if (psc_bw_run_test(ctx, t, devs, ndev, &mo, NULL, NULL, res, cap, &n) != PSC_OK) {
+    psc_bw_run_test_opts_default(&ro);
+    ro.devices = devs;
+    ro.ndev = ndev;
+    ro.measure = &mo;
+    if (psc_bw_run_test(ctx, t, &ro, res, cap, &n) != PSC_OK) {
         snprintf(how, len, "gpu_to_gpu_write_ce could not run: %s", psc_context_last_error(ctx));
         free(res);
         return 0;

@@ -188,7 +188,7 @@ static int psc__run_on_driver(const psc_cli_opts_t *o)
     }
     rc = psc_cli_check_devices(ctx, o);
     /* ipc's workers take the corruption hook from the environment (cmd_ipc); the baseline in this process stays clean. */
-    if (rc == PSC_EXIT_OK && o->cmd != PSC_CMD_IPC && psc__test_hooks_set(ctx, &o->hooks) != PSC_OK) {
+    if (rc == PSC_EXIT_OK && o->cmd != PSC_CMD_IPC && psc_test_hooks_set(ctx, &o->hooks) != PSC_OK) {
         fprintf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
         rc = PSC_EXIT_USAGE;
     }

@@ -660,7 +660,7 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
     memset(o, 0, sizeof(*o));
     psc_measure_opts_default(&o->measure);
     psc_verify_opts_default(&o->verify);
-    psc__test_hooks_default(&o->hooks);
+    psc_test_hooks_default(&o->hooks);
     o->cmd = PSC_CMD_REPORT;
     if (argc > 1 && strcmp(argv[1], "coll") == 0) /* nccl-tests' options: -d is the type there */
         return psc_cli_parse_coll(argc, argv, o, err, errlen);

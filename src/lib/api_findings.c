@@ -40,17 +40,13 @@ static psc_status_t psc__verify_findings(psc_context_t *ctx, psc_verify_suite_t 
 }
 
 
-psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
-                                  int ndev, const psc_verify_opts_t *opts, double seconds, int with_load,
-                                  psc_verify_suite_progress_fn progress, void *user, psc_verify_suite_t **out)
+psc_status_t psc_verify_run_suite(psc_context_t *ctx, const psc_verify_suite_opts_t *opts, psc_verify_suite_t **out)
 {
     psc_verify_suite_t *s = NULL;
     psc_status_t st;
 
     /* out NULL goes down as NULL: the run refuses it, with its reason */
-    st = psc__verify_run_suite(ctx, tests, ntests, devices, ndev, opts, seconds, with_load, progress, user,
-                               out ? &s : NULL);
-    if (st != PSC_OK)
+    if ((st = psc__verify_run_suite(ctx, opts, out ? &s : NULL)) != PSC_OK)
         return st;
     if ((s->nfailed || s->load_error[0] || s->load_stop_error[0] || s->load_bad_bytes) &&
         (st = psc__verify_findings(ctx, s)) != PSC_OK) {

@@ -7,6 +7,7 @@
 #include "driver/cuda_driver.h"
 #include "driver/nvml_driver.h"
 #include "p2pscope/bench.h"
+#include "p2pscope_private.h"
 #include "test_hooks.h"
 
 typedef struct psc_host_topo psc_host_topo_t; /* machine/host_topo.h */

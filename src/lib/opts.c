@@ -109,6 +109,13 @@ static void psc__coll_opts_fill(void *p)
 #define PSC__COPY_BENCH_V0 PSC__END(psc_copy_bench_opts_t, calibration)
 #define PSC__IPC_V0 PSC__END(psc_ipc_opts_t, worker_path)
 #define PSC__COLL_V0 PSC__END(psc_coll_opts_t, procs)
+/* In the release that brought them (0.2: the suites' positional arguments). */
+#define PSC__BW_SUITE_V0 PSC__END(psc_bw_suite_opts_t, user)
+#define PSC__VERIFY_STRESS_V0 PSC__END(psc_verify_stress_opts_t, user)
+#define PSC__VERIFY_SUITE_V0 PSC__END(psc_verify_suite_opts_t, user)
+#define PSC__LAT_SUITE_V0 PSC__END(psc_lat_suite_opts_t, user)
+#define PSC__BW_RUN_TEST_V0 PSC__END(psc_bw_run_test_opts_t, user)
+#define PSC__LAT_RUN_TEST_V0 PSC__END(psc_lat_run_test_opts_t, user)
 
 /* One kind of option struct: its name in messages, its size here and in its first release, its defaults. */
 typedef struct {
@@ -139,6 +146,12 @@ typedef union {
     psc_copy_bench_opts_t copy_bench;
     psc_ipc_opts_t ipc;
     psc_coll_opts_t coll;
+    psc_bw_suite_opts_t bw_suite;
+    psc_verify_stress_opts_t verify_stress;
+    psc_verify_suite_opts_t verify_suite;
+    psc_lat_suite_opts_t lat_suite;
+    psc_bw_run_test_opts_t bw_run_test;
+    psc_lat_run_test_opts_t lat_run_test;
 } psc__any_opts_t;
 
 /* The defaults in full, every field, struct_size the library's own. */
@@ -326,4 +339,106 @@ psc_status_t psc__copy_bench_opts_adopt(psc_context_t *ctx, const psc_copy_bench
     if (st == PSC_OK)
         *out = o;
     return st;
+}
+
+/* The suites' and whole tests' options: every default zero but struct_size (every test, every GPU, one size, the
+ * run's own options at their defaults, no progress). */
+static void psc__zero_fill(void *o)
+{
+    (void)o;
+}
+
+static const psc__opts_kind_t psc__bw_suite_kind = {"bw_suite", sizeof(psc_bw_suite_opts_t), PSC__BW_SUITE_V0,
+                                                    psc__zero_fill};
+static const psc__opts_kind_t psc__verify_stress_kind = {"verify_stress", sizeof(psc_verify_stress_opts_t),
+                                                         PSC__VERIFY_STRESS_V0, psc__zero_fill};
+static const psc__opts_kind_t psc__verify_suite_kind = {"verify_suite", sizeof(psc_verify_suite_opts_t),
+                                                        PSC__VERIFY_SUITE_V0, psc__zero_fill};
+static const psc__opts_kind_t psc__lat_suite_kind = {"lat_suite", sizeof(psc_lat_suite_opts_t), PSC__LAT_SUITE_V0,
+                                                     psc__zero_fill};
+static const psc__opts_kind_t psc__bw_run_test_kind = {"bw_run_test", sizeof(psc_bw_run_test_opts_t),
+                                                       PSC__BW_RUN_TEST_V0, psc__zero_fill};
+static const psc__opts_kind_t psc__lat_run_test_kind = {"lat_run_test", sizeof(psc_lat_run_test_opts_t),
+                                                        PSC__LAT_RUN_TEST_V0, psc__zero_fill};
+
+#define PSC__NO_RESERVED ((size_t)-1)
+
+/* Adopted as the others are; then the int at reserved_at (PSC__NO_RESERVED: none) must be 0. */
+static psc_status_t psc__zero_adopt(psc_context_t *ctx, const psc__opts_kind_t *k, const void *in, size_t reserved_at,
+                                    void *out)
+{
+    int reserved0 = 0;
+    psc_status_t st;
+
+    if ((st = psc__adopt(ctx, k, in, out, NULL, 0)) != PSC_OK)
+        return st;
+    if (reserved_at != PSC__NO_RESERVED)
+        memcpy(&reserved0, (const char *)out + reserved_at, sizeof(reserved0));
+    if (reserved0 != 0)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s options: reserved0 %d: accepted 0", k->what, reserved0);
+    return PSC_OK;
+}
+
+void psc_bw_suite_opts_init(psc_bw_suite_opts_t *o, size_t struct_size)
+{
+    psc__init(&psc__bw_suite_kind, o, struct_size);
+}
+
+void psc_verify_stress_opts_init(psc_verify_stress_opts_t *o, size_t struct_size)
+{
+    psc__init(&psc__verify_stress_kind, o, struct_size);
+}
+
+void psc_verify_suite_opts_init(psc_verify_suite_opts_t *o, size_t struct_size)
+{
+    psc__init(&psc__verify_suite_kind, o, struct_size);
+}
+
+void psc_lat_suite_opts_init(psc_lat_suite_opts_t *o, size_t struct_size)
+{
+    psc__init(&psc__lat_suite_kind, o, struct_size);
+}
+
+void psc_bw_run_test_opts_init(psc_bw_run_test_opts_t *o, size_t struct_size)
+{
+    psc__init(&psc__bw_run_test_kind, o, struct_size);
+}
+
+void psc_lat_run_test_opts_init(psc_lat_run_test_opts_t *o, size_t struct_size)
+{
+    psc__init(&psc__lat_run_test_kind, o, struct_size);
+}
+
+psc_status_t psc__bw_suite_opts_adopt(psc_context_t *ctx, const psc_bw_suite_opts_t *in, psc_bw_suite_opts_t *out)
+{
+    return psc__zero_adopt(ctx, &psc__bw_suite_kind, in, offsetof(psc_bw_suite_opts_t, reserved0), out);
+}
+
+psc_status_t psc__verify_stress_opts_adopt(psc_context_t *ctx, const psc_verify_stress_opts_t *in,
+                                           psc_verify_stress_opts_t *out)
+{
+    return psc__zero_adopt(ctx, &psc__verify_stress_kind, in, PSC__NO_RESERVED, out);
+}
+
+psc_status_t psc__verify_suite_opts_adopt(psc_context_t *ctx, const psc_verify_suite_opts_t *in,
+                                          psc_verify_suite_opts_t *out)
+{
+    return psc__zero_adopt(ctx, &psc__verify_suite_kind, in, offsetof(psc_verify_suite_opts_t, reserved0), out);
+}
+
+psc_status_t psc__lat_suite_opts_adopt(psc_context_t *ctx, const psc_lat_suite_opts_t *in, psc_lat_suite_opts_t *out)
+{
+    return psc__zero_adopt(ctx, &psc__lat_suite_kind, in, PSC__NO_RESERVED, out);
+}
+
+psc_status_t psc__bw_run_test_opts_adopt(psc_context_t *ctx, const psc_bw_run_test_opts_t *in,
+                                         psc_bw_run_test_opts_t *out)
+{
+    return psc__zero_adopt(ctx, &psc__bw_run_test_kind, in, offsetof(psc_bw_run_test_opts_t, reserved0), out);
+}
+
+psc_status_t psc__lat_run_test_opts_adopt(psc_context_t *ctx, const psc_lat_run_test_opts_t *in,
+                                          psc_lat_run_test_opts_t *out)
+{
+    return psc__zero_adopt(ctx, &psc__lat_run_test_kind, in, offsetof(psc_lat_run_test_opts_t, reserved0), out);
 }

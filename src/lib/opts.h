@@ -20,5 +20,18 @@ psc_status_t psc__copy_bench_opts_adopt(psc_context_t *ctx, const psc_copy_bench
 psc_status_t psc__ipc_opts_adopt(psc_context_t *ctx, const psc_ipc_opts_t *in, psc_ipc_opts_t *out);
 /* psc_coll_run's options over the defaults (struct_size only: psc_coll_run checks the values). */
 psc_status_t psc__coll_opts_adopt(psc_context_t *ctx, const psc_coll_opts_t *in, psc_coll_opts_t *out);
+/* The bandwidth suites' options over the defaults (struct_size, reserved0 0; the suite checks the rest). */
+psc_status_t psc__bw_suite_opts_adopt(psc_context_t *ctx, const psc_bw_suite_opts_t *in, psc_bw_suite_opts_t *out);
+/* psc_verify_stress's and the verify suite's options over the defaults (the suite's reserved0 0). */
+psc_status_t psc__verify_stress_opts_adopt(psc_context_t *ctx, const psc_verify_stress_opts_t *in,
+                                           psc_verify_stress_opts_t *out);
+psc_status_t psc__verify_suite_opts_adopt(psc_context_t *ctx, const psc_verify_suite_opts_t *in,
+                                          psc_verify_suite_opts_t *out);
+/* The latency suite's and the whole tests' options over the defaults (reserved0 0 where there is one). */
+psc_status_t psc__lat_suite_opts_adopt(psc_context_t *ctx, const psc_lat_suite_opts_t *in, psc_lat_suite_opts_t *out);
+psc_status_t psc__bw_run_test_opts_adopt(psc_context_t *ctx, const psc_bw_run_test_opts_t *in,
+                                         psc_bw_run_test_opts_t *out);
+psc_status_t psc__lat_run_test_opts_adopt(psc_context_t *ctx, const psc_lat_run_test_opts_t *in,
+                                          psc_lat_run_test_opts_t *out);
 
 #endif

@@ -1,26 +1,15 @@
 /*
- * For p2pscope's own tests and tool only, never installed: fault injection
- * that proves the checks catch wrong bytes, and pure internals the unit tests
- * pin. Nothing here is exported from the shared library.
+ * For p2pscope's own tests only, never installed: the library's side of the
+ * fault injection that proves the checks catch wrong bytes (the hooks' type
+ * and the tool's calls are in p2pscope_private.h), and pure internals the
+ * unit tests pin. Nothing here is exported from the shared library.
  */
 #ifndef PSC_TEST_HOOKS_H
 #define PSC_TEST_HOOKS_H
 
 #include <stdint.h>
 
-#include "p2pscope/bench.h"
-
-typedef enum { PSC_FAULT_NONE, PSC_FAULT_FLIP, PSC_FAULT_DROP, PSC_FAULT_MISPLACE } psc_fault_t;
-
-typedef struct {
-    /* psc_bw_run: flip the destination byte at this offset after each timed sample's copies, before
-     * verification (which must then be on). Negative: off. */
-    int64_t corrupt_offset;
-    /* psc_verify_run: after each copy of fault_size bytes (0: every copy), damage the first destination:
-     * flip the byte at fault_offset, drop fault_len bytes there, or write them fault_len further on. */
-    psc_fault_t fault;
-    uint64_t fault_offset, fault_len, fault_size;
-} psc_test_hooks_t;
+#include "p2pscope_private.h" /* psc_test_hooks_t, which the tool's hidden options fill */
 
 /* No hook: corrupt_offset -1, no fault. */
 void psc__test_hooks_default(psc_test_hooks_t *h);

@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/util/safe_read.h"
-#include "lib/util/size_name.h"
+#include "lib/p2pscope_private.h"
 #include "report/compare.h"
 
 static const char psc__accepted[] = "accepted: a JSON run written by p2pscope bw, report, lat or coll with --json";
@@ -211,7 +210,7 @@ static psc_status_t psc__bw_test(psc__ld_t *l, const json_t *t, size_t i)
         (rc = psc__bytes(l, t, "bytes_per_copy", st != PSC_CMP_PASSED, field, &bytes)) != PSC_OK)
         return rc;
     if (bytes >= 0)
-        psc__size_name((uint64_t)bytes, " ", size, sizeof(size));
+        psc_size_name((uint64_t)bytes, " ", size, sizeof(size));
     if (st == PSC_CMP_PASSED) {
         const json_t *s = json_object_get(t, "stats");
 
@@ -276,7 +275,7 @@ static psc_status_t psc__lat_test(psc__ld_t *l, const json_t *t, size_t i)
         if ((rc = psc__bytes(l, e, json_object_get(e, "bytes") ? "bytes" : "working_set_bytes", 0, field, &bytes)) !=
             PSC_OK)
             return rc;
-        psc__size_name((uint64_t)bytes, " ", size, sizeof(size));
+        psc_size_name((uint64_t)bytes, " ", size, sizeof(size));
         for (size_t f = 0; f < sizeof(figures) / sizeof(figures[0]); f++) {
             const json_t *p = json_object_get(e, figures[f]);
             double p50 = 0, lo = 0, hi = 0;
@@ -359,7 +358,7 @@ static psc_status_t psc__coll(psc__ld_t *l, const json_t *doc)
             return psc__bad(l, field, "lacks a type, redop or impl string, or a root number");
         if ((rc = psc__bytes(l, row, "size_bytes", 0, field, &bytes)) != PSC_OK)
             return rc;
-        psc__size_name((uint64_t)bytes, " ", size, sizeof(size));
+        psc_size_name((uint64_t)bytes, " ", size, sizeof(size));
         if (json_integer_value(r) >= 0)
             snprintf(root, sizeof(root), " root %lld", (long long)json_integer_value(r));
         snprintf(key, sizeof(key), "%s|%lld|%s|%s|%lld|%s", name, bytes, type, op, (long long)json_integer_value(r),
@@ -446,7 +445,7 @@ psc_status_t psc_cmp_run_load(const char *path, psc_cmp_run_t **out, char *err, 
         goto fail;
     }
     /* A regular file only (a FIFO or device is refused before it is opened), and bounded. */
-    st = psc__safe_read_file(NULL, path, PSC_CMP_MAX_FILE, &text, &len, err, errlen);
+    st = psc_read_file_bounded(path, PSC_CMP_MAX_FILE, &text, &len, err, errlen);
     if (st != PSC_OK) {
         size_t used = strlen(err);
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/util/size_name.h"
+#include "lib/p2pscope_private.h"
 #include "report/expect.h"
 #include "report/json.h"
 #include "report/render.h"
@@ -14,7 +14,7 @@
 
 const char *psc_expect_size_name(uint64_t bytes, char *buf, size_t len)
 {
-    return psc__size_name(bytes, "", buf, len);
+    return psc_size_name(bytes, "", buf, len);
 }
 
 /* A label without its spaces: "gpu0 -> gpu1" -> "gpu0->gpu1". */

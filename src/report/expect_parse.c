@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/util/safe_read.h"
+#include "lib/p2pscope_private.h"
 #include "report/expect.h"
 
 #define PSC__EXPECT_MAX_FILE (1u << 20)
@@ -299,7 +299,7 @@ psc_status_t psc_expect_load(const char *path, psc_expect_t **out, char *err, si
     size_t len = 0;
     psc_status_t st;
 
-    st = psc__safe_read_file(NULL, path, PSC__EXPECT_MAX_FILE, &text, &len, err, errlen);
+    st = psc_read_file_bounded(path, PSC__EXPECT_MAX_FILE, &text, &len, err, errlen);
     if (st != PSC_OK)
         return st;
     st = psc_expect_parse(text, len, path, out, err, errlen);

@@ -6,7 +6,7 @@
 
 #include "figure_plot.h"
 #include "html_page.h"
-#include "lib/util/size_name.h"
+#include "lib/p2pscope_private.h"
 #include "render.h"
 
 #define PSC_PAGE_MAX_FIGS 512
@@ -135,7 +135,7 @@ static void psc__bw_subtitle(const psc_bw_result_t *res, size_t n, char *buf, si
     else
         snprintf(copies, sizeof(copies), "%u to %u", imin, imax);
     snprintf(buf, len, "GB/s (1 GB = 1e9 bytes), median of %s; %s per copy x %s copies a sample%s", samples,
-             psc__size_name(first->size, "", sz, sizeof(sz)), copies, first->gated ? "" : "; timed without gates");
+             psc_size_name(first->size, "", sz, sizeof(sz)), copies, first->gated ? "" : "; timed without gates");
 }
 
 /* One test at one size as a src(row) -> dst(column) matrix; concurrent shapes have no matrix (the page's table). */

@@ -12,7 +12,7 @@
 #include "figure_plot.h"
 #include "html_buf.h"
 #include "html_page.h"
-#include "lib/topo/gpumap_facts.h"
+#include "lib/p2pscope_private.h"
 #include "render.h"
 
 static const char psc__css[] =
@@ -275,7 +275,7 @@ static void psc__topology_gpus(psc_buf_t *b, const psc_facts_t *f)
         psc__td(b, g->nvlink_count >= 0 ? t : "?");
         snprintf(t, sizeof(t), g->iommu_group >= 0 ? "%d" : "none", g->iommu_group);
         psc__td(b, t);
-        psc__td(b, psc__gpumap_label(&f->gpumap[i], label, sizeof(label)));
+        psc__td(b, psc_gpumap_label(&f->gpumap[i], label, sizeof(label)));
         psc_buf_puts(b, "</tr>\n");
     }
     psc_buf_puts(b, "</table>\n");

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/util/utf8.h"
+#include "lib/p2pscope_private.h"
 
 void psc_buf_add(psc_buf_t *b, const char *s, size_t n)
 {
@@ -68,11 +68,11 @@ void psc_buf_clean(psc_buf_t *b, const char *s, const char *keep, const char *(*
     size_t left = strlen((const char *)p);
 
     while (*p) {
-        size_t n = psc__utf8_seq(p, left);
+        size_t n = psc_utf8_seq(p, left);
         const char *with;
         char hex[8];
 
-        if (n == 0 || n == PSC__UTF8_CUT) { /* cut short by the end: not UTF-8 either */
+        if (n == 0 || n == PSC_UTF8_CUT) { /* cut short by the end: not UTF-8 either */
             psc_buf_puts(b, "\xef\xbf\xbd"); /* U+FFFD */
             p++;
             left--;

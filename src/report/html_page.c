@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/util/safe_read.h"
+#include "lib/p2pscope_private.h"
 
 int psc_page_have_figures(void)
 {
@@ -151,7 +151,7 @@ static psc_status_t psc__write_in(int dfd, const char *dir, const char *name, co
         snprintf(err, errlen, "cannot create a file in %s: %s", dir, strerror(errno));
         return PSC_ERR_IO;
     }
-    ok = psc__write_all(fd, text, strlen(text)) == 0 && fsync(fd) == 0;
+    ok = psc_write_all(fd, text, strlen(text)) == 0 && fsync(fd) == 0;
     ok = close(fd) == 0 && ok;
     ok = ok && renameat(dfd, tmp, dfd, final) == 0;
     if (!ok) {

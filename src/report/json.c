@@ -9,28 +9,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/util/json.h"
+#include "lib/p2pscope_private.h"
 #include "render.h"
 
 json_t *psc_json_str(const char *s)
 {
-    return psc__json_text(s, 0);
+    return psc_json_text(s, 0);
 }
 
 json_t *psc_json_real_or_null(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
-}
-
-/* Insert or append, remembering a failure (out of memory) instead of dropping the key. */
-void psc_json_set(json_t *o, const char *key, json_t *v, int *bad)
-{
-    psc__json_set(o, key, v, bad);
-}
-
-void psc_json_push(json_t *a, json_t *v, int *bad)
-{
-    psc__json_push(a, v, bad);
 }
 
 /* The object, or NULL (freed) when one of its inserts failed. */

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "lib/p2pscope_private.h"
 #include "p2pscope/bench.h"
 
 /*
@@ -24,10 +25,8 @@ json_t *psc_json_str(const char *s);
 /* A double, or null where JSON has no number for it (jansson refuses NaN and infinities): not measured. */
 json_t *psc_json_real_or_null(double v);
 
-/* Builders' inserts: set or append v, remembering a failure (out of memory, a NULL v) in *bad; then
+/* Builders' inserts (psc_json_set, psc_json_push: the private interface's) remember a failure in *bad; then
  * psc_json_done gives the object, or NULL (freed) when one of its inserts failed. */
-void psc_json_set(json_t *o, const char *key, json_t *v, int *bad);
-void psc_json_push(json_t *a, json_t *v, int *bad);
 json_t *psc_json_done(json_t *o, int bad);
 
 /*

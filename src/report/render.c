@@ -5,7 +5,7 @@
 
 #include "table.h"
 #include "text.h"
-#include "lib/util/size_name.h"
+#include "lib/p2pscope_private.h"
 
 const char *psc_endpoint_name(int endpoint, char *buf, size_t len)
 {
@@ -164,7 +164,7 @@ static void psc__units_line(FILE *f, const psc_bw_result_t *res, size_t n)
     psc_report_printf(f, "[GB/s, 1 GB = 1e9 bytes; median of %u", lo);
     if (hi != lo)
         psc_report_printf(f, "-%u", hi);
-    psc_report_printf(f, " samples; %s x %u copies a sample%s]\n", psc__size_name(any->size, " ", sz, sizeof(sz)),
+    psc_report_printf(f, " samples; %s x %u copies a sample%s]\n", psc_size_name(any->size, " ", sz, sizeof(sz)),
                       any->iterations, any->gated ? "" : "; timed without gates (the copies block the host)");
     if (any->host_node >= 0)
         psc_report_printf(f, "[host memory on NUMA node %d]\n", any->host_node);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "lib/driver/nccl.h"
+#include "lib/p2pscope_private.h"
 #include "p2pscope/version.h"
 #include "render_lat.h"
 #include "text.h"
@@ -353,7 +353,7 @@ static json_t *psc__nccl_version_str(int code)
 {
     char s[32];
 
-    return code > 0 ? psc_json_str(psc__nccl_version_string(code, s, sizeof(s))) : json_null();
+    return code > 0 ? psc_json_str(psc_nccl_version_string(code, s, sizeof(s))) : json_null();
 }
 
 static json_t *psc__half_json(const psc_coll_row_t *row, int k)

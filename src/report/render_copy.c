@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/util/json.h"
+#include "lib/p2pscope_private.h"
 #include "report/json.h"
 #include "report/render.h"
 #include "report/render_copy.h"
@@ -415,7 +415,7 @@ static json_t *psc__row_json(const psc_copy_bench_row_t *r, int *bad)
     psc_json_set(o, "src", psc__end_json(r->src), bad);
     psc_json_set(o, "dst", psc__end_json(r->dst), bad);
     psc_json_set(o, "stream_gpu", psc__end_json(r->stream_gpu), bad);
-    psc_json_set(o, "size_bytes", psc__json_u64(r->size), bad);
+    psc_json_set(o, "size_bytes", psc_json_u64(r->size), bad);
     psc_json_set(o, "driver_us", psc_json_real_or_null(r->driver_us), bad);
     psc_json_set(o, "psc_us", psc_json_real_or_null(r->psc_us), bad);
     psc_json_set(o, "speedup", psc_json_real_or_null(r->speedup), bad);
@@ -435,8 +435,8 @@ static json_t *psc__row_json(const psc_copy_bench_row_t *r, int *bad)
     psc_json_set(rt, "predicted_us", r->route.calibrated ? psc_json_real_or_null(r->route.predicted_us) : json_null(), bad);
     psc_json_set(rt, "why", psc_json_str(r->route.why), bad);
     psc_json_set(o, "route", rt, bad);
-    psc_json_set(o, "bad_bytes", psc__json_u64(r->bad_bytes), bad);
-    psc_json_set(o, "first_bad", r->bad_bytes ? psc__json_u64(r->first_bad) : json_null(), bad);
+    psc_json_set(o, "bad_bytes", psc_json_u64(r->bad_bytes), bad);
+    psc_json_set(o, "first_bad", r->bad_bytes ? psc_json_u64(r->first_bad) : json_null(), bad);
     return o;
 }
 

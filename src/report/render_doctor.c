@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "json.h"
-#include "lib/driver/nccl.h"
+#include "lib/p2pscope_private.h"
 #include "text.h"
 
 /* The NCCL facts in one line: "nccl: 2.28.7 (libnccl.so.2); settings: NCCL_P2P_DISABLE=1". Nothing when not known. */
@@ -15,7 +15,7 @@ static void psc__render_nccl(FILE *out, const psc_nccl_facts_t *n)
         return;
     psc_text_escape(n->loaded ? n->path : n->note[0] ? n->note : n->path, NULL, text, sizeof(text));
     if (n->loaded)
-        psc_report_printf(out, "nccl: %s (%s); settings:", psc__nccl_version_string(n->version, v, sizeof(v)), text);
+        psc_report_printf(out, "nccl: %s (%s); settings:", psc_nccl_version_string(n->version, v, sizeof(v)), text);
     else
         psc_report_printf(out, "nccl: not loaded (%s); settings:", text);
     for (int k = 0; k < n->nsettings && k < PSC_MAX_NCCL_ENV; k++) {

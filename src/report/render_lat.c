@@ -6,7 +6,7 @@
 #include "table.h"
 #include "json.h"
 #include "text.h"
-#include "lib/lat/chase_seq.h"
+#include "lib/p2pscope_private.h"
 
 static const psc_lat_result_t *psc__find(const psc_lat_result_t *res, size_t n, int src, int dst)
 {
@@ -23,7 +23,7 @@ static void psc__cell(psc_table_t *t, unsigned r, unsigned c, const psc_lat_resu
         psc_table_set(t, r, c, "-");
     else if (x->status != PSC_RESULT_PASSED)
         psc_table_set(t, r, c, "%s", x->status == PSC_RESULT_WAIVED ? "n/a" : "FAIL");
-    else if (psc__lat_chase_is_sequential(psc_lat_test_info(x->c.test)))
+    else if (psc_lat_chase_is_sequential(psc_lat_test_info(x->c.test)))
         psc_table_set(t, r, c, "%.1f (%.0f)", x->lat[0].mean, x->lat[0].p99);
     else
         psc_table_set(t, r, c, "%.0f (%.0f)", x->lat[0].p50, x->lat[0].p99);
@@ -109,7 +109,7 @@ void psc_render_lat(FILE *f, psc_lat_test_t test, const psc_lat_result_t *res, s
         psc__by_size(f, ti, res, n);
         return;
     }
-    if (psc__lat_chase_is_sequential(ti))
+    if (psc_lat_chase_is_sequential(ti))
         psc_report_printf(f, "[nanoseconds, mean (p99) per dependent load over one launch per SM, events around "
                              "each; src = where the chain lives, dst = the reading GPU; the mean is nvbandwidth's "
                              "device_to_device_latency_sm, whose row is our dst and column our src]\n");

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/topo/gpumap_facts.h"
+#include "lib/p2pscope_private.h"
 #include "table.h"
 #include "text.h"
 
@@ -135,7 +135,7 @@ static void psc__cpu_mappings(FILE *out, const psc_facts_t *f)
     for (int i = 0; i < f->ngpu && i < PSC_MAX_GPUS; i++) {
         char label[1400];
 
-        psc_report_printf(out, "  gpu%d: CPU mapping: %s\n", i, psc__gpumap_label(&f->gpumap[i], label, sizeof(label)));
+        psc_report_printf(out, "  gpu%d: CPU mapping: %s\n", i, psc_gpumap_label(&f->gpumap[i], label, sizeof(label)));
     }
 }
 

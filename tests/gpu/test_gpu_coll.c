@@ -21,6 +21,7 @@
 #include "../unit/one_cpu.h"
 
 #include "gpu_common.h"
+#include "p2pscope_private.h"
 
 static void opts(psc_coll_opts_t *o, int coll, uint64_t min, uint64_t max)
 {

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "coll/coll_data.h"
+#include "p2pscope_private.h"
 #include "gpu_common.h"
 
 #define NSLOTS 3

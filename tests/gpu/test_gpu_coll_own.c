@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "gpu_common.h"
+#include "p2pscope_private.h"
 
 static void opts(psc_coll_opts_t *o, uint64_t min, uint64_t max)
 {

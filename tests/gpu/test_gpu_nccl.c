@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "coll/coll_values.h"
+#include "p2pscope_private.h"
 #include "driver/nccl.h"
 #include "gpu_common.h"
 #include "gpu_driver.h"

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "coll/coll_data.h"
+#include "p2pscope_private.h"
 #include "driver/nccl.h"
 #include "fake_context.h"
 

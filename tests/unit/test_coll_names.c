@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "p2pscope/bench.h"
+#include "p2pscope_private.h"
 
 static void test_names(void **state)
 {

@@ -23,6 +23,7 @@
 
 #include "fake_context.h"
 #include "p2pscope/bench.h"
+#include "p2pscope_private.h"
 
 static double now_s(void)
 {

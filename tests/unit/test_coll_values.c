@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "coll/coll_values.h"
+#include "p2pscope_private.h"
 
 static const int ranks[] = {1, 2, 3, 7, 8, 64, 257, 1024};
 

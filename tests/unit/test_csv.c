@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "p2pscope_private.h"
 #include "report/html_page.h"
 
 /* ------------------------------------------------------------ a small RFC 4180 reader */

@@ -16,7 +16,7 @@
 
 #include "fake_context.h"
 #include "p2pscope/bench.h"
-
+#include "suite_opts.h"
 
 static psc_bw_test_t bw_named(const char *name)
 {
@@ -77,7 +77,7 @@ static void test_verify_findings(void **state)
     (void)state;
     assert_non_null(f);
     psc_verify_opts_default(&o);
-    assert_int_equal(psc_verify_run_suite(g_ctx, &t, 1, NULL, 0, &o, 0, 0, NULL, NULL, &s), PSC_OK);
+    assert_int_equal(psc_verify_run_suite(g_ctx, verify_suite_opts(&t, 1, NULL, 0, &o, 0, 0, NULL, NULL), &s), PSC_OK);
     assert_true(s->npaths > 0);
     assert_int_equal(s->nfailed, s->npaths); /* no kernel runs */
     assert_non_null(s->findings);            /* a path failed: the doctor ran */
@@ -120,13 +120,15 @@ static void test_bw_report(void **state)
     *want = *f;
     want->hwloc_xml = NULL; /* compared below without it */
 
-    assert_int_equal(psc_bw_run_report(g_ctx, &t, 1, bad_dev, 2, 0, 0, 0, &o, NULL, NULL, f, &s), PSC_ERR_INVALID);
+    assert_int_equal(psc_bw_run_report(g_ctx, bw_opts(&t, 1, bad_dev, 2, 0, 0, 0, &o, NULL, NULL), f, &s),
+                     PSC_ERR_INVALID);
     assert_reason("psc_bw_run_suite");
     assert_ptr_equal(s, (void *)&g_ctx);
-    assert_int_equal(psc_bw_run_report(g_ctx, &t, 1, NULL, 0, 0, 0, 0, &o, NULL, NULL, f, NULL), PSC_ERR_INVALID);
+    assert_int_equal(psc_bw_run_report(g_ctx, bw_opts(&t, 1, NULL, 0, 0, 0, 0, &o, NULL, NULL), f, NULL),
+                     PSC_ERR_INVALID);
     assert_memory_equal(f->pair, want->pair, sizeof(f->pair));
 
-    assert_int_equal(psc_bw_run_report(g_ctx, &t, 1, NULL, 0, 0, 0, 0, &o, NULL, NULL, f, &s), PSC_OK);
+    assert_int_equal(psc_bw_run_report(g_ctx, bw_opts(&t, 1, NULL, 0, 0, 0, 0, &o, NULL, NULL), f, &s), PSC_OK);
     assert_true(s->nresults > 0);
     psc_facts_note_bw(want, s->results, s->nresults);
     assert_memory_equal(f->pair, want->pair, sizeof(f->pair));
@@ -134,7 +136,7 @@ static void test_bw_report(void **state)
     assert_int_equal(f->pair[1][0].integrity, 0);
     psc_bw_suite_free(s);
 
-    assert_int_equal(psc_bw_run_report(g_ctx, &t, 1, NULL, 0, 0, 0, 0, &o, NULL, NULL, NULL, &s), PSC_OK);
+    assert_int_equal(psc_bw_run_report(g_ctx, bw_opts(&t, 1, NULL, 0, 0, 0, 0, &o, NULL, NULL), NULL, &s), PSC_OK);
     psc_bw_suite_free(s);
     psc_facts_free(want);
     psc_facts_free(f);
@@ -154,18 +156,25 @@ static void test_nvlink_watch(void **state)
     memset(tr, 0xAB, sizeof(*tr));
     memset(blank, 0xAB, sizeof(*blank));
     psc_measure_opts_default(&o);
-    assert_int_equal(psc_nvlink_watch(NULL, NULL, 0, &o, NULL, NULL, &s, tr), PSC_ERR_INVALID);
-    assert_int_equal(psc_nvlink_watch(g_ctx, NULL, 0, &o, NULL, NULL, NULL, tr), PSC_ERR_INVALID);
+    assert_int_equal(psc_nvlink_watch(NULL, bw_opts(NULL, 0, NULL, 0, 0, 0, 0, &o, NULL, NULL), &s, tr),
+                     PSC_ERR_INVALID);
+    assert_int_equal(psc_nvlink_watch(g_ctx, bw_opts(NULL, 0, NULL, 0, 0, 0, 0, &o, NULL, NULL), NULL, tr),
+                     PSC_ERR_INVALID);
     assert_reason("psc_nvlink_watch");
-    assert_int_equal(psc_nvlink_watch(g_ctx, NULL, 0, &o, NULL, NULL, &s, NULL), PSC_ERR_INVALID);
+    assert_int_equal(psc_nvlink_watch(g_ctx, bw_opts(NULL, 0, NULL, 0, 0, 0, 0, &o, NULL, NULL), &s, NULL),
+                     PSC_ERR_INVALID);
     assert_reason("psc_nvlink_watch");
-    assert_int_equal(psc_nvlink_watch(g_ctx, &bad, 1, &o, NULL, NULL, &s, tr), PSC_ERR_INVALID);
+    assert_int_equal(psc_nvlink_watch(g_ctx, bw_opts(&bad, 1, NULL, 0, 0, 0, 0, &o, NULL, NULL), &s, tr),
+                     PSC_ERR_INVALID);
     assert_reason("psc_bw_run_suite");
+    assert_int_equal(psc_nvlink_watch(g_ctx, bw_opts(NULL, 0, NULL, 0, 4096, 8192, 2, &o, NULL, NULL), &s, tr),
+                     PSC_ERR_INVALID);
+    assert_reason("psc_nvlink_watch: ndev 0, sweep_min 4096: accepted 0");
     assert_ptr_equal(s, (void *)&g_ctx);
     assert_memory_equal(tr, blank, sizeof(*tr));
 
     /* No test named: gpu_to_gpu_write_ce, on every GPU, at one size. */
-    assert_int_equal(psc_nvlink_watch(g_ctx, NULL, 0, &o, NULL, NULL, &s, tr), PSC_OK);
+    assert_int_equal(psc_nvlink_watch(g_ctx, bw_opts(NULL, 0, NULL, 0, 0, 0, 0, &o, NULL, NULL), &s, tr), PSC_OK);
     assert_int_equal(s->ntests, 1);
     assert_int_equal(s->tests[0].test, bw_named("gpu_to_gpu_write_ce"));
     assert_int_equal(s->ndev, psc_device_count(g_ctx));
@@ -173,7 +182,7 @@ static void test_nvlink_watch(void **state)
     assert_int_equal(tr->ngpu, psc_device_count(g_ctx));
     psc_bw_suite_free(s);
 
-    assert_int_equal(psc_nvlink_watch(g_ctx, &local, 1, &o, NULL, NULL, &s, tr), PSC_OK);
+    assert_int_equal(psc_nvlink_watch(g_ctx, bw_opts(&local, 1, NULL, 0, 0, 0, 0, &o, NULL, NULL), &s, tr), PSC_OK);
     assert_int_equal(s->ntests, 1);
     assert_int_equal(s->tests[0].test, local);
     assert_int_equal(s->nresults, (size_t)psc_device_count(g_ctx));

@@ -25,6 +25,7 @@
 
 #include "p2pscope.h"
 #include "p2pscope/bench.h"
+#include "p2pscope_private.h"
 
 /* Set while an allocation failure is wanted: every malloc, calloc and realloc of the library fails. */
 static int g_fail_alloc;

@@ -24,6 +24,7 @@
 #include "null_device.h"
 
 #include "p2pscope/bench.h"
+#include "p2pscope_private.h"
 
 static char err[512];
 

@@ -22,6 +22,7 @@
 #include "json.h"
 #include "render.h"
 #include "render_lat.h"
+#include "suite_opts.h"
 #include "test_hooks.h"
 
 /* The H100/H200 machines: no libgdrapi, a CUDA 13.0 driver, not coherent. */
@@ -101,7 +102,8 @@ static void test_bw_waived(void **state)
     for (int k = 0; k < 2; k++) {
         size_t n = 0;
 
-        assert_int_equal(psc_bw_run_test(g_ctx, bw_test(names[k]), NULL, 0, &o, NULL, NULL, res, 4, &n), PSC_OK);
+        assert_int_equal(psc_bw_run_test(g_ctx, bw_test(names[k]), bw_test_opts(NULL, 0, &o, NULL, NULL), res, 4, &n),
+                         PSC_OK);
         assert_int_equal(n, 2);
         for (size_t i = 0; i < n; i++) {
             json_t *j = psc_json_bw_result(&res[i]);
@@ -133,7 +135,8 @@ static void test_bw_measured_and_checked(void **state)
     for (int k = 0; k < 2; k++) {
         size_t n = 0;
 
-        assert_int_equal(psc_bw_run_test(g_ctx, bw_test(names[k]), NULL, 0, &o, NULL, NULL, res, 2, &n), PSC_OK);
+        assert_int_equal(psc_bw_run_test(g_ctx, bw_test(names[k]), bw_test_opts(NULL, 0, &o, NULL, NULL), res, 2, &n),
+                         PSC_OK);
         assert_int_equal(n, 2);
         for (size_t i = 0; i < n; i++) {
             assert_int_equal(res[i].status, PSC_RESULT_PASSED);
@@ -146,7 +149,8 @@ static void test_bw_measured_and_checked(void **state)
         psc__test_hooks_default(&h);
         h.corrupt_offset = 4097;
         assert_int_equal(psc__test_hooks_set(g_ctx, &h), PSC_OK);
-        assert_int_equal(psc_bw_run_test(g_ctx, bw_test(names[k]), NULL, 0, &o, NULL, NULL, res, 1, &n), PSC_OK);
+        assert_int_equal(psc_bw_run_test(g_ctx, bw_test(names[k]), bw_test_opts(NULL, 0, &o, NULL, NULL), res, 1, &n),
+                         PSC_OK);
         assert_int_equal(psc__test_hooks_set(g_ctx, NULL), PSC_OK);
         assert_int_equal(res[0].status, PSC_RESULT_FAILED);
         assert_int_equal(res[0].verify.bad_samples, 3);
@@ -179,7 +183,7 @@ static void test_lat_waived(void **state)
     (void)state;
     psc_lat_opts_default(&o);
     o.samples = 4;
-    assert_int_equal(psc_lat_run_test(g_ctx, t, NULL, 0, &o, NULL, NULL, r, 2, &n), PSC_OK);
+    assert_int_equal(psc_lat_run_test(g_ctx, t, lat_test_opts(NULL, 0, &o, NULL, NULL), r, 2, &n), PSC_OK);
     assert_int_equal(n, 2);
     assert_int_equal(r[0].status, PSC_RESULT_WAIVED);
     assert_int_equal(r[0].c.dst, PSC_HOST);
@@ -201,8 +205,9 @@ static void test_lat_measured(void **state)
     (void)state;
     psc_lat_opts_default(&o);
     o.samples = 4;
-    assert_int_equal(psc_lat_run_test(g_ctx, lat_test("host_to_gpu_copy_gpumap"), NULL, 0, &o, NULL, NULL, r, 2, &n),
-                     PSC_OK);
+    assert_int_equal(
+        psc_lat_run_test(g_ctx, lat_test("host_to_gpu_copy_gpumap"), lat_test_opts(NULL, 0, &o, NULL, NULL), r, 2, &n),
+        PSC_OK);
     assert_int_equal(r[1].status, PSC_RESULT_PASSED);
     assert_int_equal(r[1].c.src, PSC_HOST);
     assert_int_equal(r[1].nsizes, 6);
@@ -217,12 +222,15 @@ static void test_lat_measured(void **state)
     assert_non_null(json_object_get(json_array_get(json_object_get(j, "sizes"), 0), "cumemcpy"));
     json_decref(j);
 
-    assert_int_equal(psc_lat_run_test(g_ctx, lat_test("cpu_gpu_flag_gpumap"), NULL, 0, &o, NULL, NULL, r, 2, &n), PSC_OK);
+    assert_int_equal(
+        psc_lat_run_test(g_ctx, lat_test("cpu_gpu_flag_gpumap"), lat_test_opts(NULL, 0, &o, NULL, NULL), r, 2, &n),
+        PSC_OK);
     assert_int_equal(r[0].status, PSC_RESULT_PASSED);
     assert_int_equal(r[0].lat[0].n, 4 * 16);
     assert_true(r[0].lat[0].p50 > 0);
 
-    assert_int_equal(psc_lat_run_test(g_ctx, lat_test("map_cost_gpumap"), NULL, 0, &o, NULL, NULL, r, 2, &n), PSC_OK);
+    assert_int_equal(
+        psc_lat_run_test(g_ctx, lat_test("map_cost_gpumap"), lat_test_opts(NULL, 0, &o, NULL, NULL), r, 2, &n), PSC_OK);
     assert_int_equal(r[0].status, PSC_RESULT_PASSED);
     assert_int_equal(r[0].nsizes, 6);
     assert_int_equal(r[0].sizes[0], 65536);
@@ -242,7 +250,8 @@ static void test_map_cost_bar1(void **state)
     setenv("FAKE_GDR_BAR1", "1048576", 1);
     psc_lat_opts_default(&o);
     o.samples = 2;
-    assert_int_equal(psc_lat_run_test(g_ctx, lat_test("map_cost_gpumap"), NULL, 0, &o, NULL, NULL, r, 2, &n), PSC_OK);
+    assert_int_equal(
+        psc_lat_run_test(g_ctx, lat_test("map_cost_gpumap"), lat_test_opts(NULL, 0, &o, NULL, NULL), r, 2, &n), PSC_OK);
     unsetenv("FAKE_GDR_BAR1");
     assert_int_equal(r[0].status, PSC_RESULT_PASSED);
     assert_int_equal(r[0].nsizes, 3);

@@ -16,6 +16,7 @@
 #include <expat.h>
 
 #include "report/figure_plot.h"
+#include "p2pscope_private.h"
 #include "report/html_page.h"
 
 /* ------------------------------------------------------------ the SVG as an XML reader sees it */

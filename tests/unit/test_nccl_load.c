@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "driver/nccl.h"
+#include "p2pscope_private.h"
 
 static void fake_env(const char *version, const char *mode)
 {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "p2pscope_private.h"
 #include "report/json.h"
 #include "report/render.h"
 #include "report/render_doctor.h"

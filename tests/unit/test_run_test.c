@@ -14,7 +14,7 @@
 
 #include "fake_context.h"
 #include "p2pscope/bench.h"
-
+#include "suite_opts.h"
 
 typedef struct {
     unsigned before, after;
@@ -66,7 +66,7 @@ static void test_bw_every_case_a_result(void **state)
     assert_int_equal(psc_bw_test_from_name("gpu_to_gpu_write_ce", &t), PSC_OK);
     assert_int_equal(psc_bw_cases(g_ctx, t, NULL, 0, cases, 4, &nc), PSC_OK);
     assert_int_equal(nc, 2);
-    assert_int_equal(psc_bw_run_test(g_ctx, t, NULL, 0, &o, bw_progress, &k, res, 4, &n), PSC_OK);
+    assert_int_equal(psc_bw_run_test(g_ctx, t, bw_test_opts(NULL, 0, &o, bw_progress, &k), res, 4, &n), PSC_OK);
     assert_int_equal(n, 2);
     assert_int_equal(k.before, 2);
     assert_int_equal(k.after, 2);
@@ -78,36 +78,48 @@ static void test_bw_every_case_a_result(void **state)
     }
     /* cap bounds what runs */
     memset(&k, 0, sizeof(k));
-    assert_int_equal(psc_bw_run_test(g_ctx, t, NULL, 0, &o, bw_progress, &k, res, 1, &n), PSC_OK);
+    assert_int_equal(psc_bw_run_test(g_ctx, t, bw_test_opts(NULL, 0, &o, bw_progress, &k), res, 1, &n), PSC_OK);
     assert_int_equal(n, 1);
     assert_int_equal(k.after, 1);
-    assert_int_equal(psc_bw_run_test(g_ctx, t, NULL, 0, &o, NULL, NULL, NULL, 0, &n), PSC_OK);
+    assert_int_equal(psc_bw_run_test(g_ctx, t, bw_test_opts(NULL, 0, &o, NULL, NULL), NULL, 0, &n), PSC_OK);
     assert_int_equal(n, 0);
 }
 
 static void test_bw_refused(void **state)
 {
     psc_bw_result_t res[2];
+    psc_bw_run_test_opts_t to;
     psc_measure_opts_t o;
     const int dup[2] = {1, 1};
     size_t n = 99;
 
     (void)state;
     psc_measure_opts_default(&o);
-    assert_int_equal(psc_bw_run_test(NULL, 0, NULL, 0, &o, NULL, NULL, res, 2, &n), PSC_ERR_INVALID);
-    assert_int_equal(psc_bw_run_test(g_ctx, 0, NULL, 0, NULL, NULL, NULL, res, 2, &n), PSC_ERR_INVALID);
-    assert_int_equal(psc_bw_run_test(g_ctx, 0, NULL, 0, &o, NULL, NULL, NULL, 2, &n), PSC_ERR_INVALID);
-    assert_int_equal(psc_bw_run_test(g_ctx, psc_bw_test_count(), NULL, 0, &o, NULL, NULL, res, 2, &n), PSC_ERR_INVALID);
+    assert_int_equal(psc_bw_run_test(NULL, 0, bw_test_opts(NULL, 0, &o, NULL, NULL), res, 2, &n), PSC_ERR_INVALID);
+    assert_int_equal(psc_bw_run_test(g_ctx, 0, NULL, res, 2, &n), PSC_ERR_INVALID);
+    assert_int_equal(psc_bw_run_test(g_ctx, 0, bw_test_opts(NULL, 0, &o, NULL, NULL), NULL, 2, &n), PSC_ERR_INVALID);
+    assert_int_equal(psc_bw_run_test(g_ctx, psc_bw_test_count(), bw_test_opts(NULL, 0, &o, NULL, NULL), res, 2, &n),
+                     PSC_ERR_INVALID);
     assert_non_null(strstr(psc_context_last_error(g_ctx), "does not exist"));
-    assert_int_equal(psc_bw_run_test(g_ctx, 0, dup, 2, &o, NULL, NULL, res, 2, &n), PSC_ERR_INVALID);
+    assert_int_equal(psc_bw_run_test(g_ctx, 0, bw_test_opts(dup, 2, &o, NULL, NULL), res, 2, &n), PSC_ERR_INVALID);
     assert_non_null(strstr(psc_context_last_error(g_ctx), "GPU 1 named twice"));
     /* Options refused once, up front, not as a failed result per case. */
     o.samples = 0;
-    assert_int_equal(psc_bw_run_test(g_ctx, 0, NULL, 0, &o, NULL, NULL, res, 2, &n), PSC_ERR_INVALID);
+    assert_int_equal(psc_bw_run_test(g_ctx, 0, bw_test_opts(NULL, 0, &o, NULL, NULL), res, 2, &n), PSC_ERR_INVALID);
     assert_non_null(strstr(psc_context_last_error(g_ctx), "samples"));
     o.struct_size = 0;
-    assert_int_equal(psc_bw_run_test(g_ctx, 0, NULL, 0, &o, NULL, NULL, res, 2, &n), PSC_ERR_INVALID);
+    assert_int_equal(psc_bw_run_test(g_ctx, 0, bw_test_opts(NULL, 0, &o, NULL, NULL), res, 2, &n), PSC_ERR_INVALID);
     assert_non_null(strstr(psc_context_last_error(g_ctx), "psc_measure_opts_default"));
+    /* The whole test's own options: set up by their default macro, reserved0 0. */
+    psc_measure_opts_default(&o);
+    to = *bw_test_opts(NULL, 0, &o, NULL, NULL);
+    to.reserved0 = 1;
+    assert_int_equal(psc_bw_run_test(g_ctx, 0, &to, res, 2, &n), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "reserved0 1: accepted 0"));
+    to.reserved0 = 0;
+    to.struct_size = 0;
+    assert_int_equal(psc_bw_run_test(g_ctx, 0, &to, res, 2, &n), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "psc_bw_run_test_opts_default"));
     assert_int_equal(n, 99); /* written only on success */
 }
 
@@ -126,7 +138,7 @@ static void test_lat_every_case_a_result(void **state)
     assert_int_equal(psc_lat_test_from_name(psc_lat_test_info(0)->name, &t), PSC_OK);
     assert_int_equal(psc_lat_cases(g_ctx, t, NULL, 0, cases, 4, &nc), PSC_OK);
     assert_true(nc >= 1);
-    assert_int_equal(psc_lat_run_test(g_ctx, t, NULL, 0, &o, lat_progress, &k, res, 4, &n), PSC_OK);
+    assert_int_equal(psc_lat_run_test(g_ctx, t, lat_test_opts(NULL, 0, &o, lat_progress, &k), res, 4, &n), PSC_OK);
     assert_int_equal(n, nc);
     assert_int_equal(k.before, nc);
     assert_int_equal(k.after, nc);
@@ -136,10 +148,10 @@ static void test_lat_every_case_a_result(void **state)
         assert_int_equal(res[i].c.issuer, cases[i].issuer);
     }
     n = 99;
-    assert_int_equal(psc_lat_run_test(g_ctx, psc_lat_test_count(), NULL, 0, &o, NULL, NULL, res, 4, &n),
+    assert_int_equal(psc_lat_run_test(g_ctx, psc_lat_test_count(), lat_test_opts(NULL, 0, &o, NULL, NULL), res, 4, &n),
                      PSC_ERR_INVALID);
     assert_non_null(strstr(psc_context_last_error(g_ctx), "latency test"));
-    assert_int_equal(psc_lat_run_test(g_ctx, t, NULL, 0, NULL, NULL, NULL, res, 4, &n), PSC_ERR_INVALID);
+    assert_int_equal(psc_lat_run_test(g_ctx, t, NULL, res, 4, &n), PSC_ERR_INVALID);
     assert_int_equal(n, 99);
     free(res);
 }

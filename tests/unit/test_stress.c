@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "p2pscope/bench.h"
+#include "suite_opts.h"
 #include "verify/stress.h"
 
 #define MAXCALLS 256
@@ -266,7 +267,7 @@ static void test_invalid_arguments(void **state)
     assert_int_equal(stress(2, 0, NULL, NULL), PSC_ERR_INVALID);
     assert_int_equal(g_sim.calls, 0);
     assert_memory_equal(sums, before, sizeof(sums));
-    assert_int_equal(psc_verify_stress(NULL, g_cases, 2, &o, 0, NULL, NULL, sums, NULL), PSC_ERR_INVALID);
+    assert_int_equal(psc_verify_stress(NULL, g_cases, 2, stress_opts(&o, 0, NULL, NULL), sums, NULL), PSC_ERR_INVALID);
 }
 
 /* The real run on the fake driver: no case can copy, so a long time box still ends after one pass. */
@@ -275,6 +276,7 @@ static void test_fake_driver(void **state)
     psc_context_t *ctx = NULL;
     psc_verify_path_sum_t sums[8];
     psc_verify_stress_info_t info;
+    psc_verify_stress_opts_t so;
     psc_verify_opts_t o, bad;
     psc_bw_case_t cases[8];
     psc_bw_test_t t;
@@ -287,12 +289,17 @@ static void test_fake_driver(void **state)
     assert_int_equal(psc_bw_cases(ctx, t, NULL, 0, cases, 8, &n), PSC_OK);
     assert_int_equal(n, 2);
     psc_verify_opts_default(&o);
-    assert_int_equal(psc_verify_stress(ctx, cases, n, &o, 0, NULL, NULL, NULL, NULL), PSC_ERR_INVALID);
+    assert_int_equal(psc_verify_stress(ctx, cases, n, stress_opts(&o, 0, NULL, NULL), NULL, NULL), PSC_ERR_INVALID);
     assert_non_null(strstr(psc_context_last_error(ctx), "psc_verify_stress"));
     memset(&bad, 0, sizeof(bad)); /* not from psc_verify_opts_default: no struct_size */
-    assert_int_equal(psc_verify_stress(ctx, cases, n, &bad, 0, NULL, NULL, sums, &info), PSC_ERR_INVALID);
+    assert_int_equal(psc_verify_stress(ctx, cases, n, stress_opts(&bad, 0, NULL, NULL), sums, &info), PSC_ERR_INVALID);
     assert_non_null(strstr(psc_context_last_error(ctx), "struct_size"));
-    assert_int_equal(psc_verify_stress(ctx, cases, n, &o, 100, NULL, NULL, sums, &info), PSC_OK);
+    so = *stress_opts(&o, 0, NULL, NULL);
+    so.struct_size = 0; /* the stress options' own */
+    assert_int_equal(psc_verify_stress(ctx, cases, n, &so, sums, &info), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(ctx), "verify_stress options not set up"));
+    assert_int_equal(psc_verify_stress(ctx, cases, n, NULL, sums, &info), PSC_ERR_INVALID);
+    assert_int_equal(psc_verify_stress(ctx, cases, n, stress_opts(&o, 100, NULL, NULL), sums, &info), PSC_OK);
     assert_int_equal(info.idle_pass, 1);
     for (size_t k = 0; k < n; k++) {
         assert_int_equal(sums[k].passes, 1);

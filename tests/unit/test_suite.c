@@ -15,6 +15,7 @@
 
 #include "fake_context.h"
 #include "p2pscope/bench.h"
+#include "suite_opts.h"
 
 static unsigned g_calls;
 
@@ -75,36 +76,50 @@ static void test_bw_refusals(void **state)
     const int one[] = {0}, bad_dev[] = {0, 7};
     psc_bw_test_t t = bw_named("gpu_to_gpu_read_ce"), bad_test[] = {0, -1};
     psc_bw_suite_t *s = (void *)&g_calls;
+    psc_bw_suite_opts_t so;
     psc_measure_opts_t o;
     psc_system_info_t sys;
     size_t next = 0;
 
     (void)state;
     psc_measure_opts_default(&o);
-    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, &t, 1, one, 1, 0, 0, 0, &o, bw_progress, &next, &s), PSC_ERR_UNSUPPORTED,
-                   s, "gpu_to_gpu_read_ce needs at least 2 GPUs; 1 selected");
-    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bad_test, 2, NULL, 0, 0, 0, 0, &o, bw_progress, &next, &s),
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bw_opts(&t, 1, one, 1, 0, 0, 0, &o, bw_progress, &next), &s),
+                   PSC_ERR_UNSUPPORTED, s, "gpu_to_gpu_read_ce needs at least 2 GPUs; 1 selected");
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bw_opts(bad_test, 2, NULL, 0, 0, 0, 0, &o, bw_progress, &next), &s),
                    PSC_ERR_INVALID, s, "test index -1 out of range");
-    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, NULL, 0, bad_dev, 2, 0, 0, 0, &o, bw_progress, &next, &s), PSC_ERR_INVALID,
-                   s, "GPU 7 does not exist: accepted 0 to 1");
-    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, NULL, 0, NULL, 0, 4096, 1024, 2, &o, bw_progress, &next, &s),
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, bad_dev, 2, 0, 0, 0, &o, bw_progress, &next), &s),
+                   PSC_ERR_INVALID, s, "GPU 7 does not exist: accepted 0 to 1");
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, NULL, 0, 4096, 1024, 2, &o, bw_progress, &next), &s),
                    PSC_ERR_INVALID, s, "sweep");
-    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, NULL, 0, NULL, 0, 4096, 8192, 1, &o, bw_progress, &next, &s),
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, NULL, 0, 4096, 8192, 1, &o, bw_progress, &next), &s),
                    PSC_ERR_INVALID, s, "factor >= 2");
     assert_int_equal(psc_system_info(g_ctx, &sys), PSC_OK);
     o.host_node = sys.numa_nodes; /* one past the last */
-    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, NULL, 0, NULL, 0, 0, 0, 0, &o, bw_progress, &next, &s), PSC_ERR_INVALID, s,
-                   "does not exist: accepted 0 to");
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, NULL, 0, 0, 0, 0, &o, bw_progress, &next), &s),
+                   PSC_ERR_INVALID, s, "does not exist: accepted 0 to");
     psc_measure_opts_default(&o);
     o.samples = 0;
-    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, NULL, 0, NULL, 0, 0, 0, 0, &o, bw_progress, &next, &s), PSC_ERR_INVALID, s,
-                   "psc_bw_run_suite");
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, NULL, 0, 0, 0, 0, &o, bw_progress, &next), &s),
+                   PSC_ERR_INVALID, s, "psc_bw_run_suite");
     psc_measure_opts_default(&o);
     o.struct_size = 0;
     g_calls = 0;
-    assert_int_equal(psc_bw_run_suite(g_ctx, NULL, 0, NULL, 0, 0, 0, 0, &o, bw_progress, &next, &s), PSC_ERR_INVALID);
+    assert_int_equal(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, NULL, 0, 0, 0, 0, &o, bw_progress, &next), &s),
+                     PSC_ERR_INVALID);
     assert_ptr_equal(s, (void *)&g_calls);
-    assert_int_equal(psc_bw_run_suite(g_ctx, NULL, 0, NULL, 0, 0, 0, 0, &o, NULL, NULL, NULL), PSC_ERR_INVALID);
+    assert_int_equal(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, NULL, 0, 0, 0, 0, &o, NULL, NULL), NULL),
+                     PSC_ERR_INVALID);
+    /* The suite's own options: set up by their default macro, reserved0 0. */
+    psc_measure_opts_default(&o);
+    so = *bw_opts(NULL, 0, NULL, 0, 0, 0, 0, &o, bw_progress, &next);
+    so.struct_size = 0;
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, &so, &s), PSC_ERR_INVALID, s, "not set up by psc_bw_suite_opts_default");
+    so.struct_size = sizeof(so) + 8; /* a newer header than this library */
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, &so, &s), PSC_ERR_INVALID, s, "bw_suite options");
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, NULL, &s), PSC_ERR_INVALID, s, "no bw_suite options given");
+    so.struct_size = sizeof(so);
+    so.reserved0 = 1;
+    ASSERT_REFUSED(psc_bw_run_suite(g_ctx, &so, &s), PSC_ERR_INVALID, s, "reserved0 1: accepted 0");
 }
 
 /* Every test on one GPU: each test's results are its own cases, in order; the pair tests are kept, empty. */
@@ -118,7 +133,7 @@ static void test_bw_grouped_by_test(void **state)
     (void)state;
     psc_measure_opts_default(&o);
     g_calls = 0;
-    assert_int_equal(psc_bw_run_suite(g_ctx, NULL, 0, one, 1, 0, 0, 0, &o, bw_progress, &next, &s), PSC_OK);
+    assert_int_equal(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, one, 1, 0, 0, 0, &o, bw_progress, &next), &s), PSC_OK);
     assert_non_null(s);
     assert_int_equal(s->ntests, psc_bw_test_count());
     assert_int_equal(s->ndev, 1);
@@ -143,6 +158,11 @@ static void test_bw_grouped_by_test(void **state)
     assert_int_equal(s->payload_bytes, 0);
     psc_bw_suite_free(s);
     psc_bw_suite_free(NULL);
+    /* No measure options: the defaults, as psc_measure_opts_default gives them. */
+    s = NULL;
+    assert_int_equal(psc_bw_run_suite(g_ctx, bw_opts(NULL, 0, one, 1, 0, 0, 0, NULL, NULL, NULL), &s), PSC_OK);
+    assert_int_equal(s->ntests, psc_bw_test_count());
+    psc_bw_suite_free(s);
 }
 
 /* A sweep: each test's results size after size, every GPU's case at each. */
@@ -155,7 +175,8 @@ static void test_bw_sweep(void **state)
 
     (void)state;
     psc_measure_opts_default(&o);
-    assert_int_equal(psc_bw_run_suite(g_ctx, t, 2, NULL, 0, 4096, 16384, 2, &o, bw_progress, &next, &s), PSC_OK);
+    assert_int_equal(psc_bw_run_suite(g_ctx, bw_opts(t, 2, NULL, 0, 4096, 16384, 2, &o, bw_progress, &next), &s),
+                     PSC_OK);
     assert_int_equal(s->nsizes, 3);
     assert_int_equal(s->sizes[0], 4096);
     assert_int_equal(s->sizes[2], 16384);
@@ -177,6 +198,7 @@ static void test_lat(void **state)
     const int one[] = {0};
     psc_lat_test_t named = -1, bad[] = {psc_lat_test_count()};
     psc_lat_suite_t *s = (void *)&g_calls;
+    psc_lat_suite_opts_t so;
     psc_lat_opts_t o;
     size_t at = 0;
 
@@ -186,18 +208,23 @@ static void test_lat(void **state)
         if (psc_lat_test_info(t)->min_gpus > 1)
             named = t;
     assert_true(named >= 0);
-    ASSERT_REFUSED(psc_lat_run_suite(g_ctx, &named, 1, one, 1, &o, lat_progress, NULL, &s), PSC_ERR_UNSUPPORTED, s,
-                   "needs at least 2 GPUs; 1 selected");
-    ASSERT_REFUSED(psc_lat_run_suite(g_ctx, bad, 1, NULL, 0, &o, lat_progress, NULL, &s), PSC_ERR_INVALID, s,
-                   "out of range");
+    ASSERT_REFUSED(psc_lat_run_suite(g_ctx, lat_suite_opts(&named, 1, one, 1, &o, lat_progress, NULL), &s),
+                   PSC_ERR_UNSUPPORTED, s, "needs at least 2 GPUs; 1 selected");
+    ASSERT_REFUSED(psc_lat_run_suite(g_ctx, lat_suite_opts(bad, 1, NULL, 0, &o, lat_progress, NULL), &s),
+                   PSC_ERR_INVALID, s, "out of range");
     o.struct_size = 1;
     g_calls = 0;
-    assert_int_equal(psc_lat_run_suite(g_ctx, NULL, 0, NULL, 0, &o, lat_progress, NULL, &s), PSC_ERR_INVALID);
+    assert_int_equal(psc_lat_run_suite(g_ctx, lat_suite_opts(NULL, 0, NULL, 0, &o, lat_progress, NULL), &s),
+                     PSC_ERR_INVALID);
     assert_ptr_equal(s, (void *)&g_calls);
     assert_int_equal(g_calls, 0);
     psc_lat_opts_default(&o);
+    so = *lat_suite_opts(NULL, 0, NULL, 0, &o, lat_progress, NULL);
+    so.struct_size = 0; /* the suite's own options */
+    ASSERT_REFUSED(psc_lat_run_suite(g_ctx, &so, &s), PSC_ERR_INVALID, s, "not set up by psc_lat_suite_opts_default");
+    ASSERT_REFUSED(psc_lat_run_suite(g_ctx, NULL, &s), PSC_ERR_INVALID, s, "no lat_suite options given");
     o.samples = 1;
-    assert_int_equal(psc_lat_run_suite(g_ctx, NULL, 0, one, 1, &o, lat_progress, NULL, &s), PSC_OK);
+    assert_int_equal(psc_lat_run_suite(g_ctx, lat_suite_opts(NULL, 0, one, 1, &o, lat_progress, NULL), &s), PSC_OK);
     assert_int_equal(s->ntests, psc_lat_test_count());
     assert_int_equal(g_calls, 2 * s->nresults);
     for (int t = 0; t < s->ntests; t++) {
@@ -220,28 +247,44 @@ static void test_verify(void **state)
     const int one[] = {0};
     psc_bw_test_t t[] = {bw_named("gpu_to_gpu_write_ce"), bw_named("gpu_local_ce")};
     psc_verify_suite_t *s = (void *)&g_calls;
+    psc_verify_suite_opts_t so;
     psc_verify_opts_t o;
     unsigned load_calls = 0;
     size_t n0 = 0;
 
     (void)state;
     psc_verify_opts_default(&o);
-    ASSERT_REFUSED(psc_verify_run_suite(g_ctx, t, 2, one, 1, &o, 0, 0, verify_progress, &load_calls, &s),
-                   PSC_ERR_UNSUPPORTED, s, "gpu_to_gpu_write_ce needs at least 2 GPUs; 1 selected");
-    ASSERT_REFUSED(psc_verify_run_suite(g_ctx, t, 2, NULL, 0, &o, NAN, 0, verify_progress, &load_calls, &s),
-                   PSC_ERR_INVALID, s, "seconds >= 0");
-    ASSERT_REFUSED(psc_verify_run_suite(g_ctx, t, 2, NULL, 0, &o, -1, 0, verify_progress, &load_calls, &s),
-                   PSC_ERR_INVALID, s, "seconds >= 0");
+    ASSERT_REFUSED(
+        psc_verify_run_suite(g_ctx, verify_suite_opts(t, 2, one, 1, &o, 0, 0, verify_progress, &load_calls), &s),
+        PSC_ERR_UNSUPPORTED, s, "gpu_to_gpu_write_ce needs at least 2 GPUs; 1 selected");
+    ASSERT_REFUSED(
+        psc_verify_run_suite(g_ctx, verify_suite_opts(t, 2, NULL, 0, &o, NAN, 0, verify_progress, &load_calls), &s),
+        PSC_ERR_INVALID, s, "seconds >= 0");
+    ASSERT_REFUSED(
+        psc_verify_run_suite(g_ctx, verify_suite_opts(t, 2, NULL, 0, &o, -1, 0, verify_progress, &load_calls), &s),
+        PSC_ERR_INVALID, s, "seconds >= 0");
     o.struct_size = 0;
     g_calls = 0;
-    assert_int_equal(psc_verify_run_suite(g_ctx, t, 2, NULL, 0, &o, 0, 0, verify_progress, &load_calls, &s),
-                     PSC_ERR_INVALID);
+    assert_int_equal(
+        psc_verify_run_suite(g_ctx, verify_suite_opts(t, 2, NULL, 0, &o, 0, 0, verify_progress, &load_calls), &s),
+        PSC_ERR_INVALID);
     assert_ptr_equal(s, (void *)&g_calls);
     assert_int_equal(g_calls, 0);
+    psc_verify_opts_default(&o);
+    so = *verify_suite_opts(t, 2, NULL, 0, &o, 0, 0, verify_progress, &load_calls);
+    so.struct_size = 0; /* the suite's own options */
+    ASSERT_REFUSED(psc_verify_run_suite(g_ctx, &so, &s), PSC_ERR_INVALID, s,
+                   "not set up by psc_verify_suite_opts_default");
+    so.struct_size = sizeof(so);
+    so.reserved0 = 2;
+    ASSERT_REFUSED(psc_verify_run_suite(g_ctx, &so, &s), PSC_ERR_INVALID, s, "reserved0 2: accepted 0");
+    ASSERT_REFUSED(psc_verify_run_suite(g_ctx, NULL, &s), PSC_ERR_INVALID, s, "psc_verify_run_suite");
 
     /* Without a load: the paths of each test in order, none of the load's fields set. */
     psc_verify_opts_default(&o);
-    assert_int_equal(psc_verify_run_suite(g_ctx, t, 2, NULL, 0, &o, 0, 0, verify_progress, &load_calls, &s), PSC_OK);
+    assert_int_equal(
+        psc_verify_run_suite(g_ctx, verify_suite_opts(t, 2, NULL, 0, &o, 0, 0, verify_progress, &load_calls), &s),
+        PSC_OK);
     assert_int_equal(psc_bw_cases(g_ctx, t[0], NULL, 0, NULL, 0, &n0), PSC_OK);
     assert_int_equal(s->npaths, n0 + 2);
     for (size_t k = 0; k < s->npaths; k++)
@@ -254,7 +297,9 @@ static void test_verify(void **state)
 
     /* With a load the fake GPUs cannot start: recorded, said once before any case, and the paths still run. */
     g_calls = 0;
-    assert_int_equal(psc_verify_run_suite(g_ctx, t, 1, NULL, 0, &o, 0, 1, verify_progress, &load_calls, &s), PSC_OK);
+    assert_int_equal(
+        psc_verify_run_suite(g_ctx, verify_suite_opts(t, 1, NULL, 0, &o, 0, 1, verify_progress, &load_calls), &s),
+        PSC_OK);
     assert_int_equal(load_calls, 1);
     assert_true(s->load_error[0] != '\0');
     assert_int_equal(s->load_ran, 0);
@@ -264,7 +309,7 @@ static void test_verify(void **state)
     psc_verify_suite_free(s);
 
     /* Every test on one GPU: the pair tests have no path, and that is not an error. */
-    assert_int_equal(psc_verify_run_suite(g_ctx, NULL, 0, one, 1, &o, 0, 0, NULL, NULL, &s), PSC_OK);
+    assert_int_equal(psc_verify_run_suite(g_ctx, verify_suite_opts(NULL, 0, one, 1, &o, 0, 0, NULL, NULL), &s), PSC_OK);
     assert_true(s->npaths > 0);
     for (size_t k = 0; k < s->npaths; k++)
         assert_true(psc_bw_test_info(s->paths[k].last.c.test)->min_gpus <= 1);

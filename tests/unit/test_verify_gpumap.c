@@ -20,6 +20,7 @@
 #include "fake_context.h"
 #include "fake_gdr_env.h"
 #include "internal.h"
+#include "suite_opts.h"
 #include "test_hooks.h"
 
 static const char *const names[] = {"host_to_gpu_gpumap_cpu", "gpu_to_host_gpumap_cpu"};
@@ -105,7 +106,7 @@ static void test_waived(void **state)
             assert_has(r.reason, "dma-buf: the driver (CUDA 13.0) is too old");
             assert_has(r.reason, "coherent: ");
         }
-    assert_int_equal(psc_verify_run_suite(g_ctx, t, 2, NULL, 0, &o, 0, 0, NULL, NULL, &s), PSC_OK);
+    assert_int_equal(psc_verify_run_suite(g_ctx, verify_suite_opts(t, 2, NULL, 0, &o, 0, 0, NULL, NULL), &s), PSC_OK);
     assert_int_equal(s->npaths, 4);
     assert_int_equal(s->nfailed, 0);
     for (size_t k = 0; k < s->npaths; k++)
@@ -238,20 +239,20 @@ static void test_stress_and_suite(void **state)
 
     (void)state;
     psc_verify_opts_default(&o);
-    assert_int_equal(psc_verify_stress(g_ctx, c, 2, &o, 0, NULL, NULL, sums, &info), PSC_OK);
+    assert_int_equal(psc_verify_stress(g_ctx, c, 2, stress_opts(&o, 0, NULL, NULL), sums, &info), PSC_OK);
     assert_int_equal(info.passes, 1);
     for (int k = 0; k < 2; k++) {
         assert_int_equal(sums[k].last.status, PSC_RESULT_PASSED);
         assert_int_equal(sums[k].copies, PLAN_COPIES);
     }
     set_fault(PSC_FAULT_FLIP);
-    assert_int_equal(psc_verify_stress(g_ctx, c, 2, &o, 0, NULL, NULL, sums, &info), PSC_OK);
+    assert_int_equal(psc_verify_stress(g_ctx, c, 2, stress_opts(&o, 0, NULL, NULL), sums, &info), PSC_OK);
     for (int k = 0; k < 2; k++) {
         assert_int_equal(sums[k].last.status, PSC_RESULT_FAILED);
         assert_int_equal(sums[k].bad_bytes, 2 * PSC_PATTERN_KINDS);
         assert_int_equal(sums[k].last.first.offset, 1000);
     }
-    assert_int_equal(psc_verify_run_suite(g_ctx, t, 2, NULL, 0, &o, 0, 0, NULL, NULL, &s), PSC_OK);
+    assert_int_equal(psc_verify_run_suite(g_ctx, verify_suite_opts(t, 2, NULL, 0, &o, 0, 0, NULL, NULL), &s), PSC_OK);
     assert_int_equal(psc__test_hooks_set(g_ctx, NULL), PSC_OK);
     assert_int_equal(s->npaths, 4);
     assert_int_equal(s->nfailed, 4);

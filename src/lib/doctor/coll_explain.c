@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "doctor/rules.h"
-#include "p2pscope/bench.h"
+#include "p2pscope_private.h"
 #include "util/size_name.h"
 
 #define PSC__COLL_FAR 0.5                    /* busbw below this share of bw is "far below" */

@@ -25,12 +25,12 @@ void psc_lat_suite_free(psc_lat_suite_t *s)
     free(s);
 }
 
-psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_test_t *tests, int ntests, const int *devices,
-                               int ndev, const psc_lat_opts_t *opts, psc_lat_progress_fn progress, void *user,
-                               psc_lat_suite_t **out)
+psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_suite_opts_t *opts, psc_lat_suite_t **out)
 {
+    psc_lat_run_test_opts_t ro;
+    psc_lat_suite_opts_t o;
     psc_lat_suite_t *s = NULL;
-    psc_lat_opts_t full;
+    psc_lat_opts_t full, dflt;
     psc_status_t st;
     size_t total = 0;
 
@@ -38,13 +38,15 @@ psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_test_t *tests, 
         return PSC_ERR_INVALID;
     if (!out)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run_suite: accepted a place for the suite");
-    if ((st = psc__lat_opts_adopt(ctx, opts, &full)) != PSC_OK)
+    psc_lat_opts_default(&dflt);
+    if ((st = psc__lat_suite_opts_adopt(ctx, opts, &o)) != PSC_OK ||
+        (st = psc__lat_opts_adopt(ctx, o.lat ? o.lat : &dflt, &full)) != PSC_OK)
         return st;
     if (!(s = calloc(1, sizeof(*s))))
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a latency suite");
-    if ((st = psc__suite_devices(ctx, "psc_lat_run_suite", devices, ndev, s->devices, &s->ndev)) != PSC_OK ||
-        (st = psc__suite_tests(ctx, "psc_lat_run_suite", tests, ntests, psc_lat_test_count(), psc__lat_min_gpus,
-                               psc__lat_name, s->ndev, ndev > 0, &s->tests, &s->ntests)) != PSC_OK)
+    if ((st = psc__suite_devices(ctx, "psc_lat_run_suite", o.devices, o.ndev, s->devices, &s->ndev)) != PSC_OK ||
+        (st = psc__suite_tests(ctx, "psc_lat_run_suite", o.tests, o.ntests, psc_lat_test_count(), psc__lat_min_gpus,
+                               psc__lat_name, s->ndev, o.ndev > 0, &s->tests, &s->ntests)) != PSC_OK)
         goto fail;
     for (int t = 0; t < s->ntests; t++) {
         size_t n = 0;
@@ -57,14 +59,19 @@ psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_test_t *tests, 
         st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu latency results", total);
         goto fail;
     }
+    psc_lat_run_test_opts_default(&ro);
+    ro.devices = s->devices;
+    ro.ndev = s->ndev;
+    ro.lat = &full;
+    ro.progress = o.progress;
+    ro.user = o.user;
     if (s->ndev > 0) /* unknown stays 0: the tables say so */
         psc__timer_resolution_held(ctx, s->devices[0], &s->gpu_timer_ns, &s->host_timer_ns);
     for (int t = 0; t < s->ntests; t++) {
         size_t n = 0;
 
         s->tests[t].first = s->nresults;
-        st = psc_lat_run_test(ctx, s->tests[t].test, s->devices, s->ndev, &full, progress, user,
-                              s->results + s->nresults, total - s->nresults, &n);
+        st = psc_lat_run_test(ctx, s->tests[t].test, &ro, s->results + s->nresults, total - s->nresults, &n);
         if (st != PSC_OK)
             goto fail;
         for (size_t k = s->nresults; k < s->nresults + n; k++)

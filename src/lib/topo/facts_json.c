@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "machine/host_topo.h"
-#include "p2pscope/bench.h" /* psc_write_file_atomic */
+#include "p2pscope_private.h" /* psc_write_file_atomic */
 #include "topo/cmdline.h"
 #include "topo/gpumap_facts.h"
 #include "topo/id_scrub.h"

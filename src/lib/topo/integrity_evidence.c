@@ -117,13 +117,10 @@ psc_status_t psc_facts_examine(psc_context_t *ctx, psc_facts_t *facts)
     return st;
 }
 
-psc_status_t psc_bw_run_report(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
-                               int ndev, uint64_t sweep_min, uint64_t sweep_max, unsigned sweep_factor,
-                               const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
-                               psc_facts_t *evidence, psc_bw_suite_t **out)
+psc_status_t psc_bw_run_report(psc_context_t *ctx, const psc_bw_suite_opts_t *opts, psc_facts_t *evidence,
+                               psc_bw_suite_t **out)
 {
-    psc_status_t st = psc_bw_run_suite(ctx, tests, ntests, devices, ndev, sweep_min, sweep_max, sweep_factor, opts,
-                                       progress, user, out);
+    psc_status_t st = psc_bw_run_suite(ctx, opts, out);
 
     if (st == PSC_OK) /* the doctor's integrity evidence (no facts: nothing) */
         psc_facts_note_bw(evidence, (*out)->results, (*out)->nresults);

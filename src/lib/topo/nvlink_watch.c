@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "opts.h"
 
 psc_status_t psc_nvlink_snapshot(const psc_context_t *ctx, psc_nvlink_snapshot_t *snap)
 {
@@ -71,13 +72,13 @@ psc_status_t psc_nvlink_traffic(const psc_nvlink_snapshot_t *before, const psc_n
     return PSC_OK;
 }
 
-psc_status_t psc_nvlink_watch(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests,
-                              const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
-                              psc_bw_suite_t **out, psc_nvlink_traffic_t *traffic)
+psc_status_t psc_nvlink_watch(psc_context_t *ctx, const psc_bw_suite_opts_t *opts, psc_bw_suite_t **out,
+                              psc_nvlink_traffic_t *traffic)
 {
     psc_nvlink_snapshot_t *before = NULL, *after = NULL;
     psc_nvlink_traffic_t *diff = NULL;
     psc_bw_suite_t *s = NULL;
+    psc_bw_suite_opts_t o;
     psc_bw_test_t dflt = 0;
     psc_status_t st;
 
@@ -85,11 +86,16 @@ psc_status_t psc_nvlink_watch(psc_context_t *ctx, const psc_bw_test_t *tests, in
         return PSC_ERR_INVALID;
     if (!out || !traffic)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_nvlink_watch: accepted a place for the suite and the traffic");
-    if (ntests == 0) {
+    if ((st = psc__bw_suite_opts_adopt(ctx, opts, &o)) != PSC_OK)
+        return st;
+    if (o.ndev != 0 || o.sweep_min != 0)
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_nvlink_watch: ndev %d, sweep_min %llu: accepted 0 (every GPU, "
+                         "one size)", o.ndev, (unsigned long long)o.sweep_min);
+    if (o.ntests == 0) {
         if (psc_bw_test_from_name("gpu_to_gpu_write_ce", &dflt) != PSC_OK)
             return psc__fail(ctx, PSC_ERR_INVALID, "psc_nvlink_watch: no test gpu_to_gpu_write_ce in the registry");
-        tests = &dflt;
-        ntests = 1;
+        o.tests = &dflt;
+        o.ntests = 1;
     }
     /* Snapshots are large (every link of every GPU): off the stack. */
     before = calloc(1, sizeof(*before));
@@ -100,7 +106,7 @@ psc_status_t psc_nvlink_watch(psc_context_t *ctx, const psc_bw_test_t *tests, in
         goto out;
     }
     psc_nvlink_snapshot(ctx, before);
-    if ((st = psc_bw_run_suite(ctx, tests, ntests, NULL, 0, 0, 0, 0, opts, progress, user, &s)) != PSC_OK)
+    if ((st = psc_bw_run_suite(ctx, &o, &s)) != PSC_OK)
         goto out;
     psc_nvlink_snapshot(ctx, after);
     if (psc_nvlink_traffic(before, after, diff) != PSC_OK)

@@ -1,7 +1,7 @@
 /* The names and rules of nccl-tests' table: collectives, types, reductions, bus bandwidth factors. */
 #include <stddef.h>
 
-#include "p2pscope/bench.h"
+#include "p2pscope_private.h"
 
 const char *psc_coll_name(int coll)
 {

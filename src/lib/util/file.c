@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "p2pscope/bench.h"
+#include "p2pscope_private.h"
 #include "util/safe_read.h"
 
 #define PSC__MAX_LINKS 40 /* the kernel's own limit on a chain of symlinks */

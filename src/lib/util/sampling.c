@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "p2pscope/bench.h"
+#include "p2pscope_private.h"
 
 static double psc__median_of(const double *v, unsigned n)
 {

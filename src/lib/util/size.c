@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "p2pscope/bench.h"
+#include "p2pscope_private.h"
 #include "util/size_name.h"
 
 static const struct {

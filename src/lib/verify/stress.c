@@ -91,20 +91,24 @@ psc_status_t psc__verify_stress_hooked(const psc__stress_hooks_t *hooks, psc_con
     return PSC_OK;
 }
 
-psc_status_t psc_verify_stress(psc_context_t *ctx, const psc_bw_case_t *cases, size_t n, const psc_verify_opts_t *opts,
-                               double seconds, psc_verify_progress_fn progress, void *user,
-                               psc_verify_path_sum_t *sums, psc_verify_stress_info_t *info)
+psc_status_t psc_verify_stress(psc_context_t *ctx, const psc_bw_case_t *cases, size_t n,
+                               const psc_verify_stress_opts_t *opts, psc_verify_path_sum_t *sums,
+                               psc_verify_stress_info_t *info)
 {
-    psc_verify_opts_t full;
+    psc_verify_stress_opts_t o;
+    psc_verify_opts_t full, dflt;
     psc_status_t st;
 
     if (!ctx)
         return PSC_ERR_INVALID;
-    if (!cases || !n || !opts || !sums || !(seconds >= 0))
+    if (opts && (st = psc__verify_stress_opts_adopt(ctx, opts, &o)) != PSC_OK)
+        return st;
+    if (!cases || !n || !opts || !sums || !(o.seconds >= 0)) /* !(>=) refuses NaN too */
         return psc__fail(ctx, PSC_ERR_INVALID,
                          "psc_verify_stress: accepted cases and sums of n >= 1 entries, options, and seconds >= 0");
     /* Each pass copies the options: at this library's size, whatever header the caller was built with. */
-    if ((st = psc__verify_opts_adopt(ctx, opts, &full)) != PSC_OK)
+    psc_verify_opts_default(&dflt);
+    if ((st = psc__verify_opts_adopt(ctx, o.verify ? o.verify : &dflt, &full)) != PSC_OK)
         return st;
-    return psc__verify_stress_hooked(NULL, ctx, cases, n, &full, seconds, progress, user, sums, info);
+    return psc__verify_stress_hooked(NULL, ctx, cases, n, &full, o.seconds, o.progress, o.user, sums, info);
 }

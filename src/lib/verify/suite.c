@@ -99,39 +99,49 @@ static psc_status_t psc__verify_suite_load_stop(psc_context_t *ctx, psc_verify_s
     return st;
 }
 
-psc_status_t psc__verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
-                                   int ndev, const psc_verify_opts_t *opts, double seconds, int with_load,
-                                   psc_verify_suite_progress_fn progress, void *user, psc_verify_suite_t **out)
+psc_status_t psc__verify_run_suite(psc_context_t *ctx, const psc_verify_suite_opts_t *opts, psc_verify_suite_t **out)
 {
-    psc__verify_progress_t prog = {progress, user};
+    psc__verify_progress_t prog = {NULL, NULL};
+    psc_verify_stress_opts_t so;
+    psc_verify_suite_opts_t o;
     psc_verify_suite_t *s = NULL;
     psc_suite_test_t *tv = NULL;
     psc_bw_case_t *cases = NULL;
     psc_load_t *load = NULL;
-    psc_verify_opts_t full;
+    psc_verify_opts_t full, dflt;
     psc_status_t st;
     int nt = 0;
 
     if (!ctx)
         return PSC_ERR_INVALID;
-    if (!out || !(seconds >= 0)) /* !(>=) refuses NaN too */
+    if (opts && (st = psc__verify_suite_opts_adopt(ctx, opts, &o)) != PSC_OK)
+        return st;
+    if (!out || !opts || !(o.seconds >= 0)) /* !(>=) refuses NaN too */
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_verify_run_suite: accepted a place for the suite and seconds >= 0");
-    if ((st = psc__verify_opts_adopt(ctx, opts, &full)) != PSC_OK)
+    prog.fn = o.progress;
+    prog.user = o.user;
+    psc_verify_opts_default(&dflt);
+    if ((st = psc__verify_opts_adopt(ctx, o.verify ? o.verify : &dflt, &full)) != PSC_OK)
         return st;
     if (!(s = calloc(1, sizeof(*s))))
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a verify suite");
-    if ((st = psc__suite_devices(ctx, "psc_verify_run_suite", devices, ndev, s->devices, &s->ndev)) != PSC_OK ||
-        (st = psc__suite_tests(ctx, "psc_verify_run_suite", tests, ntests, psc_bw_test_count(), psc__bw_min_gpus,
-                               psc_bw_test_name, s->ndev, ndev > 0, &tv, &nt)) != PSC_OK ||
+    if ((st = psc__suite_devices(ctx, "psc_verify_run_suite", o.devices, o.ndev, s->devices, &s->ndev)) != PSC_OK ||
+        (st = psc__suite_tests(ctx, "psc_verify_run_suite", o.tests, o.ntests, psc_bw_test_count(), psc__bw_min_gpus,
+                               psc_bw_test_name, s->ndev, o.ndev > 0, &tv, &nt)) != PSC_OK ||
         (st = psc__verify_suite_cases(ctx, s, tv, nt, &cases)) != PSC_OK)
         goto fail;
     full.load = NULL;
     if (s->npaths == 0) /* nothing to verify: no test has a path with these GPUs */
         goto done;
-    if (with_load)
-        load = psc__verify_suite_load(ctx, s, progress, user);
+    if (o.with_load)
+        load = psc__verify_suite_load(ctx, s, o.progress, o.user);
     full.load = load;
-    st = psc_verify_stress(ctx, cases, s->npaths, &full, seconds, psc__verify_progress, &prog, s->paths, &s->stress);
+    psc_verify_stress_opts_default(&so);
+    so.verify = &full;
+    so.seconds = o.seconds;
+    so.progress = psc__verify_progress;
+    so.user = &prog;
+    st = psc_verify_stress(ctx, cases, s->npaths, &so, s->paths, &s->stress);
     if (load)
         st = psc__verify_suite_load_stop(ctx, s, load, st);
     if (st != PSC_OK)

@@ -14,8 +14,6 @@
  * NULL: the suite's cases, the load and the stress run, the paths that
  * failed counted. *out only on success; free with psc_verify_suite_free.
  */
-psc_status_t psc__verify_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
-                                   int ndev, const psc_verify_opts_t *opts, double seconds, int with_load,
-                                   psc_verify_suite_progress_fn progress, void *user, psc_verify_suite_t **out);
+psc_status_t psc__verify_run_suite(psc_context_t *ctx, const psc_verify_suite_opts_t *opts, psc_verify_suite_t **out);
 
 #endif

@@ -88,17 +88,24 @@ static psc_status_t psc__bw_suite_measure(psc_context_t *ctx, psc_bw_suite_t *s,
                                           psc__bw_progress_t *prog)
 {
     size_t total = prog->count;
+    psc_bw_run_test_opts_t ro;
+    psc_measure_opts_t m;
     psc_status_t st;
 
+    psc_bw_run_test_opts_default(&ro);
+    ro.devices = s->devices;
+    ro.ndev = s->ndev;
+    ro.measure = &m;
+    ro.progress = psc__bw_progress;
+    ro.user = prog;
     for (int t = 0; t < s->ntests; t++) {
         s->tests[t].first = s->nresults;
         for (int z = 0; z < s->nsizes; z++) {
-            psc_measure_opts_t m = *full;
             size_t n = 0;
 
+            m = *full;
             m.size = s->sizes[z];
-            st = psc_bw_run_test(ctx, s->tests[t].test, s->devices, s->ndev, &m, psc__bw_progress, prog,
-                                 s->results + s->nresults, total - s->nresults, &n);
+            st = psc_bw_run_test(ctx, s->tests[t].test, &ro, s->results + s->nresults, total - s->nresults, &n);
             if (st != PSC_OK)
                 return st;
             for (size_t k = s->nresults; k < s->nresults + n; k++) {
@@ -115,14 +122,12 @@ static psc_status_t psc__bw_suite_measure(psc_context_t *ctx, psc_bw_suite_t *s,
     return PSC_OK;
 }
 
-psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, int ntests, const int *devices,
-                              int ndev, uint64_t sweep_min, uint64_t sweep_max, unsigned sweep_factor,
-                              const psc_measure_opts_t *opts, psc_bw_suite_progress_fn progress, void *user,
-                              psc_bw_suite_t **out)
+psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_suite_opts_t *opts, psc_bw_suite_t **out)
 {
-    psc__bw_progress_t prog = {progress, user, 0, 0};
+    psc__bw_progress_t prog = {NULL, NULL, 0, 0};
     psc_bw_suite_t *s = NULL;
-    psc_measure_opts_t full;
+    psc_bw_suite_opts_t o;
+    psc_measure_opts_t full, dflt;
     psc_system_info_t sys;
     psc_status_t st;
     char why[256];
@@ -131,15 +136,20 @@ psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, in
         return PSC_ERR_INVALID;
     if (!out)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_run_suite: accepted a place for the suite");
-    if ((st = psc__measure_opts_adopt(ctx, opts, &full, NULL, 0)) != PSC_OK)
+    if ((st = psc__bw_suite_opts_adopt(ctx, opts, &o)) != PSC_OK)
+        return st;
+    prog.fn = o.progress;
+    prog.user = o.user;
+    psc_measure_opts_default(&dflt);
+    if ((st = psc__measure_opts_adopt(ctx, o.measure ? o.measure : &dflt, &full, NULL, 0)) != PSC_OK)
         return st;
     if (psc__measure_opts_check(&full, why, sizeof(why)) != PSC_OK)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_run_suite: %s", why);
     if (!(s = calloc(1, sizeof(*s))))
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a bandwidth suite");
-    if ((st = psc__suite_devices(ctx, "psc_bw_run_suite", devices, ndev, s->devices, &s->ndev)) != PSC_OK ||
-        (st = psc__suite_tests(ctx, "psc_bw_run_suite", tests, ntests, psc_bw_test_count(), psc__bw_min_gpus,
-                               psc_bw_test_name, s->ndev, ndev > 0, &s->tests, &s->ntests)) != PSC_OK ||
+    if ((st = psc__suite_devices(ctx, "psc_bw_run_suite", o.devices, o.ndev, s->devices, &s->ndev)) != PSC_OK ||
+        (st = psc__suite_tests(ctx, "psc_bw_run_suite", o.tests, o.ntests, psc_bw_test_count(), psc__bw_min_gpus,
+                               psc_bw_test_name, s->ndev, o.ndev > 0, &s->tests, &s->ntests)) != PSC_OK ||
         (st = psc_system_info(ctx, &sys)) != PSC_OK)
         goto fail;
     if (full.host_node >= sys.numa_nodes) {
@@ -147,7 +157,7 @@ psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_test_t *tests, in
                        sys.numa_nodes - 1);
         goto fail;
     }
-    if ((st = psc__bw_suite_sizes(ctx, s, full.size, sweep_min, sweep_max, sweep_factor)) != PSC_OK ||
+    if ((st = psc__bw_suite_sizes(ctx, s, full.size, o.sweep_min, o.sweep_max, o.sweep_factor)) != PSC_OK ||
         (st = psc__bw_suite_results(ctx, s, &prog.count)) != PSC_OK ||
         (st = psc__bw_suite_measure(ctx, s, &full, &prog)) != PSC_OK)
         goto fail;

@@ -1,0 +1,149 @@
+/*
+ * libp2pscope's private interface: what p2pscope's own tool (src/cli) and
+ * report writers (src/report) use beyond the public headers, declared in this
+ * one place. Never installed and never exported from the shared library: the
+ * tool links the static library, and unit/check_exports fails if one of these
+ * names leaves libp2pscope.so. An application has no use for them.
+ *
+ * Two kinds: the utilities (sizes, statistics, files, nccl-tests' names) that
+ * the library uses itself, and the few pieces of the library's own texts the
+ * writers print alike (a size, a GPU's CPU mapping, NCCL's version), with the
+ * test hooks behind the tool's hidden fault-injection options. The tool
+ * includes no other header of src/lib (unit/check_private).
+ *
+ * Threads: everything here that takes no context is pure or reads and writes
+ * only what it is given (thread-safe); psc_test_hooks_set as any call on a
+ * context.
+ */
+#ifndef P2PSCOPE_PRIVATE_H
+#define P2PSCOPE_PRIVATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "p2pscope/bench.h"
+
+struct json_t; /* jansson's */
+
+/* ---------------------------------------------------------------- sizes, statistics, files */
+
+/*
+ * Parse a byte count: a whole number with an optional suffix. K/M/G/T and
+ * KiB/MiB/GiB/TiB are powers of 1024; KB/MB/GB/TB powers of 1000; B or no
+ * suffix is bytes. Accepts 1 byte to 1 TiB. No context: status only
+ * (PSC_ERR_INVALID for anything else).
+ */
+psc_status_t psc_size_parse(const char *text, uint64_t *out);
+
+/* Sizes from min to max (inclusive) multiplying by factor >= 2; returns the count, writes at most cap. */
+int psc_size_sweep(uint64_t min, uint64_t max, unsigned factor, uint64_t *out, int cap);
+
+/* "4<sep>KiB", "512<sep>MiB", "1536<sep>B" (units B to TiB) into buf; returns buf. */
+const char *psc_size_name(uint64_t bytes, const char *sep, char *buf, size_t len);
+
+/* Statistics of n >= 1 values (the input is not modified). Status only: PSC_ERR_INVALID, PSC_ERR_NO_MEMORY. */
+psc_status_t psc_stats_compute(const double *values, unsigned n, psc_stats_t *out);
+
+/* Percentiles of n >= 1 values (nearest rank); the input is not modified. Status only, as psc_stats_compute. */
+psc_status_t psc_percentiles(const double *v, unsigned n, psc_pctl_t *out);
+
+/*
+ * Write len bytes to path. A regular file (or a new one) is written through a
+ * temporary file beside it, fsynced and renamed, so a reader never sees a
+ * partial file; it keeps the old file's mode and owner, a new one gets 0666
+ * less the umask (which is never changed). A symlink is followed and its
+ * target written that way. /dev/stdout, /dev/stderr and /dev/fd/N are written
+ * through the open descriptor itself (a socket too). A device or a FIFO is
+ * written in place, never created, replaced or deleted; a FIFO without a
+ * reader is an error. errbuf says what failed, in one line.
+ */
+psc_status_t psc_write_file_atomic(const char *path, const void *data, size_t len, char *errbuf, size_t errlen);
+
+/* Write all len bytes to fd, retrying short writes and EINTR; -1 with errno (EIO for a write of nothing) else. */
+int psc_write_all(int fd, const char *p, size_t len);
+
+/*
+ * A file someone else made, whole: a regular file only (a FIFO or a device is
+ * refused before it is opened), NUL-terminated, malloc'd, in *out and its
+ * length in *len; PSC_ERR_IO when missing or unreadable, PSC_ERR_INVALID when
+ * not a regular file or larger than max bytes; one line in errbuf.
+ */
+psc_status_t psc_read_file_bounded(const char *path, size_t max, char **out, size_t *len, char *errbuf,
+                                   size_t errlen);
+
+/* ---------------------------------------------------------------- text */
+
+#define PSC_UTF8_CUT ((size_t)-1)
+
+/*
+ * Bytes of the valid UTF-8 sequence at s (n bytes left, n >= 1): 1 to 4; 0
+ * when s does not start one (a stray byte, an overlong form, a surrogate,
+ * beyond U+10FFFF); PSC_UTF8_CUT when it is a sound start that the end of
+ * the text cuts short.
+ */
+size_t psc_utf8_seq(const unsigned char *s, size_t n);
+
+/*
+ * Any C string as a JSON string jansson accepts (the library's own rule for
+ * every string it writes): a character cut short at the end is dropped, a
+ * byte that is not UTF-8 becomes U+FFFD, and the result stops at a character
+ * boundary within max bytes (0: no limit). NULL only when out of memory.
+ */
+struct json_t *psc_json_text(const char *s, size_t max);
+
+/* Insert o[key] = v, or append v to a, stealing v; a failure (out of memory) sets *bad instead of dropping the key. */
+void psc_json_set(struct json_t *o, const char *key, struct json_t *v, int *bad);
+void psc_json_push(struct json_t *a, struct json_t *v, int *bad);
+
+/* A byte count as JSON: an integer while it fits jansson's, else a real. */
+struct json_t *psc_json_u64(uint64_t x);
+
+/*
+ * One GPU's CPU mapping in one line: the usable backends ("gdrcopy",
+ * "dma-buf, coherent"), or "none (gdrcopy: ...; dma-buf: ...; coherent: ...)"
+ * with each reason's first clause; "not recorded" when not known.
+ */
+const char *psc_gpumap_label(const psc_gpumap_facts_t *g, char *buf, size_t len);
+
+/* "2.28.7" for NCCL's version code 22807, "2.7.8" for 2708 (the form before 2.9), into buf; returns buf. */
+const char *psc_nccl_version_string(int code, char *buf, size_t len);
+
+/* 1 for the latency test measured nvbandwidth's way (gpu_to_gpu_chase_sequential), 0 for every other. */
+int psc_lat_chase_is_sequential(const psc_lat_test_info_t *ti);
+
+/* ---------------------------------------------------------------- nccl-tests' names */
+
+/* "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"; NULL out of range. */
+const char *psc_coll_name(int coll);
+/* nccl-tests' program for it: "all_reduce_perf", ...; NULL out of range. */
+const char *psc_coll_perf_name(int coll);
+/* nccl-tests' type names: "int8" "uint8" "int32" "uint32" "int64" "uint64" "half" "float" "double" "bfloat16"; NULL out of range. */
+const char *psc_dtype_name(int dtype);
+/* Bytes per element; 0 out of range. */
+size_t psc_dtype_size(int dtype);
+/* "sum" "prod" "max" "min" "avg"; NULL out of range. */
+const char *psc_redop_name(int op);
+/* busbw = algbw x this, for nranks ranks: 2(n-1)/n all_reduce; (n-1)/n all_gather, reduce_scatter, alltoall; 1 broadcast, reduce, sendrecv. */
+double psc_coll_busbw_factor(int coll, int nranks);
+
+/* ---------------------------------------------------------------- test hooks (fault injection) */
+
+typedef enum { PSC_FAULT_NONE, PSC_FAULT_FLIP, PSC_FAULT_DROP, PSC_FAULT_MISPLACE } psc_fault_t;
+
+typedef struct {
+    /* psc_bw_run: flip the destination byte at this offset after each timed sample's copies, before
+     * verification (which must then be on). Negative: off. */
+    int64_t corrupt_offset;
+    /* psc_verify_run: after each copy of fault_size bytes (0: every copy), damage the first destination:
+     * flip the byte at fault_offset, drop fault_len bytes there, or write them fault_len further on. */
+    psc_fault_t fault;
+    uint64_t fault_offset, fault_len, fault_size;
+} psc_test_hooks_t;
+
+/* No hook: corrupt_offset -1, no fault. */
+void psc_test_hooks_default(psc_test_hooks_t *h);
+
+/* Install hooks on a context (NULL: none); PSC_ERR_INVALID for a fault kind out of range. */
+psc_status_t psc_test_hooks_set(psc_context_t *ctx, const psc_test_hooks_t *h);
+
+#endif
