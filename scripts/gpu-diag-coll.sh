@@ -1,5 +1,7 @@
 #!/bin/bash
-# Not kept: why p2pscope coll's eager small sizes trail nccl-tests in some cases (issue 32). Writes $OUT/diag.tar.gz.
+# On a lent 2-GPU machine, with .deps carried: why p2pscope coll's eager small sizes trail nccl-tests in some cases
+# (issue 32): broadcast and reduce_scatter under mpirun, nccl-tests beside p2pscope's default, -T 0 and -c 0, with perf
+# stat and nsys API summaries where those tools are there. Writes $OUT/diag.tar.gz and $OUT/summary.txt.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; R=$(mktemp -d); LOGS=$R
