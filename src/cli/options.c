@@ -1,3 +1,7 @@
+/*
+ * The command line into psc_cli_opts_t (cli.h): the command word, each option group, and the checks of what
+ * goes with what; coll's options are coll_options.c's, compare's compare_options.c's.
+ */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>

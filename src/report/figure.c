@@ -1,3 +1,4 @@
+/* The SVG figure canvas (figure.h): cairo draws the shapes, the text is kept apart as SVG <text> elements. */
 #include "figure.h"
 
 #include <cairo-svg.h>

@@ -1,3 +1,4 @@
+/* The three kinds of figure (figure_plot.h): a matrix as a heatmap, curves over sizes, latency distributions. */
 #include "figure_plot.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* The writers' growing text buffer (html_buf.h), and XML escaping of text from outside. */
 #include "html_buf.h"
 
 #include <stdarg.h>

@@ -1,3 +1,7 @@
+/*
+ * The run document as JSON (json.h): its head (tool, machine, GPUs), the results of each command, written
+ * atomically to a file or to stdout.
+ */
 #define _GNU_SOURCE
 #include "json.h"
 

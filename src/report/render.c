@@ -1,3 +1,7 @@
+/*
+ * The text of the inventory and of bandwidth results (render.h): the GPUs' table, each test's matrix or
+ * table with its notes, sweeps by size.
+ */
 #include "render.h"
 
 #include <stdlib.h>

@@ -1,3 +1,7 @@
+/*
+ * `p2pscope ipc`'s results (render_ipc.h): between processes beside the same paths in one process, as text
+ * and JSON.
+ */
 #include "render_ipc.h"
 
 #include <stdlib.h>

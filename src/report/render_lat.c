@@ -1,3 +1,4 @@
+/* Latency results as text and JSON (render_lat.h): matrices of medians, tables by size, percentiles. */
 #include "render_lat.h"
 
 #include <stdlib.h>

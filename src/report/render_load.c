@@ -1,3 +1,4 @@
+/* verify's background load as text and JSON (render_load.h). */
 #include "report/render_load.h"
 
 #include "report/render.h"

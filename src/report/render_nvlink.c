@@ -1,3 +1,4 @@
+/* `p2pscope nvlink` as text and JSON (render_nvlink.h): each GPU's links, with the watched traffic. */
 #include "report/render_nvlink.h"
 
 #include "report/json.h"

@@ -1,3 +1,7 @@
+/*
+ * The topology as text (render_topo.h): the nvidia-smi style matrix, P2P access, each GPU's and the host's
+ * facts.
+ */
 #include "render_topo.h"
 
 #include <stdlib.h>

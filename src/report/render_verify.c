@@ -1,3 +1,4 @@
+/* verify's results (render_verify.h): the table by path, the paths as JSON, the wrong-data findings. */
 #include "report/render_verify.h"
 
 #include <string.h>

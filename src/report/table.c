@@ -1,3 +1,4 @@
+/* Aligned text tables (table.h): cells kept, column widths measured, the first column left-aligned. */
 #include "table.h"
 #include "text.h"
 

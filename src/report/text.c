@@ -1,3 +1,4 @@
+/* Text from outside made safe for a terminal (text.h), and psc_report_printf, which every writer prints through. */
 #include "text.h"
 
 #include <stdarg.h>

@@ -1,3 +1,7 @@
+/*
+ * The CUDA driver loaded at run time (cuda_driver.h): libcuda.so.1 opened, its entry points resolved through
+ * cuGetProcAddress at the versions the table pins, and the driver's own text for its errors.
+ */
 #define _GNU_SOURCE
 #include "driver/cuda_driver.h"
 #include "driver/dl_table.h"

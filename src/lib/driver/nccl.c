@@ -1,3 +1,7 @@
+/*
+ * NCCL loaded at run time (nccl.h): libnccl.so.2's entry points, its version's text, the communicator
+ * configuration and the one check of an NCCL call's result.
+ */
 #define _GNU_SOURCE
 #include "driver/nccl.h"
 #include "driver/dl_table.h"

@@ -1,3 +1,4 @@
+/* NVML loaded at run time (nvml_driver.h): libnvidia-ml.so.1 opened and initialised, or the note why not. */
 #define _GNU_SOURCE
 #include "driver/nvml_driver.h"
 #include "driver/dl_table.h"

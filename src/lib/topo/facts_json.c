@@ -1,3 +1,7 @@
+/*
+ * The facts to and from JSON (facts_json.h): one field table writes and reads each struct, recordings are
+ * checked field by field on the way in.
+ */
 #define _GNU_SOURCE
 #include "topo/facts_json.h"
 

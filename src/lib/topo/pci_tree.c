@@ -1,3 +1,7 @@
+/*
+ * What hwloc's PCI tree says about the GPUs (pci_tree.h): where each sits, its NUMA node and bridges, the
+ * nvidia-smi path between two, the NVLinks a recording's distances give.
+ */
 #define _GNU_SOURCE
 #include "topo/pci_tree.h"
 

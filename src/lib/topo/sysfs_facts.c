@@ -1,3 +1,7 @@
+/*
+ * Host and GPU facts from /sys and /proc under a root (sysfs_facts.h): IOMMU, kernel command line,
+ * hypervisor, driver flavour, the driver's GPU list, PCIe links and the bridges' ACS.
+ */
 #define _GNU_SOURCE
 #include "topo/sysfs_facts.h"
 #include "topo/cmdline.h"
