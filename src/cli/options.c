@@ -161,23 +161,52 @@ static int psc__add_method(psc_cli_opts_t *o, const char *name, char *err, size_
     return PSC_EXIT_USAGE;
 }
 
+static const struct { const char *name; psc_cli_cmd_t cmd; } psc__cmds[] = {
+    {"report", PSC_CMD_REPORT}, {"devices", PSC_CMD_DEVICES}, {"bw", PSC_CMD_BW}, {"list", PSC_CMD_LIST},
+    {"topo", PSC_CMD_TOPO}, {"doctor", PSC_CMD_DOCTOR}, {"nvlink", PSC_CMD_NVLINK}, {"lat", PSC_CMD_LAT},
+    {"verify", PSC_CMD_VERIFY}, {"copy", PSC_CMD_COPY}, {"ipc", PSC_CMD_IPC}, {"coll", PSC_CMD_COLL},
+    {"compare", PSC_CMD_COMPARE},
+};
+
+/* Whether word names a command (its index in psc__cmds), -1 when not. */
+static int psc__command_index(const char *word)
+{
+    for (size_t i = 0; i < sizeof(psc__cmds) / sizeof(psc__cmds[0]); i++)
+        if (strcmp(word, psc__cmds[i].name) == 0)
+            return (int)i;
+    return -1;
+}
+
 static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t errlen)
 {
-    static const struct { const char *name; psc_cli_cmd_t cmd; } cmds[] = {
-        {"report", PSC_CMD_REPORT}, {"devices", PSC_CMD_DEVICES}, {"bw", PSC_CMD_BW}, {"list", PSC_CMD_LIST},
-        {"topo", PSC_CMD_TOPO}, {"doctor", PSC_CMD_DOCTOR}, {"nvlink", PSC_CMD_NVLINK}, {"lat", PSC_CMD_LAT},
-        {"verify", PSC_CMD_VERIFY}, {"copy", PSC_CMD_COPY}, {"ipc", PSC_CMD_IPC},
-    };
+    const int i = psc__command_index(word);
 
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-        if (strcmp(word, cmds[i].name) == 0) {
-            o->cmd = cmds[i].cmd;
-            o->cmd_given = 1;
-            return 0;
-        }
+    if (i >= 0 && psc__cmds[i].cmd != PSC_CMD_COLL && psc__cmds[i].cmd != PSC_CMD_COMPARE) { /* parsed apart */
+        o->cmd = psc__cmds[i].cmd;
+        o->cmd_given = 1;
+        return 0;
     }
     snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, compare, list, topo, nvlink, doctor (see p2pscope --help)", word);
     return PSC_EXIT_USAGE;
+}
+
+/* `p2pscope help [COMMAND]` and `p2pscope --help COMMAND` (argv[2]: the command, or none): that command's help. */
+static int psc__help_for(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    int i;
+
+    o->help = 1;
+    if (argc < 3)
+        return 0;
+    if (argc > 3) {
+        snprintf(err, errlen, "help takes one command, not '%s' too (see p2pscope --help)", argv[3]);
+        return PSC_EXIT_USAGE;
+    }
+    if ((i = psc__command_index(argv[2])) < 0)
+        return psc__command(argv[2], o, err, errlen); /* its message: the accepted commands */
+    o->cmd = psc__cmds[i].cmd;
+    o->cmd_given = 1;
+    return 0;
 }
 
 /* What is measured: the tests (-t, -l), the GPUs (-d), one size (-s) or a sweep (-b, -e, -f). */
@@ -572,6 +601,9 @@ static int psc__parse_options(int argc, char **argv, psc_cli_opts_t *o, int *max
             break;
         psc__option_name(c, idx, argv, name, sizeof(name));
         *max_given |= c == OPT_MAX_SAMPLES;
+        /* --json FILE as --html FILE: the next word, unless it is an option or a command */
+        if (c == OPT_JSON && !optarg && optind < argc && argv[optind][0] != '-' && psc__command_index(argv[optind]) < 0)
+            optarg = argv[optind++];
         if ((rc = psc__option(c, optarg, name, o, err, errlen)) != 0)
             return rc;
     }
@@ -666,6 +698,9 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
     psc_verify_opts_default(&o->verify);
     psc_test_hooks_default(&o->hooks);
     o->cmd = PSC_CMD_REPORT;
+    if (argc > 1 && (strcmp(argv[1], "help") == 0 ||
+                     ((strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) && argc == 3 && argv[2][0] != '-')))
+        return psc__help_for(argc, argv, o, err, errlen);
     if (argc > 1 && strcmp(argv[1], "coll") == 0) /* nccl-tests' options: -d is the type there */
         return psc_cli_parse_coll(argc, argv, o, err, errlen);
     if (argc > 1 && strcmp(argv[1], "compare") == 0) /* two file names and its own options */

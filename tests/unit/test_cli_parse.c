@@ -53,6 +53,33 @@ static void test_values(void **state)
     assert_true(o.json);
     assert_null(o.json_path);
     assert_false(psc_cli_tables(&o));
+    /* --json FILE as --html FILE; not an option or a command word after it */
+    assert_int_equal(PARSE(&o, "bw", "--json", "out.json", "-n", "4"), 0);
+    assert_string_equal(o.json_path, "out.json");
+    assert_int_equal(o.measure.samples, 4);
+    assert_int_equal(PARSE(&o, "--json", "run.json"), 0);
+    assert_int_equal(o.cmd, PSC_CMD_REPORT);
+    assert_string_equal(o.json_path, "run.json");
+    assert_int_equal(PARSE(&o, "bw", "--json", "-n", "4"), 0);
+    assert_null(o.json_path);
+    assert_int_equal(PARSE(&o, "bw", "--json", "report"), PSC_EXIT_USAGE);
+    assert_non_null(strstr(err, "unexpected argument 'report'"));
+    /* help [COMMAND], --help COMMAND: that command's help */
+    assert_int_equal(PARSE(&o, "help", "topo"), 0);
+    assert_true(o.help);
+    assert_true(o.cmd_given);
+    assert_int_equal(o.cmd, PSC_CMD_TOPO);
+    assert_int_equal(PARSE(&o, "--help", "coll"), 0);
+    assert_true(o.help);
+    assert_int_equal(o.cmd, PSC_CMD_COLL);
+    assert_int_equal(PARSE(&o, "-h", "compare"), 0);
+    assert_int_equal(o.cmd, PSC_CMD_COMPARE);
+    assert_int_equal(PARSE(&o, "help"), 0);
+    assert_true(o.help);
+    assert_false(o.cmd_given);
+    assert_int_equal(PARSE(&o, "help", "bogus"), PSC_EXIT_USAGE);
+    assert_non_null(strstr(err, "unknown command 'bogus'"));
+    assert_int_equal(PARSE(&o, "help", "bw", "lat"), PSC_EXIT_USAGE);
     assert_int_equal(PARSE(&o, "bw", "-t", "*_sm", "-b", "4K", "-e", "64M", "-f", "4", "--host-node", "1",
                            "-n", "20", "--stable", "0.25"), 0);
     assert_true(o.ntests >= 15);
