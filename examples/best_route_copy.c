@@ -12,10 +12,13 @@
  * measured crossovers. Exits 0 when every byte arrived, 1 on a wrong byte
  * or an error, 77 without a driver or a GPU.
  *
- * Build: cc best_route_copy.c $(pkg-config --cflags --libs p2pscope) -I$CUDA/include -L$CUDA/lib64/stubs -lcuda
+ * Build: cc best_route_copy.c $(pkg-config --cflags --libs p2pscope) -I$CUDA/include
+ * (no -lcuda: cuda_on_demand.h, beside this file, opens the driver at run time, as libp2pscope does)
  */
 #include <cuda.h>
 #include <p2pscope.h>
+
+#include "cuda_on_demand.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,8 +3,8 @@
  * between two GPUs, timed 10 times by cuMemcpyAsync and 10 times by
  * psc_copy, with peer access checked and turned on, the route psc_copy takes
  * and why, and the destination checked byte for byte.
- *   cc -std=c11 p2p_memcpy.c $(pkg-config --cflags --libs p2pscope) \
- *      -I/usr/local/cuda/include -L/usr/local/cuda/lib64/stubs -lcuda -o p2p_memcpy
+ *   cc -std=c11 p2p_memcpy.c $(pkg-config --cflags --libs p2pscope) -I/usr/local/cuda/include -o p2p_memcpy
+ * (no -lcuda: cuda_on_demand.h, beside this file, opens the driver at run time, as libp2pscope does)
  *   ./p2p_memcpy [--src GPU] [--dst GPU]      (default: GPU 0 to GPU 1)
  * Exit: 0 right bytes, 1 a wrong byte or a failed call, 2 usage, 77 no
  * driver or fewer than two GPUs (nothing to measure).
@@ -17,6 +17,8 @@
 
 #include <cuda.h>
 #include <p2pscope.h>
+
+#include "cuda_on_demand.h"
 
 #define SIZE ((size_t)64 << 20)
 #define REPEATS 10

@@ -9,7 +9,6 @@
 # environment (set by tests/unit/CMakeLists.txt):
 #   P2PSCOPE_MAN_PAGES  ON when the build made the manual pages (go-md2man found)
 #   PSC_CUDA_INCLUDE    the CUDA toolkit's include directories, separated by ':'
-#   PSC_CUDA_STUBS      the directory of the toolkit's stub libcuda.so
 #   PSC_CUDA_ROOT       the toolkit, for find_package(CUDAToolkit)
 #   PSC_DEP_LIBDIRS     where the build found hwloc and jansson, separated by ':' (an unpacked .deps
 #                       prefix on the lent GPU machines), for the static link and the runs
@@ -61,20 +60,19 @@ fi
 
 # Every example, with the installed tree alone: shared through pkg-config, static through pkg-config --static
 # (the installed archive by path, so the shared library cannot be picked), each also with the CUDA toolkit's
-# headers and the stub libcuda when it calls the driver API itself.
+# headers when it includes cuda.h, never with libcuda: those that call the driver API open it at run time
+# (examples/cuda_on_demand.h), so each starts where no driver is installed.
 flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs p2pscope)
 [ -f "$libdir/libp2pscope.a" ] || { echo "static library not installed"; exit 1; }
 sflags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --static --libs p2pscope | sed 's/-lp2pscope\b//')
-cudaflags="-L${PSC_CUDA_STUBS:-/nonexistent} -lcuda"
+cudaflags=""
 old_ifs=$IFS
 IFS=:
 for dir in ${PSC_CUDA_INCLUDE:-}; do cudaflags="-I$dir $cudaflags"; done
 depflags=""
 for dir in ${PSC_DEP_LIBDIRS:-}; do depflags="$depflags -L$dir"; done
 IFS=$old_ifs
-# Programs linked with libcuda must load where no driver is installed: the stub, as libcuda.so.1 (its soname).
-mkdir -p "$tmp/stub" "$tmp/ex"
-[ -f "${PSC_CUDA_STUBS:-/nonexistent}/libcuda.so" ] && ln -s "$PSC_CUDA_STUBS/libcuda.so" "$tmp/stub/libcuda.so.1"
+mkdir -p "$tmp/ex"
 examples=""
 for ex in "$src"/examples/*.c; do
     name=$(basename "$ex" .c)
@@ -86,11 +84,14 @@ for ex in "$src"/examples/*.c; do
     $cc -std=c11 -Wall -Wextra -Werror "$ex" "$libdir/libp2pscope.a" $sflags $depflags $extra -o "$tmp/ex/$name-static" ||
         { echo "examples/$name.c does not build against the installed static library"; exit 1; }
     objdump -p "$tmp/ex/$name-static" | grep -q "NEEDED.*libp2pscope" && { echo "static $name needs the shared library"; exit 1; }
+    for bin in "$tmp/ex/$name" "$tmp/ex/$name-static"; do
+        objdump -p "$bin" | grep -q "NEEDED.*libcuda" && { echo "$bin needs libcuda: it cannot start without a driver"; exit 1; }
+    done
 done
 [ -x "$tmp/ex/doctor" ] || { echo "examples/doctor.c missing"; exit 1; }
 
-# With CMake: find_package(p2pscope) and the imported target (and CUDA::cuda_driver for the driver API), the
-# examples' sources as installed.
+# With CMake: find_package(p2pscope) and the imported target (and the toolkit's headers for cuda.h, never its
+# libcuda), the examples' sources as installed.
 mkdir -p "$tmp/cm"
 {
     echo "cmake_minimum_required(VERSION 3.20)"
@@ -104,7 +105,8 @@ mkdir -p "$tmp/cm"
         echo "add_executable($name $path)"
         echo "target_compile_options($name PRIVATE -Wall -Wextra -Werror)"
         if grep -q '^#include <cuda\.h>' "$path"; then
-            echo "target_link_libraries($name PRIVATE p2pscope::p2pscope CUDA::cuda_driver)"
+            echo "target_include_directories($name PRIVATE \${CUDAToolkit_INCLUDE_DIRS})"
+            echo "target_link_libraries($name PRIVATE p2pscope::p2pscope \${CMAKE_DL_LIBS})"
         else
             echo "target_link_libraries($name PRIVATE p2pscope::p2pscope)"
         fi
@@ -114,7 +116,7 @@ cmake -S "$tmp/cm" -B "$tmp/cm/build" -DCMAKE_PREFIX_PATH="$tmp/usr" -DCMAKE_C_C
       ${PSC_CUDA_ROOT:+-DCUDAToolkit_ROOT="$PSC_CUDA_ROOT"} > "$tmp/cm.log" 2>&1 &&
     cmake --build "$tmp/cm/build" >> "$tmp/cm.log" 2>&1 || { cat "$tmp/cm.log"; echo "the CMake build failed"; exit 1; }
 
-run() { LD_LIBRARY_PATH=$libdir:$tmp/stub${PSC_DEP_LIBDIRS:+:$PSC_DEP_LIBDIRS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$@"; }
+run() { LD_LIBRARY_PATH=$libdir${PSC_DEP_LIBDIRS:+:$PSC_DEP_LIBDIRS}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$@"; }
 # doctor.c: on a recording (its findings, exit 0 or 1) and without a driver (exit 3: nothing to examine).
 for bin in "$tmp/ex/doctor" "$tmp/ex/doctor-static" "$tmp/cm/build/doctor"; do
     out=$(run "$bin" "$src/tests/data/h200x2-nv18.json") && rc=0 || rc=$?
