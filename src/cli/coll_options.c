@@ -280,10 +280,7 @@ static int psc__coll_own_option(int c, const char *arg, const char *name, psc_cl
 
     switch (c) {
     case OPT_DEVICES: return psc_cli_parse_devices(o, arg, err, errlen);
-    case OPT_JSON:
-        o->json = 1;
-        o->json_path = arg;
-        return 0;
+    case OPT_JSON: return psc_cli_parse_json(o, arg, err, errlen);
     case OPT_NO_PER_OP: co->per_op = 0; return 0;
     case OPT_PER_OP: co->per_op = 1; return 0;
     case OPT_IDENTIFY: o->identify = 1; return 0;

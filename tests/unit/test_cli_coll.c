@@ -90,6 +90,8 @@ static void test_parse_defaults_and_values(void **state)
     assert_int_equal(o.coll.graph_launches, 10);
     assert_int_equal(o.ndev, 2);
     assert_int_equal(o.devs[0], 1);
+    assert_int_equal(PARSE(&o, "coll", "allreduce", "--json="), PSC_EXIT_USAGE); /* as every command refuses it */
+    assert_non_null(strstr(err, "empty --json file name"));
     assert_int_equal(PARSE(&o, "coll", "allreduce", "--json=/tmp/x.json"), 0);
     assert_int_equal(o.coll.coll, PSC_COLL_ALL_REDUCE);
     assert_int_equal(o.json, 1);
