@@ -1,8 +1,9 @@
 /*
  * Run-time loaded NCCL (libnccl.so.2). p2pscope builds without nccl.h, so the
  * few types it uses are declared here, numbered and laid out as nccl.h has
- * them (NCCL 2.12 and newer; the declarations' sources are in
- * /work/briefs/nccltests_format.md section 5). Internal: psc__ names.
+ * them (NCCL 2.12 and newer: src/nccl.h.in of github.com/NVIDIA/nccl, whose
+ * ncclResult_t, ncclDataType_t, ncclRedOp_t and ncclConfig_t these follow).
+ * Internal: psc__ names.
  */
 #ifndef PSC_DRIVER_NCCL_H
 #define PSC_DRIVER_NCCL_H

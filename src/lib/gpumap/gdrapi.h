@@ -1,7 +1,8 @@
 /*
  * gdrcopy's libgdrapi.so.2, loaded at run time. p2pscope builds without
  * gdrapi.h, so the few types used are declared here as gdrapi.h (2.4 to 2.6)
- * lays them out (sources: /work/briefs/gpumap_notes.md). Internal: psc__ names.
+ * lays them out (include/gdrapi.h of github.com/NVIDIA/gdrcopy). Internal:
+ * psc__ names.
  */
 #ifndef PSC_GPUMAP_GDRAPI_H
 #define PSC_GPUMAP_GDRAPI_H
