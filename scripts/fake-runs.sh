@@ -35,7 +35,7 @@ devices --json
 list
 bw -s 64K -i 4 -n 3 --max-samples 3
 bw -t gpu_to_gpu_write_ce,host_to_gpu_ce -b 4K -e 64K -f 4 -i 4 -n 3 --max-samples 3 --json
-lat -s 4K
+lat -n 3
 topo
 topo --json
 nvlink

@@ -168,6 +168,14 @@ static const struct { const char *name; psc_cli_cmd_t cmd; } psc__cmds[] = {
     {"compare", PSC_CMD_COMPARE},
 };
 
+const char *psc_cli_cmd_name(psc_cli_cmd_t cmd)
+{
+    for (size_t i = 0; i < sizeof(psc__cmds) / sizeof(psc__cmds[0]); i++)
+        if (psc__cmds[i].cmd == cmd)
+            return psc__cmds[i].name;
+    return "?";
+}
+
 /* Whether word names a command (its index in psc__cmds), -1 when not. */
 static int psc__command_index(const char *word)
 {
@@ -585,8 +593,34 @@ static int psc__output_check(const psc_cli_opts_t *o, char *err, size_t errlen)
     return 0;
 }
 
+/* The options typed (getopt's codes), for the check that each goes with the command. */
+typedef struct {
+    int code[64];
+    int n;
+} psc__given_t;
+
+/* Each option typed goes with the command, as its help lists them: one it would ignore is refused. */
+static int psc__given_check(const psc_cli_opts_t *o, const psc__given_t *g, char *err, size_t errlen)
+{
+    for (int k = 0; k < g->n; k++)
+        for (const struct option *l = psc__long_opts; l->name; l++) {
+            char with[160];
+
+            if (l->val != g->code[k])
+                continue;
+            if (!psc_cli_option_goes_with(o->cmd, l->name, with, sizeof(with))) {
+                snprintf(err, errlen, "--%s does not go with %s: accepted with %s", l->name,
+                         psc_cli_cmd_name(o->cmd), with);
+                return PSC_EXIT_USAGE;
+            }
+            break;
+        }
+    return 0;
+}
+
 /* getopt over the words after the command (argv[0] stands for the program); *max_given: --max-samples was typed. */
-static int psc__parse_options(int argc, char **argv, psc_cli_opts_t *o, int *max_given, char *err, size_t errlen)
+static int psc__parse_options(int argc, char **argv, psc_cli_opts_t *o, int *max_given, psc__given_t *given,
+                              char *err, size_t errlen)
 {
     int c, rc;
 
@@ -601,6 +635,8 @@ static int psc__parse_options(int argc, char **argv, psc_cli_opts_t *o, int *max
             break;
         psc__option_name(c, idx, argv, name, sizeof(name));
         *max_given |= c == OPT_MAX_SAMPLES;
+        if (given->n < (int)(sizeof(given->code) / sizeof(given->code[0])))
+            given->code[given->n++] = c;
         /* --json FILE as --html FILE: the next word, unless it is an option or a command */
         if (c == OPT_JSON && !optarg && optind < argc && argv[optind][0] != '-' && psc__command_index(argv[optind]) < 0)
             optarg = argv[optind++];
@@ -692,6 +728,7 @@ static int psc__command_check(psc_cli_opts_t *o, char *err, size_t errlen)
 static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
 {
     int first = 1, rc, max_given = 0;
+    psc__given_t given = {.n = 0};
 
     memset(o, 0, sizeof(*o));
     psc_measure_opts_default(&o->measure);
@@ -713,10 +750,10 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
     o->args = (const char *const *)argv + first; /* the words after the command, for the page's context */
     o->nargs = argc - first;
     argv[first - 1] = argv[0];
-    if ((rc = psc__parse_options(argc - first + 1, argv + first - 1, o, &max_given, err, errlen)) != 0 ||
-        (rc = psc__measure_check(o, max_given, err, errlen)) != 0)
+    if ((rc = psc__parse_options(argc - first + 1, argv + first - 1, o, &max_given, &given, err, errlen)) != 0 ||
+        (rc = psc__measure_check(o, max_given, err, errlen)) != 0 || (rc = psc__command_check(o, err, errlen)) != 0)
         return rc;
-    return psc__command_check(o, err, errlen);
+    return o->help ? 0 : psc__given_check(o, &given, err, errlen);
 }
 
 int psc_cli_parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)

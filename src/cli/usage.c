@@ -11,6 +11,8 @@
 
 #define C(x) (1u << PSC_CMD_##x)
 #define MEASURE (C(REPORT) | C(BW) | C(LAT) | C(COPY) | C(IPC))
+/* The commands that take the whole measurement's options: bw's suites, ipc's copies, nvlink --watch's traffic. */
+#define RUNS (C(REPORT) | C(BW) | C(IPC) | C(NVLINK))
 
 static const struct {
     psc_cli_cmd_t cmd;
@@ -59,25 +61,25 @@ static const struct {
     {MEASURE | C(VERIFY),
      "  -d, --devices LIST         GPUs to use, e.g. 0,1 (default: all); ipc: a worker per entry,\n"
      "                             0,0 puts two on GPU 0 (the default on a machine with one GPU)\n"},
-    {C(REPORT) | C(BW) | C(IPC),
+    {C(REPORT) | C(BW) | C(IPC) | C(NVLINK),
      "  -s, --size SIZE            bytes per copy (default: 512MiB for GPU paths, 32MiB with pinned\n"
      "                             host memory, 64MiB pageable, 128MiB with P2P off); K/M/G/T and\n"
      "                             KiB/MiB/GiB/TiB are powers of 1024,\n"
      "                             KB/MB/GB/TB powers of 1000\n"},
-    {C(REPORT) | C(BW) | C(COPY) | C(VERIFY), "  -b, --min-bytes SIZE       with -e: a size sweep from SIZE ...\n"},
+    {C(REPORT) | C(BW) | C(COPY), "  -b, --min-bytes SIZE       with -e: a size sweep from SIZE ...\n"},
     {C(REPORT) | C(BW) | C(COPY) | C(VERIFY), "  -e, --max-bytes SIZE       ... to SIZE ...\n"},
     {C(REPORT) | C(BW) | C(COPY), "  -f, --step-factor N        ... multiplying by N (default 2)\n"},
-    {C(REPORT) | C(BW) | C(IPC),
+    {C(REPORT) | C(BW) | C(IPC) | C(NVLINK),
      "  -i, --iterations N         copies per timed sample, 1 to 100000 (default: about 256 MiB worth,\n"
      "                             512 MiB with pinned host memory, 4 to 1000 copies)\n"},
-    {MEASURE, "  -n, --samples N            at least N timed samples, 1-%d (default 3); the median is reported\n"},
-    {MEASURE, "      --max-samples N        sample until the median is stable, up to N (default 16)\n"},
-    {MEASURE, "      --stable PCT           stable: the last three medians within PCT percent (default 0.5)\n"},
-    {MEASURE, "  -w, --warmup N             untimed samples before them (default 1)\n"},
-    {C(REPORT) | C(BW) | C(LAT),
+    {MEASURE | C(NVLINK), "  -n, --samples N            at least N timed samples, 1-%d (default 3); the median is reported\n"},
+    {RUNS, "      --max-samples N        sample until the median is stable, up to N (default 16)\n"},
+    {RUNS, "      --stable PCT           stable: the last three medians within PCT percent (default 0.5)\n"},
+    {RUNS, "  -w, --warmup N             untimed samples before them (default 1)\n"},
+    {C(REPORT) | C(BW) | C(NVLINK),
      "      --host-node N          put host memory on NUMA node N (default: the GPU's nearest)\n"},
     {C(REPORT) | C(BW), "      --no-verify            bw, report: do not check the destinations after each sample\n"},
-    {C(REPORT) | C(BW) | C(IPC),
+    {RUNS,
      "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"},
     {~0u, "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
           "                             (not with nvlink --watch); devices and FIFOs are written in place\n"},
@@ -166,4 +168,25 @@ int psc_cli_usage_cmd(psc_cli_cmd_t cmd)
         return 0;
     }
     return -1;
+}
+
+int psc_cli_option_goes_with(psc_cli_cmd_t cmd, const char *name, char *with, size_t len)
+{
+    const size_t n = strlen(name);
+
+    for (size_t i = 0; i < sizeof(psc__opts) / sizeof(psc__opts[0]); i++) {
+        const char *p = strstr(psc__opts[i].text, "--"); /* the option's own long name comes first */
+        size_t used = 0;
+
+        if (!p || strncmp(p + 2, name, n) != 0 || p[2 + n] == '-' || (p[2 + n] >= 'a' && p[2 + n] <= 'z'))
+            continue;
+        if (psc__opts[i].cmds & (1u << cmd))
+            return 1;
+        with[0] = '\0';
+        for (size_t k = 0; k < sizeof(psc__cmds) / sizeof(psc__cmds[0]); k++)
+            if (psc__opts[i].cmds & (1u << psc__cmds[k].cmd) && used < len)
+                used += (size_t)snprintf(with + used, len - used, "%s%s", used ? ", " : "", psc__cmds[k].name);
+        return 0;
+    }
+    return 1; /* not in the help (the tests' hidden options): each checks its own command */
 }

@@ -53,6 +53,13 @@ static void test_values(void **state)
     assert_true(o.json);
     assert_null(o.json_path);
     assert_false(psc_cli_tables(&o));
+    /* What each command does take: nvlink --watch the measurement's options, verify -e, lat -n, ipc -i. */
+    assert_int_equal(PARSE(&o, "nvlink", "--watch", "-s", "1M", "-i", "4", "-w", "0", "--gate-timeout", "100"), 0);
+    assert_int_equal(o.measure.size, 1u << 20);
+    assert_int_equal(PARSE(&o, "verify", "-e", "1M"), 0);
+    assert_int_equal(PARSE(&o, "lat", "-n", "5", "-d", "0,1"), 0);
+    assert_int_equal(PARSE(&o, "ipc", "-i", "4", "-s", "1M", "--max-samples", "8"), 0);
+    assert_int_equal(PARSE(&o, "topo", "--topology", "x.json", "--json", "--identify"), 0);
     /* --json FILE as --html FILE; not an option or a command word after it */
     assert_int_equal(PARSE(&o, "bw", "--json", "out.json", "-n", "4"), 0);
     assert_string_equal(o.json_path, "out.json");
@@ -164,6 +171,14 @@ static void test_usage_errors(void **state)
     BAD("needs a value", "bw", "--size");
     BAD("unexpected argument 'extra'", "bw", "extra");
     BAD("empty --json", "--json=");
+    /* An option the command would ignore is refused, naming the commands it goes with (the help's lists). */
+    BAD("--devices does not go with doctor: accepted with report, bw, lat, verify, copy, ipc", "doctor", "--topology",
+        "x.json", "-d", "0");
+    BAD("--size does not go with topo: accepted with report, bw, nvlink, ipc", "topo", "-s", "4K", "-n", "3");
+    BAD("--warmup does not go with lat", "lat", "-w", "2");
+    BAD("--host-node does not go with lat", "lat", "--host-node", "0");
+    BAD("--min-bytes does not go with verify", "verify", "-b", "4K", "-e", "1M");
+    BAD("--max-samples does not go with copy", "copy", "--max-samples", "8");
     BAD("bad --gate-timeout", "--gate-timeout", "0");
     BAD("corruption offset", "-s", "4K", "--test-corrupt-offset", "4096");
     /* Empty lists and items are errors, not "every test" or a skipped item. */
