@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "job.h"
+#include "report/text.h"
 
 static int psc__bcast(void *buf, size_t len, void *arg)
 {
@@ -37,7 +38,7 @@ static int psc__gpus(const psc_context_t *ctx, const psc_cli_opts_t *o, const ps
 
     if (o->ndev) {
         if (o->ndev != job->local_size) {
-            fprintf(stderr, "p2pscope (rank %d): --devices lists %d GPU%s for the %d ranks on this node: accepted one "
+            psc_report_printf(stderr, "p2pscope (rank %d): --devices lists %d GPU%s for the %d ranks on this node: accepted one "
                     "per rank of a node, in their order\n", job->rank, o->ndev, o->ndev == 1 ? "" : "s",
                     job->local_size);
             return -1;
@@ -46,7 +47,7 @@ static int psc__gpus(const psc_context_t *ctx, const psc_cli_opts_t *o, const ps
         return 1;
     }
     if (base + per > n) {
-        fprintf(stderr, "p2pscope (rank %d): rank %d of this node takes GPU%s %d%s%.0d, but the node shows %d: accepted "
+        psc_report_printf(stderr, "p2pscope (rank %d): rank %d of this node takes GPU%s %d%s%.0d, but the node shows %d: accepted "
                 "at most %d rank%s per node with -g %d (mpirun -N)\n", job->rank, job->local_rank, per > 1 ? "s" : "",
                 base, per > 1 ? " to " : "", per > 1 ? base + per - 1 : 0, n, n / per, n / per == 1 ? "" : "s", per);
         return -1;
@@ -65,12 +66,12 @@ int psc_cmd_coll_job(const psc_cli_opts_t *o, psc_cli_job_t *job, int *argc, cha
 
     if ((rc = psc_cli_job_start(job, 0, argc, argv, why, sizeof(why))) != PSC_EXIT_OK) {
         if (job->rank == 0)
-            fprintf(stderr, "p2pscope: %s\n", why);
+            psc_report_printf(stderr, "p2pscope: %s\n", why);
         psc_cli_job_end(job);
         return rc;
     }
     if (psc_context_create(&ctx, why, sizeof(why)) != PSC_OK) {
-        fprintf(stderr, "p2pscope (rank %d): %s\n", job->rank, why);
+        psc_report_printf(stderr, "p2pscope (rank %d): %s\n", job->rank, why);
         rc = PSC_EXIT_ENV;
     } else if ((ndev = psc__gpus(ctx, o, job, devs)) < 0) {
         rc = PSC_EXIT_ENV;

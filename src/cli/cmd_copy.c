@@ -66,7 +66,7 @@ static int psc__copy_calibrate(psc_context_t *ctx, const psc_cli_opts_t *o, doub
     psc_copy_cal_opts_default(&co);
     psc__copy_sweep(o, &co.devices, &co.ndev, &co.min_size, &co.max_size, &co.factor, &co.samples, &co.host);
     if (psc_cli_tables(o))
-        fprintf(stderr, "p2pscope: timing every route of every path; this takes a while\n");
+        psc_report_printf(stderr, "p2pscope: timing every route of every path; this takes a while\n");
     st = psc_copy_calibrate(ctx, &co, &cal);
     if (st != PSC_OK)
         return psc__copy_failed(ctx, st, o);

@@ -5,6 +5,7 @@
 #include "report/json.h"
 #include "report/render.h"
 #include "report/render_suite.h"
+#include "report/text.h"
 
 /* A list of tests as JSON: {"command": ..., "tests": [{name, title, description, min_gpus}]}. */
 int psc_cli_list_json(const char *command, const psc_registry_t *reg, const psc_cli_opts_t *o)
@@ -32,7 +33,7 @@ int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o)
     int rc = PSC_EXIT_OK;
 
     if (!devs) {
-        fprintf(stderr, "p2pscope: out of host memory\n");
+        psc_report_printf(stderr, "p2pscope: out of host memory\n");
         return PSC_EXIT_NO_MEMORY;
     }
     psc_system_info(ctx, &sys);
@@ -44,7 +45,7 @@ int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o)
         json_t *run = psc_json_run_new("devices", &sys, devs, n);
 
         if (!run) {
-            fprintf(stderr, "p2pscope: out of host memory\n");
+            psc_report_printf(stderr, "p2pscope: out of host memory\n");
             rc = PSC_EXIT_NO_MEMORY;
         } else {
             rc = psc_cli_write_json(run, o);

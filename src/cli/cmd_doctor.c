@@ -7,6 +7,7 @@
 #include "report/json.h"
 #include "report/render_doctor.h"
 #include "report/render_suite.h"
+#include "report/text.h"
 
 psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n)
 {
@@ -14,7 +15,7 @@ psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n)
     psc_finding_t *v = calloc(want ? want : 1, sizeof(*v));
 
     if (!v) {
-        fprintf(stderr, "p2pscope: out of host memory\n");
+        psc_report_printf(stderr, "p2pscope: out of host memory\n");
         return NULL;
     }
     *n = psc_doctor(f, v, want);

@@ -32,7 +32,7 @@ int psc_cli_expect_load(psc_context_t *ctx, const psc_cli_opts_t *o, psc_expect_
         env = 1;
         snprintf(err, sizeof(err), "--expect auto: the links were not read: %s", psc_context_last_error(ctx));
     } else if ((st = psc_expect_auto(f, out, err, sizeof(err))) == PSC_OK && (*out)->n == 0) {
-        fprintf(stderr, "p2pscope: --expect auto: no NVLink or PCIe link facts here, so no bound to check\n");
+        psc_report_printf(stderr, "p2pscope: --expect auto: no NVLink or PCIe link facts here, so no bound to check\n");
     }
     psc_facts_free(f);
     if (st != PSC_OK) {
@@ -47,7 +47,7 @@ static int psc__end(psc_expect_t *e, psc_expect_result_t *r, psc_status_t st, co
                     int rc)
 {
     if (st != PSC_OK || !r) {
-        fprintf(stderr, "p2pscope: out of host memory: the expectations were not checked\n");
+        psc_report_printf(stderr, "p2pscope: out of host memory: the expectations were not checked\n");
         psc_expect_result_free(r);
         return PSC_EXIT_NO_MEMORY;
     }

@@ -35,7 +35,7 @@ int psc_cli_ipc_corrupt_env(const psc_cli_opts_t *o)
         return PSC_EXIT_OK;
     snprintf(value, sizeof(value), "%lld", (long long)o->hooks.corrupt_offset);
     if (setenv("P2PSCOPE_TEST_CORRUPT_OFFSET", value, 1) != 0) {
-        fprintf(stderr, "p2pscope: cannot set P2PSCOPE_TEST_CORRUPT_OFFSET for the workers: out of host memory\n");
+        psc_report_printf(stderr, "p2pscope: cannot set P2PSCOPE_TEST_CORRUPT_OFFSET for the workers: out of host memory\n");
         return PSC_EXIT_NO_MEMORY;
     }
     return PSC_EXIT_OK;

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "job.h"
+#include "report/text.h"
 
 /* What rank 0 tells the others before the run: go (the rendezvous), or stop (rendezvous empty). */
 typedef struct {
@@ -50,12 +51,12 @@ static int psc__rank_gpus(const psc_context_t *ctx, const psc_cli_opts_t *o, con
     int n = psc_device_count(ctx);
 
     if (o->ndev && o->ndev != job->size) {
-        fprintf(stderr, "p2pscope: -d lists %d GPU%s for %d ranks: accepted one GPU per rank, in rank order (a GPU "
+        psc_report_printf(stderr, "p2pscope: -d lists %d GPU%s for %d ranks: accepted one GPU per rank, in rank order (a GPU "
                 "may be listed twice)\n", o->ndev, o->ndev == 1 ? "" : "s", job->size);
         return PSC_EXIT_USAGE;
     }
     if (!o->ndev && job->size > n) {
-        fprintf(stderr, "p2pscope: %d ranks, but this node shows %d GPU%s: accepted at most one rank per GPU, or -d "
+        psc_report_printf(stderr, "p2pscope: %d ranks, but this node shows %d GPU%s: accepted at most one rank per GPU, or -d "
                 "with one GPU per rank (a GPU may be listed twice: -d 0,0)\n", job->size, n, n == 1 ? "" : "s");
         return PSC_EXIT_ENV;
     }
@@ -74,10 +75,10 @@ static int psc__rank0(const psc_cli_opts_t *o, psc_cli_job_t *job)
     int rc;
 
     if (job->size > PSC_CLI_MAX_DEVS) {
-        fprintf(stderr, "p2pscope: %d ranks: accepted 2 to %d\n", job->size, PSC_CLI_MAX_DEVS);
+        psc_report_printf(stderr, "p2pscope: %d ranks: accepted 2 to %d\n", job->size, PSC_CLI_MAX_DEVS);
         rc = PSC_EXIT_USAGE;
     } else if ((st = psc_context_create(&ctx, err, sizeof(err))) != PSC_OK) {
-        fprintf(stderr, "p2pscope: %s\n", err);
+        psc_report_printf(stderr, "p2pscope: %s\n", err);
         rc = psc_cli_exit_of(st, PSC_EXIT_ENV);
     } else if ((rc = psc__rank_gpus(ctx, o, job, devs)) == PSC_EXIT_OK) {
         rc = psc_cmd_ipc_run(ctx, o, devs, job->size, psc__publish, &h);
@@ -113,7 +114,7 @@ int psc_cmd_ipc_job(const psc_cli_opts_t *o, psc_cli_job_t *job, int *argc, char
         return rc;
     if ((rc = psc_cli_job_start(job, 1, argc, argv, why, sizeof(why))) != PSC_EXIT_OK) {
         if (job->rank == 0)
-            fprintf(stderr, "p2pscope: %s\n", why);
+            psc_report_printf(stderr, "p2pscope: %s\n", why);
         psc_cli_job_end(job);
         return rc;
     }
@@ -127,7 +128,7 @@ int psc_cmd_ipc_job(const psc_cli_opts_t *o, psc_cli_job_t *job, int *argc, char
         psc_cli_job_bcast(job, &rc0, (int)sizeof(rc0));
         /* Rank 0 named what ended the run; a failure it did not see is this rank's to say. */
         if (own != PSC_EXIT_OK && rc0 == PSC_EXIT_OK)
-            fprintf(stderr, "p2pscope ipc: rank %d: %s\n", job->rank, why);
+            psc_report_printf(stderr, "p2pscope ipc: rank %d: %s\n", job->rank, why);
         rc = rc0 != PSC_EXIT_OK ? rc0 : own;
     }
     psc_cli_job_end(job);

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "report/render_nvlink.h"
+#include "report/text.h"
 
 /* The links' counters around one bandwidth suite (gpu_to_gpu_write_ce unless tests were named), on every GPU. */
 static int psc__watch(psc_context_t *ctx, const psc_cli_opts_t *o, const psc_facts_t *f)
@@ -14,7 +15,7 @@ static int psc__watch(psc_context_t *ctx, const psc_cli_opts_t *o, const psc_fac
     int rc = PSC_EXIT_OK;
 
     if (!traffic) {
-        fprintf(stderr, "p2pscope: out of host memory\n");
+        psc_report_printf(stderr, "p2pscope: out of host memory\n");
         return PSC_EXIT_NO_MEMORY;
     }
     if ((s = psc_cli_bw_suite(ctx, o, NULL, traffic, &rc)))

@@ -15,7 +15,7 @@ psc_facts_t *psc_cli_facts(psc_context_t *ctx, const psc_cli_opts_t *o, int exam
     psc_status_t st;
 
     if (!f) {
-        fprintf(stderr, "p2pscope: out of host memory\n");
+        psc_report_printf(stderr, "p2pscope: out of host memory\n");
         *rc = PSC_EXIT_NO_MEMORY;
         return NULL;
     }
@@ -41,7 +41,7 @@ static int psc__facts_json_out(const psc_facts_t *f, const char *path)
     if (path && path[0] && path[0] != '-') {
         st = psc_facts_save(f, path, err, sizeof(err));
         if (st != PSC_OK) {
-            fprintf(stderr, "p2pscope: %s\n", err);
+            psc_report_printf(stderr, "p2pscope: %s\n", err);
             return PSC_EXIT_FAILED;
         }
         return PSC_EXIT_OK;
@@ -50,7 +50,7 @@ static int psc__facts_json_out(const psc_facts_t *f, const char *path)
         char *text = psc_facts_json(f, 0);
 
         if (!text) {
-            fprintf(stderr, "p2pscope: out of host memory while writing the facts as JSON\n");
+            psc_report_printf(stderr, "p2pscope: out of host memory while writing the facts as JSON\n");
             return PSC_EXIT_NO_MEMORY;
         }
         /* the failed write's errno kept for main's one line about stdout, before anything resets it */
@@ -82,7 +82,7 @@ int psc_cmd_topo(psc_context_t *ctx, const psc_cli_opts_t *o)
         rc = psc__facts_json_out(f, o->json_path);
     if (rc == PSC_EXIT_OK && o->save) {
         if (psc_facts_save(f, o->save, err, sizeof(err)) != PSC_OK) {
-            fprintf(stderr, "p2pscope: %s\n", err);
+            psc_report_printf(stderr, "p2pscope: %s\n", err);
             rc = PSC_EXIT_FAILED;
         } else if (psc_cli_tables(o)) {
             psc_render_topo_saved(stdout, o->save);

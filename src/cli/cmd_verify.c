@@ -52,14 +52,14 @@ int psc_cmd_verify(psc_context_t *ctx, const psc_cli_opts_t *o)
         return psc_cli_exit_of(st, st == PSC_ERR_UNSUPPORTED ? PSC_EXIT_ENV : PSC_EXIT_FAILED);
     }
     if (s->npaths == 0) {
-        fprintf(stderr, "p2pscope: nothing to verify: no test has a path with these GPUs\n");
+        psc_report_printf(stderr, "p2pscope: nothing to verify: no test has a path with these GPUs\n");
         psc_verify_suite_free(s);
         return PSC_EXIT_NA;
     }
     if (s->load_error[0] || s->nfailed || s->load_stop_error[0] || s->load_bad_bytes)
         rc = PSC_EXIT_FAILED;
     if (s->stress.idle_pass)
-        fprintf(stderr, "p2pscope: no path could run in pass %u; the stress run stops\n", s->stress.idle_pass);
+        psc_report_printf(stderr, "p2pscope: no path could run in pass %u; the stress run stops\n", s->stress.idle_pass);
     if (s->load_stop_error[0])
         psc_report_printf(stderr, "p2pscope: the background traffic failed: %s\n", s->load_stop_error);
     for (int i = 0; i < s->ndev; i++)

@@ -14,6 +14,7 @@
 #include "job.h"
 #include "report/html_page.h"
 #include "report/json.h"
+#include "report/text.h"
 
 /* The last component's length: over NAME_MAX no file of that name can be made. */
 static int psc__name_too_long(const char *path)
@@ -61,13 +62,13 @@ static int psc__check_json_path(const char *path, int quiet)
         return PSC_EXIT_OK;
     if (psc__name_too_long(path)) {
         if (!quiet)
-            fprintf(stderr, "p2pscope: cannot write %s: its name is longer than %d bytes\n", path, NAME_MAX);
+            psc_report_printf(stderr, "p2pscope: cannot write %s: its name is longer than %d bytes\n", path, NAME_MAX);
         return PSC_EXIT_USAGE;
     }
     if (stat(path, &sb) == 0) {
         if (S_ISDIR(sb.st_mode) || S_ISSOCK(sb.st_mode)) {
             if (!quiet)
-                fprintf(stderr, "p2pscope: %s is a %s: accepted a file path\n", path,
+                psc_report_printf(stderr, "p2pscope: %s is a %s: accepted a file path\n", path,
                         S_ISDIR(sb.st_mode) ? "directory" : "socket");
             return PSC_EXIT_USAGE;
         }
@@ -84,7 +85,7 @@ static int psc__check_json_path(const char *path, int quiet)
         why = "is missing or not writable";
     if (why) {
         if (!quiet)
-            fprintf(stderr, "p2pscope: cannot write %s: directory %s %s\n", path, dir, why);
+            psc_report_printf(stderr, "p2pscope: cannot write %s: directory %s %s\n", path, dir, why);
         rc = PSC_EXIT_USAGE;
     }
     free(real);
@@ -101,7 +102,7 @@ static int psc__check_page_paths(const psc_cli_opts_t *o, int quiet)
     for (int k = 0; k < 2 && rc == PSC_EXIT_OK; k++)
         if (dirs[k] && psc_page_check_dir(dirs[k], names[k], err, sizeof(err)) != PSC_OK) {
             if (!quiet)
-                fprintf(stderr, "p2pscope: %s\n", err);
+                psc_report_printf(stderr, "p2pscope: %s\n", err);
             rc = PSC_EXIT_USAGE;
         }
     return rc;
@@ -113,7 +114,7 @@ int psc_cli_check_devices(const psc_context_t *ctx, const psc_cli_opts_t *o)
 
     for (int i = 0; i < o->ndev; i++) {
         if (o->devs[i] >= n) {
-            fprintf(stderr, "p2pscope: GPU %d does not exist: accepted 0 to %d (this machine has %d GPU%s)\n",
+            psc_report_printf(stderr, "p2pscope: GPU %d does not exist: accepted 0 to %d (this machine has %d GPU%s)\n",
                     o->devs[i], n - 1, n, n == 1 ? "" : "s");
             return PSC_EXIT_USAGE;
         }
@@ -133,7 +134,7 @@ static int psc__main_ranks(const psc_cli_opts_t *o, psc_cli_job_t *job, int *arg
     if (o->cmd == PSC_CMD_COLL)
         return psc_cmd_coll_job(o, job, argc, argv);
     if (job->rank == 0)
-        fprintf(stderr, "p2pscope: started by %s as one of %d ranks, but this command runs in one process: run it "
+        psc_report_printf(stderr, "p2pscope: started by %s as one of %d ranks, but this command runs in one process: run it "
                 "without mpirun; only `p2pscope ipc` and `p2pscope coll` run as one rank per GPU\n", job->launcher,
                 job->size);
     return PSC_EXIT_USAGE;
@@ -183,13 +184,13 @@ static int psc__run_on_driver(const psc_cli_opts_t *o)
 
     st = psc_context_create(&ctx, err, sizeof(err));
     if (st != PSC_OK) {
-        fprintf(stderr, "p2pscope: %s\n", err);
+        psc_report_printf(stderr, "p2pscope: %s\n", err);
         return psc_cli_exit_of(st, PSC_EXIT_ENV);
     }
     rc = psc_cli_check_devices(ctx, o);
     /* ipc's workers take the corruption hook from the environment (cmd_ipc); the baseline in this process stays clean. */
     if (rc == PSC_EXIT_OK && o->cmd != PSC_CMD_IPC && psc_test_hooks_set(ctx, &o->hooks) != PSC_OK) {
-        fprintf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
+        psc_report_printf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
         rc = PSC_EXIT_USAGE;
     }
     if (rc == PSC_EXIT_OK)
@@ -219,7 +220,7 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
     rc = psc_cli_parse(*argcp, *argvp, &o, err, sizeof(err));
     if (rc != 0) {
         if (job->rank == 0) /* every rank of a job parses the same words */
-            fprintf(stderr, "p2pscope: %s\n", err);
+            psc_report_printf(stderr, "p2pscope: %s\n", err);
         return rc;
     }
     if ((o.help || o.version) && job->rank != 0)
@@ -264,7 +265,7 @@ int main(int argc, char **argv)
     if (fclose(stdout) != 0 || failed) {
         int e = errno ? errno : psc_cli_stdout_errno;
 
-        fprintf(stderr, "p2pscope: cannot write to standard output%s%s\n", e ? ": " : "", e ? strerror(e) : "");
+        psc_report_printf(stderr, "p2pscope: cannot write to standard output%s%s\n", e ? ": " : "", e ? strerror(e) : "");
         if (rc == PSC_EXIT_OK)
             rc = PSC_EXIT_FAILED;
     }

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "report/json.h"
 #include "report/render.h"
+#include "report/text.h"
 
 double psc_cli_now(void)
 {
@@ -40,7 +41,7 @@ int psc_cli_write_json(const json_t *doc, const psc_cli_opts_t *o)
     char err[512];
 
     if (!doc) {
-        fprintf(stderr, "p2pscope: out of host memory: the JSON results are incomplete and were not written\n");
+        psc_report_printf(stderr, "p2pscope: out of host memory: the JSON results are incomplete and were not written\n");
         return PSC_EXIT_NO_MEMORY;
     }
     fflush(stdout); /* tables first, when the JSON goes to /dev/stdout too */
@@ -49,7 +50,7 @@ int psc_cli_write_json(const json_t *doc, const psc_cli_opts_t *o)
         if (to_stdout && ferror(stdout)) /* main reports a failed stdout, once */
             psc_cli_stdout_errno = errno;
         else
-            fprintf(stderr, "p2pscope: %s\n", err);
+            psc_report_printf(stderr, "p2pscope: %s\n", err);
         return psc_cli_exit_of(st, PSC_EXIT_FAILED);
     }
     return PSC_EXIT_OK;
@@ -71,7 +72,7 @@ int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int r
     if (!run)
         return rc;
     if (psc_json_run_finish(run, wall_s, rc) != PSC_OK) {
-        fprintf(stderr, "p2pscope: out of host memory: the JSON results are incomplete and were not written\n");
+        psc_report_printf(stderr, "p2pscope: out of host memory: the JSON results are incomplete and were not written\n");
         return PSC_EXIT_NO_MEMORY;
     }
     wrc = psc_cli_write_json(run, o);

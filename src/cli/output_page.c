@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "report/html_buf.h"
 #include "report/html_page.h"
+#include "report/text.h"
 
 /* "p2pscope report -d 0,1 ...", each word quoted for a shell where it needs it. */
 static char *psc__command_line(const char *command, const psc_cli_opts_t *o)
@@ -61,7 +62,7 @@ int psc_cli_write_page(const psc_cli_opts_t *o, const char *command, const psc_s
     st = psc_page_write(&p, o->html_path, o->svg_dir, o->csv_dir, err, sizeof(err));
     free((char *)p.command_line);
     if (st != PSC_OK) {
-        fprintf(stderr, "p2pscope: %s\n", err);
+        psc_report_printf(stderr, "p2pscope: %s\n", err);
         return psc_cli_exit_of(st, PSC_EXIT_FAILED);
     }
     return rc;

@@ -1,6 +1,8 @@
 /* Text from outside made safe for a terminal (text.h), and psc_report_printf, which every writer prints through. */
 #include "text.h"
 
+#include "lib/p2pscope_private.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,15 +13,16 @@ size_t psc_text_escape(const char *in, const char *keep, char *out, size_t len)
 
     for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
         int c1 = p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+        size_t seq = *p < 0x80 ? 1 : psc_utf8_seq(p, strnlen((const char *)p, 4));
         char esc[16];
         size_t n;
 
         if (c1)
             n = (size_t)snprintf(esc, sizeof(esc), "\\x%02x\\x%02x", p[0], p[1]);
-        else if ((*p < 0x20 || *p == 0x7f) && !(keep && strchr(keep, *p)))
-            n = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", *p);
-        else
-            esc[0] = (char)*p, esc[1] = '\0', n = 1;
+        else if (((*p < 0x20 || *p == 0x7f) && !(keep && strchr(keep, *p))) || seq == 0 || seq == PSC_UTF8_CUT)
+            n = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", *p); /* a control, or a byte that is not UTF-8 */
+        else /* one character: its whole sequence */
+            memcpy(esc, p, seq), esc[seq] = '\0', n = seq, p += seq - 1;
         p += c1;
         for (size_t k = 0; k < n; k++, pos++)
             if (pos + 1 < len)

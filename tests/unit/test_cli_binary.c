@@ -307,6 +307,12 @@ static void test_topology_replays(void **state)
     psc__expect_error((const char *[]){"topo", "--topology", "x.xml", "--save", "y.json", NULL}, psc__no_driver, 2,
                       "--save goes with topo on a live machine");
     psc__expect_error((const char *[]){"bw", "--watch", NULL}, psc__no_driver, 2, "--watch goes with nvlink");
+    /* Invalid UTF-8 in an argument is quoted escaped, never echoed raw to the terminal. */
+    r = psc__run((const char *[]){"topo", "--topology", "/nonexistent/\xff\xfe.json", NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 2);
+    assert_non_null(strstr(r.err, "/nonexistent/\\xff\\xfe.json: no such file or directory"));
+    assert_null(strchr(r.err, '\xff'));
+    psc__free(&r);
     /* The root as a capture: refused (too large, or a file it cannot read), each path named with one slash. */
     r = psc__run((const char *[]){"topo", "--topology", "/", NULL}, psc__no_driver);
     assert_int_not_equal(r.rc, 0);
