@@ -4,25 +4,12 @@
 #include "internal.h"
 #include "lat/lat.h"
 #include "opts.h"
-#include "suite.h"
-
-static int psc__lat_min_gpus(int t)
-{
-    return psc_lat_test_info(t)->min_gpus;
-}
-
-static const char *psc__lat_name(int t)
-{
-    return psc_lat_test_info(t)->name;
-}
+#include "runner/runner.h"
 
 void psc_lat_suite_free(psc_lat_suite_t *s)
 {
-    if (!s)
-        return;
-    free(s->tests);
-    free(s->results);
-    free(s);
+    if (s)
+        psc__suite_free(s, s->tests, s->results);
 }
 
 psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_suite_opts_t *opts, psc_lat_suite_t **out)
@@ -45,8 +32,8 @@ psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_suite_opts_t *o
     if (!(s = calloc(1, sizeof(*s))))
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a latency suite");
     if ((st = psc__suite_devices(ctx, "psc_lat_run_suite", o.devices, o.ndev, s->devices, &s->ndev)) != PSC_OK ||
-        (st = psc__suite_tests(ctx, "psc_lat_run_suite", o.tests, o.ntests, psc_lat_test_count(), psc__lat_min_gpus,
-                               psc__lat_name, s->ndev, o.ndev > 0, &s->tests, &s->ntests)) != PSC_OK)
+        (st = psc__suite_tests(ctx, "psc_lat_run_suite", o.tests, o.ntests, psc_lat_registry(), s->ndev, o.ndev > 0,
+                               &s->tests, &s->ntests)) != PSC_OK)
         goto fail;
     for (int t = 0; t < s->ntests; t++) {
         size_t n = 0;

@@ -9,14 +9,9 @@
 
 #include "internal.h"
 #include "opts.h"
-#include "suite.h"
+#include "runner/runner.h"
 #include "verify/load.h"
 #include "verify/verify_suite.h"
-
-static int psc__bw_min_gpus(int t)
-{
-    return psc_bw_test_info(t)->min_gpus;
-}
 
 typedef struct {
     psc_verify_suite_progress_fn fn;
@@ -126,8 +121,8 @@ psc_status_t psc__verify_run_suite(psc_context_t *ctx, const psc_verify_suite_op
     if (!(s = calloc(1, sizeof(*s))))
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a verify suite");
     if ((st = psc__suite_devices(ctx, "psc_verify_run_suite", o.devices, o.ndev, s->devices, &s->ndev)) != PSC_OK ||
-        (st = psc__suite_tests(ctx, "psc_verify_run_suite", o.tests, o.ntests, psc_bw_test_count(), psc__bw_min_gpus,
-                               psc_bw_test_name, s->ndev, o.ndev > 0, &tv, &nt)) != PSC_OK ||
+        (st = psc__suite_tests(ctx, "psc_verify_run_suite", o.tests, o.ntests, psc_bw_registry(), s->ndev,
+                               o.ndev > 0, &tv, &nt)) != PSC_OK ||
         (st = psc__verify_suite_cases(ctx, s, tv, nt, &cases)) != PSC_OK)
         goto fail;
     full.load = NULL;

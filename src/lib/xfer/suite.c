@@ -5,13 +5,8 @@
 
 #include "internal.h"
 #include "opts.h"
-#include "suite.h"
+#include "runner/runner.h"
 #include "xfer/bw.h"
-
-static int psc__bw_min_gpus(int t)
-{
-    return psc_bw_test_info(t)->min_gpus;
-}
 
 typedef struct {
     psc_bw_suite_progress_fn fn;
@@ -32,11 +27,8 @@ static void psc__bw_progress(const psc_bw_case_t *c, const psc_bw_result_t *r, v
 
 void psc_bw_suite_free(psc_bw_suite_t *s)
 {
-    if (!s)
-        return;
-    free(s->tests);
-    free(s->results);
-    free(s);
+    if (s)
+        psc__suite_free(s, s->tests, s->results);
 }
 
 /* The suite's sizes: the options' one size, or the sweep from sweep_min to sweep_max by sweep_factor. */
@@ -148,8 +140,8 @@ psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_suite_opts_t *opt
     if (!(s = calloc(1, sizeof(*s))))
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a bandwidth suite");
     if ((st = psc__suite_devices(ctx, "psc_bw_run_suite", o.devices, o.ndev, s->devices, &s->ndev)) != PSC_OK ||
-        (st = psc__suite_tests(ctx, "psc_bw_run_suite", o.tests, o.ntests, psc_bw_test_count(), psc__bw_min_gpus,
-                               psc_bw_test_name, s->ndev, o.ndev > 0, &s->tests, &s->ntests)) != PSC_OK ||
+        (st = psc__suite_tests(ctx, "psc_bw_run_suite", o.tests, o.ntests, psc_bw_registry(), s->ndev, o.ndev > 0,
+                               &s->tests, &s->ntests)) != PSC_OK ||
         (st = psc_system_info(ctx, &sys)) != PSC_OK)
         goto fail;
     if (full.host_node >= sys.numa_nodes) {

@@ -1,7 +1,7 @@
 /* The suites' common checks: the GPU list and the test list, refused with their reasons before anything runs. */
 #include <stdlib.h>
 
-#include "suite.h"
+#include "runner/runner.h"
 
 psc_status_t psc__suite_devices(psc_context_t *ctx, const char *who, const int *devices, int ndev, int *out,
                                 int *nout)
@@ -21,10 +21,10 @@ psc_status_t psc__suite_devices(psc_context_t *ctx, const char *who, const int *
     return PSC_OK;
 }
 
-psc_status_t psc__suite_tests(psc_context_t *ctx, const char *who, const int *tests, int ntests, int count,
-                              int (*min_gpus)(int), const char *(*name)(int), int nd, int named_devices,
-                              psc_suite_test_t **out, int *nout)
+psc_status_t psc__suite_tests(psc_context_t *ctx, const char *who, const int *tests, int ntests,
+                              const psc_registry_t *r, int nd, int named_devices, psc_suite_test_t **out, int *nout)
 {
+    const int count = psc_registry_count(r);
     const int n = ntests ? ntests : count;
     psc_suite_test_t *v;
 
@@ -36,9 +36,10 @@ psc_status_t psc__suite_tests(psc_context_t *ctx, const char *who, const int *te
                              tests[t], count - 1);
     /* Every test of the registry runs what it can; a test asked for by name must run. */
     for (int t = 0; t < ntests; t++)
-        if (nd < min_gpus(tests[t]))
-            return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "%s needs at least %d GPUs; %d %s", name(tests[t]),
-                             min_gpus(tests[t]), nd, named_devices ? "selected" : "on this machine");
+        if (nd < psc__registry_min_gpus(r, tests[t]))
+            return psc__fail(ctx, PSC_ERR_UNSUPPORTED, "%s needs at least %d GPUs; %d %s",
+                             psc__registry_name(r, tests[t]), psc__registry_min_gpus(r, tests[t]), nd,
+                             named_devices ? "selected" : "on this machine");
     v = calloc((size_t)(n ? n : 1), sizeof(*v));
     if (!v)
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %d tests", n);
@@ -47,4 +48,11 @@ psc_status_t psc__suite_tests(psc_context_t *ctx, const char *who, const int *te
     *out = v;
     *nout = n;
     return PSC_OK;
+}
+
+void psc__suite_free(void *suite, psc_suite_test_t *tests, void *results)
+{
+    free(tests);
+    free(results);
+    free(suite);
 }
