@@ -4,9 +4,6 @@
 #include "opts.h"
 #include "runner/runner.h"
 
-PSC_RUNNER_KIND(psc__lat_kind, "psc_lat_run_test", psc_lat_case_t, psc_lat_cases, psc_lat_result_t, psc__lat_run_held,
-                psc_lat_opts_t, psc_lat_run_test_opts_t);
-
 psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const psc_lat_run_test_opts_t *opts,
                               psc_lat_result_t *res, size_t cap, size_t *n)
 {

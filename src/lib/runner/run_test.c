@@ -22,6 +22,25 @@ int psc__cases_gpus(const psc_context_t *ctx, const char *who, const char *what,
     return m; /* -1: psc__resolve_devices recorded which GPU */
 }
 
+psc_status_t psc__runner_held(psc_context_t *ctx, const psc_runner_kind_t *k, const void *c, const void *opts,
+                              void *out)
+{
+    void *res;
+    psc_status_t st;
+
+    if (!out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s: no place for the result (accepted: a %s)", k->run,
+                         k->result_type);
+    if (!(res = malloc(k->result_size)))
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a result");
+    psc__guard_enter(ctx);
+    st = psc__guard_leave(ctx, k->run_case(ctx, c, opts, res));
+    if (st == PSC_OK) /* written only when the caller's state was put back too */
+        memcpy(out, res, k->result_size);
+    free(res);
+    return st;
+}
+
 psc_status_t psc__runner_test_args(psc_context_t *ctx, const psc_runner_kind_t *k, const void *res, size_t cap,
                                    const size_t *n)
 {
@@ -69,7 +88,7 @@ psc_status_t psc__runner_test(psc_context_t *ctx, const psc_runner_kind_t *k, in
         char *r = psc__result_at(k, res, i);
 
         k->progress(c, NULL, test_opts);
-        if (k->run(ctx, c, opts, r) != PSC_OK)
+        if (psc__runner_held(ctx, k, c, opts, r) != PSC_OK)
             psc__result_failed(ctx, k, c, r);
         k->progress(c, r, test_opts);
     }

@@ -1,8 +1,8 @@
 /*
  * The runner that xfer, lat and verify share (issue 33): what every suite and per-test run does alike, written
  * once. The checks before anything runs (the GPU list, the test list against its registry, a case generator's
- * arguments), one test turned into its cases over the chosen GPUs and each case run between progress calls, a
- * case the run refuses becoming a failed result, and a suite freed. A module describes its tests as a kind
+ * arguments), one case run under the guard, one test turned into its cases over the chosen GPUs and each case
+ * run between progress calls, a case the run refuses becoming a failed result, and a suite freed. A module describes its tests as a kind
  * (PSC_RUNNER_KIND); the runner reaches the module only through the kind's pointers. Internal.
  */
 #ifndef PSC_RUNNER_RUNNER_H
@@ -41,44 +41,53 @@ int psc__cases_gpus(const psc_context_t *ctx, const char *who, const char *what,
 
 
 /*
- * A module's tests for the per-test run: the size of a case and of a result, where a result keeps its case,
- * status and reason, and three typed calls through pointers of the runner's own types: the case generator on
- * the per-test options' GPUs, one case's run (held: under the guard), the per-test options' progress.
+ * A module's tests for the runner: the size of a case and of a result, where a result keeps its case, status and
+ * reason, and three typed calls through pointers of the runner's own types: the case generator on the per-test
+ * options' GPUs, one case's run (the caller's CUDA state already saved), the per-test options' progress.
  */
 typedef struct psc_runner_kind {
-    const char *run_test;  /* the public per-test call, for its messages */
+    const char *run, *run_test;  /* the public calls of one case and of one test, for their messages */
+    const char *result_type;     /* "psc_bw_result_t" */
     size_t case_size, result_size, result_case, result_status, result_reason, reason_size;
     psc_status_t (*cases)(psc_context_t *ctx, int test, const void *test_opts, void *cases, size_t cap, size_t *n);
-    psc_status_t (*run)(psc_context_t *ctx, const void *c, const void *opts, void *result);
+    psc_status_t (*run_case)(psc_context_t *ctx, const void *c, const void *opts, void *result);
     void (*progress)(const void *c, const void *result, const void *test_opts);
 } psc_runner_kind_t;
 
 /*
- * The kind `name` (static) of a module whose cases are case_type from cases_fn (as psc_bw_cases), whose results
- * are result_type (members c, status, reason[]) from run_fn (as psc__bw_run_held) with opts_type options, and
- * whose per-test options are test_opts_type (members devices, ndev, progress, user).
+ * Defines the kind `name` of a module whose public run of one case is run_name ("psc_bw_run"; its per-test run
+ * run_name "_test"), whose cases are case_type from cases_fn (as psc_bw_cases), whose results are result_type
+ * (members c, status, reason[]) from run_fn (as psc__bw_run) with opts_type options, and whose per-test options
+ * are test_opts_type (members devices, ndev, progress, user).
  */
-#define PSC_RUNNER_KIND(name, run_test_name, case_type, cases_fn, result_type, run_fn, opts_type, test_opts_type)  \
-    static psc_status_t name##_cases(psc_context_t *ctx, int test, const void *test_opts, void *cases,           \
-                                     size_t cap, size_t *n)                                                      \
-    {                                                                                                            \
-        const test_opts_type *o = test_opts;                                                                     \
-        return cases_fn(ctx, test, o->devices, o->ndev, (case_type *)cases, cap, n);                             \
-    }                                                                                                            \
-    static psc_status_t name##_run(psc_context_t *ctx, const void *c, const void *opts, void *result)           \
-    {                                                                                                            \
-        return run_fn(ctx, (const case_type *)c, (const opts_type *)opts, (result_type *)result);                \
-    }                                                                                                            \
-    static void name##_progress(const void *c, const void *result, const void *test_opts)                       \
-    {                                                                                                            \
-        const test_opts_type *o = test_opts;                                                                     \
-        if (o->progress)                                                                                         \
-            o->progress((const case_type *)c, (const result_type *)result, o->user);                             \
-    }                                                                                                            \
-    static const psc_runner_kind_t name = {                                                                      \
-        run_test_name, sizeof(case_type), sizeof(result_type), offsetof(result_type, c),                         \
-        offsetof(result_type, status), offsetof(result_type, reason), sizeof(((result_type *)0)->reason),        \
+#define PSC_RUNNER_KIND(name, run_name, case_type, cases_fn, result_type, run_fn, opts_type, test_opts_type)          \
+    static psc_status_t name##_cases(psc_context_t *ctx, int test, const void *test_opts, void *cases,                \
+                                     size_t cap, size_t *n)                                                           \
+    {                                                                                                                 \
+        const test_opts_type *o = test_opts;                                                                          \
+        return cases_fn(ctx, test, o->devices, o->ndev, (case_type *)cases, cap, n);                                  \
+    }                                                                                                                 \
+    static psc_status_t name##_run(psc_context_t *ctx, const void *c, const void *opts, void *result)                 \
+    {                                                                                                                 \
+        return run_fn(ctx, (const case_type *)c, (const opts_type *)opts, (result_type *)result);                     \
+    }                                                                                                                 \
+    static void name##_progress(const void *c, const void *result, const void *test_opts)                             \
+    {                                                                                                                 \
+        const test_opts_type *o = test_opts;                                                                          \
+        if (o->progress)                                                                                              \
+            o->progress((const case_type *)c, (const result_type *)result, o->user);                                  \
+    }                                                                                                                 \
+    const psc_runner_kind_t name = {                                                                                  \
+        run_name, run_name "_test", #result_type, sizeof(case_type), sizeof(result_type), offsetof(result_type, c),   \
+        offsetof(result_type, status), offsetof(result_type, reason), sizeof(((result_type *)0)->reason),             \
         name##_cases, name##_run, name##_progress}
+
+/*
+ * One case run with opts into out under the guard (the caller's current context and peer access kept), *out
+ * written only when the caller's state was put back too. PSC_ERR_INVALID, recorded, for no out.
+ */
+psc_status_t psc__runner_held(psc_context_t *ctx, const psc_runner_kind_t *k, const void *c, const void *opts,
+                              void *out);
 
 /* The per-test call's outputs: a count n, and results for cap > 0; PSC_ERR_INVALID (recorded when ctx is). */
 psc_status_t psc__runner_test_args(psc_context_t *ctx, const psc_runner_kind_t *k, const void *res, size_t cap,

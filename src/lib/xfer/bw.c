@@ -10,6 +10,7 @@
 #include "machine/host_topo.h"
 #include "mem/buffer.h"
 #include "pattern/check.h"
+#include "runner/runner.h"
 #include "xfer/bw.h"
 #include "xfer/bw_gpumap.h"
 #include "xfer/copy.h"
@@ -585,20 +586,11 @@ psc_status_t psc__bw_run_on(psc_context_t *ctx, const psc_bw_case_t *c, const ps
     return psc__bw_run_case(ctx, c, o, src, dst, out);
 }
 
+PSC_RUNNER_KIND(psc__bw_kind, "psc_bw_run", psc_bw_case_t, psc_bw_cases, psc_bw_result_t, psc__bw_run,
+                psc_measure_opts_t, psc_bw_run_test_opts_t);
+
 psc_status_t psc__bw_run_held(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
                               psc_bw_result_t *out)
 {
-    psc_bw_result_t *res;
-    psc_status_t st;
-
-    if (!out)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_run: no place for the result (accepted: a psc_bw_result_t)");
-    if (!(res = malloc(sizeof(*res))))
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a result");
-    psc__guard_enter(ctx);
-    st = psc__guard_leave(ctx, psc__bw_run(ctx, c, o, res));
-    if (st == PSC_OK) /* written only when the caller's state was put back too */
-        memcpy(out, res, sizeof(*res));
-    free(res);
-    return st;
+    return psc__runner_held(ctx, &psc__bw_kind, c, o, out);
 }

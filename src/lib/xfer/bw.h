@@ -18,6 +18,10 @@ psc_status_t psc__bw_run(psc_context_t *ctx, const psc_bw_case_t *c, const psc_m
 psc_status_t psc__bw_run_held(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
                               psc_bw_result_t *out);
 
+/* The bandwidth tests as the runner takes them (runner/runner.h): psc_bw_cases, psc__bw_run, the results. */
+struct psc_runner_kind;
+extern const struct psc_runner_kind psc__bw_kind;
+
 /*
  * One transfer (c->xfer[0]) between buffers the caller owns, each exactly o->size bytes: memory imported
  * from another process, say, as a psc_buffer_t whose gpu is the GPU that runs the fill and check kernels. No peer access is set up (the buffers are reachable from the issuer); the

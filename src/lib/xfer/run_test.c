@@ -4,9 +4,6 @@
 #include "runner/runner.h"
 #include "xfer/bw.h"
 
-PSC_RUNNER_KIND(psc__bw_kind, "psc_bw_run_test", psc_bw_case_t, psc_bw_cases, psc_bw_result_t, psc__bw_run_held,
-                psc_measure_opts_t, psc_bw_run_test_opts_t);
-
 psc_status_t psc_bw_run_test(psc_context_t *ctx, psc_bw_test_t test, const psc_bw_run_test_opts_t *opts,
                              psc_bw_result_t *res, size_t cap, size_t *n)
 {
