@@ -17,5 +17,5 @@ psc_status_t psc_lat_run_test(psc_context_t *ctx, psc_lat_test_t test, const psc
     if ((st = psc__lat_run_test_opts_adopt(ctx, opts, &o)) != PSC_OK ||
         (st = psc__lat_opts_adopt(ctx, o.lat ? o.lat : &dflt, &full)) != PSC_OK) /* refused once, up front */
         return st;
-    return psc__runner_test(ctx, &psc__lat_kind, test, &full, &o, res, cap, n);
+    return psc__runner_test(ctx, &psc__lat_kind, test, o.devices, o.ndev, &full, &o, res, cap, n);
 }

@@ -68,21 +68,21 @@ static void psc__result_failed(psc_context_t *ctx, const psc_runner_kind_t *k, c
     snprintf(r + k->result_reason, k->reason_size, "%s", psc_context_last_error(ctx));
 }
 
-psc_status_t psc__runner_test(psc_context_t *ctx, const psc_runner_kind_t *k, int test, const void *opts,
-                              const void *test_opts, void *res, size_t cap, size_t *n)
+psc_status_t psc__runner_test(psc_context_t *ctx, const psc_runner_kind_t *k, int test, const int *devices, int ndev,
+                              const void *opts, const void *test_opts, void *res, size_t cap, size_t *n)
 {
     char *cases;
     size_t m = 0;
     psc_status_t st;
 
-    if ((st = k->cases(ctx, test, test_opts, NULL, 0, &m)) != PSC_OK)
+    if ((st = k->cases(ctx, test, devices, ndev, NULL, 0, &m)) != PSC_OK)
         return st; /* the case generator recorded which test or GPU */
     if (m > cap)
         m = cap;
     cases = calloc(m ? m : 1, k->case_size);
     if (!cases)
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu cases", m);
-    k->cases(ctx, test, test_opts, cases, m, &(size_t){0});
+    k->cases(ctx, test, devices, ndev, cases, m, &(size_t){0});
     for (size_t i = 0; i < m; i++) {
         const char *c = cases + i * k->case_size;
         char *r = psc__result_at(k, res, i);

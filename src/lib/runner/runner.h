@@ -42,14 +42,14 @@ int psc__cases_gpus(const psc_context_t *ctx, const char *who, const char *what,
 
 /*
  * A module's tests for the runner: the size of a case and of a result, where a result keeps its case, status and
- * reason, and three typed calls through pointers of the runner's own types: the case generator on the per-test
- * options' GPUs, one case's run (the caller's CUDA state already saved), the per-test options' progress.
+ * reason, and three typed calls through pointers of the runner's own types: the case generator, one case's run (the caller's CUDA state already saved), the per-test options' progress.
  */
 typedef struct psc_runner_kind {
     const char *run, *run_test;  /* the public calls of one case and of one test, for their messages */
     const char *result_type;     /* "psc_bw_result_t" */
     size_t case_size, result_size, result_case, result_status, result_reason, reason_size;
-    psc_status_t (*cases)(psc_context_t *ctx, int test, const void *test_opts, void *cases, size_t cap, size_t *n);
+    psc_status_t (*cases)(const psc_context_t *ctx, int test, const int *devices, int ndev, void *cases, size_t cap,
+                          size_t *n);
     psc_status_t (*run_case)(psc_context_t *ctx, const void *c, const void *opts, void *result);
     void (*progress)(const void *c, const void *result, const void *test_opts);
 } psc_runner_kind_t;
@@ -58,14 +58,13 @@ typedef struct psc_runner_kind {
  * Defines the kind `name` of a module whose public run of one case is run_name ("psc_bw_run"; its per-test run
  * run_name "_test"), whose cases are case_type from cases_fn (as psc_bw_cases), whose results are result_type
  * (members c, status, reason[]) from run_fn (as psc__bw_run) with opts_type options, and whose per-test options
- * are test_opts_type (members devices, ndev, progress, user).
+ * are test_opts_type (members progress and user).
  */
 #define PSC_RUNNER_KIND(name, run_name, case_type, cases_fn, result_type, run_fn, opts_type, test_opts_type)          \
-    static psc_status_t name##_cases(psc_context_t *ctx, int test, const void *test_opts, void *cases,                \
+    static psc_status_t name##_cases(const psc_context_t *ctx, int test, const int *devices, int ndev, void *cases,   \
                                      size_t cap, size_t *n)                                                           \
     {                                                                                                                 \
-        const test_opts_type *o = test_opts;                                                                          \
-        return cases_fn(ctx, test, o->devices, o->ndev, (case_type *)cases, cap, n);                                  \
+        return cases_fn(ctx, test, devices, ndev, (case_type *)cases, cap, n);                                        \
     }                                                                                                                 \
     static psc_status_t name##_run(psc_context_t *ctx, const void *c, const void *opts, void *result)                 \
     {                                                                                                                 \
@@ -94,11 +93,42 @@ psc_status_t psc__runner_test_args(psc_context_t *ctx, const psc_runner_kind_t *
                                    const size_t *n);
 
 /*
- * Every case of test over test_opts' GPUs, in order (the first cap): progress before each case (no result)
- * and after it, each run with opts into res[k]; a case the run refuses is a failed result with the context's
- * last error as its reason. *n: how many ran. Errors only for the cases (recorded) or memory.
+ * Every case of test over the GPUs (devices, ndev: 0 for all), in order (the first cap): test_opts' progress
+ * before each case (no result) and after it, each run held with opts into res[k]; a case the run refuses is a
+ * failed result with the context's last error as its reason. *n: how many ran. Errors only for the cases
+ * (recorded) or memory.
  */
-psc_status_t psc__runner_test(psc_context_t *ctx, const psc_runner_kind_t *k, int test, const void *opts,
-                              const void *test_opts, void *res, size_t cap, size_t *n);
+psc_status_t psc__runner_test(psc_context_t *ctx, const psc_runner_kind_t *k, int test, const int *devices, int ndev,
+                              const void *opts, const void *test_opts, void *res, size_t cap, size_t *n);
+
+/* ---- a suite's results (runner/suite.c) */
+
+/* A suite's tests and results while the runner fills them; the module's suite keeps what they come to. */
+typedef struct {
+    psc_suite_test_t *tests;  /* ntests of them (psc__suite_tests) */
+    int ntests, nsizes;       /* nsizes: the runs of each test (1, or the bandwidth suite's sizes) */
+    void *results;            /* room for total (psc__suite_room), nresults of them written, nfailed of those failed */
+    size_t total, nresults, nfailed;
+} psc_suite_run_t;
+
+/* Each test's cases on the GPUs (the kind's generator) times nsizes into tests[t].n, and their sum into *total. */
+psc_status_t psc__suite_count(psc_context_t *ctx, const psc_runner_kind_t *k, const int *devices, int ndev,
+                              psc_suite_test_t *tests, int ntests, int nsizes, size_t *total);
+
+/* psc__suite_count into r->total, then room for as many results (r->results, zeroed; "out of host memory for
+ * <total> <noun>"). */
+psc_status_t psc__suite_room(psc_context_t *ctx, const psc_runner_kind_t *k, const int *devices, int ndev,
+                             const char *noun, psc_suite_run_t *r);
+
+/* A module's run of one of the suite's tests at size index z (its per-test run): res[0..cap), *n written. */
+typedef psc_status_t (*psc_suite_test_fn)(psc_context_t *ctx, int test, int z, void *res, size_t cap, size_t *n,
+                                          void *user);
+
+/*
+ * Every test of r in order, each run by run_test at every size, its results after the last: tests[t].first and
+ * .n set, r->nresults and r->nfailed (results with status failed) grown. Stops at run_test's first error.
+ */
+psc_status_t psc__suite_run(psc_context_t *ctx, const psc_runner_kind_t *k, psc_suite_run_t *r,
+                            psc_suite_test_fn run_test, void *user);
 
 #endif

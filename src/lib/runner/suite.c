@@ -1,5 +1,6 @@
 /* The suites' common checks: the GPU list and the test list, refused with their reasons before anything runs. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "runner/runner.h"
 
@@ -47,6 +48,66 @@ psc_status_t psc__suite_tests(psc_context_t *ctx, const char *who, const int *te
         v[t].test = ntests ? tests[t] : t;
     *out = v;
     *nout = n;
+    return PSC_OK;
+}
+
+psc_status_t psc__suite_count(psc_context_t *ctx, const psc_runner_kind_t *k, const int *devices, int ndev,
+                              psc_suite_test_t *tests, int ntests, int nsizes, size_t *total)
+{
+    psc_status_t st;
+
+    *total = 0;
+    for (int t = 0; t < ntests; t++) {
+        size_t n = 0;
+
+        if ((st = k->cases(ctx, tests[t].test, devices, ndev, NULL, 0, &n)) != PSC_OK)
+            return st; /* the case generator recorded why */
+        tests[t].n = n * (size_t)nsizes;
+        *total += tests[t].n;
+    }
+    return PSC_OK;
+}
+
+psc_status_t psc__suite_room(psc_context_t *ctx, const psc_runner_kind_t *k, const int *devices, int ndev,
+                             const char *noun, psc_suite_run_t *r)
+{
+    psc_status_t st;
+
+    if ((st = psc__suite_count(ctx, k, devices, ndev, r->tests, r->ntests, r->nsizes, &r->total)) != PSC_OK)
+        return st;
+    if (!(r->results = calloc(r->total ? r->total : 1, k->result_size)))
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu %s", r->total, noun);
+    return PSC_OK;
+}
+
+/* Whether result r of kind k failed. */
+static int psc__result_failed(const psc_runner_kind_t *k, const char *r)
+{
+    psc_result_status_t status;
+
+    memcpy(&status, r + k->result_status, sizeof(status));
+    return status == PSC_RESULT_FAILED;
+}
+
+psc_status_t psc__suite_run(psc_context_t *ctx, const psc_runner_kind_t *k, psc_suite_run_t *r,
+                            psc_suite_test_fn run_test, void *user)
+{
+    psc_status_t st;
+
+    for (int t = 0; t < r->ntests; t++) {
+        r->tests[t].first = r->nresults;
+        for (int z = 0; z < r->nsizes; z++) {
+            char *res = (char *)r->results + r->nresults * k->result_size;
+            size_t n = 0;
+
+            if ((st = run_test(ctx, r->tests[t].test, z, res, r->total - r->nresults, &n, user)) != PSC_OK)
+                return st;
+            for (size_t i = 0; i < n; i++)
+                r->nfailed += psc__result_failed(k, res + i * k->result_size);
+            r->nresults += n;
+        }
+        r->tests[t].n = r->nresults - r->tests[t].first;
+    }
     return PSC_OK;
 }
 

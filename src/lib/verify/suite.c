@@ -12,6 +12,7 @@
 #include "runner/runner.h"
 #include "verify/load.h"
 #include "verify/verify_suite.h"
+#include "xfer/bw.h"
 
 typedef struct {
     psc_verify_suite_progress_fn fn;
@@ -43,14 +44,8 @@ static psc_status_t psc__verify_suite_cases(psc_context_t *ctx, psc_verify_suite
     size_t total = 0;
     psc_status_t st;
 
-    for (int t = 0; t < nt; t++) {
-        size_t n = 0;
-
-        if ((st = psc_bw_cases(ctx, tv[t].test, s->devices, s->ndev, NULL, 0, &n)) != PSC_OK)
-            return st;
-        tv[t].n = n;
-        total += n;
-    }
+    if ((st = psc__suite_count(ctx, &psc__bw_kind, s->devices, s->ndev, tv, nt, 1, &total)) != PSC_OK)
+        return st;
     if (!(*cases = calloc(total + 1, sizeof(**cases))) || !(s->paths = calloc(total + 1, sizeof(*s->paths))))
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu paths", total);
     for (int t = 0; t < nt; t++) {

@@ -21,5 +21,5 @@ psc_status_t psc_bw_run_test(psc_context_t *ctx, psc_bw_test_t test, const psc_b
         return st;
     if (psc__measure_opts_check(&full, why, sizeof(why)) != PSC_OK)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_run_test: %s", why);
-    return psc__runner_test(ctx, &psc__bw_kind, test, &full, &o, res, cap, n);
+    return psc__runner_test(ctx, &psc__bw_kind, test, o.devices, o.ndev, &full, &o, res, cap, n);
 }
