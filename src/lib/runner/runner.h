@@ -2,7 +2,8 @@
  * The runner that xfer, lat and verify share (issue 33): what every suite and per-test run does alike, written
  * once. The checks before anything runs (the GPU list, the test list against its registry, a case generator's
  * arguments), one case run under the guard, one test turned into its cases over the chosen GPUs and each case
- * run between progress calls, a case the run refuses becoming a failed result, and a suite freed. A module describes its tests as a kind
+ * run between progress calls, a case the run refuses becoming a failed result, a suite's results counted,
+ * made room for and filled test by test, a suite freed. A module describes its tests as a kind
  * (PSC_RUNNER_KIND); the runner reaches the module only through the kind's pointers. Internal.
  */
 #ifndef PSC_RUNNER_RUNNER_H
@@ -39,10 +40,10 @@ void psc__suite_free(void *suite, psc_suite_test_t *tests, void *results);
 int psc__cases_gpus(const psc_context_t *ctx, const char *who, const char *what, const psc_registry_t *r, int test,
                     const int *devices, int ndev, const size_t *n, int *d, int cap);
 
-
 /*
  * A module's tests for the runner: the size of a case and of a result, where a result keeps its case, status and
- * reason, and three typed calls through pointers of the runner's own types: the case generator, one case's run (the caller's CUDA state already saved), the per-test options' progress.
+ * reason, and three typed calls through pointers of the runner's own types: the case generator, one case's run
+ * (the caller's CUDA state already saved), the per-test options' progress.
  */
 typedef struct psc_runner_kind {
     const char *run, *run_test;  /* the public calls of one case and of one test, for their messages */
