@@ -15,6 +15,7 @@
 #include "lat/lat_record.h"
 #include "mem/buffer.h"
 #include "pattern/check.h"
+#include "runner/runner.h"
 #include "xfer/timing.h"
 
 #define PSC__CHASE_STRIDE 128
@@ -669,22 +670,13 @@ psc_status_t psc__timer_resolution(psc_context_t *ctx, int gpu, double *gpu_ns, 
     return PSC_OK;
 }
 
+PSC_RUNNER_KIND(psc__lat_kind, "psc_lat_run", psc_lat_case_t, psc_lat_cases, psc_lat_result_t, psc__lat_run,
+                psc_lat_opts_t, psc_lat_run_test_opts_t);
+
 psc_status_t psc__lat_run_held(psc_context_t *ctx, const psc_lat_case_t *c, const psc_lat_opts_t *o,
                                psc_lat_result_t *out)
 {
-    psc_lat_result_t *res;
-    psc_status_t st;
-
-    if (!out)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_run: no place for the result (accepted: a psc_lat_result_t)");
-    if (!(res = malloc(sizeof(*res))))
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a result");
-    psc__guard_enter(ctx);
-    st = psc__guard_leave(ctx, psc__lat_run(ctx, c, o, res));
-    if (st == PSC_OK)
-        memcpy(out, res, sizeof(*res));
-    free(res);
-    return st;
+    return psc__runner_held(ctx, &psc__lat_kind, c, o, out);
 }
 
 psc_status_t psc__timer_resolution_held(psc_context_t *ctx, int gpu, double *gpu_ns, double *host_ns)

@@ -16,4 +16,8 @@ psc_status_t psc__lat_run_held(psc_context_t *ctx, const psc_lat_case_t *c, cons
                                psc_lat_result_t *out);
 psc_status_t psc__timer_resolution_held(psc_context_t *ctx, int gpu, double *gpu_ns, double *host_ns);
 
+/* The latency tests as the runner takes them (runner/runner.h): psc_lat_cases, psc__lat_run, the results. */
+struct psc_runner_kind;
+extern const struct psc_runner_kind psc__lat_kind;
+
 #endif

@@ -4,6 +4,7 @@
 
 #include "internal.h"
 #include "lat/chase_seq.h"
+#include "runner/runner.h"
 #include "util/registry.h"
 
 #define MiB (1ull << 20)
@@ -85,12 +86,7 @@ int psc__lat_chase_is_sequential(const psc_lat_test_info_t *ti)
 
 psc_status_t psc_lat_test_from_name(const char *name, psc_lat_test_t *out)
 {
-    int t = psc__registry_find(&psc__registry, name);
-
-    if (t < 0 || !out)
-        return PSC_ERR_INVALID;
-    *out = t;
-    return PSC_OK;
+    return psc__registry_lookup(&psc__registry, name, out);
 }
 
 int psc_lat_test_match(const char *glob, psc_lat_test_t *out, int cap)
@@ -102,16 +98,12 @@ psc_status_t psc_lat_cases(const psc_context_t *ctx, psc_lat_test_t test, const 
                            psc_lat_case_t *cases, size_t cap, size_t *n)
 {
     const psc_lat_test_info_t *ti = psc_lat_test_info(test);
-    int d[PSC_MAX_GPUS], m = psc__resolve_devices(ctx, devices, ndev, d, PSC_MAX_GPUS);
+    int d[PSC_MAX_GPUS], m;
     size_t k = 0;
 
-    if (!n)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_lat_cases: no count given (accepted: the address of a size_t)");
-    if (!ti)
-        return psc__fail(ctx, PSC_ERR_INVALID, "latency test %d does not exist (accepted: 0..%d)", test,
-                         psc_lat_test_count() - 1);
+    m = psc__cases_gpus(ctx, "psc_lat_cases", "latency", &psc__registry, test, devices, ndev, n, d, PSC_MAX_GPUS);
     if (m < 0)
-        return PSC_ERR_INVALID; /* psc__resolve_devices recorded which GPU */
+        return PSC_ERR_INVALID; /* psc__cases_gpus recorded why */
     for (int i = 0; m >= ti->min_gpus && i < m; i++) {
         if (ti->where != PSC_LAT_PEER) {
             psc_lat_case_t c = {test, d[i], d[i], d[i]};

@@ -4,25 +4,20 @@
 #include "internal.h"
 #include "lat/lat.h"
 #include "opts.h"
-#include "suite.h"
-
-static int psc__lat_min_gpus(int t)
-{
-    return psc_lat_test_info(t)->min_gpus;
-}
-
-static const char *psc__lat_name(int t)
-{
-    return psc_lat_test_info(t)->name;
-}
+#include "runner/runner.h"
 
 void psc_lat_suite_free(psc_lat_suite_t *s)
 {
-    if (!s)
-        return;
-    free(s->tests);
-    free(s->results);
-    free(s);
+    if (s)
+        psc__suite_free(s, s->tests, s->results);
+}
+
+/* One test (psc_suite_test_fn, one size): psc_lat_run_test with the suite's per-test options. */
+static psc_status_t psc__lat_suite_test(psc_context_t *ctx, int test, int z, void *res, size_t cap, size_t *n,
+                                        void *user)
+{
+    (void)z;
+    return psc_lat_run_test(ctx, test, user, res, cap, n);
 }
 
 psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_suite_opts_t *opts, psc_lat_suite_t **out)
@@ -31,8 +26,8 @@ psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_suite_opts_t *o
     psc_lat_suite_opts_t o;
     psc_lat_suite_t *s = NULL;
     psc_lat_opts_t full, dflt;
+    psc_suite_run_t r = {NULL, 0, 1, NULL, 0, 0, 0};
     psc_status_t st;
-    size_t total = 0;
 
     if (!ctx)
         return PSC_ERR_INVALID;
@@ -45,20 +40,15 @@ psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_suite_opts_t *o
     if (!(s = calloc(1, sizeof(*s))))
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a latency suite");
     if ((st = psc__suite_devices(ctx, "psc_lat_run_suite", o.devices, o.ndev, s->devices, &s->ndev)) != PSC_OK ||
-        (st = psc__suite_tests(ctx, "psc_lat_run_suite", o.tests, o.ntests, psc_lat_test_count(), psc__lat_min_gpus,
-                               psc__lat_name, s->ndev, o.ndev > 0, &s->tests, &s->ntests)) != PSC_OK)
+        (st = psc__suite_tests(ctx, "psc_lat_run_suite", o.tests, o.ntests, psc_lat_registry(), s->ndev, o.ndev > 0,
+                               &s->tests, &s->ntests)) != PSC_OK)
         goto fail;
-    for (int t = 0; t < s->ntests; t++) {
-        size_t n = 0;
-
-        if ((st = psc_lat_cases(ctx, s->tests[t].test, s->devices, s->ndev, NULL, 0, &n)) != PSC_OK)
-            goto fail; /* psc_lat_cases recorded why */
-        total += n;
-    }
-    if (!(s->results = calloc(total ? total : 1, sizeof(*s->results)))) {
-        st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu latency results", total);
+    r.tests = s->tests;
+    r.ntests = s->ntests;
+    st = psc__suite_room(ctx, &psc__lat_kind, s->devices, s->ndev, "latency results", &r);
+    s->results = r.results;
+    if (st != PSC_OK)
         goto fail;
-    }
     psc_lat_run_test_opts_default(&ro);
     ro.devices = s->devices;
     ro.ndev = s->ndev;
@@ -67,18 +57,11 @@ psc_status_t psc_lat_run_suite(psc_context_t *ctx, const psc_lat_suite_opts_t *o
     ro.user = o.user;
     if (s->ndev > 0) /* unknown stays 0: the tables say so */
         psc__timer_resolution_held(ctx, s->devices[0], &s->gpu_timer_ns, &s->host_timer_ns);
-    for (int t = 0; t < s->ntests; t++) {
-        size_t n = 0;
-
-        s->tests[t].first = s->nresults;
-        st = psc_lat_run_test(ctx, s->tests[t].test, &ro, s->results + s->nresults, total - s->nresults, &n);
-        if (st != PSC_OK)
-            goto fail;
-        for (size_t k = s->nresults; k < s->nresults + n; k++)
-            s->nfailed += s->results[k].status == PSC_RESULT_FAILED;
-        s->nresults += n;
-        s->tests[t].n = n;
-    }
+    st = psc__suite_run(ctx, &psc__lat_kind, &r, psc__lat_suite_test, &ro);
+    s->nresults = r.nresults;
+    s->nfailed = r.nfailed;
+    if (st != PSC_OK)
+        goto fail;
     *out = s;
     return PSC_OK;
 fail:

@@ -24,6 +24,33 @@ int psc__registry_find(const psc_registry_t *r, const char *name)
     return -1;
 }
 
+psc_status_t psc__registry_lookup(const psc_registry_t *r, const char *name, int *out)
+{
+    int i = psc__registry_find(r, name);
+
+    if (i < 0 || !out)
+        return PSC_ERR_INVALID;
+    *out = i;
+    return PSC_OK;
+}
+
+const char *psc__registry_name(const psc_registry_t *r, int i)
+{
+    const char *name = psc__registry_text(r, i, r ? r->name_off : 0);
+
+    return name ? name : "unknown";
+}
+
+int psc__registry_min_gpus(const psc_registry_t *r, int i)
+{
+    const char *e = psc__registry_at(r, i);
+    int g = 0;
+
+    if (e)
+        memcpy(&g, e + r->min_gpus_off, sizeof(g));
+    return g;
+}
+
 int psc__registry_match(const psc_registry_t *r, const char *glob, int *out, int cap)
 {
     int n = 0;
@@ -52,6 +79,6 @@ psc_status_t psc_registry_entry(const psc_registry_t *r, int i, psc_registry_ent
     out->name = psc__registry_text(r, i, r->name_off);
     out->title = psc__registry_text(r, i, r->title_off);
     out->description = psc__registry_text(r, i, r->description_off);
-    memcpy(&out->min_gpus, e + r->min_gpus_off, sizeof(out->min_gpus));
+    out->min_gpus = psc__registry_min_gpus(r, i);
     return PSC_OK;
 }

@@ -30,6 +30,15 @@ const void *psc__registry_at(const psc_registry_t *r, int i);
 /* The index of the entry called `name`, -1 when none is. */
 int psc__registry_find(const psc_registry_t *r, const char *name);
 
+/* The index of the entry called `name` into *out; PSC_ERR_INVALID (nothing recorded) when none is or out is NULL. */
+psc_status_t psc__registry_lookup(const psc_registry_t *r, const char *name, int *out);
+
+/* Entry i's name, "unknown" out of range. */
+const char *psc__registry_name(const psc_registry_t *r, int i);
+
+/* Entry i's minimum GPU count, 0 out of range. */
+int psc__registry_min_gpus(const psc_registry_t *r, int i);
+
 /* Indices of the entries whose name matches a shell glob into out (at most cap); returns how many match. */
 int psc__registry_match(const psc_registry_t *r, const char *glob, int *out, int cap);
 

@@ -12,6 +12,7 @@
 #include "verify/integrity.h"
 #include "verify/load.h"
 #include "verify/mapped.h"
+#include "xfer/bw.h"
 #include "xfer/copy.h"
 
 #define PSC__GUARD 64                      /* canary bytes before a destination range */
@@ -165,13 +166,10 @@ static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, p
 static psc_status_t psc__verify_args(psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti,
                                      const psc_verify_opts_t *o, const psc_verify_result_t *out)
 {
-    if (!ctx)
-        return PSC_ERR_INVALID;
-    if (!c || !o || !out)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_verify_run: no %s given", !c ? "case" : !o ? "options" : "result");
-    if (!ti)
-        return psc__fail(ctx, PSC_ERR_INVALID, "bandwidth test %d does not exist: accepted 0 to %d", c->test,
-                         psc_bw_test_count() - 1);
+    psc_status_t st;
+
+    if ((st = psc__bw_case_args(ctx, "psc_verify_run", c, ti, o, out)) != PSC_OK)
+        return st;
     if (c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS)
         return psc__fail(ctx, PSC_ERR_INVALID, "a case of %d transfers: accepted 1 to %d", c->nxfer, PSC_MAX_XFERS);
     if (!o->max_size)

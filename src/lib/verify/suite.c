@@ -9,14 +9,10 @@
 
 #include "internal.h"
 #include "opts.h"
-#include "suite.h"
+#include "runner/runner.h"
 #include "verify/load.h"
 #include "verify/verify_suite.h"
-
-static int psc__bw_min_gpus(int t)
-{
-    return psc_bw_test_info(t)->min_gpus;
-}
+#include "xfer/bw.h"
 
 typedef struct {
     psc_verify_suite_progress_fn fn;
@@ -48,14 +44,8 @@ static psc_status_t psc__verify_suite_cases(psc_context_t *ctx, psc_verify_suite
     size_t total = 0;
     psc_status_t st;
 
-    for (int t = 0; t < nt; t++) {
-        size_t n = 0;
-
-        if ((st = psc_bw_cases(ctx, tv[t].test, s->devices, s->ndev, NULL, 0, &n)) != PSC_OK)
-            return st;
-        tv[t].n = n;
-        total += n;
-    }
+    if ((st = psc__suite_count(ctx, &psc__bw_kind, s->devices, s->ndev, tv, nt, 1, &total)) != PSC_OK)
+        return st;
     if (!(*cases = calloc(total + 1, sizeof(**cases))) || !(s->paths = calloc(total + 1, sizeof(*s->paths))))
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu paths", total);
     for (int t = 0; t < nt; t++) {
@@ -126,8 +116,8 @@ psc_status_t psc__verify_run_suite(psc_context_t *ctx, const psc_verify_suite_op
     if (!(s = calloc(1, sizeof(*s))))
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a verify suite");
     if ((st = psc__suite_devices(ctx, "psc_verify_run_suite", o.devices, o.ndev, s->devices, &s->ndev)) != PSC_OK ||
-        (st = psc__suite_tests(ctx, "psc_verify_run_suite", o.tests, o.ntests, psc_bw_test_count(), psc__bw_min_gpus,
-                               psc_bw_test_name, s->ndev, o.ndev > 0, &tv, &nt)) != PSC_OK ||
+        (st = psc__suite_tests(ctx, "psc_verify_run_suite", o.tests, o.ntests, psc_bw_registry(), s->ndev,
+                               o.ndev > 0, &tv, &nt)) != PSC_OK ||
         (st = psc__verify_suite_cases(ctx, s, tv, nt, &cases)) != PSC_OK)
         goto fail;
     full.load = NULL;

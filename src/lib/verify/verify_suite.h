@@ -1,7 +1,7 @@
 /*
  * The verify suite's run (verify/suite.c), without the findings that
- * psc_verify_run_suite (api_findings.c) adds. Not suite.h: that name is the
- * suites' common checks, and the compiler looks beside the includer first.
+ * psc_verify_run_suite (api_findings.c) adds. Named apart from the suites'
+ * common checks, which were lib/suite.h and are now in runner/runner.h.
  * Internal.
  */
 #ifndef PSC_VERIFY_VERIFY_SUITE_H

@@ -10,6 +10,7 @@
 #include "machine/host_topo.h"
 #include "mem/buffer.h"
 #include "pattern/check.h"
+#include "runner/runner.h"
 #include "xfer/bw.h"
 #include "xfer/bw_gpumap.h"
 #include "xfer/copy.h"
@@ -421,20 +422,29 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
     }
 }
 
+psc_status_t psc__bw_case_args(psc_context_t *ctx, const char *who, const psc_bw_case_t *c,
+                               const psc_bw_test_info_t *ti, const void *o, const void *out)
+{
+    if (!ctx)
+        return PSC_ERR_INVALID;
+    if (!c || !o || !out)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s: no %s given", who, !c ? "case" : !o ? "options" : "result");
+    if (!ti)
+        return psc__fail(ctx, PSC_ERR_INVALID, "bandwidth test %d does not exist: accepted 0 to %d", c->test,
+                         psc_bw_test_count() - 1);
+    return PSC_OK;
+}
+
 /* What psc_bw_run refuses before it takes anything: no case, options or result; a test that does not exist; options
  * or a case that their checks refuse. */
 static psc_status_t psc__bw_args(psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti,
                                  const psc_measure_opts_t *o, const psc_bw_result_t *out)
 {
     char why[256];
+    psc_status_t st;
 
-    if (!ctx)
-        return PSC_ERR_INVALID;
-    if (!c || !o || !out)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_run: no %s given", !c ? "case" : !o ? "options" : "result");
-    if (!ti)
-        return psc__fail(ctx, PSC_ERR_INVALID, "bandwidth test %d does not exist: accepted 0 to %d", c->test,
-                         psc_bw_test_count() - 1);
+    if ((st = psc__bw_case_args(ctx, "psc_bw_run", c, ti, o, out)) != PSC_OK)
+        return st;
     if (psc__measure_opts_check(o, why, sizeof(why)) != PSC_OK || !psc__case_valid(ctx, c, ti, why, sizeof(why)))
         return psc__fail(ctx, PSC_ERR_INVALID, "%s", why);
     return PSC_OK;
@@ -585,20 +595,11 @@ psc_status_t psc__bw_run_on(psc_context_t *ctx, const psc_bw_case_t *c, const ps
     return psc__bw_run_case(ctx, c, o, src, dst, out);
 }
 
+PSC_RUNNER_KIND(psc__bw_kind, "psc_bw_run", psc_bw_case_t, psc_bw_cases, psc_bw_result_t, psc__bw_run,
+                psc_measure_opts_t, psc_bw_run_test_opts_t);
+
 psc_status_t psc__bw_run_held(psc_context_t *ctx, const psc_bw_case_t *c, const psc_measure_opts_t *o,
                               psc_bw_result_t *out)
 {
-    psc_bw_result_t *res;
-    psc_status_t st;
-
-    if (!out)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_run: no place for the result (accepted: a psc_bw_result_t)");
-    if (!(res = malloc(sizeof(*res))))
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a result");
-    psc__guard_enter(ctx);
-    st = psc__guard_leave(ctx, psc__bw_run(ctx, c, o, res));
-    if (st == PSC_OK) /* written only when the caller's state was put back too */
-        memcpy(out, res, sizeof(*res));
-    free(res);
-    return st;
+    return psc__runner_held(ctx, &psc__bw_kind, c, o, out);
 }

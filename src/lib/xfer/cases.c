@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "runner/runner.h"
 
 typedef struct {
     psc_bw_case_t *out;
@@ -120,16 +121,12 @@ psc_status_t psc_bw_cases(const psc_context_t *ctx, psc_bw_test_t test, const in
                           psc_bw_case_t *cases, size_t cap, size_t *n)
 {
     const psc_bw_test_info_t *ti = psc_bw_test_info(test);
-    int d[PSC_MAX_XFERS], m = psc__resolve_devices(ctx, devices, ndev, d, PSC_MAX_XFERS);
+    int d[PSC_MAX_XFERS], m;
     psc__case_list_t l = {cases, cap, 0};
 
-    if (!n)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_bw_cases: no count given (accepted: the address of a size_t)");
-    if (!ti)
-        return psc__fail(ctx, PSC_ERR_INVALID, "bandwidth test %d does not exist (accepted: 0..%d)", test,
-                         psc_bw_test_count() - 1);
+    m = psc__cases_gpus(ctx, "psc_bw_cases", "bandwidth", psc_bw_registry(), test, devices, ndev, n, d, PSC_MAX_XFERS);
     if (m < 0)
-        return PSC_ERR_INVALID; /* psc__resolve_devices recorded which GPU */
+        return PSC_ERR_INVALID; /* psc__cases_gpus recorded why */
     if (m >= ti->min_gpus)
         psc__generate(ti, test, d, m, &l);
     *n = l.n;

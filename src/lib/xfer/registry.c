@@ -138,9 +138,7 @@ const psc_bw_test_info_t *psc_bw_test_info(psc_bw_test_t t)
 
 const char *psc_bw_test_name(psc_bw_test_t t)
 {
-    const psc_bw_test_info_t *i = psc_bw_test_info(t);
-
-    return i ? i->name : "unknown";
+    return psc__registry_name(&psc__registry, t);
 }
 
 const char *psc_bw_test_title(psc_bw_test_t t)
@@ -152,12 +150,7 @@ const char *psc_bw_test_title(psc_bw_test_t t)
 
 psc_status_t psc_bw_test_from_name(const char *name, psc_bw_test_t *out)
 {
-    int t = psc__registry_find(&psc__registry, name);
-
-    if (t < 0 || !out)
-        return PSC_ERR_INVALID;
-    *out = t;
-    return PSC_OK;
+    return psc__registry_lookup(&psc__registry, name, out);
 }
 
 int psc_bw_test_match(const char *glob, psc_bw_test_t *out, int cap)

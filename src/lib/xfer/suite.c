@@ -5,13 +5,8 @@
 
 #include "internal.h"
 #include "opts.h"
-#include "suite.h"
+#include "runner/runner.h"
 #include "xfer/bw.h"
-
-static int psc__bw_min_gpus(int t)
-{
-    return psc_bw_test_info(t)->min_gpus;
-}
 
 typedef struct {
     psc_bw_suite_progress_fn fn;
@@ -32,11 +27,8 @@ static void psc__bw_progress(const psc_bw_case_t *c, const psc_bw_result_t *r, v
 
 void psc_bw_suite_free(psc_bw_suite_t *s)
 {
-    if (!s)
-        return;
-    free(s->tests);
-    free(s->results);
-    free(s);
+    if (s)
+        psc__suite_free(s, s->tests, s->results);
 }
 
 /* The suite's sizes: the options' one size, or the sweep from sweep_min to sweep_max by sweep_factor. */
@@ -64,22 +56,31 @@ static psc_status_t psc__bw_suite_sizes(psc_context_t *ctx, psc_bw_suite_t *s, u
     return PSC_OK;
 }
 
-/* Each test's count of results (its cases at every size) and room for all of them (*total). */
-static psc_status_t psc__bw_suite_results(psc_context_t *ctx, psc_bw_suite_t *s, size_t *total)
+/* What the suite's per-test runs share: the suite, its options, and the per-test options they change. */
+typedef struct {
+    psc_bw_suite_t *s;
+    const psc_measure_opts_t *full;
+    psc_bw_run_test_opts_t ro;
+    psc_measure_opts_t m;
+} psc__bw_suite_test_t;
+
+/* One test at size z (psc_suite_test_fn): psc_bw_run_test, and the bytes its passed results moved counted. */
+static psc_status_t psc__bw_suite_test(psc_context_t *ctx, int test, int z, void *res, size_t cap, size_t *n,
+                                       void *user)
 {
+    psc__bw_suite_test_t *b = user;
     psc_status_t st;
 
-    *total = 0;
-    for (int t = 0; t < s->ntests; t++) {
-        size_t n = 0;
+    b->m = *b->full;
+    b->m.size = b->s->sizes[z];
+    if ((st = psc_bw_run_test(ctx, test, &b->ro, res, cap, n)) != PSC_OK)
+        return st;
+    for (size_t k = 0; k < *n; k++) {
+        const psc_bw_result_t *r = (const psc_bw_result_t *)res + k;
 
-        if ((st = psc_bw_cases(ctx, s->tests[t].test, s->devices, s->ndev, NULL, 0, &n)) != PSC_OK)
-            return st; /* psc_bw_cases recorded why */
-        s->tests[t].n = n * (size_t)s->nsizes;
-        *total += s->tests[t].n;
+        if (r->status == PSC_RESULT_PASSED)
+            b->s->payload_bytes += r->bytes_per_sample * (b->full->warmup + r->nsamples);
     }
-    if (!(s->results = calloc(*total ? *total : 1, sizeof(*s->results))))
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu results", *total);
     return PSC_OK;
 }
 
@@ -87,39 +88,24 @@ static psc_status_t psc__bw_suite_results(psc_context_t *ctx, psc_bw_suite_t *s,
 static psc_status_t psc__bw_suite_measure(psc_context_t *ctx, psc_bw_suite_t *s, const psc_measure_opts_t *full,
                                           psc__bw_progress_t *prog)
 {
-    size_t total = prog->count;
-    psc_bw_run_test_opts_t ro;
-    psc_measure_opts_t m;
+    psc_suite_run_t r = {s->tests, s->ntests, s->nsizes, NULL, 0, 0, 0};
+    psc__bw_suite_test_t b = {.s = s, .full = full};
     psc_status_t st;
 
-    psc_bw_run_test_opts_default(&ro);
-    ro.devices = s->devices;
-    ro.ndev = s->ndev;
-    ro.measure = &m;
-    ro.progress = psc__bw_progress;
-    ro.user = prog;
-    for (int t = 0; t < s->ntests; t++) {
-        s->tests[t].first = s->nresults;
-        for (int z = 0; z < s->nsizes; z++) {
-            size_t n = 0;
-
-            m = *full;
-            m.size = s->sizes[z];
-            st = psc_bw_run_test(ctx, s->tests[t].test, &ro, s->results + s->nresults, total - s->nresults, &n);
-            if (st != PSC_OK)
-                return st;
-            for (size_t k = s->nresults; k < s->nresults + n; k++) {
-                const psc_bw_result_t *r = &s->results[k];
-
-                s->nfailed += r->status == PSC_RESULT_FAILED;
-                if (r->status == PSC_RESULT_PASSED)
-                    s->payload_bytes += r->bytes_per_sample * (full->warmup + r->nsamples);
-            }
-            s->nresults += n;
-        }
-        s->tests[t].n = s->nresults - s->tests[t].first;
-    }
-    return PSC_OK;
+    if ((st = psc__suite_room(ctx, &psc__bw_kind, s->devices, s->ndev, "results", &r)) != PSC_OK)
+        return st;
+    s->results = r.results;
+    prog->count = r.total;
+    psc_bw_run_test_opts_default(&b.ro);
+    b.ro.devices = s->devices;
+    b.ro.ndev = s->ndev;
+    b.ro.measure = &b.m;
+    b.ro.progress = psc__bw_progress;
+    b.ro.user = prog;
+    st = psc__suite_run(ctx, &psc__bw_kind, &r, psc__bw_suite_test, &b);
+    s->nresults = r.nresults;
+    s->nfailed = r.nfailed;
+    return st;
 }
 
 psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_suite_opts_t *opts, psc_bw_suite_t **out)
@@ -148,8 +134,8 @@ psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_suite_opts_t *opt
     if (!(s = calloc(1, sizeof(*s))))
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for a bandwidth suite");
     if ((st = psc__suite_devices(ctx, "psc_bw_run_suite", o.devices, o.ndev, s->devices, &s->ndev)) != PSC_OK ||
-        (st = psc__suite_tests(ctx, "psc_bw_run_suite", o.tests, o.ntests, psc_bw_test_count(), psc__bw_min_gpus,
-                               psc_bw_test_name, s->ndev, o.ndev > 0, &s->tests, &s->ntests)) != PSC_OK ||
+        (st = psc__suite_tests(ctx, "psc_bw_run_suite", o.tests, o.ntests, psc_bw_registry(), s->ndev, o.ndev > 0,
+                               &s->tests, &s->ntests)) != PSC_OK ||
         (st = psc_system_info(ctx, &sys)) != PSC_OK)
         goto fail;
     if (full.host_node >= sys.numa_nodes) {
@@ -158,7 +144,6 @@ psc_status_t psc_bw_run_suite(psc_context_t *ctx, const psc_bw_suite_opts_t *opt
         goto fail;
     }
     if ((st = psc__bw_suite_sizes(ctx, s, full.size, o.sweep_min, o.sweep_max, o.sweep_factor)) != PSC_OK ||
-        (st = psc__bw_suite_results(ctx, s, &prog.count)) != PSC_OK ||
         (st = psc__bw_suite_measure(ctx, s, &full, &prog)) != PSC_OK)
         goto fail;
     *out = s;
