@@ -127,6 +127,8 @@ size_t psc_dtype_size(int dtype);
 const char *psc_redop_name(int op);
 /* busbw = algbw x this, for nranks ranks: 2(n-1)/n all_reduce; (n-1)/n all_gather, reduce_scatter, alltoall; 1 broadcast, reduce, sendrecv. */
 double psc_coll_busbw_factor(int coll, int nranks);
+/* nccl-tests' NCCL_TESTS_MIN_BW rule: 1 when an average bus bandwidth is below 0.9 x the bound (then FAILED). */
+int psc_coll_busbw_short(double avg_busbw_gbs, double min_busbw_gbs);
 
 /* ---------------------------------------------------------------- the tool's work, done in the library */
 
