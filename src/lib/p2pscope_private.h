@@ -10,12 +10,12 @@
  * writers print alike (a size, a GPU's CPU mapping, NCCL's version), with the
  * test hooks behind the tool's hidden fault-injection options. And the few
  * compound calls that do, in the library, work the tool once did itself
- * (coll --explain's measurement and reading). The tool includes no other
+ * (coll --explain's measurement and reading, report's facts and findings). The tool includes no other
  * header of src/lib (unit/check_private).
  *
  * Threads: everything here that takes no context is pure or reads and writes
- * only what it is given (thread-safe); psc_test_hooks_set and psc_coll_explain
- * as any call on a context.
+ * only what it is given (thread-safe); psc_test_hooks_set, psc_coll_explain
+ * and psc_facts_gather_mapped as any call on a context.
  */
 #ifndef P2PSCOPE_PRIVATE_H
 #define P2PSCOPE_PRIVATE_H
@@ -155,6 +155,22 @@ typedef struct {
  */
 psc_status_t psc_coll_explain(psc_context_t *ctx, const psc_coll_report_t *r, const int *devs, int ndev,
                               psc_coll_explain_t *out);
+
+/*
+ * The facts as report shows them before its tests: psc_facts_new, then
+ * psc_facts_gather on ctx and psc_facts_probe_gpumap (a page of device
+ * memory tried per backend). PSC_OK with a new *out (psc_facts_free it);
+ * else the failed step's status with its reason recorded
+ * (psc_context_last_error: "out of host memory" when the facts cannot be
+ * made), *out untouched.
+ */
+psc_status_t psc_facts_gather_mapped(psc_context_t *ctx, psc_facts_t **out);
+
+/*
+ * psc_doctor's findings on f, most severe first, in a new array (free it) of
+ * *n; NULL when out of host memory (then *n is how many were wanted).
+ */
+psc_finding_t *psc_doctor_findings(const psc_facts_t *f, size_t *n);
 
 /* ---------------------------------------------------------------- test hooks (fault injection) */
 
