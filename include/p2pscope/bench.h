@@ -1013,6 +1013,10 @@ typedef struct {
     double own_avg_busbw_gbs; /* mean of every busbw of p2pscope's own rows; 0: none ran */
     char own_not_run[256];    /* why p2pscope's rows are missing where they apply (its group could not be made
                                  here: PSC_ERR_UNSUPPORTED, with NCCL's rows asked too); "" otherwise */
+    int min_busbw_set;        /* the options' bound on avg_busbw_gbs (nccl-tests' NCCL_TESTS_MIN_BW), copied */
+    double min_busbw_gbs;
+    int busbw_failed;         /* 1: min_busbw_set and avg_busbw_gbs below 0.9 x min_busbw_gbs (nccl-tests' "Avg bus
+                                 bandwidth ... FAILED"): the run failed */
 } psc_coll_report_t;
 
 /*
@@ -1079,6 +1083,10 @@ typedef struct {
     unsigned impls;           /* PSC_COLL_IMPL_* set (default PSC_COLL_IMPL_ALL): whose rows; p2pscope's only where
                                  it applies (all_reduce, sum, float/half/bfloat16, 1 to 8 ranks, one GPU per process
                                  under procs), right after NCCL's row of the same size */
+    int min_busbw_set;        /* 1: the run must reach min_busbw_gbs (>= 0) of average bus bandwidth, nccl-tests'
+                                 NCCL_TESTS_MIN_BW (the library reads no environment: the caller passes it); below
+                                 0.9 x it the report's busbw_failed is set (default 0: no bound) */
+    double min_busbw_gbs;
 } psc_coll_opts_t;
 
 void psc_coll_opts_init(psc_coll_opts_t *o, size_t struct_size);

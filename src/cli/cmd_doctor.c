@@ -11,16 +11,14 @@
 
 psc_finding_t *psc_cli_doctor(const psc_facts_t *f, size_t *n)
 {
-    size_t want = psc_doctor(f, NULL, 0);
-    psc_finding_t *v = calloc(want ? want : 1, sizeof(*v));
+    size_t want;
+    psc_finding_t *v = psc_doctor_findings(f, &want);
 
     if (!v) {
         psc_report_printf(stderr, "p2pscope: out of host memory\n");
         return NULL;
     }
-    *n = psc_doctor(f, v, want);
-    if (*n > want) /* the rules are pure: the same facts give the same count */
-        *n = want;
+    *n = want;
     return v;
 }
 

@@ -9,12 +9,11 @@
 
 psc_facts_t *psc_report_facts(psc_context_t *ctx)
 {
-    psc_facts_t *f = psc_facts_new();
+    psc_facts_t *f = NULL;
 
     /* With the CPU mappings, as topo and doctor show them (a page of device memory tried per backend). */
-    if (!f || psc_facts_gather(ctx, f) != PSC_OK || psc_facts_probe_gpumap(ctx, f) != PSC_OK) {
-        fprintf(stderr, "p2pscope: topology not gathered: %s\n", f ? psc_context_last_error(ctx) : "out of host memory");
-        psc_facts_free(f);
+    if (psc_facts_gather_mapped(ctx, &f) != PSC_OK) {
+        fprintf(stderr, "p2pscope: topology not gathered: %s\n", psc_context_last_error(ctx));
         return NULL;
     }
     return f;

@@ -1,84 +1,29 @@
 /*
- * coll --explain: the doctor's reading of a run (psc_doctor_coll) against
- * what bw measures between the same GPUs: gpu_to_gpu_write_ce at 64 MiB,
- * every ordered pair of the ranks' GPUs in this process, the slowest pair
- * standing for the ring's slowest link. A process that drives one GPU (one
- * rank per GPU under mpirun) has no pair to measure: the facts alone speak.
+ * coll --explain: the library's reading of a run (psc_coll_explain: the link
+ * measured between the ranks' GPUs, the doctor's findings), rendered after
+ * the table and set as the JSON run's "explain".
  */
-#define _GNU_SOURCE
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "cli.h"
 #include "report/json.h"
 #include "report/render_coll.h"
 
-#define PSC__EXPLAIN_SIZE (64ull << 20)
-#define PSC__EXPLAIN_FINDINGS 16
-
-/* The slowest ordered pair's median GB/s, or 0 with why in how. */
-static double psc__link_bw(psc_context_t *ctx, const int *devs, int ndev, char *how, size_t len)
-{
-    psc_bw_run_test_opts_t ro;
-    psc_measure_opts_t mo;
-    psc_bw_result_t *res;
-    psc_bw_test_t t;
-    size_t n = 0, cap = (size_t)ndev * (size_t)ndev;
-    double worst = 0;
-
-    if (ndev < 2) {
-        snprintf(how, len, "this process drives one GPU: no pair to measure");
-        return 0;
-    }
-    if (psc_bw_test_from_name("gpu_to_gpu_write_ce", &t) != PSC_OK || !(res = calloc(cap, sizeof(*res)))) {
-        snprintf(how, len, "out of host memory");
-        return 0;
-    }
-    psc_measure_opts_default(&mo);
-    mo.size = PSC__EXPLAIN_SIZE;
-    psc_bw_run_test_opts_default(&ro);
-    ro.devices = devs;
-    ro.ndev = ndev;
-    ro.measure = &mo;
-    if (psc_bw_run_test(ctx, t, &ro, res, cap, &n) != PSC_OK) {
-        snprintf(how, len, "gpu_to_gpu_write_ce could not run: %s", psc_context_last_error(ctx));
-        free(res);
-        return 0;
-    }
-    for (size_t k = 0; k < n; k++)
-        if (res[k].status == PSC_RESULT_PASSED && (worst == 0 || res[k].stats.median < worst))
-            worst = res[k].stats.median;
-    snprintf(how, len, worst > 0 ? "gpu_to_gpu_write_ce, 64 MiB, the slowest of %zu ordered pairs of the ranks' GPUs"
-                                 : "gpu_to_gpu_write_ce passed on none of %zu pairs", n);
-    free(res);
-    return worst;
-}
-
 int psc_cli_coll_explain(psc_context_t *ctx, const psc_coll_report_t *r, const int *devs, int ndev, int tables,
                          json_t *run)
 {
-    psc_finding_t v[PSC__EXPLAIN_FINDINGS];
-    psc_facts_t *f = psc_facts_new();
-    char how[256];
-    double link;
-    size_t n;
+    psc_coll_explain_t x;
 
-    if (!f) {
+    if (psc_coll_explain(ctx, r, devs, ndev, &x) != PSC_OK) {
         fprintf(stderr, "p2pscope: out of host memory\n");
         return PSC_EXIT_NO_MEMORY;
     }
-    if (psc_facts_gather(ctx, f) != PSC_OK)
-        fprintf(stderr, "p2pscope coll: the doctor's facts are incomplete: %s\n", psc_context_last_error(ctx));
-    link = psc__link_bw(ctx, devs, ndev, how, sizeof(how));
-    n = psc_doctor_coll(f, r, link, v, PSC__EXPLAIN_FINDINGS);
-    if (n > PSC__EXPLAIN_FINDINGS)
-        n = PSC__EXPLAIN_FINDINGS;
+    if (x.facts_incomplete)
+        fprintf(stderr, "p2pscope coll: the doctor's facts are incomplete: %s\n", x.facts_error);
     if (tables)
-        psc_render_coll_explain(stdout, link, how, v, n);
-    if (run && json_object_set_new(run, "explain", psc_json_coll_explain(link, how, v, n)) != 0) {
-        psc_facts_free(f);
+        psc_render_coll_explain(stdout, x.link_bw_gbs, x.how, x.findings, x.nfindings);
+    if (run && json_object_set_new(run, "explain", psc_json_coll_explain(x.link_bw_gbs, x.how, x.findings,
+                                                                         x.nfindings)) != 0)
         return PSC_EXIT_NO_MEMORY;
-    }
-    psc_facts_free(f);
     return PSC_EXIT_OK;
 }

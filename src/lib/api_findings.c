@@ -1,12 +1,15 @@
 /*
  * The verify suite as the public call hands it over (psc_verify_run_suite):
  * the run (verify/suite.c), then, when a path failed or the load reported a
- * problem, the doctor's findings on facts gathered after it. Above topo and
- * the doctor, which the runs below must not call.
+ * problem, the doctor's findings on facts gathered after it. And the doctor's
+ * findings in an array of their own (psc_doctor_findings, the private
+ * interface's: for doctor and report). Above topo and the doctor, which the
+ * runs below must not call.
  */
 #include <stdlib.h>
 
 #include "internal.h"
+#include "p2pscope_private.h"
 #include "verify/verify_suite.h"
 
 /*
@@ -16,7 +19,7 @@
 static psc_status_t psc__verify_findings(psc_context_t *ctx, psc_verify_suite_t *s)
 {
     psc_facts_t *f = psc_facts_new();
-    size_t want;
+    size_t n;
 
     if (!f)
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for the doctor's facts");
@@ -27,16 +30,27 @@ static psc_status_t psc__verify_findings(psc_context_t *ctx, psc_verify_suite_t 
     if (psc_facts_probe_gpumap(ctx, f) != PSC_OK) /* the mapped path's findings; without them "not checked" */
         psc__log(ctx, PSC_LOG_INFO, "verify: CPU mappings not probed: %s", psc_context_last_error(ctx));
     psc_facts_note_verify_sums(f, s->paths, s->npaths);
-    want = psc_doctor(f, NULL, 0);
-    if (!(s->findings = calloc(want ? want : 1, sizeof(*s->findings)))) {
+    if (!(s->findings = psc_doctor_findings(f, &n))) {
         psc_facts_free(f);
-        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu findings", want);
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory for %zu findings", n);
     }
-    s->nfindings = psc_doctor(f, s->findings, want);
-    if (s->nfindings > want) /* the rules are pure: the same facts give the same count */
-        s->nfindings = want;
+    s->nfindings = n;
     psc_facts_free(f);
     return PSC_OK;
+}
+
+psc_finding_t *psc_doctor_findings(const psc_facts_t *f, size_t *n)
+{
+    size_t want = psc_doctor(f, NULL, 0);
+    psc_finding_t *v = calloc(want ? want : 1, sizeof(*v));
+
+    *n = want;
+    if (!v)
+        return NULL;
+    *n = psc_doctor(f, v, want);
+    if (*n > want) /* the rules are pure: the same facts give the same count */
+        *n = want;
+    return v;
 }
 
 

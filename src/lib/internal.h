@@ -63,7 +63,7 @@ typedef enum {
     PSC__CLOSE_ALLREDUCE, /* all-reduce groups not destroyed (allreduce/allreduce.c) */
     PSC__CLOSE_GPUMAPS,   /* CPU mappings not unmapped (gpumap/gpumap.c) */
     PSC__CLOSE_GDR,       /* libgdrapi and its gdr_t (gpumap/backend_gdr.c) */
-    PSC__CLOSE_SHARES,    /* shared memory and events not freed (ipc/share.c) */
+    PSC__CLOSE_SHARES,    /* shared memory and events not freed (share/share.c) */
     PSC__CLOSE_MEMS,      /* psc_mem_alloc's memory not freed (mem/app_mem.c) */
     PSC__CLOSE_COPY_CAL,  /* psc_copy's calibration (xfer/calibration.c) */
     PSC__CLOSE_COPY_MEMO, /* the routes threads keep for psc_copy on the context (xfer/app_copy.c) */
@@ -91,7 +91,7 @@ struct psc_context {
     int caller_saved;           /* caller_current could be read (else it is not put back) */
     struct psc_load *loads;     /* background loads not yet stopped (verify/load.c) */
     struct psc_mem *mems;       /* psc_mem_alloc's memory not yet freed (mem/app_mem.c) */
-    struct psc_share *shares;   /* shared memory and events not yet freed (ipc/share.c) */
+    struct psc_share *shares;   /* shared memory and events not yet freed (share/share.c) */
     struct psc_allreduce *allreduces; /* all-reduce groups not yet destroyed (allreduce/allreduce.c) */
     struct psc_gpumap *gpumaps;  /* CPU mappings of GPU memory not yet unmapped (gpumap/gpumap.c) */
     struct psc__gdr_ctx *gdr;    /* libgdrapi and one gdr_t, from the first gdrcopy map to the context's end */

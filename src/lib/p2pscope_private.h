@@ -8,12 +8,14 @@
  * Two kinds: the utilities (sizes, statistics, files, nccl-tests' names) that
  * the library uses itself, and the few pieces of the library's own texts the
  * writers print alike (a size, a GPU's CPU mapping, NCCL's version), with the
- * test hooks behind the tool's hidden fault-injection options. The tool
- * includes no other header of src/lib (unit/check_private).
+ * test hooks behind the tool's hidden fault-injection options. And the few
+ * compound calls that do, in the library, work the tool once did itself
+ * (coll --explain's measurement and reading, report's facts and findings). The tool includes no other
+ * header of src/lib (unit/check_private).
  *
  * Threads: everything here that takes no context is pure or reads and writes
- * only what it is given (thread-safe); psc_test_hooks_set as any call on a
- * context.
+ * only what it is given (thread-safe); psc_test_hooks_set, psc_coll_explain
+ * and psc_facts_gather_mapped as any call on a context.
  */
 #ifndef P2PSCOPE_PRIVATE_H
 #define P2PSCOPE_PRIVATE_H
@@ -125,6 +127,50 @@ size_t psc_dtype_size(int dtype);
 const char *psc_redop_name(int op);
 /* busbw = algbw x this, for nranks ranks: 2(n-1)/n all_reduce; (n-1)/n all_gather, reduce_scatter, alltoall; 1 broadcast, reduce, sendrecv. */
 double psc_coll_busbw_factor(int coll, int nranks);
+/* nccl-tests' NCCL_TESTS_MIN_BW rule: 1 when an average bus bandwidth is below 0.9 x the bound (then FAILED). */
+int psc_coll_busbw_short(double avg_busbw_gbs, double min_busbw_gbs);
+
+/* ---------------------------------------------------------------- the tool's work, done in the library */
+
+#define PSC_COLL_EXPLAIN_FINDINGS 16
+
+/* What coll --explain shows: the link measured beside the run, and the doctor's reading of both. */
+typedef struct {
+    double link_bw_gbs;          /* the slowest ordered pair's median GB/s (gpu_to_gpu_write_ce, 64 MiB); 0: none */
+    char how[256];               /* how link_bw_gbs was measured, or why it was not */
+    int facts_incomplete;        /* 1: gathering the doctor's facts failed (facts_error says why); the rules read
+                                    what was gathered */
+    char facts_error[512];
+    size_t nfindings;            /* psc_doctor_coll's findings, at most PSC_COLL_EXPLAIN_FINDINGS */
+    psc_finding_t findings[PSC_COLL_EXPLAIN_FINDINGS];
+} psc_coll_explain_t;
+
+/*
+ * coll --explain on run r over its GPUs devs[0..ndev) in this process: the
+ * facts gathered, gpu_to_gpu_write_ce at 64 MiB over every ordered pair of
+ * devs (the slowest pair stands for the ring's slowest link; fewer than two
+ * GPUs: not measured, how says so), then psc_doctor_coll on the facts, r and
+ * that figure. PSC_OK with *out written (a failed measurement or gathering is
+ * said in out, not returned); PSC_ERR_NO_MEMORY when the facts cannot be made.
+ */
+psc_status_t psc_coll_explain(psc_context_t *ctx, const psc_coll_report_t *r, const int *devs, int ndev,
+                              psc_coll_explain_t *out);
+
+/*
+ * The facts as report shows them before its tests: psc_facts_new, then
+ * psc_facts_gather on ctx and psc_facts_probe_gpumap (a page of device
+ * memory tried per backend). PSC_OK with a new *out (psc_facts_free it);
+ * else the failed step's status with its reason recorded
+ * (psc_context_last_error: "out of host memory" when the facts cannot be
+ * made), *out untouched.
+ */
+psc_status_t psc_facts_gather_mapped(psc_context_t *ctx, psc_facts_t **out);
+
+/*
+ * psc_doctor's findings on f, most severe first, in a new array (free it) of
+ * *n; NULL when out of host memory (then *n is how many were wanted).
+ */
+psc_finding_t *psc_doctor_findings(const psc_facts_t *f, size_t *n);
 
 /* ---------------------------------------------------------------- test hooks (fault injection) */
 

@@ -183,7 +183,8 @@ static void psc__row(FILE *f, const psc_coll_row_t *row)
 /* util.cu:777-780, common.cu's finalizeFooter and writeErrors: nccl-tests' last lines. */
 static void psc__footer(FILE *f, const psc_coll_report_t *r, const psc_coll_render_opts_t *o, int failed)
 {
-    const char *bw_verdict = !o->min_bw_set ? "" : r->avg_busbw_gbs < o->min_bw_gbs * 0.9 ? "FAILED" : "OK";
+    const int bw_short = o->min_bw_set && psc_coll_busbw_short(r->avg_busbw_gbs, o->min_bw_gbs);
+    const char *bw_verdict = !o->min_bw_set ? "" : bw_short ? "FAILED" : "OK";
 
     fprintf(f, "# %-20s : %d %s\n", "Out of bounds values", failed, failed ? "FAILED" : "OK");
     fprintf(f, "# %-20s : %g %s\n", "Avg bus bandwidth", r->avg_busbw_gbs, bw_verdict);

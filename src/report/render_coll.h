@@ -19,7 +19,8 @@
 /* What the table needs beyond the report; NULL or all zero: nccl-tests' defaults. */
 typedef struct {
     int no_extras;          /* 1: nccl-tests' text alone (p2pscope's tables after it left out) */
-    int min_bw_set;         /* nccl-tests' NCCL_TESTS_MIN_BW: the average line ends OK, or FAILED below 0.9 x */
+    int min_bw_set;         /* nccl-tests' NCCL_TESTS_MIN_BW (the report's min_busbw_*): the average line ends OK,
+                               or FAILED where the library's rule (psc_coll_busbw_short) says so */
     double min_bw_gbs;
     const char *last_error; /* ncclGetLastError(NULL): "# error: <it>" as the last line instead of a blank one */
 } psc_coll_render_opts_t;

@@ -1,5 +1,5 @@
 /*
- * Fuzz the ipc layer's reader of frames another process sends (src/lib/ipc):
+ * Fuzz the process plumbing's reader of frames another process sends (src/lib/proc):
  * the header and payload checks on their own, then the same bytes through a
  * real channel (a socketpair), read frame after frame until the first refusal
  * or the end. A refusal is one line; nothing may crash or leak.
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "fuzz_util.h"
-#include "ipc/channel.h"
+#include "proc/channel.h"
 
 static void psc__one_line(const psc_ipc_err_t *e)
 {

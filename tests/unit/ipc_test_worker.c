@@ -27,7 +27,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "ipc/workers.h"
+#include "proc/workers.h"
 
 static void block_forever(void)
 {

@@ -1,5 +1,5 @@
 /*
- * The ipc channel (src/lib/ipc/channel.c, listener.c, message.c) without a
+ * The ipc channel (src/lib/proc/channel.c, listener.c, message.c) without a
  * GPU: a memfd stands in for an exported allocation and is read back through
  * the descriptor received; descriptor counts, deadlines, forged frames of
  * every kind, strangers at the listener (wrong token, wrong user, garbage,
@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "ipc/listener.h"
+#include "proc/listener.h"
 #include "process_checks.h"
 #include "raw_send.h"
 

@@ -23,7 +23,7 @@
 #include "fake_context.h"
 #include "internal.h"
 #include "ipc/ipc_proto.h"
-#include "ipc/workers.h"
+#include "proc/workers.h"
 #include "process_checks.h"
 
 static psc_ipc_op_t op_of(unsigned code)

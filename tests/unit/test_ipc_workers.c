@@ -1,5 +1,5 @@
 /*
- * Worker processes (src/lib/ipc/workers.c) with a real program
+ * Worker processes (src/lib/proc/workers.c) with a real program
  * (ipc_test_worker): start, handshake, messages and descriptors both ways,
  * and each way a worker can end mid-run (exit status, abort, SIGKILL of its
  * own or from outside, an ERROR) named in bounded time, watched by pidfd and
@@ -29,7 +29,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "ipc/workers.h"
+#include "proc/workers.h"
 #include "process_checks.h"
 
 static void expect_error(psc_status_t got, const psc_ipc_err_t *e, psc_status_t want, const char *part)

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "ipc/share_msg.h"
+#include "share/share_msg.h"
 
 static psc_share_hdr_t sample(psc_share_kind_t kind)
 {

@@ -28,9 +28,9 @@
 #include <cmocka.h>
 
 #include "fake_context.h"
-#include "ipc/message.h"
-#include "ipc/share_msg.h"
-#include "ipc/share_send.h"
+#include "proc/message.h"
+#include "share/share_msg.h"
+#include "share/share_send.h"
 #include "process_checks.h"
 #include "raw_send.h"
 

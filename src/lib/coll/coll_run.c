@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "coll/coll_exec.h"
+#include "p2pscope_private.h"
 #include "opts.h"
 
 #define PSC_COLL_MAX_ROWS 4096
@@ -519,7 +520,13 @@ static psc_status_t psc__run(psc_coll_state_t *s, const psc_coll_plan_t *pl)
     rep->own_avg_busbw_gbs = nbw[1] ? sum[1] / nbw[1] : 0;
     snprintf(rep->own_not_run, sizeof(rep->own_not_run), "%s", s->x.own_not_run);
     rep->avg_busbw_gbs = nbw[0] ? sum[0] / nbw[0] : rep->own_avg_busbw_gbs;
+    rep->busbw_failed = rep->min_busbw_set && psc_coll_busbw_short(rep->avg_busbw_gbs, rep->min_busbw_gbs);
     return PSC_OK;
+}
+
+int psc_coll_busbw_short(double avg_busbw_gbs, double min_busbw_gbs)
+{
+    return avg_busbw_gbs < 0.9 * min_busbw_gbs; /* nccl-tests' check of NCCL_TESTS_MIN_BW */
 }
 
 void psc_coll_report_free(psc_coll_report_t *r)
@@ -556,6 +563,8 @@ static psc_coll_report_t *psc__report_new(const psc_coll_opts_t *o, int nranks, 
     r->blocking = o->blocking;
     r->time_of = o->time_of;
     r->timeout_s = o->timeout_s;
+    r->min_busbw_set = o->min_busbw_set;
+    r->min_busbw_gbs = o->min_busbw_gbs;
     return r;
 }
 

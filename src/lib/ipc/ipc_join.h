@@ -6,7 +6,7 @@
 #ifndef PSC_IPC_JOIN_H
 #define PSC_IPC_JOIN_H
 
-#include "ipc/workers.h"
+#include "proc/workers.h"
 
 typedef struct psc_ipc_self psc_ipc_self_t;
 

@@ -9,7 +9,7 @@
 #define PSC_IPC_PROTO_H
 
 #include "internal.h"
-#include "ipc/message.h"
+#include "proc/message.h"
 
 #define PSC_IPC_OP_MAGIC 0x31435049u   /* "IPC1" */
 #define PSC_IPC_TAIL 4096u             /* after a worker's shared bytes: its flag word, then its answer word */

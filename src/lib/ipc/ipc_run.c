@@ -13,12 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ipc/channel.h"
+#include "proc/channel.h"
 #include "ipc/ipc_join.h"
 #include "ipc/ipc_local.h"
 #include "ipc/ipc_measure.h"
 #include "ipc/ipc_proto.h"
-#include "ipc/workers.h"
+#include "proc/workers.h"
 #include "opts.h"
 #include "xfer/bw.h"
 

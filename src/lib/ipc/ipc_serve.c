@@ -14,12 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ipc/channel.h"
+#include "proc/channel.h"
 #include "ipc/ipc_measure.h"
 #include "ipc/ipc_proto.h"
 #include "ipc/ipc_serve.h"
-#include "ipc/share.h"
-#include "ipc/worker.h"
+#include "share/share.h"
+#include "proc/worker.h"
 #include "lat/flag.h"
 
 #define PSC__FIRST_WAIT_MS 60000 /* for CONFIG, before the run's own timeout is known */

@@ -6,7 +6,7 @@
 #ifndef PSC_IPC_SERVE_H
 #define PSC_IPC_SERVE_H
 
-#include "ipc/worker.h"
+#include "proc/worker.h"
 
 /*
  * Connect as conf says, serve requests until BYE; 0 after a clean end, else 1

@@ -1,4 +1,5 @@
-/* Topology facts: live gathering through the driver, NVML, hwloc and /sys; replay of recordings. */
+/* Topology facts: live gathering through the driver, NVML, hwloc and /sys (with the CPU mappings probed, for
+ * report: psc_facts_gather_mapped); replay of recordings. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "p2pscope_private.h"
 #include "machine/devices.h"
 #include "machine/host_topo.h"
 #include "machine/xml_sandbox.h"
@@ -391,4 +393,20 @@ psc_status_t psc_facts_load(const char *path, psc_facts_t *f, char *errbuf, size
     }
     psc_facts_free(s);
     return st;
+}
+
+/* report's facts: live, with the CPU mappings probed (p2pscope_private.h). */
+psc_status_t psc_facts_gather_mapped(psc_context_t *ctx, psc_facts_t **out)
+{
+    psc_facts_t *f = psc_facts_new();
+    psc_status_t st;
+
+    if (!f)
+        return psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    if ((st = psc_facts_gather(ctx, f)) != PSC_OK || (st = psc_facts_probe_gpumap(ctx, f)) != PSC_OK) {
+        psc_facts_free(f);
+        return st;
+    }
+    *out = f;
+    return PSC_OK;
 }

@@ -3,8 +3,8 @@
  * process (trusted by nobody) wrote. The decoder checks every field, so the
  * rest of the library only ever sees a message that makes sense.
  */
-#ifndef PSC_IPC_SHARE_MSG_H
-#define PSC_IPC_SHARE_MSG_H
+#ifndef PSC_SHARE_MSG_H
+#define PSC_SHARE_MSG_H
 
 #include <stddef.h>
 #include <stdint.h>

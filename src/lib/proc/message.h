@@ -8,8 +8,8 @@
  * little-endian: magic u32 "PSCI", version u16, type u16, flags u32, len u32,
  * seq u64 (0, 1, 2, ... in each direction of a connection).
  */
-#ifndef PSC_IPC_MESSAGE_H
-#define PSC_IPC_MESSAGE_H
+#ifndef PSC_PROC_MESSAGE_H
+#define PSC_PROC_MESSAGE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,19 +1,19 @@
 /*
  * One connection between two processes of a run (a Unix stream socket):
- * framed messages (ipc/message.h) with descriptors, every send and receive
+ * framed messages (proc/message.h) with descriptors, every send and receive
  * bounded by a deadline. Errors name the peer ("worker 1 (pid 4242): ...").
  * A channel that lost its framing (a bad frame, a frame cut by a deadline or
  * by the peer) refuses every later call with the first reason.
  *
  * Not thread-safe: one thread uses a channel at a time.
  */
-#ifndef PSC_IPC_CHANNEL_H
-#define PSC_IPC_CHANNEL_H
+#ifndef PSC_PROC_CHANNEL_H
+#define PSC_PROC_CHANNEL_H
 
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ipc/message.h"
+#include "proc/message.h"
 
 typedef struct psc_ipc_chan psc_ipc_chan_t;
 

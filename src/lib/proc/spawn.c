@@ -1,6 +1,6 @@
 /* Starting one child program as a run's workers start (spawn.h): fork, async-signal-safe setup, execve. */
 #define _GNU_SOURCE
-#include "ipc/spawn.h"
+#include "proc/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>

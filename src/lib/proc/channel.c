@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "ipc/channel.h"
+#include "proc/channel.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /*
  * A run of worker processes the parent starts itself (fork, then execve at
  * once: CUDA is not fork-safe), each connected back over the run's listener
- * (ipc/listener.h). While the parent waits for a connection or a message, a
+ * (proc/listener.h). While the parent waits for a connection or a message, a
  * worker that ends is noticed (a pidfd per worker where the kernel has
  * pidfd_open, else waitpid(WNOHANG) every PSC_IPC_POLL_MS) and the call fails
  * naming it: "worker 1 (pid 4242) killed by signal 9". No signal handler is
@@ -24,21 +24,21 @@
  *
  * Not thread-safe: one thread uses a run at a time.
  */
-#ifndef PSC_IPC_WORKERS_H
-#define PSC_IPC_WORKERS_H
+#ifndef PSC_PROC_WORKERS_H
+#define PSC_PROC_WORKERS_H
 
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ipc/listener.h"
-#include "ipc/spawn.h"
-#include "ipc/worker.h" /* the worker's side, and the environment it reads */
+#include "proc/listener.h"
+#include "proc/spawn.h"
+#include "proc/worker.h" /* the worker's side, and the environment it reads */
 
 #define PSC_IPC_POLL_MS 20   /* how often a worker's end is looked for without pidfds */
 
 typedef struct psc_ipc_run psc_ipc_run_t;
 
-/* psc__ipc_no_pidfd (ipc/spawn.h), for tests: runs started after it watch their workers by polling. */
+/* psc__ipc_no_pidfd (proc/spawn.h), for tests: runs started after it watch their workers by polling. */
 
 /*
  * Make the token and the listener, then start nworkers processes of argv

@@ -3,7 +3,7 @@
  * connection into a channel or refuses it with a reason.
  */
 #define _GNU_SOURCE
-#include "ipc/listener.h"
+#include "proc/listener.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
  * connection back to the parent with the handshake.
  */
 #define _GNU_SOURCE
-#include "ipc/worker.h"
+#include "proc/worker.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "ipc/share_msg.h"
+#include "share/share_msg.h"
 
 #include <stdarg.h>
 #include <stdio.h>

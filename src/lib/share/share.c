@@ -6,14 +6,14 @@
  * for exactly those. Every object is kept in its context's list so
  * psc_context_destroy releases what the application forgot.
  */
-#include "ipc/share.h"
+#include "share/share.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "ipc/share_msg.h"
+#include "share/share_msg.h"
 
 struct psc_share {
     psc_context_t *ctx;

@@ -8,13 +8,13 @@
  *
  * Not thread-safe: one thread uses a listener at a time.
  */
-#ifndef PSC_IPC_LISTENER_H
-#define PSC_IPC_LISTENER_H
+#ifndef PSC_PROC_LISTENER_H
+#define PSC_PROC_LISTENER_H
 
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ipc/channel.h"
+#include "proc/channel.h"
 
 typedef struct psc_ipc_listener psc_ipc_listener_t;
 

@@ -1,6 +1,6 @@
 /* Memory and events shared between processes (psc_share_*): tracked per context so destroy frees what is left. */
-#ifndef PSC_IPC_SHARE_H
-#define PSC_IPC_SHARE_H
+#ifndef PSC_SHARE_SHARE_H
+#define PSC_SHARE_SHARE_H
 
 #include "internal.h"
 

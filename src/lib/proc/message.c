@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "ipc/message.h"
+#include "proc/message.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,12 +1,12 @@
 /*
- * The worker's side of a run (ipc/workers.h starts workers): where to
+ * The worker's side of a run (proc/workers.h starts workers): where to
  * connect and as whom, from the environment the run sets or from the
  * worker's arguments, and the connection with its handshake.
  */
-#ifndef PSC_IPC_WORKER_H
-#define PSC_IPC_WORKER_H
+#ifndef PSC_PROC_WORKER_H
+#define PSC_PROC_WORKER_H
 
-#include "ipc/listener.h"
+#include "proc/listener.h"
 
 #define PSC_IPC_ENV_SOCKET "P2PSCOPE_IPC_SOCKET"
 #define PSC_IPC_ENV_TOKEN "P2PSCOPE_IPC_TOKEN"

@@ -7,12 +7,12 @@
  * program that cannot be executed is reported here, with execve's reason,
  * and its child reaped.
  */
-#ifndef PSC_IPC_SPAWN_H
-#define PSC_IPC_SPAWN_H
+#ifndef PSC_PROC_SPAWN_H
+#define PSC_PROC_SPAWN_H
 
 #include <sys/types.h>
 
-#include "ipc/message.h"
+#include "proc/message.h"
 
 /* Tests only: nonzero makes children started after it come without a pidfd, as without pidfd_open. */
 extern int psc__ipc_no_pidfd;

@@ -1,12 +1,12 @@
 /*
  * psc_share_send / psc_share_recv: one psc_share_msg_t as one self-contained
- * frame (ipc/message.h's SHARE or SHARE_FD, seq 0) over a connected Unix
+ * frame (proc/message.h's SHARE or SHARE_FD, seq 0) over a connected Unix
  * stream socket the application owns. The socket is borrowed: a fresh
  * channel per call that never closes it nor changes its flags, so messages
  * and the application's own traffic can follow each other on it.
  */
 #define _GNU_SOURCE
-#include "ipc/share_send.h"
+#include "share/share_send.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "ipc/channel.h"
-#include "ipc/share_msg.h"
+#include "proc/channel.h"
+#include "share/share_msg.h"
 
 #define PSC__SOCK_ACCEPTED "accepted a connected Unix stream socket"
 

@@ -1,6 +1,6 @@
 /* psc_share_send / psc_share_recv over an application's Unix socket (share_send.c): what the tests reach too. */
-#ifndef PSC_IPC_SHARE_SEND_H
-#define PSC_IPC_SHARE_SEND_H
+#ifndef PSC_SHARE_SEND_H
+#define PSC_SHARE_SEND_H
 
 #include <sys/types.h>
 

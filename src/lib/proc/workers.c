@@ -3,7 +3,7 @@
  * noticing, naming and reaping a worker that ends early.
  */
 #define _GNU_SOURCE
-#include "ipc/workers.h"
+#include "proc/workers.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ipc/spawn.h"
+#include "proc/spawn.h"
 
 typedef struct {
     pid_t pid;
