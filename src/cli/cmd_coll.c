@@ -114,7 +114,7 @@ int psc_cmd_coll(psc_context_t *ctx, const psc_cli_opts_t *o)
         for (int i = 0; i < n && i < PSC_CLI_MAX_DEVS; i++)
             devs[i] = i;
         if (n < 1) {
-            fprintf(stderr, "p2pscope: no GPU here: coll needs one\n");
+            psc_report_printf(stderr, "p2pscope: no GPU here: coll needs one\n");
             return PSC_EXIT_ENV;
         }
         return psc_cmd_coll_run(ctx, o, devs, n < PSC_CLI_MAX_DEVS ? n : PSC_CLI_MAX_DEVS, NULL, &ran);
@@ -122,7 +122,7 @@ int psc_cmd_coll(psc_context_t *ctx, const psc_cli_opts_t *o)
     if (first + (o->coll_gpus ? o->coll_gpus : 1) > n) {
         int g = o->coll_gpus ? o->coll_gpus : 1;
 
-        fprintf(stderr, "p2pscope: -g %d from GPU %d needs GPUs %d to %d, but this machine shows %d: accepted -g up to "
+        psc_report_printf(stderr, "p2pscope: -g %d from GPU %d needs GPUs %d to %d, but this machine shows %d: accepted -g up to "
                 "%d\n", g, first, first, first + g - 1, n, n - first > 0 ? n - first : 0);
         return PSC_EXIT_ENV;
     }

@@ -6,6 +6,7 @@
 #include "report/json.h"
 #include "report/render_doctor.h"
 #include "report/render_topo.h"
+#include "report/text.h"
 
 psc_facts_t *psc_report_facts(psc_context_t *ctx)
 {
@@ -13,7 +14,7 @@ psc_facts_t *psc_report_facts(psc_context_t *ctx)
 
     /* With the CPU mappings, as topo and doctor show them (a page of device memory tried per backend). */
     if (psc_facts_gather_mapped(ctx, &f) != PSC_OK) {
-        fprintf(stderr, "p2pscope: topology not gathered: %s\n", psc_context_last_error(ctx));
+        psc_report_printf(stderr, "p2pscope: topology not gathered: %s\n", psc_context_last_error(ctx));
         return NULL;
     }
     return f;
