@@ -432,10 +432,9 @@ void psc_facts_note_verify_sums(psc_facts_t *facts, const psc_verify_path_sum_t 
  * Every case of one test over the GPUs of opts (as psc_bw_cases or
  * psc_lat_cases), run in order with the run's options of opts: res[k] is
  * case k's result, *n how many ran (the first cap cases at most). progress
- * (may be NULL) is called on
- * the calling thread before each case (result NULL) and after it (its
- * result). A case the run refuses is a failed result: for bandwidth with the
- * context's last error as the reason, for latency "invalid case".
+ * (may be NULL) is called on the calling thread before each case (result
+ * NULL) and after it (its result). A case the run refuses is a failed
+ * result, the context's last error its reason (bandwidth and latency alike).
  * PSC_ERR_INVALID for a test or GPU list the case generator refuses or a
  * missing argument, options not set up by their default macro,
  * PSC_ERR_NO_MEMORY; nothing runs then.

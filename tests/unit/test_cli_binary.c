@@ -356,6 +356,30 @@ static void test_unwritable_targets_refused_first(void **state)
     rmdir(dir);
 }
 
+/* Latency cases the run refuses (no context on the fake GPUs) are failed results, each with the driver's reason,
+ * and the suite goes on to the end: exit 1. */
+static void test_lat_refused_cases_failed(void **state)
+{
+    json_error_t jerr;
+    json_t *doc, *tests;
+    psc__run_t r;
+
+    (void)state;
+    r = psc__run((const char *[]){"lat", "-t", "gpu_to_gpu_chase,local_chase", "--json", NULL}, psc__fake_gpus);
+    assert_int_equal(r.rc, 1);
+    assert_non_null(doc = json_loads(r.out, 0, &jerr));
+    assert_non_null(tests = json_object_get(doc, "tests"));
+    assert_int_equal(json_array_size(tests), 4);
+    for (size_t i = 0; i < 4; i++) {
+        json_t *t = json_array_get(tests, i);
+
+        assert_string_equal(json_string_value(json_object_get(t, "status")), "failed");
+        assert_non_null(strstr(json_string_value(json_object_get(t, "reason")), "CUDA_ERROR_NOT_SUPPORTED"));
+    }
+    json_decref(doc);
+    psc__free(&r);
+}
+
 /* P2PSCOPE_LOG with a level it does not know: warnings are logged, and that is said, naming the accepted levels. */
 static void test_log_level_unknown(void **state)
 {
@@ -688,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_topology_replays),
         cmocka_unit_test(test_fake_gpus_every_command),
         cmocka_unit_test(test_unwritable_targets_refused_first),
+        cmocka_unit_test(test_lat_refused_cases_failed),
         cmocka_unit_test(test_log_level_unknown),
         cmocka_unit_test(test_stdout_write_errors),
         cmocka_unit_test(test_json_output_files),
