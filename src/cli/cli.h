@@ -79,8 +79,9 @@ int psc_cli_check_devices(const psc_context_t *ctx, const psc_cli_opts_t *o);
 /* The help: every command and option; or one command's purpose, its options and an example (-1: none). */
 void psc_cli_usage(void);
 int psc_cli_usage_cmd(psc_cli_cmd_t cmd);
-/* A command's word: "bw", "topo", ... */
+/* A command's word: "bw", "topo", ...; and back: the command a word names, -1 for none (usage.c's one table). */
 const char *psc_cli_cmd_name(psc_cli_cmd_t cmd);
+int psc_cli_command_of(const char *word);
 /* Whether the option --name goes with cmd, as the help lists them (usage.c); 0 with the commands it goes with in with. */
 int psc_cli_option_goes_with(psc_cli_cmd_t cmd, const char *name, char *with, size_t len);
 

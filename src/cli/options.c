@@ -161,36 +161,12 @@ static int psc__add_method(psc_cli_opts_t *o, const char *name, char *err, size_
     return PSC_EXIT_USAGE;
 }
 
-static const struct { const char *name; psc_cli_cmd_t cmd; } psc__cmds[] = {
-    {"report", PSC_CMD_REPORT}, {"devices", PSC_CMD_DEVICES}, {"bw", PSC_CMD_BW}, {"list", PSC_CMD_LIST},
-    {"topo", PSC_CMD_TOPO}, {"doctor", PSC_CMD_DOCTOR}, {"nvlink", PSC_CMD_NVLINK}, {"lat", PSC_CMD_LAT},
-    {"verify", PSC_CMD_VERIFY}, {"copy", PSC_CMD_COPY}, {"ipc", PSC_CMD_IPC}, {"coll", PSC_CMD_COLL},
-    {"compare", PSC_CMD_COMPARE},
-};
-
-const char *psc_cli_cmd_name(psc_cli_cmd_t cmd)
-{
-    for (size_t i = 0; i < sizeof(psc__cmds) / sizeof(psc__cmds[0]); i++)
-        if (psc__cmds[i].cmd == cmd)
-            return psc__cmds[i].name;
-    return "?";
-}
-
-/* Whether word names a command (its index in psc__cmds), -1 when not. */
-static int psc__command_index(const char *word)
-{
-    for (size_t i = 0; i < sizeof(psc__cmds) / sizeof(psc__cmds[0]); i++)
-        if (strcmp(word, psc__cmds[i].name) == 0)
-            return (int)i;
-    return -1;
-}
-
 static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t errlen)
 {
-    const int i = psc__command_index(word);
+    const int cmd = psc_cli_command_of(word);
 
-    if (i >= 0 && psc__cmds[i].cmd != PSC_CMD_COLL && psc__cmds[i].cmd != PSC_CMD_COMPARE) { /* parsed apart */
-        o->cmd = psc__cmds[i].cmd;
+    if (cmd >= 0 && cmd != PSC_CMD_COLL && cmd != PSC_CMD_COMPARE) { /* those two are parsed apart */
+        o->cmd = (psc_cli_cmd_t)cmd;
         o->cmd_given = 1;
         return 0;
     }
@@ -201,7 +177,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
 /* `p2pscope help [COMMAND]` and `p2pscope --help COMMAND` (argv[2]: the command, or none): that command's help. */
 static int psc__help_for(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
 {
-    int i;
+    int cmd;
 
     o->help = 1;
     if (argc < 3)
@@ -210,9 +186,9 @@ static int psc__help_for(int argc, char **argv, psc_cli_opts_t *o, char *err, si
         snprintf(err, errlen, "help takes one command, not '%s' too (see p2pscope --help)", argv[3]);
         return PSC_EXIT_USAGE;
     }
-    if ((i = psc__command_index(argv[2])) < 0)
+    if ((cmd = psc_cli_command_of(argv[2])) < 0)
         return psc__command(argv[2], o, err, errlen); /* its message: the accepted commands */
-    o->cmd = psc__cmds[i].cmd;
+    o->cmd = (psc_cli_cmd_t)cmd;
     o->cmd_given = 1;
     return 0;
 }
@@ -638,7 +614,7 @@ static int psc__parse_options(int argc, char **argv, psc_cli_opts_t *o, int *max
         if (given->n < (int)(sizeof(given->code) / sizeof(given->code[0])))
             given->code[given->n++] = c;
         /* --json FILE as --html FILE: the next word, unless it is an option or a command */
-        if (c == OPT_JSON && !optarg && optind < argc && argv[optind][0] != '-' && psc__command_index(argv[optind]) < 0)
+        if (c == OPT_JSON && !optarg && optind < argc && argv[optind][0] != '-' && psc_cli_command_of(argv[optind]) < 0)
             optarg = argv[optind++];
         if ((rc = psc__option(c, optarg, name, o, err, errlen)) != 0)
             return rc;

@@ -48,6 +48,11 @@ static const struct {
      "about the machine and the options, then each case's change, marked where it is beyond\n"
      "the runs' noise",
      "p2pscope compare before.json after.json --fail-above 5"},
+    /* nccl-tests' options and help are coll_options.c's: no example here */
+    {PSC_CMD_COLL, "coll",
+     "NCCL's collectives in nccl-tests' table, every timed operation checked;\n"
+     "one process for every GPU, or one per GPU under mpirun (p2pscope coll --help)",
+     NULL},
 };
 
 /* Each option's lines (as the general help shows them) and the commands it applies to. */
@@ -150,8 +155,7 @@ void psc_cli_usage(void)
         }
         printf("%s\n", p);
     }
-    printf("  coll      NCCL's collectives in nccl-tests' table, every timed operation checked;\n"
-           "            one process for every GPU, or one per GPU under mpirun (p2pscope coll --help)\n\n");
+    printf("\n");
     psc__options(~0u, "this text; p2pscope COMMAND --help: that command's");
     printf("\n%s", psc__footer);
 }
@@ -159,7 +163,7 @@ void psc_cli_usage(void)
 int psc_cli_usage_cmd(psc_cli_cmd_t cmd)
 {
     for (size_t i = 0; i < sizeof(psc__cmds) / sizeof(psc__cmds[0]); i++) {
-        if (psc__cmds[i].cmd != cmd)
+        if (psc__cmds[i].cmd != cmd || !psc__cmds[i].example)
             continue;
         printf("usage: p2pscope %s%s [OPTIONS]\n\n%s\n\n", psc__cmds[i].name,
                cmd == PSC_CMD_COMPARE ? " A.json B.json" : "", psc__cmds[i].purpose);
@@ -168,6 +172,22 @@ int psc_cli_usage_cmd(psc_cli_cmd_t cmd)
         return 0;
     }
     return -1;
+}
+
+int psc_cli_command_of(const char *word)
+{
+    for (size_t i = 0; i < sizeof(psc__cmds) / sizeof(psc__cmds[0]); i++)
+        if (strcmp(word, psc__cmds[i].name) == 0)
+            return (int)psc__cmds[i].cmd;
+    return -1;
+}
+
+const char *psc_cli_cmd_name(psc_cli_cmd_t cmd)
+{
+    for (size_t i = 0; i < sizeof(psc__cmds) / sizeof(psc__cmds[0]); i++)
+        if (psc__cmds[i].cmd == cmd)
+            return psc__cmds[i].name;
+    return "?";
 }
 
 int psc_cli_option_goes_with(psc_cli_cmd_t cmd, const char *name, char *with, size_t len)
