@@ -16,15 +16,6 @@
 #include "report/json.h"
 #include "report/text.h"
 
-/* The last component's length: over NAME_MAX no file of that name can be made. */
-static int psc__name_too_long(const char *path)
-{
-    const char *base = strrchr(path, '/');
-    size_t n = strlen(base ? base + 1 : path);
-
-    return n > NAME_MAX;
-}
-
 /*
  * A symbolic link to nothing is written by making its target (the writer follows links): the target's path,
  * relative to the link's directory where it is relative, into buf; 0, or -1 when path is no dangling link.
@@ -60,7 +51,7 @@ static int psc__check_json_path(const char *path, int quiet)
     /* Devices and open descriptors by name (/dev/stdout, /dev/fd/N): the writer takes them as they are. */
     if (!path || strcmp(path, "-") == 0 || strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0)
         return PSC_EXIT_OK;
-    if (psc__name_too_long(path)) {
+    if (psc_page_name_too_long(path)) {
         if (!quiet)
             psc_report_printf(stderr, "p2pscope: cannot write %s: its name is longer than %d bytes\n", path, NAME_MAX);
         return PSC_EXIT_USAGE;

@@ -66,6 +66,13 @@ static psc_status_t psc__check_entries(const char *dir, const char *option, char
     return st;
 }
 
+int psc_page_name_too_long(const char *path)
+{
+    const char *base = strrchr(path, '/');
+
+    return strlen(base ? base + 1 : path) > NAME_MAX;
+}
+
 psc_status_t psc_page_check_dir(const char *dir, const char *option, char *err, size_t errlen)
 {
     char copy[4096];
@@ -76,13 +83,9 @@ psc_status_t psc_page_check_dir(const char *dir, const char *option, char *err, 
         snprintf(err, errlen, "empty %s directory: accepted a directory path", option);
         return PSC_ERR_INVALID;
     }
-    {
-        const char *base = strrchr(dir, '/');
-
-        if (strlen(base ? base + 1 : dir) > NAME_MAX) {
-            snprintf(err, errlen, "cannot make %s %s: its name is longer than %d bytes", option, dir, NAME_MAX);
-            return PSC_ERR_INVALID;
-        }
+    if (psc_page_name_too_long(dir)) {
+        snprintf(err, errlen, "cannot make %s %s: its name is longer than %d bytes", option, dir, NAME_MAX);
+        return PSC_ERR_INVALID;
     }
     if (stat(dir, &sb) == 0) {
         if (!S_ISDIR(sb.st_mode)) {

@@ -43,6 +43,9 @@ typedef struct {
 /* 1 when this build draws figures (cairo): --html and --svg need it. */
 int psc_page_have_figures(void);
 
+/* A path whose last component is longer than NAME_MAX: no file or directory of that name can be made. */
+int psc_page_name_too_long(const char *path);
+
 /*
  * Refuse an output directory that cannot be made or written before anything
  * is measured: an existing directory must be writable; a missing one needs a
