@@ -977,6 +977,25 @@ typedef struct {
     int impl;                 /* PSC_COLL_IMPL_NCCL or PSC_COLL_IMPL_P2PSCOPE (0 is read as NCCL) */
 } psc_coll_row_t;
 
+/*
+ * A row timed again while every GPU of the run computes (psc_coll_opts_t.compute_load): out of place [0] and in
+ * place [1]. The compute is a matrix-multiply-like kernel sized to the whole GPU, queued back to back on a stream
+ * of its own on each rank's GPU through the collectives' timed loop (repeated until the loop lasts ten compute
+ * kernels); each kernel is timed by CUDA events, and those that ran wholly within the loop are the loaded ones.
+ */
+typedef struct {
+    int ran;                  /* 0: not run */
+    double time_us;           /* the collective's time per operation under the load (host clock, as time_us) */
+    double compute_alone_us;  /* one compute kernel's time alone, just before (median of three) */
+    double compute_us;        /* its mean time while the collectives ran; NaN: none ran wholly within them */
+    double slowdown;          /* compute_us / compute_alone_us - 1: what the collectives cost the compute; NaN */
+    int covered;              /* 1: the compute lasted through the collectives' whole loop on every GPU */
+} psc_coll_load_half_t;
+
+typedef struct {
+    psc_coll_load_half_t r[2];
+} psc_coll_load_row_t;
+
 /* Each rank of a run: where it ran. */
 typedef struct {
     int rank;
@@ -1016,6 +1035,8 @@ typedef struct {
     double min_busbw_gbs;
     int busbw_failed;         /* 1: min_busbw_set and avg_busbw_gbs below 0.9 x min_busbw_gbs (nccl-tests' "Avg bus
                                  bandwidth ... FAILED"): the run failed */
+    int compute_load;         /* 1: every row timed again under a compute load (opts.compute_load): loads */
+    psc_coll_load_row_t *loads; /* [nrows], rows[i]'s figures under the load; NULL without compute_load */
 } psc_coll_report_t;
 
 /*
@@ -1086,6 +1107,9 @@ typedef struct {
                                  NCCL_TESTS_MIN_BW (the library reads no environment: the caller passes it); below
                                  0.9 x it the report's busbw_failed is set (default 0: no bound) */
     double min_busbw_gbs;
+    int compute_load;         /* 1: after each half's timed loop, the loop again while every GPU of the run computes
+                                 (a matrix-multiply-like kernel on a stream of its own): the collective's time then
+                                 and how much it slowed the compute, in the report's loads (default 0) */
 } psc_coll_opts_t;
 
 void psc_coll_opts_init(psc_coll_opts_t *o, size_t struct_size);

@@ -14,7 +14,8 @@
 
 #include "cli.h"
 
-enum { OPT_DEVICES = 256, OPT_IDENTIFY, OPT_JSON, OPT_NO_PER_OP, OPT_SEED, OPT_EXPLAIN, OPT_IMPL, OPT_PER_OP };
+enum { OPT_DEVICES = 256, OPT_IDENTIFY, OPT_JSON, OPT_NO_PER_OP, OPT_SEED, OPT_EXPLAIN, OPT_IMPL, OPT_PER_OP,
+       OPT_COMPUTE_LOAD };
 enum { OPT_COLL_EXPECT = 400 }; /* --expect, as options.c's */
 
 static const struct option psc__coll_opts[] = {
@@ -43,6 +44,7 @@ static const struct option psc__coll_opts[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"explain", no_argument, NULL, OPT_EXPLAIN},
     {"impl", required_argument, NULL, OPT_IMPL},
+    {"compute-load", no_argument, NULL, OPT_COMPUTE_LOAD},
     {"expect", required_argument, NULL, OPT_COLL_EXPECT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -50,7 +52,7 @@ static const struct option psc__coll_opts[] = {
 
 #define PSC__COLL_ACCEPTED                                                                                     \
     "accepted -b -e -i -f -n -m -w -c -o -d -r -z -T -G -a -g -t 1, --devices, --json, --per-op, --no-per-op, " \
-    "--seed, --explain, --impl, --expect, -h"
+    "--seed, --explain, --impl, --compute-load, --expect, -h"
 
 void psc_cli_usage_coll(void)
 {
@@ -106,6 +108,10 @@ void psc_cli_usage_coll(void)
            "                            under mpirun) is timed and checked as NCCL's, after NCCL's row of each\n"
            "                            size; its rows go to a table of its own after nccl-tests' (beside\n"
            "                            NCCL's time), or to nccl-tests' table where it runs alone\n"
+           "      --compute-load        each row's timed loop again while every GPU computes (a matrix-\n"
+           "                            multiply-like kernel on every SM, on a stream of its own): the\n"
+           "                            collective's time then, and how much it slowed the compute, in a\n"
+           "                            table of p2pscope's\n"
            "      --expect FILE         after the run, its figures against FILE's bounds (EXPECTATION FILES\n"
            "                            in p2pscope(1)); a miss is a line and exit 1\n"
            "\n"
@@ -283,6 +289,7 @@ static int psc__coll_own_option(int c, const char *arg, const char *name, psc_cl
     case OPT_JSON: return psc_cli_parse_json(o, arg, err, errlen);
     case OPT_NO_PER_OP: co->per_op = 0; return 0;
     case OPT_PER_OP: co->per_op = 1; return 0;
+    case OPT_COMPUTE_LOAD: co->compute_load = 1; return 0;
     case OPT_IDENTIFY: o->identify = 1; return 0;
     case OPT_EXPLAIN: o->coll_explain = 1; return 0;
     case OPT_COLL_EXPECT:

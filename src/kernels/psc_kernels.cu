@@ -455,3 +455,4 @@ extern "C" __global__ void psc_coll_check(const unsigned char *recv, u64 slot_by
 }
 
 #include "psc_allreduce.cuh" /* the all-reduce kernels (uses psc_globaltimer, u64, the dtypes above) */
+#include "psc_compute_load.cuh" /* coll's compute load */

@@ -115,6 +115,7 @@ static psc_status_t psc__gpu_setup(psc_context_t *ctx, int i)
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_ar_fill, g->module, "psc_ar_fill"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_ar_ce_add, g->module, "psc_ar_ce_add"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_ar_ce_wait, g->module, "psc_ar_ce_wait"))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_compute_load, g->module, "psc_compute_load"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuStreamCreate, (&g->stream, CU_STREAM_NON_BLOCKING))) != PSC_OK ||
         (st = PSC_CU(ctx, cuMemHostAlloc, (&gate, sizeof(psc_gate_words_t), CU_MEMHOSTALLOC_DEVICEMAP))) != PSC_OK)
         goto err;

@@ -1,4 +1,5 @@
 #include "render_coll.h"
+#include "render_coll_load.h"
 #include "render_doctor.h"
 
 #include <inttypes.h>
@@ -306,7 +307,7 @@ static void psc__p2pscope_part(FILE *f, const psc_coll_report_t *r)
 {
     int own = psc__has_own(r) && psc__table_impl(r) == PSC_COLL_IMPL_NCCL, each = psc__has_iter_times(r);
 
-    if (!own && !each && !r->own_not_run[0])
+    if (!own && !each && !r->own_not_run[0] && !r->loads)
         return;
     fprintf(f, "# p2pscope %s coll\n", PSC_VERSION_STRING);
     if (r->own_not_run[0])
@@ -316,6 +317,7 @@ static void psc__p2pscope_part(FILE *f, const psc_coll_report_t *r)
         psc__own_table(f, r);
     if (each)
         psc__each_table(f, r);
+    psc_render_coll_load(f, r);
 }
 
 void psc_render_coll(FILE *f, const psc_coll_report_t *r, const psc_coll_render_opts_t *o)
@@ -445,7 +447,11 @@ json_t *psc_json_coll_report(const psc_coll_report_t *r)
         psc_json_push(ranks, psc__rank_json(&r->ranks[i]), &bad);
     psc_json_set(o, "ranks", ranks, &bad);
     for (int i = 0; r->rows && i < r->nrows; i++) {
-        psc_json_push(rows, psc__row_json(&r->rows[i]), &bad);
+        json_t *row = psc__row_json(&r->rows[i]);
+
+        if (row && r->loads)
+            psc_json_set(row, "compute_load", psc_json_coll_load_row(r, i), &bad);
+        psc_json_push(rows, row, &bad);
         for (int k = 0; k < 2; k++)
             if (r->rows[i].r[k].ran && r->rows[i].r[k].wrong > 0)
                 wrong += r->rows[i].r[k].wrong;
@@ -458,6 +464,7 @@ json_t *psc_json_coll_report(const psc_coll_report_t *r)
     psc_json_set(o, "own_avg_busbw_gbs", psc__has_own(r) ? psc_json_real_or_null(r->own_avg_busbw_gbs) : json_null(), &bad);
     psc_json_set(o, "own_not_run", r->own_not_run[0] ? psc_json_str(r->own_not_run) : json_null(), &bad);
     psc_json_set(o, "run_ms", psc_json_real_or_null(r->run_ms), &bad);
+    psc_json_set(o, "compute_load", json_boolean(r->loads != NULL), &bad);
     return psc_json_done(o, bad);
 }
 

@@ -3,11 +3,12 @@
  * every type and reduction, in place and out of place, each timed
  * operation's slot checked; a CUDA-graph replay; a size with a tail (not a
  * whole number of NCCL's chunks); no operation costing a scheduler tick on
- * one CPU; the caller's context left current. Every
+ * one CPU; the compute load (timed again while every SM computes); the caller's context left current. Every
  * GPU in one process (one rank on a machine with one). NCCL missing on a GPU
  * machine fails (skipped only without a driver or a GPU).
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,6 +125,44 @@ static void test_graph_replay(void **state)
  * communicators started a thread per operation that a wait which never
  * yields left waiting 4 ms). Eager and from a graph.
  */
+/*
+ * --compute-load on real kernels: each half timed again under the compute, the compute kernel near the 200 us
+ * it was calibrated for, kernels within every loop (it lasts ten of them) and the compute outlasting it; the
+ * collectives cost the compute something, never make it faster beyond noise. Eager and replayed.
+ */
+static void test_compute_load(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 2; g++) {
+        psc_coll_opts_t o;
+        psc_coll_report_t *r;
+
+        opts(&o, PSC_COLL_ALL_REDUCE, 1 << 20, 64 << 20);
+        o.impls = PSC_COLL_IMPL_ALL;
+        o.compute_load = 1;
+        o.graph_launches = g ? 5 : 0;
+        r = run(&o);
+        clean(r, g ? "compute load, graphs" : "compute load");
+        assert_non_null(r->loads);
+        for (int i = 0; i < r->nrows; i++)
+            for (int k = 0; k < 2; k++) {
+                const psc_coll_load_half_t *h = &r->loads[i].r[k];
+
+                printf("%s %9llu B %-8s %s: %9.2f us alone, %9.2f us loaded; compute %7.1f us alone, %7.1f us "
+                       "loaded (%+.1f %%)%s\n", g ? "G5" : "eager", (unsigned long long)r->rows[i].bytes,
+                       psc_coll_impl_name(r->rows[i].impl), k ? "ip " : "oop", r->rows[i].r[k].time_us, h->time_us,
+                       h->compute_alone_us, h->compute_us, h->slowdown * 100, h->covered ? "" : " partly");
+                assert_int_equal(h->ran, 1);
+                assert_true(h->time_us > 0);
+                assert_true(h->compute_alone_us > 50 && h->compute_alone_us < 2000);
+                assert_true(isfinite(h->compute_us) && isfinite(h->slowdown));
+                assert_true(h->slowdown > -0.05);
+                assert_int_equal(h->covered, 1);
+            }
+        psc_coll_report_free(r);
+    }
+}
+
 static void test_one_cpu_no_tick(void **state)
 {
     cpu_set_t was;
@@ -158,6 +197,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_collective),
     cmocka_unit_test(test_every_type_and_op),
     cmocka_unit_test(test_graph_replay),
+    cmocka_unit_test(test_compute_load),
     cmocka_unit_test(test_one_cpu_no_tick),
 };
 

@@ -473,6 +473,59 @@ static void test_binary_json(void **state)
     psc__free(&r);
 }
 
+/*
+ * --compute-load: nccl-tests' text as before (a parser sees the same rows), then a table of p2pscope's with a
+ * line per row and half, each with its time alone and under the load; in JSON each row's "compute_load".
+ * The fake's compute kernels run at once, before the collectives: none ran within the loop ("-", "partly").
+ */
+static void test_binary_compute_load(void **state)
+{
+    static const char *const env[] = {FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, NULL};
+    long long sizes[4];
+    const char *tail;
+    psc__run_t r;
+    json_error_t je;
+    json_t *doc, *rows, *h;
+
+    (void)state;
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "256", "-f", "4", "-n", "3", "--compute-load", NULL},
+                 env);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(parse_as_nccl_tests(r.out, sizes, 4), 2);
+    tail = strstr(r.out, "\n# p2pscope coll --compute-load: ");
+    assert_non_null(tail);
+    /* 2 sizes x (NCCL's row, p2pscope's) x 2 halves */
+    assert_int_equal(count_prefix(tail + 1, "#         64     float     sum    -1      nccl  "), 2);
+    assert_int_equal(count_prefix(tail + 1, "#        256     float     sum    -1  p2pscope  "), 2);
+    assert_int_equal(count_str(tail, "  partly\n"), 8);
+    psc__free(&r);
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "-n", "3", "--impl", "nccl", "--compute-load",
+                                  "--json", NULL},
+                 env);
+    assert_int_equal(r.rc, 0);
+    doc = json_loads(r.out, 0, &je);
+    assert_non_null(doc);
+    assert_true(json_is_true(json_object_get(json_object_get(doc, "coll"), "compute_load")));
+    rows = json_object_get(json_object_get(doc, "coll"), "rows");
+    assert_int_equal(json_array_size(rows), 1);
+    h = json_object_get(json_object_get(json_array_get(rows, 0), "compute_load"), "in_place");
+    assert_true(json_real_value(json_object_get(h, "time_us")) > 0);
+    assert_true(json_real_value(json_object_get(h, "compute_alone_us")) > 0);
+    assert_true(json_is_null(json_object_get(h, "compute_slowdown")));
+    assert_true(json_is_false(json_object_get(h, "covered")));
+    json_decref(doc);
+    psc__free(&r);
+    /* without it: no table, and false */
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "-n", "3", "--impl", "nccl", "--json", NULL}, env);
+    assert_int_equal(r.rc, 0);
+    doc = json_loads(r.out, 0, &je);
+    assert_true(json_is_false(json_object_get(json_object_get(doc, "coll"), "compute_load")));
+    assert_null(json_object_get(json_array_get(json_object_get(json_object_get(doc, "coll"), "rows"), 0),
+                                "compute_load"));
+    json_decref(doc);
+    psc__free(&r);
+}
+
 /* --explain: the doctor after the table, lines nccl-tests' parsers skip, the links measured here; and in JSON. */
 static void test_binary_explain(void **state)
 {
@@ -540,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_binary_failures),
         cmocka_unit_test(test_binary_pinned_one_cpu),
         cmocka_unit_test(test_binary_json),
+        cmocka_unit_test(test_binary_compute_load),
         cmocka_unit_test(test_binary_explain),
         cmocka_unit_test(test_binary_help),
     };

@@ -24,6 +24,7 @@
 #include "fake_context.h"
 #include "p2pscope/bench.h"
 #include "p2pscope_private.h"
+#include "coll/coll_load.h"
 
 static double now_s(void)
 {
@@ -250,6 +251,56 @@ static void test_per_operation_times(void **state)
     psc_coll_report_free(r);
 }
 
+/* compute_load: every half of every row timed again (its kernels alone timed too); nothing without it. */
+static void test_compute_load_rows(void **state)
+{
+    static const int devs[] = {0, 1};
+    psc_coll_opts_t o;
+    psc_coll_report_t *r;
+
+    (void)state;
+    opts(&o, PSC_COLL_ALL_REDUCE, 256, 4096);
+    o.compute_load = 1;
+    r = run_ok(devs, 2, &o);
+    assert_int_equal(r->compute_load, 1);
+    assert_non_null(r->loads);
+    for (int i = 0; i < r->nrows; i++)
+        for (int k = 0; k < 2; k++) {
+            const psc_coll_load_half_t *h = &r->loads[i].r[k];
+
+            assert_int_equal(h->ran, 1);
+            assert_true(h->time_us > 0 && h->compute_alone_us > 0);
+            /* the fake's kernels ran at their launch, before the collectives: none within, none covering */
+            assert_true(isnan(h->compute_us) && isnan(h->slowdown));
+            assert_int_equal(h->covered, 0);
+        }
+    psc_coll_report_free(r);
+    o.compute_load = 0;
+    r = run_ok(devs, 2, &o);
+    assert_int_equal(r->compute_load, 0);
+    assert_null(r->loads);
+    psc_coll_report_free(r);
+}
+
+/* The kernels that ran wholly within the loop, the boundaries included, and their mean; NaN for none. */
+static void test_compute_load_within(void **state)
+{
+    const double even[] = {0, 10, 20, 30, 40}, uneven[] = {0, 5, 15, 30};
+    int n = -1;
+
+    (void)state;
+    assert_true(fabs(psc__coll_load_within(even, 4, 10, 30, &n) - 10) < 1e-12);
+    assert_int_equal(n, 2);
+    assert_true(fabs(psc__coll_load_within(even, 4, 11, 30, &n) - 10) < 1e-12);
+    assert_int_equal(n, 1);
+    assert_true(isnan(psc__coll_load_within(even, 4, 15, 25, &n)));
+    assert_int_equal(n, 0);
+    assert_true(fabs(psc__coll_load_within(uneven, 3, 0, 30, &n) - 10) < 1e-12);
+    assert_int_equal(n, 3);
+    assert_true(fabs(psc__coll_load_within(uneven, 3, 0, 29, &n) - 7.5) < 1e-12);
+    assert_int_equal(n, 2);
+}
+
 static void refused(const psc_coll_opts_t *o, int ndev, psc_status_t want, const char *phrase)
 {
     static const int devs[] = {0, 1, 2};
@@ -311,6 +362,9 @@ static void test_refusals(void **state)
     opts(&o, PSC_COLL_ALL_REDUCE, 64, 64);
     o.graph_launches = 2; /* the fake driver's stream capture answers CUDA_ERROR_NOT_SUPPORTED */
     refused(&o, 2, PSC_ERR_DRIVER, "all_reduce of 64 B (float, sum), the timed loop (CUDA graph): capturing");
+    opts(&o, PSC_COLL_ALL_REDUCE, 64, 64);
+    o.compute_load = 2;
+    refused(&o, 2, PSC_ERR_INVALID, "compute_load out of range (accepted 0 or 1)");
     opts(&o, PSC_COLL_ALL_REDUCE, 64, 64);
     o.timeout_s = -1;
     refused(&o, 2, PSC_ERR_INVALID, "timeout out of range");
@@ -443,6 +497,8 @@ int main(void)
         cmocka_unit_test_setup(test_roots, each),
         cmocka_unit_test_setup(test_wrong_elements_in_timed_slots, each),
         cmocka_unit_test_setup(test_per_operation_times, each),
+        cmocka_unit_test_setup(test_compute_load_rows, each),
+        cmocka_unit_test(test_compute_load_within),
         cmocka_unit_test_setup(test_refusals, each),
         cmocka_unit_test_setup(test_timeout, each),
         cmocka_unit_test_setup(test_leaves_caller_state, each),

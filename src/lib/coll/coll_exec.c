@@ -440,12 +440,25 @@ psc_status_t psc__coll_issue(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int
     return psc__nccl_rc(x, rc, call);
 }
 
+/* The compute load's mark k (x->mark[k]: the loop's start 0 or end 1) on every local stream, where asked. */
+static psc_status_t psc__mark(psc_coll_exec_t *x, int k)
+{
+    psc_status_t st = PSC_OK;
+
+    for (int i = 0; x->mark[k] && i < x->nlocal && st == PSC_OK; i++)
+        if ((st = psc__gpu_use(x->ctx, x->dev[i])) == PSC_OK)
+            st = PSC_CU(x->ctx, cuEventRecord, (x->mark[k][i], x->stream[i]));
+    return st == PSC_OK ? st : psc__coll_fail(x, st, "marking the loop: %s", psc_context_last_error(x->ctx));
+}
+
 static psc_status_t psc__time_eager(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *ns)
 {
     const psc_coll_opts_t *o = x->o;
+    psc_status_t st = psc__mark(x, 0);
     double t0 = psc__now_ns();
-    psc_status_t st;
 
+    if (st != PSC_OK)
+        return st;
     for (int it = 0; it < o->iters; it++) {
         if ((st = psc__coll_issue(x, sh, in_place, (uint64_t)it * (unsigned)o->agg_iters, (unsigned)o->agg_iters)) !=
             PSC_OK)
@@ -453,7 +466,7 @@ static psc_status_t psc__time_eager(psc_coll_exec_t *x, const psc_coll_shape_t *
         if (o->blocking && ((st = psc__coll_wait(x)) != PSC_OK || (o->blocking == 1 && (st = psc__coll_barrier(x)) != PSC_OK)))
             return st;
     }
-    if ((st = psc__coll_wait(x)) != PSC_OK)
+    if ((st = psc__mark(x, 1)) != PSC_OK || (st = psc__coll_wait(x)) != PSC_OK)
         return st;
     *ns = psc__now_ns() - t0;
     return PSC_OK;
@@ -477,7 +490,7 @@ static psc_status_t psc__time_graph(psc_coll_exec_t *x, const psc_coll_shape_t *
         st = psc__coll_fail(x, st, "capturing the timed operations in a CUDA graph: %s", psc_context_last_error(x->ctx));
         goto out;
     }
-    if ((st = psc__coll_barrier(x)) != PSC_OK)
+    if ((st = psc__coll_barrier(x)) != PSC_OK || (st = psc__mark(x, 0)) != PSC_OK)
         goto out;
     t0 = psc__now_ns();
     for (int l = 0; l < o->graph_launches && st == PSC_OK; l++)
@@ -485,7 +498,7 @@ static psc_status_t psc__time_graph(psc_coll_exec_t *x, const psc_coll_shape_t *
             st = PSC_CU(x->ctx, cuGraphLaunch, (e[i], x->stream[i]));
     if (st != PSC_OK)
         st = psc__coll_fail(x, st, "replaying the CUDA graph: %s", psc_context_last_error(x->ctx));
-    else if ((st = psc__coll_wait(x)) == PSC_OK)
+    else if ((st = psc__mark(x, 1)) == PSC_OK && (st = psc__coll_wait(x)) == PSC_OK)
         *ns = (psc__now_ns() - t0) / o->graph_launches;
 out:
     for (int i = 0; i < x->nlocal; i++) {

@@ -66,6 +66,9 @@ typedef struct {
     uint64_t buf_bytes;                  /* of send and of recv, per GPU */
     psc_coll_watch_t watch;              /* with a timeout and NCCL's rows: the watchdog of NCCL's host calls */
     int aborted;
+    CUevent *mark[2];                    /* coll_load.c: events recorded on local rank i's stream as the next
+                                            timed loop begins ([0][i]) and once its last operation is issued
+                                            ([1][i]); NULL: none */
     const psc_coll_shape_t *sh;          /* the operation in hand, for messages */
     const char *stage;                   /* "the timed loop", ... for messages */
 } psc_coll_exec_t;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "coll/coll_exec.h"
+#include "coll/coll_load.h"
 #include "p2pscope_private.h"
 #include "opts.h"
 
@@ -69,6 +70,8 @@ static psc_status_t psc__check_opts(psc_context_t *ctx, const psc_coll_opts_t *o
         return psc__bad(ctx, "timeout out of range (accepted 0 for none, up to 1e6 s)");
     if (o->per_op != 0 && o->per_op != 1)
         return psc__bad(ctx, "per_op out of range (accepted 0 or 1)");
+    if (o->compute_load != 0 && o->compute_load != 1)
+        return psc__bad(ctx, "compute_load out of range (accepted 0 or 1)");
     if (o->impls < PSC_COLL_IMPL_NCCL || o->impls > PSC_COLL_IMPL_ALL)
         return psc__bad(ctx, "impls out of range (accepted PSC_COLL_IMPL_NCCL, PSC_COLL_IMPL_P2PSCOPE or both)");
     if (p && (p->nprocs < 1 || p->proc < 0 || p->proc >= p->nprocs || !p->bcast || !p->allreduce || !p->allgather))
@@ -238,6 +241,7 @@ typedef struct {
     psc_coll_exec_t x;
     psc_coll_report_t *rep;
     double *each;                       /* per_op samples */
+    psc_coll_load_t *load;              /* compute_load: the compute kernels' streams and events */
     unsigned char peer_was[PSC_MAX_GPUS][PSC_MAX_GPUS]; /* the caller's peer access between local GPUs */
     int row;
 } psc_coll_state_t;
@@ -329,6 +333,9 @@ static psc_status_t psc__half(psc_coll_state_t *s, const psc_coll_shape_t *sh, i
             return st;
         psc_percentiles(s->each, (unsigned)(x->nev - 1), &row->r[in_place].iter_us);
     }
+    if (s->load && (st = psc__coll_load_time(x, s->load, sh, in_place, sec, &s->rep->loads[s->row].r[in_place])) !=
+                       PSC_OK)
+        return st;
     x->stage = "the checked runs";
     /* every process takes the same turns: stop once any process saw a wrong element, as nccl-tests does */
     for (int c = 0; checked && c < o->check && !any; c++) {
@@ -509,7 +516,8 @@ static psc_status_t psc__run(psc_coll_state_t *s, const psc_coll_plan_t *pl)
     double sum[2] = {0, 0};
     int nbw[2] = {0, 0};
 
-    if ((st = psc__ranks(s)) != PSC_OK || (st = psc__coll_exec_open(&s->x)) != PSC_OK)
+    if ((st = psc__ranks(s)) != PSC_OK || (st = psc__coll_exec_open(&s->x)) != PSC_OK ||
+        (s->x.o->compute_load && (st = psc__coll_load_open(&s->x, &s->load)) != PSC_OK))
         return st;
     for (int t = 0; t < pl->ndt; t++)
         for (int op = 0; op < pl->nop; op++)
@@ -535,6 +543,7 @@ void psc_coll_report_free(psc_coll_report_t *r)
         return;
     free(r->ranks);
     free(r->rows);
+    free(r->loads);
     free(r);
 }
 
@@ -544,7 +553,8 @@ static psc_coll_report_t *psc__report_new(const psc_coll_opts_t *o, int nranks, 
     psc_coll_report_t *r = calloc(1, sizeof(*r));
 
     if (!r || !(r->ranks = calloc((size_t)nranks, sizeof(*r->ranks))) ||
-        !(r->rows = calloc((size_t)nrows, sizeof(*r->rows)))) {
+        !(r->rows = calloc((size_t)nrows, sizeof(*r->rows))) ||
+        (o->compute_load && !(r->loads = calloc((size_t)nrows, sizeof(*r->loads))))) {
         psc_coll_report_free(r);
         return NULL;
     }
@@ -565,6 +575,7 @@ static psc_coll_report_t *psc__report_new(const psc_coll_opts_t *o, int nranks, 
     r->timeout_s = o->timeout_s;
     r->min_busbw_set = o->min_busbw_set;
     r->min_busbw_gbs = o->min_busbw_gbs;
+    r->compute_load = o->compute_load;
     return r;
 }
 
@@ -623,6 +634,7 @@ psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, cons
     if (nlocal > 1)
         psc__peers(&s, 0);
     st = psc__run(&s, &pl);
+    psc__coll_load_close(&s.x, s.load);
     psc__coll_exec_close(&s.x, st != PSC_OK);
     if (nlocal > 1)
         psc__peers(&s, 1);
