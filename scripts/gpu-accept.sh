@@ -11,7 +11,8 @@
 #   scripts/gpu-accept.sh b     coll beside nccl-tests (every collective, eager and -G 20, one process for every
 #                               GPU and mpirun -np N, a rank a GPU, with its default binding; eager ACCEPT_REPS
 #                               runs each, alternating), the own all-reduce beside NCCL and nccl-tests
-#                               -R 2, psc_copy with this machine's calibration beside the driver
+#                               -R 2 (its reduce-scatter too), coll --compute-load, psc_copy with this
+#                               machine's calibration beside the driver
 #   scripts/gpu-accept.sh all   both (more than one 10-minute device call)
 #
 # Each part fits one device call of 9 minutes on 2x H200. Raw outputs in $OUT/accept-PART.tar.gz, the part's
@@ -163,19 +164,28 @@ part_b() {
     step "copy --calibration rc=$?"
   fi
   # shown beside NCCL, not judged (issue 34 sets those bounds): what time is left
-  step "the own all-reduce beside NCCL and nccl-tests -R 2"
-  for launch in single mpi; do
-    for mode in eager G20; do
-      [ "$SECONDS" -lt "${ACCEPT_OWN_BY_S:-510}" ] || { step "own all-reduce, $launch $mode: no time left"; continue; }
-      local opts=(-b 8 -e 1G -f 8) run=() nt=$NT
-      [ "$mode" = G20 ] && opts+=(-G 20)
-      if [ "$launch" = mpi ]; then nt=$NT_MPI; run=(mpirun -np "$ngpu"); else opts+=(-g "$ngpu"); fi
-      ran "own_${launch}_$mode" timeout "$(left)" "${run[@]}" build/p2pscope coll all_reduce "${opts[@]}" --impl all \
-        --json="$R/coll/own_${launch}_$mode.json" > "$R/coll/own_${launch}_$mode.txt" 2>&1
-      [ -n "$nt" ] && ran "nt_R2_${launch}_$mode" timeout "$(left)" "${run[@]}" "$nt/all_reduce_perf" "${opts[@]}" -R 2 \
-        > "$R/coll/nt_R2_${launch}_$mode.txt" 2>&1
+  step "the own all-reduce and reduce-scatter beside NCCL and nccl-tests -R 2"
+  for coll in all_reduce reduce_scatter; do
+    for launch in single mpi; do
+      for mode in eager G20; do
+        [ "$SECONDS" -lt "${ACCEPT_OWN_BY_S:-510}" ] || { step "own $coll, $launch $mode: no time left"; continue; }
+        local opts=(-b 8 -e 1G -f 8) run=() nt=$NT key=${launch}_$mode
+        [ "$coll" = all_reduce ] || key=${coll}_$key
+        [ "$mode" = G20 ] && opts+=(-G 20)
+        if [ "$launch" = mpi ]; then nt=$NT_MPI; run=(mpirun -np "$ngpu"); else opts+=(-g "$ngpu"); fi
+        ran "own_$key" timeout "$(left)" "${run[@]}" build/p2pscope coll $coll "${opts[@]}" --impl all \
+          --json="$R/coll/own_$key.json" > "$R/coll/own_$key.txt" 2>&1
+        [ -n "$nt" ] && ran "nt_R2_$key" timeout "$(left)" "${run[@]}" "$nt/${coll}_perf" "${opts[@]}" -R 2 \
+          > "$R/coll/nt_R2_$key.txt" 2>&1
+      done
     done
   done
+  # under a compute load (coll --compute-load): NCCL's rows and ours, one process for every GPU
+  if [ "$SECONDS" -lt "${ACCEPT_OWN_BY_S:-510}" ]; then
+    step "coll --compute-load"
+    ran load_single timeout "$(left)" build/p2pscope coll all_reduce -b 8 -e 1G -f 64 -g "$ngpu" --impl all \
+      --compute-load --json="$R/coll/load_single.json" > "$R/coll/load_single.txt" 2>&1
+  fi
 }
 
 [ "$PART" = a ] || [ "$PART" = all ] && part_a
