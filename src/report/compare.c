@@ -100,7 +100,7 @@ int psc_cmp_fails(psc_cmp_verdict_t v, double change_pct, int higher_better, dou
 static int psc__skipped(const char *parent, const char *key)
 {
     static const char *const top[] = {"tests",     "findings",   "explain", "started_utc",
-                                      "wall_s",    "exit_code",  "incomplete", "expect"};
+                                      "wall_s",    "exit_code",  "incomplete", "expect", "command_line"};
     static const char *const coll[] = {"rows",       "failed_rows",       "wrong_elements", "first_wrong",
                                        "avg_busbw_gbs", "own_avg_busbw_gbs", "own_not_run",    "run_ms"};
 
