@@ -14,14 +14,15 @@
 #include <stdio.h>
 
 #include "p2pscope/bench.h"
+#include "report/run_read.h"
+
+/* Runs larger than this are refused before they are parsed (run_read.h). */
+#define PSC_CMP_MAX_FILE PSC_RUN_MAX_FILE
 
 /* Fewer samples than this in either run: no verdict on the noise (two runs of 2 samples each do not
  * overlap by chance once in 3; of 3 each, once in 10). */
 #define PSC_CMP_MIN_SAMPLES 3
 
-/* Runs larger than this are refused before they are parsed (a 16-GPU report with sweeps is a few MiB; jansson
- * holds about 21 times the file's size in memory). */
-#define PSC_CMP_MAX_FILE (32u << 20)
 
 typedef enum { PSC_CMP_PASSED, PSC_CMP_FAILED, PSC_CMP_WAIVED } psc_cmp_status_t;
 
