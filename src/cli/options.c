@@ -662,8 +662,14 @@ static int psc__command_check(psc_cli_opts_t *o, char *err, size_t errlen)
 {
     int rc;
 
-    if (o->topology && ((o->cmd != PSC_CMD_TOPO && o->cmd != PSC_CMD_DOCTOR && o->cmd != PSC_CMD_NVLINK) || o->watch)) {
-        snprintf(err, errlen, "--topology goes with topo, nvlink or doctor (not with --watch)");
+    if (o->topology && ((o->cmd != PSC_CMD_TOPO && o->cmd != PSC_CMD_DOCTOR && o->cmd != PSC_CMD_NVLINK &&
+                         o->cmd != PSC_CMD_DEVICES) || o->watch)) {
+        snprintf(err, errlen, "--topology goes with topo, nvlink, doctor or devices (not with --watch)");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->topology && o->cmd == PSC_CMD_DEVICES && (o->json || o->identify)) {
+        snprintf(err, errlen, "devices --topology shows the recorded GPUs' table: --json and --identify go with devices "
+                              "on a live machine (topo --topology FILE --json writes the recording's facts)");
         return PSC_EXIT_USAGE;
     }
     if (!o->measure.verify && o->cmd != PSC_CMD_BW && o->cmd != PSC_CMD_REPORT) {

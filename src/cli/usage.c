@@ -97,8 +97,9 @@ static const struct {
      "                             latency distributions, the doctor's findings (needs cairo)\n"},
     {C(REPORT) | C(BW) | C(LAT) | C(RENDER), "      --svg DIR              the page's figures as SVG files in DIR (needs cairo)\n"},
     {C(REPORT) | C(BW) | C(LAT) | C(RENDER), "      --csv DIR              the run's tables as CSV files in DIR (bw.csv or lat.csv, gpus.csv, ...)\n"},
-    {C(TOPO) | C(NVLINK) | C(DOCTOR), "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, "
-                                      "captured /sys tree, or --save JSON)\n"},
+    {C(TOPO) | C(NVLINK) | C(DOCTOR) | C(DEVICES), "      --topology FILE        topo, nvlink, doctor, devices: replay a "
+                                                  "recording (hwloc XML,\n"
+                                                  "                             captured /sys tree, or --save JSON)\n"},
     {C(TOPO), "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"},
     {~0u & ~C(LIST) & ~C(COMPARE) & ~C(RENDER), "      --identify             --json, --save: keep what identifies the machine (host name, GPU\n"
                      "                             UUIDs, serial numbers, MAC addresses); left out by default\n"},
