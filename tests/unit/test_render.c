@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
@@ -115,6 +116,29 @@ static void psc__same_dir(const char *live, const char *again)
     assert_int_equal(psc_scratch_entries(again), n);
 }
 
+/* The time after key in text ("2026-12-07T05:52:33Z"), as seconds since 1970. */
+static time_t psc__time_after(const char *text, const char *key)
+{
+    const char *at = strstr(text, key);
+    struct tm tm;
+
+    memset(&tm, 0, sizeof(tm));
+    assert_non_null(at);
+    assert_non_null(strptime(at + strlen(key), "%Y-%m-%dT%H:%M:%SZ", &tm));
+    return timegm(&tm);
+}
+
+/* The JSON's start is the run's, as the live page's is (a run's document is made after bw's and lat's tests). */
+static void psc__same_start(const char *json, const char *html)
+{
+    char *j = psc__file(json), *h = psc__file(html);
+    long d = (long)(psc__time_after(j, "\"started_utc\": \"") - psc__time_after(h, "<th>started (UTC)</th><td>"));
+
+    assert_true(d >= -1 && d <= 1);
+    free(j);
+    free(h);
+}
+
 /* args with --json, --csv and (cairo) --html, --svg under NAME; live exits want_rc; then render, and the same files. */
 static void psc__live_then_render(const char *name, const char *const *args, const char *const *env, int want_rc)
 {
@@ -161,6 +185,7 @@ static void psc__live_then_render(const char *name, const char *const *args, con
     psc__free(&r);
     psc__same_dir(csv, csv2);
 #ifdef P2PSCOPE_HAVE_CAIRO
+    psc__same_start(json, html);
     psc__same_file(html, html2);
     psc__same_dir(svg, svg2);
 #endif
@@ -372,6 +397,27 @@ static void test_loader_on_recordings(void **state)
     psc_run_doc_free(r);
 }
 
+/* Each severity of a finding comes back as itself. */
+static void test_findings_severities(void **state)
+{
+    static const char *const names[] = {"info", "warning", "error"};
+    static const psc_severity_t sev[] = {PSC_SEV_INFO, PSC_SEV_WARNING, PSC_SEV_ERROR};
+
+    (void)state;
+    for (int k = 0; k < 3; k++) {
+        char to[32], err[512] = "";
+        psc_run_doc_t *r = NULL;
+        const char *path;
+
+        snprintf(to, sizeof(to), "\"severity\": \"%s\"", names[k]);
+        path = psc__edited("severity.json", "\"severity\": \"info\"", to);
+        assert_int_equal(psc_run_doc_load(path, &r, err, sizeof(err)), PSC_OK);
+        assert_int_equal(r->findings[0].severity, sev[k]);
+        assert_int_equal(r->findings[1].severity, PSC_SEV_INFO);
+        psc_run_doc_free(r);
+    }
+}
+
 /* A report's facts keep the PCIe path each pair recorded, though the JSON has no hwloc tree to derive it. */
 static void test_facts_keep_recorded_paths(void **state)
 {
@@ -420,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_bad_runs_refused),
         cmocka_unit_test(test_options_refused),
         cmocka_unit_test(test_loader_on_recordings),
+        cmocka_unit_test(test_findings_severities),
         cmocka_unit_test(test_facts_keep_recorded_paths),
     };
 
