@@ -92,11 +92,14 @@ static const struct {
      "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"},
     {~0u & ~C(RENDER), "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
           "                             (not with nvlink --watch); devices and FIFOs are written in place\n"},
-    {C(REPORT) | C(BW) | C(LAT) | C(RENDER),
+    {C(REPORT) | C(BW) | C(LAT) | C(RENDER) | C(COMPARE),
      "      --html FILE            the run as one self-contained page: tables, heatmaps, sweeps' curves,\n"
-     "                             latency distributions, the doctor's findings (needs cairo)\n"},
+     "                             latency distributions, the doctor's findings (needs cairo); compare:\n"
+     "                             the comparison as a page (needs no cairo)\n"},
     {C(REPORT) | C(BW) | C(LAT) | C(RENDER), "      --svg DIR              the page's figures as SVG files in DIR (needs cairo)\n"},
-    {C(REPORT) | C(BW) | C(LAT) | C(RENDER), "      --csv DIR              the run's tables as CSV files in DIR (bw.csv or lat.csv, gpus.csv, ...)\n"},
+    {C(REPORT) | C(BW) | C(LAT) | C(RENDER) | C(COMPARE),
+     "      --csv DIR              the run's tables as CSV files in DIR (bw.csv or lat.csv, gpus.csv, ...;\n"
+     "                             compare: cases.csv, differences.csv, only.csv)\n"},
     {C(TOPO) | C(NVLINK) | C(DOCTOR) | C(DEVICES), "      --topology FILE        topo, nvlink, doctor, devices: replay a "
                                                   "recording (hwloc XML,\n"
                                                   "                             captured /sys tree, or --save JSON)\n"},
