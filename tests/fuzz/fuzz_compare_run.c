@@ -1,7 +1,7 @@
 /*
  * Fuzz the loaders of a JSON run: compare's (p2pscope compare A.json B.json, psc_cmp_run_load) and render's
- * (p2pscope render RUN.json, psc_run_doc_load), and every user of what they read: the comparison, and the
- * page, its figures and its CSV tables drawn in memory.
+ * (p2pscope render RUN.json, psc_run_doc_load), and every user of what they read: the comparison (its text,
+ * JSON and page), and the run's page, its figures and its CSV tables drawn in memory.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -34,6 +34,7 @@ static void psc__use(const psc_cmp_run_t *run)
     }
     doc = psc_json_compare(c, 0);
     json_decref(doc);
+    psc_compare_page_write(c, 0, "/dev/null", NULL, err, sizeof(err)); /* the page, written in place */
     psc_compare_free(c);
 }
 
