@@ -230,9 +230,12 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
         return psc_cmd_list(&o);
     if (o.cmd == PSC_CMD_COMPARE) /* files only: no driver */
         return psc_cmd_compare(&o);
+    if (o.cmd == PSC_CMD_RENDER) /* a file only: no driver */
+        return psc_cmd_render(&o);
     if (o.topology)
         return o.cmd == PSC_CMD_TOPO ? psc_cmd_topo(NULL, &o)
-               : o.cmd == PSC_CMD_NVLINK ? psc_cmd_nvlink(NULL, &o) : psc_cmd_doctor(NULL, &o);
+               : o.cmd == PSC_CMD_NVLINK ? psc_cmd_nvlink(NULL, &o)
+               : o.cmd == PSC_CMD_DEVICES ? psc_cmd_devices(NULL, &o) : psc_cmd_doctor(NULL, &o);
     return psc__run_on_driver(&o);
 }
 

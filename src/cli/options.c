@@ -165,12 +165,12 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
 {
     const int cmd = psc_cli_command_of(word);
 
-    if (cmd >= 0 && cmd != PSC_CMD_COLL && cmd != PSC_CMD_COMPARE) { /* those two are parsed apart */
+    if (cmd >= 0 && cmd != PSC_CMD_COLL && cmd != PSC_CMD_COMPARE && cmd != PSC_CMD_RENDER) { /* parsed apart */
         o->cmd = (psc_cli_cmd_t)cmd;
         o->cmd_given = 1;
         return 0;
     }
-    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, compare, list, topo, nvlink, doctor (see p2pscope --help)", word);
+    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, compare, render, list, topo, nvlink, doctor (see p2pscope --help)", word);
     return PSC_EXIT_USAGE;
 }
 
@@ -662,8 +662,14 @@ static int psc__command_check(psc_cli_opts_t *o, char *err, size_t errlen)
 {
     int rc;
 
-    if (o->topology && ((o->cmd != PSC_CMD_TOPO && o->cmd != PSC_CMD_DOCTOR && o->cmd != PSC_CMD_NVLINK) || o->watch)) {
-        snprintf(err, errlen, "--topology goes with topo, nvlink or doctor (not with --watch)");
+    if (o->topology && ((o->cmd != PSC_CMD_TOPO && o->cmd != PSC_CMD_DOCTOR && o->cmd != PSC_CMD_NVLINK &&
+                         o->cmd != PSC_CMD_DEVICES) || o->watch)) {
+        snprintf(err, errlen, "--topology goes with topo, nvlink, doctor or devices (not with --watch)");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->topology && o->cmd == PSC_CMD_DEVICES && (o->json || o->identify)) {
+        snprintf(err, errlen, "devices --topology shows the recorded GPUs' table: --json and --identify go with devices "
+                              "on a live machine (topo --topology FILE --json writes the recording's facts)");
         return PSC_EXIT_USAGE;
     }
     if (!o->measure.verify && o->cmd != PSC_CMD_BW && o->cmd != PSC_CMD_REPORT) {
@@ -700,7 +706,7 @@ static int psc__command_check(psc_cli_opts_t *o, char *err, size_t errlen)
     return psc__output_check(o, err, errlen);
 }
 
-/* Whole command lines but coll's and compare's: the defaults, the command word, the options, then their checks. */
+/* Whole command lines but coll's, compare's and render's: the defaults, the command word, the options, then their checks. */
 static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
 {
     int first = 1, rc, max_given = 0;
@@ -718,6 +724,8 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
         return psc_cli_parse_coll(argc, argv, o, err, errlen);
     if (argc > 1 && strcmp(argv[1], "compare") == 0) /* two file names and its own options */
         return psc_cli_parse_compare(argc, argv, o, err, errlen);
+    if (argc > 1 && strcmp(argv[1], "render") == 0) /* a file name and where its page goes */
+        return psc_cli_parse_render(argc, argv, o, err, errlen);
     if (argc > 1 && argv[1][0] != '-') {
         if ((rc = psc__command(argv[1], o, err, errlen)) != 0)
             return rc;

@@ -48,6 +48,10 @@ static const struct {
      "about the machine and the options, then each case's change, marked where it is beyond\n"
      "the runs' noise",
      "p2pscope compare before.json after.json --fail-above 5"},
+    {PSC_CMD_RENDER, "render",
+     "a JSON run of bw, report or lat (--json) drawn again without a GPU: the same page,\n"
+     "figures and CSV tables --html, --svg and --csv wrote at the run's end",
+     "p2pscope render run.json --html run.html --csv tables"},
     /* nccl-tests' options and help are coll_options.c's: no example here */
     {PSC_CMD_COLL, "coll",
      "NCCL's collectives in nccl-tests' table, every timed operation checked;\n"
@@ -86,17 +90,21 @@ static const struct {
     {C(REPORT) | C(BW), "      --no-verify            bw, report: do not check the destinations after each sample\n"},
     {RUNS,
      "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"},
-    {~0u, "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
+    {~0u & ~C(RENDER), "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
           "                             (not with nvlink --watch); devices and FIFOs are written in place\n"},
-    {C(REPORT) | C(BW) | C(LAT),
+    {C(REPORT) | C(BW) | C(LAT) | C(RENDER) | C(COMPARE),
      "      --html FILE            the run as one self-contained page: tables, heatmaps, sweeps' curves,\n"
-     "                             latency distributions, the doctor's findings (needs cairo)\n"},
-    {C(REPORT) | C(BW) | C(LAT), "      --svg DIR              the page's figures as SVG files in DIR (needs cairo)\n"},
-    {C(REPORT) | C(BW) | C(LAT), "      --csv DIR              the run's tables as CSV files in DIR (bw.csv or lat.csv, gpus.csv, ...)\n"},
-    {C(TOPO) | C(NVLINK) | C(DOCTOR), "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, "
-                                      "captured /sys tree, or --save JSON)\n"},
+     "                             latency distributions, the doctor's findings (needs cairo); compare:\n"
+     "                             the comparison as a page (needs no cairo)\n"},
+    {C(REPORT) | C(BW) | C(LAT) | C(RENDER), "      --svg DIR              the page's figures as SVG files in DIR (needs cairo)\n"},
+    {C(REPORT) | C(BW) | C(LAT) | C(RENDER) | C(COMPARE),
+     "      --csv DIR              the run's tables as CSV files in DIR (bw.csv or lat.csv, gpus.csv, ...;\n"
+     "                             compare: cases.csv, differences.csv, only.csv)\n"},
+    {C(TOPO) | C(NVLINK) | C(DOCTOR) | C(DEVICES), "      --topology FILE        topo, nvlink, doctor, devices: replay a "
+                                                  "recording (hwloc XML,\n"
+                                                  "                             captured /sys tree, or --save JSON)\n"},
     {C(TOPO), "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"},
-    {~0u & ~C(LIST) & ~C(COMPARE), "      --identify             --json, --save: keep what identifies the machine (host name, GPU\n"
+    {~0u & ~C(LIST) & ~C(COMPARE) & ~C(RENDER), "      --identify             --json, --save: keep what identifies the machine (host name, GPU\n"
                      "                             UUIDs, serial numbers, MAC addresses); left out by default\n"},
     {C(VERIFY), "      --seconds N            verify: repeat with new seeds for N seconds (a stress test)\n"},
     {C(VERIFY), "      --no-load              verify: no background copies on the other paths while checking\n"},
@@ -166,7 +174,8 @@ int psc_cli_usage_cmd(psc_cli_cmd_t cmd)
         if (psc__cmds[i].cmd != cmd || !psc__cmds[i].example)
             continue;
         printf("usage: p2pscope %s%s [OPTIONS]\n\n%s\n\n", psc__cmds[i].name,
-               cmd == PSC_CMD_COMPARE ? " A.json B.json" : "", psc__cmds[i].purpose);
+               cmd == PSC_CMD_COMPARE ? " A.json B.json" : cmd == PSC_CMD_RENDER ? " RUN.json" : "",
+               psc__cmds[i].purpose);
         psc__options(1u << cmd, "this text (p2pscope --help: every command)");
         printf("\nExample:\n  %s\n\n%s", psc__cmds[i].example, psc__footer);
         return 0;

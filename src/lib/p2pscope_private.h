@@ -172,6 +172,16 @@ psc_status_t psc_facts_gather_mapped(psc_context_t *ctx, psc_facts_t **out);
  */
 psc_finding_t *psc_doctor_findings(const psc_facts_t *f, size_t *n);
 
+/*
+ * The facts a JSON run carries (report's "topology": psc_facts_json's text, len bytes, without the hwloc XML)
+ * for `p2pscope render`: checked as psc_facts_load checks a JSON recording (name is the place its messages
+ * name), with each pair's PCIe path and the source as the run recorded them, not derived again. PSC_OK with a
+ * new *out (psc_facts_free it); PSC_ERR_INVALID with one line in errbuf, PSC_ERR_NO_DEVICE for facts of no
+ * GPU, PSC_ERR_NO_MEMORY; *out untouched then.
+ */
+psc_status_t psc_facts_load_run(const char *name, const char *text, size_t len, psc_facts_t **out, char *errbuf,
+                                size_t errlen);
+
 /* ---------------------------------------------------------------- test hooks (fault injection) */
 
 typedef enum { PSC_FAULT_NONE, PSC_FAULT_FLIP, PSC_FAULT_DROP, PSC_FAULT_MISPLACE } psc_fault_t;
