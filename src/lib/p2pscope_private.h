@@ -177,6 +177,10 @@ psc_finding_t *psc_doctor_findings(const psc_facts_t *f, size_t *n);
 #define PSC_NODE_CHECK_VERIFY_SIZE ((1ull << 20) + 13) /* the integrity pass's largest copy (verify's 1 MiB + 13) */
 #define PSC_NODE_CHECK_COLL_SMALL (32ull << 10)       /* the all-reduce's two sizes per rank */
 #define PSC_NODE_CHECK_COLL_LARGE (256ull << 20)
+/* The key paths (bw tests at their default sizes) and latencies; those needing more GPUs than checked are left out. */
+#define PSC_NODE_CHECK_BW_TESTS "gpu_to_gpu_write_ce", "gpu_to_gpu_bidir_write_ce", "host_to_gpu_ce", \
+                                "gpu_to_host_ce", "gpu_local_ce"
+#define PSC_NODE_CHECK_LAT_TESTS "gpu_to_gpu_chase", "host_to_gpu_chase"
 
 typedef struct {
     int ndev;                    /* GPUs in devices; 0: every GPU */

@@ -124,12 +124,41 @@ static psc_status_t psc__bw_figure(psc_check_item_t *it, const psc_bw_result_t *
     return PSC_OK;
 }
 
+/* The key tests the check left out (they need more GPUs than it checked): skipped, so every node's items are alike. */
+static psc_status_t psc__absent(psc_check_report_t *r, const char *kind, const char *const *names, size_t n,
+                                const psc_suite_test_t *tests, int ntests, int lat)
+{
+    char name[64], why[64];
+
+    for (size_t i = 0; i < n; i++) {
+        int ran = 0, min = 0, t;
+
+        for (int k = 0; k < ntests; k++)
+            ran |= strcmp(lat ? psc_lat_test_info(tests[k].test)->name : psc_bw_test_name(tests[k].test),
+                          names[i]) == 0;
+        if (ran)
+            continue;
+        if (lat ? psc_lat_test_from_name(names[i], &t) == PSC_OK : psc_bw_test_from_name(names[i], &t) == PSC_OK)
+            min = lat ? psc_lat_test_info(t)->min_gpus : psc_bw_test_info(t)->min_gpus;
+        snprintf(name, sizeof(name), "%s.%s", kind, names[i]);
+        snprintf(why, sizeof(why), "needs %d GPUs", min);
+        if (psc_check_skip(r, name, lat ? "ns" : "GB/s", !lat, lat ? PSC_CHECK_TOL_LAT : PSC_CHECK_TOL_GPU, why) !=
+            PSC_OK)
+            return PSC_ERR_NO_MEMORY;
+    }
+    return PSC_OK;
+}
+
 static psc_status_t psc__bw_items(psc_check_report_t *r, const psc_node_check_t *c, const psc_expect_t *e)
 {
+    static const char *const names[] = {PSC_NODE_CHECK_BW_TESTS};
+
     char name[64];
 
     if (!c->bw)
         return psc_check_lost(r, "bw", "GB/s", 1, PSC_CHECK_TOL_GPU, c->bw_error);
+    if (psc__absent(r, "bw", names, sizeof(names) / sizeof(names[0]), c->bw->tests, c->bw->ntests, 0) != PSC_OK)
+        return PSC_ERR_NO_MEMORY;
     for (int t = 0; t < c->bw->ntests; t++) {
         const psc_suite_test_t *st = &c->bw->tests[t];
         const char *test = psc_bw_test_name(st->test);
@@ -161,10 +190,13 @@ static double psc__lat_value(const psc_expect_rule_t *rule, const void *x)
 
 static psc_status_t psc__lat_items(psc_check_report_t *r, const psc_node_check_t *c, const psc_expect_t *e)
 {
+    static const char *const names[] = {PSC_NODE_CHECK_LAT_TESTS};
     char name[64], kase[96];
 
     if (!c->lat)
         return psc_check_lost(r, "lat", "ns", 0, PSC_CHECK_TOL_LAT, c->lat_error);
+    if (psc__absent(r, "lat", names, sizeof(names) / sizeof(names[0]), c->lat->tests, c->lat->ntests, 1) != PSC_OK)
+        return PSC_ERR_NO_MEMORY;
     for (int t = 0; t < c->lat->ntests; t++) {
         const psc_suite_test_t *st = &c->lat->tests[t];
         const char *test = psc_lat_test_info(st->test)->name;

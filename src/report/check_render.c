@@ -23,7 +23,7 @@ void psc_render_check(FILE *f, const psc_check_report_t *r)
     psc_report_printf(f, "\nNode check, bounds: %s [bandwidth GB/s, 1 GB = 1e9 bytes; latency ns]\n",
                       r->bounds ? r->bounds : "auto");
     for (size_t i = 0; i < r->n; i++)
-        psc_report_printf(f, "%s  %-26s %s\n", psc__word(r->items[i].state), r->items[i].name, r->items[i].line);
+        psc_report_printf(f, "%s  %-28s %s\n", psc__word(r->items[i].state), r->items[i].name, r->items[i].line);
     psc_render_check_verdict(f, r);
 }
 

@@ -22,8 +22,9 @@ static size_t psc__describe(const psc_check_item_t *it, const psc_check_figure_t
         n = (size_t)snprintf(buf, len, "%s", g->key);
     for (size_t b = 0; b < g->nbounds && b < PSC_CHECK_MAX_BOUNDS && n < len; b++)
         if (!g->bound_ok[b] && !isnan(g->value))
-            n += (size_t)snprintf(buf + n, len - n, " misses %s %.4g %s (%s)", psc_expect_op_name(g->bounds[b]->op),
-                                  g->bounds[b]->bound, g->bounds[b]->unit, g->bounds[b]->where);
+            n += (size_t)snprintf(buf + n, len - n, " misses %s %.4g%s%s (%s)", psc_expect_op_name(g->bounds[b]->op),
+                                  g->bounds[b]->bound, g->bounds[b]->unit[0] ? " " : "", g->bounds[b]->unit,
+                                  g->bounds[b]->where);
     if (g->why[0] && n < len)
         n += (size_t)snprintf(buf + n, len - n, " %s", g->why);
     if (g->base_fails && n < len)

@@ -37,7 +37,7 @@ out=$(complete_words "$bin" compare "$dir/mach")
 [ "$out" = "$dir/machine.json" ] || fail "a run's file after compare: $out"
 # Every option offered to a command is one that command takes: never one a description only mentions
 # (doctor's help speaks of nvlink --watch, bw's of --save), which the command would then refuse.
-for cmd in report devices bw lat verify list topo nvlink doctor copy ipc coll compare; do
+for cmd in report devices bw lat verify list topo nvlink doctor copy ipc coll compare check; do
     for opt in $(complete_words "$bin" "$cmd" --); do
         case $opt in --help|--version) continue ;; esac
         err=$("$bin" "$cmd" "$opt" --help 2>&1 > /dev/null || true)
@@ -48,4 +48,6 @@ for cmd in report devices bw lat verify list topo nvlink doctor copy ipc coll co
 done
 out=$(complete_words "$bin" doctor --w)
 [ -z "$out" ] || fail "doctor --w offers: $out"
+out=$(complete_words "$bin" check --ba)
+[ "$out" = "--baseline" ] || fail "check --ba offers: $out"
 echo "completion: ok"

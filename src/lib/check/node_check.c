@@ -18,9 +18,8 @@ static double psc__now_s(void)
 }
 
 /* The key paths, at bw's default sizes (the sizes --expect auto's bounds name). */
-static const char *const psc__bw_tests[] = {"gpu_to_gpu_write_ce", "gpu_to_gpu_bidir_write_ce", "host_to_gpu_ce",
-                                            "gpu_to_host_ce", "gpu_local_ce"};
-static const char *const psc__lat_tests[] = {"gpu_to_gpu_chase", "host_to_gpu_chase"};
+static const char *const psc__bw_tests[] = {PSC_NODE_CHECK_BW_TESTS};
+static const char *const psc__lat_tests[] = {PSC_NODE_CHECK_LAT_TESTS};
 
 void psc_node_check_opts_init(psc_node_check_opts_t *o)
 {
@@ -129,8 +128,8 @@ static psc_status_t psc__coll(psc_context_t *ctx, const psc_node_check_opts_t *o
         return PSC_OK;
     }
     if (!c->facts->nccl.loaded) {
-        snprintf(c->coll_skip, sizeof(c->coll_skip), "NCCL not there: %s",
-                 c->facts->nccl.note[0] ? c->facts->nccl.note : "not loaded");
+        snprintf(c->coll_skip, sizeof(c->coll_skip), "%s", c->facts->nccl.note[0] ? c->facts->nccl.note
+                                                                                   : "NCCL not loaded");
         c->coll_absent = 1;
         return PSC_OK;
     }
