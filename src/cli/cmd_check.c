@@ -16,7 +16,7 @@
 #include "report/text.h"
 
 /* The run's document: the machine and the GPUs checked (always made: --baseline reads its GPUs). */
-static json_t *psc__run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *devs, int n, int tables)
+static json_t *psc__run(psc_context_t *ctx, const int *devs, int n, int tables)
 {
     psc_device_info_t info[PSC_MAX_GPUS];
     psc_system_info_t sys;
@@ -26,7 +26,6 @@ static json_t *psc__run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *
         psc_device_info(ctx, devs[i], &info[i]);
     if (tables)
         psc_render_devices(stdout, &sys, info, n);
-    (void)o;
     return psc_json_run_new("check", &sys, info, n);
 }
 
@@ -42,7 +41,7 @@ static int psc__baseline_ok(psc_context_t *ctx, const psc_cli_opts_t *o)
         return PSC_EXIT_OK;
     for (int i = 0; i < n && i < PSC_MAX_GPUS; i++)
         devs[i] = o->ndev ? o->devs[i] : i;
-    if (!(run = psc__run(ctx, o, devs, n, 0)))
+    if (!(run = psc__run(ctx, devs, n, 0)))
         return PSC_EXIT_NO_MEMORY;
     if (psc_check_baseline(&empty, run, o->baseline, err, sizeof(err)) != PSC_OK) {
         psc_report_printf(stderr, "p2pscope: %s\n", err);
@@ -150,7 +149,7 @@ int psc_cmd_check(psc_context_t *ctx, const psc_cli_opts_t *o)
         rc = PSC_EXIT_NO_MEMORY;
     if (rc == PSC_EXIT_OK) {
         r->bounds = o->expect ? o->expect : "auto";
-        run = psc__run(ctx, o, c->devices, c->ndev, psc_cli_tables(o));
+        run = psc__run(ctx, c->devices, c->ndev, psc_cli_tables(o));
         if (!run)
             rc = PSC_EXIT_NO_MEMORY;
         else if (o->baseline && psc_check_baseline(r, run, o->baseline, err, sizeof(err)) != PSC_OK) {

@@ -150,7 +150,7 @@ static psc_status_t psc__coll(psc_context_t *ctx, const psc_node_check_opts_t *o
 
 static psc_status_t psc__check_opts(psc_context_t *ctx, const psc_node_check_opts_t *o, int ngpu)
 {
-    for (int i = 0; i < o->ndev; i++)
+    for (int i = 0; i < o->ndev && i < PSC_MAX_GPUS; i++)
         if (!o->devices || o->devices[i] < 0 || o->devices[i] >= ngpu)
             return psc__fail(ctx, PSC_ERR_INVALID, "GPU %d does not exist: accepted 0 to %d", o->devices ?
                              o->devices[i] : -1, ngpu - 1);
