@@ -4,7 +4,7 @@
 # carried source, in the same call. scripts/accept.py turns what it leaves into one table (a line a figure: ours,
 # the reference's, the ratio, the bound) and exits 1 when a bound is missed.
 #
-#   scripts/gpu-accept.sh a     the README's two commands (the report, measured; every test), nvbandwidth's
+#   scripts/gpu-accept.sh a     the README's two commands (the report, measured; every test), check (measured), nvbandwidth's
 #                               default run beside the report, pointer chases beside nvbandwidth's latency
 #                               tests, ipc beside the same paths in one process, psc_copy beside the driver
 #                               (built-in routes), compute-sanitizer over the kernels
@@ -73,6 +73,10 @@ part_a() {
   scripts/build.sh > /dev/null 2>&1 && measure "$R/report.time" -- build/p2pscope --json="$R/report.json" \
     > "$R/report.txt" 2> "$R/report.err"
   step "report rc=$?: $(cat "$R/report.time")"
+  step "check: the node's health (measured; issue 36's budget: 20 s on 2x H200)"
+  ran check measure "$R/check.time" -- timeout "$(left)" build/p2pscope check --json="$R/check.json" \
+    > "$R/check.txt" 2>&1
+  step "check rc=$?: $(cat "$R/check.time")"
   if [ -n "$NVBW" ]; then
     step "nvbandwidth, default run (measured)"
     ran nvbandwidth measure "$R/nvbandwidth.time" -- timeout "$(left)" "$NVBW" > "$R/nvbandwidth.txt" 2>&1

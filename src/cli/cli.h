@@ -23,7 +23,7 @@ enum {
 int psc_cli_exit_of(psc_status_t st, int otherwise);
 
 typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY, PSC_CMD_COPY, PSC_CMD_IPC, PSC_CMD_COLL,
-              PSC_CMD_COMPARE, PSC_CMD_RENDER } psc_cli_cmd_t;
+              PSC_CMD_COMPARE, PSC_CMD_RENDER, PSC_CMD_CHECK } psc_cli_cmd_t;
 
 #define PSC_CLI_MAX_DEVS 64
 #define PSC_CLI_MAX_TESTS 128
@@ -66,6 +66,7 @@ typedef struct {
     const char *compare_a, *compare_b;    /* compare: the two runs' files */
     double fail_above;                    /* compare --fail-above PCT; < 0: not given */
     const char *render_run;               /* render: the JSON run to draw again */
+    const char *baseline;                 /* check --baseline FILE: an earlier check's JSON of this node */
     const char *expect;                   /* --expect FILE or auto: bounds the run's figures must meet (cmd_expect.c) */
     const char *html_path;                /* --html FILE: the run as one self-contained page */
     const char *svg_dir;                  /* --svg DIR: the page's figures as files */
@@ -167,6 +168,8 @@ int psc_cmd_compare(const psc_cli_opts_t *o);
 int psc_cli_parse_render(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);
 /* render: the run's page, figures and tables again; no driver. 0, 1 (not written), 2 (bad run), 4. */
 int psc_cmd_render(const psc_cli_opts_t *o);
+/* check: the node's health (cmd_check.c): 0 healthy, 1 unhealthy, 3 cannot check. */
+int psc_cmd_check(psc_context_t *ctx, const psc_cli_opts_t *o);
 
 /* Seconds on CLOCK_MONOTONIC. */
 double psc_cli_now(void);

@@ -195,6 +195,7 @@ static int psc__run_on_driver(const psc_cli_opts_t *o)
         case PSC_CMD_COPY: rc = psc_cmd_copy(ctx, o); break;
         case PSC_CMD_IPC: rc = psc_cmd_ipc(ctx, o); break;
         case PSC_CMD_COLL: rc = psc_cmd_coll(ctx, o); break;
+        case PSC_CMD_CHECK: rc = psc_cmd_check(ctx, o); break;
         default: rc = psc_cmd_bw(ctx, o); break;
         }
     psc_context_destroy(ctx);

@@ -18,6 +18,7 @@ enum { OPT_GATE_TIMEOUT = 256, OPT_IDENTIFY, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOP
 enum { OPT_EXPECT = 400 }; /* --expect: apart from the list above, which other options extend */
 /* --html, --svg, --csv (the page, its figures, the tables): numbered apart so other options can join the list above. */
 enum { OPT_HTML = 512, OPT_SVG, OPT_CSV };
+enum { OPT_BASELINE = 600 }; /* check --baseline */
 
 static const struct option psc__long_opts[] = {
     {"test", required_argument, NULL, 't'},
@@ -55,6 +56,7 @@ static const struct option psc__long_opts[] = {
     {"html", required_argument, NULL, OPT_HTML},
     {"svg", required_argument, NULL, OPT_SVG},
     {"csv", required_argument, NULL, OPT_CSV},
+    {"baseline", required_argument, NULL, OPT_BASELINE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -170,7 +172,7 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
         o->cmd_given = 1;
         return 0;
     }
-    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, compare, render, list, topo, nvlink, doctor (see p2pscope --help)", word);
+    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, compare, render, list, topo, nvlink, doctor, check (see p2pscope --help)", word);
     return PSC_EXIT_USAGE;
 }
 
@@ -316,6 +318,13 @@ static int psc__output_option(int c, const char *arg, const char *optname, psc_c
     case OPT_EXPECT:
         o->expect = arg;
         return psc_cli_expect_check_file(arg, err, errlen);
+    case OPT_BASELINE:
+        if (!*arg) {
+            snprintf(err, errlen, "empty --baseline file name: accepted the JSON of an earlier check (--json=FILE)");
+            return PSC_EXIT_USAGE;
+        }
+        o->baseline = arg;
+        return 0;
     case OPT_TOPOLOGY:
         o->topology = arg;
         return 0;
@@ -535,6 +544,8 @@ static int psc__page_check(const psc_cli_opts_t *o, char *err, size_t errlen)
 {
     if (!o->html_path && !o->svg_dir && !o->csv_dir)
         return 0;
+    if (o->cmd == PSC_CMD_CHECK && !o->svg_dir && !o->csv_dir)
+        return 0; /* check's page is a table: no figure, no cairo */
     if ((o->cmd != PSC_CMD_REPORT && o->cmd != PSC_CMD_BW && o->cmd != PSC_CMD_LAT) || o->list_tests) {
         snprintf(err, errlen, "--html, --svg and --csv go with report, bw and lat (a run, not --list)");
         return PSC_EXIT_USAGE;
@@ -552,8 +563,9 @@ static int psc__output_check(const psc_cli_opts_t *o, char *err, size_t errlen)
 {
     int rc;
 
-    if (o->expect && o->cmd != PSC_CMD_BW && o->cmd != PSC_CMD_REPORT && o->cmd != PSC_CMD_LAT) {
-        snprintf(err, errlen, "--expect goes with bw, report, lat and coll");
+    if (o->expect && o->cmd != PSC_CMD_BW && o->cmd != PSC_CMD_REPORT && o->cmd != PSC_CMD_LAT &&
+        o->cmd != PSC_CMD_CHECK) {
+        snprintf(err, errlen, "--expect goes with bw, report, lat, coll and check");
         return PSC_EXIT_USAGE;
     }
     if (o->expect && strcmp(o->expect, "auto") == 0 && o->cmd == PSC_CMD_LAT) {
@@ -676,8 +688,20 @@ static int psc__command_check(psc_cli_opts_t *o, char *err, size_t errlen)
         snprintf(err, errlen, "--no-verify goes with bw and report");
         return PSC_EXIT_USAGE;
     }
-    if ((o->seconds || o->hooks.fault || o->no_load) && o->cmd != PSC_CMD_VERIFY) {
-        snprintf(err, errlen, "--seconds, --no-load and --test-fault go with verify");
+    if (o->seconds && o->cmd != PSC_CMD_VERIFY) {
+        snprintf(err, errlen, "--seconds goes with verify");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->no_load && o->cmd != PSC_CMD_VERIFY && o->cmd != PSC_CMD_CHECK) {
+        snprintf(err, errlen, "--no-load goes with verify and check");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->hooks.fault && o->cmd != PSC_CMD_VERIFY && o->cmd != PSC_CMD_CHECK) {
+        snprintf(err, errlen, "--test-fault goes with verify and check");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->baseline && o->cmd != PSC_CMD_CHECK) {
+        snprintf(err, errlen, "--baseline goes with check");
         return PSC_EXIT_USAGE;
     }
     if (o->cmd == PSC_CMD_VERIFY && o->sweep_max)
