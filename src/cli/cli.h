@@ -166,6 +166,8 @@ int psc_cmd_compare(const psc_cli_opts_t *o);
 
 /* `p2pscope render RUN.json (--html FILE | --svg DIR | --csv DIR)...`: parsed apart (render_options.c). */
 int psc_cli_parse_render(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);
+/* --html or --svg where this build has no cairo: the one-line refusal (PSC_EXIT_USAGE); else 0. */
+int psc_cli_figures_check(const psc_cli_opts_t *o, char *err, size_t errlen);
 /* render: the run's page, figures and tables again; no driver. 0, 1 (not written), 2 (bad run), 4. */
 int psc_cmd_render(const psc_cli_opts_t *o);
 /* check: the node's health (cmd_check.c): 0 healthy, 1 unhealthy, 3 cannot check. */

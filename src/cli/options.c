@@ -550,6 +550,11 @@ static int psc__page_check(const psc_cli_opts_t *o, char *err, size_t errlen)
         snprintf(err, errlen, "--html, --svg and --csv go with report, bw and lat (a run, not --list)");
         return PSC_EXIT_USAGE;
     }
+    return psc_cli_figures_check(o, err, errlen);
+}
+
+int psc_cli_figures_check(const psc_cli_opts_t *o, char *err, size_t errlen)
+{
     if ((o->html_path || o->svg_dir) && !psc_page_have_figures()) {
         snprintf(err, errlen, "this p2pscope was built without cairo: install libcairo2-dev and rebuild "
                               "(--html and --svg draw with it; --csv needs no cairo)");

@@ -68,12 +68,7 @@ static int psc__rnd_check(const psc_cli_opts_t *o, char *err, size_t errlen)
         snprintf(err, errlen, "render writes nothing without --html, --svg or --csv: %s", psc__rnd_usage);
         return PSC_EXIT_USAGE;
     }
-    if ((o->html_path || o->svg_dir) && !psc_page_have_figures()) {
-        snprintf(err, errlen, "this p2pscope was built without cairo: install libcairo2-dev and rebuild "
-                              "(--html and --svg draw with it; --csv needs no cairo)");
-        return PSC_EXIT_USAGE;
-    }
-    return 0;
+    return psc_cli_figures_check(o, err, errlen);
 }
 
 int psc_cli_parse_render(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
