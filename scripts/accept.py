@@ -282,6 +282,27 @@ def part_readme(t, d):
                   note=("skipped: " + ", ".join(skipped)) if skipped else "")
 
 
+def part_check(t, d):
+    """p2pscope check (issue 36): healthy on a lent machine, within its time budget (20 s on 2 GPUs, 40 s up to
+    8, by design), its stages' times shown."""
+    ct, cj = os.path.join(d, "check.time"), os.path.join(d, "check.json")
+    if not os.path.exists(ct):
+        return
+    m = measured(ct)
+    t.add("check", "p2pscope check: exit code (0 healthy)", m["rc"], None, None, Bound(text="0"), ok=m["rc"] == 0)
+    gpus = None
+    if os.path.exists(cj):
+        doc = load_json(cj)
+        gpus = (doc.get("system") or {}).get("device_count")
+        stages = (doc.get("check") or {}).get("stages_s") or {}
+        note = ", ".join("%s %.1f s" % (k, v) for k, v in stages.items() if isinstance(v, (int, float)))
+    else:
+        note = "check.json missing"
+    budget = 20.0 if (gpus or 0) <= 2 else 40.0
+    t.add("check", "p2pscope check: wall time [s] (%s GPUs)" % (gpus if gpus is not None else "?"), m["wall_s"], None,
+          None, Bound(hi=budget), ok=m["wall_s"] <= budget and gpus is not None and gpus <= 8, note=note)
+
+
 def part_report(t, d):
     """The full report beside nvbandwidth's default run: wall time, memory, each bandwidth figure."""
     rt, nt, rj, nv = (os.path.join(d, x) for x in ("report.time", "nvbandwidth.time", "report.json", "nvbandwidth.txt"))
@@ -565,7 +586,7 @@ def part_outputs(t, d):
             t.add("outputs", "%s: exit code" % m.group(1), int(m.group(2)), None, None, Bound(text="0"), ok=False)
 
 
-PARTS = [part_outputs, part_readme, part_report, part_latency, part_coll, part_own_allreduce, part_copy, part_ipc, part_sanitizer]
+PARTS = [part_outputs, part_readme, part_check, part_report, part_latency, part_coll, part_own_allreduce, part_copy, part_ipc, part_sanitizer]
 
 
 def table(dirs):

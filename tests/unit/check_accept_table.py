@@ -266,6 +266,20 @@ class Judging(unittest.TestCase):
                 out.write(text)
             self.assertEqual(find(lines([os.path.join(self.tmp, "a")]), "readme", "ctest")[6], met, text)
 
+    def test_check_lines(self):
+        d = os.path.join(self.tmp, "a")
+        for rc, wall, gpus, met in ((0, 12.5, 2, (True, True)), (1, 12.5, 2, (False, True)), (0, 25.0, 2, (True, False)),
+                                    (0, 25.0, 8, (True, True)), (0, 41.0, 8, (True, False))):
+            with open(os.path.join(d, "check.time"), "w") as out:
+                json.dump({"rc": rc, "wall_s": wall, "rss_mb": 100}, out)
+            with open(os.path.join(d, "check.json"), "w") as out:
+                json.dump({"system": {"device_count": gpus}, "check": {"stages_s": {"bw": 2.0}}}, out)
+            t = lines([d])
+            self.assertEqual((find(t, "check", "exit code")[6], find(t, "check", "wall time")[6]), met,
+                             (rc, wall, gpus))
+        os.remove(os.path.join(d, "check.json"))  # the GPUs unknown: the time is not judged met
+        self.assertFalse(find(lines([d]), "check", "wall time")[6])
+
     def test_measure(self):
         f = os.path.join(self.tmp, "m.json")
         self.assertEqual(accept.measure(f, ["sh", "-c", "exit 3"]), 3)
