@@ -475,7 +475,28 @@ static json_t *psc__nccl_version_str(int code)
     return code > 0 ? psc_json_str(psc_nccl_version_string(code, s, sizeof(s))) : json_null();
 }
 
-static json_t *psc__half_json(const psc_coll_row_t *row, int k)
+/* -I's figures of a half (us), its iterations' times among them. */
+static json_t *psc__iter_json(const psc_coll_iter_t *it)
+{
+    json_t *o = json_object(), *t = json_array();
+    int bad = 0;
+
+    for (int i = 0; it->times_us && i < it->n; i++)
+        psc_json_push(t, psc_json_real_or_null(it->times_us[i]), &bad);
+    psc_json_set(o, "skipped", json_integer(it->skipped), &bad);
+    psc_json_set(o, "min", psc_json_real_or_null(it->min_us), &bad);
+    psc_json_set(o, "max", psc_json_real_or_null(it->max_us), &bad);
+    psc_json_set(o, "mean", psc_json_real_or_null(it->avg_us), &bad);
+    psc_json_set(o, "p50", psc_json_real_or_null(it->p50_us), &bad);
+    psc_json_set(o, "p95", psc_json_real_or_null(it->p95_us), &bad);
+    psc_json_set(o, "p99", psc_json_real_or_null(it->p99_us), &bad);
+    psc_json_set(o, "stdev", psc_json_real_or_null(it->stdev_us), &bad);
+    psc_json_set(o, "cv_pct", psc_json_real_or_null(it->cv_pct), &bad);
+    psc_json_set(o, "times", t, &bad);
+    return psc_json_done(o, bad);
+}
+
+static json_t *psc__half_json(const psc_coll_row_t *row, const psc_coll_row_ext_t *ext, int k)
 {
     json_t *o = json_object();
     int ran = row->r[k].ran != 0, bad = 0;
@@ -489,10 +510,13 @@ static json_t *psc__half_json(const psc_coll_row_t *row, int k)
     psc_json_set(o, "timed_ops_checked", json_integer(ran ? row->r[k].timed_checked : 0), &bad);
     psc_json_set(o, "per_operation_us", ran && row->r[k].iter_us.n ? psc_json_pctl(&row->r[k].iter_us) : json_null(),
                  &bad);
+    psc_json_set(o, "cpu_time_us", ran && ext ? psc_json_real_or_null(ext->r[k].cpu_time_us) : json_null(), &bad);
+    psc_json_set(o, "per_iteration_us", ran && ext && ext->r[k].iter.n ? psc__iter_json(&ext->r[k].iter) : json_null(),
+                 &bad);
     return psc_json_done(o, bad);
 }
 
-static json_t *psc__row_json(const psc_coll_row_t *row)
+static json_t *psc__row_json(const psc_coll_row_t *row, const psc_coll_row_ext_t *ext)
 {
     json_t *o = json_object();
     const char *type = psc_dtype_name(row->dtype), *op = row->op == -1 ? "none" : psc_redop_name(row->op);
@@ -505,8 +529,9 @@ static json_t *psc__row_json(const psc_coll_row_t *row)
     psc_json_set(o, "redop", op ? psc_json_str(op) : json_null(), &bad);
     psc_json_set(o, "root", json_integer(row->root), &bad);
     psc_json_set(o, "impl", psc_json_str(psc_coll_impl_name(psc__impl(row))), &bad);
-    psc_json_set(o, "out_of_place", psc__half_json(row, 0), &bad);
-    psc_json_set(o, "in_place", psc__half_json(row, 1), &bad);
+    psc_json_set(o, "out_of_place", psc__half_json(row, ext, 0), &bad);
+    psc_json_set(o, "in_place", psc__half_json(row, ext, 1), &bad);
+    psc_json_set(o, "end_time", ext ? json_integer(ext->end_time) : json_null(), &bad);
     return psc_json_done(o, bad);
 }
 
@@ -546,6 +571,14 @@ static void psc__options_json(json_t *o, const psc_coll_report_t *r, int *bad)
                                             : r->time_of == PSC_COLL_TIME_MIN ? "min"
                                             : r->time_of == PSC_COLL_TIME_MAX ? "max" : "mean"), bad);
     psc_json_set(o, "timeout_s", psc_json_real_or_null(r->timeout_s), bad);
+    psc_json_set(o, "run_cycles", json_integer(r->run_cycles), bad);
+    psc_json_set(o, "parallel_init", json_integer(r->parallel_init), bad);
+    psc_json_set(o, "stream_null", json_integer(r->stream_null), bad);
+    psc_json_set(o, "unalign", json_integer(r->unalign), bad);
+    psc_json_set(o, "register_mode", json_integer(r->register_mode), bad);
+    psc_json_set(o, "cta_policy", json_integer(r->cta_policy), bad);
+    psc_json_set(o, "per_iter", json_integer(r->per_iter), bad);
+    psc_json_set(o, "per_iter_skip", json_integer(r->per_iter_skip), bad);
 }
 
 json_t *psc_json_coll_report(const psc_coll_report_t *r)
@@ -563,7 +596,7 @@ json_t *psc_json_coll_report(const psc_coll_report_t *r)
         psc_json_push(ranks, psc__rank_json(&r->ranks[i]), &bad);
     psc_json_set(o, "ranks", ranks, &bad);
     for (int i = 0; r->rows && i < r->nrows; i++) {
-        json_t *row = psc__row_json(&r->rows[i]);
+        json_t *row = psc__row_json(&r->rows[i], r->ext ? &r->ext[i] : NULL);
 
         if (row && r->loads)
             psc_json_set(row, "compute_load", psc_json_coll_load_row(r, i), &bad);
@@ -581,6 +614,9 @@ json_t *psc_json_coll_report(const psc_coll_report_t *r)
     psc_json_set(o, "own_not_run", r->own_not_run[0] ? psc_json_str(r->own_not_run) : json_null(), &bad);
     psc_json_set(o, "run_ms", psc_json_real_or_null(r->run_ms), &bad);
     psc_json_set(o, "compute_load", json_boolean(r->loads != NULL), &bad);
+    psc_json_set(o, "memory_bytes", !r->mem_known ? json_null() :
+                 json_pack("{s:I,s:I,s:I}", "communicators", (json_int_t)r->mem_init_bytes, "buffers",
+                           (json_int_t)r->mem_user_bytes, "rows", (json_int_t)r->mem_coll_bytes), &bad);
     return psc_json_done(o, bad);
 }
 

@@ -388,6 +388,25 @@ static void test_binary_per_iter(void **state)
     assert_non_null(strchr(f[21], '-'));
     assert_true(atof(f[9]) <= atof(f[11]) && atof(f[11]) <= atof(f[10]) + 1e-9); /* i_min <= i_p99 <= i_max */
     psc__free(&r);
+    /* p2pscope's own JSON holds them too: each half's iterations, its host time, the options */
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "-n", "4", "-I", "1", "-N", "2", "-u", "2",
+                                  "--impl", "nccl", "--json", NULL}, env);
+    assert_int_equal(r.rc, 0);
+    {
+        json_error_t je;
+        json_t *doc = json_loads(r.out, 0, &je), *coll = json_object_get(doc, "coll"), *half;
+
+        assert_non_null(coll);
+        assert_int_equal(json_integer_value(json_object_get(coll, "run_cycles")), 2);
+        assert_int_equal(json_integer_value(json_object_get(coll, "unalign")), 2);
+        assert_int_equal(json_array_size(json_object_get(coll, "rows")), 2);
+        half = json_object_get(json_array_get(json_object_get(coll, "rows"), 1), "in_place");
+        assert_true(json_number_value(json_object_get(half, "cpu_time_us")) > 0);
+        assert_int_equal(json_array_size(json_object_get(json_object_get(half, "per_iteration_us"), "times")), 4);
+        assert_true(json_is_object(json_object_get(coll, "memory_bytes")));
+        json_decref(doc);
+    }
+    psc__free(&r);
 }
 
 /* -M 1: nccl-tests' memory line after "Collective test concluded", the buffers counted. */
