@@ -412,6 +412,12 @@ static void test_more_refusals(void **state)
     o.per_iter_skip = 5; /* iters 5 */
     refused(&o, 2, PSC_ERR_INVALID, "per_iter_skip out of range");
     opts(&o, PSC_COLL_ALL_REDUCE, 64, 64);
+    o.per_iter = 1;
+    o.iters = 1000000;
+    o.dtype = -1;
+    o.op = -1; /* 50 rows x 2 x 1e6 */
+    refused(&o, 2, PSC_ERR_INVALID, "per_iter keeps each iteration's time: 50 rows x 2 x 1000000 iterations");
+    opts(&o, PSC_COLL_ALL_REDUCE, 64, 64);
     o.graph_launches = 2;
     o.stream_null = 1;
     refused(&o, 2, PSC_ERR_INVALID, "CUDA graphs with stream_null or per_iter");

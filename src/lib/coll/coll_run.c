@@ -203,6 +203,10 @@ static psc_status_t psc__plan(psc_context_t *ctx, const psc_coll_opts_t *o, int 
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: %s%lld rows (accepted at most %d: a larger step, fewer "
                          "types, ops, roots or cycles)", pl->nsizes > PSC_COLL_MAX_ROWS ? "over " : "", rows,
                          PSC_COLL_MAX_ROWS);
+    if (o->per_iter && (double)rows * 2 * o->iters > (double)(1 << 26)) /* 512 MiB of times */
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: per_iter keeps each iteration's time: %lld rows x 2 x "
+                         "%d iterations is too many (accepted at most %d in all: fewer sizes, cycles or iterations)",
+                         rows, o->iters, 1 << 26);
     if (!(pl->roots = calloc((size_t)pl->nroot, sizeof(int))) ||
         !(pl->sizes = calloc((size_t)pl->nsizes, sizeof(uint64_t)))) {
         free(pl->roots);
@@ -806,6 +810,7 @@ psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, cons
     nprocs = o.procs ? o.procs->nprocs : 1;
     if ((st = psc__plan(ctx, &o, nprocs * nlocal, nlocal, &pl)) != PSC_OK)
         return st;
+
     memset(&s, 0, sizeof(s));
     s.x.ctx = ctx;
     s.x.o = &o;
