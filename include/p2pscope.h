@@ -983,6 +983,24 @@ psc_status_t psc_allreduce_join(psc_context_t *ctx, int device, const psc_ar_pro
 psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
                                int dtype, struct CUstream_st *const *streams, unsigned timeout_ms);
 
+/*
+ * Reduce-scatter (sum) over the group, NCCL's ncclReduceScatter: rank i's
+ * send[i] holds n parts of count elements (n the group's ranks; part r
+ * from element r x count), and each rank's recv[i] gets the sum over the
+ * ranks of their part of its rank: count elements, bit-identical on every
+ * call as psc_allreduce_sum's (rank order, fp32, rounded once). In place:
+ * recv[i] is send[i]'s own part (send[i] + rank x count elements); else
+ * apart from send[i]'s n x count. send[i] and (but in place) recv[i]
+ * 16-byte aligned; count x size up to the group's max_bytes. Always by the
+ * one-shot kernel (each rank pushes each peer's part into the peer's
+ * buffers, 1 / n of what an all-reduce moves): the streams, graphs,
+ * ordering with the group's other calls, timeouts and refusals as
+ * psc_allreduce_sum's; its tuning (NCCL's way) is not consulted.
+ */
+psc_status_t psc_allreduce_reduce_scatter(psc_allreduce_t *ar, void *const *recv, const void *const *send,
+                                          size_t count, int dtype, struct CUstream_st *const *streams,
+                                          unsigned timeout_ms);
+
 /* One size class of psc_allreduce_tune's table: calls of bytes/2 + 1 to bytes per rank (the first: 1 to 16 B). */
 typedef struct {
     uint64_t bytes;   /* the class's bound, a power of two; timed at min(bytes, max_bytes) */

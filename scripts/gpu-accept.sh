@@ -4,15 +4,16 @@
 # carried source, in the same call. scripts/accept.py turns what it leaves into one table (a line a figure: ours,
 # the reference's, the ratio, the bound) and exits 1 when a bound is missed.
 #
-#   scripts/gpu-accept.sh a     the README's two commands (the report, measured; every test), nvbandwidth's
+#   scripts/gpu-accept.sh a     the README's two commands (the report, measured; every test), check (measured), nvbandwidth's
 #                               default run beside the report, pointer chases beside nvbandwidth's latency
 #                               tests, ipc beside the same paths in one process, psc_copy beside the driver
 #                               (built-in routes), compute-sanitizer over the kernels
 #   scripts/gpu-accept.sh b     coll beside nccl-tests (every collective, eager and -G 20, one process for every
 #                               GPU and mpirun -np N, a rank a GPU, with its default binding; eager ACCEPT_REPS
 #                               runs each, alternating), the own all-reduce beside NCCL and nccl-tests
-#                               -R 2, psc_copy with this machine's calibration beside the driver, coll's other
-#                               nccl-tests options (-R 2, -C, -S, -u, -I, -K, -M, -z 3, -y, -x, -N, -J) beside it
+#                               -R 2 (its reduce-scatter too), coll --compute-load, psc_copy with this
+#                               machine's calibration beside the driver, coll's other nccl-tests options (-R 2,
+#                               -C, -S, -u, -I, -K, -M, -z 3, -y, -x, -N, -J) beside it
 #   scripts/gpu-accept.sh all   both (more than one 10-minute device call)
 #
 # Each part fits one device call of 9 minutes on 2x H200. Raw outputs in $OUT/accept-PART.tar.gz, the part's
@@ -73,6 +74,10 @@ part_a() {
   scripts/build.sh > /dev/null 2>&1 && measure "$R/report.time" -- build/p2pscope --json="$R/report.json" \
     > "$R/report.txt" 2> "$R/report.err"
   step "report rc=$?: $(cat "$R/report.time")"
+  step "check: the node's health (measured; issue 36's budget: 20 s on 2x H200)"
+  ran check measure "$R/check.time" -- timeout "$(left)" build/p2pscope check --json="$R/check.json" \
+    > "$R/check.txt" 2>&1
+  step "check rc=$?: $(cat "$R/check.time")"
   if [ -n "$NVBW" ]; then
     step "nvbandwidth, default run (measured)"
     ran nvbandwidth measure "$R/nvbandwidth.time" -- timeout "$(left)" "$NVBW" > "$R/nvbandwidth.txt" 2>&1
@@ -164,19 +169,28 @@ part_b() {
     step "copy --calibration rc=$?"
   fi
   # shown beside NCCL, not judged (issue 34 sets those bounds): what time is left
-  step "the own all-reduce beside NCCL and nccl-tests -R 2"
-  for launch in single mpi; do
-    for mode in eager G20; do
-      [ "$SECONDS" -lt "${ACCEPT_OWN_BY_S:-510}" ] || { step "own all-reduce, $launch $mode: no time left"; continue; }
-      local opts=(-b 8 -e 1G -f 8) run=() nt=$NT
-      [ "$mode" = G20 ] && opts+=(-G 20)
-      if [ "$launch" = mpi ]; then nt=$NT_MPI; run=(mpirun -np "$ngpu"); else opts+=(-g "$ngpu"); fi
-      ran "own_${launch}_$mode" timeout "$(left)" "${run[@]}" build/p2pscope coll all_reduce "${opts[@]}" --impl all \
-        --json="$R/coll/own_${launch}_$mode.json" > "$R/coll/own_${launch}_$mode.txt" 2>&1
-      [ -n "$nt" ] && ran "nt_R2_${launch}_$mode" timeout "$(left)" "${run[@]}" "$nt/all_reduce_perf" "${opts[@]}" -R 2 \
-        > "$R/coll/nt_R2_${launch}_$mode.txt" 2>&1
+  step "the own all-reduce and reduce-scatter beside NCCL and nccl-tests -R 2"
+  for coll in all_reduce reduce_scatter; do
+    for launch in single mpi; do
+      for mode in eager G20; do
+        [ "$SECONDS" -lt "${ACCEPT_OWN_BY_S:-510}" ] || { step "own $coll, $launch $mode: no time left"; continue; }
+        local opts=(-b 8 -e 1G -f 8) run=() nt=$NT key=${launch}_$mode
+        [ "$coll" = all_reduce ] || key=${coll}_$key
+        [ "$mode" = G20 ] && opts+=(-G 20)
+        if [ "$launch" = mpi ]; then nt=$NT_MPI; run=(mpirun -np "$ngpu"); else opts+=(-g "$ngpu"); fi
+        ran "own_$key" timeout "$(left)" "${run[@]}" build/p2pscope coll $coll "${opts[@]}" --impl all \
+          --json="$R/coll/own_$key.json" > "$R/coll/own_$key.txt" 2>&1
+        [ -n "$nt" ] && ran "nt_R2_$key" timeout "$(left)" "${run[@]}" "$nt/${coll}_perf" "${opts[@]}" -R 2 \
+          > "$R/coll/nt_R2_$key.txt" 2>&1
+      done
     done
   done
+  # under a compute load (coll --compute-load): NCCL's rows and ours, one process for every GPU
+  if [ "$SECONDS" -lt "${ACCEPT_OWN_BY_S:-510}" ]; then
+    step "coll --compute-load"
+    ran load_single timeout "$(left)" build/p2pscope coll all_reduce -b 8 -e 1G -f 64 -g "$ngpu" --impl all \
+      --compute-load --json="$R/coll/load_single.json" > "$R/coll/load_single.txt" 2>&1
+  fi
   # nccl-tests' other options beside nccl-tests with the same ones (shown, not judged): its lines, masked, compared
   step "coll's other nccl-tests options beside nccl-tests"
   local k=0

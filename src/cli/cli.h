@@ -23,7 +23,7 @@ enum {
 int psc_cli_exit_of(psc_status_t st, int otherwise);
 
 typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY, PSC_CMD_COPY, PSC_CMD_IPC, PSC_CMD_COLL,
-              PSC_CMD_COMPARE } psc_cli_cmd_t;
+              PSC_CMD_COMPARE, PSC_CMD_RENDER, PSC_CMD_CHECK } psc_cli_cmd_t;
 
 #define PSC_CLI_MAX_DEVS 64
 #define PSC_CLI_MAX_TESTS 128
@@ -71,6 +71,8 @@ typedef struct {
     char **coll_argv;
     const char *compare_a, *compare_b;    /* compare: the two runs' files */
     double fail_above;                    /* compare --fail-above PCT; < 0: not given */
+    const char *render_run;               /* render: the JSON run to draw again */
+    const char *baseline;                 /* check --baseline FILE: an earlier check's JSON of this node */
     const char *expect;                   /* --expect FILE or auto: bounds the run's figures must meet (cmd_expect.c) */
     const char *html_path;                /* --html FILE: the run as one self-contained page */
     const char *svg_dir;                  /* --svg DIR: the page's figures as files */
@@ -168,6 +170,13 @@ int psc_cli_parse_compare(int argc, char **argv, psc_cli_opts_t *o, char *err, s
 /* compare: two JSON runs case by case; no driver. 0, 1 (--fail-above missed), 2 (bad input), 4. */
 int psc_cmd_compare(const psc_cli_opts_t *o);
 
+/* `p2pscope render RUN.json (--html FILE | --svg DIR | --csv DIR)...`: parsed apart (render_options.c). */
+int psc_cli_parse_render(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);
+/* render: the run's page, figures and tables again; no driver. 0, 1 (not written), 2 (bad run), 4. */
+int psc_cmd_render(const psc_cli_opts_t *o);
+/* check: the node's health (cmd_check.c): 0 healthy, 1 unhealthy, 3 cannot check. */
+int psc_cmd_check(psc_context_t *ctx, const psc_cli_opts_t *o);
+
 /* Seconds on CLOCK_MONOTONIC. */
 double psc_cli_now(void);
 /* Write doc to --json's target; PSC_EXIT_FAILED (PSC_EXIT_NO_MEMORY out of memory) after one line on stderr
@@ -181,7 +190,11 @@ int psc_cli_same_file(const char *x, const char *y);
  * them (NULL without --json, or out of memory). */
 json_t *psc_cli_run_begin(psc_context_t *ctx, const psc_cli_opts_t *o, const char *command,
                           const psc_device_info_t *info, int n, psc_system_info_t *sys);
-/* Stamp wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */
+/* The run's start, wall_s before now, as the page and the JSON run show it: "2026-11-24T10:00:00Z". */
+void psc_cli_started_utc(double wall_s, char *buf, size_t len);
+/* "p2pscope report -d 0,1 ...", each word quoted for a shell where it needs it (malloc'd; NULL out of memory). */
+char *psc_cli_command_line(const char *command, const psc_cli_opts_t *o);
+/* Stamp the start (wall_s before now), the command line, wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */
 int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc);
 
 /*

@@ -1,3 +1,4 @@
+/* devices and list: the GPUs (live, or a recording's), the bandwidth tests' names. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -5,6 +6,7 @@
 #include "report/json.h"
 #include "report/render.h"
 #include "report/render_suite.h"
+#include "report/render_topo.h"
 #include "report/text.h"
 
 /* A list of tests as JSON: {"command": ..., "tests": [{name, title, description, min_gpus}]}. */
@@ -25,14 +27,29 @@ int psc_cmd_list(const psc_cli_opts_t *o)
     return PSC_EXIT_OK;
 }
 
+/* devices --topology: the recorded GPUs' table; no driver. */
+static int psc__devices_replayed(const psc_cli_opts_t *o)
+{
+    int rc = PSC_EXIT_OK;
+    psc_facts_t *f = psc_cli_facts(NULL, o, 0, &rc);
+
+    if (!f)
+        return rc;
+    psc_render_devices_replayed(stdout, f);
+    psc_facts_free(f);
+    return PSC_EXIT_OK;
+}
+
 int psc_cmd_devices(psc_context_t *ctx, const psc_cli_opts_t *o)
 {
-    int n = psc_device_count(ctx);
-    psc_device_info_t *devs = calloc((size_t)n, sizeof(*devs));
+    int n = ctx ? psc_device_count(ctx) : 0;
+    psc_device_info_t *devs;
     psc_system_info_t sys;
     int rc = PSC_EXIT_OK;
 
-    if (!devs) {
+    if (!ctx)
+        return psc__devices_replayed(o);
+    if (!(devs = calloc((size_t)n + 1, sizeof(*devs)))) {
         psc_report_printf(stderr, "p2pscope: out of host memory\n");
         return PSC_EXIT_NO_MEMORY;
     }

@@ -141,10 +141,10 @@ void psc_cli_usage_coll(void)
            "      --explain             after the run, the doctor on it: why the bus bandwidth is below what\n"
            "                            bw measures between the same GPUs (measured here), if it can tell\n"
            "      --impl WHO            nccl, p2pscope or all (default): whose rows. p2pscope's own all-reduce\n"
-           "                            (all_reduce, sum, float/half/bfloat16, 1 to 8 GPUs, one per process\n"
-           "                            under mpirun) is timed and checked as NCCL's, after NCCL's row of each\n"
-           "                            size; its rows go to a table of its own after nccl-tests' (beside\n"
-           "                            NCCL's time), or to nccl-tests' table where it runs alone\n"
+           "                            and reduce-scatter (sum, float/half/bfloat16, 1 to 8 GPUs, one per\n"
+           "                            process under mpirun) are timed and checked as NCCL's, after NCCL's\n"
+           "                            row of each size; their rows go to a table of their own after\n"
+           "                            nccl-tests' (beside NCCL's time), or to nccl-tests' table alone\n"
            "      --compute-load        each row's timed loop again while every GPU computes (a matrix-\n"
            "                            multiply-like kernel on every SM, on a stream of its own): the\n"
            "                            collective's time then, and how much it slowed the compute, in a\n"
@@ -523,11 +523,13 @@ int psc_cli_parse_coll(int argc, char **argv, psc_cli_opts_t *o, char *err, size
         return PSC__BAD("-g and --devices exclude each other: accepted one of them");
     /* what the command line alone shows; the ranks only the run knows (psc_coll_run refuses those) */
     if (o->coll.impls == PSC_COLL_IMPL_P2PSCOPE &&
-        (o->coll.coll != PSC_COLL_ALL_REDUCE || (o->coll.op != -1 && o->coll.op != PSC_OP_SUM) ||
+        ((o->coll.coll != PSC_COLL_ALL_REDUCE && o->coll.coll != PSC_COLL_REDUCE_SCATTER) ||
+         (o->coll.op != -1 && o->coll.op != PSC_OP_SUM) ||
          (o->coll.dtype != -1 && o->coll.dtype != PSC_DT_FLOAT32 && o->coll.dtype != PSC_DT_FLOAT16 &&
           o->coll.dtype != PSC_DT_BFLOAT16)))
-        return PSC__BAD("--impl p2pscope: p2pscope's all-reduce does not do %s -o %s -d %s: accepted all_reduce with "
-                        "-o sum and -d float, half, bfloat16 or all (or --impl nccl|all)", psc_coll_name(o->coll.coll),
+        return PSC__BAD("--impl p2pscope: p2pscope's collectives do not do %s -o %s -d %s: accepted all_reduce or "
+                        "reduce_scatter with -o sum and -d float, half, bfloat16 or all (or --impl nccl|all)",
+                        psc_coll_name(o->coll.coll),
                         o->coll.op == -1 ? "all" : psc_redop_name(o->coll.op),
                         o->coll.dtype == -1 ? "all" : psc_dtype_name(o->coll.dtype));
     return 0;

@@ -6,9 +6,10 @@
 
 #include "cli.h"
 
-enum { OPT_CMP_JSON = 256, OPT_CMP_FAIL_ABOVE };
+enum { OPT_CMP_JSON = 256, OPT_CMP_FAIL_ABOVE, OPT_CMP_HTML, OPT_CMP_CSV };
 
-static const char psc__cmp_usage[] = "accepted: p2pscope compare A.json B.json [--fail-above PCT] [--json[=FILE]]";
+static const char psc__cmp_usage[] =
+    "accepted: p2pscope compare A.json B.json [--fail-above PCT] [--json[=FILE]] [--html FILE] [--csv DIR]";
 
 /* The two runs' file names, in the order given. */
 typedef struct {
@@ -55,8 +56,17 @@ static int psc__cmp_option(int c, char **argv, psc_cli_opts_t *o, psc__cmp_files
         return 0;
     case OPT_CMP_JSON:
         return psc_cli_parse_json(o, optarg, err, errlen);
+    case OPT_CMP_HTML:
+    case OPT_CMP_CSV:
+        if (!*optarg) {
+            snprintf(err, errlen, "empty %s: %s", c == OPT_CMP_HTML ? "--html file name" : "--csv directory",
+                     psc__cmp_usage);
+            return PSC_EXIT_USAGE;
+        }
+        *(c == OPT_CMP_HTML ? &o->html_path : &o->csv_dir) = optarg;
+        return 0;
     case ':':
-        snprintf(err, errlen, "option --fail-above needs a value: %s", psc__cmp_usage);
+        snprintf(err, errlen, "option %s needs a value: %s", argv[optind] ? argv[optind] : "", psc__cmp_usage);
         return PSC_EXIT_USAGE;
     default:
         return psc__cmp_unknown(argv, err, errlen);
@@ -68,6 +78,8 @@ int psc_cli_parse_compare(int argc, char **argv, psc_cli_opts_t *o, char *err, s
     static const struct option longs[] = {
         {"fail-above", required_argument, NULL, OPT_CMP_FAIL_ABOVE},
         {"json", optional_argument, NULL, OPT_CMP_JSON},
+        {"html", required_argument, NULL, OPT_CMP_HTML},
+        {"csv", required_argument, NULL, OPT_CMP_CSV},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},

@@ -196,6 +196,7 @@ static int psc__run_on_driver(const psc_cli_opts_t *o)
         case PSC_CMD_COPY: rc = psc_cmd_copy(ctx, o); break;
         case PSC_CMD_IPC: rc = psc_cmd_ipc(ctx, o); break;
         case PSC_CMD_COLL: rc = psc_cmd_coll(ctx, o); break;
+        case PSC_CMD_CHECK: rc = psc_cmd_check(ctx, o); break;
         default: rc = psc_cmd_bw(ctx, o); break;
         }
     psc_context_destroy(ctx);
@@ -231,9 +232,12 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
         return psc_cmd_list(&o);
     if (o.cmd == PSC_CMD_COMPARE) /* files only: no driver */
         return psc_cmd_compare(&o);
+    if (o.cmd == PSC_CMD_RENDER) /* a file only: no driver */
+        return psc_cmd_render(&o);
     if (o.topology)
         return o.cmd == PSC_CMD_TOPO ? psc_cmd_topo(NULL, &o)
-               : o.cmd == PSC_CMD_NVLINK ? psc_cmd_nvlink(NULL, &o) : psc_cmd_doctor(NULL, &o);
+               : o.cmd == PSC_CMD_NVLINK ? psc_cmd_nvlink(NULL, &o)
+               : o.cmd == PSC_CMD_DEVICES ? psc_cmd_devices(NULL, &o) : psc_cmd_doctor(NULL, &o);
     return psc__run_on_driver(&o);
 }
 

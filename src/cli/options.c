@@ -18,6 +18,7 @@ enum { OPT_GATE_TIMEOUT = 256, OPT_IDENTIFY, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOP
 enum { OPT_EXPECT = 400 }; /* --expect: apart from the list above, which other options extend */
 /* --html, --svg, --csv (the page, its figures, the tables): numbered apart so other options can join the list above. */
 enum { OPT_HTML = 512, OPT_SVG, OPT_CSV };
+enum { OPT_BASELINE = 600 }; /* check --baseline */
 
 static const struct option psc__long_opts[] = {
     {"test", required_argument, NULL, 't'},
@@ -55,6 +56,7 @@ static const struct option psc__long_opts[] = {
     {"html", required_argument, NULL, OPT_HTML},
     {"svg", required_argument, NULL, OPT_SVG},
     {"csv", required_argument, NULL, OPT_CSV},
+    {"baseline", required_argument, NULL, OPT_BASELINE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -165,12 +167,12 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
 {
     const int cmd = psc_cli_command_of(word);
 
-    if (cmd >= 0 && cmd != PSC_CMD_COLL && cmd != PSC_CMD_COMPARE) { /* those two are parsed apart */
+    if (cmd >= 0 && cmd != PSC_CMD_COLL && cmd != PSC_CMD_COMPARE && cmd != PSC_CMD_RENDER) { /* parsed apart */
         o->cmd = (psc_cli_cmd_t)cmd;
         o->cmd_given = 1;
         return 0;
     }
-    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, compare, list, topo, nvlink, doctor (see p2pscope --help)", word);
+    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, compare, render, list, topo, nvlink, doctor, check (see p2pscope --help)", word);
     return PSC_EXIT_USAGE;
 }
 
@@ -316,6 +318,13 @@ static int psc__output_option(int c, const char *arg, const char *optname, psc_c
     case OPT_EXPECT:
         o->expect = arg;
         return psc_cli_expect_check_file(arg, err, errlen);
+    case OPT_BASELINE:
+        if (!*arg) {
+            snprintf(err, errlen, "empty --baseline file name: accepted the JSON of an earlier check (--json=FILE)");
+            return PSC_EXIT_USAGE;
+        }
+        o->baseline = arg;
+        return 0;
     case OPT_TOPOLOGY:
         o->topology = arg;
         return 0;
@@ -535,6 +544,8 @@ static int psc__page_check(const psc_cli_opts_t *o, char *err, size_t errlen)
 {
     if (!o->html_path && !o->svg_dir && !o->csv_dir)
         return 0;
+    if (o->cmd == PSC_CMD_CHECK && !o->svg_dir && !o->csv_dir)
+        return 0; /* check's page is a table: no figure, no cairo */
     if ((o->cmd != PSC_CMD_REPORT && o->cmd != PSC_CMD_BW && o->cmd != PSC_CMD_LAT) || o->list_tests) {
         snprintf(err, errlen, "--html, --svg and --csv go with report, bw and lat (a run, not --list)");
         return PSC_EXIT_USAGE;
@@ -552,8 +563,9 @@ static int psc__output_check(const psc_cli_opts_t *o, char *err, size_t errlen)
 {
     int rc;
 
-    if (o->expect && o->cmd != PSC_CMD_BW && o->cmd != PSC_CMD_REPORT && o->cmd != PSC_CMD_LAT) {
-        snprintf(err, errlen, "--expect goes with bw, report, lat and coll");
+    if (o->expect && o->cmd != PSC_CMD_BW && o->cmd != PSC_CMD_REPORT && o->cmd != PSC_CMD_LAT &&
+        o->cmd != PSC_CMD_CHECK) {
+        snprintf(err, errlen, "--expect goes with bw, report, lat, coll and check");
         return PSC_EXIT_USAGE;
     }
     if (o->expect && strcmp(o->expect, "auto") == 0 && o->cmd == PSC_CMD_LAT) {
@@ -662,16 +674,34 @@ static int psc__command_check(psc_cli_opts_t *o, char *err, size_t errlen)
 {
     int rc;
 
-    if (o->topology && ((o->cmd != PSC_CMD_TOPO && o->cmd != PSC_CMD_DOCTOR && o->cmd != PSC_CMD_NVLINK) || o->watch)) {
-        snprintf(err, errlen, "--topology goes with topo, nvlink or doctor (not with --watch)");
+    if (o->topology && ((o->cmd != PSC_CMD_TOPO && o->cmd != PSC_CMD_DOCTOR && o->cmd != PSC_CMD_NVLINK &&
+                         o->cmd != PSC_CMD_DEVICES) || o->watch)) {
+        snprintf(err, errlen, "--topology goes with topo, nvlink, doctor or devices (not with --watch)");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->topology && o->cmd == PSC_CMD_DEVICES && (o->json || o->identify)) {
+        snprintf(err, errlen, "devices --topology shows the recorded GPUs' table: --json and --identify go with devices "
+                              "on a live machine (topo --topology FILE --json writes the recording's facts)");
         return PSC_EXIT_USAGE;
     }
     if (!o->measure.verify && o->cmd != PSC_CMD_BW && o->cmd != PSC_CMD_REPORT) {
         snprintf(err, errlen, "--no-verify goes with bw and report");
         return PSC_EXIT_USAGE;
     }
-    if ((o->seconds || o->hooks.fault || o->no_load) && o->cmd != PSC_CMD_VERIFY) {
-        snprintf(err, errlen, "--seconds, --no-load and --test-fault go with verify");
+    if (o->seconds && o->cmd != PSC_CMD_VERIFY) {
+        snprintf(err, errlen, "--seconds goes with verify");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->no_load && o->cmd != PSC_CMD_VERIFY && o->cmd != PSC_CMD_CHECK) {
+        snprintf(err, errlen, "--no-load goes with verify and check");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->hooks.fault && o->cmd != PSC_CMD_VERIFY && o->cmd != PSC_CMD_CHECK) {
+        snprintf(err, errlen, "--test-fault goes with verify and check");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->baseline && o->cmd != PSC_CMD_CHECK) {
+        snprintf(err, errlen, "--baseline goes with check");
         return PSC_EXIT_USAGE;
     }
     if (o->cmd == PSC_CMD_VERIFY && o->sweep_max)
@@ -700,7 +730,7 @@ static int psc__command_check(psc_cli_opts_t *o, char *err, size_t errlen)
     return psc__output_check(o, err, errlen);
 }
 
-/* Whole command lines but coll's and compare's: the defaults, the command word, the options, then their checks. */
+/* Whole command lines but coll's, compare's and render's: the defaults, the command word, the options, then their checks. */
 static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
 {
     int first = 1, rc, max_given = 0;
@@ -718,6 +748,8 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
         return psc_cli_parse_coll(argc, argv, o, err, errlen);
     if (argc > 1 && strcmp(argv[1], "compare") == 0) /* two file names and its own options */
         return psc_cli_parse_compare(argc, argv, o, err, errlen);
+    if (argc > 1 && strcmp(argv[1], "render") == 0) /* a file name and where its page goes */
+        return psc_cli_parse_render(argc, argv, o, err, errlen);
     if (argc > 1 && argv[1][0] != '-') {
         if ((rc = psc__command(argv[1], o, err, errlen)) != 0)
             return rc;

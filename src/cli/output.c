@@ -1,6 +1,7 @@
 /* What every command does at its end: stamp the JSON run and write it. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -65,12 +66,28 @@ json_t *psc_cli_run_begin(psc_context_t *ctx, const psc_cli_opts_t *o, const cha
     return o->json ? psc_json_run_new(command, sys, info, n) : NULL;
 }
 
+/*
+ * The run's start (the document is made once the GPUs are known, after bw's and lat's measurements) and the
+ * words typed, as the page shows them (render draws the page again from the run).
+ */
+static void psc__stamp_start(json_t *run, const psc_cli_opts_t *o, double wall_s)
+{
+    const char *command = json_string_value(json_object_get(run, "command"));
+    char *line = command ? psc_cli_command_line(command, o) : NULL, when[32];
+
+    psc_cli_started_utc(wall_s, when, sizeof(when));
+    psc_json_run_set(run, "started_utc", psc_json_str(when));
+    psc_json_run_set(run, "command_line", line ? psc_json_str(line) : NULL); /* NULL: incomplete, not written */
+    free(line);
+}
+
 int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc)
 {
     int wrc;
 
     if (!run)
         return rc;
+    psc__stamp_start(run, o, wall_s);
     if (psc_json_run_finish(run, wall_s, rc) != PSC_OK) {
         psc_report_printf(stderr, "p2pscope: out of host memory: the JSON results are incomplete and were not written\n");
         return PSC_EXIT_NO_MEMORY;

@@ -9,8 +9,7 @@
 #include "report/html_page.h"
 #include "report/text.h"
 
-/* "p2pscope report -d 0,1 ...", each word quoted for a shell where it needs it. */
-static char *psc__command_line(const char *command, const psc_cli_opts_t *o)
+char *psc_cli_command_line(const char *command, const psc_cli_opts_t *o)
 {
     psc_buf_t b = {0};
 
@@ -29,23 +28,30 @@ static char *psc__command_line(const char *command, const psc_cli_opts_t *o)
     return psc_buf_take(&b);
 }
 
+void psc_cli_started_utc(double wall_s, char *buf, size_t len)
+{
+    time_t started = time(NULL) - (time_t)wall_s;
+    struct tm tm;
+
+    buf[0] = '\0';
+    if (gmtime_r(&started, &tm))
+        strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
 int psc_cli_write_page(const psc_cli_opts_t *o, const char *command, const psc_system_info_t *sys,
                        const psc_device_info_t *devs, int ndev, const psc_bw_suite_t *bw, const psc_lat_suite_t *lat,
                        const psc_facts_t *facts, const psc_finding_t *findings, size_t nfindings, double wall_s,
                        int rc)
 {
     psc_page_t p = {0};
-    time_t started = time(NULL) - (time_t)wall_s;
-    char when[32] = "", err[1024];
-    struct tm tm;
+    char when[32], err[1024];
     psc_status_t st;
 
     if (!o->html_path && !o->svg_dir && !o->csv_dir)
         return rc;
-    if (gmtime_r(&started, &tm))
-        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    psc_cli_started_utc(wall_s, when, sizeof(when));
     p.command = command;
-    p.command_line = psc__command_line(command, o);
+    p.command_line = psc_cli_command_line(command, o);
     p.sys = sys;
     p.devs = devs;
     p.ndev = ndev;

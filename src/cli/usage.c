@@ -48,6 +48,15 @@ static const struct {
      "about the machine and the options, then each case's change, marked where it is beyond\n"
      "the runs' noise",
      "p2pscope compare before.json after.json --fail-above 5"},
+    {PSC_CMD_RENDER, "render",
+     "a JSON run of bw, report or lat (--json) drawn again without a GPU: the same page,\n"
+     "figures and CSV tables --html, --svg and --csv wrote at the run's end",
+     "p2pscope render run.json --html run.html --csv tables"},
+    {PSC_CMD_CHECK, "check",
+     "the node's health in seconds (a scheduler's prolog): GPUs, NVLinks, PCIe, ECC, clocks against\n"
+     "--expect (auto by default), the key paths' bandwidth and latency, bytes checked on every path\n"
+     "under load, an all-reduce, the doctor; exit 0 healthy, 1 unhealthy, 3 cannot check",
+     "p2pscope check --json=node.json --baseline last-week.json"},
     /* nccl-tests' options and help are coll_options.c's: no example here */
     {PSC_CMD_COLL, "coll",
      "NCCL's collectives in nccl-tests' table, every timed operation checked;\n"
@@ -63,10 +72,10 @@ static const struct {
     {C(BW) | C(REPORT) | C(LAT) | C(VERIFY) | C(NVLINK),
      "  -t, --test NAME[,NAME...]  bandwidth tests to run, by name or glob (\"*_sm\"); repeatable\n"},
     {C(BW) | C(LAT), "  -l, --list                 list the bandwidth tests with a line each\n"},
-    {MEASURE | C(VERIFY),
+    {MEASURE | C(VERIFY) | C(CHECK),
      "  -d, --devices LIST         GPUs to use, e.g. 0,1 (default: all); ipc: a worker per entry,\n"
      "                             0,0 puts two on GPU 0 (the default on a machine with one GPU)\n"},
-    {C(REPORT) | C(BW) | C(IPC) | C(NVLINK),
+    {C(REPORT) | C(BW) | C(IPC) | C(NVLINK) | C(CHECK),
      "  -s, --size SIZE            bytes per copy (default: 512MiB for GPU paths, 32MiB with pinned\n"
      "                             host memory, 64MiB pageable, 128MiB with P2P off); K/M/G/T and\n"
      "                             KiB/MiB/GiB/TiB are powers of 1024,\n"
@@ -86,20 +95,24 @@ static const struct {
     {C(REPORT) | C(BW), "      --no-verify            bw, report: do not check the destinations after each sample\n"},
     {RUNS,
      "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"},
-    {~0u, "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
+    {~0u & ~C(RENDER), "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
           "                             (not with nvlink --watch); devices and FIFOs are written in place\n"},
-    {C(REPORT) | C(BW) | C(LAT),
+    {C(REPORT) | C(BW) | C(LAT) | C(RENDER) | C(COMPARE) | C(CHECK),
      "      --html FILE            the run as one self-contained page: tables, heatmaps, sweeps' curves,\n"
-     "                             latency distributions, the doctor's findings (needs cairo)\n"},
-    {C(REPORT) | C(BW) | C(LAT), "      --svg DIR              the page's figures as SVG files in DIR (needs cairo)\n"},
-    {C(REPORT) | C(BW) | C(LAT), "      --csv DIR              the run's tables as CSV files in DIR (bw.csv or lat.csv, gpus.csv, ...)\n"},
-    {C(TOPO) | C(NVLINK) | C(DOCTOR), "      --topology FILE        topo, nvlink, doctor: replay a recording (hwloc XML, "
-                                      "captured /sys tree, or --save JSON)\n"},
+     "                             latency distributions, the doctor's findings (needs cairo); compare:\n"
+     "                             the comparison as a page (needs no cairo)\n"},
+    {C(REPORT) | C(BW) | C(LAT) | C(RENDER), "      --svg DIR              the page's figures as SVG files in DIR (needs cairo)\n"},
+    {C(REPORT) | C(BW) | C(LAT) | C(RENDER) | C(COMPARE),
+     "      --csv DIR              the run's tables as CSV files in DIR (bw.csv or lat.csv, gpus.csv, ...;\n"
+     "                             compare: cases.csv, differences.csv, only.csv)\n"},
+    {C(TOPO) | C(NVLINK) | C(DOCTOR) | C(DEVICES), "      --topology FILE        topo, nvlink, doctor, devices: replay a "
+                                                  "recording (hwloc XML,\n"
+                                                  "                             captured /sys tree, or --save JSON)\n"},
     {C(TOPO), "      --save FILE            topo: record this machine's facts (JSON, hwloc XML inside) for replay\n"},
-    {~0u & ~C(LIST) & ~C(COMPARE), "      --identify             --json, --save: keep what identifies the machine (host name, GPU\n"
+    {~0u & ~C(LIST) & ~C(COMPARE) & ~C(RENDER), "      --identify             --json, --save: keep what identifies the machine (host name, GPU\n"
                      "                             UUIDs, serial numbers, MAC addresses); left out by default\n"},
     {C(VERIFY), "      --seconds N            verify: repeat with new seeds for N seconds (a stress test)\n"},
-    {C(VERIFY), "      --no-load              verify: no background copies on the other paths while checking\n"},
+    {C(VERIFY) | C(CHECK), "      --no-load              verify, check: no background copies on the other paths while checking\n"},
     {C(NVLINK), "      --watch                nvlink: run the --test tests (default gpu_to_gpu_write_ce) and show\n"
                 "                             the bytes each link carried\n"},
     {C(COPY), "      --calibrate FILE       copy: time every route of every path and write the crossovers to FILE\n"
@@ -112,10 +125,12 @@ static const struct {
     {C(IPC), "      --timeout SECONDS      ipc: the longest wait for a worker's start or reply (default 120)\n"},
     {C(COMPARE), "      --fail-above PCT       compare: exit 1 when a case got worse by more than PCT percent\n"
                  "                             beyond the runs' noise, or fails now where it passed\n"},
-    {C(REPORT) | C(BW) | C(LAT),
+    {C(REPORT) | C(BW) | C(LAT) | C(CHECK),
      "      --expect FILE|auto     after the run, its figures against FILE's bounds (EXPECTATION FILES in\n"
      "                             p2pscope(1)), or auto: bw bounds from this machine's NVLink and PCIe;\n"
-     "                             each miss a line, exit 1 on any\n"},
+     "                             each miss a line, exit 1 on any (check: auto by default)\n"},
+    {C(CHECK), "      --baseline FILE        check: against an earlier check's JSON of this node; a figure worse\n"
+               "                             beyond the noise by more than its tolerance fails\n"},
 };
 
 static const char psc__footer[] =
@@ -166,7 +181,8 @@ int psc_cli_usage_cmd(psc_cli_cmd_t cmd)
         if (psc__cmds[i].cmd != cmd || !psc__cmds[i].example)
             continue;
         printf("usage: p2pscope %s%s [OPTIONS]\n\n%s\n\n", psc__cmds[i].name,
-               cmd == PSC_CMD_COMPARE ? " A.json B.json" : "", psc__cmds[i].purpose);
+               cmd == PSC_CMD_COMPARE ? " A.json B.json" : cmd == PSC_CMD_RENDER ? " RUN.json" : "",
+               psc__cmds[i].purpose);
         psc__options(1u << cmd, "this text (p2pscope --help: every command)");
         printf("\nExample:\n  %s\n\n%s", psc__cmds[i].example, psc__footer);
         return 0;

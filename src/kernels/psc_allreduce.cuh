@@ -100,6 +100,55 @@ static __device__ __forceinline__ void psc_ar_output(unsigned char *out, u64 v, 
     }
 }
 
+/* Vector v of an input that may not be 16-byte aligned (a reduce-scatter's part r of count elements starts at
+   r x count x size: 2-byte aligned at least): the aligned loads where it is, else eight 2-byte loads, zeros past
+   bytes. */
+static __device__ __forceinline__ uint4 psc_ar_input_any(const unsigned char *in, u64 v, u64 bytes)
+{
+    const unsigned short *p = reinterpret_cast<const unsigned short *>(in + 16 * v);
+    unsigned w[4] = {0, 0, 0, 0};
+
+    if ((reinterpret_cast<uintptr_t>(in) & 15) == 0)
+        return psc_ar_input(in, v, bytes);
+    for (unsigned h = 0; h < 8; h++)
+        if (16 * v + 2 * h + 2 <= bytes)
+            w[h / 2] |= (unsigned)p[h] << (16 * (h % 2));
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/* Vector v of an output that may not be 16-byte aligned (an in-place reduce-scatter's part): as psc_ar_output
+   where it is, else eight 2-byte stores. */
+static __device__ __forceinline__ void psc_ar_output_any(unsigned char *out, u64 v, u64 bytes, uint4 z)
+{
+    unsigned short *p = reinterpret_cast<unsigned short *>(out + 16 * v);
+    const unsigned w[4] = {z.x, z.y, z.z, z.w};
+
+    if ((reinterpret_cast<uintptr_t>(out) & 15) == 0) {
+        psc_ar_output(out, v, bytes, z);
+        return;
+    }
+    for (unsigned h = 0; h < 8; h++)
+        if (16 * v + 2 * h + 2 <= bytes)
+            p[h] = (unsigned short)(w[h / 2] >> (16 * (h % 2)));
+}
+
+/* The input and output of the one-shot's kinds: the all-reduce's are 16-byte aligned (the call checks), a
+   reduce-scatter's parts may not be. */
+template <int RS>
+static __device__ __forceinline__ uint4 psc_ar_in(const unsigned char *in, u64 v, u64 bytes)
+{
+    return RS ? psc_ar_input_any(in, v, bytes) : psc_ar_input(in, v, bytes);
+}
+
+template <int RS>
+static __device__ __forceinline__ void psc_ar_out(unsigned char *out, u64 v, u64 bytes, uint4 z)
+{
+    if (RS)
+        psc_ar_output_any(out, v, bytes, z);
+    else
+        psc_ar_output(out, v, bytes, z);
+}
+
 /* What every rank adds for this rank's vector: the input with no sentinel word (such a word as a NaN). */
 static __device__ __forceinline__ uint4 psc_ar_sendable(uint4 x)
 {
@@ -257,12 +306,41 @@ static __device__ __forceinline__ u64 psc_ar_first(void)
 }
 
 /*
+ * The reduce-scatter's push of piece k (of `pieces`, the last of last_bytes) into buffer b: rank r's part of
+ * this rank's input (count elements from r x count) into rank r's, this rank's slot; PSC_AR_BATCH loads in
+ * flight.
+ */
+static __device__ __forceinline__ void psc_rs_push(const psc_ar_args_t &a, unsigned b, u64 k, u64 pieces,
+                                                   u64 last_bytes, u64 first, u64 stride)
+{
+    const u64 pbytes = k + 1 < pieces ? a.slot_bytes : last_bytes, nvec = (pbytes + 15) / 16;
+    const u64 at = ((u64)b * a.nranks + a.rank) * a.slot_bytes, part = a.count * (a.dtype == PSC_DT_FLOAT32 ? 4 : 2);
+
+    for (unsigned r = 0; r < a.nranks; r++) {
+        const unsigned char *in = reinterpret_cast<const unsigned char *>(a.send) + r * part + k * a.slot_bytes;
+
+        for (u64 v0 = first; r != a.rank && v0 < nvec; v0 += PSC_AR_BATCH * stride) {
+            uint4 x[PSC_AR_BATCH];
+
+#pragma unroll
+            for (unsigned u = 0; u < PSC_AR_BATCH; u++)
+                if (v0 + u * stride < nvec)
+                    x[u] = psc_ar_sendable(psc_ar_input_any(in, v0 + u * stride, pbytes));
+#pragma unroll
+            for (unsigned u = 0; u < PSC_AR_BATCH; u++)
+                if (v0 + u * stride < nvec)
+                    psc_ar_st(reinterpret_cast<unsigned char *>(a.lbuf[r]) + at + 16 * (v0 + u * stride), x[u]);
+        }
+    }
+}
+
+/*
  * Piece k of the call (of `pieces`, the last of last_bytes) pushed into buffer b of every other rank, this
  * rank's slot: this thread's vectors, PSC_AR_BATCH input loads in flight before their stores. x0: the
  * thread's first vector of piece 0, read already.
  */
-static __device__ __forceinline__ void psc_ar_push(const psc_ar_args_t &a, unsigned b, u64 k, u64 pieces,
-                                                   u64 last_bytes, u64 first, u64 stride, uint4 x0)
+static __device__ __forceinline__ void psc_ar_push_all(const psc_ar_args_t &a, unsigned b, u64 k, u64 pieces,
+                                                       u64 last_bytes, u64 first, u64 stride, uint4 x0)
 {
     const u64 pbytes = k + 1 < pieces ? a.slot_bytes : last_bytes, nvec = (pbytes + 15) / 16;
     const unsigned char *in = reinterpret_cast<const unsigned char *>(a.send) + k * a.slot_bytes;
@@ -286,6 +364,17 @@ static __device__ __forceinline__ void psc_ar_push(const psc_ar_args_t &a, unsig
     }
 }
 
+/* The push of the one-shot's kind: the all-reduce's (the same input to every peer) or RS the reduce-scatter's. */
+template <int RS>
+static __device__ __forceinline__ void psc_ar_push(const psc_ar_args_t &a, unsigned b, u64 k, u64 pieces,
+                                                   u64 last_bytes, u64 first, u64 stride, uint4 x0)
+{
+    if (RS)
+        psc_rs_push(a, b, k, pieces, last_bytes, first, stride);
+    else
+        psc_ar_push_all(a, b, k, pieces, last_bytes, first, stride, x0);
+}
+
 /* This thread's vectors (below clear_vec) of every other rank's slot of this rank's buffer `old`, set back to
    the sentinel. */
 static __device__ __forceinline__ void psc_ar_clear(const psc_ar_args_t &a, unsigned old, u64 clear_vec, u64 first,
@@ -306,6 +395,7 @@ static __device__ __forceinline__ void psc_ar_clear(const psc_ar_args_t &a, unsi
  * and add in rank order. The same protocol as the loop below, without its batches: fewer registers and
  * instructions on the path that decides a small call's time.
  */
+template <int RS>
 static __device__ __forceinline__ void psc_ar_oneshot_small(const psc_ar_args_t &a, psc_ar_ctrl_t *ctrl, unsigned b,
                                                             unsigned seq, u64 clear_vec, u64 first, u64 stride,
                                                             u64 bytes, uint4 x0)
@@ -316,7 +406,7 @@ static __device__ __forceinline__ void psc_ar_oneshot_small(const psc_ar_args_t 
     u64 deadline = 0;
     float acc[8];
 
-    psc_ar_push(a, b, 0, 1, bytes, first, stride, x0);
+    psc_ar_push<RS>(a, b, 0, 1, bytes, first, stride, x0);
     psc_ar_clear(a, old, clear_vec, first, stride);
     if (first >= nvec)
         return;
@@ -331,10 +421,15 @@ static __device__ __forceinline__ void psc_ar_oneshot_small(const psc_ar_args_t 
         }
         psc_ar_add(acc, y, a.dtype, r == 0);
     }
-    psc_ar_output(reinterpret_cast<unsigned char *>(a.recv), first, bytes, psc_ar_round(acc, a.dtype));
+    psc_ar_out<RS>(reinterpret_cast<unsigned char *>(a.recv), first, bytes, psc_ar_round(acc, a.dtype));
 }
 
-extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_ar_args_t a)
+/*
+ * The one-shot call (above); RS: a reduce-scatter's, whose count is a part's (every rank's output), this
+ * rank's own input its part of send (rank x count elements in), each peer's pushed its part there.
+ */
+template <int RS>
+static __device__ __forceinline__ void psc_ar_oneshot_call(const psc_ar_args_t &a)
 {
     psc_ar_ctrl_t *ctrl = reinterpret_cast<psc_ar_ctrl_t *>(a.ctrl);
     volatile unsigned *err = &ctrl->err;
@@ -344,14 +439,14 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
     const u64 stride = (u64)gridDim.x * PSC_AR_LANES, first = psc_ar_first();
     unsigned char *own = reinterpret_cast<unsigned char *>(a.lbuf[a.rank]);
     const u64 first_bytes = pieces > 1 ? a.slot_bytes : last_bytes;
+    const unsigned char *mine = reinterpret_cast<const unsigned char *>(a.send) + (RS ? a.rank * bytes : 0);
     uint4 x0;
 
     psc_ar_after_previous();
     /* the thread's first vector read at once, beside the control words: a small call's only load waits for
        nothing else (and is used twice: pushed, then added) */
-    x0 = first < (first_bytes + 15) / 16
-             ? psc_ar_sendable(psc_ar_input(reinterpret_cast<const unsigned char *>(a.send), first, first_bytes))
-             : make_uint4(0, 0, 0, 0);
+    x0 = first < (first_bytes + 15) / 16 ? psc_ar_sendable(psc_ar_in<RS>(mine, first, first_bytes))
+                                         : make_uint4(0, 0, 0, 0);
     const psc_ar_state st = psc_ar_start(ctrl, 0, pieces, (unsigned)((last_bytes + 15) / 16 * 16));
     const unsigned seq = st.seq;
     u64 clear_vec = st.clear_vec;
@@ -360,14 +455,14 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
     if (st.dead) /* the buffers' states are unknown: nothing runs until the group is re-made */
         return;
     if (pieces == 1 && (last_bytes + 15) / 16 <= stride) { /* a vector per thread at most: the short path */
-        psc_ar_oneshot_small(a, ctrl, b, seq, clear_vec, first, stride, last_bytes, x0);
+        psc_ar_oneshot_small<RS>(a, ctrl, b, seq, clear_vec, first, stride, last_bytes, x0);
         return;
     }
-    psc_ar_push(a, b, 0, pieces, last_bytes, first, stride, x0);
+    psc_ar_push<RS>(a, b, 0, pieces, last_bytes, first, stride, x0);
     for (u64 k = 0; k < pieces; k++, b = b + 1 == PSC_AR_BUFS ? 0 : b + 1) {
         const unsigned old = b == 0 ? PSC_AR_BUFS - 1 : b - 1;
         const u64 pbytes = k + 1 < pieces ? a.slot_bytes : last_bytes, nvec = (pbytes + 15) / 16;
-        const unsigned char *in = reinterpret_cast<const unsigned char *>(a.send) + k * a.slot_bytes;
+        const unsigned char *in = mine + k * a.slot_bytes;
         unsigned char *out = reinterpret_cast<unsigned char *>(a.recv) + k * a.slot_bytes;
         u64 deadline = 0; /* set by this piece's first wait that lasts */
         int ok = 1;
@@ -379,7 +474,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
            the first iteration: piece 1 goes after piece 0 is in (below; see the comment at the top) */
         if (k > 0 && k + 1 < pieces) {
             __threadfence_system();
-            psc_ar_push(a, b + 1 == PSC_AR_BUFS ? 0 : b + 1, k + 1, pieces, last_bytes, first, stride, x0);
+            psc_ar_push<RS>(a, b + 1 == PSC_AR_BUFS ? 0 : b + 1, k + 1, pieces, last_bytes, first, stride, x0);
         }
         /* wait for every other rank's slot and add all in rank order, PSC_AR_BATCH vectors at a time (their
            loads in flight together); the same thread reads and writes v (in place) */
@@ -397,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
                     if (v < nvec)
                         y[u] = r != a.rank ? psc_ar_ld(slot + 16 * v)
                                            : k == 0 && v == first ? x0
-                                                                  : psc_ar_sendable(psc_ar_input(in, v, pbytes));
+                                                                  : psc_ar_sendable(psc_ar_in<RS>(in, v, pbytes));
                 }
 #pragma unroll
                 for (unsigned u = 0; u < PSC_AR_BATCH; u++) {
@@ -416,16 +511,27 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_
 #pragma unroll
             for (unsigned u = 0; u < PSC_AR_BATCH; u++)
                 if (ok && v0 + u * stride < nvec)
-                    psc_ar_output(out, v0 + u * stride, pbytes, psc_ar_round(acc[u], a.dtype));
+                    psc_ar_out<RS>(out, v0 + u * stride, pbytes, psc_ar_round(acc[u], a.dtype));
         }
         if (!ok)
             break;
         if (k == 0 && pieces > 1) { /* piece 1 only now: this call's piece 0 from every peer is in */
             __threadfence_system();
-            psc_ar_push(a, b + 1 == PSC_AR_BUFS ? 0 : b + 1, 1, pieces, last_bytes, first, stride, x0);
+            psc_ar_push<RS>(a, b + 1 == PSC_AR_BUFS ? 0 : b + 1, 1, pieces, last_bytes, first, stride, x0);
         }
         clear_vec = nvec;
     }
+}
+
+extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_oneshot(psc_ar_args_t a)
+{
+    psc_ar_oneshot_call<0>(a);
+}
+
+/* The reduce-scatter (sum) by the one-shot's protocol and buffers (psc_allreduce_reduce_scatter). */
+extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_rs_oneshot(psc_ar_args_t a)
+{
+    psc_ar_oneshot_call<1>(a);
 }
 
 #include "psc_allreduce_twoshot.cuh"

@@ -172,6 +172,71 @@ psc_status_t psc_facts_gather_mapped(psc_context_t *ctx, psc_facts_t **out);
  */
 psc_finding_t *psc_doctor_findings(const psc_facts_t *f, size_t *n);
 
+/*
+ * The facts a JSON run carries (report's "topology": psc_facts_json's text, len bytes, without the hwloc XML)
+ * for `p2pscope render`: checked as psc_facts_load checks a JSON recording (name is the place its messages
+ * name), with each pair's PCIe path and the source as the run recorded them, not derived again. PSC_OK with a
+ * new *out (psc_facts_free it); PSC_ERR_INVALID with one line in errbuf, PSC_ERR_NO_DEVICE for facts of no
+ * GPU, PSC_ERR_NO_MEMORY; *out untouched then.
+ */
+psc_status_t psc_facts_load_run(const char *name, const char *text, size_t len, psc_facts_t **out, char *errbuf,
+                                size_t errlen);
+
+/* ---------------------------------------------------------------- p2pscope check's measurements (lib/check) */
+
+#define PSC_NODE_CHECK_VERIFY_SIZE ((1ull << 20) + 13) /* the integrity pass's largest copy (verify's 1 MiB + 13) */
+#define PSC_NODE_CHECK_COLL_SMALL (32ull << 10)       /* the all-reduce's two sizes per rank */
+#define PSC_NODE_CHECK_COLL_LARGE (256ull << 20)
+/* The key paths (bw tests at their default sizes) and latencies; those needing more GPUs than checked are left out. */
+#define PSC_NODE_CHECK_BW_TESTS "gpu_to_gpu_write_ce", "gpu_to_gpu_bidir_write_ce", "host_to_gpu_ce", \
+                                "gpu_to_host_ce", "gpu_local_ce"
+#define PSC_NODE_CHECK_LAT_TESTS "gpu_to_gpu_chase", "host_to_gpu_chase"
+
+typedef struct {
+    int ndev;                    /* GPUs in devices; 0: every GPU */
+    const int *devices;
+    int verify;                  /* 1 (default): the integrity pass */
+    int verify_load;             /* 1 (default): with the background load on the other paths */
+    int coll;                    /* 1 (default): the all-reduce through NCCL where it loads */
+    uint64_t verify_max_size;    /* the integrity pass's largest copy (default PSC_NODE_CHECK_VERIFY_SIZE) */
+    uint64_t coll_small, coll_large; /* the all-reduce's sizes (defaults above) */
+    uint64_t bw_size;            /* bytes per bandwidth copy; 0 (default): each test's own, the size auto's bounds
+                                    name */
+} psc_node_check_opts_t;
+
+void psc_node_check_opts_init(psc_node_check_opts_t *o);
+
+/*
+ * What one check measured; each stage that could not run has its reason in *_error (coll_skip: not run by
+ * design, e.g. no NCCL, coll_absent 1 then) and its results NULL. The facts were gathered first and carry
+ * the runs' integrity evidence (the doctor's p2p_corrupts); findings are the doctor's on them, at the end.
+ */
+typedef struct {
+    int ndev, devices[PSC_MAX_GPUS];
+    psc_facts_t *facts;
+    psc_bw_suite_t *bw;          /* gpu_to_gpu_write_ce, gpu_to_gpu_bidir_write_ce, host_to_gpu_ce,
+                                    gpu_to_host_ce, gpu_local_ce at their default sizes, verified */
+    psc_lat_suite_t *lat;        /* gpu_to_gpu_chase, host_to_gpu_chase */
+    psc_verify_suite_t *verify;  /* every path, copies up to verify_max_size, two patterns, under load */
+    psc_coll_report_t *coll;     /* all_reduce, float sum, at coll_small and coll_large */
+    char bw_error[512], lat_error[512], verify_error[512], coll_error[512], coll_skip[512];
+    int coll_absent;
+    psc_finding_t *findings;
+    size_t nfindings;
+    double facts_s, bw_s, lat_s, verify_s, coll_s, wall_s; /* seconds each stage took, and the whole */
+} psc_node_check_t;
+
+/*
+ * The check's measurements on ctx's GPUs (opts' devices, 0: all): the facts (psc_facts_gather_mapped), the
+ * bandwidth runs folded into them (psc_bw_run_report), the latencies, the integrity pass (its paths folded
+ * in too), the all-reduce (not with one GPU, nor without NCCL: coll_skip says so), then the doctor's
+ * findings. Reads the machine only. PSC_ERR_INVALID for options out of range, PSC_ERR_NO_DEVICE without a
+ * GPU, the facts' status when they cannot be gathered, PSC_ERR_NO_MEMORY; a stage that fails otherwise is
+ * recorded in the result, PSC_OK. *out (psc_node_check_free) only on success.
+ */
+psc_status_t psc_node_check_run(psc_context_t *ctx, const psc_node_check_opts_t *opts, psc_node_check_t **out);
+void psc_node_check_free(psc_node_check_t *c); /* NULL: nothing */
+
 /* ---------------------------------------------------------------- test hooks (fault injection) */
 
 typedef enum { PSC_FAULT_NONE, PSC_FAULT_FLIP, PSC_FAULT_DROP, PSC_FAULT_MISPLACE } psc_fault_t;

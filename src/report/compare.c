@@ -100,7 +100,7 @@ int psc_cmp_fails(psc_cmp_verdict_t v, double change_pct, int higher_better, dou
 static int psc__skipped(const char *parent, const char *key)
 {
     static const char *const top[] = {"tests",     "findings",   "explain", "started_utc",
-                                      "wall_s",    "exit_code",  "incomplete", "expect"};
+                                      "wall_s",    "exit_code",  "incomplete", "expect", "command_line"};
     static const char *const coll[] = {"rows",       "failed_rows",       "wrong_elements", "first_wrong",
                                        "avg_busbw_gbs", "own_avg_busbw_gbs", "own_not_run",    "run_ms"};
 
@@ -302,7 +302,7 @@ oom:
 
 /* ---- text ---- */
 
-static const char *psc__verdict_name(psc_cmp_verdict_t v)
+const char *psc_cmp_verdict_name(psc_cmp_verdict_t v)
 {
     switch (v) {
     case PSC_CMP_WITHIN_NOISE: return "within_noise";
@@ -318,7 +318,7 @@ static const char *psc__verdict_name(psc_cmp_verdict_t v)
 }
 
 /* Which interval of the samples the rule takes, per command (compare.c's top comment). */
-static const char *psc__interval_text(const psc_cmp_run_t *r)
+const char *psc_cmp_interval_text(const psc_cmp_run_t *r)
 {
     if (strcmp(r->command, "lat") == 0)
         return "min..p90 of each distribution";
@@ -327,7 +327,7 @@ static const char *psc__interval_text(const psc_cmp_run_t *r)
     return "min..max of each case's samples";
 }
 
-static const char *psc__figure_text(const psc_cmp_run_t *r)
+const char *psc_cmp_figure_text(const psc_cmp_run_t *r)
 {
     if (strcmp(r->command, "lat") == 0)
         return "ns, p50, lower is better";
@@ -338,7 +338,7 @@ static const char *psc__figure_text(const psc_cmp_run_t *r)
 }
 
 /* Three significant digits at least, two decimals at most above 1. */
-static void psc__fig(char *buf, size_t len, double v)
+void psc_cmp_fig(char *buf, size_t len, double v)
 {
     if (fabs(v) >= 100)
         snprintf(buf, len, "%.1f", v);
@@ -349,7 +349,7 @@ static void psc__fig(char *buf, size_t len, double v)
 }
 
 /* The status of a case that has no figure: FAILED, waived (coll: not run). */
-static const char *psc__status_text(const psc_cmp_run_t *run, const psc_cmp_case_t *x)
+const char *psc_cmp_status_text(const psc_cmp_run_t *run, const psc_cmp_case_t *x)
 {
     return x->status == PSC_CMP_FAILED ? "FAILED" : strcmp(run->command, "coll") == 0 ? "not run" : "waived";
 }
@@ -360,15 +360,15 @@ static void psc__cell(psc_table_t *t, unsigned row, unsigned col, const psc_cmp_
     char v[32];
 
     if (x->status == PSC_CMP_PASSED) {
-        psc__fig(v, sizeof(v), value);
+        psc_cmp_fig(v, sizeof(v), value);
         psc_table_set(t, row, col, "%s", v);
     } else {
-        psc_table_set(t, row, col, "%s", psc__status_text(run, x));
+        psc_table_set(t, row, col, "%s", psc_cmp_status_text(run, x));
     }
 }
 
 /* The mark after a row's change: empty where there is nothing to say. */
-static void psc__mark(char *buf, size_t len, const psc_compare_t *c, const psc_cmp_row_t *r)
+void psc_cmp_mark(char *buf, size_t len, const psc_compare_t *c, const psc_cmp_row_t *r)
 {
     switch (r->verdict) {
     case PSC_CMP_BETTER: snprintf(buf, len, "better"); break;
@@ -424,7 +424,7 @@ static void psc__render_rows(FILE *f, const psc_compare_t *c)
             char mark[48] = "";
 
             if (i > 0 && i <= c->nrows)
-                psc__mark(mark, sizeof(mark), c, &c->rows[i - 1]);
+                psc_cmp_mark(mark, sizeof(mark), c, &c->rows[i - 1]);
             psc_report_printf(f, "%s%s%s\n", line, mark[0] ? "  " : "", mark);
         }
     }
@@ -479,7 +479,7 @@ static void psc__render_only(FILE *f, const psc_cmp_run_t *run, const char *whic
     fprintf(f, "\nOnly in %s (%zu case%s):\n", which, n, n == 1 ? "" : "s");
     for (size_t i = 0; i < n; i++)
         psc_report_printf(f, "  %s%s%s%s\n", v[i]->label, v[i]->status == PSC_CMP_PASSED ? "" : " (",
-                          v[i]->status == PSC_CMP_PASSED ? "" : psc__status_text(run, v[i]),
+                          v[i]->status == PSC_CMP_PASSED ? "" : psc_cmp_status_text(run, v[i]),
                           v[i]->status == PSC_CMP_PASSED ? "" : ")");
 }
 
@@ -505,7 +505,7 @@ static void psc__render_failed(FILE *f, const psc_compare_t *c)
         if (r->verdict == PSC_CMP_NOW_FAILS)
             psc_report_printf(f, "%s %s (failed)", k++ ? "," : "", r->label);
         else if (r->verdict == PSC_CMP_NOW_WAIVED)
-            psc_report_printf(f, "%s %s (%s now)", k++ ? "," : "", r->label, psc__status_text(c->b, r->b));
+            psc_report_printf(f, "%s %s (%s now)", k++ ? "," : "", r->label, psc_cmp_status_text(c->b, r->b));
         else
             psc_report_printf(f, "%s %s (%+.1f %%)", k++ ? "," : "", r->label, r->change_pct);
     }
@@ -527,7 +527,7 @@ void psc_render_compare(FILE *f, const psc_compare_t *c)
                       json_is_string(sa) ? json_string_value(sa) : "start not recorded", c->b->path, c->b->command,
                       json_is_string(sb) ? json_string_value(sb) : "start not recorded");
     psc__render_diffs(f, c);
-    fprintf(f, "\nCases in both runs [%s; change = (B - A) / A]:\n", psc__figure_text(c->a));
+    fprintf(f, "\nCases in both runs [%s; change = (B - A) / A]:\n", psc_cmp_figure_text(c->a));
     if (c->nrows)
         psc__render_rows(f, c);
     else
@@ -535,7 +535,7 @@ void psc_render_compare(FILE *f, const psc_compare_t *c)
     fprintf(f, "Marks: WORSE and better where the runs' intervals (%s) do not overlap, so the change is beyond the "
                "noise either run shows; no mark: within it; ?: fewer than %d samples in a run, not judged; FAILS now, "
                "WAIVED now: passed in A.\n",
-            psc__interval_text(c->a), PSC_CMP_MIN_SAMPLES);
+            psc_cmp_interval_text(c->a), PSC_CMP_MIN_SAMPLES);
     psc__render_only(f, c->a, "A", c->only_a, c->nonly_a);
     psc__render_only(f, c->b, "B", c->only_b, c->nonly_b);
     psc__render_failed(f, c);
@@ -543,7 +543,7 @@ void psc_render_compare(FILE *f, const psc_compare_t *c)
 
 /* ---- JSON ---- */
 
-static const char *psc__status_name(const psc_cmp_case_t *x)
+const char *psc_cmp_status_name(const psc_cmp_case_t *x)
 {
     return x->status == PSC_CMP_PASSED ? "passed" : x->status == PSC_CMP_FAILED ? "failed" : "waived";
 }
@@ -553,7 +553,7 @@ static json_t *psc__side_json(const psc_cmp_case_t *x, double value)
     json_t *o = json_object();
     int bad = 0, passed = x->status == PSC_CMP_PASSED;
 
-    psc_json_set(o, "status", psc_json_str(psc__status_name(x)), &bad);
+    psc_json_set(o, "status", psc_json_str(psc_cmp_status_name(x)), &bad);
     psc_json_set(o, "value", passed ? psc_json_real_or_null(value) : json_null(), &bad);
     psc_json_set(o, "low", passed && x->n ? json_real(x->lo) : json_null(), &bad);
     psc_json_set(o, "high", passed && x->n ? json_real(x->hi) : json_null(), &bad);
@@ -568,7 +568,7 @@ static json_t *psc__labels_json(const psc_cmp_case_t *const *v, size_t n)
     int bad = 0;
 
     for (size_t i = 0; i < n; i++)
-        psc_json_push(a, json_pack("{s:o,s:s}", "case", psc_json_str(v[i]->label), "status", psc__status_name(v[i])),
+        psc_json_push(a, json_pack("{s:o,s:s}", "case", psc_json_str(v[i]->label), "status", psc_cmp_status_name(v[i])),
                       &bad);
     return psc_json_done(a, bad);
 }
@@ -593,7 +593,7 @@ json_t *psc_json_compare(const psc_compare_t *c, int exit_code)
     int bad = 0;
 
     snprintf(rule, sizeof(rule), "marked better or worse where the runs' intervals (%s) do not overlap; not judged "
-             "with fewer than %d samples in a run", psc__interval_text(c->a), PSC_CMP_MIN_SAMPLES);
+             "with fewer than %d samples in a run", psc_cmp_interval_text(c->a), PSC_CMP_MIN_SAMPLES);
     psc_json_set(doc, "tool", json_pack("{s:s,s:s}", "name", "p2pscope", "version", PSC_VERSION_STRING), &bad);
     psc_json_set(doc, "command", psc_json_str("compare"), &bad);
     psc_json_set(doc, "compared", psc_json_str(c->a->command), &bad);
@@ -621,7 +621,7 @@ json_t *psc_json_compare(const psc_compare_t *c, int exit_code)
         psc_json_set(o, "a", psc__side_json(r->a, r->va), &obad);
         psc_json_set(o, "b", psc__side_json(r->b, r->vb), &obad);
         psc_json_set(o, "change_pct", psc_json_real_or_null(r->change_pct), &obad);
-        psc_json_set(o, "verdict", psc_json_str(psc__verdict_name(r->verdict)), &obad);
+        psc_json_set(o, "verdict", psc_json_str(psc_cmp_verdict_name(r->verdict)), &obad);
         psc_json_set(o, "fails", json_boolean(r->fails), &obad);
         psc_json_push(cases, psc_json_done(o, obad), &bad);
         if (r->fails)

@@ -14,14 +14,15 @@
 #include <stdio.h>
 
 #include "p2pscope/bench.h"
+#include "report/run_read.h"
+
+/* Runs larger than this are refused before they are parsed (run_read.h). */
+#define PSC_CMP_MAX_FILE PSC_RUN_MAX_FILE
 
 /* Fewer samples than this in either run: no verdict on the noise (two runs of 2 samples each do not
  * overlap by chance once in 3; of 3 each, once in 10). */
 #define PSC_CMP_MIN_SAMPLES 3
 
-/* Runs larger than this are refused before they are parsed (a 16-GPU report with sweeps is a few MiB; jansson
- * holds about 21 times the file's size in memory). */
-#define PSC_CMP_MAX_FILE (32u << 20)
 
 typedef enum { PSC_CMP_PASSED, PSC_CMP_FAILED, PSC_CMP_WAIVED } psc_cmp_status_t;
 
@@ -120,6 +121,18 @@ psc_status_t psc_compare(const psc_cmp_run_t *a, const psc_cmp_run_t *b, double 
                          char *err, size_t errlen);
 void psc_compare_free(psc_compare_t *c);
 
+/* The words of the text, the JSON and the page alike: a verdict's JSON name ("within_noise", ...); the
+ * interval the rule takes and the figure compared, for a run's command; a figure to three significant digits
+ * at least; the status of a case without a figure ("FAILED", "waived", "not run"), and its JSON name
+ * ("passed", "failed", "waived"); a row's mark after its change ("WORSE", "better", "?", ...; "" none). */
+const char *psc_cmp_verdict_name(psc_cmp_verdict_t v);
+const char *psc_cmp_interval_text(const psc_cmp_run_t *r);
+const char *psc_cmp_figure_text(const psc_cmp_run_t *r);
+void psc_cmp_fig(char *buf, size_t len, double v);
+const char *psc_cmp_status_text(const psc_cmp_run_t *run, const psc_cmp_case_t *x);
+const char *psc_cmp_status_name(const psc_cmp_case_t *x);
+void psc_cmp_mark(char *buf, size_t len, const psc_compare_t *c, const psc_cmp_row_t *r);
+
 /* The machine's differences first, then the cases, the legend with the rule, the cases in one run only,
  * and (with --fail-above) one line naming the cases that failed it. */
 void psc_render_compare(FILE *f, const psc_compare_t *c);
@@ -129,5 +142,15 @@ void psc_render_compare_brief(FILE *f, const psc_compare_t *c);
 
 /* The comparison as a JSON document; NULL when out of memory. */
 json_t *psc_json_compare(const psc_compare_t *c, int exit_code);
+
+/*
+ * compare --html FILE, --csv DIR (compare_page.c): the comparison as one self-contained page (the runs, the
+ * machine's differences, a table of the cases with their intervals, change and mark, the cases in one run
+ * only, --fail-above's verdict) and as CSV tables (cases.csv, differences.csv, only.csv), written as the runs'
+ * pages are (html_page.h: atomically, a directory's names the tool's own). NULL: not asked. PSC_ERR_IO or
+ * PSC_ERR_NO_MEMORY with one line in err.
+ */
+psc_status_t psc_compare_page_write(const psc_compare_t *c, int exit_code, const char *html_path,
+                                    const char *csv_dir, char *err, size_t errlen);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "lib/p2pscope_private.h"
 #include "report/compare.h"
+#include "report/run_read.h"
 
 static const char psc__accepted[] = "accepted: a JSON run written by p2pscope bw, report, lat or coll with --json";
 
@@ -435,42 +436,19 @@ psc_status_t psc_cmp_run_load(const char *path, psc_cmp_run_t **out, char *err, 
 {
     psc_cmp_run_t *r = calloc(1, sizeof(*r));
     psc__ld_t l = {path, err, errlen, r, 0};
-    json_error_t jerr;
-    char *text = NULL;
-    size_t len = 0;
     psc_status_t st;
 
     if (!r || !(r->path = strdup(path))) {
         st = psc__oom(&l);
         goto fail;
     }
-    /* A regular file only (a FIFO or device is refused before it is opened), and bounded. */
-    st = psc_read_file_bounded(path, PSC_CMP_MAX_FILE, &text, &len, err, errlen);
-    if (st != PSC_OK) {
-        size_t used = strlen(err);
-
-        if (st != PSC_ERR_NO_MEMORY && used < errlen)
-            snprintf(err + used, errlen - used, " (%s)", psc__accepted);
-        goto fail;
-    }
-    r->doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!r->doc) {
-        /* jansson's text may quote the file: no control character reaches the one line */
-        for (char *c = jerr.text; *c; c++)
-            if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                *c = '?';
-        snprintf(err, errlen, "%s: not valid JSON (line %d: %s) (%s)", path, jerr.line, jerr.text, psc__accepted);
-        st = PSC_ERR_INVALID;
-        goto fail;
-    }
-    if ((st = psc__command(&l, r->doc)) != PSC_OK || (st = psc__cases(&l, r->doc)) != PSC_OK ||
+    if ((st = psc_run_json_read(path, psc__accepted, &r->doc, NULL, NULL, err, errlen)) != PSC_OK ||
+        (st = psc__command(&l, r->doc)) != PSC_OK || (st = psc__cases(&l, r->doc)) != PSC_OK ||
         (st = psc__number_twins(&l)) != PSC_OK)
         goto fail;
-    free(text);
     *out = r;
     return PSC_OK;
 fail:
-    free(text);
     psc_cmp_run_free(r);
     return st;
 }

@@ -151,6 +151,15 @@ static int psc__matches(const psc_expect_rule_t *rule, psc_expect_result_t *r, s
     return psc__part_matches(rule->kase, kase, 0); /* the size matched, or is not known (failed before it) */
 }
 
+int psc_expect_rule_applies(const psc_expect_rule_t *rule, int kind, const char *test, const char *kase)
+{
+    if (rule->kind != kind || fnmatch(rule->test, test, 0) != 0)
+        return 0;
+    if (strchr(rule->kase, '@') && strchr(kase, '@') && !psc__part_matches(rule->kase, kase, 1))
+        return 0; /* measured at another size */
+    return kind == PSC_EXPECT_BW ? psc__part_matches(rule->kase, kase, 0) : fnmatch(rule->kase, kase, 0) == 0;
+}
+
 /* How many tests of the rule's kind its glob names. */
 static int psc__tests_named(const psc_expect_rule_t *rule)
 {
@@ -186,8 +195,8 @@ static psc_status_t psc__check(const psc_expect_t *e, size_t i, psc_expect_resul
     r->checks[i]++;
     r->nchecks++;
     r->nstatus += why != NULL;
-    if (rule->op == PSC_EXPECT_GE ? v >= rule->bound : v <= rule->bound)
-        return PSC_OK; /* NaN fails both */
+    if (psc_expect_meets(rule, v))
+        return PSC_OK;
     if (r->nmisses == r->cap) {
         size_t cap = r->cap ? 2 * r->cap : 16;
         psc_expect_miss_t *grown = realloc(r->misses, cap * sizeof(*grown));
@@ -219,7 +228,7 @@ static const char *psc__why(psc_result_status_t st, const char *reason, char *bu
     return buf;
 }
 
-static double psc__bw_figure(const psc_stats_t *s, const char *figure)
+double psc_expect_bw_figure(const psc_stats_t *s, const char *figure)
 {
     return strcmp(figure, "min") == 0    ? s->min
            : strcmp(figure, "max") == 0  ? s->max
@@ -244,14 +253,14 @@ psc_status_t psc_expect_check_bw(const psc_expect_t *e, const psc_bw_suite_t *s,
         psc_expect_case_bw(x, kase, sizeof(kase));
         for (size_t i = 0; i < e->n; i++)
             if (psc__matches(&e->rules[i], r, i, PSC_EXPECT_BW, test, kase, how) &&
-                psc__check(e, i, r, test, kase, e->rules[i].figure, psc__bw_figure(&x->stats, e->rules[i].figure),
+                psc__check(e, i, r, test, kase, e->rules[i].figure, psc_expect_bw_figure(&x->stats, e->rules[i].figure),
                            why) != PSC_OK)
                 return PSC_ERR_NO_MEMORY;
     }
     return PSC_OK;
 }
 
-static double psc__lat_figure(const psc_pctl_t *p, const char *figure)
+double psc_expect_lat_figure(const psc_pctl_t *p, const char *figure)
 {
     return strcmp(figure, "min") == 0    ? p->min
            : strcmp(figure, "p90") == 0  ? p->p90
@@ -283,7 +292,7 @@ psc_status_t psc_expect_check_lat(const psc_expect_t *e, const psc_lat_suite_t *
                 if (psc__matches(&e->rules[i], r, i, PSC_EXPECT_LAT, ti->name, kase,
                                  why && x->nsizes == 0 ? PSC__UNSIZED : PSC__AS_IS) &&
                     psc__check(e, i, r, ti->name, kase, e->rules[i].figure,
-                               psc__lat_figure(&x->lat[z], e->rules[i].figure), why) != PSC_OK)
+                               psc_expect_lat_figure(&x->lat[z], e->rules[i].figure), why) != PSC_OK)
                     return PSC_ERR_NO_MEMORY;
         }
     }
@@ -332,14 +341,26 @@ psc_status_t psc_expect_check_coll(const psc_expect_t *e, const psc_coll_report_
     return PSC_OK;
 }
 
+int psc_expect_meets(const psc_expect_rule_t *rule, double v)
+{
+    /* NaN fails each */
+    return rule->op == PSC_EXPECT_GE ? v >= rule->bound : rule->op == PSC_EXPECT_LE ? v <= rule->bound
+                                                                                     : v == rule->bound;
+}
+
+const char *psc_expect_op_name(int op)
+{
+    return op == PSC_EXPECT_GE ? ">=" : op == PSC_EXPECT_LE ? "<=" : "=";
+}
+
 static const char *psc__op(int op)
 {
-    return op == PSC_EXPECT_GE ? ">=" : "<=";
+    return psc_expect_op_name(op);
 }
 
 static const char *psc__kind_name(int kind)
 {
-    return kind == PSC_EXPECT_BW ? "bw" : kind == PSC_EXPECT_LAT ? "lat" : "coll";
+    return kind == PSC_EXPECT_BW ? "bw" : kind == PSC_EXPECT_LAT ? "lat" : kind == PSC_EXPECT_COLL ? "coll" : "node";
 }
 
 /* Rules of the checked kinds whose test did not run, and rules of other kinds. */

@@ -8,7 +8,8 @@
  *     KIND TEST CASE OP VALUE UNIT [FIGURE]
  *     margin PCT%
  *
- * KIND is bw (bw and report), lat or coll; TEST and CASE are shell globs
+ * KIND is bw (bw and report), lat, coll, or node (check's inventory: "node
+ * FACT OP VALUE", expect_node.c); TEST and CASE are shell globs
  * (fnmatch) over the test names (`bw -l`, `lat -l`, the collectives) and the
  * case names (psc_expect_case_*); a bw CASE with "@SIZE" matches the cases
  * measured at that size, one without "@" only a run at each test's own
@@ -36,8 +37,9 @@
 #include "p2pscope.h"
 #include "p2pscope/bench.h"
 
-typedef enum { PSC_EXPECT_BW, PSC_EXPECT_LAT, PSC_EXPECT_COLL, PSC_EXPECT_KINDS } psc_expect_kind_t;
-typedef enum { PSC_EXPECT_GE, PSC_EXPECT_LE } psc_expect_op_t;
+/* node: check's inventory (expect_node.c), "node FACT OP VALUE"; the runs' checks below skip it. */
+typedef enum { PSC_EXPECT_BW, PSC_EXPECT_LAT, PSC_EXPECT_COLL, PSC_EXPECT_NODE, PSC_EXPECT_KINDS } psc_expect_kind_t;
+typedef enum { PSC_EXPECT_GE, PSC_EXPECT_LE, PSC_EXPECT_EQ } psc_expect_op_t; /* EQ: node rules only */
 
 #define PSC_EXPECT_GLOB_LEN 96
 
@@ -97,6 +99,36 @@ psc_status_t psc_expect_add(psc_expect_t *e, const psc_expect_rule_t *r);
 psc_status_t psc_expect_auto(const psc_facts_t *facts, psc_expect_t **out, char *err, size_t errlen);
 /* PCIe raw rate per direction, GB/s, of gen x width after line coding (Gen3 x16: 15.75); 0 unknown. */
 double psc_expect_pcie_gbs(int gen, int width);
+
+/*
+ * Whether rule applies to a figure of kind's test named test, case kase, as a run at each test's own size
+ * sees it (check's runs): the test glob, the case's path, and its size where the rule names one.
+ */
+int psc_expect_rule_applies(const psc_expect_rule_t *rule, int kind, const char *test, const char *kase);
+/* A rule's figure (its "figure" name) of a bandwidth's statistics or a latency's percentiles, base unit. */
+double psc_expect_bw_figure(const psc_stats_t *s, const char *figure);
+double psc_expect_lat_figure(const psc_pctl_t *p, const char *figure);
+/* 1 when value meets the rule's bound (NaN never does). */
+int psc_expect_meets(const psc_expect_rule_t *rule, double value);
+/* ">=", "<=", "=". */
+const char *psc_expect_op_name(int op);
+
+/*
+ * Node rules (check's inventory), a line each: "node FACT OP VALUE", FACT one of PSC_EXPECT_NODE_FACTS,
+ * OP >=, <= or =, VALUE a whole number or on/off/yes/no (1/0). Parsed from tok[0..ntok) ("node" first) into
+ * *r; PSC_ERR_INVALID with "NAME:LINE: ..." in err.
+ */
+#define PSC_EXPECT_NODE_FACTS "gpus, nvlinks_up, pcie_gen, pcie_width, ecc, persistence, clocks_throttled, nccl"
+psc_status_t psc_expect_node_rule(char **tok, int ntok, const char *name, unsigned line, psc_expect_rule_t *r,
+                                  char *err, size_t errlen);
+/*
+ * auto's node rules from the facts: per GPU every NVLink it has up, its PCIe width at its maximum, ECC on
+ * where a mode is reported, clocks not throttled where reasons are read; none for what the facts leave
+ * unknown, nor for the GPU count, persistence or NCCL (auto cannot know what the node should have).
+ */
+psc_status_t psc_expect_auto_node(const psc_facts_t *f, psc_expect_t *e);
+/* A node fact of GPU g as a node rule compares it (g < 0: the node's own: gpus, nccl); -1 where not known. */
+double psc_expect_node_value(const psc_facts_t *f, const char *fact, int g);
 
 /* The size part of a case name: 512MiB, 4KiB, 1536B (the largest binary unit that divides it). */
 const char *psc_expect_size_name(uint64_t bytes, char *buf, size_t len);

@@ -15,7 +15,7 @@
 #define PSC__EXPECT_MAX_LINE 1024
 #define PSC__EXPECT_MAX_TOKENS 8
 
-static const char *const psc__kinds[PSC_EXPECT_KINDS] = {"bw", "lat", "coll"};
+static const char *const psc__kinds[PSC_EXPECT_KINDS] = {"bw", "lat", "coll", "node"};
 
 static const struct {
     const char *name, *canon;
@@ -43,6 +43,7 @@ static const char *const psc__figure_lists[PSC_EXPECT_KINDS] = {
     "median (default), min, max, mean in GB/s or MB/s",
     "p50 (default), min, p90, p99, max, mean in ns, us or ms",
     "busbw (default for GB/s, MB/s), algbw, time (default for ns, us, ms)",
+    "none (node FACT OP VALUE)",
 };
 
 void psc_expect_free(psc_expect_t *e)
@@ -175,9 +176,9 @@ static psc_status_t psc__rule(char **tok, int ntok, const char *name, unsigned l
     for (int k = 0; k < PSC_EXPECT_KINDS; k++)
         if (strcmp(tok[0], psc__kinds[k]) == 0)
             kind = k;
-    if (kind < 0)
-        return psc__bad(err, errlen, name, line, "unknown kind '%.40s'; accepted bw (bw and report), lat, coll, or a "
-                        "'margin PCT%%' line", tok[0]);
+    if (kind < 0 || kind == PSC_EXPECT_NODE)
+        return psc__bad(err, errlen, name, line, "unknown kind '%.40s'; accepted bw (bw and report), lat, coll, node "
+                        "(check), or a 'margin PCT%%' line", tok[0]);
     if (ntok < 6 || ntok > 7)
         return psc__bad(err, errlen, name, line, "%d field%s; accepted KIND TEST CASE OP VALUE UNIT [FIGURE], e.g. "
                         "bw gpu_to_gpu_write_ce gpu0->gpu1 >= 350 GB/s", ntok, ntok == 1 ? "" : "s");
@@ -278,7 +279,10 @@ psc_status_t psc_expect_parse(const char *text, size_t len, const char *name, ps
         } else {
             psc_expect_rule_t r;
 
-            st = psc__rule(tok, ntok, name, line, margin, &r, err, errlen);
+            if (strcmp(tok[0], "node") == 0)
+                st = psc_expect_node_rule(tok, ntok, name, line, &r, err, errlen);
+            else
+                st = psc__rule(tok, ntok, name, line, margin, &r, err, errlen);
             if (st == PSC_OK)
                 st = psc_expect_add(e, &r);
         }

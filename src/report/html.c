@@ -15,21 +15,6 @@
 #include "lib/p2pscope_private.h"
 #include "render.h"
 
-static const char psc__css[] =
-    "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',Arial,sans-serif;margin:24px auto;"
-    "max-width:1320px;padding:0 16px;color:#202020;background:#fff;line-height:1.4}"
-    "h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;border-bottom:2px solid #ddd;padding-bottom:4px;margin-top:36px}"
-    "h3{font-size:16px;margin:24px 0 6px}.sub{color:#555;margin:0 0 16px}"
-    "table{border-collapse:collapse;margin:8px 0 12px;font-size:13px}"
-    "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
-    "th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:tabular-nums}"
-    "table.kv th{width:220px}"
-    "figure{margin:8px 0 16px;overflow-x:auto}figure svg{display:block}"
-    "figcaption{font-size:12px;color:#555}"
-    ".sev-error{background:#fde2e1}.sev-warning{background:#fff3cd}.sev-info{background:#e7f1fb}"
-    ".fail{color:#b00020;font-weight:bold}.note{font-size:13px;color:#444}"
-    "nav a{margin-right:14px}code{font-size:12px}summary{cursor:pointer;font-size:13px;color:#333}";
-
 static void psc__th(psc_buf_t *b, const char *const *cols, int n)
 {
     psc_buf_puts(b, "<tr>");
@@ -556,7 +541,7 @@ char *psc_html_render(const psc_page_t *p, const psc_page_figs_t *figs)
     psc_buf_esc(&b, p->command);
     psc_buf_puts(&b, " ");
     psc_buf_esc(&b, p->started_utc);
-    psc_buf_printf(&b, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>p2pscope ", psc__css);
+    psc_buf_printf(&b, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>p2pscope ", psc_page_css);
     psc_buf_esc(&b, p->command);
     psc_buf_puts(&b, "</h1>\n<p class=\"sub\">");
     psc_buf_printf(&b, "%d GPU%s", p->ndev, p->ndev == 1 ? "" : "s");

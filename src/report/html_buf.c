@@ -130,3 +130,18 @@ void psc_buf_free(psc_buf_t *b)
     b->len = b->cap = 0;
     b->bad = 0;
 }
+
+const char psc_page_css[] =
+    "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',Arial,sans-serif;margin:24px auto;"
+    "max-width:1320px;padding:0 16px;color:#202020;background:#fff;line-height:1.4}"
+    "h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;border-bottom:2px solid #ddd;padding-bottom:4px;margin-top:36px}"
+    "h3{font-size:16px;margin:24px 0 6px}.sub{color:#555;margin:0 0 16px}"
+    "table{border-collapse:collapse;margin:8px 0 12px;font-size:13px}"
+    "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
+    "th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+    "table.kv th{width:220px}"
+    "figure{margin:8px 0 16px;overflow-x:auto}figure svg{display:block}"
+    "figcaption{font-size:12px;color:#555}"
+    ".sev-error{background:#fde2e1}.sev-warning{background:#fff3cd}.sev-info{background:#e7f1fb}"
+    ".fail{color:#b00020;font-weight:bold}.note{font-size:13px;color:#444}"
+    "nav a{margin-right:14px}code{font-size:12px}summary{cursor:pointer;font-size:13px;color:#333}";

@@ -31,4 +31,7 @@ void psc_buf_esc(psc_buf_t *b, const char *s);
 char *psc_buf_take(psc_buf_t *b);
 void psc_buf_free(psc_buf_t *b);
 
+/* The pages' style sheet (a run's page and compare's), inline in each. */
+extern const char psc_page_css[];
+
 #endif

@@ -211,19 +211,25 @@ psc_status_t psc_page_write(const psc_page_t *p, const char *html_path, const ch
     if (csv_dir) {
         size_t n = 0;
         psc_csv_file_t *files = psc_csv_render(p, &n);
-        int dfd;
 
         if (!files) {
             snprintf(err, errlen, "out of host memory writing the CSV tables");
             return PSC_ERR_NO_MEMORY;
         }
-        dfd = psc__dir_open(csv_dir, err, errlen);
-        st = dfd < 0 ? PSC_ERR_IO : PSC_OK;
-        for (size_t k = 0; st == PSC_OK && k < n; k++)
-            st = psc__write_in(dfd, csv_dir, files[k].name, "", files[k].text, err, errlen);
-        if (dfd >= 0)
-            close(dfd);
+        st = psc_page_write_dir(csv_dir, files, n, err, errlen);
         psc_csv_free(files, n);
     }
+    return st;
+}
+
+psc_status_t psc_page_write_dir(const char *dir, const psc_csv_file_t *files, size_t n, char *err, size_t errlen)
+{
+    int dfd = psc__dir_open(dir, err, errlen);
+    psc_status_t st = dfd < 0 ? PSC_ERR_IO : PSC_OK;
+
+    for (size_t k = 0; st == PSC_OK && k < n; k++)
+        st = psc__write_in(dfd, dir, files[k].name, "", files[k].text, err, errlen);
+    if (dfd >= 0)
+        close(dfd);
     return st;
 }

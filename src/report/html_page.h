@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "p2pscope/bench.h"
+#include "report/html_buf.h"
 
 typedef struct {
     const char *command;              /* "report", "bw", "lat" */
@@ -90,5 +91,14 @@ typedef struct {
 } psc_csv_file_t;
 psc_csv_file_t *psc_csv_render(const psc_page_t *p, size_t *n);
 void psc_csv_free(psc_csv_file_t *files, size_t n);
+/* A CSV table's parts (csv.c's rules): a header row; a text field (repaired, quoted where needed, a leading
+ * = + - @ made text); a number in fmt, or an empty field when not shown; last ends the record. */
+void psc_csv_header(psc_buf_t *b, const char *const *cols, int n);
+void psc_csv_field(psc_buf_t *b, const char *s, int last);
+void psc_csv_num(psc_buf_t *b, const char *fmt, double v, int shown, int last);
+
+/* files into dir as psc_page_write writes --csv DIR's (the directory made when missing, each file renamed
+ * over its name); the first failure stops it with one line in err. */
+psc_status_t psc_page_write_dir(const char *dir, const psc_csv_file_t *files, size_t n, char *err, size_t errlen);
 
 #endif

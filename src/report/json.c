@@ -85,16 +85,19 @@ json_t *psc_json_run_new(const char *command, const psc_system_info_t *sys, cons
     psc_json_set(tool, "name", psc_json_str("p2pscope"), &bad);
     psc_json_set(tool, "version", psc_json_str(psc_version(NULL, NULL, NULL)), &bad);
     psc_json_set(run, "tool", tool, &bad);
+    psc_json_set(run, "run_format", json_integer(PSC_RUN_FORMAT), &bad);
     psc_json_set(run, "command", psc_json_str(command), &bad);
     psc_json_set(run, "hostname", psc__identify && host[0] ? psc_json_str(host) : json_null(), &bad);
     psc_json_set(run, "started_utc", psc_json_str(when), &bad);
     psc_json_set(system, "driver_release", sys->driver_release[0] ? psc_json_str(sys->driver_release) : json_null(), &bad);
     psc_json_set(system, "cuda_driver_version", json_integer(sys->cuda_driver_version), &bad);
     psc_json_set(system, "nvml_loaded", json_boolean(sys->nvml_loaded), &bad);
+    psc_json_set(system, "nvml_note", sys->nvml_note[0] ? psc_json_str(sys->nvml_note) : json_null(), &bad);
     psc_json_set(system, "device_order", psc_json_str(sys->device_order), &bad);
     psc_json_set(system, "cuda_visible_devices",
                         sys->visible_devices[0] ? psc_json_str(sys->visible_devices) : json_null(), &bad);
     psc_json_set(system, "device_count", json_integer(sys->device_count), &bad);
+    psc_json_set(system, "numa_nodes", json_integer(sys->numa_nodes), &bad);
     psc_json_set(run, "system", system, &bad);
     for (int i = 0; i < ndev; i++)
         psc_json_push(gpus, psc__json_device(&devs[i]), &bad);
@@ -142,6 +145,7 @@ psc_status_t psc_json_run_set_parameters(json_t *run, const psc_measure_opts_t *
     psc_json_set(p, "stable_pct", json_real(o->stable_pct), &bad);
     psc_json_set(p, "host_numa_node", o->host_node >= 0 ? json_integer(o->host_node) : psc_json_str("nearest"), &bad);
     psc_json_set(p, "gate_timeout_ms", json_real(o->gate_timeout_ms), &bad);
+    psc_json_set(p, "verify", json_boolean(o->verify), &bad);
     psc_json_set(p, "seed", json_integer((json_int_t)(o->seed & 0x7fffffffffffffffull)), &bad);
     psc_json_set(p, "devices", d, &bad);
     psc_json_set(p, "tests", t, &bad);

@@ -37,7 +37,13 @@ json_t *psc_json_done(json_t *o, int bad);
 void psc_json_identify(int on);
 int psc_json_identifying(void);
 
-/* Tool, host, start time, driver and GPU facts; "tests" starts empty. */
+/*
+ * The layout of a run document (its "run_format"): raised when a key a reader relies on changes meaning or
+ * goes, so `p2pscope render` refuses a run from a newer p2pscope rather than draw it wrong.
+ */
+#define PSC_RUN_FORMAT 1
+
+/* Tool, layout, host, start time, driver and GPU facts; "tests" starts empty. */
 json_t *psc_json_run_new(const char *command, const psc_system_info_t *sys,
                          const psc_device_info_t *devs, int ndev);
 

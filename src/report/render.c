@@ -33,22 +33,13 @@ const char *psc_nvml_state(const psc_system_info_t *sys)
     return note[0] ? note : "not loaded";
 }
 
-void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_info_t *devs, int ndev)
+void psc_render_devices_table(FILE *f, const psc_device_info_t *devs, int ndev)
 {
     static const char *const head[] = {"gpu", "nvml", "name", "pci bus id", "memory (GiB)", "SMs", "cc",
                                        "copy engines", "numa", "sm clock (MHz)", "temp (C)"};
     const unsigned cols = sizeof(head) / sizeof(head[0]);
     psc_table_t *t = psc_table_new((unsigned)ndev + 1, cols);
 
-    psc_report_printf(f, "driver %s, CUDA driver API %d.%d; NVML %s\n",
-                      sys->driver_release[0] ? sys->driver_release : "(version unknown)",
-                      sys->cuda_driver_version / 1000, sys->cuda_driver_version % 1000 / 10, psc_nvml_state(sys));
-    psc_report_printf(f, "gpu indexes are CUDA ordinals (CUDA_DEVICE_ORDER=%s%s%s); 'nvml' is nvidia-smi's index, "
-                         "which follows PCI bus id order\n",
-                      sys->device_order, sys->visible_devices[0] ? ", CUDA_VISIBLE_DEVICES=" : "", sys->visible_devices);
-    if (sys->driver_device_count > sys->device_count)
-        psc_report_printf(f, "the driver reports %d GPUs; p2pscope uses the first %d (CUDA_VISIBLE_DEVICES chooses "
-                             "which)\n", sys->driver_device_count, sys->device_count);
     if (!t)
         return;
     psc_table_header(t, head, cols);
@@ -60,10 +51,16 @@ void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_
         psc_table_set(t, r, 1, d->nvml_index >= 0 ? "%d" : "-", d->nvml_index);
         psc_table_set(t, r, 2, "%s", d->name);
         psc_table_set(t, r, 3, "%s", d->pci_bus_id);
-        psc_table_set(t, r, 4, "%.1f", (double)d->memory_bytes / (1024.0 * 1024 * 1024));
-        psc_table_set(t, r, 5, "%d", d->sm_count);
-        psc_table_set(t, r, 6, "%d.%d", d->cc_major, d->cc_minor);
-        psc_table_set(t, r, 7, "%d", d->async_engines);
+        if (d->memory_bytes)
+            psc_table_set(t, r, 4, "%.1f", (double)d->memory_bytes / (1024.0 * 1024 * 1024));
+        else
+            psc_table_set(t, r, 4, "?");
+        psc_table_set(t, r, 5, d->sm_count > 0 ? "%d" : "?", d->sm_count); /* unknown: a recording's GPU */
+        if (d->cc_major > 0)
+            psc_table_set(t, r, 6, "%d.%d", d->cc_major, d->cc_minor);
+        else
+            psc_table_set(t, r, 6, "?");
+        psc_table_set(t, r, 7, d->async_engines >= 0 ? "%d" : "?", d->async_engines);
         psc_table_set(t, r, 8, d->numa_node >= 0 ? "%d" : "-", d->numa_node);
         if (d->sm_clock_mhz >= 0)
             psc_table_set(t, r, 9, "%d/%d", d->sm_clock_mhz, d->sm_clock_max_mhz);
@@ -73,6 +70,20 @@ void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_
     }
     psc_table_render(t, f);
     psc_table_free(t);
+}
+
+void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_info_t *devs, int ndev)
+{
+    psc_report_printf(f, "driver %s, CUDA driver API %d.%d; NVML %s\n",
+                      sys->driver_release[0] ? sys->driver_release : "(version unknown)",
+                      sys->cuda_driver_version / 1000, sys->cuda_driver_version % 1000 / 10, psc_nvml_state(sys));
+    psc_report_printf(f, "gpu indexes are CUDA ordinals (CUDA_DEVICE_ORDER=%s%s%s); 'nvml' is nvidia-smi's index, "
+                         "which follows PCI bus id order\n",
+                      sys->device_order, sys->visible_devices[0] ? ", CUDA_VISIBLE_DEVICES=" : "", sys->visible_devices);
+    if (sys->driver_device_count > sys->device_count)
+        psc_report_printf(f, "the driver reports %d GPUs; p2pscope uses the first %d (CUDA_VISIBLE_DEVICES chooses "
+                             "which)\n", sys->driver_device_count, sys->device_count);
+    psc_render_devices_table(f, devs, ndev);
 }
 
 static const psc_bw_result_t *psc__find(const psc_bw_result_t *res, size_t n, int src, int dst)

@@ -12,6 +12,9 @@ const char *psc_endpoint_name(int endpoint, char *buf, size_t len);
 /* What to say after "NVML ": "loaded", or why not ("not loaded: libnvidia-ml.so.1: cannot open ..."). */
 const char *psc_nvml_state(const psc_system_info_t *sys);
 
+/* The GPUs' table alone: a field not known (memory, SMs and compute capability 0, copy engines -1: a recording)
+ * is "?". */
+void psc_render_devices_table(FILE *f, const psc_device_info_t *devs, int ndev);
 void psc_render_devices(FILE *f, const psc_system_info_t *sys, const psc_device_info_t *devs, int ndev);
 
 /* A case in one line: "gpu0 -> gpu1", "host <-> gpu0", "all -> gpu1", "ring", ... */

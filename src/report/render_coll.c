@@ -329,9 +329,11 @@ static void psc__own_half(FILE *f, const psc_coll_row_t *own, const psc_coll_row
  */
 static void psc__own_table(FILE *f, const psc_coll_report_t *r)
 {
-    int failed = psc__failed(r, PSC_COLL_IMPL_P2PSCOPE);
+    const int failed = psc__failed(r, PSC_COLL_IMPL_P2PSCOPE), rs = r->coll == PSC_COLL_REDUCE_SCATTER;
+    const char *what = rs ? "reduce-scatter" : "all-reduce";
 
-    fprintf(f, "# p2pscope's all-reduce (psc_allreduce_sum), timed and checked as NCCL's rows above\n");
+    fprintf(f, "# p2pscope's %s (%s), timed and checked as NCCL's rows above\n", what,
+            rs ? "psc_allreduce_reduce_scatter" : "psc_allreduce_sum");
     fprintf(f, "#   oop_: out of place, ip_: in place; us: time per operation; busbw: GB/s; wrong: wrong elements; "
                "vs_nccl: NCCL's time / p2pscope's (above 1: p2pscope faster)\n");
     fprintf(f, "# %10s  %8s  %6s  %6s  %11s  %11s  %11s  %11s  %11s  %11s  %11s  %11s\n", "bytes", "type", "redop",
@@ -348,7 +350,7 @@ static void psc__own_table(FILE *f, const psc_coll_report_t *r)
         psc__own_half(f, own, nccl, 1);
         fputc('\n', f);
     }
-    fprintf(f, "# p2pscope's all-reduce: avg busbw %g GB/s; halves with wrong elements %d %s\n", r->own_avg_busbw_gbs,
+    fprintf(f, "# p2pscope's %s: avg busbw %g GB/s; halves with wrong elements %d %s\n", what, r->own_avg_busbw_gbs,
             failed, failed ? "FAILED" : "OK");
 }
 
@@ -405,7 +407,8 @@ static void psc__p2pscope_part(FILE *f, const psc_coll_report_t *r)
         return;
     fprintf(f, "# p2pscope %s coll\n", PSC_VERSION_STRING);
     if (r->own_not_run[0])
-        psc_report_printf(f, "# p2pscope's all-reduce not run: %.*s\n",
+        psc_report_printf(f, "# p2pscope's %s not run: %.*s\n",
+                          r->coll == PSC_COLL_REDUCE_SCATTER ? "reduce-scatter" : "all-reduce",
                           (int)strnlen(r->own_not_run, sizeof(r->own_not_run)), r->own_not_run);
     if (own)
         psc__own_table(f, r);

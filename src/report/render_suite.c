@@ -49,9 +49,25 @@ static json_t *psc__json_waived(psc_bw_test_t t, const char *why)
                      "waived", "reason", psc_json_str(why));
 }
 
+/* The suite's sizes in the order run (one 0: each test's own size) into the run's parameters, where it has them. */
+static psc_status_t psc__json_sizes(json_t *run, const psc_bw_suite_t *s)
+{
+    json_t *p = json_object_get(run, "parameters"), *sizes = json_array();
+    int bad = 0;
+
+    for (int k = 0; k < s->nsizes; k++)
+        psc_json_push(sizes, json_integer((json_int_t)s->sizes[k]), &bad);
+    if (!json_is_object(p)) {
+        json_decref(sizes);
+        return PSC_OK;
+    }
+    psc_json_set(p, "sizes_bytes", psc_json_done(sizes, bad), &bad);
+    return bad ? psc_json_run_set(run, "parameters", NULL) : PSC_OK;
+}
+
 psc_status_t psc_json_run_add_bw_suite(json_t *run, const psc_bw_suite_t *s)
 {
-    psc_status_t st = PSC_OK;
+    psc_status_t st = psc__json_sizes(run, s);
 
     for (int t = 0; t < s->ntests; t++) {
         const psc_suite_test_t *e = &s->tests[t];
@@ -63,6 +79,15 @@ psc_status_t psc_json_run_add_bw_suite(json_t *run, const psc_bw_suite_t *s)
             st = PSC_ERR_NO_MEMORY;
     }
     return st;
+}
+
+/* A latency test with no case on the GPUs chosen: its name, waived, and no size. */
+static json_t *psc__json_lat_waived(psc_lat_test_t t)
+{
+    const psc_lat_test_info_t *ti = psc_lat_test_info(t);
+
+    return json_pack("{s:s,s:s,s:s,s:s,s:[]}", "name", ti ? ti->name : "unknown", "title", ti ? ti->title : "unknown",
+                     "status", "waived", "reason", "needs more GPUs than selected", "sizes");
 }
 
 void psc_render_lat_timers(FILE *f, double gpu_ns, double host_ns)
@@ -85,9 +110,15 @@ psc_status_t psc_json_run_add_lat_suite(json_t *run, const psc_lat_suite_t *s)
                                        json_pack("{s:f,s:f}", "gpu_globaltimer_step_ns", s->gpu_timer_ns,
                                                  "host_monotonic_resolution_ns", s->host_timer_ns));
 
-    for (size_t k = 0; k < s->nresults; k++)
-        if (psc_json_run_add_test(run, psc_json_lat_result(&s->results[k])) != PSC_OK)
+    for (int t = 0; t < s->ntests; t++) {
+        const psc_suite_test_t *e = &s->tests[t];
+
+        for (size_t k = e->first; k < e->first + e->n; k++)
+            if (psc_json_run_add_test(run, psc_json_lat_result(&s->results[k])) != PSC_OK)
+                st = PSC_ERR_NO_MEMORY;
+        if (e->n == 0 && psc_json_run_add_test(run, psc__json_lat_waived(e->test)) != PSC_OK)
             st = PSC_ERR_NO_MEMORY;
+    }
     return st;
 }
 

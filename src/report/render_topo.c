@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/p2pscope_private.h"
+#include "render.h"
 #include "table.h"
 #include "text.h"
 
@@ -213,4 +214,36 @@ void psc_render_topo(FILE *out, const psc_facts_t *f)
 void psc_render_topo_saved(FILE *f, const char *path)
 {
     fprintf(f, "\nrecorded to %s (replay: p2pscope topo --topology %s)\n", path, path);
+}
+
+void psc_render_devices_replayed(FILE *f, const psc_facts_t *facts)
+{
+    psc_device_info_t *devs = calloc((size_t)facts->ngpu + 1, sizeof(*devs));
+    const psc_host_facts_t *h = &facts->host;
+    char api[32] = "unknown";
+
+    if (h->cuda_driver_version > 0)
+        snprintf(api, sizeof(api), "%d.%d", h->cuda_driver_version / 1000, h->cuda_driver_version % 1000 / 10);
+    psc_report_printf(f, "GPUs (source: %s): driver %s, CUDA driver API %s; the recording holds no SM count, "
+                         "compute capability, copy engines or nvidia-smi index (?, -)\n",
+                      facts->source, h->driver_release[0] ? h->driver_release : "(version unknown)", api);
+    if (!devs)
+        return;
+    for (int i = 0; i < facts->ngpu; i++) {
+        const psc_gpu_facts_t *g = &facts->gpu[i];
+        psc_device_info_t *d = &devs[i];
+
+        d->index = i;
+        d->nvml_index = -1;
+        snprintf(d->name, sizeof(d->name), "%s", g->name);
+        snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "%s", g->pci_bus_id);
+        d->memory_bytes = g->memory_bytes;
+        d->async_engines = -1;
+        d->numa_node = g->numa_node;
+        d->sm_clock_mhz = g->sm_clock_mhz;
+        d->sm_clock_max_mhz = g->sm_clock_max_mhz;
+        d->temperature_c = g->temperature_c;
+    }
+    psc_render_devices_table(f, devs, facts->ngpu);
+    free(devs);
 }

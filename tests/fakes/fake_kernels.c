@@ -179,8 +179,8 @@ typedef struct {
     unsigned iters;
     uint64_t *cycles, *cal, timeout_ns;
     unsigned *err;
-    int allreduce;        /* 1: psc_ar_oneshot's job, 2: psc_ar_twoshot's, with its argument block; 3:
-                             psc_ar_ce_add's, 4: psc_ar_ce_wait's, with theirs */
+    int allreduce;        /* 1: psc_ar_oneshot's job, 2: psc_ar_twoshot's, 5: psc_rs_oneshot's, with its argument
+                             block; 3: psc_ar_ce_add's, 4: psc_ar_ce_wait's, with theirs */
     psc_ar_args_t ar;
     psc_ar_ce_args_t ce;
 } fake_job_t;
@@ -205,7 +205,7 @@ static int fake_wait_word(unsigned *w, unsigned want, uint64_t timeout_ns)
     return 0;
 }
 
-static void fake_ar_oneshot(const psc_ar_args_t *a);
+static void fake_ar_oneshot(const psc_ar_args_t *a, int rs);
 static void fake_ar_twoshot(const psc_ar_args_t *a);
 static void fake_ar_ce_add(const psc_ar_ce_args_t *a);
 static void fake_ar_ce_wait(const psc_ar_ce_args_t *a);
@@ -222,7 +222,7 @@ static void *fake_job_main(void *arg)
         else if (j->allreduce == 2)
             fake_ar_twoshot(&j->ar);
         else
-            fake_ar_oneshot(&j->ar);
+            fake_ar_oneshot(&j->ar, j->allreduce == 5);
         __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
         return NULL;
     }
@@ -416,25 +416,27 @@ static void fake_ar_corrupt(const psc_ar_args_t *a, unsigned es)
         ((unsigned char *)(uintptr_t)a->recv)[i * es] ^= 1;
 }
 
-/* Piece k pushed into buffer b of every other rank, this rank's slot (psc_ar_push). */
-static void fake_ar_push(const psc_ar_args_t *a, unsigned b, uint64_t k, uint64_t pieces, uint64_t last_bytes)
+/* Piece k pushed into buffer b of every other rank, this rank's slot (psc_ar_push); rs: each rank its part of the
+   input (a reduce-scatter's, count elements a part), else the same input to all. */
+static void fake_ar_push(const psc_ar_args_t *a, unsigned b, uint64_t k, uint64_t pieces, uint64_t last_bytes, int rs)
 {
     const uint64_t pbytes = k + 1 < pieces ? a->slot_bytes : last_bytes, nvec = (pbytes + 15) / 16;
+    const uint64_t part = rs ? a->count * (a->dtype == PSC_DT_FLOAT32 ? 4 : 2) : 0;
     const unsigned char *in = (const unsigned char *)(uintptr_t)a->send + k * a->slot_bytes;
 
-    for (uint64_t v = 0; v < nvec; v++) {
-        uint32_t w[4];
+    for (uint64_t v = 0; v < nvec; v++)
+        for (unsigned r = 0; r < a->nranks; r++) {
+            uint32_t w[4];
 
-        fake_ar_input(in, v, pbytes, w);
-        for (unsigned r = 0; r < a->nranks; r++)
+            fake_ar_input(in + r * part, v, pbytes, w);
             for (int q = 0; r != a->rank && q < 4; q++)
                 fake_ar_st((unsigned char *)(uintptr_t)a->lbuf[r] + ((uint64_t)b * a->nranks + a->rank) * a->slot_bytes +
                                16 * v + 4 * q,
                            w[q]);
-    }
+        }
 }
 
-static void fake_ar_oneshot(const psc_ar_args_t *a)
+static void fake_ar_oneshot(const psc_ar_args_t *a, int rs)
 {
     psc_ar_ctrl_t *ctrl = (psc_ar_ctrl_t *)(uintptr_t)a->ctrl;
     const unsigned seq = __atomic_load_n(&ctrl->seq, __ATOMIC_ACQUIRE), cur = ctrl->buf;
@@ -443,6 +445,7 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
     const uint64_t pieces = bytes > a->slot_bytes ? (bytes + a->slot_bytes - 1) / a->slot_bytes : 1;
     const uint64_t last_bytes = bytes - (pieces - 1) * a->slot_bytes;
     unsigned char *own = (unsigned char *)(uintptr_t)a->lbuf[a->rank];
+    const unsigned char *mine = (const unsigned char *)(uintptr_t)a->send + (rs ? a->rank * bytes : 0);
     uint64_t clear_vec = ctrl->clear / 16;
     unsigned b = cur;
 
@@ -452,11 +455,11 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
     ctrl->clear = (uint32_t)((last_bytes + 15) / 16 * 16);
     ctrl->buf = (unsigned)((cur + pieces) % PSC_AR_BUFS);
     __atomic_store_n(&ctrl->seq, seq + 1, __ATOMIC_RELEASE);
-    fake_ar_push(a, b, 0, pieces, last_bytes);
+    fake_ar_push(a, b, 0, pieces, last_bytes, rs);
     for (uint64_t piece = 0; piece < pieces; piece++, b = b + 1 == PSC_AR_BUFS ? 0 : b + 1) {
         const unsigned old = b == 0 ? PSC_AR_BUFS - 1 : b - 1;
         const uint64_t pbytes = piece + 1 < pieces ? a->slot_bytes : last_bytes, nvec = (pbytes + 15) / 16;
-        const unsigned char *in = (const unsigned char *)(uintptr_t)a->send + piece * a->slot_bytes;
+        const unsigned char *in = mine + piece * a->slot_bytes;
         unsigned char *out = (unsigned char *)(uintptr_t)a->recv + piece * a->slot_bytes;
         uint64_t t0 = fake_kernels_ns();
 
@@ -466,7 +469,7 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
                     fake_ar_st(own + ((uint64_t)old * a->nranks + r) * a->slot_bytes + 16 * v + 4 * k,
                                PSC_AR_SENTINEL);
         if (piece > 0 && piece + 1 < pieces) /* the next piece pushed before this one is added, as the kernel does */
-            fake_ar_push(a, b + 1 == PSC_AR_BUFS ? 0 : b + 1, piece + 1, pieces, last_bytes);
+            fake_ar_push(a, b + 1 == PSC_AR_BUFS ? 0 : b + 1, piece + 1, pieces, last_bytes, rs);
         for (uint64_t v = 0; v < nvec; v++) {
             float acc[8] = {0};
             uint32_t z[4];
@@ -486,7 +489,7 @@ static void fake_ar_oneshot(const psc_ar_args_t *a)
             memcpy(out + 16 * v, z, (size_t)(pbytes - 16 * v < 16 ? pbytes - 16 * v : 16));
         }
         if (piece == 0 && pieces > 1) /* piece 1 once piece 0 is in */
-            fake_ar_push(a, b + 1 == PSC_AR_BUFS ? 0 : b + 1, 1, pieces, last_bytes);
+            fake_ar_push(a, b + 1 == PSC_AR_BUFS ? 0 : b + 1, 1, pieces, last_bytes, rs);
         clear_vec = nvec;
     }
     fake_ar_corrupt(a, es);
@@ -792,8 +795,10 @@ CUresult fake_kernel_run(const char *name, CUstream s, CUcontext c, void **param
             p[i] = value;
         return CUDA_SUCCESS;
     }
-    if (strcmp(name, "psc_ar_oneshot") == 0 || strcmp(name, "psc_ar_twoshot") == 0) {
-        fake_job_t j = {.stream = s, .ctx = c, .allreduce = name[7] == 't' ? 2 : 1, .ar = FAKE_ARG(psc_ar_args_t, 0)};
+    if (strcmp(name, "psc_ar_oneshot") == 0 || strcmp(name, "psc_ar_twoshot") == 0 ||
+        strcmp(name, "psc_rs_oneshot") == 0) {
+        fake_job_t j = {.stream = s, .ctx = c, .allreduce = name[4] == 'r' ? 5 : name[7] == 't' ? 2 : 1,
+                        .ar = FAKE_ARG(psc_ar_args_t, 0)};
 
         return fake_job_start(&j);
     }

@@ -1,7 +1,8 @@
 /*
  * psc_allreduce_* on the machine's GPUs (every GPU one rank; one rank on a
  * machine with one): exact sums, bit-identical on every rank, for each type,
- * in and out of place, sizes with tails; 20000 back-to-back calls of mixed
+ * in and out of place, sizes with tails; the reduce-scatter, bit for bit, between all-reduces; 20000
+ * back-to-back calls of mixed
  * sizes with every 100th checked (300 with PSC_TEST_QUICK set, for
  * compute-sanitizer); a CUDA graph of calls replayed; and the
  * time per call (eager and replayed) for 8 B to 32 KiB, printed; with two
@@ -103,6 +104,74 @@ static void sum(psc_allreduce_t *ar, CUdeviceptr *out, int dt, size_t count)
     }
     if (psc_allreduce_sum(ar, r, s, count, dt, streams, 5000) != PSC_OK)
         fail_msg("psc_allreduce_sum: %s", psc_context_last_error(g_ctx));
+}
+
+/* Rank i's input of a reduce-scatter: n parts of count elements, element e coll_values.h's input of rank i at e. */
+static void fill_parts(int dt, size_t count, uint32_t seed)
+{
+    for (int r = 0; r < n; r++) {
+        for (size_t e = 0; e < (size_t)n * count; e++) {
+            uint64_t b = psc__coll_to_bits(dt, (double)psc__coll_input(PSC_OP_SUM, dt, n, r, e, seed));
+
+            memcpy(host + e * esize(dt), &b, esize(dt));
+        }
+        assert_int_equal(psc__gpu_use(g_ctx, r), PSC_OK);
+        assert_int_equal(g_ctx->cu.p_cuMemcpyHtoD(sendb[r], host, (size_t)n * count * esize(dt)), CUDA_SUCCESS);
+        assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(NULL), CUDA_SUCCESS);
+    }
+}
+
+/*
+ * psc_allreduce_reduce_scatter: each rank's part of the exact sums, bit for bit, every type, parts of every
+ * length (so parts off a 16-byte boundary, and in place outputs there), in and out of place, between
+ * all-reduces on the same group.
+ */
+static void test_reduce_scatter(void **state)
+{
+    static const int types[] = {PSC_AR_FLOAT32, PSC_AR_FLOAT16, PSC_AR_BFLOAT16};
+    static const size_t counts[] = {1, 3, 8, 9, 1000, 4099, 16384};
+    psc_allreduce_t *ar = NULL;
+
+    (void)state;
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, n, MAXB, &ar), PSC_OK);
+    for (size_t t = 0; t < 3; t++)
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+            for (int in_place = 0; in_place < 2; in_place++) {
+                const size_t part = counts[c] * esize(types[t]);
+                uint32_t seed = (uint32_t)(t * 100 + c);
+                void *r[MAXR];
+                const void *s[MAXR];
+
+                fill_parts(types[t], counts[c], seed);
+                for (int i = 0; i < n; i++) {
+                    s[i] = (const void *)(uintptr_t)sendb[i];
+                    r[i] = (void *)(uintptr_t)(in_place ? sendb[i] + i * part : recvb[i]);
+                }
+                if (psc_allreduce_reduce_scatter(ar, r, s, counts[c], types[t], streams, 5000) != PSC_OK)
+                    fail_msg("psc_allreduce_reduce_scatter: %s", psc_context_last_error(g_ctx));
+                sync_all();
+                for (int i = 0; i < n; i++) {
+                    assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+                    assert_int_equal(g_ctx->cu.p_cuMemcpyDtoH(host, (CUdeviceptr)(uintptr_t)r[i], part), CUDA_SUCCESS);
+                    for (size_t j = 0; j < counts[c]; j++) {
+                        uint64_t want = psc__coll_to_bits(types[t], psc__coll_reduced(PSC_OP_SUM, types[t], n,
+                                                                                      i * counts[c] + j, seed));
+                        uint64_t got = 0;
+
+                        memcpy(&got, host + j * esize(types[t]), esize(types[t]));
+                        if (got != want)
+                            fail_msg("type %d count %zu %s rank %d element %zu: 0x%llx, expected 0x%llx", types[t],
+                                     counts[c], in_place ? "in place" : "out of place", i, j,
+                                     (unsigned long long)got, (unsigned long long)want);
+                    }
+                }
+                fill(types[t], counts[c], seed); /* an all-reduce between: the buffers rotate through both */
+                sum(ar, recvb, types[t], counts[c]);
+                sync_all();
+                expect_sums(types[t], counts[c], seed, recvb);
+            }
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
 }
 
 /* Every type and size on each kernel (the one-shot, the two-shot), in and out of place. */
@@ -634,6 +703,7 @@ static void test_captured_copy_engines(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sums),
+    cmocka_unit_test(test_reduce_scatter),
     cmocka_unit_test(test_many_calls),
     cmocka_unit_test(test_calls_in_pieces),
     cmocka_unit_test(test_graph_and_time),

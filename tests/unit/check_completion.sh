@@ -35,9 +35,15 @@ out=$(complete_words "$bin" compare a.json b.json --f)
 [ "$out" = --fail-above ] || fail "compare --f: $out"
 out=$(complete_words "$bin" compare "$dir/mach")
 [ "$out" = "$dir/machine.json" ] || fail "a run's file after compare: $out"
+out=$(complete_words "$bin" rend)
+[ "$out" = render ] || fail "'p2pscope rend' completes to '$out', not render"
+out=$(complete_words "$bin" render "$dir/mach")
+[ "$out" = "$dir/machine.json" ] || fail "a run's file after render: $out"
+out=$(complete_words "$bin" render run.json --)
+[ "$(echo "$out" | grep -v -- '--help\|--version' | sort | tr '\n' ' ')" = "--csv --html --svg " ] || fail "render --: $out"
 # Every option offered to a command is one that command takes: never one a description only mentions
 # (doctor's help speaks of nvlink --watch, bw's of --save), which the command would then refuse.
-for cmd in report devices bw lat verify list topo nvlink doctor copy ipc coll compare; do
+for cmd in report devices bw lat verify list topo nvlink doctor copy ipc coll compare render check; do
     for opt in $(complete_words "$bin" "$cmd" --); do
         case $opt in --help|--version) continue ;; esac
         err=$("$bin" "$cmd" "$opt" --help 2>&1 > /dev/null || true)
@@ -48,4 +54,6 @@ for cmd in report devices bw lat verify list topo nvlink doctor copy ipc coll co
 done
 out=$(complete_words "$bin" doctor --w)
 [ -z "$out" ] || fail "doctor --w offers: $out"
+out=$(complete_words "$bin" check --ba)
+[ "$out" = "--baseline" ] || fail "check --ba offers: $out"
 echo "completion: ok"

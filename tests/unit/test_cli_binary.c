@@ -282,6 +282,35 @@ static void test_fake_gpus_every_command(void **state)
     rmdir(dir);
 }
 
+/* devices --topology: the recording's GPUs in devices' table, no driver; what it does not hold is "?". */
+static void test_devices_replay(void **state)
+{
+    psc__run_t r;
+
+    (void)state;
+    r = psc__run((const char *[]){"devices", "--topology", TEST_DATA "/h200x2-nv18.json", NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.err, "");
+    assert_non_null(strstr(r.out, "/h200x2-nv18.json): driver 580.159.04, CUDA driver API 13.0"));
+    assert_non_null(strstr(r.out, "gpu1     -  NVIDIA H200  0000:00:07.0         139.8    ?   ?             ?     0"
+                                  "       1980/1980        38\n"));
+    assert_int_equal(psc__lines(r.out), 4); /* the source's line, the header, two GPUs */
+    psc__free(&r);
+    r = psc__run((const char *[]){"devices", "--topology", TEST_DATA "/24em64t-2n6c2t-pci.xml", NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "CUDA driver API unknown"));
+    assert_non_null(strstr(r.out, "gpu2     -  NVIDIA [10de:06d2]  0000:14:00.0             ?    ?   ?             ?     1"));
+    psc__free(&r);
+    psc__expect_error((const char *[]){"devices", "--topology", TEST_DATA "/h200x2-nv18.json", "--json", NULL},
+                      psc__no_driver, 2, "--json and --identify go with devices on a live machine");
+    psc__expect_error((const char *[]){"devices", "--topology", TEST_DATA "/h200x2-nv18.json", "--identify", NULL},
+                      psc__no_driver, 2, "--json and --identify go with devices on a live machine");
+    psc__expect_error((const char *[]){"devices", "--topology", TEST_DATA "/h200x2-nv18.json", "-n", "3", NULL},
+                      psc__no_driver, 2, "does not go with devices");
+    psc__expect_error((const char *[]){"devices", "--topology", "/nonexistent.xml", NULL}, psc__no_driver, 2,
+                      "/nonexistent.xml: no such file or directory");
+}
+
 static void test_topology_replays(void **state)
 {
     psc__run_t r;
@@ -303,7 +332,7 @@ static void test_topology_replays(void **state)
     psc__expect_error((const char *[]){"topo", "--topology", "/nonexistent.xml", NULL}, psc__no_driver, 2,
                       "/nonexistent.xml: no such file or directory");
     psc__expect_error((const char *[]){"bw", "--topology", "x.xml", NULL}, psc__no_driver, 2,
-                      "--topology goes with topo, nvlink or doctor");
+                      "--topology goes with topo, nvlink, doctor or devices");
     psc__expect_error((const char *[]){"topo", "--topology", "x.xml", "--save", "y.json", NULL}, psc__no_driver, 2,
                       "--save goes with topo on a live machine");
     psc__expect_error((const char *[]){"bw", "--watch", NULL}, psc__no_driver, 2, "--watch goes with nvlink");
@@ -709,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_fake_driver_paths),
         cmocka_unit_test(test_identifiers_only_on_request),
         cmocka_unit_test(test_fake_gpus_inventory_and_failures),
+        cmocka_unit_test(test_devices_replay),
         cmocka_unit_test(test_topology_replays),
         cmocka_unit_test(test_fake_gpus_every_command),
         cmocka_unit_test(test_unwritable_targets_refused_first),

@@ -136,10 +136,13 @@ static void test_parse_errors(void **state)
     bad("-b needs a value", PARSE(&o, "coll", "-b"));
     bad("unknown collective 'gather'", PARSE(&o, "coll", "gather"));
     bad("bad --impl 'mpi': accepted nccl, p2pscope or all", PARSE(&o, "coll", "--impl", "mpi"));
-    bad("--impl p2pscope: p2pscope's all-reduce does not do all_gather -o sum -d float: accepted all_reduce with -o sum "
-        "and -d float, half, bfloat16 or all", PARSE(&o, "coll", "all_gather", "--impl", "p2pscope"));
-    bad("does not do all_reduce -o prod -d float", PARSE(&o, "coll", "--impl", "p2pscope", "-o", "prod"));
-    bad("does not do all_reduce -o sum -d int32", PARSE(&o, "coll", "-d", "int32", "--impl", "p2pscope"));
+    bad("--impl p2pscope: p2pscope's collectives do not do all_gather -o sum -d float: accepted all_reduce or "
+        "reduce_scatter with -o sum and -d float, half, bfloat16 or all", PARSE(&o, "coll", "all_gather", "--impl",
+                                                                               "p2pscope"));
+    bad("do not do all_reduce -o prod -d float", PARSE(&o, "coll", "--impl", "p2pscope", "-o", "prod"));
+    bad("do not do reduce_scatter -o sum -d int32", PARSE(&o, "coll", "reduce_scatter", "-d", "int32", "--impl",
+                                                          "p2pscope"));
+    assert_int_equal(PARSE(&o, "coll", "reduce_scatter", "--impl", "p2pscope"), 0);
     bad("unexpected argument 'extra'", PARSE(&o, "coll", "broadcast", "extra"));
     setenv("NCCL_TESTS_DEVICE", "x", 1);
     bad("NCCL_TESTS_DEVICE='x'", PARSE(&o, "coll"));

@@ -473,6 +473,86 @@ static void test_output_is_input(void **state)
                       psc__no_driver, 2, "not a third");
 }
 
+static char *psc__slurp_path(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *buf = calloc(1, 1 << 20);
+
+    assert_non_null(f);
+    assert_non_null(buf);
+    assert_true(fread(buf, 1, (1 << 20) - 1, f) > 0);
+    fclose(f);
+    return buf;
+}
+
+static int psc__count(const char *s, const char *what)
+{
+    int n = 0;
+
+    for (const char *p = strstr(s, what); p; p = strstr(p + 1, what))
+        n++;
+    return n;
+}
+
+/* --html and --csv: the same verdicts as the text, a row per case in both runs, the cases in one run only. */
+static void test_page(void **state)
+{
+    char dir[] = "/tmp/psc-compare-page-XXXXXX", html[80], csv[80], path[120], arg[100];
+    char *page, *cases, *only, *diffs;
+    psc__run_t r;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(html, sizeof(html), "%s/cmp.html", dir);
+    snprintf(csv, sizeof(csv), "%s/tables", dir);
+    r = psc__run((const char *[]){"compare", DATA "bw_a.json", DATA "bw_b.json", "--fail-above", "5", "--html", html,
+                                  "--csv", csv, NULL}, psc__no_driver);
+    assert_int_equal(r.rc, 1); /* the text's verdict: the pages change nothing of it */
+    psc__free(&r);
+    page = psc__slurp_path(html);
+    assert_non_null(strstr(page, "<tr class=\"sev-error\"><td>gpu_to_gpu_read_ce gpu0 -&gt; gpu1 4 KiB</td>"
+                                 "<td class=\"n\">52.65</td><td class=\"n\">52.55 .. 52.73 (5)</td>"
+                                 "<td class=\"n\">42.12</td>"));
+    assert_non_null(strstr(page, "<td class=\"n\">-20.0 %</td><td>WORSE &gt; 5 %</td></tr>"));
+    assert_non_null(strstr(page, "<tr class=\"sev-info\"><td>gpu_to_gpu_read_ce gpu1 -&gt; gpu0 4 KiB</td>"));
+    assert_non_null(strstr(page, "<td class=\"n\">+15.0 %</td><td>better</td></tr>"));
+    assert_non_null(strstr(page, "<tr><td>system.cuda_driver_version</td><td>13000</td><td>13010</td></tr>"));
+    assert_non_null(strstr(page, "<h3>Only in A (1 case)</h3>"));
+    assert_non_null(strstr(page, "--fail-above 5: 1 case worse"));
+    snprintf(path, sizeof(path), "%s/cases.csv", csv);
+    cases = psc__slurp_path(path);
+    assert_int_equal(psc__count(cases, "\r\n"), 1 + 3); /* the header and the three cases in both runs */
+    assert_non_null(strstr(cases, "\r\ngpu_to_gpu_read_ce gpu0 -> gpu1 4 KiB,passed,52.6512,52.5492,52.7319,5,passed,"
+                                  "42.121,42.0394,42.1855,5,GB/s,-20.000,worse,yes\r\n"));
+    assert_non_null(strstr(cases, ",15.000,better,no\r\n"));
+    assert_non_null(strstr(cases, ",-3.000,within_noise,no\r\n"));
+    snprintf(path, sizeof(path), "%s/only.csv", csv);
+    only = psc__slurp_path(path);
+    assert_string_equal(only, "run,case,status\r\nA,host_to_gpu_ce host -> gpu1 4 KiB,passed\r\n"
+                              "B,gpu_local_ce gpu0 -> gpu0 4 KiB,passed\r\n");
+    snprintf(path, sizeof(path), "%s/differences.csv", csv);
+    diffs = psc__slurp_path(path);
+    assert_non_null(strstr(diffs, "\r\nsystem.cuda_driver_version,13000,13010\r\n"));
+    free(page);
+    free(cases);
+    free(only);
+    free(diffs);
+    /* refused before anything is read: a page over a run, a --csv under a file; a run that does not load: nothing */
+    snprintf(arg, sizeof(arg), "%s/cmp.html", dir);
+    psc__expect_error((const char *[]){"compare", arg, DATA "bw_b.json", "--html", arg, NULL}, psc__no_driver, 2,
+                      "would replace the run");
+    psc__expect_error((const char *[]){"compare", DATA "bw_a.json", DATA "bw_b.json", "--csv", DATA "bw_a.json/x",
+                                       NULL}, psc__no_driver, 2, "is missing or not writable");
+    snprintf(path, sizeof(path), "%s/none.html", dir);
+    psc__expect_error((const char *[]){"compare", DATA "bw_a.json", DATA "lat_a.json", "--html", path, NULL},
+                      psc__no_driver, 2, "accepted two runs of the same command");
+    assert_int_equal(access(path, F_OK), -1);
+    psc__expect_error((const char *[]){"compare", DATA "bw_a.json", DATA "bw_b.json", "--html=", NULL},
+                      psc__no_driver, 2, "empty --html");
+    snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+    assert_int_equal(system(path), 0);
+}
+
 /* Its own help: the files, its option, an example; none of the measuring options. */
 static void test_help(void **state)
 {
@@ -498,7 +578,7 @@ int main(void)
         cmocka_unit_test(test_same_run), cmocka_unit_test(test_regression),  cmocka_unit_test(test_improvement),
         cmocka_unit_test(test_lat),      cmocka_unit_test(test_coll_report), cmocka_unit_test(test_json),
         cmocka_unit_test(test_bad_input), cmocka_unit_test(test_help),      cmocka_unit_test(test_waived_now),
-        cmocka_unit_test(test_output_is_input),
+        cmocka_unit_test(test_output_is_input), cmocka_unit_test(test_page),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

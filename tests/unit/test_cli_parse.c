@@ -163,8 +163,8 @@ static void test_usage_errors(void **state)
     BAD("bad --stable", "--stable", "200");
     BAD("bad --test-fault", "verify", "--test-fault", "scribble:3");
     BAD("bad --seconds", "verify", "--seconds", "0");
-    BAD("go with verify", "bw", "--seconds", "5");
-    BAD("go with verify", "lat", "--no-load");
+    BAD("--seconds goes with verify", "bw", "--seconds", "5");
+    BAD("--no-load goes with verify and check", "lat", "--no-load");
     BAD("--no-verify goes with bw and report", "lat", "--no-verify");
     BAD("needs verification on", "bw", "-s", "4K", "--test-corrupt-offset", "1", "--no-verify");
     BAD("no test named 'nope'", "lat", "-t", "nope");
@@ -304,7 +304,11 @@ static void test_combinations(void **state)
     /* verify's own options. */
     OK("verify", "--seconds", "86400", "--no-load");
     BAD("bad --seconds", "verify", "--seconds", "86401");
-    BAD("go with verify", "report", "--test-fault", "flip:0");
+    BAD("--test-fault goes with verify and check", "report", "--test-fault", "flip:0");
+    /* check's own: --baseline; --no-load and --test-fault as verify's. */
+    OK("check", "--baseline", "old.json", "--no-load", "--test-fault", "flip:0", "-s", "1M", "-d", "0");
+    BAD("--baseline goes with check", "report", "--baseline", "old.json");
+    BAD("does not go with check", "check", "-n", "3");
 #undef OK
 #undef BAD
 }

@@ -749,6 +749,67 @@ static void test_auto_dgx2(void **state)
     psc_facts_free(f);
 }
 
+/* check's node rules: parsed from a file (each wrong field named), made by auto from the facts, and met or missed
+ * by what the facts say (links down, a slowdown). */
+static void test_node_rules(void **state)
+{
+    static const char ok_text[] = "node gpus >= 8\nnode ecc = on\nnode persistence = off\nnode nvlinks_up >= 18\n";
+    static const struct { const char *text, *want; } bad[] = {
+        {"node gpu >= 8\n", "t.expect:1: unknown fact 'gpu'"},
+        {"node gpus > 8\n", "t.expect:1: bad operator '>'"},
+        {"node ecc = maybe\n", "t.expect:1: bad value 'maybe'"},
+        {"node gpus >= 8 GPUs\n", "t.expect:1: a node rule has 4 fields"},
+    };
+    psc_facts_t *f = psc__facts(TEST_DATA "/h200x2-nv18.json");
+    psc_expect_t *e = NULL;
+    size_t node = 0;
+    char err[512];
+
+    (void)state;
+    assert_int_equal(psc_expect_parse(ok_text, strlen(ok_text), "t.expect", &e, err, sizeof(err)), PSC_OK);
+    assert_int_equal(e->n, 4);
+    assert_int_equal(e->rules[0].kind, PSC_EXPECT_NODE);
+    assert_string_equal(e->rules[1].test, "ecc");
+    assert_int_equal(e->rules[1].op, PSC_EXPECT_EQ);
+    assert_true(e->rules[1].bound == 1 && e->rules[2].bound == 0 && e->rules[0].bound == 8);
+    assert_true(psc_expect_rule_applies(&e->rules[0], PSC_EXPECT_NODE, "gpus", "node"));
+    assert_false(psc_expect_rule_applies(&e->rules[0], PSC_EXPECT_NODE, "ecc", "gpu0"));
+    assert_false(psc_expect_meets(&e->rules[0], psc_expect_node_value(f, "gpus", -1))); /* 2 GPUs, not 8 */
+    assert_true(psc_expect_meets(&e->rules[1], psc_expect_node_value(f, "ecc", 0)));
+    assert_false(psc_expect_meets(&e->rules[2], psc_expect_node_value(f, "persistence", 1)));
+    psc_expect_free(e);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        e = NULL;
+        assert_int_equal(psc_expect_parse(bad[i].text, strlen(bad[i].text), "t.expect", &e, err, sizeof(err)),
+                         PSC_ERR_INVALID);
+        assert_null(e);
+        assert_non_null(strstr(err, bad[i].want));
+        assert_non_null(strstr(err, "accepted node FACT OP VALUE"));
+    }
+    /* auto: every link up, the width at its maximum, ECC on, no slowdown: for each GPU, all met here */
+    assert_int_equal(psc_expect_auto(f, &e, err, sizeof(err)), PSC_OK);
+    assert_int_equal(psc_expect_auto_node(f, e), PSC_OK);
+    for (size_t i = 0; i < e->n; i++) {
+        const psc_expect_rule_t *x = &e->rules[i];
+        int g = x->kase[3] - '0';
+
+        if (x->kind != PSC_EXPECT_NODE)
+            continue;
+        node++;
+        assert_true(psc_expect_meets(x, psc_expect_node_value(f, x->test, g)));
+    }
+    assert_int_equal(node, 2 * 4);
+    f->gpu[1].nvlinks[3].active = 0;
+    f->gpu[0].clock_event_reasons = 0x8; /* a hardware slowdown */
+    assert_true(psc_expect_node_value(f, "nvlinks_up", 1) == 17);
+    assert_true(psc_expect_node_value(f, "clocks_throttled", 0) == 1);
+    f->gpu[0].clock_event_reasons = 0x1; /* idle is no slowdown */
+    assert_true(psc_expect_node_value(f, "clocks_throttled", 0) == 0);
+    assert_true(psc_expect_node_value(f, "pcie_width", 5) == -1); /* no such GPU: not known */
+    psc_expect_free(e);
+    psc_facts_free(f);
+}
+
 /* Each shipped file parses, and each rule's test glob names a test, so none is dead by a typo. */
 static void test_shipped_files(void **state)
 {
@@ -804,6 +865,7 @@ int main(void)
         cmocka_unit_test(test_auto_dgx2),
         cmocka_unit_test(test_auto_pcie_and_links_down),
         cmocka_unit_test(test_shipped_files),
+        cmocka_unit_test(test_node_rules),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

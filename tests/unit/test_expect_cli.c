@@ -161,7 +161,7 @@ static void test_malformed_file(void **state)
                       "/nonexistent/x.expect");
     psc__expect_error((const char *[]){"bw", "--expect", "", NULL}, psc__fake, 2, "empty --expect file name");
     psc__expect_error((const char *[]){"topo", "--expect", "auto", NULL}, psc__fake, 2,
-                      "--expect goes with bw, report, lat and coll");
+                      "--expect goes with bw, report, lat, coll and check");
     psc__expect_error((const char *[]){"lat", "--expect", "auto", NULL}, psc__fake, 2,
                       "--expect auto sets bandwidth bounds (bw, report)");
     psc__expect_error((const char *[]){"coll", "--expect", "auto", NULL}, psc__fake_nccl, 2,

@@ -325,7 +325,8 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
     psc_context_t *ctx = ar->ctx;
     const uint64_t bytes = (uint64_t)count * (dtype == PSC_AR_FLOAT32 ? 4 : 2);
     const uint64_t timeout_ns = (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull;
-    int algo = psc__ar_algo(ar, bytes, way, 0);
+    const int rs = way == PSC__AR_RS; /* a reduce-scatter: the one-shot's protocol, whatever a test forced */
+    int algo = rs ? PSC__AR_ONESHOT : psc__ar_algo(ar, bytes, way, 0);
     uint64_t nvec, slot_vec, last_nvec, work;
     unsigned blocks;
     psc_status_t st = PSC_OK;
@@ -372,7 +373,9 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
         a.nranks = (uint32_t)ar->n;
         a.rank = (uint32_t)(ar->first + i);
         a.dtype = (uint32_t)dtype;
-        fn = algo == PSC__AR_ONESHOT ? ctx->gpu[ar->dev[i]].fn_ar_oneshot : ctx->gpu[ar->dev[i]].fn_ar_twoshot;
+        fn = rs                       ? ctx->gpu[ar->dev[i]].fn_rs_oneshot
+             : algo == PSC__AR_ONESHOT ? ctx->gpu[ar->dev[i]].fn_ar_oneshot
+                                       : ctx->gpu[ar->dev[i]].fn_ar_twoshot;
         if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
             st = ar->no_early ? psc__launch_on(ctx, streams[i], fn, blocks, PSC_AR_THREADS, params)
                               : psc__launch_early(ctx, ar->dev[i], streams[i], fn, blocks, PSC_AR_THREADS, params);
@@ -387,45 +390,77 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
     return psc__guard_leave(ctx, st);
 }
 
+/*
+ * The checks of a call's arguments (who: the call's name in messages): the types, the count against the group's
+ * slot, each local rank's buffers (16-byte aligned; in place or apart) and stream. rs: a reduce-scatter, whose
+ * send holds n parts of count elements and whose in-place recv is this rank's part of it. *es: the type's size.
+ */
+static psc_status_t psc__ar_call_check(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
+                                       int dtype, struct CUstream_st *const *streams, const char *who, int rs,
+                                       size_t *es)
+{
+    psc_context_t *ctx = ar->ctx;
+
+    *es = dtype == PSC_AR_FLOAT32 ? 4 : dtype == PSC_AR_FLOAT16 || dtype == PSC_AR_BFLOAT16 ? 2 : 0;
+    if (ar->broken[0])
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s: %s: accepted a new group", who, ar->broken);
+    if (!recv || !send || !streams)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s: accepted arrays of a recv, send and stream per rank of the group "
+                         "in this process", who);
+    if (!*es)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s: type %d: accepted PSC_AR_FLOAT32, PSC_AR_FLOAT16, "
+                         "PSC_AR_BFLOAT16", who, dtype);
+    if (count > ar->max_bytes / *es)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s: %zu elements of %zu B: accepted up to the group's %llu B%s", who,
+                         count, *es, (unsigned long long)ar->max_bytes, rs ? " per part" : "");
+    for (int i = 0; i < ar->nlocal; i++) {
+        uintptr_t r0 = (uintptr_t)recv[i], s0 = (uintptr_t)send[i], len = (uintptr_t)(count * *es);
+        uintptr_t in_place = rs ? s0 + (uintptr_t)(ar->first + i) * len : s0, slen = rs ? len * (uintptr_t)ar->n : len;
+
+        if (!recv[i] || !send[i] || s0 % 16 || (r0 != in_place && r0 % 16))
+            return psc__fail(ctx, PSC_ERR_INVALID, "%s: rank %d's buffers: accepted 16-byte aligned device addresses%s",
+                             who, ar->first + i, rs ? " (recv: or send's part of this rank, in place)" : "");
+        if (r0 != in_place && r0 < s0 + slen && s0 < r0 + len)
+            return psc__fail(ctx, PSC_ERR_INVALID, "%s: rank %d's buffers overlap: accepted %s (in place) or apart", who,
+                             ar->first + i, rs ? "recv at send's part of this rank" : "the same address");
+        if (psc__ar_stream_gpu(ctx, streams[i]) != ar->dev[i])
+            return psc__fail(ctx, PSC_ERR_INVALID, "%s: rank %d's stream: accepted a stream of GPU %d's primary "
+                             "context (not NULL)", who, ar->first + i, ar->dev[i]);
+    }
+    return PSC_OK;
+}
+
 psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
                                int dtype, struct CUstream_st *const *streams, unsigned timeout_ms)
 {
-    psc_context_t *ctx = ar ? ar->ctx : NULL;
-    size_t es = dtype == PSC_AR_FLOAT32 ? 4 : dtype == PSC_AR_FLOAT16 || dtype == PSC_AR_BFLOAT16 ? 2 : 0;
+    size_t es = 0;
     int way = 0;
-    psc_status_t st = PSC_OK;
+    psc_status_t st;
 
     if (!ar)
         return PSC_ERR_INVALID;
-    if (ar->broken[0])
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: %s: accepted a new group", ar->broken);
-    if (!recv || !send || !streams)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: accepted arrays of a recv, send and stream per rank "
-                         "of the group in this process");
-    if (!es)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: type %d: accepted PSC_AR_FLOAT32, PSC_AR_FLOAT16, "
-                         "PSC_AR_BFLOAT16", dtype);
-    if (count > ar->max_bytes / es)
-        return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: %zu elements of %zu B: accepted up to the group's "
-                         "%llu B", count, es, (unsigned long long)ar->max_bytes);
-    for (int i = 0; i < ar->nlocal; i++) {
-        uintptr_t r0 = (uintptr_t)recv[i], s0 = (uintptr_t)send[i], len = (uintptr_t)(count * es);
-
-        if (!recv[i] || !send[i] || (r0 | s0) % 16)
-            return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's buffers: accepted 16-byte aligned "
-                             "device addresses", ar->first + i);
-        if (r0 != s0 && r0 < s0 + len && s0 < r0 + len)
-            return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's buffers overlap: accepted the same "
-                             "address (in place) or apart", ar->first + i);
-        if (psc__ar_stream_gpu(ctx, streams[i]) != ar->dev[i])
-            return psc__fail(ctx, PSC_ERR_INVALID, "psc_allreduce_sum: rank %d's stream: accepted a stream of GPU %d's "
-                             "primary context (not NULL)", ar->first + i, ar->dev[i]);
-    }
-    if (count == 0)
-        return PSC_OK;
+    if ((st = psc__ar_call_check(ar, recv, send, count, dtype, streams, "psc_allreduce_sum", 0, &es)) != PSC_OK ||
+        count == 0)
+        return st;
     if (ar->tune_route && ar->tune_route(ar, recv, send, count, dtype, streams, &st, &way)) /* NCCL is faster */
         return st;
     return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, way);
+}
+
+psc_status_t psc_allreduce_reduce_scatter(psc_allreduce_t *ar, void *const *recv, const void *const *send,
+                                          size_t count, int dtype, struct CUstream_st *const *streams,
+                                          unsigned timeout_ms)
+{
+    size_t es = 0;
+    psc_status_t st;
+
+    if (!ar)
+        return PSC_ERR_INVALID;
+    if ((st = psc__ar_call_check(ar, recv, send, count, dtype, streams, "psc_allreduce_reduce_scatter", 1, &es)) !=
+            PSC_OK ||
+        count == 0)
+        return st;
+    return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, PSC__AR_RS);
 }
 
 psc_status_t psc_allreduce_check(psc_allreduce_t *ar)

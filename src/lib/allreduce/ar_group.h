@@ -21,7 +21,7 @@
 enum { PSC__CE_FORK, PSC__CE_FREED, PSC__CE_COPIED, PSC__CE_JOIN_COPY, PSC__CE_JOIN_WAIT, PSC__CE_HALF0 };
 #define PSC__AR_CE_EVENTS (PSC__CE_HALF0 + PSC_AR_CE_SLOTS / PSC_AR_CE_HALF)
 
-enum { PSC__AR_ONESHOT = 1, PSC__AR_TWOSHOT = 2, PSC__AR_COPY = 3 };
+enum { PSC__AR_ONESHOT = 1, PSC__AR_TWOSHOT = 2, PSC__AR_COPY = 3, PSC__AR_RS = 4 /* a reduce-scatter */ };
 
 struct psc_allreduce {
     psc_context_t *ctx;
@@ -88,9 +88,10 @@ psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *
                             int dtype, struct CUstream_st *const *streams, uint64_t timeout_ns);
 
 /*
- * A call of psc_allreduce_sum's, its arguments checked (count > 0), enqueued one way: a way forced by a test
- * first; else PSC__AR_ONESHOT the kernels by size without the copy engines, PSC__AR_COPY the copy engines (where
- * the group has them), 0 by size (psc__ar_algo). timeout_ms 0: the default.
+ * A call of psc_allreduce_sum's, its arguments checked (count > 0), enqueued one way: PSC__AR_RS a
+ * reduce-scatter's (psc_allreduce_reduce_scatter: count a part's) by the one-shot kernel's protocol; else a way
+ * forced by a test first; else PSC__AR_ONESHOT the kernels by size without the copy engines, PSC__AR_COPY the
+ * copy engines (where the group has them), 0 by size (psc__ar_algo). timeout_ms 0: the default.
  */
 psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count, int dtype,
                          struct CUstream_st *const *streams, unsigned timeout_ms, int way);

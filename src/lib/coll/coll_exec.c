@@ -55,7 +55,8 @@ psc_status_t psc__coll_fail(psc_coll_exec_t *x, psc_status_t st, const char *fmt
         if (sh->root >= 0 && n > 0 && (size_t)n < sizeof(what))
             n += snprintf(what + n, sizeof(what) - (size_t)n, ", root %d", sh->root);
         if (sh->impl == PSC_COLL_IMPL_P2PSCOPE && n > 0 && (size_t)n < sizeof(what))
-            n += snprintf(what + n, sizeof(what) - (size_t)n, ", p2pscope's all-reduce");
+            n += snprintf(what + n, sizeof(what) - (size_t)n, ", p2pscope's %s",
+                          sh->coll == PSC_COLL_REDUCE_SCATTER ? "reduce-scatter" : "all-reduce");
         if (n > 0 && (size_t)n < sizeof(what))
             snprintf(what + n, sizeof(what) - (size_t)n, ")%s%s: ", x->stage ? ", " : "", x->stage ? x->stage : "");
     }
@@ -370,7 +371,7 @@ static unsigned psc__own_timeout_ms(const psc_coll_exec_t *x)
     return ms <= 0 ? 0 : ms >= (double)UINT_MAX ? UINT_MAX : ms < 1 ? 1 : (unsigned)ms;
 }
 
-/* n of p2pscope's all-reduces, one call each over every local rank, as NCCL's are issued. */
+/* n of p2pscope's all-reduces (or reduce-scatters), one call each over every local rank, as NCCL's are issued. */
 static psc_status_t psc__own_issue(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, uint64_t first,
                                    unsigned n)
 {
@@ -390,9 +391,15 @@ static psc_status_t psc__own_issue(psc_coll_exec_t *x, const psc_coll_shape_t *s
             send[i] = (const void *)(uintptr_t)sb;
             recv[i] = (void *)(uintptr_t)rb;
         }
-        if ((st = psc_allreduce_sum(x->ar, recv, send, (size_t)sh->count, sh->dtype, x->stream,
-                                    psc__own_timeout_ms(x))) != PSC_OK)
-            return psc__coll_fail(x, st, "psc_allreduce_sum: %s", psc_context_last_error(x->ctx));
+        if (sh->coll == PSC_COLL_REDUCE_SCATTER)
+            st = psc_allreduce_reduce_scatter(x->ar, recv, send, (size_t)sh->count, sh->dtype, x->stream,
+                                              psc__own_timeout_ms(x));
+        else
+            st = psc_allreduce_sum(x->ar, recv, send, (size_t)sh->count, sh->dtype, x->stream,
+                                   psc__own_timeout_ms(x));
+        if (st != PSC_OK)
+            return psc__coll_fail(x, st, "%s: %s", sh->coll == PSC_COLL_REDUCE_SCATTER ? "psc_allreduce_reduce_scatter"
+                                  : "psc_allreduce_sum", psc_context_last_error(x->ctx));
     }
     return PSC_OK;
 }

@@ -118,10 +118,10 @@ static uint64_t psc__next(const psc_coll_opts_t *o, uint64_t s)
     return o->step_bytes > o->max_bytes - s ? 0 : s + o->step_bytes; /* s <= max_bytes here */
 }
 
-/* Whether p2pscope's all-reduce does this type and op. */
+/* Whether p2pscope's own collectives do this one, type and op: all-reduce and reduce-scatter, sums of floats. */
 static int psc__own_does(int coll, int dtype, int op)
 {
-    return coll == PSC_COLL_ALL_REDUCE && op == PSC_OP_SUM &&
+    return (coll == PSC_COLL_ALL_REDUCE || coll == PSC_COLL_REDUCE_SCATTER) && op == PSC_OP_SUM &&
            (dtype == PSC_DT_FLOAT32 || dtype == PSC_DT_FLOAT16 || dtype == PSC_DT_BFLOAT16);
 }
 
@@ -147,10 +147,11 @@ static psc_status_t psc__plan_own(psc_context_t *ctx, const psc_coll_opts_t *o, 
         for (int op = 0; op < pl->nop; op++)
             if (pl->ops[op] == PSC_OP_SUM)
                 pl->ops[nop++] = pl->ops[op];
-        if (!ndt || !nop || o->coll != PSC_COLL_ALL_REDUCE)
-            return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: p2pscope's all-reduce alone (impls), but it does "
-                             "not do %s%s%s%s%s: accepted all_reduce with op sum and type float, half or bfloat16 (or "
-                             "-1), or NCCL in impls", psc_coll_name(o->coll), o->op >= 0 ? ", op " : "",
+        if (!ndt || !nop || !psc__own_does(o->coll, pl->dts[0], PSC_OP_SUM))
+            return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: p2pscope's collectives alone (impls), but they do "
+                             "not do %s%s%s%s%s: accepted all_reduce or reduce_scatter with op sum and type float, "
+                             "half or bfloat16 (or -1), or NCCL in impls", psc_coll_name(o->coll),
+                             o->op >= 0 ? ", op " : "",
                              o->op >= 0 ? psc_redop_name(o->op) : "", o->dtype >= 0 ? ", type " : "",
                              o->dtype >= 0 ? psc_dtype_name(o->dtype) : "");
         if (!ranks_ok)
