@@ -467,8 +467,8 @@ static int psc__coll_combos(psc_cli_opts_t *o, char *err, size_t errlen)
         return PSC__BAD("-D %d: device implementation (-D > 0) requires enabling symmetric memory registration (-R 2)",
                         co->device_impl);
     if (co->impls == PSC_COLL_IMPL_P2PSCOPE && (co->unalign || co->stream_null))
-        return PSC__BAD("--impl p2pscope excludes -u and -y: p2pscope's all-reduce takes 16-byte aligned buffers on "
-                        "streams of its own (accepted --impl nccl|all)");
+        return PSC__BAD("--impl p2pscope excludes -u and -y: p2pscope's own collectives take 16-byte aligned buffers "
+                        "on streams of their own (accepted --impl nccl|all)");
     if (o->coll_forever && (o->json || o->coll_json_nccl || o->expect || o->coll_explain))
         return PSC__BAD("-N 0 runs until stopped: it excludes --json, -J, --expect and --explain, which need its end");
     return 0;

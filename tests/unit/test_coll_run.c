@@ -424,7 +424,7 @@ static void test_more_refusals(void **state)
     opts(&o, PSC_COLL_ALL_REDUCE, 64, 64);
     o.impls = PSC_COLL_IMPL_P2PSCOPE;
     o.unalign = 1;
-    refused(&o, 2, PSC_ERR_INVALID, "unalign or stream_null with p2pscope's all-reduce alone");
+    refused(&o, 2, PSC_ERR_INVALID, "unalign or stream_null with p2pscope's own collectives alone");
 }
 
 /*

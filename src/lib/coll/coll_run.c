@@ -59,8 +59,8 @@ static psc_status_t psc__check_more(psc_context_t *ctx, const psc_coll_opts_t *o
         return psc__bad(ctx, "device_impl or device_ctas out of range (accepted device_impl >= 0, device_ctas 0 to "
                         "128)");
     if (o->impls == PSC_COLL_IMPL_P2PSCOPE && (o->unalign || o->stream_null))
-        return psc__bad(ctx, "unalign or stream_null with p2pscope's all-reduce alone (accepted NCCL in impls: "
-                        "p2pscope's all-reduce takes 16-byte aligned buffers on streams of its own)");
+        return psc__bad(ctx, "unalign or stream_null with p2pscope's own collectives alone (accepted NCCL in impls: "
+                        "p2pscope's own collectives take 16-byte aligned buffers on streams of their own)");
     if (o->device_impl > 0 && o->register_mode != 2)
         return psc__bad(ctx, "device implementation (-D > 0) requires enabling symmetric memory registration (-R 2)");
     return PSC_OK;
@@ -646,8 +646,8 @@ static psc_status_t psc__run(psc_coll_state_t *s, const psc_coll_plan_t *pl)
     int nbw[2] = {0, 0};
 
     if (s->x.want_own && s->x.use_nccl && (s->x.o->unalign || s->x.o->stream_null)) {
-        snprintf(s->x.own_not_run, sizeof(s->x.own_not_run), "-u and -y are for NCCL's rows: p2pscope's all-reduce "
-                 "takes 16-byte aligned buffers on streams of its own");
+        snprintf(s->x.own_not_run, sizeof(s->x.own_not_run), "-u and -y are for NCCL's rows: p2pscope's own "
+                 "collectives take 16-byte aligned buffers on streams of their own");
         s->x.want_own = 0;
     }
 
