@@ -12,7 +12,8 @@
 #                               GPU and mpirun -np N, a rank a GPU, with its default binding; eager ACCEPT_REPS
 #                               runs each, alternating), the own all-reduce beside NCCL and nccl-tests
 #                               -R 2 (its reduce-scatter too), coll --compute-load, psc_copy with this
-#                               machine's calibration beside the driver
+#                               machine's calibration beside the driver, coll's other nccl-tests options (-R 2,
+#                               -C, -S, -u, -I, -K, -M, -z 3, -y, -x, -N, -J) beside it
 #   scripts/gpu-accept.sh all   both (more than one 10-minute device call)
 #
 # Each part fits one device call of 9 minutes on 2x H200. Raw outputs in $OUT/accept-PART.tar.gz, the part's
@@ -20,8 +21,8 @@
 # (the tarballs unpacked). Environment: ACCEPT_REPS (eager coll runs per tool, default 3), ACCEPT_COLLS (the
 # collectives, default all 7; fewer leave misses), ACCEPT_CTEST_S (ctest's limit, default 330 s), and the seconds
 # into the call after which a step is left out (a missed line where it is judged): ACCEPT_COLL_BY_S (440),
-# ACCEPT_SANITIZE_BY_S (520), ACCEPT_CALIBRATE_BY_S (470), ACCEPT_OWN_BY_S (510); every step's timeout ends by
-# ACCEPT_CALL_S (540), so the table and the tarball are written.
+# ACCEPT_SANITIZE_BY_S (520), ACCEPT_CALIBRATE_BY_S (470), ACCEPT_OWN_BY_S (510), ACCEPT_OPTS_BY_S (525); every
+# step's timeout ends by ACCEPT_CALL_S (540), so the table and the tarball are written.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/p2pscope-out}
@@ -190,6 +191,20 @@ part_b() {
     ran load_single timeout "$(left)" build/p2pscope coll all_reduce -b 8 -e 1G -f 64 -g "$ngpu" --impl all \
       --compute-load --json="$R/coll/load_single.json" > "$R/coll/load_single.txt" 2>&1
   fi
+  # nccl-tests' other options beside nccl-tests with the same ones (shown, not judged): its lines, masked, compared
+  step "coll's other nccl-tests options beside nccl-tests"
+  local k=0
+  for o in "-R 2" "-C 1 -S 1" "-u 1" "-I 1 -K 2 -M 1 -z 3" "-y 1 -x 1 -N 2"; do
+    k=$((k + 1))
+    [ "$SECONDS" -lt "${ACCEPT_OPTS_BY_S:-525}" ] || { step "options $o: no time left"; continue; }
+    ran "opts${k}_p2p" timeout "$(left)" build/p2pscope coll all_reduce -b 8 -e 1M -f 32 -g "$ngpu" $o --impl nccl \
+      -J "$R/coll/opts${k}_p2p.json" > "$R/coll/opts${k}_p2p.txt" 2>&1
+    [ -n "$NT" ] && ran "opts${k}_nt" timeout "$(left)" "$NT/all_reduce_perf" -b 8 -e 1M -f 32 -g "$ngpu" $o \
+      -J "$R/coll/opts${k}_nt.json" > "$R/coll/opts${k}_nt.txt" 2>&1 &&
+      diff <(sed -E 's/[0-9.]+(e[-+][0-9]+)?/N/g' "$R/coll/opts${k}_nt.txt") \
+        <(sed -E '/^# p2pscope /,$d; s/[0-9.]+(e[-+][0-9]+)?/N/g' "$R/coll/opts${k}_p2p.txt") \
+        > "$R/coll/opts${k}.diff"
+  done
 }
 
 [ "$PART" = a ] || [ "$PART" = all ] && part_a

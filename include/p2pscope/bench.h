@@ -996,6 +996,23 @@ typedef struct {
     psc_coll_load_half_t r[2];
 } psc_coll_load_row_t;
 
+/* -I: one half's timed iterations (CUDA events around each in the timed loop), us, as nccl-tests sums them up. */
+typedef struct {
+    int n;                    /* iterations timed (the row's iters); 0 none */
+    int skipped;              /* left out of the figures (-K) */
+    double min_us, max_us, avg_us, p50_us, p95_us, p99_us, stdev_us, cv_pct; /* nearest rank; stdev over n */
+    double *times_us;         /* [n], each the most over the ranks; inside the report */
+} psc_coll_iter_t;
+
+/* A row's figures beyond psc_coll_row_t's: out of place [0] and in place [1]. */
+typedef struct {
+    struct {
+        double cpu_time_us;   /* host time to issue the timed operations, per operation (nccl-tests' -C) */
+        psc_coll_iter_t iter; /* per_iter */
+    } r[2];
+    long long end_time;       /* when the row's in-place half was done, seconds since the epoch (nccl-tests' -S) */
+} psc_coll_row_ext_t;
+
 /* Each rank of a run: where it ran. */
 typedef struct {
     int rank;
@@ -1018,7 +1035,7 @@ typedef struct {
     int warmup_iters, iters, agg_iters;
     int check;                /* extra checked runs per row (nccl-tests' -c) */
     int graph_launches;       /* CUDA graph replays per timing (nccl-tests' -G); 0: operations issued eagerly */
-    int blocking;             /* wait for each operation before the next (-z) */
+    int blocking;             /* wait for each operation before the next (-z: 1, 2, 3) */
     int time_of;              /* psc_coll_time_t: how the processes' times were combined */
     double timeout_s;         /* the longest wait allowed; 0 none */
     int nrows;
@@ -1037,6 +1054,18 @@ typedef struct {
                                  bandwidth ... FAILED"): the run failed */
     int compute_load;         /* 1: every row timed again under a compute load (opts.compute_load): loads */
     psc_coll_load_row_t *loads; /* [nrows], rows[i]'s figures under the load; NULL without compute_load */
+    /* the report grew here (the library allocates it) */
+    int run_cycles, parallel_init, stream_null, unalign, per_iter, per_iter_skip; /* as the options asked */
+    int register_mode;        /* as run: 0, 1 or 2 (the options' 2 is 1 before NCCL 2.27, 1 is 0 before 2.19) */
+    int cta_policy;           /* as set: -1 NCCL's default */
+    char notes[256];          /* nccl-tests' lines about options the loaded NCCL cannot take ("Option -R 2 ...
+                                 Defaulting to local registration"), newline-ended; "" none */
+    int mem_known;            /* 1: the three figures below were read (cuMemGetInfo) */
+    long long mem_init_bytes, mem_user_bytes, mem_coll_bytes; /* GPU memory taken by the communicators, by the
+                                 buffers (and their registration), and during the rows: most over the ranks */
+    long long start_time, end_time; /* the run's wall clock, seconds since the epoch */
+    psc_coll_row_ext_t *ext;  /* [nrows]: each row's host time to issue, -I's iterations, its end time */
+    double *iter_times;       /* the storage of ext[].r[].iter.times_us; NULL without per_iter */
 } psc_coll_report_t;
 
 /*
@@ -1093,7 +1122,8 @@ typedef struct {
     int agg_iters;            /* operations per group call (-m; default 1; 1..1024) */
     int check;                /* extra checked runs per row (-c; default 1); 0: nothing checked, #wrong N/A */
     int graph_launches;       /* -G: capture the timed operations in a CUDA graph, replay it this often; 0 eager */
-    int blocking;             /* -z: 1 wait for each operation before the next (default 0) */
+    int blocking;             /* -z: 1 wait for each operation before the next and meet, 2 wait only, 3 wait and meet
+                                 after each timed iteration (-m's group), the time without the meeting (default 0) */
     int time_of;              /* psc_coll_time_t (default mean) */
     double timeout_s;         /* the longest wait for NCCL or the GPUs (-T): then the communicators are aborted
                                  and the run fails naming the collective and size; 0 none (default 300) */
@@ -1110,6 +1140,24 @@ typedef struct {
     int compute_load;         /* 1: after each half's timed loop, the loop again while every GPU of the run computes
                                  (a matrix-multiply-like kernel on a stream of its own): the collective's time then
                                  and how much it slowed the compute, in the report's loads (default 0) */
+    /* nccl-tests' other options (psc_coll_opts_t grew here: a struct_size that ends above takes their defaults) */
+    int run_cycles;           /* -N: the sizes' rows this many times over, after one warm-up (default 1; 1..1000) */
+    int parallel_init;        /* -p: 1 each thread makes its communicators (one thread per process here: the same
+                                 calls); the report says so, as nccl-tests' header does (default 0) */
+    int stream_null;          /* -y: 1 the operations go to each GPU's legacy default stream (NULL), not a stream of
+                                 the run's own; not with graph_launches (default 0) */
+    int register_mode;        /* -R: 0 none (default); 1 ncclCommRegister on the send and receive buffers (NCCL 2.19);
+                                 2 symmetric windows, ncclCommWindowRegister (NCCL 2.27; before it 1, with the report's
+                                 note as nccl-tests prints it) */
+    int cta_policy;           /* -x: -1 NCCL's default (default); 0..2 ncclConfig_t.CTAPolicy (NCCL 2.27; 2 needs 2.28:
+                                 before, left unset with the report's note) */
+    int unalign;              /* -u: the buffers begin this many elements past their allocation (default 0; 0..1024) */
+    int per_iter;             /* -I: 1 each timed iteration between CUDA events in the timed loop itself (not with
+                                 graph_launches): the report's ext[].r[].iter (default 0) */
+    int per_iter_skip;        /* -K: the first iterations left out of -I's figures (0..iters-1; default 0) */
+    int device_impl;          /* -D: 0 NCCL's collectives (default); > 0 nccl-tests' device-API kernels, which p2pscope
+                                 has not: refused (PSC_ERR_UNSUPPORTED), naming NCCL 2.28 where the library is older */
+    int device_ctas;          /* -V: CTAs of a device implementation, 1..128 (0: nccl-tests' 16); needs NCCL 2.28 */
 } psc_coll_opts_t;
 
 void psc_coll_opts_init(psc_coll_opts_t *o, size_t struct_size);

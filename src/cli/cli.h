@@ -63,6 +63,12 @@ typedef struct {
     int coll_gpus;                        /* coll -g: GPUs per process; 0: every GPU, or one per rank under mpirun */
     int coll_first_gpu;                   /* NCCL_TESTS_DEVICE: the first GPU of -g's (-1 unset) */
     int coll_explain;                     /* coll --explain: the doctor on the run, beside bw between its GPUs */
+    int coll_cputime, coll_timestamps;    /* coll -C, -S: nccl-tests' time column as host time to issue; a time stamp */
+    int coll_memory;                      /* coll -M: nccl-tests' GPU memory line */
+    int coll_forever;                     /* coll -N 0: cycles until the process is stopped */
+    const char *coll_json_nccl;           /* coll -J FILE: nccl-tests' own JSON, to FILE (.json) */
+    int coll_argc;                        /* coll -J: the command line, for its "args" */
+    char **coll_argv;
     const char *compare_a, *compare_b;    /* compare: the two runs' files */
     double fail_above;                    /* compare --fail-above PCT; < 0: not given */
     const char *render_run;               /* render: the JSON run to draw again */

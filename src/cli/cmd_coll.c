@@ -36,6 +36,75 @@ static int psc__min_bw(psc_coll_opts_t *co)
     return PSC_EXIT_OK;
 }
 
+/* nccl-tests' options of the table: -C, -S, -M, -J's line. */
+static void psc__render_opts(const psc_cli_opts_t *o, const psc_coll_report_t *r, psc_coll_render_opts_t *ro)
+{
+    memset(ro, 0, sizeof(*ro));
+    ro->min_bw_set = r->min_busbw_set;
+    ro->min_bw_gbs = r->min_busbw_gbs;
+    ro->cputime = o->coll_cputime;
+    ro->timestamps = o->coll_timestamps;
+    ro->memory = o->coll_memory;
+    ro->json_out = o->coll_json_nccl;
+}
+
+/* -J FILE: nccl-tests' JSON of the run, written whole or not at all (its path was checked before the run). */
+static int psc__nccl_json(const psc_cli_opts_t *o, const psc_coll_report_t *r, const psc_coll_render_opts_t *ro)
+{
+    extern char **environ;
+    psc_coll_nccl_json_opts_t jo;
+    char err[512] = "";
+    size_t len = 0;
+    char *text;
+    psc_status_t st;
+
+    memset(&jo, 0, sizeof(jo));
+    jo.argc = o->coll_argc;
+    jo.argv = o->coll_argv;
+    jo.envp = environ;
+    jo.cputime = o->coll_cputime;
+    jo.identify = o->identify;
+    jo.min_bw_set = ro->min_bw_set;
+    jo.min_bw_gbs = ro->min_bw_gbs;
+    if (!(text = psc_render_coll_nccl_json(r, &jo, &len))) {
+        psc_report_printf(stderr, "p2pscope: -J %s: out of memory\n", o->coll_json_nccl);
+        return PSC_EXIT_FAILED;
+    }
+    st = psc_write_file_atomic(o->coll_json_nccl, text, len, err, sizeof(err));
+    free(text);
+    if (st != PSC_OK) {
+        psc_report_printf(stderr, "p2pscope: -J: %s\n", err);
+        return PSC_EXIT_FAILED;
+    }
+    return PSC_EXIT_OK;
+}
+
+/*
+ * -N 0: nccl-tests' cycles without end. A run of one cycle after another; the
+ * head printed once, each run's rows as it ends; no footer (nccl-tests never
+ * reaches it). Ends with the process (a signal), or the first run that fails.
+ */
+static int psc__coll_forever(psc_context_t *ctx, const psc_cli_opts_t *o, const int *devs, int ndev,
+                             psc_coll_opts_t *co, int speaks)
+{
+    for (unsigned parts = PSC_COLL_PART_HEAD | PSC_COLL_PART_ROWS;; parts = PSC_COLL_PART_ROWS) {
+        psc_coll_render_opts_t ro;
+        psc_coll_report_t *r = NULL;
+        psc_status_t st = psc_coll_run(ctx, devs, ndev, co, &r);
+
+        if (st != PSC_OK) {
+            psc_report_printf(stderr, "p2pscope: %s\n", psc_context_last_error(ctx));
+            return psc__coll_exit(st);
+        }
+        psc__render_opts(o, r, &ro);
+        ro.parts = parts;
+        if (speaks && psc_cli_tables(o))
+            psc_render_coll(stdout, r, &ro);
+        fflush(stdout);
+        psc_coll_report_free(r);
+    }
+}
+
 int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *devs, int ndev,
                      const psc_coll_procs_t *procs, int *ran)
 {
@@ -47,12 +116,13 @@ int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *dev
     psc_expect_t *expect = NULL;
     json_t *run = NULL;
     psc_status_t st;
-    int rc;
+    int rc, erc;
 
-    memset(&ro, 0, sizeof(ro));
     if ((rc = psc__min_bw(&co)) != PSC_EXIT_OK)
         return rc;
     co.procs = procs;
+    if (o->coll_forever)
+        return psc__coll_forever(ctx, o, devs, ndev, &co, speaks);
     if ((rc = psc_cli_expect_load(ctx, o, &expect)) != PSC_EXIT_OK) /* every rank alike, before the run */
         return rc;
     if ((st = psc_coll_run(ctx, devs, ndev, &co, &r)) != PSC_OK) {
@@ -67,8 +137,7 @@ int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *dev
         return psc__coll_exit(st);
     }
     *ran = 1;
-    ro.min_bw_set = r->min_busbw_set;
-    ro.min_bw_gbs = r->min_busbw_gbs;
+    psc__render_opts(o, r, &ro);
     rc = r->failed_rows || r->busbw_failed ? PSC_EXIT_FAILED : PSC_EXIT_OK;
     if (speaks && r->failed_rows)
         psc_report_printf(stderr, "p2pscope coll: wrong elements in %d row%s; %s%s\n", r->failed_rows,
@@ -76,6 +145,8 @@ int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *dev
                           r->first_wrong[0] ? r->first_wrong : "all found by other ranks than rank 0");
     if (speaks && psc_cli_tables(o))
         psc_render_coll(stdout, r, &ro);
+    if (speaks && o->coll_json_nccl && (erc = psc__nccl_json(o, r, &ro)) != PSC_EXIT_OK)
+        rc = erc;
     if (speaks && o->json) {
         psc_device_info_t info[PSC_MAX_GPUS];
         psc_system_info_t sys;
@@ -89,7 +160,7 @@ int psc_cmd_coll_run(psc_context_t *ctx, const psc_cli_opts_t *o, const int *dev
             (void)psc_json_run_add_coll(run, r);
     }
     if (speaks && o->coll_explain) {
-        int erc = psc_cli_coll_explain(ctx, r, devs, ndev, psc_cli_tables(o), run);
+        erc = psc_cli_coll_explain(ctx, r, devs, ndev, psc_cli_tables(o), run);
 
         if (erc != PSC_EXIT_OK)
             rc = erc;

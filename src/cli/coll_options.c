@@ -36,6 +36,20 @@ static const struct option psc__coll_opts[] = {
     {"timeout", required_argument, NULL, 'T'},
     {"cudagraph", required_argument, NULL, 'G'},
     {"average", required_argument, NULL, 'a'},
+    {"run_cycles", required_argument, NULL, 'N'},
+    {"parallel_init", required_argument, NULL, 'p'},
+    {"stream_null", required_argument, NULL, 'y'},
+    {"report_cputime", required_argument, NULL, 'C'},
+    {"report_timestamps", required_argument, NULL, 'S'},
+    {"output_file", required_argument, NULL, 'J'},
+    {"local_register", required_argument, NULL, 'R'},
+    {"cta_policy", required_argument, NULL, 'x'},
+    {"device_implementation", required_argument, NULL, 'D'},
+    {"device_cta_count", required_argument, NULL, 'V'},
+    {"memory", required_argument, NULL, 'M'},
+    {"unalign", required_argument, NULL, 'u'},
+    {"per_iter_timing", required_argument, NULL, 'I'},
+    {"per_iter_skip", required_argument, NULL, 'K'},
     {"devices", required_argument, NULL, OPT_DEVICES},
     {"json", optional_argument, NULL, OPT_JSON},
     {"identify", no_argument, NULL, OPT_IDENTIFY},
@@ -51,8 +65,29 @@ static const struct option psc__coll_opts[] = {
 };
 
 #define PSC__COLL_ACCEPTED                                                                                     \
-    "accepted -b -e -i -f -n -m -w -c -o -d -r -z -T -G -a -g -t 1, --devices, --json, --per-op, --no-per-op, " \
-    "--seed, --explain, --impl, --compute-load, --expect, -h"
+    "accepted -b -e -i -f -n -m -w -N -p -c -o -d -r -z -y -T -G -C -S -J -a -R -x -D -V -M -u -I -K -g -t 1, "  \
+    "--devices, --json, --per-op, --no-per-op, --seed, --explain, --impl, --compute-load, --expect, -h"
+
+/* nccl-tests' options beyond the common ones, in its order. */
+static const char psc__usage_more[] =
+           "  -N, --run_cycles N        the sizes' rows N times over, in one table (default 1; 0: until stopped,\n"
+           "                            the rows as they come and no footer, as nccl-tests)\n"
+           "  -p, --parallel_init 0|1   each thread makes its communicators (one thread here: the same calls; the\n"
+           "                            header says so)\n"
+           "  -y, --stream_null 0|1     the operations on each GPU's default (legacy) stream\n"
+           "  -C, --report_cputime 0|1  the time columns are the host's time to issue the operations (cputime)\n"
+           "  -S, --report_timestamps 0|1  a time stamp after each row\n"
+           "  -J, --output_file FILE    nccl-tests' own JSON (FILE ends in .json), beside the table\n"
+           "  -R, --local_register 0|1|2  1 register the buffers with NCCL (ncclCommRegister, NCCL 2.19), 2 as\n"
+           "                            symmetric windows (ncclCommWindowRegister, NCCL 2.27) (default 0)\n"
+           "  -x, --cta_policy 0|1|2    NCCL's CTA policy (NCCL 2.27; 2 NCCL 2.28) (default NCCL's)\n"
+           "  -D, --device_implementation N  0 NCCL's collectives (default); nccl-tests' device-API kernels are\n"
+           "                            not in p2pscope: N > 0 is refused (NCCL 2.28 named where it is older)\n"
+           "  -V, --device_cta_count N  CTAs of a device implementation, 1 to 128 (needs NCCL 2.28)\n"
+           "  -M, --memory 0|1          the GPU memory line after the summary\n"
+           "  -u, --unalign N           the buffers begin N elements past their allocation (default 0)\n"
+           "  -I, --per_iter_timing 0|1 each timed iteration between CUDA events: min, max, p99, cv% columns\n"
+           "  -K, --per_iter_skip N     -I's figures leave out the first N iterations (default 0)\n";
 
 void psc_cli_usage_coll(void)
 {
@@ -83,7 +118,8 @@ void psc_cli_usage_coll(void)
            "  -d, --datatype NAME       int8 uint8 int32 uint32 int64 uint64 half float double bfloat16, or\n"
            "                            all (default float)\n"
            "  -r, --root N              broadcast, reduce: the root rank, -1 every rank (default 0)\n"
-           "  -z, --blocking N          1 wait for each operation and meet, 2 wait only (default 0)\n"
+           "  -z, --blocking N          1 wait for each operation and meet, 2 wait only, 3 wait and meet after each\n"
+           "                            iteration, its time without the meeting (default 0)\n"
            "  -T, --timeout SECONDS     the longest wait for NCCL or the GPUs; then the communicators are\n"
            "                            aborted and the run fails naming the collective and size (default\n"
            "                            300, where nccl-tests has none; 0 none)\n"
@@ -92,6 +128,7 @@ void psc_cli_usage_coll(void)
            "  -g, --ngpus N             GPUs per process (default: every GPU alone, one under mpirun);\n"
            "                            NCCL_TESTS_DEVICE names the first\n"
            "  -t, --nthreads 1          one thread per process (the only value accepted)\n"
+           "%s"
            "\n"
            "p2pscope's options:\n"
            "      --devices LIST        the GPUs of this process, e.g. 0,1 (instead of -g)\n"
@@ -116,7 +153,7 @@ void psc_cli_usage_coll(void)
            "                            in p2pscope(1)); a miss is a line and exit 1\n"
            "\n"
            "Exit codes: 0 every element right, 1 a wrong element (or a failed run), 2 usage error,\n"
-           "3 no driver, GPU or NCCL, 4 out of memory.\n");
+           "3 no driver, GPU or NCCL, 4 out of memory.\n", psc__usage_more);
 }
 
 /* nccl-tests' sizes: a number (a fraction too) and K, M, G or T (powers of 1024), a B or iB after it allowed. */
@@ -259,8 +296,9 @@ static int psc__coll_kind_option(int c, const char *arg, const char *name, psc_c
                                                                  name, arg)
                                                       : 0;
     case 'z':
-        return psc__int(arg, 0, 2, &co->blocking)
-                   ? PSC__BAD("bad %s '%s': accepted 0, 1 (wait and meet after each operation) or 2 (wait)", name, arg)
+        return psc__int(arg, 0, 3, &co->blocking)
+                   ? PSC__BAD("bad %s '%s': accepted 0, 1 (wait and meet after each operation), 2 (wait) or 3 (wait "
+                              "and meet after each iteration)", name, arg)
                    : 0;
     case 'T':
         return psc_cli_double(arg, 0, 1e6, &co->timeout_s)
@@ -273,6 +311,68 @@ static int psc__coll_kind_option(int c, const char *arg, const char *name, psc_c
         return psc__int(arg, 0, 3, &co->time_of) ? PSC__BAD("bad %s '%s': accepted 0 (rank 0's), 1 (mean), 2 (min) or "
                                                             "3 (max)", name, arg)
                                                   : 0;
+    default:
+        return PSC_CLI_NOT_MINE;
+    }
+}
+
+/* A 0|1 switch of nccl-tests'. */
+static int psc__flag(const char *arg, const char *name, int *out, char *err, size_t errlen)
+{
+    return psc__int(arg, 0, 1, out) ? PSC__BAD("bad %s '%s': accepted 0 or 1", name, arg) : 0;
+}
+
+/* -J FILE: nccl-tests writes JSON only to a name ending in .json (nothing otherwise); refused here, as unwritable. */
+static int psc__json_file(const char *arg, const char *name, psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    const char *dot = strrchr(arg, '.'), *slash = strrchr(arg, '/');
+
+    if (!dot || (slash && slash > dot) || strcasecmp(dot, ".json") != 0)
+        return PSC__BAD("bad %s '%s': accepted a file name ending in .json (nccl-tests writes nothing to another)", name,
+                        arg);
+    o->coll_json_nccl = arg; /* its path checked as --json's, before the run (main.c) */
+    return 0;
+}
+
+/* nccl-tests' other options: -N -p -y -C -S -J -R -x -D -V -M -u -I -K. */
+static int psc__coll_more_option(int c, const char *arg, const char *name, psc_cli_opts_t *o, char *err,
+                                 size_t errlen)
+{
+    psc_coll_opts_t *co = &o->coll;
+
+    switch (c) {
+    case 'N':
+        if (psc__int(arg, 0, 1000, &co->run_cycles) != 0)
+            return PSC__BAD("bad %s '%s': accepted 1 to 1000 cycles, or 0 for cycles until stopped", name, arg);
+        o->coll_forever = co->run_cycles == 0;
+        co->run_cycles += o->coll_forever; /* -N 0: one cycle a run, run after run */
+        return 0;
+    case 'p': return psc__flag(arg, name, &co->parallel_init, err, errlen);
+    case 'y': return psc__flag(arg, name, &co->stream_null, err, errlen);
+    case 'C': return psc__flag(arg, name, &o->coll_cputime, err, errlen);
+    case 'S': return psc__flag(arg, name, &o->coll_timestamps, err, errlen);
+    case 'M': return psc__flag(arg, name, &o->coll_memory, err, errlen);
+    case 'I': return psc__flag(arg, name, &co->per_iter, err, errlen);
+    case 'J': return psc__json_file(arg, name, o, err, errlen);
+    case 'R':
+        return psc__int(arg, 0, 2, &co->register_mode)
+                   ? PSC__BAD("bad %s '%s': accepted 0, 1 (local registration) or 2 (symmetric windows)", name, arg)
+                   : 0;
+    case 'x':
+        return psc__int(arg, 0, 2, &co->cta_policy)
+                   ? PSC__BAD("bad %s '%s': accepted 0 (default), 1 (efficiency) or 2 (zero)", name, arg)
+                   : 0;
+    case 'D':
+        return psc__int(arg, 0, 1 << 20, &co->device_impl) ? PSC__BAD("bad %s '%s': accepted 0 or more", name, arg)
+                                                              : 0;
+    case 'V':
+        return psc__int(arg, 1, 128, &co->device_ctas) ? PSC__BAD("bad %s '%s': accepted 1 to 128", name, arg) : 0;
+    case 'u':
+        return psc__int(arg, 0, 1024, &co->unalign) ? PSC__BAD("bad %s '%s': accepted 0 to 1024 elements", name, arg)
+                                                     : 0;
+    case 'K':
+        return psc__int(arg, 0, 1000000, &co->per_iter_skip) ? PSC__BAD("bad %s '%s': accepted 0 or more", name, arg)
+                                                              : 0;
     default:
         return PSC_CLI_NOT_MINE;
     }
@@ -324,7 +424,8 @@ static int psc__coll_own_option(int c, const char *arg, const char *name, psc_cl
 static int psc__coll_option(int c, const char *arg, const char *name, psc_cli_opts_t *o, char *err, size_t errlen)
 {
     static const psc_cli_option_group_t groups[] = {
-        psc__coll_count_option, psc__coll_kind_option, psc__coll_own_option, psc_cli_help_option,
+        psc__coll_count_option, psc__coll_kind_option, psc__coll_more_option, psc__coll_own_option,
+        psc_cli_help_option,
     };
     int rc = psc_cli_option_groups(groups, sizeof(groups) / sizeof(groups[0]), c, arg, name, o, err, errlen);
 
@@ -349,9 +450,33 @@ static void psc__typed(int c, int idx, char **argv, char *name, size_t len)
         snprintf(name, len, "%.*s", (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
 }
 
+/* nccl-tests' checks of its other options together (it disables what it cannot do; refused here, one line each). */
+static int psc__coll_combos(psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    const psc_coll_opts_t *co = &o->coll;
+
+    if (co->graph_launches && (co->per_iter || co->stream_null))
+        return PSC__BAD("-G excludes %s: accepted one of them", co->per_iter ? "-I (per-iteration timing is "
+                        "incompatible with CUDA graph mode)" : "-y (a graph is captured from a stream of the run's own)");
+    if (co->per_iter_skip && !co->per_iter)
+        return PSC__BAD("-K %d: per-iteration skip (-K) requires per-iteration timing (-I 1)", co->per_iter_skip);
+    if (co->per_iter_skip >= co->iters)
+        return PSC__BAD("-K %d: accepted 0 to %d (-n %d iterations, one at least left)", co->per_iter_skip,
+                        co->iters - 1, co->iters);
+    if (co->device_impl > 0 && co->register_mode != 2)
+        return PSC__BAD("-D %d: device implementation (-D > 0) requires enabling symmetric memory registration (-R 2)",
+                        co->device_impl);
+    if (co->impls == PSC_COLL_IMPL_P2PSCOPE && (co->unalign || co->stream_null))
+        return PSC__BAD("--impl p2pscope excludes -u and -y: p2pscope's own collectives take 16-byte aligned buffers "
+                        "on streams of their own (accepted --impl nccl|all)");
+    if (o->coll_forever && (o->json || o->coll_json_nccl || o->expect || o->coll_explain))
+        return PSC__BAD("-N 0 runs until stopped: it excludes --json, -J, --expect and --explain, which need its end");
+    return 0;
+}
+
 int psc_cli_parse_coll(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
 {
-    int first = 2, c;
+    int first = 2, c, bad;
     const char *dev;
 
     o->cmd = PSC_CMD_COLL;
@@ -370,11 +495,14 @@ int psc_cli_parse_coll(int argc, char **argv, psc_cli_opts_t *o, char *err, size
     optind = 0;
     opterr = 0;
     argv[first - 1] = argv[0];
+    o->coll_argc = argc - first + 1; /* -J's "args": the program, then the options, as nccl-tests' */
+    o->coll_argv = argv + first - 1;
     for (;;) {
         char name[64];
         int rc, idx = -1;
 
-        c = getopt_long(argc - first + 1, argv + first - 1, ":t:g:b:e:i:f:n:m:w:c:o:d:r:z:T:G:a:h", psc__coll_opts,
+        c = getopt_long(argc - first + 1, argv + first - 1, ":t:g:b:e:i:f:n:m:w:N:p:I:K:c:o:d:r:z:y:T:hG:C:a:R:x:D:V:J:S:M:u:",
+                        psc__coll_opts,
                         &idx);
         if (c == -1)
             break;
@@ -389,6 +517,8 @@ int psc_cli_parse_coll(int argc, char **argv, psc_cli_opts_t *o, char *err, size
                         (unsigned long long)o->coll.min_bytes, (unsigned long long)o->coll.max_bytes);
     if (o->coll.blocking && o->coll.graph_launches)
         return PSC__BAD("-z and -G exclude each other: a graph replays its operations without the host");
+    if ((bad = psc__coll_combos(o, err, errlen)) != 0)
+        return bad;
     if (o->coll_gpus && o->ndev)
         return PSC__BAD("-g and --devices exclude each other: accepted one of them");
     /* what the command line alone shows; the ranks only the run knows (psc_coll_run refuses those) */

@@ -160,6 +160,7 @@ static int psc__check_out_paths(const psc_cli_opts_t *o, int quiet)
 
     if ((rc = psc__check_json_path(o->json_path, quiet)) != PSC_EXIT_OK ||
         (rc = psc__check_json_path(o->save, quiet)) != PSC_EXIT_OK ||
+        (rc = psc__check_json_path(o->coll_json_nccl, quiet)) != PSC_EXIT_OK ||
         (rc = psc__check_json_path(o->calibrate, quiet)) != PSC_EXIT_OK)
         return rc;
     return psc__check_page_paths(o, quiet);

@@ -97,6 +97,8 @@ static void psc__coll_opts_fill(void *p)
     o->per_op = 1;
     o->seed = 1;
     o->impls = PSC_COLL_IMPL_ALL;
+    o->run_cycles = 1;
+    o->cta_policy = -1;
 }
 
 /* The end of each struct's last field in the first release (0.1): the smallest struct_size accepted. */

@@ -3,6 +3,8 @@
 #include "render_doctor.h"
 
 #include <inttypes.h>
+#include <math.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,7 +60,7 @@ static void psc__preamble(FILE *f, const psc_coll_report_t *r)
             1, psc__gpus_per_proc(r), (long long)r->min_bytes, (long long)r->max_bytes,
             r->step_factor > 1 ? (long long)r->step_factor : (long long)r->step_bytes,
             r->step_factor > 1 ? "factor" : "bytes", r->warmup_iters, r->iters, r->agg_iters, r->check,
-            r->graph_launches, 0);
+            r->graph_launches, r->unalign);
     /* util.cu:629-633; the trailing spaces are nccl-tests' own */
     if (r->blocking == 1)
         fprintf(f, "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n");
@@ -66,6 +68,14 @@ static void psc__preamble(FILE *f, const psc_coll_report_t *r)
         fprintf(f, "# Blocking Enabled: wait after each inner iteration (-m), no barrier \n");
     else if (r->blocking == 3)
         fprintf(f, "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier \n");
+    if (r->per_iter) {
+        fprintf(f, "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows");
+        if (r->per_iter_skip)
+            fprintf(f, "; summary skips first %d iterations", r->per_iter_skip);
+        fprintf(f, " \n");
+    }
+    if (r->parallel_init)
+        fprintf(f, "# Parallel Init Enabled: threads call into NcclInitRank concurrently \n");
     fprintf(f, "#\n# Using devices\n");
 }
 
@@ -134,16 +144,31 @@ static int psc__failed(const psc_coll_report_t *r, int impl)
     return n;
 }
 
-/* util.cu:744-760 without -C, -S, -I: the last two lines end in one space (" %*s" of width 0). */
-static void psc__table_header(FILE *f)
+/* util.cu:744-760: -C names the time "cputime", -S adds "timestamp" (its format under it), -I four columns a half. */
+static void psc__table_header(FILE *f, const psc_coll_report_t *r, const psc_coll_render_opts_t *o)
 {
+    const char *tm = o->cputime ? "cputime" : "time", *ts = o->timestamps ? "timestamp" : "";
+    const char *tsfmt = o->timestamps ? "%Y-%m-%d %H:%M:%S" : "";
+    int pad = o->timestamps ? 19 : 0;
+
     fprintf(f, "#\n");
+    if (r->per_iter) {
+        fprintf(f, "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)                                "
+                   "in-place (+ per-iteration)\n", "", "", "", "", "");
+        fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  "
+                   "%7s  %7s %*s\n", "size", "count", "type", "redop", "root", tm, "algbw", "busbw", "#wrong", "i_min",
+                "i_max", "i_p99", "i_cv%", tm, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%", pad, ts);
+        fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  "
+                   "%7s  %7s %*s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)",
+                "(us)", "(%)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)", pad, tsfmt);
+        return;
+    }
     fprintf(f, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "",
             "", "", "");
     fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type",
-            "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", 0, "");
+            "redop", "root", tm, "algbw", "busbw", "#wrong", tm, "algbw", "busbw", "#wrong", pad, ts);
     fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "", "",
-            "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", 0, "");
+            "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", pad, tsfmt);
 }
 
 /*
@@ -151,7 +176,7 @@ static void psc__table_header(FILE *f)
  * nccl-tests counterpart (it always runs both): its columns stay blank at
  * their width, and a blank in-place half prints nothing (no trailing spaces).
  */
-static void psc__half(FILE *f, const psc_coll_row_t *row, int k)
+static void psc__half(FILE *f, const psc_coll_row_t *row, const psc_coll_row_ext_t *ext, int k)
 {
     char t[PSC__TIME_W + 1], a[PSC__BW_W + 1], b[PSC__BW_W + 1];
 
@@ -160,7 +185,7 @@ static void psc__half(FILE *f, const psc_coll_row_t *row, int k)
             fprintf(f, "  %7s  %6s  %6s  %6s", "", "", "", "");
         return;
     }
-    psc_coll_float_str(row->r[k].time_us, PSC__TIME_W, t);
+    psc_coll_float_str(ext ? ext->r[k].cpu_time_us : row->r[k].time_us, PSC__TIME_W, t);
     psc_coll_float_str(row->r[k].algbw_gbs, PSC__BW_W, a);
     psc_coll_float_str(row->r[k].busbw_gbs, PSC__BW_W, b);
     if (row->r[k].wrong >= 0)
@@ -169,16 +194,82 @@ static void psc__half(FILE *f, const psc_coll_row_t *row, int k)
         fprintf(f, "  %7s  %6s  %6s    N/A", t, a, b);
 }
 
-static void psc__row(FILE *f, const psc_coll_row_t *row)
+/* -I's columns of a half (util.cu's writePerIterReport): min, max, p99, cv%. */
+static void psc__iter_half(FILE *f, const psc_coll_iter_t *it)
 {
+    char v[4][PSC__TIME_W + 1];
+
+    psc_coll_float_str(it->min_us, PSC__TIME_W, v[0]);
+    psc_coll_float_str(it->max_us, PSC__TIME_W, v[1]);
+    psc_coll_float_str(it->p99_us, PSC__TIME_W, v[2]);
+    psc_coll_float_str(it->cv_pct, PSC__TIME_W, v[3]);
+    fprintf(f, "  %7s  %7s  %7s  %7s", v[0], v[1], v[2], v[3]);
+}
+
+/* -S: the row's time (util.cu's writeTimestamp), local time as nccl-tests prints it. */
+static void psc__stamp(FILE *f, long long when)
+{
+    char buf[64] = "";
+    time_t t = (time_t)when;
+    struct tm tmv;
+
+    if (localtime_r(&t, &tmv))
+        strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tmv);
+    fprintf(f, "%21s", buf);
+}
+
+/* A row, nccl-tests' order: each half's figures, -I's after each, -S's stamp after the in-place half (after its -I). */
+static void psc__row(FILE *f, const psc_coll_report_t *r, int i, const psc_coll_render_opts_t *o)
+{
+    const psc_coll_row_t *row = &r->rows[i];
+    const psc_coll_row_ext_t *ext = r->ext ? &r->ext[i] : NULL;
     char root[16];
 
     snprintf(root, sizeof(root), "%6i", row->root);
     fprintf(f, "%12lld  %12lld  %8s  %6s  %6s", (long long)row->bytes, (long long)row->count,
             psc__or(psc_dtype_name(row->dtype), "?"), psc__op_name(row->op), root);
-    psc__half(f, row, 0);
-    psc__half(f, row, 1);
+    for (int k = 0; k < 2; k++) {
+        psc__half(f, row, o->cputime ? ext : NULL, k);
+        if (k == 1 && o->timestamps && ext && !r->per_iter)
+            psc__stamp(f, ext->end_time);
+        if (r->per_iter && ext && row->r[k].ran && ext->r[k].iter.n)
+            psc__iter_half(f, &ext->r[k].iter);
+    }
+    if (r->per_iter && o->timestamps && ext)
+        psc__stamp(f, ext->end_time);
     fputc('\n', f);
+}
+
+/* util.cu's getMemString: B, KB, MB, GB (powers of 1024), 2 decimals below 10, 1 below 100, else none. */
+static void psc_coll_mem_str(long long bytes, char *out, size_t len)
+{
+    double v = (double)bytes;
+    const char *unit = " B";
+
+    if (fabs(v) >= 1073741824.0)
+        v /= 1073741824.0, unit = " GB";
+    else if (fabs(v) >= 1048576.0)
+        v /= 1048576.0, unit = " MB";
+    else if (fabs(v) >= 1024.0)
+        v /= 1024.0, unit = " KB";
+    snprintf(out, len, "%.*f%s", fabs(v) < 10.0 ? 2 : fabs(v) < 100.0 ? 1 : 0, v, unit);
+}
+
+/* -M: util.cu's writeMemInfo, the communicators', the buffers' and the rows' memory and their total. */
+static void psc__memory_line(FILE *f, const psc_coll_report_t *r)
+{
+    char m[4][32];
+
+    if (!r->mem_known) {
+        fprintf(f, "# %-20s : not measured (the driver lacks cuMemGetInfo)\n", "GPU memory usage");
+        return;
+    }
+    psc_coll_mem_str(r->mem_init_bytes, m[0], sizeof(m[0]));
+    psc_coll_mem_str(r->mem_user_bytes, m[1], sizeof(m[1]));
+    psc_coll_mem_str(r->mem_coll_bytes, m[2], sizeof(m[2]));
+    psc_coll_mem_str(r->mem_init_bytes + r->mem_user_bytes + r->mem_coll_bytes, m[3], sizeof(m[3]));
+    fprintf(f, "# %-20s : Initialization %s | User-Allocated %s | Collective %s | Total  %s\n", "GPU memory usage", m[0],
+            m[1], m[2], m[3]);
 }
 
 /* util.cu:777-780, common.cu's finalizeFooter and writeErrors: nccl-tests' last lines. */
@@ -189,7 +280,10 @@ static void psc__footer(FILE *f, const psc_coll_report_t *r, const psc_coll_rend
 
     fprintf(f, "# %-20s : %d %s\n", "Out of bounds values", failed, failed ? "FAILED" : "OK");
     fprintf(f, "# %-20s : %g %s\n", "Avg bus bandwidth", r->avg_busbw_gbs, bw_verdict);
-    fprintf(f, "#\n# Collective test concluded: %s\n#\n", psc__or(psc_coll_perf_name(r->coll), "?"));
+    fprintf(f, "#\n# Collective test concluded: %s\n", psc__or(psc_coll_perf_name(r->coll), "?"));
+    if (o->memory)
+        psc__memory_line(f, r);
+    fprintf(f, "#\n");
     if (o->last_error && o->last_error[0])
         psc_report_printf(f, "# error: %s\n", o->last_error); /* NCCL's text: escaped, newlines kept as NCCL wrote them */
     else
@@ -323,11 +417,24 @@ static void psc__p2pscope_part(FILE *f, const psc_coll_report_t *r)
     psc_render_coll_load(f, r);
 }
 
+int psc_render_coll_table(const psc_coll_report_t *r, int *failed)
+{
+    psc_coll_report_t x = *r;
+    int impl;
+
+    if (!x.rows || x.nrows < 0)
+        x.nrows = 0;
+    impl = psc__table_impl(&x);
+    *failed = psc__has_own(&x) && impl == PSC_COLL_IMPL_NCCL ? psc__failed(&x, impl) : x.failed_rows;
+    return impl;
+}
+
 void psc_render_coll(FILE *f, const psc_coll_report_t *r, const psc_coll_render_opts_t *o)
 {
     static const psc_coll_render_opts_t defaults;
     psc_coll_report_t x;
-    int impl;
+    int impl, failed;
+    unsigned parts;
 
     if (!f || !r)
         return;
@@ -337,16 +444,25 @@ void psc_render_coll(FILE *f, const psc_coll_report_t *r, const psc_coll_render_
         x.nranks = 0;
     if (!x.rows || x.nrows < 0)
         x.nrows = 0;
-    psc__preamble(f, r);
-    for (int i = 0; i < x.nranks; i++)
-        psc__rank_line(f, &x.ranks[i]);
+    parts = o->parts ? o->parts : PSC_COLL_PART_HEAD | PSC_COLL_PART_ROWS | PSC_COLL_PART_FOOT;
     impl = psc__table_impl(&x);
-    psc__table_header(f);
-    for (int i = 0; i < x.nrows; i++)
+    if (parts & PSC_COLL_PART_HEAD) {
+        fprintf(f, "%.*s", (int)strnlen(r->notes, sizeof(r->notes)), r->notes); /* nccl-tests prints them first */
+        if (o->json_out)
+            psc_report_printf(f, "# Writing JSON output to %s\n", o->json_out);
+        psc__preamble(f, r);
+        for (int i = 0; i < x.nranks; i++)
+            psc__rank_line(f, &x.ranks[i]);
+        psc__table_header(f, &x, o);
+    }
+    for (int i = 0; (parts & PSC_COLL_PART_ROWS) && i < x.nrows; i++)
         if (psc__impl(&x.rows[i]) == impl)
-            psc__row(f, &x.rows[i]);
+            psc__row(f, &x, i, o);
+    if (!(parts & PSC_COLL_PART_FOOT))
+        return;
     /* one implementation: the report's count as it is; both: the table's own */
-    psc__footer(f, &x, o, psc__has_own(&x) && impl == PSC_COLL_IMPL_NCCL ? psc__failed(&x, impl) : x.failed_rows);
+    psc_render_coll_table(&x, &failed);
+    psc__footer(f, &x, o, failed);
     if (!o->no_extras)
         psc__p2pscope_part(f, &x);
 }
@@ -362,7 +478,28 @@ static json_t *psc__nccl_version_str(int code)
     return code > 0 ? psc_json_str(psc_nccl_version_string(code, s, sizeof(s))) : json_null();
 }
 
-static json_t *psc__half_json(const psc_coll_row_t *row, int k)
+/* -I's figures of a half (us), its iterations' times among them. */
+static json_t *psc__iter_json(const psc_coll_iter_t *it)
+{
+    json_t *o = json_object(), *t = json_array();
+    int bad = 0;
+
+    for (int i = 0; it->times_us && i < it->n; i++)
+        psc_json_push(t, psc_json_real_or_null(it->times_us[i]), &bad);
+    psc_json_set(o, "skipped", json_integer(it->skipped), &bad);
+    psc_json_set(o, "min", psc_json_real_or_null(it->min_us), &bad);
+    psc_json_set(o, "max", psc_json_real_or_null(it->max_us), &bad);
+    psc_json_set(o, "mean", psc_json_real_or_null(it->avg_us), &bad);
+    psc_json_set(o, "p50", psc_json_real_or_null(it->p50_us), &bad);
+    psc_json_set(o, "p95", psc_json_real_or_null(it->p95_us), &bad);
+    psc_json_set(o, "p99", psc_json_real_or_null(it->p99_us), &bad);
+    psc_json_set(o, "stdev", psc_json_real_or_null(it->stdev_us), &bad);
+    psc_json_set(o, "cv_pct", psc_json_real_or_null(it->cv_pct), &bad);
+    psc_json_set(o, "times", t, &bad);
+    return psc_json_done(o, bad);
+}
+
+static json_t *psc__half_json(const psc_coll_row_t *row, const psc_coll_row_ext_t *ext, int k)
 {
     json_t *o = json_object();
     int ran = row->r[k].ran != 0, bad = 0;
@@ -376,10 +513,13 @@ static json_t *psc__half_json(const psc_coll_row_t *row, int k)
     psc_json_set(o, "timed_ops_checked", json_integer(ran ? row->r[k].timed_checked : 0), &bad);
     psc_json_set(o, "per_operation_us", ran && row->r[k].iter_us.n ? psc_json_pctl(&row->r[k].iter_us) : json_null(),
                  &bad);
+    psc_json_set(o, "cpu_time_us", ran && ext ? psc_json_real_or_null(ext->r[k].cpu_time_us) : json_null(), &bad);
+    psc_json_set(o, "per_iteration_us", ran && ext && ext->r[k].iter.n ? psc__iter_json(&ext->r[k].iter) : json_null(),
+                 &bad);
     return psc_json_done(o, bad);
 }
 
-static json_t *psc__row_json(const psc_coll_row_t *row)
+static json_t *psc__row_json(const psc_coll_row_t *row, const psc_coll_row_ext_t *ext)
 {
     json_t *o = json_object();
     const char *type = psc_dtype_name(row->dtype), *op = row->op == -1 ? "none" : psc_redop_name(row->op);
@@ -392,8 +532,9 @@ static json_t *psc__row_json(const psc_coll_row_t *row)
     psc_json_set(o, "redop", op ? psc_json_str(op) : json_null(), &bad);
     psc_json_set(o, "root", json_integer(row->root), &bad);
     psc_json_set(o, "impl", psc_json_str(psc_coll_impl_name(psc__impl(row))), &bad);
-    psc_json_set(o, "out_of_place", psc__half_json(row, 0), &bad);
-    psc_json_set(o, "in_place", psc__half_json(row, 1), &bad);
+    psc_json_set(o, "out_of_place", psc__half_json(row, ext, 0), &bad);
+    psc_json_set(o, "in_place", psc__half_json(row, ext, 1), &bad);
+    psc_json_set(o, "end_time", ext ? json_integer(ext->end_time) : json_null(), &bad);
     return psc_json_done(o, bad);
 }
 
@@ -433,6 +574,14 @@ static void psc__options_json(json_t *o, const psc_coll_report_t *r, int *bad)
                                             : r->time_of == PSC_COLL_TIME_MIN ? "min"
                                             : r->time_of == PSC_COLL_TIME_MAX ? "max" : "mean"), bad);
     psc_json_set(o, "timeout_s", psc_json_real_or_null(r->timeout_s), bad);
+    psc_json_set(o, "run_cycles", json_integer(r->run_cycles), bad);
+    psc_json_set(o, "parallel_init", json_integer(r->parallel_init), bad);
+    psc_json_set(o, "stream_null", json_integer(r->stream_null), bad);
+    psc_json_set(o, "unalign", json_integer(r->unalign), bad);
+    psc_json_set(o, "register_mode", json_integer(r->register_mode), bad);
+    psc_json_set(o, "cta_policy", json_integer(r->cta_policy), bad);
+    psc_json_set(o, "per_iter", json_integer(r->per_iter), bad);
+    psc_json_set(o, "per_iter_skip", json_integer(r->per_iter_skip), bad);
 }
 
 json_t *psc_json_coll_report(const psc_coll_report_t *r)
@@ -450,7 +599,7 @@ json_t *psc_json_coll_report(const psc_coll_report_t *r)
         psc_json_push(ranks, psc__rank_json(&r->ranks[i]), &bad);
     psc_json_set(o, "ranks", ranks, &bad);
     for (int i = 0; r->rows && i < r->nrows; i++) {
-        json_t *row = psc__row_json(&r->rows[i]);
+        json_t *row = psc__row_json(&r->rows[i], r->ext ? &r->ext[i] : NULL);
 
         if (row && r->loads)
             psc_json_set(row, "compute_load", psc_json_coll_load_row(r, i), &bad);
@@ -468,6 +617,9 @@ json_t *psc_json_coll_report(const psc_coll_report_t *r)
     psc_json_set(o, "own_not_run", r->own_not_run[0] ? psc_json_str(r->own_not_run) : json_null(), &bad);
     psc_json_set(o, "run_ms", psc_json_real_or_null(r->run_ms), &bad);
     psc_json_set(o, "compute_load", json_boolean(r->loads != NULL), &bad);
+    psc_json_set(o, "memory_bytes", !r->mem_known ? json_null() :
+                 json_pack("{s:I,s:I,s:I}", "communicators", (json_int_t)r->mem_init_bytes, "buffers",
+                           (json_int_t)r->mem_user_bytes, "rows", (json_int_t)r->mem_coll_bytes), &bad);
     return psc_json_done(o, bad);
 }
 

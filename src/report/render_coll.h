@@ -23,7 +23,15 @@ typedef struct {
                                or FAILED where the library's rule (psc_coll_busbw_short) says so */
     double min_bw_gbs;
     const char *last_error; /* ncclGetLastError(NULL): "# error: <it>" as the last line instead of a blank one */
+    int cputime;            /* nccl-tests' -C: "cputime" columns, the rows' host time to issue (ext[].cpu_time_us) */
+    int timestamps;         /* -S: a "timestamp" column, each row's end time (ext[].end_time) */
+    int memory;             /* -M: the "GPU memory usage" line (mem_*) */
+    const char *json_out;   /* -J: "# Writing JSON output to <it>" after the notes, as nccl-tests says so */
+    unsigned parts;         /* PSC_COLL_PART_* set; 0: all of it */
 } psc_coll_render_opts_t;
+
+/* Parts of the text (-N 0 prints the head once, then each run's rows, never a foot: nccl-tests never ends). */
+enum { PSC_COLL_PART_HEAD = 1, PSC_COLL_PART_ROWS = 2, PSC_COLL_PART_FOOT = 4 };
 
 /*
  * nccl-tests' getFloatStr (2.19.6): value in exactly width characters (plus
@@ -44,6 +52,29 @@ void psc_coll_float_str(double value, int width, char *out);
  * per-operation times (iter_us.n > 0), each row's p50, p99 and max.
  */
 void psc_render_coll(FILE *f, const psc_coll_report_t *r, const psc_coll_render_opts_t *o);
+
+/* Whose rows nccl-tests' table holds (PSC_COLL_IMPL_NCCL, or p2pscope's where only they ran), their failed halves. */
+int psc_render_coll_table(const psc_coll_report_t *r, int *failed);
+
+/* What coll -J's JSON needs beyond the report. */
+typedef struct {
+    int argc;                /* "args": the command line as typed (program, options) */
+    char *const *argv;
+    char *const *envp;       /* "env": the environment */
+    int cputime;             /* -C: each half's "cpu_time" instead of "time" */
+    int identify;            /* --identify: the host name and the whole environment (else NCCL_, CUDA_, P2PSCOPE_) */
+    int min_bw_set;          /* NCCL_TESTS_MIN_BW: "average_bus_bandwidth"'s "okay" */
+    double min_bw_gbs;
+    const char *last_error;  /* "errors": ncclGetLastError's text; NULL "" */
+} psc_coll_nccl_json_opts_t;
+
+/*
+ * nccl-tests' own JSON file (util.cu, format version 3) of r: "version", "start_time", "args", "env",
+ * "nccl_version", "config" (its "devices" one per process, as nccl-tests parses them), "results" (a row of
+ * nccl-tests' table each: "out_of_place" and "in_place", -I's "*_per_iter"), "out_of_bounds",
+ * "average_bus_bandwidth", "errors", "end_time". A malloc'ed text (*len bytes), or NULL out of memory.
+ */
+char *psc_render_coll_nccl_json(const psc_coll_report_t *r, const psc_coll_nccl_json_opts_t *o, size_t *len);
 
 /*
  * coll --explain, after the table (every line starting with "#", so

@@ -358,6 +358,22 @@ static const fake_alloc_t *fake_alloc_find(uintptr_t p)
             return &fake_allocs[i];
     return NULL;
 }
+/* cuMemGetInfo: the current context's GPU, its total less the device memory the fake has handed out on it. */
+static CUresult fake_mem_get_info(size_t *fr, size_t *total)
+{
+    size_t used = 0;
+    int dev = fake_ctx_gpu((CUcontext)fake_cuda_current());
+
+    if (!fr || !total)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (fake_total_mem(total, (CUdevice)(dev < 0 ? 0 : dev)) != CUDA_SUCCESS)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    for (int i = 0; i < FAKE_ALLOC_MAX; i++)
+        if (fake_allocs[i].base && fake_allocs[i].type == CU_MEMORYTYPE_DEVICE && fake_allocs[i].dev == dev)
+            used += fake_allocs[i].size;
+    *fr = used < *total ? *total - used : 0;
+    return CUDA_SUCCESS;
+}
 /* For tests: the flags the allocation at p was made with, -1 when the fake does not know it. */
 long fake_cuda_alloc_flags(const void *p)
 {
@@ -1040,6 +1056,7 @@ static const struct { const char *name; void *fn; } fake_ctx_table[] = {
     {"cuMemHostGetDevicePointer", (void *)fake_host_dptr},
     {"cuMemAlloc", (void *)fake_mem_alloc},
     {"cuMemFree", (void *)fake_mem_free},
+    {"cuMemGetInfo", (void *)fake_mem_get_info},
     {"cuMemcpyHtoD", (void *)fake_htod},
     {"cuMemcpyDtoH", (void *)fake_dtoh},
     {"cuDeviceCanAccessPeer", (void *)fake_can_access},

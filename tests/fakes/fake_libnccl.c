@@ -65,6 +65,10 @@
  *                       communicator: collectives, sends and receives, in a group or
  *                       not; not init), to kill one rank mid-run at a known point
  *   FAKE_NCCL_DIR       where ncclGetUniqueId makes its rendezvous files
+ *   FAKE_NCCL_LOG=FILE  a line appended per ncclAllReduce (rank, buffers, count, stream), per
+ *                       buffer registration (ncclCommRegister, 2.19; ncclCommWindowRegister,
+ *                       2.27; their deregistrations: absent below those versions) and per
+ *                       ncclCommInitRankConfig whose config reaches CTAPolicy (2.27)
  *   FAKE_NCCL_CORRUPT=i element i of every output is wrong (its lowest bit
  *                       flipped): each rank's result, the root's for reduce, each
  *                       receive's for ncclRecv
@@ -75,6 +79,7 @@
 #define _GNU_SOURCE
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +126,18 @@ typedef struct {
     unsigned int version;
     int blocking;
 } fake_config_prefix;
+
+/* ncclConfig_t of NCCL 2.27 up to CTAPolicy (nccl.h's order), read where the caller's size and version reach it. */
+typedef struct {
+    size_t size;
+    unsigned int magic, version;
+    int blocking;
+    int cgaClusterSize, minCTAs, maxCTAs;
+    const char *netName;
+    int splitShare, trafficClass;
+    const char *commName;
+    int collnetEnable, CTAPolicy;
+} fake_config_227;
 
 typedef struct fake_comm *ncclComm_t;
 typedef void *cudaStream_t;
@@ -1410,6 +1427,65 @@ out:
 
 /* ---------------------------------------------------------------- the API */
 
+/* FAKE_NCCL_LOG=FILE: one line per call a test looks for (collectives' buffers and stream, registrations, config). */
+static void fake_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fake_log(const char *fmt, ...)
+{
+    const char *path = getenv("FAKE_NCCL_LOG");
+    char line[512];
+    va_list ap;
+    int fd, n;
+
+    if (!path || !*path)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600)) < 0)
+        return;
+    n = n > (int)sizeof(line) - 2 ? (int)sizeof(line) - 2 : n;
+    line[n++] = '\n';
+    if (write(fd, line, (size_t)n) != n) { /* a test's log: nothing to do about it */
+    }
+    close(fd);
+}
+
+/* ncclCommRegister (2.19): any buffer; the handle is the buffer itself, checked at deregistration. */
+static ncclResult_t fake_comm_register(ncclComm_t c, void *buf, size_t size, void **handle)
+{
+    if (!c || !buf || !handle)
+        return ncclInvalidArgument;
+    *handle = buf;
+    fake_log("ncclCommRegister rank=%d buff=%p size=%zu", c->rank, buf, size);
+    return ncclSuccess;
+}
+
+static ncclResult_t fake_comm_deregister(ncclComm_t c, void *handle)
+{
+    if (!c || !handle)
+        return ncclInvalidArgument;
+    fake_log("ncclCommDeregister rank=%d buff=%p", c->rank, handle);
+    return ncclSuccess;
+}
+
+/* ncclCommWindowRegister (2.27): the window is the buffer itself. */
+static ncclResult_t fake_comm_window_register(ncclComm_t c, void *buf, size_t size, void **win, int flags)
+{
+    if (!c || !buf || !win)
+        return ncclInvalidArgument;
+    *win = buf;
+    fake_log("ncclCommWindowRegister rank=%d buff=%p size=%zu flags=%d", c->rank, buf, size, flags);
+    return ncclSuccess;
+}
+
+static ncclResult_t fake_comm_window_deregister(ncclComm_t c, void *win)
+{
+    if (!c || !win)
+        return ncclInvalidArgument;
+    fake_log("ncclCommWindowDeregister rank=%d buff=%p", c->rank, win);
+    return ncclSuccess;
+}
+
 static ncclResult_t fake_get_version(int *v)
 {
     if (!v)
@@ -1524,6 +1600,8 @@ static ncclResult_t fake_comm_init_rank_config(ncclComm_t *out, int nranks, nccl
         pthread_mutex_unlock(&g_mu);
         return ncclInvalidArgument;
     }
+    if (cfg && cfg->version >= 22700 && cfg->size >= sizeof(fake_config_227))
+        fake_log("ncclCommInitRankConfig rank=%d CTAPolicy=%d", rank, ((const fake_config_227 *)cfg)->CTAPolicy);
     return fake_init_rank(out, nranks, id, rank, cfg ? cfg->blocking != 0 : 1);
 }
 
@@ -1741,7 +1819,8 @@ static ncclResult_t fake_all_reduce(const void *s, void *r, size_t n, ncclDataTy
                                     ncclComm_t c, cudaStream_t st)
 {
     struct fake_args a = {K_ALLREDUCE, s, r, n, dt, op, -1, -1};
-    (void)st;
+
+    fake_log("ncclAllReduce rank=%d send=%p recv=%p count=%zu stream=%p", c ? c->rank : -1, s, r, n, st);
     return fake_call(c, &a);
 }
 
@@ -1865,3 +1944,10 @@ FAKE_API(ncclSend, fake_send, ncclResult_t, (const void *, size_t, ncclDataType_
 FAKE_API(ncclRecv, fake_recv, ncclResult_t, (void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t), 1)
 FAKE_API(ncclGetErrorString, fake_get_error_string, const char *, (ncclResult_t), 1)
 FAKE_API(ncclGetLastError, fake_get_last_error, const char *, (ncclComm_t), fake_version() >= 21300)
+FAKE_API(ncclCommRegister, fake_comm_register, ncclResult_t, (ncclComm_t, void *, size_t, void **),
+         fake_version() >= 21900)
+FAKE_API(ncclCommDeregister, fake_comm_deregister, ncclResult_t, (ncclComm_t, void *), fake_version() >= 21900)
+FAKE_API(ncclCommWindowRegister, fake_comm_window_register, ncclResult_t, (ncclComm_t, void *, size_t, void **, int),
+         fake_version() >= 22700)
+FAKE_API(ncclCommWindowDeregister, fake_comm_window_deregister, ncclResult_t, (ncclComm_t, void *),
+         fake_version() >= 22700)

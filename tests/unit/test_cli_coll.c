@@ -122,7 +122,7 @@ static void test_parse_errors(void **state)
     bad("invalid sizes: -b 16 > -e 8", PARSE(&o, "coll", "-b", "16", "-e", "8"));
     bad("accepted sum, prod, max, min, avg or all", PARSE(&o, "coll", "-o", "mulsum"));
     bad("accepted int8, uint8", PARSE(&o, "coll", "-d", "fp8"));
-    bad("bad -z '3'", PARSE(&o, "coll", "-z", "3"));
+    bad("bad -z '4'", PARSE(&o, "coll", "-z", "4"));
     bad("bad -t '2': accepted 1", PARSE(&o, "coll", "-t", "2"));
     bad("bad -g '0'", PARSE(&o, "coll", "-g", "0"));
     bad("bad -f '0'", PARSE(&o, "coll", "-f", "0"));
@@ -131,7 +131,7 @@ static void test_parse_errors(void **state)
     bad("bad -a '4'", PARSE(&o, "coll", "-a", "4"));
     bad("-z and -G exclude each other", PARSE(&o, "coll", "-z", "1", "-G", "5"));
     bad("-g and --devices exclude each other", PARSE(&o, "coll", "-g", "1", "--devices", "0"));
-    bad("unknown option '-N' for coll: accepted -b -e", PARSE(&o, "coll", "-N", "2"));
+    bad("unknown option '-q' for coll: accepted -b -e", PARSE(&o, "coll", "-q", "2"));
     bad("unknown option '--bogus' for coll", PARSE(&o, "coll", "--bogus"));
     bad("-b needs a value", PARSE(&o, "coll", "-b"));
     bad("unknown collective 'gather'", PARSE(&o, "coll", "gather"));

@@ -382,6 +382,92 @@ static void test_refusals(void **state)
     refused(&o, 2, PSC_ERR_UNSUPPORTED, "NCCL");
 }
 
+/* nccl-tests' other options as the library takes them: each out of range refused in one line, before anything runs. */
+static void test_more_refusals(void **state)
+{
+    static const struct { const char *want; int field, value; } cases[] = {
+        {"run_cycles out of range (accepted 1 to 1000)", 0, 0},
+        {"run_cycles out of range", 0, 1001},
+        {"parallel_init, stream_null or per_iter out of range", 1, 2},
+        {"register_mode or cta_policy out of range", 2, 3},
+        {"register_mode or cta_policy out of range", 3, -2},
+        {"unalign out of range (accepted 0 to 1024 elements)", 4, 1025},
+        {"per_iter_skip out of range (accepted 0 to iters - 1, with per_iter)", 5, 1},
+        {"device_impl or device_ctas out of range", 6, 129},
+        {"device implementation (-D > 0) requires enabling symmetric memory registration (-R 2)", 7, 1},
+    };
+    psc_coll_opts_t o;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int *f[] = {&o.run_cycles, &o.parallel_init, &o.register_mode, &o.cta_policy, &o.unalign, &o.per_iter_skip,
+                    &o.device_ctas, &o.device_impl};
+
+        opts(&o, PSC_COLL_ALL_REDUCE, 64, 64);
+        *f[cases[i].field] = cases[i].value;
+        refused(&o, 2, PSC_ERR_INVALID, cases[i].want);
+    }
+    opts(&o, PSC_COLL_ALL_REDUCE, 64, 64);
+    o.per_iter = 1;
+    o.per_iter_skip = 5; /* iters 5 */
+    refused(&o, 2, PSC_ERR_INVALID, "per_iter_skip out of range");
+    opts(&o, PSC_COLL_ALL_REDUCE, 64, 64);
+    o.per_iter = 1;
+    o.iters = 1000000;
+    o.dtype = -1;
+    o.op = -1; /* 50 rows x 2 x 1e6 */
+    refused(&o, 2, PSC_ERR_INVALID, "per_iter keeps each iteration's time: 50 rows x 2 x 1000000 iterations");
+    opts(&o, PSC_COLL_ALL_REDUCE, 64, 64);
+    o.graph_launches = 2;
+    o.stream_null = 1;
+    refused(&o, 2, PSC_ERR_INVALID, "CUDA graphs with stream_null or per_iter");
+    opts(&o, PSC_COLL_ALL_REDUCE, 64, 64);
+    o.impls = PSC_COLL_IMPL_P2PSCOPE;
+    o.unalign = 1;
+    refused(&o, 2, PSC_ERR_INVALID, "unalign or stream_null with p2pscope's own collectives alone");
+}
+
+/*
+ * The report's grown part: -N's cycles (every size again, after one warm-up), each half's host time to issue,
+ * -I's iterations (one time each, their figures from them), each row's end time, the memory figures.
+ */
+static void test_more_report(void **state)
+{
+    static const int two[] = {0, 1};
+    psc_coll_opts_t o;
+    psc_coll_report_t *r;
+    long long t0 = (long long)time(NULL);
+
+    (void)state;
+    opts(&o, PSC_COLL_ALL_REDUCE, 64, 1024); /* 64, 256, 1024 */
+    o.run_cycles = 2;
+    o.per_iter = 1;
+    o.per_iter_skip = 1;
+    r = run_ok(two, 2, &o);
+    assert_int_equal(r->nrows, 6);
+    assert_int_equal(r->run_cycles, 2);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(r->rows[i].bytes, 64u << (2 * (i % 3)));
+        assert_true(r->ext[i].end_time >= t0 && r->ext[i].end_time <= r->end_time);
+        for (int k = 0; k < 2; k++) {
+            const psc_coll_iter_t *it = &r->ext[i].r[k].iter;
+            double lo = it->times_us[1], hi = it->times_us[1];
+
+            assert_true(r->ext[i].r[k].cpu_time_us > 0);
+            assert_int_equal(it->n, 5);
+            assert_int_equal(it->skipped, 1);
+            for (int j = 2; j < it->n; j++) {
+                lo = it->times_us[j] < lo ? it->times_us[j] : lo;
+                hi = it->times_us[j] > hi ? it->times_us[j] : hi;
+            }
+            assert_true(it->min_us == lo && it->max_us == hi);
+        }
+    }
+    assert_int_equal(r->mem_known, 1);
+    assert_true(r->mem_user_bytes >= 2 * 1024); /* send and recv of max_bytes */
+    psc_coll_report_free(r);
+}
+
 /* A collective that never completes: the run gives up at the timeout, naming it, with the communicators aborted. */
 static void test_timeout(void **state)
 {
@@ -500,6 +586,8 @@ int main(void)
         cmocka_unit_test_setup(test_compute_load_rows, each),
         cmocka_unit_test(test_compute_load_within),
         cmocka_unit_test_setup(test_refusals, each),
+        cmocka_unit_test_setup(test_more_refusals, each),
+        cmocka_unit_test_setup(test_more_report, each),
         cmocka_unit_test_setup(test_timeout, each),
         cmocka_unit_test_setup(test_leaves_caller_state, each),
         cmocka_unit_test_setup(test_procs_calls, each),

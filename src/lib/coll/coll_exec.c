@@ -254,6 +254,8 @@ psc_status_t psc__coll_wait(psc_coll_exec_t *x)
 
             if (done[i])
                 continue;
+            if (!x->stream[i] && psc__gpu_use(x->ctx, x->dev[i]) != PSC_OK) /* -y: the GPU's legacy stream */
+                return psc__coll_fail(x, PSC_ERR_DRIVER, "%s", psc_context_last_error(x->ctx));
             if ((rc = x->ctx->cu.p_cuStreamQuery(x->stream[i])) == CUDA_SUCCESS) {
                 done[i] = 1;
                 left--;
@@ -300,11 +302,17 @@ psc_status_t psc__coll_barrier(psc_coll_exec_t *x)
     return PSC_OK;
 }
 
+uint64_t psc__coll_unalign(const psc_coll_exec_t *x, const psc_coll_shape_t *sh)
+{
+    return sh->impl == PSC_COLL_IMPL_P2PSCOPE ? 0 : (uint64_t)x->o->unalign * psc_dtype_size(sh->dtype);
+}
+
 /* One rank's buffers for slot `slot` of sh: what it sends from and receives into. */
 static void psc__bufs(const psc_coll_exec_t *x, int i, const psc_coll_shape_t *sh, int in_place, unsigned slot,
                       CUdeviceptr *sbuf, CUdeviceptr *rbuf)
 {
-    uint64_t base = (uint64_t)slot * sh->slot_bytes, part = sh->count * psc_dtype_size(sh->dtype);
+    uint64_t base = (uint64_t)slot * sh->slot_bytes + psc__coll_unalign(x, sh),
+             part = sh->count * psc_dtype_size(sh->dtype);
     int rank = x->first_rank + i;
 
     if (!in_place) {
@@ -458,28 +466,80 @@ static psc_status_t psc__mark(psc_coll_exec_t *x, int k)
     return st == PSC_OK ? st : psc__coll_fail(x, st, "marking the loop: %s", psc_context_last_error(x->ctx));
 }
 
-static psc_status_t psc__time_eager(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *ns)
+/* -I: event idx of every local GPU's stream (nccl-tests' recordEvents). */
+static psc_status_t psc__record(psc_coll_exec_t *x, int idx)
+{
+    psc_status_t st = PSC_OK;
+
+    for (int i = 0; i < x->nlocal && st == PSC_OK; i++)
+        if ((st = psc__gpu_use(x->ctx, x->dev[i])) == PSC_OK)
+            st = PSC_CU(x->ctx, cuEventRecord, (x->ev[i][idx], x->stream[i]));
+    return st == PSC_OK ? st : psc__coll_fail(x, st, "recording an iteration's event: %s",
+                                              psc_context_last_error(x->ctx));
+}
+
+/* -I: each iteration's time between its events over agg_iters, the most over the local GPUs (nccl-tests' getElapsedTimes). */
+static psc_status_t psc__iter_times(psc_coll_exec_t *x, double *iter_s)
 {
     const psc_coll_opts_t *o = x->o;
-    psc_status_t st = psc__mark(x, 0);
-    double t0 = psc__now_ns();
+    int paired = o->blocking == 3;
+    psc_status_t st;
 
-    if (st != PSC_OK)
-        return st;
-    for (int it = 0; it < o->iters; it++) {
-        if ((st = psc__coll_issue(x, sh, in_place, (uint64_t)it * (unsigned)o->agg_iters, (unsigned)o->agg_iters)) !=
-            PSC_OK)
-            return st;
-        if (o->blocking && ((st = psc__coll_wait(x)) != PSC_OK || (o->blocking == 1 && (st = psc__coll_barrier(x)) != PSC_OK)))
-            return st;
+    for (int j = 0; j < o->iters; j++) {
+        iter_s[j] = 0;
+        for (int i = 0; i < x->nlocal; i++) {
+            float ms = 0;
+
+            if ((st = psc__gpu_use(x->ctx, x->dev[i])) != PSC_OK ||
+                (st = PSC_CU(x->ctx, cuEventElapsedTime, (&ms, x->ev[i][paired ? 2 * j : j],
+                                                          x->ev[i][paired ? 2 * j + 1 : j + 1]))) != PSC_OK)
+                return psc__coll_fail(x, st, "reading an iteration's time: %s", psc_context_last_error(x->ctx));
+            if (ms * 1e-3 / o->agg_iters > iter_s[j])
+                iter_s[j] = ms * 1e-3 / o->agg_iters;
+        }
     }
-    if ((st = psc__mark(x, 1)) != PSC_OK || (st = psc__coll_wait(x)) != PSC_OK)
-        return st;
-    *ns = psc__now_ns() - t0;
     return PSC_OK;
 }
 
-static psc_status_t psc__time_graph(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *ns)
+/*
+ * The eager loop. -z 1 and 2 wait (and meet) after each iteration; -z 3 also,
+ * its time the iterations' own (issue to done) without the meetings, as
+ * nccl-tests' collOnlySec. cpu_ns: until the last is issued (-z 3: the same).
+ */
+static psc_status_t psc__time_eager(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, int record,
+                                    double *ns, double *cpu_ns)
+{
+    const psc_coll_opts_t *o = x->o;
+    int z3 = o->blocking == 3;
+    psc_status_t st = psc__mark(x, 0);
+    double t0 = psc__now_ns(), only = 0;
+
+    for (int it = 0; it < o->iters && st == PSC_OK; it++) {
+        double ti = psc__now_ns();
+
+        if ((record && (st = psc__record(x, z3 ? 2 * it : it)) != PSC_OK) ||
+            (st = psc__coll_issue(x, sh, in_place, (uint64_t)it * (unsigned)o->agg_iters, (unsigned)o->agg_iters)) !=
+                PSC_OK)
+            return st;
+        if (o->blocking && (st = psc__coll_wait(x)) != PSC_OK)
+            return st;
+        if (z3 && record && (st = psc__record(x, 2 * it + 1)) != PSC_OK)
+            return st;
+        only += psc__now_ns() - ti;
+        if ((o->blocking == 1 || z3) && (st = psc__coll_barrier(x)) != PSC_OK)
+            return st;
+    }
+    if (st != PSC_OK || (record && !z3 && (st = psc__record(x, o->iters)) != PSC_OK))
+        return st;
+    *cpu_ns = z3 ? only : psc__now_ns() - t0;
+    if ((st = psc__mark(x, 1)) != PSC_OK || (st = psc__coll_wait(x)) != PSC_OK)
+        return st;
+    *ns = z3 ? only : psc__now_ns() - t0;
+    return PSC_OK;
+}
+
+static psc_status_t psc__time_graph(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *ns,
+                                    double *cpu_ns)
 {
     const psc_coll_opts_t *o = x->o;
     psc_cuda_t *cu = &x->ctx->cu;
@@ -503,6 +563,7 @@ static psc_status_t psc__time_graph(psc_coll_exec_t *x, const psc_coll_shape_t *
     for (int l = 0; l < o->graph_launches && st == PSC_OK; l++)
         for (int i = 0; i < x->nlocal && st == PSC_OK; i++)
             st = PSC_CU(x->ctx, cuGraphLaunch, (e[i], x->stream[i]));
+    *cpu_ns = psc__now_ns() - t0; /* nccl-tests' cputime: every launch, not divided by them */
     if (st != PSC_OK)
         st = psc__coll_fail(x, st, "replaying the CUDA graph: %s", psc_context_last_error(x->ctx));
     else if ((st = psc__mark(x, 1)) == PSC_OK && (st = psc__coll_wait(x)) == PSC_OK)
@@ -517,23 +578,36 @@ out:
     return st;
 }
 
-psc_status_t psc__coll_time(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *sec)
+psc_status_t psc__coll_time_ex(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *sec,
+                               double *cpu_sec, double *iter_s)
 {
-    double ns = 0;
+    double ns = 0, cpu = 0, per = (double)x->o->iters * x->o->agg_iters;
+    int record = iter_s && x->o->per_iter && !x->o->graph_launches && x->nev > 0;
     psc_status_t st;
 
     x->stage = x->o->graph_launches ? "the timed loop (CUDA graph)" : "the timed loop";
     x->timing = 1;
-    st = x->o->graph_launches ? psc__time_graph(x, sh, in_place, &ns) : psc__time_eager(x, sh, in_place, &ns);
+    st = x->o->graph_launches ? psc__time_graph(x, sh, in_place, &ns, &cpu)
+                              : psc__time_eager(x, sh, in_place, record, &ns, &cpu);
     x->timing = 0;
-    if (st == PSC_OK && (st = psc__own_check(x)) == PSC_OK) /* outside the time: it reads each GPU's words */
-        *sec = ns * 1e-9 / ((double)x->o->iters * x->o->agg_iters);
+    if (st == PSC_OK && (st = psc__own_check(x)) == PSC_OK) { /* outside the time: it reads each GPU's words */
+        *sec = ns * 1e-9 / per;
+        if (cpu_sec)
+            *cpu_sec = cpu * 1e-9 / per;
+        if (record)
+            st = psc__iter_times(x, iter_s);
+    }
     return st;
+}
+
+psc_status_t psc__coll_time(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *sec)
+{
+    return psc__coll_time_ex(x, sh, in_place, sec, NULL, NULL);
 }
 
 psc_status_t psc__coll_time_each(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *us)
 {
-    int n = x->nev - 1;
+    int n = x->neach;
     psc_status_t st = PSC_OK;
 
     x->stage = "the per-operation loop";
@@ -593,7 +667,8 @@ psc_status_t psc__coll_fill_all(psc_coll_exec_t *x, const psc_coll_shape_t *sh, 
         psc_coll_data_t d = psc__data(x, i, sh, in_place, seed);
 
         if ((st = psc__gpu_use(x->ctx, x->dev[i])) == PSC_OK)
-            st = psc__coll_fill(x->ctx, x->dev[i], x->stream[i], x->send[i], x->recv[i], sh->slot_bytes, nslots, &d);
+            st = psc__coll_fill(x->ctx, x->dev[i], x->stream[i], x->send[i] + psc__coll_unalign(x, sh),
+                                x->recv[i] + psc__coll_unalign(x, sh), sh->slot_bytes, nslots, &d);
     }
     if (st != PSC_OK)
         return psc__coll_fail(x, st, "setting the inputs: %s", psc_context_last_error(x->ctx));
@@ -615,7 +690,8 @@ static void psc__name_wrong(psc_coll_exec_t *x, int i, const psc_coll_shape_t *s
     slot = (unsigned)(idx / per);
     j = idx % per;
     if (psc__gpu_use(x->ctx, x->dev[i]) != PSC_OK ||
-        x->ctx->cu.p_cuMemcpyDtoH(&got, x->recv[i] + (uint64_t)slot * sh->slot_bytes + (psc__coll_out_offset(&d) + j) * ts,
+        x->ctx->cu.p_cuMemcpyDtoH(&got, x->recv[i] + psc__coll_unalign(x, sh) + (uint64_t)slot * sh->slot_bytes +
+                                            (psc__coll_out_offset(&d) + j) * ts,
                                   ts) != CUDA_SUCCESS)
         return;
     snprintf(first, len, "rank %d, %s, slot %u, element %llu: 0x%0*llx, expected 0x%0*llx", d.rank,
@@ -636,7 +712,8 @@ psc_status_t psc__coll_check_all(psc_coll_exec_t *x, const psc_coll_shape_t *sh,
             /* on the check's own stream: a pageable cuMemcpyHtoD may still be in flight when a kernel there starts */
             (st = PSC_CU(x->ctx, cuMemcpyAsync, (x->words[i], (CUdeviceptr)(uintptr_t)init, sizeof(init),
                                                  x->stream[i]))) == PSC_OK)
-            st = psc__coll_check(x->ctx, x->dev[i], x->stream[i], x->recv[i], sh->slot_bytes, nslots, &d,
+            st = psc__coll_check(x->ctx, x->dev[i], x->stream[i], x->recv[i] + psc__coll_unalign(x, sh),
+                                 sh->slot_bytes, nslots, &d,
                                  x->words[i]);
     }
     if (st != PSC_OK)
@@ -694,7 +771,8 @@ static psc_status_t psc__open_gpu(psc_coll_exec_t *x, int i)
 
     if ((st = psc__gpu_use(x->ctx, x->dev[i])) != PSC_OK)
         return st;
-    if ((st = PSC_CU(x->ctx, cuStreamCreate, (&x->stream[i], CU_STREAM_NON_BLOCKING))) != PSC_OK ||
+    /* -y: NULL, each GPU's legacy default stream, as nccl-tests' streamnull */
+    if ((!x->o->stream_null && (st = PSC_CU(x->ctx, cuStreamCreate, (&x->stream[i], CU_STREAM_NON_BLOCKING))) != PSC_OK) ||
         (st = psc__alloc(x, i, &x->send[i])) != PSC_OK || (st = psc__alloc(x, i, &x->recv[i])) != PSC_OK)
         return st;
     if (x->ctx->cu.p_cuMemAlloc(&x->words[i], 16) != CUDA_SUCCESS)
@@ -741,6 +819,7 @@ static psc_status_t psc__open_comms(psc_coll_exec_t *x)
         return psc__coll_fail(x, PSC_ERR_IO, "the NCCL id could not reach the processes (the caller's bcast failed)");
     /* blocking, as nccl-tests makes them (see the watchdog) */
     psc__nccl_config_init(&cfg, 1, x->nccl.version);
+    psc__nccl_config_cta_policy(&cfg, x->cta_policy, x->nccl.version);
     x->stage = "making the NCCL communicators";
     if ((st = psc__watch_start(x)) != PSC_OK)
         return st;
@@ -798,13 +877,26 @@ psc_status_t psc__coll_exec_open(psc_coll_exec_t *x)
 
     /* 16-byte multiples: p2pscope's slots are 16-byte aligned, the largest one fits */
     x->buf_bytes = x->o->max_bytes < 16 ? 16 : (x->o->max_bytes + 15) / 16 * 16;
-    x->nev = x->o->per_op ? (x->o->iters < PSC_COLL_MAX_EACH ? x->o->iters : PSC_COLL_MAX_EACH) + 1 : 0;
+    x->buf_bytes += 8 * (uint64_t)x->o->unalign; /* nccl-tests' pad: the largest type's -u elements */
+    x->neach = x->o->per_op ? (x->o->iters < PSC_COLL_MAX_EACH ? x->o->iters : PSC_COLL_MAX_EACH) : 0;
+    x->nev = x->neach ? x->neach + 1 : 0;
+    if (x->o->per_iter) { /* -z 3 pairs them: each iteration's start and stop */
+        int need = x->o->blocking == 3 ? 2 * x->o->iters : x->o->iters + 1;
+
+        x->nev = need > x->nev ? need : x->nev;
+    }
+    psc__coll_mem_note(x, 0);
     for (int i = 0; i < x->nlocal && st == PSC_OK; i++)
         st = psc__open_gpu(x, i);
+    psc__coll_mem_note(x, 1);
     if (!psc__all_ok(x, st == PSC_OK))
         return st != PSC_OK ? st : psc__coll_fail(x, PSC_ERR_IO, "another process could not set up its GPU");
     if (x->use_nccl && (st = psc__open_comms(x)) != PSC_OK)
         return st;
+    psc__coll_mem_note(x, 2);
+    if (x->use_nccl && (st = psc__coll_register(x)) != PSC_OK)
+        return st;
+    psc__coll_mem_note(x, 3);
     /* join reports the same status in every process: nothing more to agree on */
     if (!x->want_own || (st = psc__open_group(x)) == PSC_OK)
         return PSC_OK;
@@ -841,6 +933,7 @@ void psc__coll_exec_close(psc_coll_exec_t *x, int failed)
 {
     if (failed) /* a peer may be gone or stuck: a finalize could wait for it forever */
         psc__abort(x);
+    psc__coll_deregister(x);
     /*
      * NCCL 2.14+: finalize flushes a healthy communicator before it is
      * destroyed; it completes only once every rank's is quiescent, so this

@@ -61,8 +61,14 @@ typedef struct {
     CUdeviceptr send[PSC_MAX_GPUS], recv[PSC_MAX_GPUS];
     int nccl_mem[PSC_MAX_GPUS];          /* send and recv from ncclMemAlloc (else cuMemAlloc) */
     CUdeviceptr words[PSC_MAX_GPUS];     /* the check's two u64: wrong elements, lowest wrong index */
-    CUevent *ev[PSC_MAX_GPUS];           /* per_op: iters + 1 events per GPU */
+    CUevent *ev[PSC_MAX_GPUS];           /* per_op and per_iter: nev events per GPU */
     int nev;
+    int neach;                           /* per_op: operations timed one by one (nev - 1 at most) */
+    int cta_policy;                      /* ncclConfig_t.CTAPolicy as set (-x); -1 NCCL's default */
+    int reg_mode;                        /* buffer registration as made: 0 none, 1 ncclCommRegister, 2 windows */
+    void *reg[2][PSC_MAX_GPUS];          /* the registrations of send [0] and recv [1]: handles or windows */
+    long long mem_free[5][PSC_MAX_GPUS]; /* free GPU memory before the buffers, after them, after the
+                                            communicators, after the registrations, after the rows; -1 not read */
     uint64_t buf_bytes;                  /* of send and of recv, per GPU */
     psc_coll_watch_t watch;              /* with a timeout and NCCL's rows: the watchdog of NCCL's host calls */
     int aborted;
@@ -103,8 +109,22 @@ psc_status_t psc__coll_barrier(psc_coll_exec_t *x);
  * operation on the host clock, into *sec.
  */
 psc_status_t psc__coll_time(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *sec);
+/*
+ * The same, also the host's time to issue them per operation (nccl-tests' -C: without the wait for the last),
+ * and with iter_s (o->per_iter, eager) each iteration's time between CUDA events recorded in the loop itself,
+ * divided by agg_iters, the most over the local GPUs (seconds, [iters]).
+ */
+psc_status_t psc__coll_time_ex(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *sec,
+                               double *cpu_sec, double *iter_s);
+/* -u: the bytes a row's buffers begin past their allocation (NCCL's rows; p2pscope's take aligned ones). */
+uint64_t psc__coll_unalign(const psc_coll_exec_t *x, const psc_coll_shape_t *sh);
+/* coll_register.c: send and recv registered with every communicator as reg_mode says (-R), and undone. */
+psc_status_t psc__coll_register(psc_coll_exec_t *x);
+void psc__coll_deregister(psc_coll_exec_t *x);
+/* Free memory of each local GPU into mem_free[k] (-1 where it cannot be read). */
+void psc__coll_mem_note(psc_coll_exec_t *x, int k);
 
-/* per_op: iters operations one by one between CUDA events; each one's us (max over local GPUs) into us[iters]. */
+/* per_op: neach operations one by one between CUDA events; each one's us (max over local GPUs) into us[neach]. */
 psc_status_t psc__coll_time_each(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, double *us);
 
 /* Fill (check = 0) or check (1) nslots slots on every local rank; wrong elements summed into *wrong. */

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "coll/coll_exec.h"
@@ -37,6 +39,33 @@ static psc_status_t psc__bad(psc_context_t *ctx, const char *what)
     return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: %s", what);
 }
 
+/* nccl-tests' options of the grown part of o (-N -p -y -R -x -u -I -K -D -V), each against what it accepts. */
+static psc_status_t psc__check_more(psc_context_t *ctx, const psc_coll_opts_t *o)
+{
+    if (o->run_cycles < 1 || o->run_cycles > 1000)
+        return psc__bad(ctx, "run_cycles out of range (accepted 1 to 1000)");
+    if ((o->parallel_init | o->stream_null | o->per_iter) & ~1)
+        return psc__bad(ctx, "parallel_init, stream_null or per_iter out of range (accepted 0 or 1)");
+    if (o->register_mode < 0 || o->register_mode > 2 || o->cta_policy < -1 || o->cta_policy > 2)
+        return psc__bad(ctx, "register_mode or cta_policy out of range (accepted 0, 1, 2; cta_policy -1 too)");
+    if (o->unalign < 0 || o->unalign > 1024)
+        return psc__bad(ctx, "unalign out of range (accepted 0 to 1024 elements)");
+    if (o->graph_launches && (o->stream_null || o->per_iter))
+        return psc__bad(ctx, "CUDA graphs with stream_null or per_iter (accepted one of them: a graph is captured "
+                        "from a stream of the run's own, and replays its iterations without events between them)");
+    if (o->per_iter_skip < 0 || o->per_iter_skip >= o->iters || (o->per_iter_skip && !o->per_iter))
+        return psc__bad(ctx, "per_iter_skip out of range (accepted 0 to iters - 1, with per_iter)");
+    if (o->device_impl < 0 || o->device_ctas < 0 || o->device_ctas > 128)
+        return psc__bad(ctx, "device_impl or device_ctas out of range (accepted device_impl >= 0, device_ctas 0 to "
+                        "128)");
+    if (o->impls == PSC_COLL_IMPL_P2PSCOPE && (o->unalign || o->stream_null))
+        return psc__bad(ctx, "unalign or stream_null with p2pscope's own collectives alone (accepted NCCL in impls: "
+                        "p2pscope's own collectives take 16-byte aligned buffers on streams of their own)");
+    if (o->device_impl > 0 && o->register_mode != 2)
+        return psc__bad(ctx, "device implementation (-D > 0) requires enabling symmetric memory registration (-R 2)");
+    return PSC_OK;
+}
+
 /* The values of o, each against what it accepts. */
 static psc_status_t psc__check_opts(psc_context_t *ctx, const psc_coll_opts_t *o)
 {
@@ -59,8 +88,9 @@ static psc_status_t psc__check_opts(psc_context_t *ctx, const psc_coll_opts_t *o
         o->graph_launches > 100000)
         return psc__bad(ctx, "iterations out of range (accepted warmup 0..100000, iters 1..1000000, agg 1..1024, "
                         "check 0..1000, graph launches 0..100000)");
-    if (o->blocking < 0 || o->blocking > 2)
-        return psc__bad(ctx, "blocking out of range (accepted 0, 1 wait and meet after each operation, 2 wait)");
+    if (o->blocking < 0 || o->blocking > 3)
+        return psc__bad(ctx, "blocking out of range (accepted 0, 1 wait and meet after each operation, 2 wait, 3 wait "
+                        "and meet after each iteration)");
     if (o->blocking && o->graph_launches)
         return psc__bad(ctx, "blocking and CUDA graphs together (accepted one of them: a graph replays its "
                         "operations without the host)");
@@ -77,7 +107,7 @@ static psc_status_t psc__check_opts(psc_context_t *ctx, const psc_coll_opts_t *o
     if (p && (p->nprocs < 1 || p->proc < 0 || p->proc >= p->nprocs || !p->bcast || !p->allreduce || !p->allgather))
         return psc__bad(ctx, "procs incomplete (accepted nprocs >= 1, 0 <= proc < nprocs, and bcast, allreduce and "
                         "allgather set)");
-    return PSC_OK;
+    return psc__check_more(ctx, o);
 }
 
 /* The size after s (step factor or step bytes), or 0 past max_bytes: a step that would wrap ends the sweep. */
@@ -169,11 +199,15 @@ static psc_status_t psc__plan(psc_context_t *ctx, const psc_coll_opts_t *o, int 
     pl->nroot = rooted && o->root == -1 ? nranks : 1;
     for (uint64_t s = o->min_bytes; s && s <= o->max_bytes && pl->nsizes <= PSC_COLL_MAX_ROWS; s = psc__next(o, s))
         pl->nsizes++;
-    rows = per * pl->nroot * pl->nsizes;
+    rows = per * pl->nroot * pl->nsizes * o->run_cycles;
     if (rows > PSC_COLL_MAX_ROWS)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: %s%lld rows (accepted at most %d: a larger step, fewer "
-                         "types, ops or roots)", pl->nsizes > PSC_COLL_MAX_ROWS ? "over " : "", rows,
+                         "types, ops, roots or cycles)", pl->nsizes > PSC_COLL_MAX_ROWS ? "over " : "", rows,
                          PSC_COLL_MAX_ROWS);
+    if (o->per_iter && (double)rows * 2 * o->iters > (double)(1 << 26)) /* 512 MiB of times */
+        return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: per_iter keeps each iteration's time: %lld rows x 2 x "
+                         "%d iterations is too many (accepted at most %d in all: fewer sizes, cycles or iterations)",
+                         rows, o->iters, 1 << 26);
     if (!(pl->roots = calloc((size_t)pl->nroot, sizeof(int))) ||
         !(pl->sizes = calloc((size_t)pl->nsizes, sizeof(uint64_t)))) {
         free(pl->roots);
@@ -242,6 +276,7 @@ typedef struct {
     psc_coll_exec_t x;
     psc_coll_report_t *rep;
     double *each;                       /* per_op samples */
+    double *iter;                       /* per_iter: one half's iterations, s */
     psc_coll_load_t *load;              /* compute_load: the compute kernels' streams and events */
     unsigned char peer_was[PSC_MAX_GPUS][PSC_MAX_GPUS]; /* the caller's peer access between local GPUs */
     int row;
@@ -296,6 +331,57 @@ static psc_status_t psc__wrong_anywhere(psc_coll_exec_t *x, long long wrong, int
     return PSC_OK;
 }
 
+/* nccl-tests' nearest rank (util.cu's percentileIndex): the p-th percentile's index among n sorted. */
+static int psc__rank_index(int n, int p)
+{
+    int k = (n * p + 99) / 100 - 1;
+
+    return k < n - 1 ? k : n - 1;
+}
+
+/* nccl-tests' computeIterStats of times[skip..n) (seconds) into it (us); every time kept in it->times_us. */
+static void psc__coll_iter_stats(const double *times, int n, int skip, double *sorted, psc_coll_iter_t *it)
+{
+    int m = n - skip;
+    double sum = 0, var = 0;
+
+    it->n = n;
+    it->skipped = skip;
+    for (int i = 0; i < n; i++)
+        it->times_us[i] = times[i] * 1e6;
+    if (m < 1)
+        return;
+    memcpy(sorted, times + skip, (size_t)m * sizeof(double));
+    qsort(sorted, (size_t)m, sizeof(double), psc__cmp_double);
+    for (int i = 0; i < m; i++)
+        sum += sorted[i];
+    it->avg_us = sum / m * 1e6;
+    for (int i = 0; i < m; i++)
+        var += (sorted[i] * 1e6 - it->avg_us) * (sorted[i] * 1e6 - it->avg_us);
+    it->stdev_us = sqrt(var / m);
+    it->min_us = sorted[0] * 1e6;
+    it->max_us = sorted[m - 1] * 1e6;
+    it->p50_us = sorted[m / 2] * 1e6;
+    it->p95_us = sorted[psc__rank_index(m, 95)] * 1e6;
+    it->p99_us = sorted[psc__rank_index(m, 99)] * 1e6;
+    it->cv_pct = it->avg_us > 0 ? it->stdev_us / it->avg_us * 100.0 : 0.0;
+}
+
+/* -I: the half's iterations, the most over the processes (nccl-tests' process rows), summed up into the report. */
+static psc_status_t psc__iter_report(psc_coll_state_t *s, int in_place)
+{
+    const psc_coll_opts_t *o = s->x.o;
+    const psc_coll_procs_t *p = o->procs;
+    psc_coll_iter_t *it = &s->rep->ext[s->row].r[in_place].iter;
+
+    if (p && p->nprocs > 1 && p->allreduce(s->iter, o->iters, PSC_COLL_MAX, p->arg) != 0)
+        return psc__coll_fail(&s->x, PSC_ERR_IO, "the processes' iteration times could not be combined (the caller's "
+                              "allreduce failed)");
+    it->times_us = s->rep->iter_times + ((size_t)s->row * 2 + (size_t)in_place) * (size_t)o->iters;
+    psc__coll_iter_stats(s->iter, o->iters, o->per_iter_skip, s->iter + o->iters, it);
+    return PSC_OK;
+}
+
 /* One half of a row: out of place (0) or in place (1). */
 static psc_status_t psc__half(psc_coll_state_t *s, const psc_coll_shape_t *sh, int in_place, psc_coll_row_t *row)
 {
@@ -322,8 +408,12 @@ static psc_status_t psc__half(psc_coll_state_t *s, const psc_coll_shape_t *sh, i
     x->stage = "setting the inputs";
     if (checked && (st = psc__coll_fill_all(x, sh, in_place, seed, used)) != PSC_OK)
         return st;
-    if ((st = psc__coll_barrier(x)) != PSC_OK || (st = psc__coll_time(x, sh, in_place, &sec)) != PSC_OK)
+    if ((st = psc__coll_barrier(x)) != PSC_OK ||
+        (st = psc__coll_time_ex(x, sh, in_place, &sec, &s->rep->ext[s->row].r[in_place].cpu_time_us,
+                                s->iter)) != PSC_OK ||
+        (s->iter && (st = psc__iter_report(s, in_place)) != PSC_OK))
         return st;
+    s->rep->ext[s->row].r[in_place].cpu_time_us *= 1e6;
     x->stage = "checking the timed operations";
     if (timed_checked && ((st = psc__coll_check_all(x, sh, in_place, seed, used, &wrong, s->rep->first_wrong,
                                                     sizeof(s->rep->first_wrong))) != PSC_OK ||
@@ -332,7 +422,7 @@ static psc_status_t psc__half(psc_coll_state_t *s, const psc_coll_shape_t *sh, i
     if (o->per_op) {
         if ((st = psc__coll_time_each(x, sh, in_place, s->each)) != PSC_OK)
             return st;
-        psc_percentiles(s->each, (unsigned)(x->nev - 1), &row->r[in_place].iter_us);
+        psc_percentiles(s->each, (unsigned)x->neach, &row->r[in_place].iter_us);
     }
     if (s->load && (st = psc__coll_load_time(x, s->load, sh, in_place, sec, &s->rep->loads[s->row].r[in_place])) !=
                        PSC_OK)
@@ -374,6 +464,7 @@ static psc_status_t psc__row(psc_coll_state_t *s, const psc_coll_shape_t *sh, ps
     for (int k = 0; k < 2; k++)
         if ((st = psc__half(s, sh, k, row)) != PSC_OK)
             return st;
+    rep->ext[s->row].end_time = (long long)time(NULL);
     if ((st = psc__combine(s, row)) != PSC_OK)
         return st;
     for (int k = 0; k < 2; k++) {
@@ -493,13 +584,14 @@ static psc_status_t psc__rows(psc_coll_state_t *s, const psc_coll_plan_t *pl, in
     for (int m = 0; m < 2; m++)
         if (use[m] && (st = psc__warmup(s, pl->dts[t], pl->ops[op], pl->roots[r], impls[m])) != PSC_OK)
             return st;
-    for (int z = 0; z < pl->nsizes; z++)
+    for (int z = 0; z < pl->nsizes * s->x.o->run_cycles; z++) /* -N: the sizes again, no warm-up between */
         for (int m = 0; m < 2; m++) {
             psc_coll_shape_t sh;
 
             if (!use[m])
                 continue;
-            psc__shape(s->x.o, rep->nranks, pl->dts[t], pl->ops[op], pl->roots[r], pl->sizes[z], impls[m], &sh);
+            psc__shape(s->x.o, rep->nranks, pl->dts[t], pl->ops[op], pl->roots[r], pl->sizes[z % pl->nsizes], impls[m],
+                       &sh);
             if ((st = psc__row(s, &sh, &rep->rows[s->row])) != PSC_OK)
                 return st;
             rep->nrows = s->row + 1;
@@ -510,12 +602,54 @@ static psc_status_t psc__rows(psc_coll_state_t *s, const psc_coll_plan_t *pl, in
     return PSC_OK;
 }
 
+/*
+ * -M's figures, nccl-tests' way: what the buffers (and their registration),
+ * the communicators and the rows took from each GPU's free memory, the most
+ * over the GPUs and the processes. Before any is known, nothing.
+ */
+static psc_status_t psc__mem_report(psc_coll_state_t *s)
+{
+    psc_coll_exec_t *x = &s->x;
+    const psc_coll_procs_t *p = x->o->procs;
+    double v[3] = {0, 0, 0};
+
+    psc__coll_mem_note(x, 4);
+    for (int i = 0; i < x->nlocal; i++) {
+        const long long *f[5] = {&x->mem_free[0][i], &x->mem_free[1][i], &x->mem_free[2][i], &x->mem_free[3][i],
+                                 &x->mem_free[4][i]};
+        double got[3];
+
+        for (int k = 0; k < 5; k++)
+            if (*f[k] < 0)
+                return PSC_OK;
+        got[0] = (double)(*f[1] - *f[2]);                      /* the communicators */
+        got[1] = (double)(*f[0] - *f[1]) + (double)(*f[2] - *f[3]); /* the buffers, their registration */
+        got[2] = (double)(*f[3] - *f[4]);                      /* the rows */
+        for (int k = 0; k < 3; k++)
+            v[k] = got[k] > v[k] ? got[k] : v[k];
+    }
+    if (p && p->nprocs > 1 && p->allreduce(v, 3, PSC_COLL_MAX, p->arg) != 0)
+        return psc__coll_fail(x, PSC_ERR_IO, "the processes' memory figures could not be combined (the caller's "
+                              "allreduce failed)");
+    s->rep->mem_known = 1;
+    s->rep->mem_init_bytes = (long long)v[0];
+    s->rep->mem_user_bytes = (long long)v[1];
+    s->rep->mem_coll_bytes = (long long)v[2];
+    return PSC_OK;
+}
+
 static psc_status_t psc__run(psc_coll_state_t *s, const psc_coll_plan_t *pl)
 {
     psc_coll_report_t *rep = s->rep;
     psc_status_t st;
     double sum[2] = {0, 0};
     int nbw[2] = {0, 0};
+
+    if (s->x.want_own && s->x.use_nccl && (s->x.o->unalign || s->x.o->stream_null)) {
+        snprintf(s->x.own_not_run, sizeof(s->x.own_not_run), "-u and -y are for NCCL's rows: p2pscope's own "
+                 "collectives take 16-byte aligned buffers on streams of their own");
+        s->x.want_own = 0;
+    }
 
     if ((st = psc__ranks(s)) != PSC_OK || (st = psc__coll_exec_open(&s->x)) != PSC_OK ||
         (s->x.o->compute_load && (st = psc__coll_load_open(&s->x, &s->load)) != PSC_OK))
@@ -530,7 +664,7 @@ static psc_status_t psc__run(psc_coll_state_t *s, const psc_coll_plan_t *pl)
     snprintf(rep->own_not_run, sizeof(rep->own_not_run), "%s", s->x.own_not_run);
     rep->avg_busbw_gbs = nbw[0] ? sum[0] / nbw[0] : rep->own_avg_busbw_gbs;
     rep->busbw_failed = rep->min_busbw_set && psc_coll_busbw_short(rep->avg_busbw_gbs, rep->min_busbw_gbs);
-    return PSC_OK;
+    return psc__mem_report(s);
 }
 
 int psc_coll_busbw_short(double avg_busbw_gbs, double min_busbw_gbs)
@@ -545,6 +679,8 @@ void psc_coll_report_free(psc_coll_report_t *r)
     free(r->ranks);
     free(r->rows);
     free(r->loads);
+    free(r->ext);
+    free(r->iter_times);
     free(r);
 }
 
@@ -555,7 +691,9 @@ static psc_coll_report_t *psc__report_new(const psc_coll_opts_t *o, int nranks, 
 
     if (!r || !(r->ranks = calloc((size_t)nranks, sizeof(*r->ranks))) ||
         !(r->rows = calloc((size_t)nrows, sizeof(*r->rows))) ||
-        (o->compute_load && !(r->loads = calloc((size_t)nrows, sizeof(*r->loads))))) {
+        (o->compute_load && !(r->loads = calloc((size_t)nrows, sizeof(*r->loads)))) ||
+        !(r->ext = calloc((size_t)nrows, sizeof(*r->ext))) ||
+        (o->per_iter && !(r->iter_times = calloc((size_t)nrows * 2 * (size_t)o->iters, sizeof(double))))) {
         psc_coll_report_free(r);
         return NULL;
     }
@@ -577,7 +715,68 @@ static psc_coll_report_t *psc__report_new(const psc_coll_opts_t *o, int nranks, 
     r->min_busbw_set = o->min_busbw_set;
     r->min_busbw_gbs = o->min_busbw_gbs;
     r->compute_load = o->compute_load;
+    r->run_cycles = o->run_cycles;
+    r->parallel_init = o->parallel_init;
+    r->stream_null = o->stream_null;
+    r->unalign = o->unalign;
+    r->per_iter = o->per_iter;
+    r->per_iter_skip = o->per_iter_skip;
+    r->start_time = (long long)time(NULL);
     return r;
+}
+
+/* A line of nccl-tests' about an option this NCCL cannot take, into the report's notes. */
+static void psc__note(psc_coll_report_t *r, const char *line)
+{
+    size_t n = strlen(r->notes);
+
+    snprintf(r->notes + n, sizeof(r->notes) - n, "%s\n", line);
+}
+
+/*
+ * What the loaded NCCL makes of nccl-tests' version-bound options: -D and -V
+ * refused (nccl-tests' device kernels are not here; before 2.28 its own
+ * words), -R and -x stepped down with nccl-tests' lines where it is older
+ * than they need. p2pscope's rows alone load no NCCL: -R and -x do nothing.
+ */
+static psc_status_t psc__nccl_options(psc_coll_state_t *s, int nccl)
+{
+    const psc_coll_opts_t *o = s->x.o;
+    const psc_nccl_t *nc = &s->x.nccl;
+    psc_coll_report_t *r = s->rep;
+    int v = nccl ? nc->version : 0;
+    char have[32], line[128];
+
+    psc__nccl_version_string(v, have, sizeof(have));
+    if ((o->device_impl > 0 || o->device_ctas > 0) && v < 22800)
+        return psc__fail(s->x.ctx, PSC_ERR_UNSUPPORTED, "p2pscope coll: Option -%c (%s) requires NCCL >= 2.28.0 (%s%s)",
+                         o->device_impl > 0 ? 'D' : 'V', o->device_impl > 0 ? "device implementation" :
+                         "device CTA count", nccl ? "loaded: " : "none loaded: --impl p2pscope", nccl ? have : "");
+    if (o->device_impl > 0)
+        return psc__fail(s->x.ctx, PSC_ERR_INVALID, "p2pscope coll: -D %d: nccl-tests' device implementations (its "
+                         "own kernels on NCCL %s's device API) are not in p2pscope: accepted -D 0", o->device_impl, have);
+    s->x.reg_mode = nccl ? o->register_mode : 0;
+    if (s->x.reg_mode == 2 && (v < 22700 || !nc->comm_window_register || !nc->comm_window_deregister)) {
+        psc__note(r, "Option -R 2 (symmetric) is not supported before NCCL 2.27. Defaulting to local registration");
+        s->x.reg_mode = 1;
+    }
+    if (s->x.reg_mode == 1 && (!nc->comm_register || !nc->comm_deregister)) {
+        psc__note(r, "Option -R (register) is not supported before NCCL 2.19. Ignoring");
+        s->x.reg_mode = 0;
+    }
+    s->x.cta_policy = nccl ? o->cta_policy : -1;
+    if (s->x.cta_policy >= 0 && v < 22700) {
+        psc__note(r, "Option -x (cta_policy) is not supported before NCCL 2.27. Ignoring");
+        s->x.cta_policy = -1;
+    } else if (s->x.cta_policy > 1 && v < 22800) {
+        snprintf(line, sizeof(line), "Option -x (cta_policy) %d is not supported before NCCL 2.28. Ignoring",
+                 s->x.cta_policy);
+        psc__note(r, line);
+        s->x.cta_policy = -1;
+    }
+    r->register_mode = s->x.reg_mode;
+    r->cta_policy = s->x.cta_policy;
+    return PSC_OK;
 }
 
 psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, const psc_coll_opts_t *opts,
@@ -612,6 +811,7 @@ psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, cons
     nprocs = o.procs ? o.procs->nprocs : 1;
     if ((st = psc__plan(ctx, &o, nprocs * nlocal, nlocal, &pl)) != PSC_OK)
         return st;
+
     memset(&s, 0, sizeof(s));
     s.x.ctx = ctx;
     s.x.o = &o;
@@ -622,7 +822,8 @@ psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, cons
     s.x.use_nccl = pl.nccl;
     s.x.want_own = pl.any_own;
     if (!(s.rep = psc__report_new(&o, s.x.nranks, nprocs, pl.nrows)) ||
-        (o.per_op && !(s.each = calloc(PSC_COLL_MAX_EACH, sizeof(double))))) {
+        (o.per_op && !(s.each = calloc(PSC_COLL_MAX_EACH, sizeof(double)))) ||
+        (o.per_iter && !(s.iter = calloc(2 * (size_t)o.iters, sizeof(double))))) {
         st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
         goto out;
     }
@@ -631,6 +832,8 @@ psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, cons
         goto out;
     }
     s.rep->nccl_version = s.x.nccl.version;
+    if ((st = psc__nccl_options(&s, pl.nccl)) != PSC_OK)
+        goto out;
     psc__guard_enter(ctx);
     if (nlocal > 1)
         psc__peers(&s, 0);
@@ -645,11 +848,13 @@ out:
     free(pl.roots);
     free(pl.sizes);
     free(s.each);
+    free(s.iter);
     if (st != PSC_OK) {
         psc_coll_report_free(s.rep);
         return st;
     }
     s.rep->run_ms = (psc__now_ns() - t0) / 1e6;
+    s.rep->end_time = (long long)time(NULL);
     *out = s.rep;
     return PSC_OK;
 }

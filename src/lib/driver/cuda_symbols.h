@@ -36,6 +36,7 @@
     X(cuLaunchKernelEx, 11060, 0)             \
     X(cuMemAlloc, 3020, 1)                    \
     X(cuMemFree, 3020, 1)                     \
+    X(cuMemGetInfo, 3020, 0)                  \
     X(cuMemHostAlloc, 2020, 1)                \
     X(cuMemFreeHost, 2000, 1)                 \
     X(cuMemHostGetDevicePointer, 3020, 1)     \

@@ -26,6 +26,15 @@ void psc__nccl_config_init(psc_ncclConfig_t *cfg, int blocking, int lib_version)
     cfg->nvlinkCentricSched = lib_version >= 22800 ? 1 : u;
 }
 
+void psc__nccl_config_cta_policy(psc_ncclConfig_t *cfg, int policy, int lib_version)
+{
+    if (policy < 0 || lib_version < 22700)
+        return;
+    cfg->CTAPolicy = policy;
+    if (cfg->version < 22700u) /* NCCL takes its defaults for fields newer than version */
+        cfg->version = 22700u;
+}
+
 const char *psc__nccl_version_string(int code, char *buf, size_t len)
 {
     int major, minor, patch;

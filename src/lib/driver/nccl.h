@@ -36,6 +36,8 @@ typedef struct {
 } psc_ncclUniqueId;
 
 typedef struct psc_ncclComm *psc_ncclComm_t;  /* opaque */
+typedef struct psc_ncclWindow *psc_ncclWindow_t; /* ncclWindow_t (2.27), opaque */
+#define PSC_NCCL_WIN_COLL_SYMMETRIC 0x01          /* NCCL_WIN_COLL_SYMMETRIC: every rank registers alike */
 typedef struct CUstream_st *psc_ncclStream_t; /* cudaStream_t, the same as a CUstream */
 
 /*
@@ -67,6 +69,8 @@ typedef struct {
  * nccl-tests (built against 2.28) asks, so their figures compare.
  */
 void psc__nccl_config_init(psc_ncclConfig_t *cfg, int blocking, int lib_version);
+/* ncclConfig_t.CTAPolicy (nccl-tests' -x) where the library reads it (2.27 and newer; -1 leaves it unset). */
+void psc__nccl_config_cta_policy(psc_ncclConfig_t *cfg, int policy, int lib_version);
 
 /* X(field, exported symbol, return, (params), required) */
 #define PSC_NCCL_SYMBOLS(X)                                                                          \
@@ -108,14 +112,21 @@ void psc__nccl_config_init(psc_ncclConfig_t *cfg, int blocking, int lib_version)
     X(get_error_string, "ncclGetErrorString", const char *, (psc_ncclResult_t), 1)                   \
     X(get_last_error, "ncclGetLastError", const char *, (psc_ncclComm_t), 0)                          \
     X(mem_alloc, "ncclMemAlloc", psc_ncclResult_t, (void **, size_t), 0)                             \
-    X(mem_free, "ncclMemFree", psc_ncclResult_t, (void *), 0)
+    X(mem_free, "ncclMemFree", psc_ncclResult_t, (void *), 0)                                       \
+    X(comm_register, "ncclCommRegister", psc_ncclResult_t, (psc_ncclComm_t, void *, size_t, void **), 0) \
+    X(comm_deregister, "ncclCommDeregister", psc_ncclResult_t, (psc_ncclComm_t, void *), 0)          \
+    X(comm_window_register, "ncclCommWindowRegister", psc_ncclResult_t,                              \
+      (psc_ncclComm_t, void *, size_t, psc_ncclWindow_t *, int), 0)                                   \
+    X(comm_window_deregister, "ncclCommWindowDeregister", psc_ncclResult_t,                          \
+      (psc_ncclComm_t, psc_ncclWindow_t), 0)
 
 #define PSC__NCCL_FIELD(field, sym, ret, params, req) ret(*field) params;
 
 /*
  * The loaded library: every required entry point is set; the optional ones
  * (ncclCommInitRankConfig, ncclCommFinalize, ncclAlltoAll, ncclGetLastError,
- * ncclMemAlloc and ncclMemFree) are NULL where this NCCL lacks them.
+ * ncclMemAlloc, ncclMemFree, the buffer registrations of 2.19 and the windows
+ * of 2.27) are NULL where this NCCL lacks them.
  */
 typedef struct {
     void *handle;
