@@ -168,9 +168,9 @@ void psc_cli_usage(void)
     for (size_t i = 0; i < sizeof(psc__cmds) / sizeof(psc__cmds[0]); i++) {
         const char *p = psc__cmds[i].purpose, *nl;
 
-        printf("  %-9s ", psc__cmds[i].name);
+        printf("  %-11s ", psc__cmds[i].name); /* "nvbandwidth", the longest */
         while ((nl = strchr(p, '\n'))) {
-            printf("%.*s\n            ", (int)(nl - p), p);
+            printf("%.*s\n              ", (int)(nl - p), p);
             p = nl + 1;
         }
         printf("%s\n", p);
