@@ -59,8 +59,8 @@ static const struct {
      "p2pscope check --json=node.json --baseline last-week.json"},
     /* nvbandwidth's options and help are nvbw_options.c's: no example here */
     {PSC_CMD_NVBW, "nvbandwidth",
-     "nvbandwidth 0.8's tests, text and -j JSON, measured by p2pscope's bw tests;\n"
-     "nvbandwidth's options (p2pscope nvbandwidth --help)",
+     "as nvbandwidth 0.8: its tests, text and -j JSON, measured by p2pscope's bw\n"
+     "tests; its options (p2pscope nvbandwidth --help)",
      NULL},
     /* nccl-tests' options and help are coll_options.c's: no example here */
     {PSC_CMD_COLL, "coll",
@@ -168,9 +168,9 @@ void psc_cli_usage(void)
     for (size_t i = 0; i < sizeof(psc__cmds) / sizeof(psc__cmds[0]); i++) {
         const char *p = psc__cmds[i].purpose, *nl;
 
-        printf("  %-11s ", psc__cmds[i].name); /* "nvbandwidth", the longest */
+        printf("  %-9s ", psc__cmds[i].name);
         while ((nl = strchr(p, '\n'))) {
-            printf("%.*s\n              ", (int)(nl - p), p);
+            printf("%.*s\n            ", (int)(nl - p), p);
             p = nl + 1;
         }
         printf("%s\n", p);

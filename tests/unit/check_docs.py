@@ -26,7 +26,7 @@ def main(binary, root):
     bad = []
     readme, man, testing = read(root, "README.md"), read(root, "docs/p2pscope.1.md"), read(root, "docs/TESTING.md")
     helptext = run(binary, "--help")
-    commands = re.findall(r"^  ([a-z]+) {2,}", helptext.split("Options:")[0], re.M)
+    commands = re.findall(r"^  ([a-z]+) +", helptext.split("Options:")[0], re.M)  # nvbandwidth: one space
     usage = re.search(r"^p2pscope \[COMMAND\] \[OPTIONS\]\n(.*)$", readme, re.M).group(1)
     for c in commands:
         if c not in usage.replace("|", " ").split():
