@@ -19,6 +19,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "cli_parse.h"
 #include "p2pscope/version.h"
 #include "run_binary.h"
 
@@ -349,9 +350,43 @@ static void test_bw_takes_nvbandwidth_names(void **state)
     psc__free(&r);
 }
 
+/* The parser's meaning of each option: the measurement bw runs, and the output's switches. */
+static void test_parse(void **state)
+{
+    psc_cli_opts_t o;
+
+    (void)state;
+    assert_int_equal(PARSE(&o, "nvbandwidth"), 0); /* nvbandwidth's defaults */
+    assert_int_equal(o.cmd, PSC_CMD_NVBW);
+    assert_true(o.measure.size == 512ull << 20);
+    assert_int_equal(o.measure.samples, 3);
+    assert_int_equal(o.measure.max_samples, 3);
+    assert_int_equal(o.measure.iterations, 16);
+    assert_int_equal(o.measure.verify, 1);
+    assert_int_equal(o.nvbw.ntests, 0);
+    assert_int_equal(o.nvbw.json | o.nvbw.verbose | o.nvbw.perf | o.nvbw.list, 0);
+    assert_int_equal(PARSE(&o, "nvbandwidth", "-sdjv", "--loopCount=7", "-i5", "--bufferSize", "3", "--perfFormatter",
+                           "-t", "device_local_copy", "2", "--list"),
+                     0);
+    assert_true(o.measure.size == 3ull << 20);
+    assert_int_equal(o.measure.samples, 5);
+    assert_int_equal(o.measure.max_samples, 5);
+    assert_int_equal(o.measure.iterations, 7);
+    assert_int_equal(o.measure.verify, 0); /* -s */
+    assert_int_equal(o.nvbw.json + o.nvbw.verbose + o.nvbw.perf + o.nvbw.list, 4);
+    assert_int_equal(o.nvbw.ntests, 2);
+    assert_int_equal(o.nvbw.tests[0], 34);
+    assert_int_equal(o.nvbw.tests[1], 2);
+    assert_int_equal(PARSE(&o, "nvbandwidth", "-p", "all_to_one", "one_to_all_read"), 0);
+    assert_int_equal(o.nvbw.ntests, 6); /* all_to_one_{write,read}_{ce,sm}, one_to_all_read_{ce,sm} */
+    assert_int_equal(PARSE(&o, "nvbandwidth", "-h", "-t", "nothing"), 0); /* the help, nothing checked */
+    assert_int_equal(o.help, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse),
         cmocka_unit_test(test_text_layout),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_options),
