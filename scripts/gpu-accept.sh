@@ -4,8 +4,9 @@
 # carried source, in the same call. scripts/accept.py turns what it leaves into one table (a line a figure: ours,
 # the reference's, the ratio, the bound) and exits 1 when a bound is missed.
 #
-#   scripts/gpu-accept.sh a     the README's two commands (the report, measured; every test), check (measured), nvbandwidth's
-#                               default run beside the report, pointer chases beside nvbandwidth's latency
+#   scripts/gpu-accept.sh a     the README's two commands (the report, measured; every test), check (measured),
+#                               nvbandwidth's default run beside the report, p2pscope nvbandwidth beside
+#                               nvbandwidth (the same options), pointer chases beside nvbandwidth's latency
 #                               tests, ipc beside the same paths in one process, psc_copy beside the driver
 #                               (built-in routes), compute-sanitizer over the kernels
 #   scripts/gpu-accept.sh b     coll beside nccl-tests (every collective, eager and -G 20, one process for every
@@ -82,6 +83,15 @@ part_a() {
     step "nvbandwidth, default run (measured)"
     ran nvbandwidth measure "$R/nvbandwidth.time" -- timeout "$(left)" "$NVBW" > "$R/nvbandwidth.txt" 2>&1
     step "nvbandwidth rc=$?: $(cat "$R/nvbandwidth.time")"
+    # p2pscope nvbandwidth beside it with the same options: its text and -j JSON, both tools' kept
+    NVBW_OPTS=(-t device_to_device_memcpy_write_ce device_to_device_memcpy_read_ce device_local_copy -b 512 -i 3)
+    step "nvbandwidth and p2pscope nvbandwidth ${NVBW_OPTS[*]} (text, then -j)"
+    ran nvbw_ref timeout "$(left)" "$NVBW" "${NVBW_OPTS[@]}" > "$R/nvbw-ref.txt" 2>&1
+    ran nvbw_p2p timeout "$(left)" build/p2pscope nvbandwidth "${NVBW_OPTS[@]}" > "$R/nvbw-p2pscope.txt" 2> "$R/nvbw-p2pscope.err"
+    ran nvbw_ref_json timeout "$(left)" "$NVBW" "${NVBW_OPTS[@]}" -j > "$R/nvbw-ref.json" 2>&1
+    ran nvbw_p2p_json timeout "$(left)" build/p2pscope nvbandwidth "${NVBW_OPTS[@]}" -j > "$R/nvbw-p2pscope.json" \
+      2>> "$R/nvbw-p2pscope.err"
+    step "nvbandwidth modes done: $(grep -h '^SUM' "$R/nvbw-ref.txt" "$R/nvbw-p2pscope.txt" | tr '\n' ';')"
   fi
   step "lat: pointer chases"
   ran lat timeout "$(left)" build/p2pscope lat -t 'gpu_to_gpu_chase*,host_to_gpu_chase' --json="$R/lat.json" \

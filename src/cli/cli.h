@@ -23,11 +23,20 @@ enum {
 int psc_cli_exit_of(psc_status_t st, int otherwise);
 
 typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY, PSC_CMD_COPY, PSC_CMD_IPC, PSC_CMD_COLL,
-              PSC_CMD_COMPARE, PSC_CMD_RENDER, PSC_CMD_CHECK } psc_cli_cmd_t;
+              PSC_CMD_COMPARE, PSC_CMD_RENDER, PSC_CMD_CHECK, PSC_CMD_NVBW } psc_cli_cmd_t;
 
 #define PSC_CLI_MAX_DEVS 64
 #define PSC_CLI_MAX_TESTS 128
 #define PSC_CLI_MAX_SIZES 48 /* a sweep of 1 B to 1 TiB by 2 has 41 */
+#define PSC_CLI_MAX_NVBW_TESTS 128
+
+/* `p2pscope nvbandwidth`: nvbandwidth 0.8's options (nvbw_options.c); the measurement goes to measure. */
+typedef struct {
+    int ntests;                           /* -t/-p: indexes of nvbw_map.c's table, in the order given; 0: all */
+    int tests[PSC_CLI_MAX_NVBW_TESTS];
+    unsigned buffer_mib;                  /* -b, MiB per copy */
+    int list, json, verbose, perf;        /* -l, -j, -v, --perfFormatter */
+} psc_cli_nvbw_t;
 
 typedef struct {
     psc_cli_cmd_t cmd;
@@ -79,6 +88,7 @@ typedef struct {
     const char *csv_dir;                  /* --csv DIR: the run's tables as CSV files */
     const char *const *args;              /* the words after the command (nargs), as typed: the page's context */
     int nargs;
+    psc_cli_nvbw_t nvbw;                  /* nvbandwidth: its own options */
 } psc_cli_opts_t;
 
 /* Every GPU of -d exists here; else one line on stderr and PSC_EXIT_USAGE. */
@@ -164,6 +174,12 @@ int psc_cli_ipc_corrupt_env(const psc_cli_opts_t *o);
  * *rc says whether a result failed). */
 psc_bw_suite_t *psc_cli_bw_suite(psc_context_t *ctx, const psc_cli_opts_t *o, psc_facts_t *evidence,
                                  psc_nvlink_traffic_t *traffic, int *rc);
+
+/* `p2pscope nvbandwidth [nvbandwidth's options]`: parsed apart (nvbw_options.c); its help; -l's list; the run. */
+int psc_cli_parse_nvbw(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);
+void psc_cli_usage_nvbw(void);
+int psc_cmd_nvbw_list(void);
+int psc_cmd_nvbw(psc_context_t *ctx, const psc_cli_opts_t *o);
 
 /* `p2pscope compare A.json B.json [--fail-above PCT] [--json[=FILE]]`: parsed apart (cmd_compare.c). */
 int psc_cli_parse_compare(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);

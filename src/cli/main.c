@@ -137,6 +137,8 @@ static int psc__help_or_version(const psc_cli_opts_t *o)
     if (o->help) {
         if (o->cmd == PSC_CMD_COLL)
             psc_cli_usage_coll();
+        else if (o->cmd == PSC_CMD_NVBW)
+            psc_cli_usage_nvbw();
         else if (!o->cmd_given || psc_cli_usage_cmd(o->cmd) != 0)
             psc_cli_usage();
         if (ferror(stdout)) /* the text outgrew stdio's buffer: the failed write's errno, before anything resets it */
@@ -197,6 +199,7 @@ static int psc__run_on_driver(const psc_cli_opts_t *o)
         case PSC_CMD_IPC: rc = psc_cmd_ipc(ctx, o); break;
         case PSC_CMD_COLL: rc = psc_cmd_coll(ctx, o); break;
         case PSC_CMD_CHECK: rc = psc_cmd_check(ctx, o); break;
+        case PSC_CMD_NVBW: rc = psc_cmd_nvbw(ctx, o); break;
         default: rc = psc_cmd_bw(ctx, o); break;
         }
     psc_context_destroy(ctx);
@@ -226,6 +229,8 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
         return rc;
     if (job->size > 1)
         return psc__main_ranks(&o, job, argcp, argvp);
+    if (o.cmd == PSC_CMD_NVBW && o.nvbw.list) /* nvbandwidth -l: its names, no driver */
+        return psc_cmd_nvbw_list();
     if (o.cmd == PSC_CMD_LAT && o.list_tests)
         return psc_cmd_lat_list(&o);
     if (o.cmd == PSC_CMD_LIST || o.list_tests)

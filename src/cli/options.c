@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "report/html_page.h"
+#include "report/nvbw_map.h"
 #include "report/text.h"
 
 enum { OPT_GATE_TIMEOUT = 256, OPT_IDENTIFY, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT, OPT_NO_VERIFY, OPT_NO_LOAD, OPT_CALIBRATE, OPT_CALIBRATION, OPT_NO_HOST,
@@ -100,7 +101,16 @@ static int psc__add_test(psc_cli_opts_t *o, const char *name, char *err, size_t 
     int found[PSC_CLI_MAX_TESTS];
     int lat = o->cmd == PSC_CMD_LAT;
     int n = lat ? psc_lat_test_match(name, found, PSC_CLI_MAX_TESTS) : psc_bw_test_match(name, found, PSC_CLI_MAX_TESTS);
+    const char *note = NULL;
 
+    if (n == 0 && !lat) { /* nvbandwidth's name of a test: the p2pscope test that measures it (nvbw_map.c) */
+        if ((found[0] = psc_nvbw_bw_test(name, &note)) >= 0)
+            n = 1;
+        else if (found[0] == -2) {
+            snprintf(err, errlen, "nvbandwidth's %.100s is no bandwidth test here: %s", name, note);
+            return PSC_EXIT_USAGE;
+        }
+    }
     if (n == 0) {
         snprintf(err, errlen, "no test named '%.200s': accepted a name or glob from 'p2pscope %s -l', e.g. %s", name,
                  lat ? "lat" : "bw", lat ? "gpu_to_gpu_chase or '*_flag'" : "gpu_to_gpu_read_ce or '*_sm'");
@@ -167,12 +177,13 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
 {
     const int cmd = psc_cli_command_of(word);
 
-    if (cmd >= 0 && cmd != PSC_CMD_COLL && cmd != PSC_CMD_COMPARE && cmd != PSC_CMD_RENDER) { /* parsed apart */
+    if (cmd >= 0 && cmd != PSC_CMD_COLL && cmd != PSC_CMD_COMPARE && cmd != PSC_CMD_RENDER &&
+        cmd != PSC_CMD_NVBW) { /* those are parsed apart */
         o->cmd = (psc_cli_cmd_t)cmd;
         o->cmd_given = 1;
         return 0;
     }
-    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, compare, render, list, topo, nvlink, doctor, check (see p2pscope --help)", word);
+    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, compare, render, nvbandwidth, list, topo, nvlink, doctor, check (see p2pscope --help)", word);
     return PSC_EXIT_USAGE;
 }
 
@@ -735,7 +746,7 @@ static int psc__command_check(psc_cli_opts_t *o, char *err, size_t errlen)
     return psc__output_check(o, err, errlen);
 }
 
-/* Whole command lines but coll's, compare's and render's: the defaults, the command word, the options, then their checks. */
+/* Whole command lines but coll's, compare's, render's and nvbandwidth's: the defaults, the command word, the options, then their checks. */
 static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen)
 {
     int first = 1, rc, max_given = 0;
@@ -755,6 +766,8 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
         return psc_cli_parse_compare(argc, argv, o, err, errlen);
     if (argc > 1 && strcmp(argv[1], "render") == 0) /* a file name and where its page goes */
         return psc_cli_parse_render(argc, argv, o, err, errlen);
+    if (argc > 1 && strcmp(argv[1], "nvbandwidth") == 0) /* nvbandwidth's options: -b is MiB, -d another thing */
+        return psc_cli_parse_nvbw(argc, argv, o, err, errlen);
     if (argc > 1 && argv[1][0] != '-') {
         if ((rc = psc__command(argv[1], o, err, errlen)) != 0)
             return rc;

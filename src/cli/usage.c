@@ -57,6 +57,11 @@ static const struct {
      "--expect (auto by default), the key paths' bandwidth and latency, bytes checked on every path\n"
      "under load, an all-reduce, the doctor; exit 0 healthy, 1 unhealthy, 3 cannot check",
      "p2pscope check --json=node.json --baseline last-week.json"},
+    /* nvbandwidth's options and help are nvbw_options.c's: no example here */
+    {PSC_CMD_NVBW, "nvbandwidth",
+     "as nvbandwidth 0.8: its tests, text and -j JSON, measured by p2pscope's bw\n"
+     "tests; its options (p2pscope nvbandwidth --help)",
+     NULL},
     /* nccl-tests' options and help are coll_options.c's: no example here */
     {PSC_CMD_COLL, "coll",
      "NCCL's collectives in nccl-tests' table, every timed operation checked;\n"
