@@ -84,7 +84,8 @@ part_a() {
     ran nvbandwidth measure "$R/nvbandwidth.time" -- timeout "$(left)" "$NVBW" > "$R/nvbandwidth.txt" 2>&1
     step "nvbandwidth rc=$?: $(cat "$R/nvbandwidth.time")"
     # p2pscope nvbandwidth beside it with the same options: its text and -j JSON, both tools' kept
-    NVBW_OPTS=(-t device_to_device_memcpy_write_ce device_to_device_memcpy_read_ce device_local_copy -b 512 -i 3)
+    NVBW_OPTS=(-t host_to_device_memcpy_ce device_to_host_memcpy_ce device_to_device_memcpy_write_ce
+               device_to_device_memcpy_read_ce device_local_copy -b 512 -i 3)
     step "nvbandwidth and p2pscope nvbandwidth ${NVBW_OPTS[*]} (text, then -j)"
     ran nvbw_ref timeout "$(left)" "$NVBW" "${NVBW_OPTS[@]}" > "$R/nvbw-ref.txt" 2>&1
     ran nvbw_p2p timeout "$(left)" build/p2pscope nvbandwidth "${NVBW_OPTS[@]}" > "$R/nvbw-p2pscope.txt" 2> "$R/nvbw-p2pscope.err"
