@@ -1065,6 +1065,26 @@ psc_status_t psc_allreduce_tune(psc_allreduce_t *ar, const psc_ar_procs_t *procs
  */
 psc_status_t psc_allreduce_tuning(const psc_allreduce_t *ar, psc_ar_tuning_t *out);
 
+/*
+ * How a group's calls went (psc_allreduce_last_way): p2pscope's one-shot
+ * kernel (every rank reads every peer's whole buffer; also the
+ * reduce-scatter's), its two-shot kernel (3 ranks or more, large calls: each
+ * rank sums a part, then gathers), its copy engines (2 ranks, large eager
+ * calls), or ncclAllReduce (a class psc_allreduce_tune found NCCL faster in).
+ */
+enum { PSC_AR_WAY_NONE = 0, PSC_AR_WAY_ONESHOT = 1, PSC_AR_WAY_TWOSHOT = 2, PSC_AR_WAY_COPY_ENGINES = 3,
+       PSC_AR_WAY_NCCL = 4 };
+
+/*
+ * The way this process's last call of the group (psc_allreduce_sum or
+ * psc_allreduce_reduce_scatter) that was enqueued went: PSC_AR_WAY_*. A call
+ * captured into a graph went the way its replays go. PSC_AR_WAY_NONE before
+ * any call was enqueued, and for NULL.
+ */
+int psc_allreduce_last_way(const psc_allreduce_t *ar);
+/* "one-shot", "two-shot", "copy-engines", "nccl"; NULL for PSC_AR_WAY_NONE and anything else. */
+const char *psc_allreduce_way_name(int way);
+
 psc_status_t psc_allreduce_check(psc_allreduce_t *ar);
 
 /*

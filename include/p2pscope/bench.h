@@ -1013,6 +1013,12 @@ typedef struct {
     long long end_time;       /* when the row's in-place half was done, seconds since the epoch (nccl-tests' -S) */
 } psc_coll_row_ext_t;
 
+/* Which way each half of one of p2pscope's rows went (psc_allreduce_last_way after its timed loop): out of place [0]
+   and in place [1], PSC_AR_WAY_*; PSC_AR_WAY_NONE for NCCL's rows and halves not run. */
+typedef struct {
+    int r[2];
+} psc_coll_way_row_t;
+
 /* Each rank of a run: where it ran. */
 typedef struct {
     int rank;
@@ -1066,6 +1072,9 @@ typedef struct {
     long long start_time, end_time; /* the run's wall clock, seconds since the epoch */
     psc_coll_row_ext_t *ext;  /* [nrows]: each row's host time to issue, -I's iterations, its end time */
     double *iter_times;       /* the storage of ext[].r[].iter.times_us; NULL without per_iter */
+    psc_coll_way_row_t *ways; /* [nrows]: the way each of p2pscope's rows ran */
+    int own_tuned;            /* 1: p2pscope's group was tuned (opts.tune_own) before its rows */
+    char own_tune_note[256];  /* why it was not where it was asked (no usable NCCL); "" otherwise */
 } psc_coll_report_t;
 
 /*
@@ -1158,6 +1167,10 @@ typedef struct {
     int device_impl;          /* -D: 0 NCCL's collectives (default); > 0 nccl-tests' device-API kernels, which p2pscope
                                  has not: refused (PSC_ERR_UNSUPPORTED), naming NCCL 2.28 where the library is older */
     int device_ctas;          /* -V: CTAs of a device implementation, 1..128 (0: nccl-tests' 16); needs NCCL 2.28 */
+    int tune_own;             /* all_reduce: 1 p2pscope's group is tuned (psc_allreduce_tune) before its rows, so its
+                                 calls of the sizes where NCCL's all-reduce timed faster go to NCCL, the report's
+                                 ways saying per row which way ran; without a usable NCCL the group's own ways, the
+                                 report's own_tune_note saying why; 0 its own ways only (default 1) */
 } psc_coll_opts_t;
 
 void psc_coll_opts_init(psc_coll_opts_t *o, size_t struct_size);

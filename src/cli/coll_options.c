@@ -15,7 +15,7 @@
 #include "cli.h"
 
 enum { OPT_DEVICES = 256, OPT_IDENTIFY, OPT_JSON, OPT_NO_PER_OP, OPT_SEED, OPT_EXPLAIN, OPT_IMPL, OPT_PER_OP,
-       OPT_COMPUTE_LOAD };
+       OPT_COMPUTE_LOAD, OPT_NO_TUNE };
 enum { OPT_COLL_EXPECT = 400 }; /* --expect, as options.c's */
 
 static const struct option psc__coll_opts[] = {
@@ -59,6 +59,7 @@ static const struct option psc__coll_opts[] = {
     {"explain", no_argument, NULL, OPT_EXPLAIN},
     {"impl", required_argument, NULL, OPT_IMPL},
     {"compute-load", no_argument, NULL, OPT_COMPUTE_LOAD},
+    {"no-tune", no_argument, NULL, OPT_NO_TUNE},
     {"expect", required_argument, NULL, OPT_COLL_EXPECT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -66,7 +67,7 @@ static const struct option psc__coll_opts[] = {
 
 #define PSC__COLL_ACCEPTED                                                                                     \
     "accepted -b -e -i -f -n -m -w -N -p -c -o -d -r -z -y -T -G -C -S -J -a -R -x -D -V -M -u -I -K -g -t 1, "  \
-    "--devices, --json, --per-op, --no-per-op, --seed, --explain, --impl, --compute-load, --expect, -h"
+    "--devices, --json, --per-op, --no-per-op, --seed, --explain, --impl, --compute-load, --no-tune, --expect, -h"
 
 /* nccl-tests' options beyond the common ones, in its order. */
 static const char psc__usage_more[] =
@@ -149,6 +150,10 @@ void psc_cli_usage_coll(void)
            "                            multiply-like kernel on every SM, on a stream of its own): the\n"
            "                            collective's time then, and how much it slowed the compute, in a\n"
            "                            table of p2pscope's\n"
+           "      --no-tune             p2pscope's all-reduce by its own kernels and copy engines only; by\n"
+           "                            default its group is first tuned beside NCCL (psc_allreduce_tune)\n"
+           "                            and each size goes the way that timed faster, its table saying\n"
+           "                            which way each row ran (one-shot, two-shot, copy-engines, nccl)\n"
            "      --expect FILE         after the run, its figures against FILE's bounds (EXPECTATION FILES\n"
            "                            in p2pscope(1)); a miss is a line and exit 1\n"
            "\n"
@@ -390,6 +395,7 @@ static int psc__coll_own_option(int c, const char *arg, const char *name, psc_cl
     case OPT_NO_PER_OP: co->per_op = 0; return 0;
     case OPT_PER_OP: co->per_op = 1; return 0;
     case OPT_COMPUTE_LOAD: co->compute_load = 1; return 0;
+    case OPT_NO_TUNE: co->tune_own = 0; return 0;
     case OPT_IDENTIFY: o->identify = 1; return 0;
     case OPT_EXPLAIN: o->coll_explain = 1; return 0;
     case OPT_COLL_EXPECT:

@@ -99,6 +99,7 @@ static void psc__coll_opts_fill(void *p)
     o->impls = PSC_COLL_IMPL_ALL;
     o->run_cycles = 1;
     o->cta_policy = -1;
+    o->tune_own = 1;
 }
 
 /* The end of each struct's last field in the first release (0.1): the smallest struct_size accepted. */

@@ -249,6 +249,11 @@ typedef struct {
      * flip the byte at fault_offset, drop fault_len bytes there, or write them fault_len further on. */
     psc_fault_t fault;
     uint64_t fault_offset, fault_len, fault_size;
+    /* psc_allreduce_tune, where its group has no skew of its own (psc__ar_tune_skew): each median measured (way 0
+     * the kernels, 1 NCCL, 2 the copy engines; us per call) passes through it, so a test of a caller that makes
+     * and tunes the group itself (coll) can make any way the faster one. NULL: none. */
+    double (*ar_tune_skew)(int way, uint64_t bytes, double us, void *arg);
+    void *ar_tune_skew_arg;
 } psc_test_hooks_t;
 
 /* No hook: corrupt_offset -1, no fault. */

@@ -1,5 +1,6 @@
 #include "render_coll.h"
 #include "render_coll_load.h"
+#include "render_coll_way.h"
 #include "render_doctor.h"
 
 #include <inttypes.h>
@@ -305,9 +306,13 @@ static const psc_coll_row_t *psc__nccl_twin(const psc_coll_report_t *r, const ps
     return NULL;
 }
 
-/* One half of p2pscope's row: its time, bus bandwidth, wrong elements, NCCL's time over its own; "-" for nothing. */
-static void psc__own_half(FILE *f, const psc_coll_row_t *own, const psc_coll_row_t *nccl, int k)
+/*
+ * One half of p2pscope's row: its time, bus bandwidth, wrong elements, NCCL's time over its own, the way it ran;
+ * "-" for nothing.
+ */
+static void psc__own_half(FILE *f, const psc_coll_report_t *r, int i, const psc_coll_row_t *nccl, int k)
 {
+    const psc_coll_row_t *own = &r->rows[i];
     char t[PSC__TIME_W + 1] = "-", b[PSC__BW_W + 1] = "-", w[24] = "-", x[16] = "-";
 
     if (own->r[k].ran) {
@@ -320,7 +325,7 @@ static void psc__own_half(FILE *f, const psc_coll_row_t *own, const psc_coll_row
         if (nccl && nccl->r[k].ran && own->r[k].time_us > 0)
             snprintf(x, sizeof(x), "%.2f", nccl->r[k].time_us / own->r[k].time_us);
     }
-    fprintf(f, "  %11s  %11s  %11s  %11s", t, b, w, x);
+    fprintf(f, "  %11s  %11s  %11s  %11s  %12s", t, b, w, x, psc_coll_way_word(r, i, k));
 }
 
 /*
@@ -335,9 +340,11 @@ static void psc__own_table(FILE *f, const psc_coll_report_t *r)
     fprintf(f, "# p2pscope's %s (%s), timed and checked as NCCL's rows above\n", what,
             rs ? "psc_allreduce_reduce_scatter" : "psc_allreduce_sum");
     fprintf(f, "#   oop_: out of place, ip_: in place; us: time per operation; busbw: GB/s; wrong: wrong elements; "
-               "vs_nccl: NCCL's time / p2pscope's (above 1: p2pscope faster)\n");
-    fprintf(f, "# %10s  %8s  %6s  %6s  %11s  %11s  %11s  %11s  %11s  %11s  %11s  %11s\n", "bytes", "type", "redop",
-            "root", "oop_us", "oop_busbw", "oop_wrong", "oop_vs_nccl", "ip_us", "ip_busbw", "ip_wrong", "ip_vs_nccl");
+               "vs_nccl: NCCL's time / p2pscope's (above 1: p2pscope faster); way: its kernels (one-shot, two-shot), "
+               "its copy-engines, or nccl\n");
+    fprintf(f, "# %10s  %8s  %6s  %6s  %11s  %11s  %11s  %11s  %12s  %11s  %11s  %11s  %11s  %12s\n", "bytes", "type",
+            "redop", "root", "oop_us", "oop_busbw", "oop_wrong", "oop_vs_nccl", "oop_way", "ip_us", "ip_busbw",
+            "ip_wrong", "ip_vs_nccl", "ip_way");
     for (int i = 0; i < r->nrows; i++) {
         const psc_coll_row_t *own = &r->rows[i], *nccl;
 
@@ -346,8 +353,8 @@ static void psc__own_table(FILE *f, const psc_coll_report_t *r)
         nccl = psc__nccl_twin(r, own);
         fprintf(f, "# %10lld  %8s  %6s  %6i", (long long)own->bytes, psc__or(psc_dtype_name(own->dtype), "?"),
                 psc__op_name(own->op), own->root);
-        psc__own_half(f, own, nccl, 0);
-        psc__own_half(f, own, nccl, 1);
+        psc__own_half(f, r, i, nccl, 0);
+        psc__own_half(f, r, i, nccl, 1);
         fputc('\n', f);
     }
     fprintf(f, "# p2pscope's %s: avg busbw %g GB/s; halves with wrong elements %d %s\n", what, r->own_avg_busbw_gbs,
@@ -402,14 +409,17 @@ static void psc__each_table(FILE *f, const psc_coll_report_t *r)
 static void psc__p2pscope_part(FILE *f, const psc_coll_report_t *r)
 {
     int own = psc__has_own(r) && psc__table_impl(r) == PSC_COLL_IMPL_NCCL, each = psc__has_iter_times(r);
+    int ways = psc__has_own(r) && (r->ways || r->own_tuned || r->own_tune_note[0]);
 
-    if (!own && !each && !r->own_not_run[0] && !r->loads)
+    if (!own && !ways && !each && !r->own_not_run[0] && !r->loads)
         return;
     fprintf(f, "# p2pscope %s coll\n", PSC_VERSION_STRING);
     if (r->own_not_run[0])
         psc_report_printf(f, "# p2pscope's %s not run: %.*s\n",
                           r->coll == PSC_COLL_REDUCE_SCATTER ? "reduce-scatter" : "all-reduce",
                           (int)strnlen(r->own_not_run, sizeof(r->own_not_run)), r->own_not_run);
+    if (ways) /* where p2pscope's rows fill nccl-tests' table, the ways they ran in a table of their own */
+        psc_render_coll_ways(f, r, !own && r->ways);
     if (own)
         psc__own_table(f, r);
     if (each)
@@ -603,6 +613,7 @@ json_t *psc_json_coll_report(const psc_coll_report_t *r)
 
         if (row && r->loads)
             psc_json_set(row, "compute_load", psc_json_coll_load_row(r, i), &bad);
+        psc_json_coll_ways(row, r, i, &bad);
         psc_json_push(rows, row, &bad);
         for (int k = 0; k < 2; k++)
             if (r->rows[i].r[k].ran && r->rows[i].r[k].wrong > 0)
@@ -615,6 +626,8 @@ json_t *psc_json_coll_report(const psc_coll_report_t *r)
     psc_json_set(o, "avg_busbw_gbs", psc_json_real_or_null(r->avg_busbw_gbs), &bad);
     psc_json_set(o, "own_avg_busbw_gbs", psc__has_own(r) ? psc_json_real_or_null(r->own_avg_busbw_gbs) : json_null(), &bad);
     psc_json_set(o, "own_not_run", r->own_not_run[0] ? psc_json_str(r->own_not_run) : json_null(), &bad);
+    psc_json_set(o, "own_tuned", json_boolean(r->own_tuned != 0), &bad);
+    psc_json_set(o, "own_tune_note", r->own_tune_note[0] ? psc_json_str(r->own_tune_note) : json_null(), &bad);
     psc_json_set(o, "run_ms", psc_json_real_or_null(r->run_ms), &bad);
     psc_json_set(o, "compute_load", json_boolean(r->loads != NULL), &bad);
     psc_json_set(o, "memory_bytes", !r->mem_known ? json_null() :

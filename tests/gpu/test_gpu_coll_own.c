@@ -27,6 +27,7 @@ static void opts(psc_coll_opts_t *o, uint64_t min, uint64_t max)
     o->step_factor = 8;
     o->iters = 10;
     o->timeout_s = 60;
+    o->tune_own = 0; /* its own kernels and copy engines: test_tuned_ways tunes the group */
 }
 
 static psc_coll_report_t *run(const psc_coll_opts_t *o)
@@ -137,10 +138,43 @@ static void test_graph_and_blocking(void **state)
     psc_coll_report_free(r);
 }
 
+/*
+ * The default of coll: the group tuned beside NCCL first (NCCL is there on a GPU machine), then every half of
+ * p2pscope's rows ran one of the four ways, checked right, eager and replayed; the ways printed for the log.
+ */
+static void test_tuned_ways(void **state)
+{
+    psc_coll_opts_t o;
+    psc_coll_report_t *r;
+
+    (void)state;
+    for (int graphs = 0; graphs <= 20; graphs += 20) {
+        opts(&o, 8, 64 << 20);
+        o.tune_own = 1;
+        o.graph_launches = graphs;
+        r = run(&o);
+        clean(r, graphs ? "tuned, -G 20" : "tuned, eager");
+        if (!r->own_tuned)
+            fail_msg("not tuned: %s", r->own_tune_note);
+        for (int i = 0; i < r->nrows; i++) {
+            if (r->rows[i].impl != PSC_COLL_IMPL_P2PSCOPE)
+                continue;
+            for (int k = 0; k < 2; k++)
+                if (!psc_allreduce_way_name(r->ways[i].r[k]))
+                    fail_msg("row %d half %d: no way recorded (%d)", i, k, r->ways[i].r[k]);
+            printf("tuned -G %2d %10llu B  %-12s %-12s %.2f us\n", graphs, (unsigned long long)r->rows[i].bytes,
+                   psc_allreduce_way_name(r->ways[i].r[0]), psc_allreduce_way_name(r->ways[i].r[1]),
+                   r->rows[i].r[0].time_us);
+        }
+        psc_coll_report_free(r);
+    }
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_type),
     cmocka_unit_test(test_tails_in_place),
     cmocka_unit_test(test_graph_and_blocking),
+    cmocka_unit_test(test_tuned_ways),
 };
 
 PSC_GPU_TEST_MAIN(tests)

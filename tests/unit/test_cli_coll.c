@@ -313,10 +313,19 @@ static void test_binary_own_table(void **state)
     own = strstr(r.out, "\n# p2pscope's all-reduce (psc_allreduce_sum), timed and checked as NCCL's rows above\n");
     assert_non_null(own);
     assert_true(strstr(r.out, "\n# Collective test concluded") < own);
-    assert_non_null(strstr(own, "      oop_us    oop_busbw    oop_wrong  oop_vs_nccl        ip_us     ip_busbw     "
-                                "ip_wrong   ip_vs_nccl\n"));
-    assert_non_null(strstr(own, "\n#         64     float     sum      -1  "));
-    assert_non_null(strstr(own, "\n#        256     float     sum      -1  "));
+    assert_non_null(strstr(own, "      oop_us    oop_busbw    oop_wrong  oop_vs_nccl       oop_way        ip_us     "
+                                "ip_busbw     ip_wrong   ip_vs_nccl        ip_way\n"));
+    assert_non_null(strstr(r.out, "\n# p2pscope's all-reduce: tuned beside NCCL (psc_allreduce_tune): "));
+    for (int i = 0; i < 2; i++) { /* each half's way: the kernel's or NCCL's, as the fakes' times fell */
+        const char *row = strstr(own, i ? "\n#        256     float     sum      -1  " : "\n#         64     float     sum      -1  ");
+        char way[2][16];
+
+        assert_non_null(row);
+        assert_int_equal(sscanf(row + 1, "# %*s %*s %*s %*s %*s %*s %*s %*s %15s %*s %*s %*s %*s %15s", way[0], way[1]), 2);
+        for (int k = 0; k < 2; k++)
+            if (strcmp(way[k], "one-shot") && strcmp(way[k], "nccl"))
+                fail_msg("row %d half %d ran '%s': accepted one-shot or nccl", i, k, way[k]);
+    }
     assert_non_null(strstr(own, "\n# p2pscope's all-reduce: avg busbw "));
     assert_non_null(strstr(own, " GB/s; halves with wrong elements 0 OK\n"));
     assert_null(strstr(r.out, "each timed operation alone")); /* not asked (--per-op) */
@@ -327,7 +336,7 @@ static void test_binary_own_table(void **state)
     assert_null(strstr(r.out, "p2pscope")); /* nccl-tests' text alone */
     psc__free(&r);
     /* its wrong elements: its summary and the exit code, not nccl-tests' "Out of bounds values" of NCCL's rows */
-    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", NULL}, own_wrong);
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "--no-tune", NULL}, own_wrong);
     assert_int_equal(r.rc, 1);
     assert_non_null(strstr(r.out, "\n# Out of bounds values : 0 OK\n"));
     assert_non_null(strstr(r.out, " GB/s; halves with wrong elements 2 FAILED\n"));
@@ -339,6 +348,17 @@ static void test_binary_own_table(void **state)
     assert_non_null(strstr(r.out, "\n# Out of bounds values : 2 FAILED\n"));
     assert_null(strstr(r.out, "p2pscope's all-reduce (psc_allreduce_sum)"));
     assert_non_null(strstr(r.err, "wrong elements in 2 rows; the first: rank 0, out of place, slot 0, element 0: "));
+    /* no NCCL to tune beside: said, and the ways its rows ran in a table of their own */
+    assert_non_null(strstr(r.out, "\n# p2pscope's all-reduce: not tuned: "));
+    assert_non_null(strstr(r.out, "\n#      bytes      type       oop_way        ip_way\n"
+                                  "#         64     float      one-shot      one-shot\n"));
+    psc__free(&r);
+    /* --no-tune: nothing tuned, nothing said of it, its own kernel's way */
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "--no-tune", NULL}, env);
+    assert_int_equal(r.rc, 0);
+    assert_null(strstr(r.out, "tuned"));
+    assert_non_null(strstr(r.out, "\n#         64     float     sum      -1  "));
+    assert_int_equal(count_str(r.out, " one-shot"), 2);
     psc__free(&r);
     r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "--json", NULL}, env);
     assert_int_equal(r.rc, 0);
@@ -348,6 +368,15 @@ static void test_binary_own_table(void **state)
     assert_int_equal(json_array_size(rows), 2);
     assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "impl")), "nccl");
     assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 1), "impl")), "p2pscope");
+    assert_null(json_object_get(json_object_get(json_array_get(rows, 0), "out_of_place"), "way")); /* NCCL's row */
+    for (int k = 0; k < 2; k++) {
+        const char *way = json_string_value(json_object_get(json_object_get(json_array_get(rows, 1), k ? "in_place" :
+                                                                            "out_of_place"), "way"));
+
+        assert_non_null(way);
+        assert_true(strcmp(way, "one-shot") == 0 || strcmp(way, "nccl") == 0);
+    }
+    assert_true(json_is_true(json_object_get(json_object_get(doc, "coll"), "own_tuned")));
     assert_true(json_is_real(json_object_get(json_object_get(doc, "coll"), "own_avg_busbw_gbs")));
     json_decref(doc);
     psc__free(&r);
@@ -429,7 +458,7 @@ static void test_binary_failures(void **state)
     psc__run_t r;
 
     (void)state;
-    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", NULL}, corrupt);
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "--no-tune", NULL}, corrupt);
     assert_int_equal(r.rc, 1);
     assert_non_null(strstr(r.out, "\n# Out of bounds values : 2 FAILED\n"));
     assert_non_null(strstr(r.err, "p2pscope coll: wrong elements in 2 rows; the first: rank 0, out of place, slot 0, "

@@ -22,6 +22,7 @@
 
 #include "fake_context.h"
 #include "p2pscope/bench.h"
+#include "p2pscope_private.h"
 
 static int setup(void **state)
 {
@@ -46,6 +47,7 @@ static void opts(psc_coll_opts_t *o, uint64_t min, uint64_t max)
     o->step_factor = 4;
     o->iters = 5;
     o->per_op = 0;
+    o->tune_own = 0; /* the group's own ways: test_tuned_ways tunes it */
 }
 
 static psc_coll_report_t *run_ok(int n, const psc_coll_opts_t *o)
@@ -287,6 +289,63 @@ static void test_alone(void **state)
     psc_coll_report_free(r);
 }
 
+/* The tuning's medians made so: NCCL 3x faster than the kernels up to 256 B, 3x slower above. */
+static double skew_small_to_nccl(int way, uint64_t bytes, double us, void *arg)
+{
+    (void)arg;
+    (void)us;
+    return way == 1 ? (bytes <= 256 ? 1.0 : 9.0) : 3.0;
+}
+
+/*
+ * opts.tune_own (the default): the group tuned before its rows; each row says which way its halves ran, NCCL for
+ * the sizes the tuning sent to it, p2pscope's one-shot kernel for the rest, and those rows still checked right.
+ * Without a usable NCCL: not tuned, the reason kept, the kernel's way.
+ */
+static void test_tuned_ways(void **state)
+{
+    psc_test_hooks_t h;
+    psc_coll_opts_t o;
+    psc_coll_report_t *r;
+
+    (void)state;
+    psc_test_hooks_default(&h);
+    h.ar_tune_skew = skew_small_to_nccl;
+    assert_int_equal(psc_test_hooks_set(g_ctx, &h), PSC_OK);
+    opts(&o, 64, 1024);
+    o.tune_own = 1;
+    r = run_ok(2, &o);
+    psc_test_hooks_set(g_ctx, NULL);
+    assert_int_equal(r->own_tuned, 1);
+    assert_string_equal(r->own_tune_note, "");
+    assert_int_equal(r->nrows, 6); /* 64 B, 256 B and 1024 B: NCCL's row, then ours */
+    for (int i = 0; i < r->nrows; i++)
+        for (int k = 0; k < 2; k++) {
+            int own = r->rows[i].impl == PSC_COLL_IMPL_P2PSCOPE;
+
+            assert_int_equal(r->rows[i].r[k].wrong, 0);
+            assert_int_equal(r->ways[i].r[k], !own ? PSC_AR_WAY_NONE
+                                              : r->rows[i].bytes <= 256 ? PSC_AR_WAY_NCCL : PSC_AR_WAY_ONESHOT);
+        }
+    psc_coll_report_free(r);
+    setenv("P2PSCOPE_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
+    o.impls = PSC_COLL_IMPL_P2PSCOPE;
+    r = run_ok(2, &o);
+    assert_int_equal(r->own_tuned, 0);
+    assert_non_null(strstr(r->own_tune_note, "not tuned: "));
+    assert_int_equal(r->ways[0].r[0], PSC_AR_WAY_ONESHOT);
+    assert_int_equal(r->ways[1].r[1], PSC_AR_WAY_ONESHOT);
+    psc_coll_report_free(r);
+    /* the reduce-scatter never consults the tuning: nothing tuned, nothing said */
+    setenv("P2PSCOPE_LIBNCCL", FAKE_LIBNCCL, 1);
+    o.coll = PSC_COLL_REDUCE_SCATTER;
+    r = run_ok(2, &o);
+    assert_int_equal(r->own_tuned, 0);
+    assert_string_equal(r->own_tune_note, "");
+    assert_int_equal(r->ways[0].r[0], PSC_AR_WAY_ONESHOT);
+    psc_coll_report_free(r);
+}
+
 static void refused(const psc_coll_opts_t *o, int ndev, psc_status_t want, const char *phrase)
 {
     static const int devs[] = {0, 1, 2};
@@ -411,6 +470,7 @@ int main(void)
         cmocka_unit_test_setup(test_wrong_elements_counted, each),
         cmocka_unit_test_setup(test_unaligned_sizes, each),
         cmocka_unit_test_setup(test_alone, each),
+        cmocka_unit_test_setup(test_tuned_ways, each),
         cmocka_unit_test_setup(test_refusals, each),
         cmocka_unit_test_setup(test_graphs_on_several_gpus, each),
         cmocka_unit_test_setup(test_leaves_caller_state, each),

@@ -32,6 +32,7 @@
 typedef struct {
     psc_coll_rank_t ranks[8];
     psc_coll_row_t rows[8];
+    psc_coll_way_row_t ways[8]; /* r.ways where a test sets it */
     psc_coll_report_t r;
 } fixture_t;
 
@@ -596,15 +597,18 @@ static void test_own_rows_apart(void **state)
 {
     static const char *const want[] = {
         "# p2pscope " PSC_VERSION_STRING " coll",
+        ("# p2pscope's all-reduce: tuned beside NCCL (psc_allreduce_tune): each size class goes the way that timed "
+         "faster; oop_way, ip_way: the way each half ran"),
         "# p2pscope's all-reduce (psc_allreduce_sum), timed and checked as NCCL's rows above",
         ("#   oop_: out of place, ip_: in place; us: time per operation; busbw: GB/s; wrong: wrong elements; vs_nccl: "
-         "NCCL's time / p2pscope's (above 1: p2pscope faster)"),
-        ("#      bytes      type   redop    root       oop_us    oop_busbw    oop_wrong  oop_vs_nccl        ip_us     "
-         "ip_busbw     ip_wrong   ip_vs_nccl"),
-        ("#          8     float     sum      -1         6.17         0.00            0         2.00         5.99         "
-         "0.00            3         2.00"),
-        ("#  134217728     float     sum      -1      1300.00       103.24          N/A         0.95            -         "
-         "   -            -            -"),
+         "NCCL's time / p2pscope's (above 1: p2pscope faster); way: its kernels (one-shot, two-shot), its "
+         "copy-engines, or nccl"),
+        ("#      bytes      type   redop    root       oop_us    oop_busbw    oop_wrong  oop_vs_nccl       oop_way        "
+         "ip_us     ip_busbw     ip_wrong   ip_vs_nccl        ip_way"),
+        ("#          8     float     sum      -1         6.17         0.00            0         2.00      one-shot         "
+         "5.99         0.00            3         2.00          nccl"),
+        ("#  134217728     float     sum      -1      1300.00       103.24          N/A         0.95  copy-engines         "
+         "   -            -            -            -             -"),
         "# p2pscope's all-reduce: avg busbw 51.62 GB/s; halves with wrong elements 1 FAILED",
     };
     fixture_t x;
@@ -625,6 +629,11 @@ static void test_own_rows_apart(void **state)
     x.r.nrows = 4;
     x.r.failed_rows = 2; /* both implementations' */
     x.r.own_avg_busbw_gbs = 51.62;
+    x.r.ways = x.ways;
+    x.r.own_tuned = 1;
+    memset(x.ways, 0, sizeof(x.ways));
+    x.ways[2] = (psc_coll_way_row_t){{PSC_AR_WAY_ONESHOT, PSC_AR_WAY_NCCL}};
+    x.ways[3] = (psc_coll_way_row_t){{PSC_AR_WAY_COPY_ENGINES, PSC_AR_WAY_TWOSHOT}}; /* in place not run: "-" */
     out = render(&x.r, NULL);
     /* nccl-tests' part: exactly the two NCCL rows, nothing after their 13 fields */
     l = line_at(out, 11);
@@ -652,7 +661,24 @@ static void test_own_rows_apart(void **state)
     /* p2pscope's alone: nccl-tests' table is theirs, the report's count in the footer, no table after */
     x.rows[0] = x.rows[2];
     x.rows[1] = x.rows[3];
+    x.ways[0] = x.ways[2];
+    x.ways[1] = x.ways[3];
     x.r.nrows = 2;
+    x.r.own_tuned = 0;
+    snprintf(x.r.own_tune_note, sizeof(x.r.own_tune_note), "not tuned: no NCCL");
+    out = render(&x.r, NULL); /* but the ways they ran: after nccl-tests' last line */
+    tail = strstr(out, "# Collective test concluded: all_reduce_perf\n#\n\n");
+    assert_non_null(tail);
+    tail += strlen("# Collective test concluded: all_reduce_perf\n#\n\n");
+    expect_lines(tail, (const char *const[]){"# p2pscope " PSC_VERSION_STRING " coll",
+                                             "# p2pscope's all-reduce: not tuned: no NCCL",
+                                             "#      bytes      type       oop_way        ip_way",
+                                             "#          8     float      one-shot          nccl",
+                                             "#  134217728     float  copy-engines             -"},
+                 5);
+    free(out);
+    x.r.ways = NULL;
+    x.r.own_tune_note[0] = '\0';
     x.r.failed_rows = 1;
     x.r.avg_busbw_gbs = 51.62;
     out = render(&x.r, NULL);

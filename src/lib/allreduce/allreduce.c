@@ -336,6 +336,8 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
     if (algo == PSC__AR_COPY) {
         psc__guard_enter(ctx);
         st = psc__ar_ce_sum(ar, recv, send, bytes, dtype, streams, timeout_ns);
+        if (st == PSC_OK)
+            ar->last_way = PSC_AR_WAY_COPY_ENGINES;
         return psc__guard_leave(ctx, st);
     }
     nvec = (bytes + 15) / 16;
@@ -387,6 +389,8 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
         ar->last_nvec = last_nvec;
     else if (st == PSC_OK)
         ar->last_part_vec = last_nvec;
+    if (st == PSC_OK)
+        ar->last_way = algo == PSC__AR_ONESHOT ? PSC_AR_WAY_ONESHOT : PSC_AR_WAY_TWOSHOT;
     return psc__guard_leave(ctx, st);
 }
 
@@ -442,8 +446,11 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
     if ((st = psc__ar_call_check(ar, recv, send, count, dtype, streams, "psc_allreduce_sum", 0, &es)) != PSC_OK ||
         count == 0)
         return st;
-    if (ar->tune_route && ar->tune_route(ar, recv, send, count, dtype, streams, &st, &way)) /* NCCL is faster */
+    if (ar->tune_route && ar->tune_route(ar, recv, send, count, dtype, streams, &st, &way)) { /* NCCL is faster */
+        if (st == PSC_OK)
+            ar->last_way = PSC_AR_WAY_NCCL;
         return st;
+    }
     return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, way);
 }
 
@@ -461,6 +468,18 @@ psc_status_t psc_allreduce_reduce_scatter(psc_allreduce_t *ar, void *const *recv
         count == 0)
         return st;
     return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, PSC__AR_RS);
+}
+
+int psc_allreduce_last_way(const psc_allreduce_t *ar)
+{
+    return ar ? ar->last_way : PSC_AR_WAY_NONE;
+}
+
+const char *psc_allreduce_way_name(int way)
+{
+    static const char *const names[] = {NULL, "one-shot", "two-shot", "copy-engines", "nccl"};
+
+    return way > PSC_AR_WAY_NONE && way <= PSC_AR_WAY_NCCL ? names[way] : NULL;
 }
 
 psc_status_t psc_allreduce_check(psc_allreduce_t *ar)

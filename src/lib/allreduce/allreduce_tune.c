@@ -409,7 +409,9 @@ static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p
 
         if (psc_stats_compute(t[w], PSC__TUNE_REPS, &m) != PSC_OK)
             return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_tune: out of host memory for the medians");
-        *med[w] = ar->tune->skew ? ar->tune->skew(w, bytes, m.median, ar->tune->skew_arg) : m.median;
+        *med[w] = ar->tune->skew        ? ar->tune->skew(w, bytes, m.median, ar->tune->skew_arg)
+                  : ctx->hooks.ar_tune_skew ? ctx->hooks.ar_tune_skew(w, bytes, m.median, ctx->hooks.ar_tune_skew_arg)
+                                            : m.median;
     }
     return PSC_OK;
 }

@@ -54,6 +54,7 @@ struct psc_allreduce {
     int ce_on[PSC_AR_MAX_RANKS];        /* local rank i's GPU took a stream write (psc__ar_ce_setup) */
     int ce_captured;                    /* tests: 1, captured calls of several local ranks may take the path too */
     char broken[256];                   /* why calls are refused (a launch failed part way); "" none */
+    int last_way;                       /* PSC_AR_WAY_* of the last call enqueued; 0 none */
     /* psc_allreduce_tune's (allreduce_tune.c) state, and its hooks: pointers, so no circle of calls */
     struct psc__ar_tune *tune;          /* NULL: untuned */
     int (*tune_route)(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count, int dtype,

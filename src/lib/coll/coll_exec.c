@@ -845,18 +845,39 @@ static psc_status_t psc__open_comms(psc_coll_exec_t *x)
     return st;
 }
 
+/*
+ * opts.tune_own: the group tuned beside NCCL (an all-reduce's rows only: the reduce-scatter does not consult the
+ * tuning). Without a usable NCCL, in whichever process, the group keeps its own ways and the note says why.
+ */
+static psc_status_t psc__tune_group(psc_coll_exec_t *x, const psc_ar_procs_t *ap)
+{
+    psc_status_t st;
+
+    if (!x->o->tune_own || x->o->coll != PSC_COLL_ALL_REDUCE)
+        return PSC_OK;
+    x->stage = "tuning p2pscope's all-reduce beside NCCL's";
+    st = psc_allreduce_tune(x->ar, ap, x->stream);
+    if (st == PSC_OK)
+        x->tuned = 1;
+    else if (st == PSC_ERR_UNSUPPORTED)
+        snprintf(x->tune_note, sizeof(x->tune_note), "not tuned: %s", psc_context_last_error(x->ctx));
+    else
+        return psc__coll_fail(x, st, "psc_allreduce_tune: %s", psc_context_last_error(x->ctx));
+    return PSC_OK;
+}
+
 /* The group's processes meet through the run's allgather: the same call, the same order. */
 static psc_status_t psc__open_group(psc_coll_exec_t *x)
 {
     const psc_coll_procs_t *p = x->o->procs;
     size_t max = (size_t)(x->o->max_bytes < 16 ? 16 : x->o->max_bytes);
+    psc_ar_procs_t ap;
+    const int joined = p && p->nprocs > 1;
     psc_status_t st;
 
     x->stage = "making p2pscope's all-reduce group";
-    if (p && p->nprocs > 1) {
-        psc_ar_procs_t ap;
-
-        memset(&ap, 0, sizeof(ap));
+    memset(&ap, 0, sizeof(ap));
+    if (joined) {
         ap.nprocs = p->nprocs;
         ap.proc = p->proc;
         ap.arg = p->arg;
@@ -867,6 +888,8 @@ static psc_status_t psc__open_group(psc_coll_exec_t *x)
     }
     if (st != PSC_OK)
         st = psc__coll_fail(x, st, "%s", psc_context_last_error(x->ctx));
+    else
+        st = psc__tune_group(x, joined ? &ap : NULL);
     x->stage = NULL;
     return st;
 }

@@ -52,6 +52,8 @@ typedef struct {
     int want_own;                        /* some row is p2pscope's: the group below is made */
     psc_allreduce_t *ar;                 /* p2pscope's all-reduce over the run's ranks (this process's part) */
     char own_not_run[256];               /* why the group could not be made (its rows left out); "" */
+    int tuned;                           /* the group was tuned (opts.tune_own) */
+    char tune_note[256];                 /* why it was not where asked (no usable NCCL); "" */
     int timing;                          /* a timed loop runs: psc__coll_wait leaves the group's check for after it */
     int nlocal;                          /* ranks (GPUs) of this process */
     int nranks, first_rank;              /* every rank; this process's first */

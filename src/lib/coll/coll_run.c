@@ -414,6 +414,8 @@ static psc_status_t psc__half(psc_coll_state_t *s, const psc_coll_shape_t *sh, i
         (s->iter && (st = psc__iter_report(s, in_place)) != PSC_OK))
         return st;
     s->rep->ext[s->row].r[in_place].cpu_time_us *= 1e6;
+    if (sh->impl == PSC_COLL_IMPL_P2PSCOPE) /* the way the timed loop's calls went (a graph's: as captured) */
+        s->rep->ways[s->row].r[in_place] = psc_allreduce_last_way(x->ar);
     x->stage = "checking the timed operations";
     if (timed_checked && ((st = psc__coll_check_all(x, sh, in_place, seed, used, &wrong, s->rep->first_wrong,
                                                     sizeof(s->rep->first_wrong))) != PSC_OK ||
@@ -662,6 +664,8 @@ static psc_status_t psc__run(psc_coll_state_t *s, const psc_coll_plan_t *pl)
     /* nccl-tests' average is NCCL's: p2pscope's rows have their own */
     rep->own_avg_busbw_gbs = nbw[1] ? sum[1] / nbw[1] : 0;
     snprintf(rep->own_not_run, sizeof(rep->own_not_run), "%s", s->x.own_not_run);
+    snprintf(rep->own_tune_note, sizeof(rep->own_tune_note), "%s", s->x.tune_note);
+    rep->own_tuned = s->x.tuned;
     rep->avg_busbw_gbs = nbw[0] ? sum[0] / nbw[0] : rep->own_avg_busbw_gbs;
     rep->busbw_failed = rep->min_busbw_set && psc_coll_busbw_short(rep->avg_busbw_gbs, rep->min_busbw_gbs);
     return psc__mem_report(s);
@@ -680,6 +684,7 @@ void psc_coll_report_free(psc_coll_report_t *r)
     free(r->rows);
     free(r->loads);
     free(r->ext);
+    free(r->ways);
     free(r->iter_times);
     free(r);
 }
@@ -692,7 +697,7 @@ static psc_coll_report_t *psc__report_new(const psc_coll_opts_t *o, int nranks, 
     if (!r || !(r->ranks = calloc((size_t)nranks, sizeof(*r->ranks))) ||
         !(r->rows = calloc((size_t)nrows, sizeof(*r->rows))) ||
         (o->compute_load && !(r->loads = calloc((size_t)nrows, sizeof(*r->loads)))) ||
-        !(r->ext = calloc((size_t)nrows, sizeof(*r->ext))) ||
+        !(r->ext = calloc((size_t)nrows, sizeof(*r->ext))) || !(r->ways = calloc((size_t)nrows, sizeof(*r->ways))) ||
         (o->per_iter && !(r->iter_times = calloc((size_t)nrows * 2 * (size_t)o->iters, sizeof(double))))) {
         psc_coll_report_free(r);
         return NULL;
