@@ -471,6 +471,59 @@ def part_own_allreduce(t, d):
                     own[s][0] / best, None)
 
 
+def masked(text, drop=()):
+    """Lines with every number made N, without those that start with a prefix in drop."""
+    out = []
+    for line in text.splitlines():
+        if any(line.startswith(p) for p in drop):
+            continue
+        out.append(re.sub(r"[0-9.]+(e[-+][0-9]+)?", "N", line))
+    return out
+
+
+def part_nccl_options(t, d):
+    """coll with nccl-tests' other options beside nccl-tests with the same ones (issue 35): nccl-tests' lines, every
+    number masked, exactly (what follows p2pscope's own "# p2pscope" line is its own)."""
+    for p2p in sorted(glob.glob(os.path.join(d, "coll", "opts*_p2p.txt"))):
+        k = os.path.basename(p2p)[len("opts"):-len("_p2p.txt")]
+        nt = os.path.join(d, "coll", "opts%s_nt.txt" % k)
+        if not os.path.exists(nt):
+            t.missing("nccl-tests options", "options set %s" % k, "nccl-tests' output missing")
+            continue
+        ours = read(p2p).split("\n# p2pscope ")[0]
+        a, b = (masked(re.sub(r"\S+\.json", "FILE.json", x)) for x in (read(nt), ours))  # -J's own file names
+        diff = sum(1 for x, y in zip(a, b) if x != y) + abs(len(a) - len(b))
+        t.add("nccl-tests options", "options set %s: lines unlike nccl-tests' (numbers masked)" % k, diff, None, None,
+              Bound(text="0"), ok=diff == 0)
+
+
+NVBW_VARYING = ("nvbandwidth Version", "Built from Git version", "CUDA Runtime Version", "CUDA Driver Version",
+                "Driver Version", "Device ")
+
+
+def part_nvbw(t, d):
+    """p2pscope nvbandwidth beside nvbandwidth with the same options (issue 35): its text line for line, numbers
+    masked (the version and device lines apart), and each test's matrices summed within 5 % of nvbandwidth's."""
+    ref, ours = os.path.join(d, "nvbw-ref.txt"), os.path.join(d, "nvbw-p2pscope.txt")
+    if not os.path.exists(ref) or not os.path.exists(ours):
+        return
+    a, b = masked(read(ref), NVBW_VARYING), masked(read(ours), NVBW_VARYING)
+    diff = sum(1 for x, y in zip(a, b) if x != y) + abs(len(a) - len(b))
+    t.add("nvbandwidth mode", "text lines unlike nvbandwidth's (numbers masked)", diff, None, None, Bound(text="0"),
+          ok=diff == 0)
+    rr, ro = nvbandwidth_results(read(ref)), nvbandwidth_results(read(ours))
+    for test in sorted(rr):
+        ref_sum = sum(sum(m[1]) for m in rr[test])
+        if not rr[test] or not ref_sum:
+            continue  # waived there (one GPU: the GPU-to-GPU tests)
+        if test not in ro:
+            t.missing("nvbandwidth mode", test, "not in p2pscope nvbandwidth's output")
+            continue
+        our_sum = sum(sum(m[1]) for m in ro[test])
+        t.add("nvbandwidth mode", "%s: sum of its matrices [GB/s]" % test, our_sum, ref_sum, our_sum / ref_sum,
+              Bound(0.95, 1.05))
+
+
 def part_copy(t, d):
     """psc_copy beside the driver's copy call: every path, size and stream placement (rows of p2pscope copy)."""
     for name, label in (("copy.json", "built-in routes"), ("copy_calibrated.json", "calibrated")):
@@ -586,7 +639,8 @@ def part_outputs(t, d):
             t.add("outputs", "%s: exit code" % m.group(1), int(m.group(2)), None, None, Bound(text="0"), ok=False)
 
 
-PARTS = [part_outputs, part_readme, part_check, part_report, part_latency, part_coll, part_own_allreduce, part_copy, part_ipc, part_sanitizer]
+PARTS = [part_outputs, part_readme, part_check, part_report, part_nvbw, part_latency, part_coll, part_own_allreduce,
+         part_nccl_options, part_copy, part_ipc, part_sanitizer]
 
 
 def table(dirs):

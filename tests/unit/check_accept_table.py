@@ -55,6 +55,67 @@ class ReferenceOutputs(unittest.TestCase):
         self.assertEqual(best, {8: (5.0, 6.5), 64: (3.0, 2.0)})
 
 
+NT_TEXT = """# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807
+# Writing JSON output to %s
+#  Rank  0 Group  0 Pid   1234 on host device  0 [0000:19:00.0] NVIDIA H200
+#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong
+           8             2     float     sum      -1     %s    0.00    0.00       0     5.01    0.00    0.00       0
+# Out of bounds values : 0 OK
+"""
+
+NVBW_TEXT = """nvbandwidth Version: v0.8
+Built from Git version: %s
+
+Running host_to_device_memcpy_ce.
+memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)
+           0         1
+ 0     %s     %s
+
+SUM host_to_device_memcpy_ce %s
+"""
+
+
+class NewParts(unittest.TestCase):
+    """coll's nccl-tests options and p2pscope nvbandwidth, each beside its tool (issue 35), judged."""
+
+    def table_of(self, files):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        os.makedirs(os.path.join(d, "coll"))
+        for name, text in files.items():
+            with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        t = accept.Table()
+        accept.part_nccl_options(t, d)
+        accept.part_nvbw(t, d)
+        return t
+
+    def test_nccl_options_lines(self):
+        same = self.table_of({"coll/opts1_nt.txt": NT_TEXT % ("/tmp/x/opts1_nt.json", "5.02"),
+                              "coll/opts1_p2p.txt": NT_TEXT % ("/tmp/x/opts1_p2p.json", "6.10") +
+                              "# p2pscope 0.2.0 coll\n# anything of its own\n"})
+        line = find(same, "options set 1")
+        self.assertEqual((line[2], line[6]), (0, True))  # numbers and -J's file names differ, nothing else
+        other = self.table_of({"coll/opts2_nt.txt": NT_TEXT % ("a.json", "5.02"),
+                               "coll/opts2_p2p.txt": (NT_TEXT % ("a.json", "5.02")).replace("float", "half")})
+        line = find(other, "options set 2")
+        self.assertEqual((line[2], line[6]), (1, False))
+        gone = self.table_of({"coll/opts3_p2p.txt": NT_TEXT % ("a.json", "1")})
+        self.assertEqual(len(gone.misses()), 1)
+
+    def test_nvbw_text_and_sums(self):
+        t = self.table_of({"nvbw-ref.txt": NVBW_TEXT % ("abc123", "55.00", "57.00", "112.00"),
+                           "nvbw-p2pscope.txt": NVBW_TEXT % ("p2pscope", "54.00", "56.00", "110.00")})
+        self.assertEqual(find(t, "text lines")[2], 0)
+        line = find(t, "host_to_device_memcpy_ce")
+        self.assertAlmostEqual(line[4], 110.0 / 112.0)
+        self.assertTrue(line[6])
+        t = self.table_of({"nvbw-ref.txt": NVBW_TEXT % ("abc123", "55.00", "57.00", "112.00"),
+                           "nvbw-p2pscope.txt": (NVBW_TEXT % ("x", "50.00", "50.00", "100.00")) + "extra\n"})
+        self.assertEqual(find(t, "text lines")[2], 1)
+        self.assertFalse(find(t, "host_to_device_memcpy_ce")[6])  # 100 of 112: below 95 %
+
+
 class Bounds(unittest.TestCase):
     def test_coll_bounds(self):
         big, small = 1 << 20, (1 << 20) - 1
