@@ -452,23 +452,64 @@ def part_coll(t, d):
                           Bound(text="0.97-1.03" if band[0] == ">" else "0.6-1.05 or +-0.3 us"), ok=not bad)
 
 
+def own_rows(path, impl):
+    """p2pscope coll's JSON: {size: (out-of-place us, its bus bandwidth GB/s, the way it ran)} of impl's rows."""
+    rows = {}
+    for r in load_json(path).get("coll", {}).get("rows", []):
+        o = r.get("out_of_place", {})
+        if r.get("impl", "nccl") == impl and o.get("ran"):
+            rows[r["size_bytes"]] = (o.get("time_us"), o.get("busbw_gbs"), o.get("way"))
+    return rows
+
+
+OWN_RUNS = [(coll, launch, mode) for coll in ("all_reduce", "reduce_scatter") for launch in ("single", "mpi")
+            for mode in ("eager", "G20")]
+
+
+def own_bounds(coll, mode, size, us, best, busbw, way):
+    """Issue 34's bounds on one out-of-place row of p2pscope's beyond "never behind": [(figure, value, Bound, ok)]."""
+    out = []
+    if coll != "all_reduce":
+        return out
+    if mode == "G20" and 8 <= size <= 2048:
+        out.append(("replayed time [us]", us, Bound(hi=1.8), us <= 1.8))
+    if mode == "G20" and size == 32 << 10:
+        out.append(("replayed time [us]", us, Bound(hi=2.5), us <= 2.5))
+    if mode == "G20" and (32 << 10) <= size <= (2 << 20):
+        out.append(("NCCL's best mode / ours", best / us, Bound(lo=2.0), best / us >= 2.0))
+    if (256 << 20) <= size <= (1 << 30):
+        ok = busbw is not None and busbw >= 350 and way not in (None, "nccl")
+        out.append(("bus bandwidth by its own path [GB/s]", busbw, Bound(lo=350, text=">= 350, not nccl"), ok))
+    return out
+
+
 def part_own_allreduce(t, d):
-    """p2pscope's own all-reduce beside NCCL (plain, and nccl-tests -R 2): shown; issue 34 sets the bounds."""
-    for launch in ("single", "mpi"):
-        for mode in ("eager", "G20"):
-            f = os.path.join(d, "coll", "own_%s_%s.json" % (launch, mode))
-            if not os.path.exists(f):
+    """p2pscope's own all-reduce and reduce-scatter beside NCCL (its rows, and nccl-tests -R 2): issue 34's bounds.
+    Never behind the better of NCCL's two modes (replayed; 2 % for the noise of calls handed to NCCL itself), ahead
+    of NCCL eager (eager), and the all-reduce's absolute bounds (own_bounds)."""
+    for coll, launch, mode in OWN_RUNS:
+        key = "%s_%s" % (launch, mode) if coll == "all_reduce" else "%s_%s_%s" % (coll, launch, mode)
+        f = os.path.join(d, "coll", "own_%s.json" % key)
+        if not os.path.exists(f):
+            continue
+        own, nccl = own_rows(f, "p2pscope"), own_rows(f, "nccl")
+        r2 = os.path.join(d, "coll", "nt_R2_%s.txt" % key)
+        reg = nccl_tests_rows(read(r2)) if os.path.exists(r2) else {}
+        where = "%s, %s, %s" % (coll, "one process" if launch == "single" else "one process a GPU (mpirun)", mode)
+        for s in sorted(own):
+            us, busbw, way = own[s]
+            if us is None or s not in nccl or nccl[s][0] is None:
                 continue
-            own, nccl = coll_times(f, "p2pscope"), coll_times(f, "nccl")
-            r2 = os.path.join(d, "coll", "nt_R2_%s_%s.txt" % (launch, mode))
-            reg = nccl_tests_rows(read(r2)) if os.path.exists(r2) else {}
-            for s in sorted(own):
-                if own[s][0] is None or s not in nccl or nccl[s][0] is None:
-                    continue
-                best = min(x for x in (nccl[s][0], reg.get(s, (None,))[0]) if x is not None)
-                t.add("allreduce", "own vs NCCL's best mode, %s, %s, %d B [us]" % (
-                    "one process" if launch == "single" else "one process a GPU (mpirun)", mode, s), own[s][0], best,
-                    own[s][0] / best, None)
+            best = min(x for x in (nccl[s][0], reg.get(s, (None,))[0]) if x is not None)
+            note = "way: %s" % (way or "-")
+            if mode == "eager":
+                t.add("allreduce", "%s, %d B: ours vs NCCL eager [us]" % (where, s), us, nccl[s][0],
+                      us / nccl[s][0], Bound(hi=1.0, text="<= 1 (ahead)"), note=note)
+            else:
+                t.add("allreduce", "%s, %d B: ours vs NCCL's best mode [us]" % (where, s), us, best, us / best,
+                      Bound(hi=1.02, text="<= 1.02 (never behind)"), note=note)
+            for fig, v, bound, ok in own_bounds(coll, mode, s, us, best, busbw, way):
+                t.add("allreduce", "%s, %d B: %s" % (where, s, fig), v, None, None, bound, ok=ok, note=note)
 
 
 def masked(text, drop=()):
