@@ -327,6 +327,38 @@ def part_report(t, d):
         t.add("report", "%s vs %s [GB/s]" % (ours_name, ref_name), ours, ref, ours / ref, bound)
 
 
+def machine_gpus(d):
+    """(GPU model, count) from the call's machine.txt (nvidia-smi -L's lines), or (None, 0)."""
+    f = os.path.join(d, "machine.txt")
+    names = re.findall(r"^GPU \d+: (.+?) \(UUID", read(f), re.M) if os.path.exists(f) else []
+    return (names[0], len(names)) if names and len(set(names)) == 1 else (None, 0)
+
+
+RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recorded-figures.json")
+
+
+def part_recorded(t, d, recorded=RECORDED):
+    """The report's bandwidth figures against those docs/RESULTS.md recorded on the same kind of machine, within
+    their recorded noise (issue 33: unchanged by the refactors); nothing where none was recorded."""
+    rj = os.path.join(d, "report.json")
+    gpu, count = machine_gpus(d)
+    if not os.path.exists(rj) or not gpu:
+        return
+    rec = load_json(recorded)
+    mach = [m for m in rec["machines"] if m["gpu"] == gpu and m["count"] == count]
+    if not mach:
+        t.add("recorded", "no figures recorded for %d x %s" % (count, gpu), None, None, None, None)
+        return
+    tests = p2p_tests(rj)
+    for name, how, ref, kind in mach[0]["figures"]:
+        lo, hi, text = rec["bounds"][kind]
+        ours = ours_for(tests, name, how)
+        if ours is None:
+            t.missing("recorded", "%s [GB/s]" % name, "not in the report")
+            continue
+        t.add("recorded", "%s vs docs/RESULTS.md [GB/s]" % name, ours, ref, ours / ref, Bound(lo, hi, text))
+
+
 def part_latency(t, d):
     """Pointer chases beside nvbandwidth's latency tests, direction by direction: nvbandwidth's way (the mean of
     every SM's launch, its figure) within 3 %; our random walk's p50 shown."""
@@ -680,8 +712,8 @@ def part_outputs(t, d):
             t.add("outputs", "%s: exit code" % m.group(1), int(m.group(2)), None, None, Bound(text="0"), ok=False)
 
 
-PARTS = [part_outputs, part_readme, part_check, part_report, part_nvbw, part_latency, part_coll, part_own_allreduce,
-         part_nccl_options, part_copy, part_ipc, part_sanitizer]
+PARTS = [part_outputs, part_readme, part_check, part_report, part_recorded, part_nvbw, part_latency, part_coll,
+         part_own_allreduce, part_nccl_options, part_copy, part_ipc, part_sanitizer]
 
 
 def table(dirs):

@@ -116,6 +116,45 @@ class NewParts(unittest.TestCase):
         self.assertFalse(find(t, "host_to_device_memcpy_ce")[6])  # 100 of 112: below 95 %
 
 
+class Recorded(unittest.TestCase):
+    """A report against the figures docs/RESULTS.md recorded on the same kind of machine (issue 33)."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.d)
+        shutil.copy(os.path.join(DATA, "a", "report.json"), self.d)
+
+    def table(self, gpus, recorded=accept.RECORDED):
+        with open(os.path.join(self.d, "machine.txt"), "w", encoding="utf-8") as f:
+            f.write("Mon Dec  7 10:00:00 UTC 2026\n")
+            f.write("".join("GPU %d: %s (UUID: GPU-%d)\n" % (i, g, i) for i, g in enumerate(gpus)))
+        t = accept.Table()
+        accept.part_recorded(t, self.d, recorded)
+        return t
+
+    def test_the_recorded_run_meets_them(self):
+        t = self.table(["NVIDIA H200"] * 2)  # the recorded report is a 2x H200 run of 2026-11-28
+        self.assertEqual(len(t.lines), 12)
+        l = find(t, "recorded", "gpu_to_gpu_write_ce vs")
+        self.assertTrue(0.99 < l[4] < 1.01 and l[6], l)
+        self.assertEqual(t.misses(), [])
+
+    def test_a_figure_off_misses(self):
+        rec = accept.load_json(accept.RECORDED)
+        rec["machines"][0]["figures"][1][2] *= 1.02  # gpu_to_gpu_write_ce recorded 2 % higher: outside +-1.5 %
+        path = os.path.join(self.d, "recorded.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(rec, f)
+        t = self.table(["NVIDIA H200"] * 2, path)
+        self.assertEqual([l[1] for l in t.misses()], ["gpu_to_gpu_write_ce vs docs/RESULTS.md [GB/s]"])
+
+    def test_other_machines(self):
+        t = self.table(["NVIDIA H200"] * 3)
+        self.assertEqual(len(t.lines), 1)
+        self.assertIsNone(t.lines[0][5])  # shown, not judged
+        self.assertEqual(self.table(["NVIDIA H200", "NVIDIA H100 80GB HBM3"]).lines, [])  # mixed: nothing
+
+
 class Bounds(unittest.TestCase):
     def test_coll_bounds(self):
         big, small = 1 << 20, (1 << 20) - 1
