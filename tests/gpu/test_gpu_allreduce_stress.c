@@ -1,7 +1,8 @@
 /*
  * psc_allreduce_* under pressure on the machine's GPUs (every GPU one rank,
  * at most 8; PSC_TEST_RANKS=k takes the first k): a million back-to-back
- * calls of mixed sizes and types (some over the 8 MiB slot, some in place),
+ * calls of mixed sizes and types (some over the 8 MiB slot, some in place,
+ * every fifth a reduce-scatter of the same inputs' parts),
  * each checked on the GPU right after it (test_gpu_ar_kernels.cu: the
  * documented sum bit for bit, and every rank's output byte for byte equal to
  * rank 0's, read through peer access); calls while one GPU at a time is kept
@@ -159,13 +160,14 @@ static uint64_t res_expect_clean(const char *what)
     return seen;
 }
 
-/* One call of the stress: its input (a slot), type, size, output and whether in place. */
+/* One call of the stress: its input (a slot), type, size (a reduce-scatter's: a part's), output, whether in place
+   and whether a reduce-scatter (psc_allreduce_reduce_scatter: its input n parts, its output its rank's sum). */
 typedef struct {
     int dt;
     size_t count;
     unsigned seed;
     CUdeviceptr in[MAXR];
-    int out, in_place;
+    int out, in_place, rs;
 } call_t;
 
 static uint32_t lcg(uint32_t *x)
@@ -201,6 +203,10 @@ static call_t pick(uint64_t k, uint32_t *x)
         for (int i = 0; i < n; i++)
             c.in[i] = small_in[i] + (CUdeviceptr)s * SLOT;
     }
+    if (k % 5 == 2) { /* every fifth a reduce-scatter: parts of the same input, n of them in the slot */
+        c.rs = 1;
+        c.count = c.count / (size_t)n ? c.count / (size_t)n : 1;
+    }
     return c;
 }
 
@@ -210,23 +216,29 @@ static void run_call(psc_allreduce_t *ar, const call_t *c, const CUstream *s, ui
     void *r[MAXR];
     const void *in[MAXR];
 
+    const size_t part = c->count * esize(c->dt), all = c->rs ? part * (size_t)n : part;
+    psc_status_t st;
+
     for (int i = 0; i < n; i++) {
-        r[i] = (void *)(uintptr_t)outb[i][c->out];
-        in[i] = c->in_place ? (const void *)r[i] : (const void *)(uintptr_t)c->in[i];
+        /* a reduce-scatter in place: its output is its rank's part of the input it overwrites */
+        r[i] = (void *)(uintptr_t)(outb[i][c->out] + (c->rs && c->in_place ? (CUdeviceptr)(part * (size_t)i) : 0));
+        in[i] = c->in_place ? (const void *)(uintptr_t)outb[i][c->out] : (const void *)(uintptr_t)c->in[i];
         if (c->in_place) {
             use(i);
-            assert_int_equal(g_ctx->cu.p_cuMemcpyAsync(outb[i][c->out], c->in[i], c->count * esize(c->dt), s[i]),
-                             CUDA_SUCCESS);
+            assert_int_equal(g_ctx->cu.p_cuMemcpyAsync(outb[i][c->out], c->in[i], all, s[i]), CUDA_SUCCESS);
         }
     }
-    if (psc_allreduce_sum(ar, r, in, c->count, c->dt, s, 0) != PSC_OK)
-        fail_msg("call %llu (type %d, %zu elements): %s", (unsigned long long)k, c->dt, c->count,
-                 psc_context_last_error(g_ctx));
+    st = c->rs ? psc_allreduce_reduce_scatter(ar, r, in, c->count, c->dt, s, 0)
+               : psc_allreduce_sum(ar, r, in, c->count, c->dt, s, 0);
+    if (st != PSC_OK)
+        fail_msg("call %llu (%s, type %d, %zu elements): %s", (unsigned long long)k,
+                 c->rs ? "reduce-scatter" : "all-reduce", c->dt, c->count, psc_context_last_error(g_ctx));
     for (int i = 0; i < n; i++) {
-        CUdeviceptr out = outb[i][c->out], ref = i ? outb[0][c->out] : 0;
-        uint64_t count = c->count, call = k;
+        /* each rank's part of a reduce-scatter is its own sum: nothing to compare with rank 0's */
+        CUdeviceptr out = (CUdeviceptr)(uintptr_t)r[i], ref = i && !c->rs ? outb[0][c->out] : 0;
+        uint64_t count = c->count, call = k, base = c->rs ? c->count * (uint64_t)i : 0;
         unsigned dt = (unsigned)c->dt, seed = c->seed, nr = (unsigned)n;
-        void *params[] = {&out, &ref, &count, &dt, &seed, &nr, &call, &res[i]};
+        void *params[] = {&out, &ref, &count, &dt, &seed, &nr, &call, &res[i], &base};
         unsigned blocks = (unsigned)((count + 255) / 256 < 264 ? (count + 255) / 256 : 264);
 
         launch(i, s[i], fn_check[i], blocks, 256, params);
