@@ -43,7 +43,7 @@ left() { local l=$(( ${ACCEPT_CALL_S:-540} - SECONDS )); [ "$l" -gt 5 ] && echo 
 measure() { python3 scripts/accept.py measure "$@"; }
 . scripts/gpu-refs.sh
 
-{ date -u; nvidia-smi; nvidia-smi topo -m; git log -1 --format='%H %cd' 2>/dev/null; } > "$R/machine.txt" 2>&1
+{ date -u; nvidia-smi -L; nvidia-smi; nvidia-smi topo -m; git log -1 --format='%H %cd' 2>/dev/null; } > "$R/machine.txt" 2>&1
 case "$PART" in all) echo "a b" > "$R/part" ;; *) echo "$PART" > "$R/part" ;; esac
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 step "part $PART on $ngpu GPUs: build p2pscope and the reference tools"
