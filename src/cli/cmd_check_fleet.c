@@ -27,6 +27,7 @@
 
 #define PSC__TAG_HELLO 0x5c1
 #define PSC__TAG_REPORT 0x5c2
+#define PSC__ENDING "no report: mpirun is ending the job (a rank's process or its node died)"
 #define PSC__FLEET_TIMEOUT_S 600.0 /* -T's default: a check takes about 15 s on 2 GPUs, minutes on 8 with a slow link */
 
 /* The node's check in a child process: its summary and its stderr through pipes, its end. */
@@ -40,7 +41,8 @@ typedef struct {
     int status, done;
 } psc__child_t;
 
-static volatile sig_atomic_t psc__joined, psc__ended; /* MPI_Init returned; SIGTERM: mpirun is ending the job */
+/* MPI_Init returned; SIGTERM: mpirun is ending the job; SIGCONT: 1 seen (it may be), 2 the files written then */
+static volatile sig_atomic_t psc__joined, psc__ended, psc__warned;
 
 /* mpirun ends the job when a rank's process dies: before MPI_Init returned, nothing to show (rank 0 would wait in
  * it until killed), one line; after it, the gathering stops and the table names the nodes not heard from. */
@@ -58,9 +60,21 @@ static void psc__on_term(int sig)
     psc__ended = 1;
 }
 
+static void psc__on_cont(int sig)
+{
+    (void)sig;
+    if (!psc__warned)
+        psc__warned = 1;
+}
+
+/* SIGTERM and SIGCONT caught; SIGPIPE ignored: a stdout mpirun no longer forwards is a failed write (main says so), not death
+ * before the files are written. */
 static void psc__catch_term(void)
 {
     sigaction(SIGTERM, &(struct sigaction){.sa_handler = psc__on_term}, NULL);
+    if (psc__joined)
+        sigaction(SIGCONT, &(struct sigaction){.sa_handler = psc__on_cont}, NULL);
+    signal(SIGPIPE, SIG_IGN);
 }
 
 /* Fork the node's check: the child runs check as usual, its summary to the pipe instead of any output. */
@@ -200,14 +214,14 @@ static void psc__take_own(psc_fleet_t *f, const psc__child_t *ch, const char *ho
     free(msg);
 }
 
-/* Rank 0: the reports as they come, until all came, -T passed or mpirun ends the job; *pending those missing. */
+/* Rank 0: the reports as they come, until all came (*pending: those missing), -T passed, mpirun ends the job or
+ * sends SIGCONT. */
 static void psc__gather(psc_cli_job_t *job, psc_fleet_t *f, psc__child_t *own, const char *host, double t0,
                         size_t *pending)
 {
     int ok = 1;
 
-    *pending = f->n;
-    while (*pending && !psc__ended && psc_cli_now() - t0 < f->timeout_s && ok) {
+    while (*pending && !psc__ended && psc__warned != 1 && psc_cli_now() - t0 < f->timeout_s && ok) {
         char *buf = NULL;
         int len = 0, from = -1, tag = 0, got = 0;
 
@@ -233,7 +247,7 @@ static void psc__unreached(psc_fleet_t *f, psc__child_t *own)
         if (nd->reached || nd->why[0])
             continue;
         if (psc__ended)
-            snprintf(nd->why, sizeof(nd->why), "no report: mpirun ended the job (a rank's process or its node died)");
+            snprintf(nd->why, sizeof(nd->why), "%s", PSC__ENDING);
         else
             snprintf(nd->why, sizeof(nd->why), "no report within -T %g s (its check hangs, or the node is down)",
                      f->timeout_s);
@@ -244,23 +258,29 @@ static void psc__unreached(psc_fleet_t *f, psc__child_t *own)
     }
 }
 
-/* The fleet's table (or its verdict on stderr under --json), its JSON, its page; the exit code. */
-static int psc__fleet_outputs(const psc_fleet_t *f, const psc_cli_opts_t *o)
+/* The fleet's JSON to --json's target: rc, or the exit code of a failed write. */
+static int psc__fleet_json(const psc_fleet_t *f, const psc_cli_opts_t *o, int rc)
 {
-    int rc = psc_fleet_exit(f);
-    json_t *doc = NULL;
+    json_t *doc = json_pack("{s:s,s:s,s:o}", "command", "check --fleet", "version", PSC_VERSION_STRING, "fleet",
+                            psc_json_fleet(f, psc_fleet_exit(f)));
+
+    if (!doc) {
+        psc_report_printf(stderr, "p2pscope: out of host memory: the fleet's JSON was not written\n");
+        return PSC_EXIT_NO_MEMORY;
+    }
+    if (psc_cli_write_json(doc, o) != PSC_EXIT_OK)
+        rc = PSC_EXIT_FAILED;
+    json_decref(doc);
+    return rc;
+}
+
+/* The fleet's files: its JSON where it goes to a file, its page. rc, or the exit code of a failed write. */
+static int psc__fleet_files(const psc_fleet_t *f, const psc_cli_opts_t *o, int rc)
+{
     char err[512], *page;
 
-    if (psc_cli_tables(o))
-        psc_render_fleet(stdout, f);
-    else
-        psc_render_fleet_verdict(stderr, f);
-    if (o->json) {
-        doc = json_pack("{s:s,s:s,s:o}", "command", "check --fleet", "version", PSC_VERSION_STRING, "fleet",
-                        psc_json_fleet(f, rc));
-        rc = !doc ? PSC_EXIT_NO_MEMORY : psc_cli_write_json(doc, o) != PSC_EXIT_OK ? PSC_EXIT_FAILED : rc;
-        json_decref(doc);
-    }
+    if (o->json && psc_cli_tables(o))
+        rc = psc__fleet_json(f, o, rc);
     if (!o->html_path || rc == PSC_EXIT_NO_MEMORY)
         return rc;
     if (!(page = psc_html_fleet(f, "p2pscope check --fleet"))) {
@@ -275,12 +295,50 @@ static int psc__fleet_outputs(const psc_fleet_t *f, const psc_cli_opts_t *o)
     return rc;
 }
 
+/* The files first (when mpirun ends the job its forwarding of stdout may be gone), then the table, or the verdict
+ * on stderr and the JSON on stdout. The exit code. */
+static int psc__fleet_outputs(const psc_fleet_t *f, const psc_cli_opts_t *o)
+{
+    int rc = psc__fleet_files(f, o, psc_fleet_exit(f));
+
+    if (psc_cli_tables(o))
+        psc_render_fleet(stdout, f);
+    else
+        psc_render_fleet_verdict(stderr, f);
+    if (o->json && !psc_cli_tables(o) && rc != PSC_EXIT_NO_MEMORY)
+        rc = psc__fleet_json(f, o, rc);
+    return rc;
+}
+
+/*
+ * mpirun sent SIGCONT, which Open MPI sends a second before it stops every rank when one died: the files as they
+ * stand, the nodes not heard from yet named so, in case the end comes before another word. The gathering goes on,
+ * and the final files replace these (a SIGCONT of another cause costs one write).
+ */
+static void psc__provisional(const psc_fleet_t *f, const psc_cli_opts_t *o, double t0)
+{
+    psc_fleet_t p = *f;
+
+    if (!(o->json && psc_cli_tables(o)) && !o->html_path)
+        return;
+    if (!(p.nodes = malloc(f->n * sizeof(*p.nodes))))
+        return;
+    memcpy(p.nodes, f->nodes, f->n * sizeof(*p.nodes));
+    for (size_t i = 0; i < p.n; i++)
+        if (!p.nodes[i].reached && !p.nodes[i].why[0])
+            snprintf(p.nodes[i].why, sizeof(p.nodes[i].why), "%s", PSC__ENDING);
+    p.wall_s = psc_cli_now() - t0;
+    if (psc_fleet_judge(&p) == PSC_OK)
+        psc__fleet_files(&p, o, PSC_EXIT_OK);
+    free(p.nodes);
+}
+
 /* Rank 0: gather, judge, print; then leave the job, or end it where a rank still runs (hung: no MPI_Finalize). */
 static int psc__rank0(const psc_cli_opts_t *o, psc_cli_job_t *job, psc__child_t *own, const char *host, double t0)
 {
     psc_fleet_t f = {.n = (size_t)job->size, .bound_pct = o->fleet_bound,
                      .timeout_s = o->timeout_s > 0 ? o->timeout_s : PSC__FLEET_TIMEOUT_S};
-    size_t pending = 0;
+    size_t pending = (size_t)job->size;
     int rc;
 
     if (!(f.nodes = calloc(f.n, sizeof(*f.nodes)))) {
@@ -292,6 +350,11 @@ static int psc__rank0(const psc_cli_opts_t *o, psc_cli_job_t *job, psc__child_t 
         f.nodes[i].rank = (int)i, f.nodes[i].check_exit = -1;
     snprintf(f.nodes[0].host, sizeof(f.nodes[0].host), "%s", host);
     psc__gather(job, &f, own, host, t0, &pending);
+    while (psc__warned == 1 && pending && !psc__ended) { /* SIGCONT: the files as they stand, then on */
+        psc__provisional(&f, o, t0);
+        psc__warned = 2;
+        psc__gather(job, &f, own, host, t0, &pending);
+    }
     psc__unreached(&f, own);
     f.wall_s = psc_cli_now() - t0;
     rc = psc_fleet_judge(&f) == PSC_OK ? psc__fleet_outputs(&f, o) : PSC_EXIT_NO_MEMORY;
