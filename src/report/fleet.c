@@ -1,4 +1,5 @@
 /* p2pscope check --fleet (fleet.h): a node's summary, read back at rank 0, and the outlier rule over the nodes. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <signal.h>
@@ -193,19 +194,14 @@ void psc_fleet_node_take(psc_fleet_node_t *nd, const char *text, size_t len)
     json_decref(doc);
 }
 
-static int psc__cmp_double(const void *a, const void *b)
+double psc_fleet_median(const double *v, size_t n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
+    psc_stats_t st;
 
-    return (x > y) - (x < y);
-}
-
-double psc_fleet_median(double *v, size_t n)
-{
-    if (n == 0)
+    /* the project's one median (the mean of the middle two for even n) */
+    if (n == 0 || n > UINT_MAX || psc_stats_compute(v, (unsigned)n, &st) != PSC_OK)
         return NAN;
-    qsort(v, n, sizeof(*v), psc__cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return st.median;
 }
 
 /* Key k's index in f, added when new (a room left); -1 when full. */

@@ -92,15 +92,17 @@ void psc_fleet_node_take(psc_fleet_node_t *nd, const char *text, size_t len);
 /* A reached node's figure of that name (*at its index), or NULL. */
 const psc_fleet_fig_t *psc_fleet_node_fig(const psc_fleet_node_t *nd, const char *name, size_t *at);
 
-/* The median of v[0..n) (sorted in place; the mean of the middle two for even n); NAN for n 0. */
-double psc_fleet_median(double *v, size_t n);
+/* The median of v[0..n) (psc_stats_compute's: the mean of the middle two for even n); NAN for n 0 (or out of
+ * memory). */
+double psc_fleet_median(const double *v, size_t n);
 
 /*
  * The outlier rule over f's nodes: the key figures (the names the reached nodes carry, first seen first), each
  * one's median over the reached nodes with a value, each node's figure flagged when worse than the median by more
  * than the bound (f->bound_pct, or the item's tolerance when that is <= 0): below it for a bandwidth, above it for
  * a latency. Then each node's state (unreachable, unhealthy: its own check failed, outlier: a flag, else healthy)
- * and the counts. PSC_ERR_NO_MEMORY (f unchanged but the counts).
+ * and the counts. PSC_ERR_NO_MEMORY (f unchanged but the counts). A median that cannot be had (out of memory) is
+ * NAN, and flags no node.
  */
 psc_status_t psc_fleet_judge(psc_fleet_t *f);
 
