@@ -36,7 +36,7 @@ typedef struct {
     int fd[2];                   /* summary, stderr; -1 once closed */
     char *out;                   /* the summary (up to PSC_FLEET_MAX_SUMMARY bytes) */
     size_t nout;
-    char err[1024];              /* the first bytes of its stderr */
+    char err[1024];              /* the last bytes of its stderr */
     size_t nerr;
     int status, done;
 } psc__child_t;
@@ -50,12 +50,11 @@ static void psc__on_term(int sig)
 {
     static const char msg[] = "p2pscope: check --fleet: mpirun ended the job before every rank joined it (a rank "
                               "died at its start): no fleet table\n";
-    ssize_t w;
-
     (void)sig;
     if (!psc__joined) {
-        w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
-        _exit(w < 0 ? PSC_EXIT_FAILED : PSC_EXIT_FAILED);
+        if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+            _exit(PSC_EXIT_FAILED);
+        _exit(PSC_EXIT_FAILED);
     }
     psc__ended = 1;
 }
@@ -67,8 +66,8 @@ static void psc__on_cont(int sig)
         psc__warned = 1;
 }
 
-/* SIGTERM and SIGCONT caught; SIGPIPE ignored: a stdout mpirun no longer forwards is a failed write (main says so), not death
- * before the files are written. */
+/* SIGTERM and SIGCONT caught; SIGPIPE ignored: a stdout mpirun no longer forwards is a failed write (main says
+ * so), not death before the files are written. */
 static void psc__catch_term(void)
 {
     sigaction(SIGTERM, &(struct sigaction){.sa_handler = psc__on_term}, NULL);
@@ -134,10 +133,14 @@ static int psc__child_step(psc__child_t *ch, int timeout_ms)
                 close(ch->fd[k]), ch->fd[k] = -1;
             continue;
         }
-        if (k == 1) {
-            size_t room = sizeof(ch->err) - 1 - ch->nerr, m = (size_t)n < room ? (size_t)n : room;
+        if (k == 1) { /* the last line is what it says: keep the end */
+            size_t cap = sizeof(ch->err) - 1, m = (size_t)n < cap ? (size_t)n : cap, keep = cap - m;
 
-            memcpy(ch->err + ch->nerr, buf, m);
+            if (ch->nerr > keep) {
+                memmove(ch->err, ch->err + ch->nerr - keep, keep);
+                ch->nerr = keep;
+            }
+            memcpy(ch->err + ch->nerr, buf + (size_t)n - m, m);
             ch->err[ch->nerr += m] = '\0';
         } else if (ch->nout + (size_t)n <= PSC_FLEET_MAX_SUMMARY) {
             char *grown = realloc(ch->out, ch->nout + (size_t)n + 1);

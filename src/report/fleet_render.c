@@ -26,7 +26,8 @@ static void psc__cell(char *buf, size_t len, const psc_fleet_node_t *nd, const p
 
 void psc_render_fleet_verdict(FILE *f, const psc_fleet_t *fl)
 {
-    psc_report_printf(f, "fleet: %s (%zu node%s: %zu healthy, %zu outlier%s, %zu unhealthy, %zu unreachable) in %.1f s\n",
+    psc_report_printf(f, "fleet: %s (%zu node%s: %zu healthy, %zu outlier%s, %zu unhealthy, %zu unreachable) "
+                      "in %.1f s\n",
                       psc_fleet_exit(fl) ? "UNHEALTHY" : "HEALTHY", fl->n, fl->n == 1 ? "" : "s", fl->healthy,
                       fl->outliers, fl->outliers == 1 ? "" : "s", fl->unhealthy, fl->unreachable, fl->wall_s);
 }
@@ -147,8 +148,8 @@ static void psc__html_table(psc_buf_t *b, const psc_fleet_t *fl)
     for (size_t i = 0; i < fl->n; i++) {
         const psc_fleet_node_t *nd = &fl->nodes[i];
 
-        psc_buf_printf(b, "<tr class=\"%s\"><td>%s</td><td>%d</td><td>", nd->state == PSC_FLEET_HEALTHY ? "pass" : "fail",
-                       psc_fleet_state_name(nd->state), nd->rank);
+        psc_buf_printf(b, "<tr class=\"%s\"><td>%s</td><td>%d</td><td>",
+                       nd->state == PSC_FLEET_HEALTHY ? "pass" : "fail", psc_fleet_state_name(nd->state), nd->rank);
         psc_buf_esc(b, nd->host[0] ? nd->host : "?");
         psc_buf_puts(b, "</td>");
         for (size_t k = 0; k < fl->nkeys; k++) {
@@ -177,9 +178,10 @@ char *psc_html_fleet(const psc_fleet_t *fl, const char *title)
     psc_buf_puts(&b, psc_page_css);
     psc_buf_puts(&b, ".pass{color:#060}</style></head><body>\n<h1>");
     psc_buf_esc(&b, title);
-    psc_buf_printf(&b, "</h1>\n<p class=\"%s\">%s: %zu nodes, %zu healthy, %zu outliers, %zu unhealthy, %zu unreachable "
-                   "in %.1f s</p>\n", psc_fleet_exit(fl) ? "fail" : "pass", psc_fleet_exit(fl) ? "UNHEALTHY" : "HEALTHY",
-                   fl->n, fl->healthy, fl->outliers, fl->unhealthy, fl->unreachable, fl->wall_s);
+    psc_buf_printf(&b, "</h1>\n<p class=\"%s\">%s: %zu nodes, %zu healthy, %zu outliers, %zu unhealthy, "
+                   "%zu unreachable in %.1f s</p>\n", psc_fleet_exit(fl) ? "fail" : "pass",
+                   psc_fleet_exit(fl) ? "UNHEALTHY" : "HEALTHY", fl->n, fl->healthy, fl->outliers, fl->unhealthy,
+                   fl->unreachable, fl->wall_s);
     psc__html_table(&b, fl);
     psc_buf_puts(&b, "<p>Each node's key figure is the worst path of a check item on it (bandwidth in GB/s, 1 GB = "
                      "1e9 bytes; latency in ns or us), beside the fleet's median: % better (+) or worse (-); ! worse "
