@@ -147,11 +147,12 @@ static int psc__help_or_version(const psc_cli_opts_t *o)
     }
     printf("p2pscope %s\n", PSC_VERSION_STRING);
     if (psc_cli_mpi_library())
-        printf("built with MPI: %s (p2pscope ipc and coll run one rank per GPU under its mpirun)\n",
+        printf("built with MPI: %s (p2pscope ipc and coll run one rank per GPU, check --fleet one per node, under its "
+               "mpirun)\n",
                psc_cli_mpi_library());
     else
         printf("built without MPI (p2pscope ipc starts its own workers, coll drives every GPU from one process; "
-               "mpirun is refused)\n");
+               "mpirun and check --fleet are refused)\n");
     return PSC_EXIT_OK;
 }
 
