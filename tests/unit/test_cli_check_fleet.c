@@ -5,7 +5,9 @@
  * (outlier, unhealthy, unreachable), the JSON and the page alike, exit 1. A healthy fleet exits 0. A rank whose
  * check hangs (FAKE_CUDA_HANG) is named unreachable after -T, and the job ends then. A rank whose process dies
  * makes Open MPI end the job: rank 0 still writes the JSON naming it. Each rank's options and environment come
- * from an mpirun application file.
+ * from an mpirun application file. Built with PSC_ON_GPU as tests/gpu's test_gpu_check_fleet: two ranks on this
+ * machine's GPUs (two checks at once on the same GPUs: no bandwidth bound, a bound no noise reaches between two
+ * nodes), both healthy, exit 0; skipped (77) without a driver or GPU.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -20,18 +22,26 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#if PSC_ON_GPU
+#include "p2pscope.h"
+#endif
+
 /* run_binary.h runs P2PSCOPE_BIN: here mpirun, whose application file names the real binary (P2PSCOPE_REAL). */
 #define P2PSCOPE_BIN MPIEXEC
 #include "run_binary.h"
 #include "scratch_dir.h"
 
+#define MPI_ENV "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1"
+#if PSC_ON_GPU
+static const char *const env[] = {MPI_ENV, "NCCL_NVLS_ENABLE=0", NULL};
+#define CHECK P2PSCOPE_REAL " check --fleet -s 16M"
+#else
 static const char *const env[] = {
-    "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1",
-    "P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "P2PSCOPE_LIBNVML=/nonexistent/libnvidia-ml.so.1", "FAKE_CUDA_MODE=contexts",
-    "FAKE_CUDA_KERNELS=1", "FAKE_CUDA_COUNT=2", "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, NULL};
-
+    MPI_ENV, "P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "P2PSCOPE_LIBNVML=/nonexistent/libnvidia-ml.so.1",
+    "FAKE_CUDA_MODE=contexts", "FAKE_CUDA_KERNELS=1", "FAKE_CUDA_COUNT=2", "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL, NULL};
 /* A small check: the fake runs the kernels on the CPU. */
 #define CHECK P2PSCOPE_REAL " check --fleet -s 4K --no-load"
+#endif
 
 static int setup(void **state)
 {
@@ -43,14 +53,6 @@ static int teardown(void **state)
 {
     (void)state;
     return psc_scratch_remove();
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* mpirun over an application file of these lines (one a rank). */
@@ -103,6 +105,64 @@ static json_t *load_json(const char *path)
     if (!d)
         fail_msg("%s: %s", path, e.text);
     return d;
+}
+
+#if PSC_ON_GPU
+/* Two ranks on this machine's GPUs: both checks pass (the node rules only), one table, the JSON's two nodes. */
+static void test_gpu_two_ranks(void **state)
+{
+    char json[128], expect[128], line[768];
+    psc__run_t r;
+    json_t *doc;
+    FILE *f;
+
+    (void)state;
+    snprintf(json, sizeof(json), "%s", psc__path("fleet.json"));
+    snprintf(expect, sizeof(expect), "%s", psc__path("node.expect"));
+    f = fopen(expect, "w");
+    assert_non_null(f);
+    fputs("node gpus >= 1\n", f);
+    assert_int_equal(fclose(f), 0);
+    snprintf(line, sizeof(line), "-np 2 " CHECK " --fleet-bound 100 --expect %s --json=%s", expect, json);
+    r = mpirun_app((const char *[]){line, NULL});
+    if (r.rc != 0)
+        fail_msg("rc %d:\n%s\n%s", r.rc, r.out, r.err);
+    expect_node(&r, 0, "HEALTHY", NULL);
+    expect_node(&r, 1, "HEALTHY", NULL);
+    doc = load_json(json);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "fleet"), "healthy")), 2);
+    assert_true(json_array_size(json_object_get(json_object_get(doc, "fleet"), "medians")) >= 3);
+    json_decref(doc);
+    psc__free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_gpu_two_ranks, setup, teardown),
+    };
+    psc_context_t *ctx = NULL;
+    char err[256];
+    psc_status_t st = psc_context_create(&ctx, err, sizeof(err));
+
+    if (st == PSC_ERR_NO_DRIVER || st == PSC_ERR_NO_DEVICE) {
+        fprintf(stderr, "skipped: %s\n", err);
+        return 77;
+    }
+    if (st != PSC_OK) {
+        fprintf(stderr, "FAILED to open a context: %s\n", err);
+        return 1;
+    }
+    psc_context_destroy(ctx);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+#else
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static json_t *json_node(json_t *doc, int rank)
@@ -228,3 +288,4 @@ int main(void)
 
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
+#endif
