@@ -200,6 +200,11 @@ static void psc__take(psc_fleet_t *f, int from, int tag, const char *buf, int le
         if (!nd->why[0] && !nd->reached)
             snprintf(nd->why, sizeof(nd->why), "its report is empty");
         (*pending)--;
+        /* each node's own verdict as it comes (the first within one check's time); outliers need them all */
+        psc_report_printf(stderr, "p2pscope check --fleet: %zu of %zu reported: rank %d (%s) %s%.200s\n",
+                          f->n - *pending, f->n, nd->rank, nd->host[0] ? nd->host : "?",
+                          !nd->reached ? "unreachable: " : nd->check_exit ? "failed its check: " : "passed its check",
+                          nd->reached && !nd->check_exit ? "" : nd->why);
     }
 }
 

@@ -202,6 +202,10 @@ static void test_slow_failing_killed(void **state)
     assert_non_null(strstr(r.out, " over 3 nodes, bound 5.0 %\n")); /* three reported figures: not the killed */
     assert_non_null(strstr(r.out, "\nfleet: UNHEALTHY (4 nodes: "));
     assert_non_null(strstr(r.out, " 1 unhealthy, 1 unreachable) in "));
+    /* each node's own verdict on stderr as it came, the killed check's named */
+    assert_non_null(strstr(r.err, "p2pscope check --fleet: 4 of 4 reported: rank "));
+    assert_non_null(strstr(r.err, "unreachable: its check died: Killed (signal 9)\n"));
+    assert_non_null(strstr(r.err, ") failed its check: integrity: "));
     doc = load_json(json);
     assert_string_equal(json_string_value(json_object_get(doc, "command")), "check --fleet");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "fleet"), "exit_code")), 1);
