@@ -89,6 +89,9 @@ typedef struct {
     const char *const *args;              /* the words after the command (nargs), as typed: the page's context */
     int nargs;
     psc_cli_nvbw_t nvbw;                  /* nvbandwidth: its own options */
+    int fleet;                            /* check --fleet: one rank per node, one table at rank 0 */
+    double fleet_bound;                   /* check --fleet-bound PCT; 0: each item's tolerance */
+    int fleet_out;                        /* a fleet's node: its check's summary to this descriptor, no output (0: none) */
 } psc_cli_opts_t;
 
 /* Every GPU of -d exists here; else one line on stderr and PSC_EXIT_USAGE. */
@@ -194,6 +197,11 @@ int psc_cli_figures_check(const psc_cli_opts_t *o, char *err, size_t errlen);
 int psc_cmd_render(const psc_cli_opts_t *o);
 /* check: the node's health (cmd_check.c): 0 healthy, 1 unhealthy, 3 cannot check. */
 int psc_cmd_check(psc_context_t *ctx, const psc_cli_opts_t *o);
+/* check --fleet (cmd_check_fleet.c): every rank checks its node in a child process; rank 0 gathers the summaries
+ * until -T and prints the fleet. Rank 0: 0 every node healthy, 1 any not; the other ranks 0. */
+int psc_cmd_check_fleet(const psc_cli_opts_t *o, struct psc_cli_job *job, int *argc, char ***argv);
+/* A command that needs the driver (main.c): a context, -d checked, the test hooks set, the command; its exit code. */
+int psc_cli_run_on_driver(const psc_cli_opts_t *o);
 
 /* Seconds on CLOCK_MONOTONIC. */
 double psc_cli_now(void);

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "report/check.h"
+#include "report/fleet.h"
 #include "report/json.h"
 #include "report/render.h"
 #include "report/render_doctor.h"
@@ -85,6 +86,21 @@ static json_t *psc__findings(const psc_node_check_t *c)
     return j;
 }
 
+/* A fleet's node (--fleet's child): the check's summary to the rank that sent it, nothing else. */
+static int psc__fleet_summary(const psc_check_report_t *r, const psc_cli_opts_t *o, int rc)
+{
+    json_t *sum = psc_fleet_summary(r, rc);
+    char *text = sum ? json_dumps(sum, JSON_COMPACT) : NULL;
+    int ok = text && psc_write_all(o->fleet_out, text, strlen(text)) == 0;
+
+    free(text);
+    json_decref(sum);
+    if (!ok)
+        psc_report_printf(stderr, "p2pscope: %s: the node's summary was not sent\n", sum ? "cannot write to the rank"
+                          : "out of host memory");
+    return ok ? rc : sum ? PSC_EXIT_FAILED : PSC_EXIT_NO_MEMORY;
+}
+
 /* The outputs: the lines (or the verdict on stderr under --json), the JSON, the page; the exit code. */
 static int psc__outputs(const psc_node_check_t *c, psc_check_report_t *r, const psc_cli_opts_t *o, json_t *run,
                         double wall_s)
@@ -93,6 +109,8 @@ static int psc__outputs(const psc_node_check_t *c, psc_check_report_t *r, const 
     char err[512];
     char *page;
 
+    if (o->fleet_out)
+        return psc__fleet_summary(r, o, rc);
     if (psc_cli_tables(o))
         psc_render_check(stdout, r);
     else
@@ -139,7 +157,7 @@ int psc_cmd_check(psc_context_t *ctx, const psc_cli_opts_t *o)
         co.verify_max_size = o->measure.size < co.verify_max_size ? o->measure.size : co.verify_max_size;
         co.coll_large = o->measure.size > 2 * co.coll_small ? o->measure.size : 2 * co.coll_small;
     }
-    if (isatty(STDERR_FILENO))
+    if (isatty(STDERR_FILENO) && !o->fleet_out)
         fprintf(stderr, "p2pscope check: measuring (about 15 s on 2 GPUs)...\n");
     if ((st = psc_node_check_run(ctx, &co, &c)) != PSC_OK) {
         psc_report_printf(stderr, "p2pscope: cannot check: %s\n", psc_context_last_error(ctx));
@@ -149,7 +167,7 @@ int psc_cmd_check(psc_context_t *ctx, const psc_cli_opts_t *o)
         rc = PSC_EXIT_NO_MEMORY;
     if (rc == PSC_EXIT_OK) {
         r->bounds = o->expect ? o->expect : "auto";
-        run = psc__run(ctx, c->devices, c->ndev, psc_cli_tables(o));
+        run = psc__run(ctx, c->devices, c->ndev, psc_cli_tables(o) && !o->fleet_out);
         if (!run)
             rc = PSC_EXIT_NO_MEMORY;
         else if (o->baseline && psc_check_baseline(r, run, o->baseline, err, sizeof(err)) != PSC_OK) {

@@ -32,6 +32,10 @@ const char *psc_cli_mpi_library(void);
  */
 int psc_cli_job_start(psc_cli_job_t *job, int one_node, int *argc, char ***argv, char *why, size_t len);
 
+/* Join the job (MPI_Init) and check MPI's rank and size are the environment's; no collective call after it
+ * (check --fleet: a rank that hangs must hold no other). PSC_EXIT_OK, or an exit code with one line in why. */
+int psc_cli_job_join(psc_cli_job_t *job, int *argc, char ***argv, char *why, size_t len);
+
 /*
  * Rank 0's len bytes of buf to every rank. The waiting ranks poll (every
  * millisecond) rather than spin, so they take no CPU from rank 0's
@@ -45,6 +49,14 @@ int psc_cli_job_allreduce(psc_cli_job_t *job, double *v, int n, int how);
 int psc_cli_job_allgather(psc_cli_job_t *job, const void *mine, void *all, int len);
 /* End every rank of the job with code (a rank that failed alone: the others would wait for it). */
 void psc_cli_job_abort(psc_cli_job_t *job, int code);
+
+/*
+ * check --fleet's point-to-point messages, no collective: len bytes of buf to rank 0 under tag (returns once MPI
+ * has them or rank 0 took them); and at rank 0, a message any rank sent, never waiting: 1 with *buf (malloc'd,
+ * *len bytes and a NUL after them), *from and *tag; 0 when none has arrived; -1 on an MPI error or out of memory.
+ */
+int psc_cli_job_send0(psc_cli_job_t *job, int tag, const void *buf, int len);
+int psc_cli_job_take(psc_cli_job_t *job, char **buf, int *len, int *from, int *tag);
 
 /* Leave the job (MPI_Finalize) where psc_cli_job_start joined it. */
 void psc_cli_job_end(psc_cli_job_t *job);

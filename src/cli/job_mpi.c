@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -27,10 +28,9 @@ const char *psc_cli_mpi_library(void)
     return name;
 }
 
-int psc_cli_job_start(psc_cli_job_t *job, int one_node, int *argc, char ***argv, char *why, size_t len)
+int psc_cli_job_join(psc_cli_job_t *job, int *argc, char ***argv, char *why, size_t len)
 {
-    MPI_Comm node;
-    int size = 0, rank = -1, local = 0, local_rank = 0, provided = MPI_THREAD_SINGLE;
+    int size = 0, rank = -1, provided = MPI_THREAD_SINGLE;
 
     /* Funneled: rank 0 serves its worker in a second thread, which makes no MPI call. */
     if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
@@ -51,6 +51,16 @@ int psc_cli_job_start(psc_cli_job_t *job, int one_node, int *argc, char ***argv,
                  job->rank, job->size, rank, size, psc_cli_mpi_library());
         return PSC_EXIT_ENV;
     }
+    return PSC_EXIT_OK;
+}
+
+int psc_cli_job_start(psc_cli_job_t *job, int one_node, int *argc, char ***argv, char *why, size_t len)
+{
+    MPI_Comm node;
+    int size = job->size, local = 0, local_rank = 0, rc = psc_cli_job_join(job, argc, argv, why, len);
+
+    if (rc != PSC_EXIT_OK)
+        return rc;
     if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
         snprintf(why, len, "MPI could not tell which ranks share this node (MPI_Comm_split_type)");
         return PSC_EXIT_ENV;
@@ -100,6 +110,38 @@ int psc_cli_job_allgather(psc_cli_job_t *job, const void *mine, void *all, int l
     if (!job->mpi || MPI_Allgather(mine, len, MPI_BYTE, all, len, MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS)
         return PSC_EXIT_FAILED;
     return PSC_EXIT_OK;
+}
+
+int psc_cli_job_send0(psc_cli_job_t *job, int tag, const void *buf, int len)
+{
+    if (!job->mpi || MPI_Send(buf, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return PSC_EXIT_FAILED;
+    return PSC_EXIT_OK;
+}
+
+int psc_cli_job_take(psc_cli_job_t *job, char **buf, int *len, int *from, int *tag)
+{
+    MPI_Status st;
+    int flag = 0, n = 0;
+    char *p;
+
+    if (!job->mpi || MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS)
+        return -1;
+    if (!flag)
+        return 0;
+    if (MPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS || n < 0 || !(p = malloc((size_t)n + 1)))
+        return -1;
+    /* the message probed: its source and tag, so no other is taken in its place */
+    if (MPI_Recv(p, n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        free(p);
+        return -1;
+    }
+    p[n] = '\0';
+    *buf = p;
+    *len = n;
+    *from = st.MPI_SOURCE;
+    *tag = st.MPI_TAG;
+    return 1;
 }
 
 void psc_cli_job_abort(psc_cli_job_t *job, int code)

@@ -22,6 +22,11 @@ int psc_cli_job_start(psc_cli_job_t *job, int one_node, int *argc, char ***argv,
     return PSC_EXIT_USAGE;
 }
 
+int psc_cli_job_join(psc_cli_job_t *job, int *argc, char ***argv, char *why, size_t len)
+{
+    return psc_cli_job_start(job, 0, argc, argv, why, len);
+}
+
 int psc_cli_job_bcast(psc_cli_job_t *job, void *buf, int len)
 {
     (void)job;
@@ -40,6 +45,18 @@ int psc_cli_job_allgather(psc_cli_job_t *job, const void *mine, void *all, int l
 {
     (void)job, (void)mine, (void)all, (void)len;
     return PSC_EXIT_FAILED;
+}
+
+int psc_cli_job_send0(psc_cli_job_t *job, int tag, const void *buf, int len)
+{
+    (void)job, (void)tag, (void)buf, (void)len;
+    return PSC_EXIT_FAILED;
+}
+
+int psc_cli_job_take(psc_cli_job_t *job, char **buf, int *len, int *from, int *tag)
+{
+    (void)job, (void)buf, (void)len, (void)from, (void)tag;
+    return -1;
 }
 
 void psc_cli_job_abort(psc_cli_job_t *job, int code)

@@ -147,11 +147,12 @@ static int psc__help_or_version(const psc_cli_opts_t *o)
     }
     printf("p2pscope %s\n", PSC_VERSION_STRING);
     if (psc_cli_mpi_library())
-        printf("built with MPI: %s (p2pscope ipc and coll run one rank per GPU under its mpirun)\n",
+        printf("built with MPI: %s (p2pscope ipc and coll run one rank per GPU, check --fleet one per node, under its "
+               "mpirun)\n",
                psc_cli_mpi_library());
     else
         printf("built without MPI (p2pscope ipc starts its own workers, coll drives every GPU from one process; "
-               "mpirun is refused)\n");
+               "mpirun and check --fleet are refused)\n");
     return PSC_EXIT_OK;
 }
 
@@ -169,7 +170,7 @@ static int psc__check_out_paths(const psc_cli_opts_t *o, int quiet)
 }
 
 /* A command that needs the driver: a context, -d checked against it, the test hooks set, the command, no context. */
-static int psc__run_on_driver(const psc_cli_opts_t *o)
+int psc_cli_run_on_driver(const psc_cli_opts_t *o)
 {
     char err[512];
     psc_context_t *ctx = NULL;
@@ -227,6 +228,8 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
     /* The ranks of a job check alike (one node); rank 0 says it. */
     if ((rc = psc__check_out_paths(&o, job->rank != 0)) != PSC_EXIT_OK)
         return rc;
+    if (o.fleet) /* one rank per node, or a fleet of this node alone */
+        return psc_cmd_check_fleet(&o, job, argcp, argvp);
     if (job->size > 1)
         return psc__main_ranks(&o, job, argcp, argvp);
     if (o.cmd == PSC_CMD_NVBW && o.nvbw.list) /* nvbandwidth -l: its names, no driver */
@@ -243,7 +246,7 @@ static int psc__main(int *argcp, char ***argvp, psc_cli_job_t *job)
         return o.cmd == PSC_CMD_TOPO ? psc_cmd_topo(NULL, &o)
                : o.cmd == PSC_CMD_NVLINK ? psc_cmd_nvlink(NULL, &o)
                : o.cmd == PSC_CMD_DEVICES ? psc_cmd_devices(NULL, &o) : psc_cmd_doctor(NULL, &o);
-    return psc__run_on_driver(&o);
+    return psc_cli_run_on_driver(&o);
 }
 
 /* Output that did not reach stdout (a full disk, a closed pipe) is a failed run, not a silent 0. */

@@ -15,11 +15,11 @@
 #include "report/text.h"
 
 enum { OPT_GATE_TIMEOUT = 256, OPT_IDENTIFY, OPT_JSON, OPT_TEST_CORRUPT, OPT_TOPOLOGY, OPT_SAVE, OPT_WATCH, OPT_HOST_NODE, OPT_MAX_SAMPLES, OPT_STABLE, OPT_SECONDS, OPT_TEST_FAULT, OPT_NO_VERIFY, OPT_NO_LOAD, OPT_CALIBRATE, OPT_CALIBRATION, OPT_NO_HOST,
-       OPT_METHOD, OPT_ROUND_TRIPS, OPT_NO_LOCAL, OPT_TIMEOUT };
+       OPT_METHOD, OPT_ROUND_TRIPS, OPT_NO_LOCAL };
 enum { OPT_EXPECT = 400 }; /* --expect: apart from the list above, which other options extend */
 /* --html, --svg, --csv (the page, its figures, the tables): numbered apart so other options can join the list above. */
 enum { OPT_HTML = 512, OPT_SVG, OPT_CSV };
-enum { OPT_BASELINE = 600 }; /* check --baseline */
+enum { OPT_BASELINE = 600, OPT_FLEET, OPT_FLEET_BOUND }; /* check --baseline, --fleet, --fleet-bound */
 
 static const struct option psc__long_opts[] = {
     {"test", required_argument, NULL, 't'},
@@ -45,7 +45,7 @@ static const struct option psc__long_opts[] = {
     {"method", required_argument, NULL, OPT_METHOD},
     {"round-trips", required_argument, NULL, OPT_ROUND_TRIPS},
     {"no-local", no_argument, NULL, OPT_NO_LOCAL},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"timeout", required_argument, NULL, 'T'},
     {"gate-timeout", required_argument, NULL, OPT_GATE_TIMEOUT},
     {"json", optional_argument, NULL, OPT_JSON},
     {"test-corrupt-offset", required_argument, NULL, OPT_TEST_CORRUPT},
@@ -58,6 +58,8 @@ static const struct option psc__long_opts[] = {
     {"svg", required_argument, NULL, OPT_SVG},
     {"csv", required_argument, NULL, OPT_CSV},
     {"baseline", required_argument, NULL, OPT_BASELINE},
+    {"fleet", no_argument, NULL, OPT_FLEET},
+    {"fleet-bound", required_argument, NULL, OPT_FLEET_BOUND},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -336,6 +338,15 @@ static int psc__output_option(int c, const char *arg, const char *optname, psc_c
         }
         o->baseline = arg;
         return 0;
+    case OPT_FLEET:
+        o->fleet = 1;
+        return 0;
+    case OPT_FLEET_BOUND:
+        if (psc_cli_double(arg, 0.1, 100, &o->fleet_bound) != 0) {
+            snprintf(err, errlen, "bad --fleet-bound '%s': accepted 0.1 to 100 (percent below the fleet's median)", arg);
+            return PSC_EXIT_USAGE;
+        }
+        return 0;
     case OPT_TOPOLOGY:
         o->topology = arg;
         return 0;
@@ -443,8 +454,8 @@ static int psc__copy_ipc_option(int c, const char *arg, const char *optname, psc
     case OPT_NO_LOCAL:
         o->no_local = 1;
         return 0;
-    case OPT_TIMEOUT:
-        /* psc_ipc_run's range, 1 ms to an hour; "nan" and "inf" fail it. */
+    case 'T':
+        /* psc_ipc_run's range, 1 ms to an hour; "nan" and "inf" fail it. check --fleet's wait takes the same. */
         if (psc_cli_double(arg, 0.001, 3600, &o->timeout_s) != 0) {
             snprintf(err, errlen, "bad --timeout '%s': accepted 0.001 to 3600 (seconds)", arg);
             return PSC_EXIT_USAGE;
@@ -634,7 +645,7 @@ static int psc__parse_options(int argc, char **argv, psc_cli_opts_t *o, int *max
         char name[64];
         int idx = -1;
 
-        c = getopt_long(argc, argv, ":t:d:s:i:n:w:lb:e:f:hV", psc__long_opts, &idx);
+        c = getopt_long(argc, argv, ":t:d:s:i:n:w:lb:e:f:T:hV", psc__long_opts, &idx);
         if (c == -1)
             break;
         psc__option_name(c, idx, argv, name, sizeof(name));
@@ -680,6 +691,24 @@ static int psc__measure_check(psc_cli_opts_t *o, int max_given, char *err, size_
     if (o->hooks.corrupt_offset >= 0 && o->measure.size && (uint64_t)o->hooks.corrupt_offset >= o->measure.size) {
         snprintf(err, errlen, "corruption offset %lld out of range: accepted 0 to --size - 1",
                  (long long)o->hooks.corrupt_offset);
+        return PSC_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* --fleet goes with check; -T with ipc and check --fleet, --fleet-bound with check --fleet. */
+static int psc__fleet_check(const psc_cli_opts_t *o, char *err, size_t errlen)
+{
+    if (o->fleet && o->cmd != PSC_CMD_CHECK) {
+        snprintf(err, errlen, "--fleet goes with check");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->timeout_s > 0 && o->cmd != PSC_CMD_IPC && !o->fleet) {
+        snprintf(err, errlen, "-T/--timeout goes with ipc and check --fleet");
+        return PSC_EXIT_USAGE;
+    }
+    if (o->fleet_bound > 0 && !o->fleet) {
+        snprintf(err, errlen, "--fleet-bound goes with check --fleet");
         return PSC_EXIT_USAGE;
     }
     return 0;
@@ -737,10 +766,12 @@ static int psc__command_check(psc_cli_opts_t *o, char *err, size_t errlen)
     }
     if (o->cmd == PSC_CMD_COPY && (rc = psc__copy_check(o, err, errlen)) != 0)
         return rc;
-    if ((o->ipc_methods || o->round_trips || o->no_local || o->timeout_s > 0) && o->cmd != PSC_CMD_IPC) {
-        snprintf(err, errlen, "--method, --round-trips, --no-local and --timeout go with ipc");
+    if ((o->ipc_methods || o->round_trips || o->no_local) && o->cmd != PSC_CMD_IPC) {
+        snprintf(err, errlen, "--method, --round-trips and --no-local go with ipc");
         return PSC_EXIT_USAGE;
     }
+    if ((rc = psc__fleet_check(o, err, errlen)) != 0)
+        return rc;
     if (o->cmd == PSC_CMD_IPC && (rc = psc__ipc_check(o, err, errlen)) != 0)
         return rc;
     return psc__output_check(o, err, errlen);

@@ -127,7 +127,8 @@ static const struct {
     {C(IPC), "      --method LIST          ipc: legacy, vmm_fd, vmm_fabric, comma separated (default: all three)\n"},
     {C(IPC), "      --round-trips N        ipc: flag round trips per pair and method, 1-1000000 (default 10000)\n"},
     {C(IPC), "      --no-local             ipc: skip the same paths inside one process (no ratio)\n"},
-    {C(IPC), "      --timeout SECONDS      ipc: the longest wait for a worker's start or reply (default 120)\n"},
+    {C(IPC) | C(CHECK), "  -T, --timeout SECONDS      ipc: the longest wait for a worker's start or reply (default 120);\n"
+                        "                             check --fleet: for every node's report (default 600)\n"},
     {C(COMPARE), "      --fail-above PCT       compare: exit 1 when a case got worse by more than PCT percent\n"
                  "                             beyond the runs' noise, or fails now where it passed\n"},
     {C(REPORT) | C(BW) | C(LAT) | C(CHECK),
@@ -136,6 +137,12 @@ static const struct {
      "                             each miss a line, exit 1 on any (check: auto by default)\n"},
     {C(CHECK), "      --baseline FILE        check: against an earlier check's JSON of this node; a figure worse\n"
                "                             beyond the noise by more than its tolerance fails\n"},
+    {C(CHECK), "      --fleet                check: one rank per node under mpirun (mpirun -N 1 --hostfile H):\n"
+               "                             every node at once, one table at rank 0 with each node's verdict\n"
+               "                             and key figures beside the fleet's median; exit 1 when a node is\n"
+               "                             unhealthy, an outlier or unreachable (no report within -T)\n"},
+    {C(CHECK), "      --fleet-bound PCT      check --fleet: flag a node worse than the fleet's median by more than\n"
+               "                             PCT percent (default: each item's --baseline tolerance)\n"},
 };
 
 static const char psc__footer[] =

@@ -33,6 +33,9 @@
  * FAKE_CUDA_STREAM_WRITES=refuse: it has it, and refuses every write (stream memory operations not enabled).
  * FAKE_CUDA_GRAPHS=1 lets streams capture CUDA graphs (fake_graph.c: the
  * driver's rules on the order of capture calls, not the work).
+ * A node gone wrong, for check --fleet's tests: FAKE_CUDA_SLOW=F makes every timed interval F times longer (a node
+ * whose paths run at 1/F of the others' speed); FAKE_CUDA_DIE=SIG raises signal SIG at the first event recorded (a
+ * driver that crashes or a process the OOM killer takes); FAKE_CUDA_HANG=1 never returns from it (a GPU that hangs).
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -40,6 +43,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -885,6 +889,10 @@ static CUresult fake_event_record(CUevent e, CUstream s)
 
     if (!fe || fe->magic != FAKE_EVENT_MAGIC || fe->ctx != fake_stream_ctx(s))
         return CUDA_ERROR_INVALID_HANDLE;
+    if (getenv("FAKE_CUDA_DIE"))
+        raise(atoi(getenv("FAKE_CUDA_DIE")));
+    while (getenv("FAKE_CUDA_HANG"))
+        pause();
     fake_kernels_wait_stream(s); /* the event completes after the stream's flag kernels */
     ((fake_event_t *)e)->capture = fake_capture_of(s);
     ((fake_event_t *)e)->at = fake_event_clock();
@@ -902,6 +910,8 @@ static CUresult fake_event_elapsed(float *ms, CUevent a, CUevent b)
     if (!ea->at || !eb->at)
         return CUDA_ERROR_NOT_READY;
     *ms = (float)(((double)eb->at - (double)ea->at) / 1e6);
+    if (getenv("FAKE_CUDA_SLOW"))
+        *ms *= (float)atof(getenv("FAKE_CUDA_SLOW"));
     return CUDA_SUCCESS;
 }
 /*

@@ -355,6 +355,41 @@ static void test_html(void **state)
     psc__free(&r);
 }
 
+/*
+ * --fleet alone: a build without MPI refuses it in one line (CI's clang build); one with MPI runs a fleet of this
+ * node, one line for it beside the medians, exit 0 (a node that cannot check is unhealthy: 1). The fleet's options
+ * go with check --fleet only.
+ */
+static void test_fleet_alone(void **state)
+{
+    psc__run_t r;
+
+    (void)state;
+    psc__expect_error((const char *[]){"bw", "--fleet", NULL}, env, 2, "--fleet");
+    psc__expect_error((const char *[]){"check", "--fleet-bound", "5", NULL}, env, 2,
+                      "--fleet-bound goes with check --fleet");
+    psc__expect_error((const char *[]){"check", "-T", "5", NULL}, env, 2, "-T/--timeout goes with ipc and check --fleet");
+    psc__expect_error((const char *[]){"check", "--fleet", "--fleet-bound", "0", NULL}, env, 2,
+                      "accepted 0.1 to 100");
+    if (!P2PSCOPE_HAVE_MPI) {
+        psc__expect_error((const char *[]){"check", "--fleet", SMALL, NULL}, env, 2,
+                          "check --fleet needs MPI, and this p2pscope was built without it");
+        return;
+    }
+    r = psc__run((const char *[]){"check", "--fleet", SMALL, NULL}, env);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "\nHEALTHY         0  "));
+    assert_non_null(strstr(r.out, " over 1 node, bound 5.0 %\n"));
+    assert_non_null(strstr(r.out, "\nfleet: HEALTHY (1 node: 1 healthy, 0 outliers, 0 unhealthy, 0 unreachable) in "));
+    psc__free(&r);
+    r = psc__run((const char *[]){"check", "--fleet", SMALL, NULL},
+                 (const char *const[]){FAKE_ENV, "FAKE_CUDA_MODE=nodevice", NCCL, NULL});
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.out, "\nUNHEALTHY       0  "));
+    assert_non_null(strstr(r.out, "its check ended with exit code 3: p2pscope: no GPU"));
+    psc__free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +403,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_baseline_other_node, setup, teardown),
         cmocka_unit_test_setup_teardown(test_html, setup, teardown),
+        cmocka_unit_test(test_fleet_alone),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

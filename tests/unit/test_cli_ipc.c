@@ -103,7 +103,7 @@ static void test_parse_errors(void **state)
     BAD("go with ipc", "bw", "--method", "legacy");
     BAD("go with ipc", "lat", "--round-trips", "10");
     BAD("go with ipc", "copy", "--no-local");
-    BAD("go with ipc", "--timeout", "5");
+    BAD("-T/--timeout goes with ipc and check --fleet", "--timeout", "5");
     /* Only ipc names a GPU twice. */
     BAD("named twice", "bw", "-d", "0,0");
     BAD("unknown command 'ipcx'", "ipcx");
