@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "xfer/bw.h"
+#include "xfer/copy.h"
 
 /* The rule, for one case: wrong bytes mark each GPU -> GPU transfer bad; a pass marks it good unless it was bad. */
 static void psc__note_case(psc_facts_t *f, const psc_bw_case_t *c, int passed, int checked, uint64_t bad_bytes)

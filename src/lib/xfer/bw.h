@@ -4,9 +4,6 @@
 
 #include "internal.h"
 
-/* Whether a test's GPU -> GPU copies go with peer access off, staged through the host (one direction or both). */
-int psc__shape_p2p_off(psc_shape_t shape);
-
 /* Check whole options (the library's own size); errbuf says what is wrong and what is accepted. */
 psc_status_t psc__measure_opts_check(const psc_measure_opts_t *o, char *errbuf, size_t errlen);
 

@@ -2,7 +2,6 @@
  * One copy issued as a test names it (copy.h): copy engine, peer-staged copy engine or SM kernel, and the
  * peer access its issuer needs.
  */
-#include "xfer/bw.h"
 #include "xfer/copy.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* The bandwidth tests: one table, so the CLI, JSON and docs all name the same things. */
 #include "util/registry.h"
-#include "xfer/bw.h"
+#include "xfer/copy.h"
 
 #define CE PSC_ENGINE_CE
 #define SM PSC_ENGINE_SM
