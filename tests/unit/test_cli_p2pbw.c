@@ -3,8 +3,9 @@
  * mode, kernels on the CPU): p2pBandwidthLatencyTest's text line by line
  * with the numbers masked (two GPUs, one GPU), --p2p_read's extra matrices,
  * --sm_copy's tests and unmeasured latency, --numElems's copy size, --json
- * on stdout and into a file with the same figures, the help, and every
- * refusal in one line with exit 2 (exit 3 without a driver).
+ * on stdout and into a file with the same figures, bw's both-ways staged test
+ * (ungated), the help, and every refusal in one line with exit 2 (exit 3
+ * without a driver).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -184,6 +185,23 @@ static void test_sm_copy_and_size(void **state)
     psc__free(&r);
 }
 
+/* bw's new test, both directions staged: each source issues, timed without gates (the copies block the host). */
+static void test_bw_bidir_p2p_off(void **state)
+{
+    psc__run_t r = psc__run((const char *[]){"bw", "-t", "gpu_to_gpu_bidir_p2p_off_ce", "-s", "4K", NULL}, two_gpus);
+    const char *p;
+
+    (void)state;
+    assert_int_equal(r.rc, 0);
+    assert_non_null(p = strstr(r.out, "\ngpu_to_gpu_bidir_p2p_off_ce: GPU <-> GPU both directions at once with peer "
+                                      "access off"));
+    assert_non_null(p = strstr(p, "; timed without gates (the copies block the host)]\n"));
+    assert_non_null(p = strstr(p, "\ngpu0 <-> gpu1  gpu0 -> gpu1 (gpu0) "));
+    assert_non_null(p = strstr(p, "\n               gpu1 -> gpu0 (gpu1) "));
+    assert_non_null(strstr(p, "\n               total "));
+    psc__free(&r);
+}
+
 static void test_json(void **state)
 {
     char path[] = "/tmp/psc-p2pbw-XXXXXX";
@@ -273,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_p2p_read),
         cmocka_unit_test(test_sm_copy_and_size),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_bw_bidir_p2p_off),
         cmocka_unit_test(test_help_and_refusals),
     };
 
