@@ -74,7 +74,7 @@ static void psc__p2pbw_devices(FILE *f, const psc_p2pbw_t *r, const psc_device_i
     for (int i = 0; i < r->ndev; i++) {
         fprintf(f, "%6d\t", i);
         for (int j = 0; j < r->ndev; j++)
-            fprintf(f, "%6d", i == j || r->can_access[i][j] ? 1 : 0);
+            fprintf(f, "%6d", r->can_access[i][j] ? 1 : 0);
         fprintf(f, "\n");
     }
 }
@@ -218,7 +218,7 @@ json_t *psc_json_p2pbw(const psc_p2pbw_t *r, const psc_p2pbw_render_opts_t *o)
         json_t *row = json_array();
 
         for (int j = 0; row && j < r->ndev; j++)
-            psc_json_push(row, json_integer(i == j || r->can_access[i][j]), &bad);
+            psc_json_push(row, json_integer(r->can_access[i][j] != 0), &bad);
         psc_json_push(conn, row, &bad);
     }
     psc_json_set(doc, "sample", psc_json_str("p2pBandwidthLatencyTest"), &bad);
