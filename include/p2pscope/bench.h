@@ -57,7 +57,8 @@ typedef enum {
     PSC_SHAPE_RING,          /* every GPU -> the next one, at once */
     PSC_SHAPE_HOST_TO_ALL,   /* host -> every GPU, at once */
     PSC_SHAPE_ALL_TO_HOST,   /* every GPU -> host, at once */
-    PSC_SHAPE_ALL_HOST_BIDIR /* host <-> every GPU, both directions, at once */
+    PSC_SHAPE_ALL_HOST_BIDIR, /* host <-> every GPU, both directions, at once */
+    PSC_SHAPE_P2P_OFF_BIDIR  /* both directions between two GPUs at once, peer access off: staged through the host */
 } psc_shape_t;
 
 typedef int psc_bw_test_t; /* index into the test registry */

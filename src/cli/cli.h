@@ -23,7 +23,7 @@ enum {
 int psc_cli_exit_of(psc_status_t st, int otherwise);
 
 typedef enum { PSC_CMD_REPORT, PSC_CMD_DEVICES, PSC_CMD_BW, PSC_CMD_LIST, PSC_CMD_TOPO, PSC_CMD_DOCTOR, PSC_CMD_NVLINK, PSC_CMD_LAT, PSC_CMD_VERIFY, PSC_CMD_COPY, PSC_CMD_IPC, PSC_CMD_COLL,
-              PSC_CMD_COMPARE, PSC_CMD_RENDER, PSC_CMD_CHECK, PSC_CMD_NVBW } psc_cli_cmd_t;
+              PSC_CMD_COMPARE, PSC_CMD_RENDER, PSC_CMD_CHECK, PSC_CMD_NVBW, PSC_CMD_P2PBW } psc_cli_cmd_t;
 
 #define PSC_CLI_MAX_DEVS 64
 #define PSC_CLI_MAX_TESTS 128
@@ -37,6 +37,12 @@ typedef struct {
     unsigned buffer_mib;                  /* -b, MiB per copy */
     int list, json, verbose, perf;        /* -l, -j, -v, --perfFormatter */
 } psc_cli_nvbw_t;
+
+/* `p2pscope p2pbw`: p2pBandwidthLatencyTest's options (p2pbw_options.c); the copy size goes to measure. */
+typedef struct {
+    int p2p_read, sm_copy;                /* --p2p_read, --sm_copy */
+    unsigned num_elems;                   /* --numElems=N: ints a copy */
+} psc_cli_p2pbw_t;
 
 typedef struct {
     psc_cli_cmd_t cmd;
@@ -92,6 +98,7 @@ typedef struct {
     int fleet;                            /* check --fleet: one rank per node, one table at rank 0 */
     double fleet_bound;                   /* check --fleet-bound PCT; 0: each item's tolerance */
     int fleet_out;                        /* a fleet's node: its check's summary to this descriptor, no output (0: none) */
+    psc_cli_p2pbw_t p2pbw;                /* p2pbw: its own options */
 } psc_cli_opts_t;
 
 /* Every GPU of -d exists here; else one line on stderr and PSC_EXIT_USAGE. */
@@ -183,6 +190,12 @@ int psc_cli_parse_nvbw(int argc, char **argv, psc_cli_opts_t *o, char *err, size
 void psc_cli_usage_nvbw(void);
 int psc_cmd_nvbw_list(void);
 int psc_cmd_nvbw(psc_context_t *ctx, const psc_cli_opts_t *o);
+
+/* `p2pscope p2pbw [p2pBandwidthLatencyTest's options] [--json[=FILE]]`: parsed apart (p2pbw_options.c); its
+ * help; the run (cmd_p2pbw.c). */
+int psc_cli_parse_p2pbw(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);
+void psc_cli_usage_p2pbw(void);
+int psc_cmd_p2pbw(psc_context_t *ctx, const psc_cli_opts_t *o);
 
 /* `p2pscope compare A.json B.json [--fail-above PCT] [--json[=FILE]]`: parsed apart (cmd_compare.c). */
 int psc_cli_parse_compare(int argc, char **argv, psc_cli_opts_t *o, char *err, size_t errlen);

@@ -139,6 +139,8 @@ static int psc__help_or_version(const psc_cli_opts_t *o)
             psc_cli_usage_coll();
         else if (o->cmd == PSC_CMD_NVBW)
             psc_cli_usage_nvbw();
+        else if (o->cmd == PSC_CMD_P2PBW)
+            psc_cli_usage_p2pbw();
         else if (!o->cmd_given || psc_cli_usage_cmd(o->cmd) != 0)
             psc_cli_usage();
         if (ferror(stdout)) /* the text outgrew stdio's buffer: the failed write's errno, before anything resets it */
@@ -201,6 +203,7 @@ int psc_cli_run_on_driver(const psc_cli_opts_t *o)
         case PSC_CMD_COLL: rc = psc_cmd_coll(ctx, o); break;
         case PSC_CMD_CHECK: rc = psc_cmd_check(ctx, o); break;
         case PSC_CMD_NVBW: rc = psc_cmd_nvbw(ctx, o); break;
+        case PSC_CMD_P2PBW: rc = psc_cmd_p2pbw(ctx, o); break;
         default: rc = psc_cmd_bw(ctx, o); break;
         }
     psc_context_destroy(ctx);

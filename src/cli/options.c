@@ -180,12 +180,12 @@ static int psc__command(const char *word, psc_cli_opts_t *o, char *err, size_t e
     const int cmd = psc_cli_command_of(word);
 
     if (cmd >= 0 && cmd != PSC_CMD_COLL && cmd != PSC_CMD_COMPARE && cmd != PSC_CMD_RENDER &&
-        cmd != PSC_CMD_NVBW) { /* those are parsed apart */
+        cmd != PSC_CMD_NVBW && cmd != PSC_CMD_P2PBW) { /* those are parsed apart */
         o->cmd = (psc_cli_cmd_t)cmd;
         o->cmd_given = 1;
         return 0;
     }
-    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, compare, render, nvbandwidth, list, topo, nvlink, doctor, check (see p2pscope --help)", word);
+    snprintf(err, errlen, "unknown command '%s'; accepted: report, devices, bw, lat, verify, copy, ipc, coll, compare, render, nvbandwidth, p2pbw, list, topo, nvlink, doctor, check (see p2pscope --help)", word);
     return PSC_EXIT_USAGE;
 }
 
@@ -799,6 +799,8 @@ static int psc__parse(int argc, char **argv, psc_cli_opts_t *o, char *err, size_
         return psc_cli_parse_render(argc, argv, o, err, errlen);
     if (argc > 1 && strcmp(argv[1], "nvbandwidth") == 0) /* nvbandwidth's options: -b is MiB, -d another thing */
         return psc_cli_parse_nvbw(argc, argv, o, err, errlen);
+    if (argc > 1 && strcmp(argv[1], "p2pbw") == 0) /* the sample's options: --numElems=N, --p2p_read, --sm_copy */
+        return psc_cli_parse_p2pbw(argc, argv, o, err, errlen);
     if (argc > 1 && argv[1][0] != '-') {
         if ((rc = psc__command(argv[1], o, err, errlen)) != 0)
             return rc;

@@ -62,6 +62,11 @@ static const struct {
      "as nvbandwidth 0.8: its tests, text and -j JSON, measured by p2pscope's bw\n"
      "tests; its options (p2pscope nvbandwidth --help)",
      NULL},
+    /* p2pBandwidthLatencyTest's options and help are p2pbw_options.c's: no example here */
+    {PSC_CMD_P2PBW, "p2pbw",
+     "as cuda-samples' p2pBandwidthLatencyTest: its matrices, measured by p2pscope's\n"
+     "bw and lat tests; its options (p2pscope p2pbw --help)",
+     NULL},
     /* nccl-tests' options and help are coll_options.c's: no example here */
     {PSC_CMD_COLL, "coll",
      "NCCL's collectives in nccl-tests' table, every timed operation checked;\n"

@@ -237,6 +237,43 @@ typedef struct {
 psc_status_t psc_node_check_run(psc_context_t *ctx, const psc_node_check_opts_t *opts, psc_node_check_t **out);
 void psc_node_check_free(psc_node_check_t *c); /* NULL: nothing */
 
+/* ---------------------------------------------------------------- p2pbw: cuda-samples' p2pBandwidthLatencyTest */
+
+/*
+ * `p2pscope p2pbw`'s measurements, the figures of cuda-samples' p2pBandwidthLatencyTest taken by p2pscope's
+ * tests on every GPU: the local copy (the matrices' diagonal), GPU -> GPU with peer access off (staged through
+ * the host) one way and both ways, with it on by copy engine (SM kernels with sm_copy) writing, reading with
+ * p2p_read, both ways writing; the small copies' latency (16 B among their sizes) inside a GPU, with peer
+ * access off and, but with sm_copy (no SM small-copy test), on. Tests that need more GPUs than there are
+ * are left out (one GPU: the diagonals alone).
+ */
+typedef struct {
+    int sm_copy;                       /* P2P-enabled bandwidth by SM copy kernels, else copy engines */
+    int p2p_read;                      /* also the P2P-enabled read bandwidth (the destination GPU issues) */
+    const psc_measure_opts_t *measure; /* the bandwidth cases' (size, samples, ...); NULL: the defaults */
+    psc_bw_suite_progress_fn progress; /* bandwidth progress as psc_bw_run_suite's; may be NULL */
+    void *user;                        /* given to progress */
+} psc_p2pbw_opts_t;
+
+typedef struct {
+    int ndev;                                    /* every GPU of the context */
+    int can_access[PSC_MAX_GPUS][PSC_MAX_GPUS];  /* cuDeviceCanAccessPeer; 1 on the diagonal */
+    psc_bw_suite_t *bw;                          /* the bandwidth tests, in psc_p2pbw_bw_tests' order */
+    psc_lat_suite_t *lat;                        /* the latency tests, in psc_p2pbw_lat_tests' order */
+} psc_p2pbw_t;
+
+/* The bandwidth (latency) tests' names the options run on ndev GPUs, in order, at most cap; their count. */
+int psc_p2pbw_bw_tests(const psc_p2pbw_opts_t *o, int ndev, const char **names, int cap);
+int psc_p2pbw_lat_tests(const psc_p2pbw_opts_t *o, int ndev, const char **names, int cap);
+
+/*
+ * Run them: the connectivity, the bandwidth suite, the latency suite. Refusals as psc_bw_run_suite's and
+ * psc_lat_run_suite's (recorded); PSC_ERR_INVALID without options or out; PSC_ERR_NO_DEVICE without a GPU;
+ * PSC_ERR_NO_MEMORY. Failed and waived cases are results. *out (psc_p2pbw_free) only on success.
+ */
+psc_status_t psc_p2pbw_run(psc_context_t *ctx, const psc_p2pbw_opts_t *o, psc_p2pbw_t **out);
+void psc_p2pbw_free(psc_p2pbw_t *r); /* NULL: nothing */
+
 /* ---------------------------------------------------------------- test hooks (fault injection) */
 
 typedef enum { PSC_FAULT_NONE, PSC_FAULT_FLIP, PSC_FAULT_DROP, PSC_FAULT_MISPLACE } psc_fault_t;

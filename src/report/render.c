@@ -98,8 +98,8 @@ const char *psc_case_label(const psc_bw_case_t *c, char *buf, size_t len)
 {
     const psc_bw_test_info_t *ti = psc_bw_test_info(c->test);
     char a[16], b[16];
-    int bidir = ti && (ti->shape == PSC_SHAPE_PAIR_BIDIR || ti->shape == PSC_SHAPE_HOST_BIDIR ||
-                       ti->shape == PSC_SHAPE_ALL_HOST_BIDIR);
+    int bidir = ti && (ti->shape == PSC_SHAPE_PAIR_BIDIR || ti->shape == PSC_SHAPE_P2P_OFF_BIDIR ||
+                       ti->shape == PSC_SHAPE_HOST_BIDIR || ti->shape == PSC_SHAPE_ALL_HOST_BIDIR);
 
     if (ti && ti->shape == PSC_SHAPE_RING) {
         snprintf(buf, len, "ring");

@@ -43,7 +43,7 @@ out=$(complete_words "$bin" render run.json --)
 [ "$(echo "$out" | grep -v -- '--help\|--version' | sort | tr '\n' ' ')" = "--csv --html --svg " ] || fail "render --: $out"
 # Every option offered to a command is one that command takes: never one a description only mentions
 # (doctor's help speaks of nvlink --watch, bw's of --save), which the command would then refuse.
-for cmd in report devices bw lat verify list topo nvlink doctor copy ipc coll compare render check nvbandwidth; do
+for cmd in report devices bw lat verify list topo nvlink doctor copy ipc coll compare render check nvbandwidth p2pbw; do
     for opt in $(complete_words "$bin" "$cmd" --); do
         case $opt in --help|--version) continue ;; esac
         err=$("$bin" "$cmd" "$opt" --help 2>&1 > /dev/null || true)
@@ -54,6 +54,8 @@ for cmd in report devices bw lat verify list topo nvlink doctor copy ipc coll co
 done
 out=$(complete_words "$bin" nvbandwidth --buf)
 [ "$out" = --bufferSize ] || fail "nvbandwidth --buf: $out" # nvbandwidth's options are camelCase
+out=$(complete_words "$bin" p2pbw --p2)
+[ "$out" = --p2p_read ] || fail "p2pbw --p2: $out" # the sample's options have digits and underscores
 out=$(complete_words "$bin" doctor --w)
 [ -z "$out" ] || fail "doctor --w offers: $out"
 out=$(complete_words "$bin" check --ba)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The docs say what the built binary does: every command of `p2pscope --help` in the README's usage, every long
-option of `p2pscope --help`, `p2pscope coll --help` and `p2pscope nvbandwidth --help` in p2pscope(1), the number of bandwidth tests the README and
+option of `p2pscope --help`, `p2pscope coll --help` and `p2pscope nvbandwidth --help` and `p2pscope p2pbw --help` in p2pscope(1), the number of bandwidth tests the README and
 p2pscope(1) give equal to `p2pscope list`'s, TESTING.md's count of fuzz targets equal to tests/fuzz's (each in its
 table), and -i's range in the help equal to the one the parser accepts. Run by ctest: check_docs.py BINARY ROOT."""
 import glob
@@ -31,8 +31,9 @@ def main(binary, root):
     for c in commands:
         if c not in usage.replace("|", " ").split():
             bad.append("README's usage lacks the command %s" % c)
-    for h in (helptext, run(binary, "coll", "--help"), run(binary, "nvbandwidth", "--help")):
-        for opt in sorted(set(re.findall(r"^ +(?:-[A-Za-z0-9], )?(--[a-z][a-z-]*)", h, re.M))):
+    for h in (helptext, run(binary, "coll", "--help"), run(binary, "nvbandwidth", "--help"),
+              run(binary, "p2pbw", "--help")):
+        for opt in sorted(set(re.findall(r"^ +(?:-[A-Za-z0-9], )?(--[a-z][a-z0-9_-]*)", h, re.M))):
             if opt not in man:
                 bad.append("p2pscope(1) lacks %s" % opt)
     ntests = len(run(binary, "list").splitlines())

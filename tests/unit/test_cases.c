@@ -48,6 +48,10 @@ static void test_pairs_and_issuers(void **state)
     expect_xfer(&g_cases[0], 1, 1, 0, 0);
     assert_int_equal(cases_of("gpu_to_gpu_p2p_off_ce", NULL, 0), 2);
     expect_xfer(&g_cases[1], 0, 1, 0, 1);
+    assert_int_equal(cases_of("gpu_to_gpu_bidir_p2p_off_ce", NULL, 0), 1); /* one per pair, each source issues */
+    assert_int_equal(g_cases[0].nxfer, 2);
+    expect_xfer(&g_cases[0], 0, 0, 1, 0);
+    expect_xfer(&g_cases[0], 1, 1, 0, 1);
 }
 
 static void test_concurrency_patterns(void **state)
@@ -117,6 +121,12 @@ static void test_latency_cases(void **state)
     psc_lat_test_from_name("cpu_gpu_flag", &t);
     assert_int_equal(psc_lat_cases(g_ctx, t, NULL, 0, c, 8, &n), PSC_OK);
     assert_int_equal(c[0].src, PSC_HOST);
+    assert_int_equal(psc_lat_test_from_name("gpu_local_copy_ce", &t), PSC_OK); /* one per GPU, inside it */
+    assert_int_equal(psc_lat_cases(g_ctx, t, NULL, 0, c, 8, &n), PSC_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(c[1].src, 1);
+    assert_int_equal(c[1].dst, 1);
+    assert_int_equal(c[1].issuer, 1);
 }
 
 static int setup(void **state)

@@ -179,12 +179,12 @@ static void test_fake_gpus_inventory_and_failures(void **state)
     assert_non_null(strstr(r.out, "FAIL[1]"));
     assert_non_null(strstr(r.out, "cuDevicePrimaryCtxRetain: CUDA_ERROR_NOT_SUPPORTED"));
     assert_non_null(strstr(r.out, "wall time:"));
-    /* read, write: 2 each; bidir read, write: 1 each; p2p off: 2; host_to_gpu and local: 2 each */
-    assert_int_equal(psc__lines(r.err), 12);
+    /* read, write: 2 each; bidir read, write, p2p off: 1 each; p2p off: 2; host_to_gpu and local: 2 each */
+    assert_int_equal(psc__lines(r.err), 13);
     doc = json_load_file(path, 0, &jerr);
     assert_non_null(doc);
     tests = json_object_get(doc, "tests");
-    assert_int_equal(json_array_size(tests), 12);
+    assert_int_equal(json_array_size(tests), 13);
     for (size_t i = 0; i < json_array_size(tests); i++)
         assert_string_equal(json_string_value(json_object_get(json_array_get(tests, i), "status")), "failed");
     assert_int_equal(json_integer_value(json_object_get(doc, "exit_code")), 1);

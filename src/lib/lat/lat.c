@@ -418,12 +418,14 @@ typedef struct {
     double *gpu, *cpu;               /* each sample's GPU time and CPU submit time per copy, ns */
 } psc__copy_lat_t;
 
-/* Peer access off both ways for the P2P-off test, else on both ways (or the result waived). */
+/* Peer access off both ways for the P2P-off test, else on both ways (or the result waived); none inside a GPU. */
 static psc_status_t psc__copy_lat_peers(psc_context_t *ctx, const psc_lat_test_info_t *ti, int a, int b,
                                         psc_lat_result_t *res)
 {
     psc_status_t st;
 
+    if (a == b)
+        return PSC_OK;
     if (!ti->p2p_off)
         return psc__peer_both(ctx, a, b, res);
     if ((st = psc__gpu_peer_disable(ctx, a, b)) != PSC_OK)

@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "xfer/bw.h"
+#include "xfer/copy.h"
 
 /* The rule, for one case: wrong bytes mark each GPU -> GPU transfer bad; a pass marks it good unless it was bad. */
 static void psc__note_case(psc_facts_t *f, const psc_bw_case_t *c, int passed, int checked, uint64_t bad_bytes)
@@ -16,7 +17,7 @@ static void psc__note_case(psc_facts_t *f, const psc_bw_case_t *c, int passed, i
     const psc_bw_test_info_t *ti = psc_bw_test_info(c->test);
 
     /* Staged through host memory with peer access off: no evidence about P2P (the finding's subject). */
-    if ((!bad_bytes && !passed) || (ti && ti->shape == PSC_SHAPE_P2P_OFF))
+    if ((!bad_bytes && !passed) || (ti && psc__shape_p2p_off(ti->shape)))
         return;
     if (!bad_bytes && !checked) /* passed with the checks off (bw --no-verify): nothing was proven */
         return;

@@ -339,7 +339,7 @@ static psc_status_t psc__vrun_stages(psc_context_t *ctx, psc__vrun_t *v)
     /* The load's copies must be done before peer access changes under them. */
     if ((st = psc__load_settle(v->o->load)) != PSC_OK)
         return st;
-    if ((st = psc__peers_for(ctx, v->c->xfer, v->n, v->ti->shape == PSC_SHAPE_P2P_OFF, &waived, v->r.reason,
+    if ((st = psc__peers_for(ctx, v->c->xfer, v->n, psc__shape_p2p_off(v->ti->shape), &waived, v->r.reason,
                              sizeof(v->r.reason))) != PSC_OK)
         return st;
     if (waived) {

@@ -100,7 +100,7 @@ static uint64_t psc__resolve_size(const psc_context_t *ctx, const psc_bw_case_t 
         return psc__host_read_size(ctx, c);
     if (psc__host_shape(ti->shape))
         return PSC__DEFAULT_HOST_SIZE;
-    return ti->shape == PSC_SHAPE_P2P_OFF ? PSC__DEFAULT_STAGED_SIZE : PSC__DEFAULT_DEVICE_SIZE;
+    return psc__shape_p2p_off(ti->shape) ? PSC__DEFAULT_STAGED_SIZE : PSC__DEFAULT_DEVICE_SIZE;
 }
 
 static unsigned psc__resolve_iterations(const psc_bw_test_info_t *ti, const psc_measure_opts_t *o, uint64_t size)
@@ -513,7 +513,7 @@ static void psc__bw_result_init(psc_context_t *ctx, const psc_bw_case_t *c, cons
     res->verify.first_bad_offset = -1;
     /* Pageable memory and host-staged peer copies block the host while queued: no gate for them. */
     res->gated = !(ti->hostmem == PSC_HOSTMEM_PAGEABLE && psc__host_shape(ti->shape)) &&
-                 ti->shape != PSC_SHAPE_P2P_OFF;
+                 !psc__shape_p2p_off(ti->shape);
     res->host_node = -1;
     if (psc__host_shape(ti->shape)) {
         res->host_node = psc__host_node(ctx, o, c->xfer[0].issuer);
@@ -530,7 +530,7 @@ static psc_status_t psc__bw_measure(psc_context_t *ctx, const psc_bw_case_t *c, 
     psc_status_t st;
 
     /* Given buffers are reachable from the issuer already (peer access, or memory mapped for it). */
-    if (!r->borrowed && (st = psc__peers_for(ctx, c->xfer, c->nxfer, r->ti->shape == PSC_SHAPE_P2P_OFF, &waived,
+    if (!r->borrowed && (st = psc__peers_for(ctx, c->xfer, c->nxfer, psc__shape_p2p_off(r->ti->shape), &waived,
                                              res->reason, sizeof(res->reason))) != PSC_OK)
         return st;
     if (waived) {

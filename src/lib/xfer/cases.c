@@ -57,6 +57,7 @@ static void psc__generate(const psc_bw_test_info_t *ti, psc_bw_test_t t, const i
             }
         break;
     case PSC_SHAPE_PAIR_BIDIR:
+    case PSC_SHAPE_P2P_OFF_BIDIR:
         for (int i = 0; i < m; i++)
             for (int j = i + 1; j < m; j++) {
                 c = psc__case(t, d[i], d[j], PSC_ALL);

@@ -42,7 +42,7 @@ psc_status_t psc__copy_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CU
 
 psc_copy_route_t psc__copy_route(const psc_bw_test_info_t *ti, const psc_xfer_t *x, int share)
 {
-    psc_copy_route_t r = {ti->engine, ti->shape == PSC_SHAPE_P2P_OFF, x->issuer,
+    psc_copy_route_t r = {ti->engine, psc__shape_p2p_off(ti->shape), x->issuer,
                           x->src == PSC_HOST ? x->issuer : x->src, x->dst == PSC_HOST ? x->issuer : x->dst, share};
 
     return r;

@@ -4,6 +4,9 @@
 
 #include "internal.h"
 
+/* Whether a test's GPU -> GPU copies go with peer access off, staged through the host (one direction or both). */
+int psc__shape_p2p_off(psc_shape_t shape);
+
 typedef struct {
     psc_engine_t engine;
     int p2p_off;        /* GPU -> GPU through the host: cuMemcpyPeerAsync with peer access off */

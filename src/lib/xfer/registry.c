@@ -1,5 +1,6 @@
 /* The bandwidth tests: one table, so the CLI, JSON and docs all name the same things. */
 #include "util/registry.h"
+#include "xfer/copy.h"
 
 #define CE PSC_ENGINE_CE
 #define SM PSC_ENGINE_SM
@@ -31,6 +32,9 @@ static const psc_bw_test_info_t psc__tests[] = {
       "every GPU pair, both directions together, SM kernels", PAIR_BIDIR, SM, 0, PIN, 2),
     T("gpu_to_gpu_p2p_off_ce", "GPU -> GPU with peer access off (staged through host memory), copy engine, issued by the source",
       "what a copy costs without P2P: the driver stages it through the host", P2P_OFF, CE, 0, PIN, 2),
+    T("gpu_to_gpu_bidir_p2p_off_ce", "GPU <-> GPU both directions at once with peer access off (staged through host memory), "
+      "copy engine, each source issues", "every GPU pair, both directions together without P2P; each direction and the total",
+      P2P_OFF_BIDIR, CE, 0, PIN, 2),
     T("all_to_one_write_ce", "every other GPU -> one GPU at once, copy engine, write (each source issues)",
       "all peers write into one GPU together; per source and the total", ALL_TO_ONE, CE, 0, PIN, 2),
     T("all_to_one_read_ce", "every other GPU -> one GPU at once, copy engine, read (the one GPU issues)",
@@ -146,6 +150,11 @@ const char *psc_bw_test_title(psc_bw_test_t t)
     const psc_bw_test_info_t *i = psc_bw_test_info(t);
 
     return i ? i->title : "unknown";
+}
+
+int psc__shape_p2p_off(psc_shape_t shape)
+{
+    return shape == PSC_SHAPE_P2P_OFF || shape == PSC_SHAPE_P2P_OFF_BIDIR;
 }
 
 psc_status_t psc_bw_test_from_name(const char *name, psc_bw_test_t *out)
