@@ -217,10 +217,12 @@ static void test_bw_rows(void **state)
     assert_string_equal(c.f[1][psc__col(&c, "direction")], "gpu0 -> gpu1");
     assert_string_equal(c.f[1][psc__col(&c, "bytes_per_copy")], "536870912");
     assert_string_equal(c.f[1][psc__col(&c, "median_gbs")], "396.000");
+    assert_string_equal(c.f[1][psc__col(&c, "cv_pct")], "0.253"); /* 395, 396, 397: stddev 1 over mean 396 */
     assert_string_equal(c.f[1][psc__col(&c, "status")], "passed");
     /* A failed case: no figure, the reason kept whole through its comma and quotes. */
     assert_string_equal(c.f[2][psc__col(&c, "status")], "failed");
     assert_string_equal(c.f[2][psc__col(&c, "median_gbs")], "");
+    assert_string_equal(c.f[2][psc__col(&c, "cv_pct")], "");
     assert_string_equal(c.f[2][psc__col(&c, "reason")], "wrong data at 777, \"0x12\"");
     assert_string_equal(c.f[3][psc__col(&c, "src")], "host");
     assert_string_equal(c.f[3][psc__col(&c, "host_memory")], "pinned");

@@ -77,6 +77,36 @@ static void test_stats_single_and_bad(void **state)
     assert_int_equal(psc_stats_compute(NULL, 1, &s), PSC_ERR_INVALID);
 }
 
+/* The coefficient of variation: 100 x sample stddev / mean; none without samples or a positive mean. */
+static void test_stats_cv(void **state)
+{
+    const double same[] = {396.5, 396.5, 396.5, 396.5}, known[] = {5, 1, 3}, zero[] = {0, 0}, neg[] = {-1, -3};
+    psc_stats_t s;
+    double cv = -7;
+
+    (void)state;
+    assert_int_equal(psc_stats_compute(same, 4, &s), PSC_OK);
+    assert_int_equal(psc_stats_cv_pct(&s, &cv), 1);
+    assert_float_equal(cv, 0, 0);
+    assert_int_equal(psc_stats_compute(known, 3, &s), PSC_OK);
+    assert_int_equal(psc_stats_cv_pct(&s, &cv), 1);
+    assert_float_equal(cv, 200.0 / 3.0, 1e-12); /* stddev 2 over mean 3 */
+    assert_int_equal(psc_stats_compute(known, 1, &s), PSC_OK); /* one sample: no spread */
+    assert_int_equal(psc_stats_cv_pct(&s, &cv), 1);
+    assert_float_equal(cv, 0, 0);
+    cv = -7;
+    assert_int_equal(psc_stats_compute(zero, 2, &s), PSC_OK);
+    assert_int_equal(psc_stats_cv_pct(&s, &cv), 0);
+    assert_int_equal(psc_stats_compute(neg, 2, &s), PSC_OK);
+    assert_int_equal(psc_stats_cv_pct(&s, &cv), 0);
+    s.n = 0;
+    s.mean = 3;
+    assert_int_equal(psc_stats_cv_pct(&s, &cv), 0);
+    assert_int_equal(psc_stats_cv_pct(NULL, &cv), 0);
+    assert_int_equal(psc_stats_cv_pct(&s, NULL), 0);
+    assert_float_equal(cv, -7, 0); /* nothing written when it means nothing */
+}
+
 static void test_status_and_names(void **state)
 {
     psc_bw_test_t t;
@@ -292,6 +322,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_size_accepts),       cmocka_unit_test(test_size_rejects),
         cmocka_unit_test(test_stats_odd_even),     cmocka_unit_test(test_stats_single_and_bad),
+        cmocka_unit_test(test_stats_cv),
         cmocka_unit_test(test_status_and_names),   cmocka_unit_test(test_measure_opts_check),
         cmocka_unit_test(test_registry),           cmocka_unit_test(test_sampling_stop_rule),
         cmocka_unit_test(test_size_sweep),         cmocka_unit_test(test_sampling_stop_rule_edges),
