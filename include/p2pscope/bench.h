@@ -62,6 +62,12 @@ typedef enum {
 
 typedef int psc_bw_test_t; /* index into the test registry */
 
+typedef enum {
+    PSC_BW_ACCESS_COPY,  /* the test copies: it reads the source and writes the destination */
+    PSC_BW_ACCESS_READ,  /* an SM kernel only reads the buffer (its sum is checked); nothing is written */
+    PSC_BW_ACCESS_WRITE  /* an SM kernel only writes the buffer (checked after); nothing is read */
+} psc_bw_access_t;
+
 typedef struct {
     const char *name;          /* "gpu_to_gpu_read_ce", ... */
     const char *title;         /* one line for a table title: direction, engine, issuer */
@@ -71,6 +77,7 @@ typedef struct {
     int by_reader;             /* GPU -> GPU: the destination GPU issues (read); else the source (write) */
     psc_hostmem_t hostmem;     /* host tests */
     int min_gpus;
+    psc_bw_access_t access;       /* local SM tests: only read or only write; every other test copies */
 } psc_bw_test_info_t;
 
 int psc_bw_test_count(void);

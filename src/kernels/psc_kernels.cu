@@ -230,6 +230,99 @@ PSC_COPY_KERNEL(psc_copy_stream_u4, psc_copy_stream_body, 4)
 PSC_COPY_KERNEL(psc_copy_stream_u8, psc_copy_stream_body, 8)
 
 /*
+ * Local bandwidth one way (nvbandwidth 0.10's read-only and write-only local SM tests): a kernel that only
+ * loads a buffer, its sum written so nothing can be dropped, and one that only stores an expectation's words.
+ */
+
+/* The block's threads' acc summed, then added to *sum: one atomic per block. */
+static __device__ __forceinline__ void psc_block_sum_add(u64 acc, u64 *sum)
+{
+    __shared__ u64 part[32];
+
+    for (int o = 16; o > 0; o >>= 1)
+        acc += __shfl_down_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 31) == 0)
+        part[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x >= 32)
+        return;
+    acc = threadIdx.x < (blockDim.x + 31) / 32 ? part[threadIdx.x] : 0;
+    for (int o = 16; o > 0; o >>= 1)
+        acc += __shfl_down_sync(0xffffffffu, acc, o);
+    if (threadIdx.x == 0)
+        atomicAdd(sum, acc);
+}
+
+static __device__ __forceinline__ u64 psc_u4_sum(uint4 v)
+{
+    return (((u64)v.y << 32) | v.x) + (((u64)v.w << 32) | v.z);
+}
+
+/*
+ * Read only: `reps` passes over n bytes at s, 16-byte loads, four in flight per thread; the sum of its 8-byte
+ * little-endian words (the bytes past the last whole 16 as a partial word, by thread 0), times reps, is added
+ * to *sum (the caller zeroes it), which the host checks against the source pattern's psc_pattern_sum.
+ */
+extern "C" __global__ void psc_read_u4(const unsigned char *s, u64 n, unsigned reps, u64 *sum)
+{
+    const uint4 *q = reinterpret_cast<const uint4 *>(s);
+    const u64 n16 = n / 16, stride = (u64)gridDim.x * blockDim.x;
+    u64 acc = 0;
+
+    for (unsigned r = 0; r < reps; r++) {
+        u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+
+        for (; i + 3 * stride < n16; i += 4 * stride) {
+            uint4 v[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                v[k] = q[i + k * stride];
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                acc += psc_u4_sum(v[k]);
+        }
+        for (; i < n16; i += stride)
+            acc += psc_u4_sum(q[i]);
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            for (u64 o = n16 * 16; o < n; o++)
+                acc += (u64)s[o] << (8 * (o & 7));
+    }
+    psc_block_sum_add(acc, sum);
+}
+
+/* What psc_read_u4 must find in one pass over a buffer filled as e says: the sum of e's words, into *sum. */
+extern "C" __global__ void psc_pattern_sum(u64 n, psc_expect_t e, u64 *sum)
+{
+    const u64 n16 = n / 16, stride = (u64)gridDim.x * blockDim.x;
+    u64 acc = 0;
+
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += stride)
+        acc += psc_expect_word(&e, 16 * i) + psc_expect_word(&e, 16 * i + 8);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        for (u64 o = n16 * 16; o < n; o++)
+            acc += (u64)psc_expect_byte(&e, o) << (8 * (o & 7));
+    psc_block_sum_add(acc, sum);
+}
+
+/* Write only: `reps` passes of 16-byte stores of e's words over n bytes at d (the tail by thread 0); no loads. */
+extern "C" __global__ void psc_write_u4(unsigned char *d, u64 n, unsigned reps, psc_expect_t e)
+{
+    const u64 n16 = n / 16, stride = (u64)gridDim.x * blockDim.x;
+
+    for (unsigned r = 0; r < reps; r++) {
+        for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += stride) {
+            u64 a = psc_expect_word(&e, 16 * i), b = psc_expect_word(&e, 16 * i + 8);
+
+            reinterpret_cast<uint4 *>(d)[i] = make_uint4((unsigned)a, (unsigned)(a >> 32), (unsigned)b,
+                                                         (unsigned)(b >> 32));
+        }
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            for (u64 o = n16 * 16; o < n; o++)
+                d[o] = psc_expect_byte(&e, o);
+    }
+}
+
+/*
  * Latency. Per-sample times are SM cycles (clock64), converted to ns with the
  * run's own calibration: the %globaltimer and clock64 deltas over the whole
  * launch, both written to cal[0..1]. One thread does the work; the rest of

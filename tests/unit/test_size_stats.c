@@ -135,7 +135,7 @@ static void test_registry(void **state)
         "host_gpu_bidir_ce", "host_to_gpu_sm", "gpu_to_host_sm", "host_gpu_bidir_sm", "host_to_all_ce",
         "all_to_host_ce", "all_host_bidir_ce", "host_to_all_sm", "all_to_host_sm", "all_host_bidir_sm",
         "gpu_local_ce", "gpu_local_sm", "host_to_gpu_pageable_ce", "gpu_to_host_pageable_ce",
-        "host_to_gpu_wc_ce", "host_to_gpu_registered_ce", NULL};
+        "host_to_gpu_wc_ce", "host_to_gpu_registered_ce", "gpu_local_read_sm", "gpu_local_write_sm", NULL};
     psc_bw_test_t t, found[128];
     int n = psc_bw_test_count();
 
@@ -158,6 +158,20 @@ static void test_registry(void **state)
         assert_int_equal(psc_bw_test_from_name(must[i], &t), PSC_OK);
     assert_non_null(strstr(psc_bw_test_title(psc_bw_test_match("gpu_local_ce", found, 1) ? found[0] : 0),
                            "counted once"));
+    /* Only the two one-way local tests do not copy: each an SM kernel on one GPU, reading or writing. */
+    for (int i = 0; i < n; i++) {
+        const psc_bw_test_info_t *a = psc_bw_test_info(i);
+        psc_bw_access_t want = strcmp(a->name, "gpu_local_read_sm") == 0    ? PSC_BW_ACCESS_READ
+                               : strcmp(a->name, "gpu_local_write_sm") == 0 ? PSC_BW_ACCESS_WRITE
+                                                                            : PSC_BW_ACCESS_COPY;
+
+        assert_int_equal(a->access, want);
+        if (want != PSC_BW_ACCESS_COPY) {
+            assert_int_equal(a->shape, PSC_SHAPE_LOCAL);
+            assert_int_equal(a->engine, PSC_ENGINE_SM);
+            assert_int_equal(a->min_gpus, 1);
+        }
+    }
     /* Globs. */
     n = psc_bw_test_match("*_sm", found, 128);
     assert_true(n >= 15);

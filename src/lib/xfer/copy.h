@@ -3,6 +3,7 @@
 #define PSC_XFER_COPY_H
 
 #include "internal.h"
+#include "pattern/pattern.h"
 
 typedef struct {
     psc_engine_t engine;
@@ -24,6 +25,16 @@ psc_copy_route_t psc__copy_route(const psc_bw_test_info_t *ti, const psc_xfer_t 
  */
 psc_status_t psc__copy_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CUdeviceptr d, CUdeviceptr s, uint64_t n,
                                unsigned reps, CUstream stream);
+
+/*
+ * One way, for the local SM tests that only read or only write (psc_bw_access_t): `reps` passes of a kernel that
+ * loads n bytes at s and adds the sum of their 8-byte words to the word at `sum` (the caller zeroes it), or
+ * that stores e's words over n bytes at d, loading nothing. On the route's issuer, its grid as a copy's.
+ */
+psc_status_t psc__read_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CUdeviceptr s, uint64_t n, unsigned reps,
+                               CUdeviceptr sum, CUstream stream);
+psc_status_t psc__write_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CUdeviceptr d, uint64_t n, unsigned reps,
+                                const psc_expect_t *e, CUstream stream);
 
 /*
  * Peer access as a case's transfers need it: enabled from each issuing GPU

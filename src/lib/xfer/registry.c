@@ -9,8 +9,9 @@
 #define REG PSC_HOSTMEM_REGISTERED
 #define CPU PSC_ENGINE_CPU
 
-/* name, title, description, shape, engine, by_reader, host memory, minimum GPUs */
-#define T(n, t, d, p, e, r, h, g) {n, t, d, PSC_SHAPE_##p, e, r, h, g}
+/* name, title, description, shape, engine, by_reader, host memory, minimum GPUs; LOCAL_SM: one way, access a */
+#define T(n, t, d, p, e, r, h, g) {n, t, d, PSC_SHAPE_##p, e, r, h, g, PSC_BW_ACCESS_COPY}
+#define LOCAL_SM(n, t, d, a) {n, t, d, PSC_SHAPE_LOCAL, SM, 0, PIN, 1, PSC_BW_ACCESS_##a}
 
 static const psc_bw_test_info_t psc__tests[] = {
     T("gpu_to_gpu_read_ce", "GPU -> GPU, copy engine, read (the destination GPU issues the copy)",
@@ -109,6 +110,10 @@ static const psc_bw_test_info_t psc__tests[] = {
       "a copy inside each GPU's memory", LOCAL, CE, 0, PIN, 1),
     T("gpu_local_sm", "GPU -> same GPU, SM copy kernel (bytes copied counted once: read + write traffic is twice that)",
       "a copy kernel inside each GPU's memory", LOCAL, SM, 0, PIN, 1),
+    LOCAL_SM("gpu_local_read_sm", "GPU -> SM kernel on the same GPU, read only (loads, no stores but their sum, which "
+             "is checked; bytes read counted)", "a kernel on each GPU only loads its own memory", READ),
+    LOCAL_SM("gpu_local_write_sm", "SM kernel -> same GPU, write only (stores, no loads; bytes written counted)",
+             "a kernel on each GPU only stores into its own memory", WRITE),
 
     /* gpumap/bw_map.c: the CPU itself copies through a mapping of GPU memory (gdrcopy's copybw) */
     T("host_to_gpu_gpumap_cpu", "host (pageable) -> GPU, CPU stores through a CPU mapping of GPU memory (gdrcopy's copybw write)",
@@ -118,6 +123,7 @@ static const psc_bw_test_info_t psc__tests[] = {
 };
 
 #undef T
+#undef LOCAL_SM
 
 static const psc_registry_t psc__registry = PSC_REGISTRY_OF(psc__tests, psc_bw_test_info_t);
 
