@@ -160,7 +160,7 @@ static void psc__run_make(psc__run_t *r)
     snprintf(r->devs[0].name, sizeof(r->devs[0].name), "NVIDIA H200, \"SXM\"\nrev\x1b[31m");
     snprintf(r->devs[1].name, sizeof(r->devs[1].name), "NVIDIA H200");
     r->res[0] = psc__result("gpu_to_gpu_write_ce", 0, 1, 512ull << 20, PSC_RESULT_PASSED, 396.0, NULL);
-    r->res[1] = psc__result("gpu_to_gpu_write_ce", 1, 0, 512ull << 20, PSC_RESULT_FAILED, 0, "wrong data at 777, \"0x12\"");
+    r->res[1] = psc__result("gpu_to_gpu_write_ce", 1, 0, 512ull << 20, PSC_RESULT_FAILED, 390.0, "wrong data at 777, \"0x12\"");
     r->res[2] = psc__result("host_to_gpu_ce", PSC_HOST, 0, 32ull << 20, PSC_RESULT_PASSED, 55.1, NULL);
     r->res[3] = psc__result("host_to_gpu_ce", PSC_HOST, 1, 32ull << 20, PSC_RESULT_WAIVED, 0, "no pinned memory");
     r->res[4] = psc__result("host_to_gpu_ce", PSC_HOST, 1, 32ull << 20, PSC_RESULT_PASSED, 53.5, NULL);
