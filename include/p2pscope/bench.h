@@ -65,7 +65,8 @@ typedef int psc_bw_test_t; /* index into the test registry */
 typedef enum {
     PSC_BW_ACCESS_COPY,  /* the test copies: it reads the source and writes the destination */
     PSC_BW_ACCESS_READ,  /* an SM kernel only reads the buffer (its sum is checked); nothing is written */
-    PSC_BW_ACCESS_WRITE  /* an SM kernel only writes the buffer (checked after); nothing is read */
+    PSC_BW_ACCESS_WRITE, /* an SM kernel only writes the buffer (checked after); nothing is read */
+    PSC_BW_ACCESS_BULK   /* an SM kernel copies with bulk copies (TMA, compute capability 9.0 and newer) */
 } psc_bw_access_t;
 
 typedef struct {
@@ -77,7 +78,7 @@ typedef struct {
     int by_reader;             /* GPU -> GPU: the destination GPU issues (read); else the source (write) */
     psc_hostmem_t hostmem;     /* host tests */
     int min_gpus;
-    psc_bw_access_t access;       /* local SM tests: only read or only write; every other test copies */
+    psc_bw_access_t access;    /* SM tests that only read or only write, or copy by TMA; the others copy */
 } psc_bw_test_info_t;
 
 int psc_bw_test_count(void);

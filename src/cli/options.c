@@ -132,9 +132,12 @@ static int psc__add_test(psc_cli_opts_t *o, const char *name, char *err, size_t 
         if (!lat && o->cmd == PSC_CMD_VERIFY && psc_bw_test_info(found[k])->access != PSC_BW_ACCESS_COPY) {
             if (psc__copies_among(found, n)) /* a glob: the tests of it that copy */
                 continue;
-            snprintf(err, errlen, "%s does not copy (it only %s): verify checks copies; accepted a test that copies "
-                     "('p2pscope bw -t %s' measures and checks it)", name,
-                     psc_bw_test_info(found[k])->access == PSC_BW_ACCESS_READ ? "reads" : "writes", name);
+            snprintf(err, errlen, "%s %s: verify checks copies by copy engines and SM copy kernels; accepted a test that "
+                     "copies that way ('p2pscope bw -t %s' measures and checks it)", name,
+                     psc_bw_test_info(found[k])->access == PSC_BW_ACCESS_READ    ? "only reads"
+                     : psc_bw_test_info(found[k])->access == PSC_BW_ACCESS_WRITE ? "only writes"
+                                                                                 : "copies by bulk copies (TMA)",
+                     name);
             return PSC_EXIT_USAGE;
         }
         for (int i = 0; i < o->ntests; i++)

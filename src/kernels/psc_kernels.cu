@@ -230,6 +230,85 @@ PSC_COPY_KERNEL(psc_copy_stream_u4, psc_copy_stream_body, 4)
 PSC_COPY_KERNEL(psc_copy_stream_u8, psc_copy_stream_body, 8)
 
 /*
+ * GPU -> GPU by Hopper's bulk copies (TMA, sm_90 and newer): each block's first thread moves 16 KiB chunks
+ * global -> shared -> global with cp.async.bulk, two stages so the next chunk's load runs while this chunk's
+ * store does; an mbarrier with its transaction count says when a load landed, a bulk group when a store has read
+ * its stage. `reps` passes, chunks dealt to blocks round robin; the bytes past the last whole 16 by thread 0 of
+ * block 0 with plain loads and stores. Built for every architecture; below sm_90 the body is empty (the host
+ * never launches it there: such a case is waived).
+ */
+#define PSC_TMA_CHUNK 16384u
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+static __device__ __forceinline__ void psc_tma_wait(unsigned bar, unsigned parity)
+{
+    asm volatile("{\n\t.reg .pred p;\n\tPSC_TMA_WAIT:\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
+                 "@!p bra PSC_TMA_WAIT;\n\t}" ::"r"(bar), "r"(parity) : "memory");
+}
+
+/* Load chunk c (bytes long) of s into the stage at smem, its completion counted on the mbarrier bar. */
+static __device__ __forceinline__ void psc_tma_load(unsigned smem, const unsigned char *s, unsigned bytes, unsigned bar)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(smem), "l"(s), "r"(bytes), "r"(bar) : "memory");
+}
+
+static __device__ __forceinline__ void psc_tma_store(unsigned char *d, unsigned smem, unsigned bytes)
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(d), "r"(smem), "r"(bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+#endif
+
+extern "C" __global__ void psc_copy_tma(unsigned char *d, const unsigned char *s, u64 n, unsigned reps)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ __align__(128) unsigned char stage[2][PSC_TMA_CHUNK];
+    __shared__ __align__(8) u64 bars[2];
+    const u64 n16 = n / 16 * 16, nchunks = (n16 + PSC_TMA_CHUNK - 1) / PSC_TMA_CHUNK;
+    const u64 mine = blockIdx.x < nchunks ? (nchunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+    const u64 jobs = mine * reps;
+    unsigned smem[2], bar[2], parity[2] = {0, 0};
+
+    if (threadIdx.x == 0 && blockIdx.x == 0)
+        for (unsigned r = 0; r < reps; r++)
+            for (u64 o = n16; o < n; o++)
+                d[o] = s[o];
+    if (threadIdx.x != 0 || jobs == 0)
+        return;
+    for (int k = 0; k < 2; k++) {
+        smem[k] = (unsigned)__cvta_generic_to_shared(stage[k]);
+        bar[k] = (unsigned)__cvta_generic_to_shared(&bars[k]);
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar[k]) : "memory");
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (u64 j = 0; j < jobs; j++) {
+        const int k = (int)(j & 1);
+        const u64 c = blockIdx.x + (j % mine) * gridDim.x, off = c * PSC_TMA_CHUNK;
+        const unsigned bytes = (unsigned)(n16 - off < PSC_TMA_CHUNK ? n16 - off : PSC_TMA_CHUNK);
+
+        if (j == 0)
+            psc_tma_load(smem[0], s + off, bytes, bar[0]);
+        if (j + 1 < jobs) { /* the next chunk into the other stage, once the store that used it has read it */
+            const u64 cn = blockIdx.x + ((j + 1) % mine) * gridDim.x, offn = cn * PSC_TMA_CHUNK;
+
+            asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+            psc_tma_load(smem[k ^ 1], s + offn, (unsigned)(n16 - offn < PSC_TMA_CHUNK ? n16 - offn : PSC_TMA_CHUNK),
+                         bar[k ^ 1]);
+        }
+        psc_tma_wait(bar[k], parity[k]);
+        parity[k] ^= 1;
+        psc_tma_store(d + off, smem[k], bytes);
+    }
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#endif
+}
+
+/*
  * Local bandwidth one way (nvbandwidth 0.10's read-only and write-only local SM tests): a kernel that only
  * loads a buffer, its sum written so nothing can be dropped, and one that only stores an expectation's words.
  */

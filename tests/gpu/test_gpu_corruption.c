@@ -70,6 +70,21 @@ static void test_local_one_way_corruption(void **state)
     assert_int_equal(r.status, PSC_RESULT_PASSED);
 }
 
+/* Bulk copies (TMA) between GPUs, read and write: a byte flipped after each sample is caught where it is. */
+static void test_tma_copy_corruption(void **state)
+{
+    psc_bw_case_t rd = psc_test_case("gpu_to_gpu_read_tma", 0, 1, 1), wr = psc_test_case("gpu_to_gpu_write_tma", 0, 1, 0);
+    psc_device_info_t a, b;
+
+    (void)state;
+    if (psc_device_count(g_ctx) < 2 || psc_device_info(g_ctx, 0, &a) != PSC_OK ||
+        psc_device_info(g_ctx, 1, &b) != PSC_OK || a.cc_major < 9 || b.cc_major < 9)
+        skip(); /* two GPUs with bulk copies (peer access, as test_peer_copy_corruption assumes) */
+    psc__corrupt_and_catch(&rd, 4097);
+    psc__corrupt_and_catch(&wr, (16 << 20) + 6); /* the tail, copied by plain stores */
+    psc__corrupt_and_catch(&wr, 16384 * 3 + 5);  /* a bulk chunk past the first */
+}
+
 static void test_host_copy_corruption(void **state)
 {
     psc_bw_case_t d2h = psc_test_case("gpu_to_host_ce", 0, PSC_HOST, 0);
@@ -125,6 +140,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_pattern_is_not_poison),
     cmocka_unit_test(test_local_copy_corruption),
     cmocka_unit_test(test_local_one_way_corruption),
+    cmocka_unit_test(test_tma_copy_corruption),
     cmocka_unit_test(test_host_copy_corruption),
     cmocka_unit_test(test_concurrent_checks_corruption),
     cmocka_unit_test(test_peer_copy_corruption),

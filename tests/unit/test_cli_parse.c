@@ -143,10 +143,12 @@ static void test_usage_errors(void **state)
         assert_null(strchr(err, '\n'));                                       \
     } while (0)
     /* verify checks copies: a test that only reads or only writes, named, is refused; a glob keeps its copies */
-    BAD("gpu_local_read_sm does not copy (it only reads): verify checks copies; accepted a test that copies",
-        "verify", "-t", "gpu_local_read_sm");
-    BAD("gpu_local_write_sm does not copy (it only writes)", "verify", "-t", "gpu_local_write_sm");
-    BAD("gpu_local_*_sm does not copy", "verify", "-t", "gpu_local_*_sm");
+    BAD("gpu_local_read_sm only reads: verify checks copies by copy engines and SM copy kernels; accepted a test "
+        "that copies that way", "verify", "-t", "gpu_local_read_sm");
+    BAD("gpu_local_write_sm only writes", "verify", "-t", "gpu_local_write_sm");
+    BAD("gpu_local_*_sm only", "verify", "-t", "gpu_local_*_sm");
+    BAD("gpu_to_gpu_read_tma copies by bulk copies (TMA)", "verify", "-t", "gpu_to_gpu_read_tma");
+    BAD("*_tma copies by bulk copies (TMA)", "verify", "-t", "*_tma");
     BAD("unknown command 'frob'", "frob");
     BAD("unknown option '--bogus'", "--bogus");
     BAD("unknown option '-x'", "bw", "-x");

@@ -27,6 +27,7 @@
 #include "pattern/pattern.h"
 #include "test_hooks.h"
 #include "xfer/bw_oneway.h"
+#include "xfer/copy.h"
 
 static void (*fake_run_copies)(int);
 static void *(*fake_primary)(int);
@@ -113,7 +114,8 @@ static void first_case(const char *test, psc_bw_case_t *c)
 static void bw_passes_verified(void **state)
 {
     static const char *const tests[] = {"gpu_to_gpu_write_ce", "gpu_to_gpu_read_sm", "gpu_local_ce",
-                                        "gpu_local_read_sm", "gpu_local_write_sm"};
+                                        "gpu_local_read_sm", "gpu_local_write_sm", "gpu_to_gpu_read_tma",
+                                        "gpu_to_gpu_write_tma"};
     psc_measure_opts_t o;
 
     (void)state;
@@ -216,13 +218,64 @@ static void verify_refuses_oneway(void **state)
     first_case("gpu_local_read_sm", &c);
     assert_int_equal(psc_verify_run(g_ctx, &c, &vo, vr), PSC_ERR_INVALID);
     assert_non_null(strstr(psc_context_last_error(g_ctx), "gpu_local_read_sm only reads: verify checks copies"));
+    first_case("gpu_to_gpu_write_tma", &c);
+    assert_int_equal(psc_verify_run(g_ctx, &c, &vo, vr), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "copies by bulk copies (TMA)"));
     first_case("gpu_local_write_sm", &c);
     assert_int_equal(psc_verify_run(g_ctx, &c, &vo, vr), PSC_ERR_INVALID);
-    assert_non_null(strstr(psc_context_last_error(g_ctx), "accepted a test that copies"));
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "accepted a test that copies that way"));
     first_case("gpu_local_sm", &c);
     assert_int_equal(psc_verify_run(g_ctx, &c, &vo, vr), PSC_OK);
     assert_int_equal(vr->status, PSC_RESULT_PASSED);
     free(vr);
+}
+
+/* Each test launches its own kernel: with no checks, a run's last launch is its last round's. */
+static void bw_kernels_launched(void **state)
+{
+    static const char *const tests[][2] = {{"gpu_to_gpu_write_tma", "psc_copy_tma"},
+                                           {"gpu_to_gpu_read_tma", "psc_copy_tma"},
+                                           {"gpu_local_read_sm", "psc_read_u4"},
+                                           {"gpu_local_write_sm", "psc_write_u4"},
+                                           {"gpu_local_sm", "psc_copy_u4"}};
+    const char *(*last)(void) = NULL;
+    unsigned (*block)(void) = NULL;
+    void *h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
+    psc_measure_opts_t o;
+
+    (void)state;
+    assert_non_null(h);
+    *(void **)&last = dlsym(h, "fake_cuda_last_kernel");
+    *(void **)&block = dlsym(h, "fake_cuda_last_block");
+    dlclose(h);
+    assert_non_null(last);
+    assert_non_null(block);
+    small_opts(&o);
+    o.verify = 0;
+    for (size_t k = 0; k < sizeof(tests) / sizeof(tests[0]); k++) {
+        psc_bw_result_t res;
+        psc_bw_case_t c;
+
+        first_case(tests[k][0], &c);
+        assert_int_equal(psc_bw_run(g_ctx, &c, &o, &res), PSC_OK);
+        assert_int_equal(res.status, PSC_RESULT_PASSED);
+        assert_string_equal(last(), tests[k][1]);
+        if (strstr(tests[k][0], "_tma"))
+            assert_int_equal(block(), 32); /* one thread of each block issues the bulk copies */
+    }
+}
+
+/* Bulk copies (TMA) exist from compute capability 9.0: below, a case is waived naming the GPU and its own. */
+static void tma_waiver_below_sm90(void **state)
+{
+    char why[128] = "";
+
+    (void)state;
+    assert_int_equal(psc__tma_waiver(0, 9, 0, why, sizeof(why)), 0);
+    assert_string_equal(why, "");
+    assert_int_equal(psc__tma_waiver(1, 10, 0, why, sizeof(why)), 0);
+    assert_int_equal(psc__tma_waiver(3, 8, 9, why, sizeof(why)), 1);
+    assert_string_equal(why, "bulk copies (TMA) need compute capability 9.0 or newer: GPU 3 is 8.9");
 }
 
 /* A write-only round stores the complement of the round before, every byte: each check proves its own round. */
@@ -632,6 +685,8 @@ int main(void)
         cmocka_unit_test(bw_oneway_corruption),
         cmocka_unit_test(oneway_rounds_differ),
         cmocka_unit_test(verify_refuses_oneway),
+        cmocka_unit_test(tma_waiver_below_sm90),
+        cmocka_unit_test(bw_kernels_launched),
         cmocka_unit_test(lat_flag_gpu_passes),
         cmocka_unit_test(fill_check_flip_as_the_gpu),
         cmocka_unit_test(flags_time_out),

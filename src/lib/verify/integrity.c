@@ -174,9 +174,11 @@ static psc_status_t psc__verify_args(psc_context_t *ctx, const psc_bw_case_t *c,
     if (c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS)
         return psc__fail(ctx, PSC_ERR_INVALID, "a case of %d transfers: accepted 1 to %d", c->nxfer, PSC_MAX_XFERS);
     if (ti->access != PSC_BW_ACCESS_COPY)
-        return psc__fail(ctx, PSC_ERR_INVALID, "%s only %s: verify checks copies (bw checks its %s); accepted a test "
-                         "that copies", ti->name, ti->access == PSC_BW_ACCESS_READ ? "reads" : "writes",
-                         ti->access == PSC_BW_ACCESS_READ ? "sum" : "stores");
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s %s: verify checks copies by copy engines and SM copy kernels (bw "
+                         "checks this test's own); accepted a test that copies that way", ti->name,
+                         ti->access == PSC_BW_ACCESS_READ    ? "only reads"
+                         : ti->access == PSC_BW_ACCESS_WRITE ? "only writes"
+                                                             : "copies by bulk copies (TMA)");
     if (!o->max_size)
         return psc__fail(ctx, PSC_ERR_INVALID, "largest copy size 0: accepted 1 byte or more");
     if (!(o->pattern_mask & ((1u << PSC_PATTERN_KINDS) - 1)))

@@ -299,6 +299,9 @@ static psc_status_t psc__enqueue(psc_context_t *ctx, const psc__case_run_t *r, c
                                  x->dst->dptr, x->stream);
     if (r->ti->access == PSC_BW_ACCESS_WRITE)
         return psc__write_enqueue(ctx, &route, psc__ptr(x->dst), r->size, r->iterations, &e, x->stream);
+    if (r->ti->access == PSC_BW_ACCESS_BULK)
+        return psc__tma_enqueue(ctx, &route, psc__ptr(x->dst), psc__ptr(psc__round_src(x, round)), r->size,
+                                r->iterations, x->stream);
     return psc__copy_enqueue(ctx, &route, psc__ptr(x->dst), psc__ptr(psc__round_src(x, round)), r->size,
                              r->iterations, x->stream);
 }
@@ -570,8 +573,11 @@ static psc_status_t psc__bw_measure(psc_context_t *ctx, const psc_bw_case_t *c, 
     int waived = 0;
     psc_status_t st;
 
+    for (int i = 0; i < c->nxfer && r->ti->access == PSC_BW_ACCESS_BULK && !waived; i++)
+        waived = psc__tma_waiver(c->xfer[i].issuer, ctx->info[c->xfer[i].issuer].cc_major,
+                                 ctx->info[c->xfer[i].issuer].cc_minor, res->reason, sizeof(res->reason));
     /* Given buffers are reachable from the issuer already (peer access, or memory mapped for it). */
-    if (!r->borrowed && (st = psc__peers_for(ctx, c->xfer, c->nxfer, r->ti->shape == PSC_SHAPE_P2P_OFF, &waived,
+    if (!waived && !r->borrowed && (st = psc__peers_for(ctx, c->xfer, c->nxfer, r->ti->shape == PSC_SHAPE_P2P_OFF, &waived,
                                              res->reason, sizeof(res->reason))) != PSC_OK)
         return st;
     if (waived) {

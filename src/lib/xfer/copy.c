@@ -111,3 +111,26 @@ psc_status_t psc__write_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, C
     return psc__launch_on(ctx, stream, ctx->gpu[r->issuer].fn_write, psc__copy_blocks(ctx, r),
                           (unsigned)ctx->sm_threads, params);
 }
+
+psc_status_t psc__tma_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CUdeviceptr d, CUdeviceptr s, uint64_t n,
+                              unsigned reps, CUstream stream)
+{
+    unsigned blocks = (unsigned)(ctx->info[r->issuer].sm_count > 0 ? ctx->info[r->issuer].sm_count : 16) * 4;
+    void *params[] = {&d, &s, &n, &reps};
+
+    if (((d | s) & 15) != 0)
+        return psc__fail(ctx, PSC_ERR_INVALID, "bulk copies (TMA) of addresses 0x%llx -> 0x%llx: accepted 16-byte "
+                         "aligned ones", (unsigned long long)s, (unsigned long long)d);
+    if (r->share > 1)
+        blocks = (blocks + (unsigned)r->share - 1) / (unsigned)r->share;
+    return psc__launch_on(ctx, stream, ctx->gpu[r->issuer].fn_tma, blocks, 32, params);
+}
+
+int psc__tma_waiver(int gpu, int cc_major, int cc_minor, char *why, size_t len)
+{
+    if (cc_major >= 9)
+        return 0;
+    snprintf(why, len, "bulk copies (TMA) need compute capability 9.0 or newer: GPU %d is %d.%d", gpu, cc_major,
+             cc_minor);
+    return 1;
+}

@@ -37,6 +37,17 @@ psc_status_t psc__write_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, C
                                 const psc_expect_t *e, CUstream stream);
 
 /*
+ * Copy n bytes from s to d `reps` times by Hopper's bulk copies (TMA: global -> shared -> global, psc_copy_tma),
+ * four one-thread-worked blocks of 32 threads an SM; both addresses 16-byte aligned (PSC_ERR_INVALID else).
+ * Only on a GPU of compute capability 9.0 or newer: psc__tma_waiver says where not.
+ */
+psc_status_t psc__tma_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CUdeviceptr d, CUdeviceptr s, uint64_t n,
+                              unsigned reps, CUstream stream);
+
+/* 1 with the reason in why when GPU `gpu` (compute capability cc_major.cc_minor) has no bulk copies; else 0. */
+int psc__tma_waiver(int gpu, int cc_major, int cc_minor, char *why, size_t len);
+
+/*
  * Peer access as a case's transfers need it: enabled from each issuing GPU
  * to the other end, or (p2p_off) disabled both ways. A pair without peer
  * access sets *waived and says why in `why`.
