@@ -212,6 +212,7 @@ typedef struct {
     psc_hostmem_t hostmem;   /* host memory kind */
     uint64_t working_set;    /* chase: bytes the chain spans */
     int min_gpus;
+    int tma;                 /* chase: each hop a bulk copy (TMA) into shared memory; compute capability 9.0+ */
 } psc_lat_test_info_t;
 
 int psc_lat_test_count(void);

@@ -428,6 +428,42 @@ extern "C" __global__ void psc_chase(u64 start, u64 hops, unsigned samples, u64 
 }
 
 /*
+ * The chase by bulk copies (TMA, sm_90 and newer): each hop loads the 16 bytes at p into shared memory with
+ * cp.async.bulk, waits on the mbarrier that counts them, and takes the next pointer from there (chain nodes are
+ * 128-byte aligned). What one dependent bulk load costs; the same parameters and results as psc_chase. Below
+ * sm_90 the body is empty (such a case is waived before any launch).
+ */
+extern "C" __global__ void psc_chase_tma(u64 start, u64 hops, unsigned samples, u64 *cycles, u64 *cal, u64 *end)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ __align__(16) u64 node[2];
+    __shared__ __align__(8) u64 bar_word;
+    const unsigned smem = (unsigned)__cvta_generic_to_shared(node), bar = (unsigned)__cvta_generic_to_shared(&bar_word);
+    unsigned parity = 0;
+    u64 p = start;
+    const u64 g0 = psc_globaltimer();
+    const u64 c0 = clock64();
+
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (unsigned s = 0; s < samples; s++) {
+        const u64 t0 = clock64();
+
+        for (u64 h = 0; h < hops; h++) {
+            psc_tma_load(smem, reinterpret_cast<const unsigned char *>(p), 16, bar);
+            psc_tma_wait(bar, parity);
+            parity ^= 1;
+            p = *reinterpret_cast<volatile u64 *>(&node[0]);
+        }
+        cycles[s] = clock64() - t0;
+    }
+    cal[0] = psc_globaltimer() - g0;
+    cal[1] = clock64() - c0;
+    *end = p;
+#endif
+}
+
+/*
  * nvbandwidth's chase (v0.8 ptrChasingKernel), for a figure comparable with its device_to_device_latency_sm:
  * launched with one one-thread block per SM, of which only block `target` walks `hops` loads from `start`.
  * The loads are written as nvbandwidth writes them, p = p->next, so nvcc emits the same generic ld.u64 with

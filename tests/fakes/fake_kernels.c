@@ -802,7 +802,7 @@ CUresult fake_kernel_run(const char *name, CUstream s, CUcontext c, void **param
                         &FAKE_ARG(psc_coll_data_t, 3), FAKE_PTR(uint64_t, 4));
         return CUDA_SUCCESS;
     }
-    if (strcmp(name, "psc_chase") == 0) {
+    if (strcmp(name, "psc_chase") == 0 || strcmp(name, "psc_chase_tma") == 0) {
         fake_chase(FAKE_ARG(uint64_t, 0), FAKE_ARG(uint64_t, 1), FAKE_ARG(unsigned, 2), FAKE_PTR(uint64_t, 3),
                    FAKE_PTR(uint64_t, 4), FAKE_PTR(uint64_t, 5));
         return CUDA_SUCCESS;

@@ -314,6 +314,41 @@ static void test_sequential_on_fake(void **state)
     free(res);
 }
 
+/* The chase by bulk copies: the one TMA latency test, a peer chase, run on the fake by its own kernel. */
+static void test_tma_chase_on_fake(void **state)
+{
+    psc_lat_result_t *res = calloc(1, sizeof(*res));
+    const char *(*last)(void) = NULL;
+    psc_lat_case_t c = {0, 1, 0, 0};
+    psc_lat_opts_t o;
+    int n = 0;
+
+    (void)state;
+    assert_non_null(res);
+    for (int i = 0; i < psc_lat_test_count(); i++)
+        n += psc_lat_test_info(i)->tma;
+    assert_int_equal(n, 1);
+    assert_int_equal(psc_lat_test_from_name("gpu_to_gpu_chase_tma", &c.test), PSC_OK);
+    assert_int_equal(psc_lat_test_info(c.test)->tma, 1);
+    assert_int_equal(psc_lat_test_info(c.test)->method, PSC_LAT_CHASE);
+    assert_int_equal(psc_lat_test_info(c.test)->where, PSC_LAT_PEER);
+    *(void **)&last = psc_test_fake_sym("fake_cuda_last_kernel");
+    assert_non_null(last);
+    psc_lat_opts_default(&o);
+    o.samples = 5;
+    o.hops = 100;
+    assert_int_equal(psc_lat_run(g_ctx, &c, &o, res), PSC_OK);
+    if (res->status != PSC_RESULT_PASSED)
+        fail_msg("%s", res->reason);
+    assert_string_equal(last(), "psc_chase_tma");
+    assert_int_equal(res->lat[0].n, 5);
+    assert_true(res->lat[0].min > 0);
+    assert_int_equal(psc_lat_test_from_name("gpu_to_gpu_chase", &c.test), PSC_OK);
+    assert_int_equal(psc_lat_run(g_ctx, &c, &o, res), PSC_OK);
+    assert_string_equal(last(), "psc_chase");
+    free(res);
+}
+
 static int fake_setup(void **state)
 {
     return psc_test_open_fake_gpus(state, "2");
@@ -329,6 +364,7 @@ int main(void)
     };
     const struct CMUnitTest fake[] = {
         cmocka_unit_test(test_sequential_on_fake),
+        cmocka_unit_test(test_tma_chase_on_fake),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
 
