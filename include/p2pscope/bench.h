@@ -63,6 +63,13 @@ typedef enum {
 
 typedef int psc_bw_test_t; /* index into the test registry */
 
+typedef enum {
+    PSC_BW_ACCESS_COPY,  /* the test copies: it reads the source and writes the destination */
+    PSC_BW_ACCESS_READ,  /* an SM kernel only reads the buffer (its sum is checked); nothing is written */
+    PSC_BW_ACCESS_WRITE, /* an SM kernel only writes the buffer (checked after); nothing is read */
+    PSC_BW_ACCESS_BULK   /* an SM kernel copies with bulk copies (TMA, compute capability 9.0 and newer) */
+} psc_bw_access_t;
+
 typedef struct {
     const char *name;          /* "gpu_to_gpu_read_ce", ... */
     const char *title;         /* one line for a table title: direction, engine, issuer */
@@ -72,6 +79,7 @@ typedef struct {
     int by_reader;             /* GPU -> GPU: the destination GPU issues (read); else the source (write) */
     psc_hostmem_t hostmem;     /* host tests */
     int min_gpus;
+    psc_bw_access_t access;    /* SM tests that only read or only write, or copy by TMA; the others copy */
 } psc_bw_test_info_t;
 
 int psc_bw_test_count(void);
@@ -205,6 +213,7 @@ typedef struct {
     psc_hostmem_t hostmem;   /* host memory kind */
     uint64_t working_set;    /* chase: bytes the chain spans */
     int min_gpus;
+    int tma;                 /* chase: each hop a bulk copy (TMA) into shared memory; compute capability 9.0+ */
 } psc_lat_test_info_t;
 
 int psc_lat_test_count(void);

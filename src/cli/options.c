@@ -98,6 +98,16 @@ static int psc__each_item(const char *arg, const char *what, const char *accepte
     }
 }
 
+/* How many of the n bandwidth tests copy (verify checks those; the one-way tests only read or only write). */
+static int psc__copies_among(const int *tests, int n)
+{
+    int k = 0;
+
+    for (int i = 0; i < n && i < PSC_CLI_MAX_TESTS; i++)
+        k += psc_bw_test_info(tests[i])->access == PSC_BW_ACCESS_COPY;
+    return k;
+}
+
 static int psc__add_test(psc_cli_opts_t *o, const char *name, char *err, size_t errlen)
 {
     int found[PSC_CLI_MAX_TESTS];
@@ -121,6 +131,17 @@ static int psc__add_test(psc_cli_opts_t *o, const char *name, char *err, size_t 
     for (int k = 0; k < n && k < PSC_CLI_MAX_TESTS; k++) {
         int dup = 0;
 
+        if (!lat && o->cmd == PSC_CMD_VERIFY && psc_bw_test_info(found[k])->access != PSC_BW_ACCESS_COPY) {
+            if (psc__copies_among(found, n)) /* a glob: the tests of it that copy */
+                continue;
+            snprintf(err, errlen, "%s %s: verify checks copies by copy engines and SM copy kernels; accepted a test that "
+                     "copies that way ('p2pscope bw -t %s' measures and checks it)", name,
+                     psc_bw_test_info(found[k])->access == PSC_BW_ACCESS_READ    ? "only reads"
+                     : psc_bw_test_info(found[k])->access == PSC_BW_ACCESS_WRITE ? "only writes"
+                                                                                 : "copies by bulk copies (TMA)",
+                     name);
+            return PSC_EXIT_USAGE;
+        }
         for (int i = 0; i < o->ntests; i++)
             dup |= o->tests[i] == found[k];
         if (!dup && o->ntests < PSC_CLI_MAX_TESTS)

@@ -230,6 +230,178 @@ PSC_COPY_KERNEL(psc_copy_stream_u4, psc_copy_stream_body, 4)
 PSC_COPY_KERNEL(psc_copy_stream_u8, psc_copy_stream_body, 8)
 
 /*
+ * GPU -> GPU by Hopper's bulk copies (TMA, sm_90 and newer): each block's first thread moves 16 KiB chunks
+ * global -> shared -> global with cp.async.bulk, two stages so the next chunk's load runs while this chunk's
+ * store does; an mbarrier with its transaction count says when a load landed, a bulk group when a store has read
+ * its stage. `reps` passes, chunks dealt to blocks round robin; the bytes past the last whole 16 by thread 0 of
+ * block 0 with plain loads and stores. Built for every architecture; below sm_90 the body is empty (the host
+ * never launches it there: such a case is waived).
+ */
+#define PSC_TMA_CHUNK 16384u
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+static __device__ __forceinline__ void psc_tma_wait(unsigned bar, unsigned parity)
+{
+    asm volatile("{\n\t.reg .pred p;\n\tPSC_TMA_WAIT:\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
+                 "@!p bra PSC_TMA_WAIT;\n\t}" ::"r"(bar), "r"(parity) : "memory");
+}
+
+/* Load chunk c (bytes long) of s into the stage at smem, its completion counted on the mbarrier bar. */
+static __device__ __forceinline__ void psc_tma_load(unsigned smem, const unsigned char *s, unsigned bytes, unsigned bar)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(smem), "l"(s), "r"(bytes), "r"(bar) : "memory");
+}
+
+static __device__ __forceinline__ void psc_tma_store(unsigned char *d, unsigned smem, unsigned bytes)
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(d), "r"(smem), "r"(bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+#endif
+
+extern "C" __global__ void psc_copy_tma(unsigned char *d, const unsigned char *s, u64 n, unsigned reps)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ __align__(128) unsigned char stage[2][PSC_TMA_CHUNK];
+    __shared__ __align__(8) u64 bars[2];
+    const u64 n16 = n / 16 * 16, nchunks = (n16 + PSC_TMA_CHUNK - 1) / PSC_TMA_CHUNK;
+    const u64 mine = blockIdx.x < nchunks ? (nchunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+    const u64 jobs = mine * reps;
+    unsigned smem[2], bar[2], parity[2] = {0, 0};
+
+    if (threadIdx.x == 0 && blockIdx.x == 0)
+        for (unsigned r = 0; r < reps; r++)
+            for (u64 o = n16; o < n; o++)
+                d[o] = s[o];
+    if (threadIdx.x != 0 || jobs == 0)
+        return;
+    for (int k = 0; k < 2; k++) {
+        smem[k] = (unsigned)__cvta_generic_to_shared(stage[k]);
+        bar[k] = (unsigned)__cvta_generic_to_shared(&bars[k]);
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar[k]) : "memory");
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (u64 j = 0; j < jobs; j++) {
+        const int k = (int)(j & 1);
+        const u64 c = blockIdx.x + (j % mine) * gridDim.x, off = c * PSC_TMA_CHUNK;
+        const unsigned bytes = (unsigned)(n16 - off < PSC_TMA_CHUNK ? n16 - off : PSC_TMA_CHUNK);
+
+        if (j == 0)
+            psc_tma_load(smem[0], s + off, bytes, bar[0]);
+        if (j + 1 < jobs) { /* the next chunk into the other stage, once the store that used it has read it */
+            const u64 cn = blockIdx.x + ((j + 1) % mine) * gridDim.x, offn = cn * PSC_TMA_CHUNK;
+
+            asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+            psc_tma_load(smem[k ^ 1], s + offn, (unsigned)(n16 - offn < PSC_TMA_CHUNK ? n16 - offn : PSC_TMA_CHUNK),
+                         bar[k ^ 1]);
+        }
+        psc_tma_wait(bar[k], parity[k]);
+        parity[k] ^= 1;
+        psc_tma_store(d + off, smem[k], bytes);
+    }
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#endif
+}
+
+/*
+ * Local bandwidth one way (nvbandwidth 0.10's read-only and write-only local SM tests): a kernel that only
+ * loads a buffer, its sum written so nothing can be dropped, and one that only stores an expectation's words.
+ */
+
+/* The block's threads' acc summed, then added to *sum: one atomic per block. */
+static __device__ __forceinline__ void psc_block_sum_add(u64 acc, u64 *sum)
+{
+    __shared__ u64 part[32];
+
+    for (int o = 16; o > 0; o >>= 1)
+        acc += __shfl_down_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 31) == 0)
+        part[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x >= 32)
+        return;
+    acc = threadIdx.x < (blockDim.x + 31) / 32 ? part[threadIdx.x] : 0;
+    for (int o = 16; o > 0; o >>= 1)
+        acc += __shfl_down_sync(0xffffffffu, acc, o);
+    if (threadIdx.x == 0)
+        atomicAdd(sum, acc);
+}
+
+static __device__ __forceinline__ u64 psc_u4_sum(uint4 v)
+{
+    return (((u64)v.y << 32) | v.x) + (((u64)v.w << 32) | v.z);
+}
+
+/*
+ * Read only: `reps` passes over n bytes at s, 16-byte loads, four in flight per thread; the sum of its 8-byte
+ * little-endian words (the bytes past the last whole 16 as a partial word, by thread 0), times reps, is added
+ * to *sum (the caller zeroes it), which the host checks against the source pattern's psc_pattern_sum.
+ */
+extern "C" __global__ void psc_read_u4(const unsigned char *s, u64 n, unsigned reps, u64 *sum)
+{
+    const uint4 *q = reinterpret_cast<const uint4 *>(s);
+    const u64 n16 = n / 16, stride = (u64)gridDim.x * blockDim.x;
+    u64 acc = 0;
+
+    for (unsigned r = 0; r < reps; r++) {
+        u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+
+        for (; i + 3 * stride < n16; i += 4 * stride) {
+            uint4 v[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                v[k] = q[i + k * stride];
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                acc += psc_u4_sum(v[k]);
+        }
+        for (; i < n16; i += stride)
+            acc += psc_u4_sum(q[i]);
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            for (u64 o = n16 * 16; o < n; o++)
+                acc += (u64)s[o] << (8 * (o & 7));
+    }
+    psc_block_sum_add(acc, sum);
+}
+
+/* What psc_read_u4 must find in one pass over a buffer filled as e says: the sum of e's words, into *sum. */
+extern "C" __global__ void psc_pattern_sum(u64 n, psc_expect_t e, u64 *sum)
+{
+    const u64 n16 = n / 16, stride = (u64)gridDim.x * blockDim.x;
+    u64 acc = 0;
+
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += stride)
+        acc += psc_expect_word(&e, 16 * i) + psc_expect_word(&e, 16 * i + 8);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        for (u64 o = n16 * 16; o < n; o++)
+            acc += (u64)psc_expect_byte(&e, o) << (8 * (o & 7));
+    psc_block_sum_add(acc, sum);
+}
+
+/* Write only: `reps` passes of 16-byte stores of e's words over n bytes at d (the tail by thread 0); no loads. */
+extern "C" __global__ void psc_write_u4(unsigned char *d, u64 n, unsigned reps, psc_expect_t e)
+{
+    const u64 n16 = n / 16, stride = (u64)gridDim.x * blockDim.x;
+
+    for (unsigned r = 0; r < reps; r++) {
+        for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += stride) {
+            u64 a = psc_expect_word(&e, 16 * i), b = psc_expect_word(&e, 16 * i + 8);
+
+            reinterpret_cast<uint4 *>(d)[i] = make_uint4((unsigned)a, (unsigned)(a >> 32), (unsigned)b,
+                                                         (unsigned)(b >> 32));
+        }
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            for (u64 o = n16 * 16; o < n; o++)
+                d[o] = psc_expect_byte(&e, o);
+    }
+}
+
+/*
  * Latency. Per-sample times are SM cycles (clock64), converted to ns with the
  * run's own calibration: the %globaltimer and clock64 deltas over the whole
  * launch, both written to cal[0..1]. One thread does the work; the rest of
@@ -253,6 +425,42 @@ extern "C" __global__ void psc_chase(u64 start, u64 hops, unsigned samples, u64 
     cal[0] = psc_globaltimer() - g0;
     cal[1] = clock64() - c0;
     *end = p;
+}
+
+/*
+ * The chase by bulk copies (TMA, sm_90 and newer): each hop loads the 16 bytes at p into shared memory with
+ * cp.async.bulk, waits on the mbarrier that counts them, and takes the next pointer from there (chain nodes are
+ * 128-byte aligned). What one dependent bulk load costs; the same parameters and results as psc_chase. Below
+ * sm_90 the body is empty (such a case is waived before any launch).
+ */
+extern "C" __global__ void psc_chase_tma(u64 start, u64 hops, unsigned samples, u64 *cycles, u64 *cal, u64 *end)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ __align__(16) u64 node[2];
+    __shared__ __align__(8) u64 bar_word;
+    const unsigned smem = (unsigned)__cvta_generic_to_shared(node), bar = (unsigned)__cvta_generic_to_shared(&bar_word);
+    unsigned parity = 0;
+    u64 p = start;
+    const u64 g0 = psc_globaltimer();
+    const u64 c0 = clock64();
+
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (unsigned s = 0; s < samples; s++) {
+        const u64 t0 = clock64();
+
+        for (u64 h = 0; h < hops; h++) {
+            psc_tma_load(smem, reinterpret_cast<const unsigned char *>(p), 16, bar);
+            psc_tma_wait(bar, parity);
+            parity ^= 1;
+            p = *reinterpret_cast<volatile u64 *>(&node[0]);
+        }
+        cycles[s] = clock64() - t0;
+    }
+    cal[0] = psc_globaltimer() - g0;
+    cal[1] = clock64() - c0;
+    *end = p;
+#endif
 }
 
 /*

@@ -31,6 +31,8 @@ typedef struct {
     CUfunction fn_gate, fn_fill, fn_check, fn_flip, fn_copy; /* fill, check, flip: the data-pattern family */
     CUfunction fn_chase, fn_ping, fn_pong, fn_probe;
     CUfunction fn_copy_bytes;
+    CUfunction fn_read, fn_write, fn_sum;   /* xfer/: the read-only and write-only local tests, the reads' reference sum */
+    CUfunction fn_tma, fn_chase_tma;        /* xfer/, lat/: copies and a pointer chase by bulk copies (TMA), sm_90+ */
     CUfunction fn_coll_fill, fn_coll_check; /* coll/coll_data.c: a collective's inputs and outputs */
     CUfunction fn_ar_oneshot, fn_ar_twoshot, fn_ar_fill; /* allreduce/: the one-shot and two-shot kernels, the sentinel fill */
     CUfunction fn_rs_oneshot;                           /* allreduce/: the reduce-scatter by the one-shot's protocol */

@@ -46,6 +46,13 @@ const char *psc_size_name(uint64_t bytes, const char *sep, char *buf, size_t len
 /* Statistics of n >= 1 values (the input is not modified). Status only: PSC_ERR_INVALID, PSC_ERR_NO_MEMORY. */
 psc_status_t psc_stats_compute(const double *values, unsigned n, psc_stats_t *out);
 
+/*
+ * The coefficient of variation of statistics s, in percent: 100 x stddev / mean (the sample stddev, n-1), how much
+ * a case's samples spread run to run (nvbandwidth 0.10's figure). 1 with *pct set; 0 (nothing written) without
+ * samples or when the mean is not positive, where it means nothing.
+ */
+int psc_stats_cv_pct(const psc_stats_t *s, double *pct);
+
 /* Percentiles of n >= 1 values (nearest rank); the input is not modified. Status only, as psc_stats_compute. */
 psc_status_t psc_percentiles(const double *v, unsigned n, psc_pctl_t *out);
 

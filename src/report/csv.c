@@ -12,6 +12,7 @@
 #include "html_buf.h"
 #include "html_page.h"
 #include "render.h"
+#include "lib/p2pscope_private.h"
 
 static const char *psc__quote_doubled(unsigned char c)
 {
@@ -57,7 +58,7 @@ static char *psc__bw(const psc_bw_suite_t *s)
 {
     static const char *const head[] = {"test", "title", "direction", "src", "dst", "issuer", "engine", "host_memory",
                                        "bytes_per_copy", "status", "median_gbs", "min_gbs", "max_gbs", "mean_gbs",
-                                       "stddev_gbs", "samples", "copies_per_sample", "bad_bytes", "reason"};
+                                       "stddev_gbs", "cv_pct", "samples", "copies_per_sample", "bad_bytes", "reason"};
     psc_buf_t b = {0};
 
     psc_csv_header(&b, head, (int)(sizeof(head) / sizeof(head[0])));
@@ -65,6 +66,8 @@ static char *psc__bw(const psc_bw_suite_t *s)
         const psc_bw_result_t *r = &s->results[i];
         const psc_bw_test_info_t *ti = psc_bw_test_info(r->c.test);
         int ok = r->status == PSC_RESULT_PASSED && r->nsamples > 0, host = r->c.src == PSC_HOST || r->c.dst == PSC_HOST;
+        double cv = 0;
+        int cv_ok;
         char t[48];
 
         psc_csv_field(&b, psc_bw_test_name(r->c.test), 0);
@@ -82,6 +85,8 @@ static char *psc__bw(const psc_bw_suite_t *s)
         psc_csv_num(&b, "%.3f", r->stats.max, ok, 0);
         psc_csv_num(&b, "%.3f", r->stats.mean, ok, 0);
         psc_csv_num(&b, "%.3f", r->stats.stddev, ok, 0);
+        cv_ok = ok && psc_stats_cv_pct(&r->stats, &cv);
+        psc_csv_num(&b, "%.3f", cv, cv_ok, 0);
         psc_buf_printf(&b, "%u,%u,%llu,", r->nsamples, r->iterations, (unsigned long long)r->verify.bad_bytes);
         psc_csv_field(&b, r->reason, 1);
     }

@@ -153,6 +153,14 @@ psc_status_t psc_json_run_set_parameters(json_t *run, const psc_measure_opts_t *
     return psc__run_status(run, bad);
 }
 
+/* The coefficient of variation in percent (psc_stats_cv_pct), or null where it means nothing. */
+static json_t *psc__cv_json(const psc_stats_t *s)
+{
+    double cv;
+
+    return psc_stats_cv_pct(s, &cv) ? json_real(cv) : json_null();
+}
+
 json_t *psc_json_bw_result(const psc_bw_result_t *r)
 {
     const psc_bw_test_info_t *ti = psc_bw_test_info(r->c.test);
@@ -194,8 +202,9 @@ json_t *psc_json_bw_result(const psc_bw_result_t *r)
     psc_json_set(t, "samples", samples, &bad);
     if (r->nsamples)
         psc_json_set(t, "stats",
-                 json_pack("{s:I,s:f,s:f,s:f,s:f,s:f}", "n", (json_int_t)r->stats.n, "median", r->stats.median, "min",
-                           r->stats.min, "max", r->stats.max, "mean", r->stats.mean, "stddev", r->stats.stddev),
+                 json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:o}", "n", (json_int_t)r->stats.n, "median", r->stats.median, "min",
+                           r->stats.min, "max", r->stats.max, "mean", r->stats.mean, "stddev", r->stats.stddev,
+                           "cv_pct", psc__cv_json(&r->stats)),
                  &bad);
     else
         psc_json_set(t, "stats", json_null(), &bad);

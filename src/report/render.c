@@ -137,6 +137,8 @@ static void psc__mark(psc_table_t *t, unsigned r, unsigned c, const psc_bw_resul
     psc_table_set(t, r, c, "%s[%u]", x->status == PSC_RESULT_WAIVED ? "n/a" : "FAIL", notes->n);
 }
 
+typedef void psc__cell_fn(psc_table_t *t, unsigned r, unsigned c, const psc_bw_result_t *x, psc__notes_t *notes);
+
 /* Fill a cell with the median, or a marker pointing to a numbered note. */
 static void psc__cell(psc_table_t *t, unsigned r, unsigned c, const psc_bw_result_t *x, psc__notes_t *notes)
 {
@@ -146,6 +148,18 @@ static void psc__cell(psc_table_t *t, unsigned r, unsigned c, const psc_bw_resul
         psc_table_set(t, r, c, "%.2f", x->stats.median);
     else
         psc__mark(t, r, c, x, notes);
+}
+
+/* A passed case's coefficient of variation (%), or "-" (the median's table carries the notes). */
+static void psc__cv_cell(psc_table_t *t, unsigned r, unsigned c, const psc_bw_result_t *x, psc__notes_t *notes)
+{
+    double cv;
+
+    (void)notes;
+    if (x && x->status == PSC_RESULT_PASSED && psc_stats_cv_pct(&x->stats, &cv))
+        psc_table_set(t, r, c, "%.2f", cv);
+    else
+        psc_table_set(t, r, c, "-");
 }
 
 static void psc__notes_print(FILE *f, const psc__notes_t *notes)
@@ -185,17 +199,17 @@ static void psc__units_line(FILE *f, const psc_bw_result_t *res, size_t n)
         psc_report_printf(f, "[host memory on NUMA node %d]\n", any->host_node);
 }
 
-static void psc__matrix(psc_table_t *t, const psc_bw_result_t *res, size_t n, const int *devs, int ndev,
-                        psc__notes_t *notes)
+static void psc__matrix(psc_table_t *t, psc__cell_fn *cell, const psc_bw_result_t *res, size_t n, const int *devs,
+                        int ndev, psc__notes_t *notes)
 {
     psc_table_gpu_labels(t, "src \\ dst", devs, ndev);
     for (int i = 0; i < ndev; i++)
         for (int j = 0; j < ndev; j++)
-            psc__cell(t, (unsigned)i + 1, (unsigned)j + 1, i == j ? NULL : psc__find(res, n, devs[i], devs[j]), notes);
+            cell(t, (unsigned)i + 1, (unsigned)j + 1, i == j ? NULL : psc__find(res, n, devs[i], devs[j]), notes);
 }
 
-static void psc__gpu_row(psc_table_t *t, const psc_bw_test_info_t *ti, const psc_bw_result_t *res, size_t n,
-                         const int *devs, int ndev, psc__notes_t *notes)
+static void psc__gpu_row(psc_table_t *t, psc__cell_fn *cell, const psc_bw_test_info_t *ti, const psc_bw_result_t *res,
+                         size_t n, const int *devs, int ndev, psc__notes_t *notes)
 {
     psc_table_set(t, 0, 0, "%s", "");
     psc_table_set(t, 1, 0, ti->shape == PSC_SHAPE_H2D ? "host -> gpu"
@@ -205,7 +219,7 @@ static void psc__gpu_row(psc_table_t *t, const psc_bw_test_info_t *ti, const psc
         int dst = ti->shape == PSC_SHAPE_D2H ? PSC_HOST : devs[j];
 
         psc_table_set(t, 0, (unsigned)j + 1, "gpu%d", devs[j]);
-        psc__cell(t, 1, (unsigned)j + 1, psc__find(res, n, src, dst), notes);
+        cell(t, 1, (unsigned)j + 1, psc__find(res, n, src, dst), notes);
     }
 }
 
@@ -221,12 +235,15 @@ static int psc__shared_issuer(const psc_bw_result_t *res, size_t n)
     return 0;
 }
 
-/* Concurrent cases: a row per transfer, then the total (all bytes over the longest transfer's time). */
+/*
+ * Concurrent cases: a row per transfer, then the total (all bytes over the longest transfer's time). The case's
+ * coefficient of variation is of its samples, the totals: on the total's row, or on its one transfer's.
+ */
 static unsigned psc__xfer_rows(psc_table_t *t, const psc_bw_result_t *res, size_t n, psc__notes_t *notes)
 {
     unsigned r = 1;
 
-    PSC_TABLE_HEADER(t, "case", "transfer (issued by)", "GB/s");
+    PSC_TABLE_HEADER(t, "case", "transfer (issued by)", "GB/s", "CV %");
     for (size_t i = 0; i < n; i++) {
         const psc_bw_result_t *x = &res[i];
         char label[48], xl[48];
@@ -244,6 +261,7 @@ static unsigned psc__xfer_rows(psc_table_t *t, const psc_bw_result_t *res, size_
             psc_table_set(t, r, 1, "total");
             psc_table_set(t, r++, 2, "%.2f", x->stats.median);
         }
+        psc__cv_cell(t, r - 1, 3, x, notes);
     }
     return r;
 }
@@ -261,6 +279,43 @@ int psc_render_test_head(FILE *f, const char *name, const char *title, size_t n,
     return n > 0;
 }
 
+/* Tests drawn as a GPU matrix or a row of GPUs (one figure a case), not as rows of transfers. */
+static int psc__grid_shape(psc_shape_t p)
+{
+    return p == PSC_SHAPE_PAIR || p == PSC_SHAPE_P2P_OFF || p == PSC_SHAPE_LOCAL || p == PSC_SHAPE_H2D ||
+           p == PSC_SHAPE_D2H;
+}
+
+/* A grid test's table, each case's cell from cell(); NULL when out of memory. */
+static psc_table_t *psc__grid(const psc_bw_test_info_t *ti, psc__cell_fn *cell, const psc_bw_result_t *res, size_t n,
+                              const int *devs, int ndev, psc__notes_t *notes)
+{
+    int matrix = ti->shape == PSC_SHAPE_PAIR || ti->shape == PSC_SHAPE_P2P_OFF;
+    psc_table_t *t = psc_table_new(matrix ? (unsigned)ndev + 1 : 2, (unsigned)ndev + 1);
+
+    if (t && matrix)
+        psc__matrix(t, cell, res, n, devs, ndev, notes);
+    else if (t)
+        psc__gpu_row(t, cell, ti, res, n, devs, ndev, notes);
+    return t;
+}
+
+/* Below a grid's medians, the same grid of each passed case's coefficient of variation. */
+static void psc__cv_grid(FILE *f, const psc_bw_test_info_t *ti, const psc_bw_result_t *res, size_t n,
+                         const int *devs, int ndev)
+{
+    int passed = 0;
+    psc_table_t *t;
+
+    for (size_t i = 0; i < n; i++)
+        passed |= res[i].status == PSC_RESULT_PASSED;
+    if (!passed || !(t = psc__grid(ti, psc__cv_cell, res, n, devs, ndev, NULL)))
+        return;
+    psc_report_printf(f, "[coefficient of variation, %%: standard deviation / mean of each case's samples]\n");
+    psc_table_render(t, f);
+    psc_table_free(t);
+}
+
 void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size_t n, const int *devs, int ndev)
 {
     const psc_bw_test_info_t *ti = psc_bw_test_info(test);
@@ -276,34 +331,21 @@ void psc_render_bw(FILE *f, psc_bw_test_t test, const psc_bw_result_t *res, size
     for (size_t i = 0; i < n; i++)
         rows += (unsigned)res[i].c.nxfer + 1;
     notes.items = calloc(n + 1, sizeof(*notes.items));
-    switch (ti->shape) {
-    case PSC_SHAPE_PAIR:
-    case PSC_SHAPE_P2P_OFF:
-        t = psc_table_new((unsigned)ndev + 1, (unsigned)ndev + 1);
-        if (t && notes.items)
-            psc__matrix(t, res, n, devs, ndev, &notes);
-        break;
-    case PSC_SHAPE_LOCAL:
-    case PSC_SHAPE_H2D:
-    case PSC_SHAPE_D2H:
-        t = psc_table_new(2, (unsigned)ndev + 1);
-        if (t && notes.items)
-            psc__gpu_row(t, ti, res, n, devs, ndev, &notes);
-        break;
-    default:
-        t = psc_table_new(rows, 3);
+    if (notes.items && psc__grid_shape(ti->shape)) {
+        t = psc__grid(ti, psc__cell, res, n, devs, ndev, &notes);
+    } else if (notes.items && (t = psc_table_new(rows, 4))) {
         psc_table_left_columns(t, 2);
-        if (t && notes.items)
-            psc__xfer_rows(t, res, n, &notes);
-        break;
+        psc__xfer_rows(t, res, n, &notes);
     }
-    if (t && notes.items) {
+    if (t) {
         psc_table_render(t, f);
         psc__notes_print(f, &notes);
         if (psc__shared_issuer(res, n))
             psc_report_printf(f, "  one GPU issues several of these transfers: its copy engines or SMs may serve them one after "
                                  "another, so each transfer's figure (its own start to its own end) shows its share of the "
                                  "time; compare the totals\n");
+        if (psc__grid_shape(ti->shape))
+            psc__cv_grid(f, ti, res, n, devs, ndev);
     }
     free(notes.items);
     psc_table_free(t);

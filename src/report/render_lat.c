@@ -30,6 +30,32 @@ static void psc__cell(psc_table_t *t, unsigned r, unsigned c, const psc_lat_resu
         psc_table_set(t, r, c, "%.0f (%.0f)", x->lat[0].p50, x->lat[0].p99);
 }
 
+/*
+ * Size k's coefficient of variation (%) over the samples the result keeps (the first PSC_LAT_KEEP, those its JSON
+ * lists): 1 with *pct set, 0 without samples.
+ */
+static int psc__lat_cv(const psc_lat_result_t *x, unsigned k, double *pct)
+{
+    double v[PSC_LAT_KEEP];
+    unsigned n = x->nkept[k] < PSC_LAT_KEEP ? x->nkept[k] : PSC_LAT_KEEP;
+    psc_stats_t s;
+
+    for (unsigned i = 0; i < n; i++)
+        v[i] = x->kept[k][i];
+    return n > 0 && psc_stats_compute(v, n, &s) == PSC_OK && psc_stats_cv_pct(&s, pct);
+}
+
+/* A passed case's coefficient of variation (%), or "-" (the medians' table says why not). */
+static void psc__cv_cell(psc_table_t *t, unsigned r, unsigned c, const psc_lat_result_t *x)
+{
+    double cv;
+
+    if (x && x->status == PSC_RESULT_PASSED && x->nsizes > 0 && psc__lat_cv(x, 0, &cv))
+        psc_table_set(t, r, c, "%.2f", cv);
+    else
+        psc_table_set(t, r, c, "-");
+}
+
 static void psc__notes(FILE *f, const psc_lat_result_t *res, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -55,13 +81,14 @@ static void psc__by_size(FILE *f, const psc_lat_test_info_t *ti, const psc_lat_r
         int copy = ti->method == PSC_LAT_COPY || psc__two_series(ti);
         psc_table_t *t;
         char a[16], b[16];
+        double cv;
 
         psc_report_printf(f, "%s -> %s\n", psc_endpoint_name(x->c.src, a, sizeof(a)), psc_endpoint_name(x->c.dst, b, sizeof(b)));
         if (x->status != PSC_RESULT_PASSED) {
             psc_report_printf(f, "  %s: %s\n", psc_result_status_string(x->status), x->reason);
             continue;
         }
-        t = psc_table_new(x->nsizes + 1, 5);
+        t = psc_table_new(x->nsizes + 1, 6);
         if (!t)
             return;
         psc_table_set(t, 0, 0, "bytes");
@@ -78,22 +105,56 @@ static void psc__by_size(FILE *f, const psc_lat_test_info_t *ti, const psc_lat_r
             psc_table_set(t, 0, 3, copy ? "CPU submit p50" : "p99");
             psc_table_set(t, 0, 4, copy ? "CPU submit p99" : "min");
         }
+        psc_table_set(t, 0, 5, "CV %%");
         for (unsigned k = 0; k < x->nsizes; k++) {
             psc_table_set(t, k + 1, 0, "%llu", (unsigned long long)x->sizes[k]);
             psc_table_set(t, k + 1, 1, "%.2f", x->lat[k].p50 / 1e3);
             psc_table_set(t, k + 1, 2, "%.2f", copy ? x->lat[k].p99 / 1e3 : x->lat[k].p90 / 1e3);
             psc_table_set(t, k + 1, 3, "%.2f", copy ? x->submit[k].p50 / 1e3 : x->lat[k].p99 / 1e3);
             psc_table_set(t, k + 1, 4, "%.2f", copy ? x->submit[k].p99 / 1e3 : x->lat[k].min / 1e3);
+            if (psc__lat_cv(x, k, &cv))
+                psc_table_set(t, k + 1, 5, "%.2f", cv);
+            else
+                psc_table_set(t, k + 1, 5, "-");
         }
         psc_table_render(t, f);
         psc_table_free(t);
     }
 }
 
+typedef void psc__cell_fn(psc_table_t *t, unsigned r, unsigned c, const psc_lat_result_t *x);
+
+/* A chase or flag test's table: a GPU matrix for peers, else a row of GPUs; each case's cell from cell(). */
+static psc_table_t *psc__grid(const psc_lat_test_info_t *ti, psc__cell_fn *cell, const psc_lat_result_t *res, size_t n,
+                              const int *devs, int ndev)
+{
+    int host = ti->where == PSC_LAT_HOST || ti->where == PSC_LAT_GPUMAP; /* the CPU is the other end */
+    psc_table_t *t;
+
+    if (ti->where == PSC_LAT_PEER) {
+        if (!(t = psc_table_new((unsigned)ndev + 1, (unsigned)ndev + 1)))
+            return NULL;
+        psc_table_gpu_labels(t, "src \\ dst", devs, ndev);
+        for (int i = 0; i < ndev; i++)
+            for (int j = 0; j < ndev; j++)
+                cell(t, (unsigned)i + 1, (unsigned)j + 1, i == j ? NULL : psc__find(res, n, devs[i], devs[j]));
+        return t;
+    }
+    if (!(t = psc_table_new(2, (unsigned)ndev + 1)))
+        return NULL;
+    psc_table_set(t, 1, 0, "%s", host ? (ti->method == PSC_LAT_FLAG ? "cpu <-> gpu" : "host -> gpu") : "gpu -> gpu");
+    for (int j = 0; j < ndev; j++) {
+        psc_table_set(t, 0, (unsigned)j + 1, "gpu%d", devs[j]);
+        cell(t, 1, (unsigned)j + 1, psc__find(res, n, host ? PSC_HOST : devs[j], devs[j]));
+    }
+    return t;
+}
+
 void psc_render_lat(FILE *f, psc_lat_test_t test, const psc_lat_result_t *res, size_t n, const int *devs, int ndev)
 {
     const psc_lat_test_info_t *ti = psc_lat_test_info(test);
     psc_table_t *t;
+    int passed = 0;
 
     if (!ti)
         return;
@@ -118,29 +179,19 @@ void psc_render_lat(FILE *f, psc_lat_test_t test, const psc_lat_result_t *res, s
         psc_report_printf(f, "[nanoseconds, p50 (p99); %s]\n",
                           ti->method == PSC_LAT_CHASE ? "per dependent load; src = where the chain lives, dst = the reading GPU"
                                                       : "one way = round trip / 2");
-    if (ti->where == PSC_LAT_PEER) {
-        t = psc_table_new((unsigned)ndev + 1, (unsigned)ndev + 1);
-        if (!t)
-            return;
-        psc_table_gpu_labels(t, "src \\ dst", devs, ndev);
-        for (int i = 0; i < ndev; i++)
-            for (int j = 0; j < ndev; j++)
-                psc__cell(t, (unsigned)i + 1, (unsigned)j + 1, i == j ? NULL : psc__find(res, n, devs[i], devs[j]));
-    } else {
-        t = psc_table_new(2, (unsigned)ndev + 1);
-        if (!t)
-            return;
-        int host = ti->where == PSC_LAT_HOST || ti->where == PSC_LAT_GPUMAP; /* the CPU is the other end */
-
-        psc_table_set(t, 1, 0, "%s", host ? (ti->method == PSC_LAT_FLAG ? "cpu <-> gpu" : "host -> gpu") : "gpu -> gpu");
-        for (int j = 0; j < ndev; j++) {
-            psc_table_set(t, 0, (unsigned)j + 1, "gpu%d", devs[j]);
-            psc__cell(t, 1, (unsigned)j + 1, psc__find(res, n, host ? PSC_HOST : devs[j], devs[j]));
-        }
-    }
+    if (!(t = psc__grid(ti, psc__cell, res, n, devs, ndev)))
+        return;
     psc_table_render(t, f);
     psc_table_free(t);
     psc__notes(f, res, n);
+    for (size_t i = 0; i < n; i++)
+        passed |= res[i].status == PSC_RESULT_PASSED;
+    if (!passed || !(t = psc__grid(ti, psc__cv_cell, res, n, devs, ndev)))
+        return;
+    psc_report_printf(f, "[coefficient of variation, %%: standard deviation / mean of each case's samples (the first "
+                         "%d)]\n", PSC_LAT_KEEP);
+    psc_table_render(t, f);
+    psc_table_free(t);
 }
 
 json_t *psc_json_pctl(const psc_pctl_t *p)
@@ -154,6 +205,7 @@ json_t *psc_json_lat_result(const psc_lat_result_t *r)
     const psc_lat_test_info_t *ti = psc_lat_test_info(r->c.test);
     json_t *o = json_object(), *sizes = json_array();
     char a[16], b[16], iss[16], dir[40];
+    double cv;
 
     snprintf(dir, sizeof(dir), "%s -> %s", psc_endpoint_name(r->c.src, a, sizeof(a)),
              psc_endpoint_name(r->c.dst, b, sizeof(b)));
@@ -178,6 +230,7 @@ json_t *psc_json_lat_result(const psc_lat_result_t *r)
         for (unsigned i = 0; i < r->nkept[k]; i++)
             json_array_append_new(raw, json_real(r->kept[k][i]));
         json_object_set_new(e, "samples", raw);
+        json_object_set_new(e, "cv_pct", psc__lat_cv(r, k, &cv) ? json_real(cv) : json_null());
         json_array_append_new(sizes, e);
     }
     json_object_set_new(o, "sizes", sizes);

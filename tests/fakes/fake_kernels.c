@@ -717,10 +717,50 @@ static void fake_ar_twoshot(const psc_ar_args_t *a)
     fake_ar_corrupt(a, es);
 }
 
-/* ---- the launch */
-
 #define FAKE_ARG(T, k) (*(T *)params[k])
 #define FAKE_PTR(T, k) ((T *)(uintptr_t)FAKE_ARG(CUdeviceptr, k))
+
+/* ---- the one-way local kernels: a sum of little-endian words (the tail a partial word), or stores of e's words */
+
+static uint64_t fake_word_at(const unsigned char *p, uint64_t o, uint64_t n)
+{
+    uint64_t w = 0;
+
+    if (o + 8 <= n) {
+        memcpy(&w, p + o, 8); /* little endian, as the GPU's */
+        return w;
+    }
+    for (uint64_t b = 0; o + b < n; b++)
+        w |= (uint64_t)p[o + b] << (8 * b);
+    return w;
+}
+
+static CUresult fake_oneway(const char *name, void **params)
+{
+    uint64_t n = FAKE_ARG(uint64_t, name[4] == 'p' ? 0 : 1), acc = 0;
+
+    if (strcmp(name, "psc_write_u4") == 0) {
+        for (unsigned r = 0; r < FAKE_ARG(unsigned, 2); r++)
+            fake_pattern_fill(FAKE_PTR(unsigned char, 0), n, &FAKE_ARG(psc_expect_t, 3));
+        return CUDA_SUCCESS;
+    }
+    if (strcmp(name, "psc_pattern_sum") == 0) {
+        for (uint64_t o = 0; o < n; o += 8)
+            acc += o + 8 <= n ? psc_expect_word(&FAKE_ARG(psc_expect_t, 1), o) : 0;
+        for (uint64_t o = n / 8 * 8; o < n; o++)
+            acc += (uint64_t)psc_expect_byte(&FAKE_ARG(psc_expect_t, 1), o) << (8 * (o & 7));
+        *FAKE_PTR(uint64_t, 2) += acc;
+        return CUDA_SUCCESS;
+    }
+    for (unsigned r = 0; r < FAKE_ARG(unsigned, 2); r++)
+        for (uint64_t o = 0; o < n; o += 8)
+            acc += fake_word_at(FAKE_PTR(const unsigned char, 0), o, n);
+    *FAKE_PTR(uint64_t, 3) += acc;
+    return CUDA_SUCCESS;
+}
+
+/* ---- the launch */
+
 
 /*
  * Run kernel `name` (a launch of stream s in context c) with its parameters as cuLaunchKernel passes them.
@@ -735,6 +775,8 @@ CUresult fake_kernel_run(const char *name, CUstream s, CUcontext c, void **param
             memmove(FAKE_PTR(unsigned char, 0), FAKE_PTR(const unsigned char, 1), (size_t)FAKE_ARG(uint64_t, 2));
         return CUDA_SUCCESS;
     }
+    if (strcmp(name, "psc_read_u4") == 0 || strcmp(name, "psc_pattern_sum") == 0 || strcmp(name, "psc_write_u4") == 0)
+        return fake_oneway(name, params);
     if (strcmp(name, "psc_gate") == 0)
         return CUDA_SUCCESS; /* nothing holds a fake stream: released at once, timed_out stays 0 */
     if (strcmp(name, "psc_pattern_fill") == 0) {
@@ -760,7 +802,7 @@ CUresult fake_kernel_run(const char *name, CUstream s, CUcontext c, void **param
                         &FAKE_ARG(psc_coll_data_t, 3), FAKE_PTR(uint64_t, 4));
         return CUDA_SUCCESS;
     }
-    if (strcmp(name, "psc_chase") == 0) {
+    if (strcmp(name, "psc_chase") == 0 || strcmp(name, "psc_chase_tma") == 0) {
         fake_chase(FAKE_ARG(uint64_t, 0), FAKE_ARG(uint64_t, 1), FAKE_ARG(unsigned, 2), FAKE_PTR(uint64_t, 3),
                    FAKE_PTR(uint64_t, 4), FAKE_PTR(uint64_t, 5));
         return CUDA_SUCCESS;

@@ -45,6 +45,46 @@ static void test_local_copy_corruption(void **state)
     psc__corrupt_and_catch(&sm, 3333);
 }
 
+/*
+ * The one-way local tests: a write-only case is checked byte for byte as a copy's destination; a read-only
+ * case's sum is checked, so a byte flipped in a source after it was read fails the round that reads it again
+ * (round 3 of 3 reads what round 1 read), and the result says the sum differed.
+ */
+static void test_local_one_way_corruption(void **state)
+{
+    psc_bw_case_t wr = psc_test_case("gpu_local_write_sm", 0, 0, 0), rd = psc_test_case("gpu_local_read_sm", 0, 0, 0);
+    psc_measure_opts_t o = psc_test_opts((16ull << 20) + 7);
+    psc_bw_result_t r;
+
+    (void)state;
+    psc__corrupt_and_catch(&wr, 4097);
+    psc__corrupt_and_catch(&wr, (16 << 20) + 6);
+    psc_test_corrupt(12345);
+    assert_int_equal(psc_bw_run(g_ctx, &rd, &o, &r), PSC_OK);
+    psc_test_corrupt(-1);
+    assert_int_equal(r.status, PSC_RESULT_FAILED);
+    assert_int_equal(r.verify.checked, o.samples);
+    assert_int_equal(r.verify.bad_samples, 1);
+    assert_non_null(strstr(r.reason, "the sum of the words read differs"));
+    assert_int_equal(psc_bw_run(g_ctx, &rd, &o, &r), PSC_OK);
+    assert_int_equal(r.status, PSC_RESULT_PASSED);
+}
+
+/* Bulk copies (TMA) between GPUs, read and write: a byte flipped after each sample is caught where it is. */
+static void test_tma_copy_corruption(void **state)
+{
+    psc_bw_case_t rd = psc_test_case("gpu_to_gpu_read_tma", 0, 1, 1), wr = psc_test_case("gpu_to_gpu_write_tma", 0, 1, 0);
+    psc_device_info_t a, b;
+
+    (void)state;
+    if (psc_device_count(g_ctx) < 2 || psc_device_info(g_ctx, 0, &a) != PSC_OK ||
+        psc_device_info(g_ctx, 1, &b) != PSC_OK || a.cc_major < 9 || b.cc_major < 9)
+        skip(); /* two GPUs with bulk copies (peer access, as test_peer_copy_corruption assumes) */
+    psc__corrupt_and_catch(&rd, 4097);
+    psc__corrupt_and_catch(&wr, (16 << 20) + 6); /* the tail, copied by plain stores */
+    psc__corrupt_and_catch(&wr, 16384 * 3 + 5);  /* a bulk chunk past the first */
+}
+
 static void test_host_copy_corruption(void **state)
 {
     psc_bw_case_t d2h = psc_test_case("gpu_to_host_ce", 0, PSC_HOST, 0);
@@ -99,6 +139,8 @@ static void test_pattern_is_not_poison(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_pattern_is_not_poison),
     cmocka_unit_test(test_local_copy_corruption),
+    cmocka_unit_test(test_local_one_way_corruption),
+    cmocka_unit_test(test_tma_copy_corruption),
     cmocka_unit_test(test_host_copy_corruption),
     cmocka_unit_test(test_concurrent_checks_corruption),
     cmocka_unit_test(test_peer_copy_corruption),

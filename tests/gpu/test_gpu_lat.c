@@ -125,6 +125,37 @@ static void test_sequential_beside_random(void **state)
     assert_true(seq > 0.5 * rnd && seq < 1.5 * rnd);
 }
 
+/*
+ * The chase by bulk copies (TMA) from the peer's memory: a dependent 16-byte bulk load per hop costs at least
+ * about what a plain load does (it crosses the same link) and stays within microseconds; below compute
+ * capability 9.0 the case is waived, saying so.
+ */
+static void test_tma_chase(void **state)
+{
+    psc_lat_opts_t o;
+    psc_lat_case_t c = {0, 1, 0, 0};
+    double tma, plain;
+
+    (void)state;
+    if (psc_device_count(g_ctx) < 2)
+        skip();
+    psc_lat_opts_default(&o);
+    o.samples = 16;
+    assert_int_equal(psc_lat_test_from_name("gpu_to_gpu_chase_tma", &c.test), PSC_OK);
+    assert_int_equal(psc_lat_run(g_ctx, &c, &o, &g_res), PSC_OK);
+    if (g_res.status == PSC_RESULT_WAIVED) {
+        if (!psc_test_waiver_ok("gpu_to_gpu_chase_tma", g_res.reason, 1, 0))
+            fail_msg("gpu_to_gpu_chase_tma waived: %s", g_res.reason);
+        skip();
+    }
+    if (g_res.status != PSC_RESULT_PASSED)
+        fail_msg("gpu_to_gpu_chase_tma: %s", g_res.reason);
+    tma = g_res.lat[0].p50;
+    plain = psc__p50("gpu_to_gpu_chase", 1, 0, 0, 0);
+    printf("  gpu1 memory -> gpu0: chase by bulk copies p50 %.1f ns, plain loads p50 %.1f ns\n", tma, plain);
+    assert_true(tma > 0.5 * plain && tma < 20000);
+}
+
 static void test_timer_resolution(void **state)
 {
     double g = 0, h = 0;
@@ -140,6 +171,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_every_latency_case),
     cmocka_unit_test(test_latencies_order),
     cmocka_unit_test(test_sequential_beside_random),
+    cmocka_unit_test(test_tma_chase),
     cmocka_unit_test(test_timer_resolution),
 };
 

@@ -108,7 +108,9 @@ static void test_values(void **state)
     assert_int_equal(o.sweep_factor, 2); /* the default factor */
     assert_int_equal(PARSE(&o, "verify", "-t", "gpu_local_*", "-e", "2M", "--seconds", "30", "--test-fault", "drop:5:100:4096"), 0);
     assert_int_equal(o.cmd, PSC_CMD_VERIFY);
-    assert_int_equal(o.ntests, 2);
+    assert_int_equal(o.ntests, 2); /* gpu_local_ce, gpu_local_sm: not the one-way tests, which do not copy */
+    assert_string_equal(psc_bw_test_name(o.tests[0]), "gpu_local_ce");
+    assert_string_equal(psc_bw_test_name(o.tests[1]), "gpu_local_sm");
     assert_int_equal(o.verify.max_size, 2ull << 20);
     assert_int_equal(o.seconds, 30);
     assert_int_equal(o.no_load, 0); /* background traffic by default */
@@ -140,6 +142,13 @@ static void test_usage_errors(void **state)
         assert_non_null(strstr(err, want));                                   \
         assert_null(strchr(err, '\n'));                                       \
     } while (0)
+    /* verify checks copies: a test that only reads or only writes, named, is refused; a glob keeps its copies */
+    BAD("gpu_local_read_sm only reads: verify checks copies by copy engines and SM copy kernels; accepted a test "
+        "that copies that way", "verify", "-t", "gpu_local_read_sm");
+    BAD("gpu_local_write_sm only writes", "verify", "-t", "gpu_local_write_sm");
+    BAD("gpu_local_*_sm only", "verify", "-t", "gpu_local_*_sm");
+    BAD("gpu_to_gpu_read_tma copies by bulk copies (TMA)", "verify", "-t", "gpu_to_gpu_read_tma");
+    BAD("*_tma copies by bulk copies (TMA)", "verify", "-t", "*_tma");
     BAD("unknown command 'frob'", "frob");
     BAD("unknown option '--bogus'", "--bogus");
     BAD("unknown option '-x'", "bw", "-x");

@@ -116,7 +116,7 @@ static psc_bw_result_t psc__result(const char *test, int src, int dst, uint64_t 
     r.host_node = -1;
     r.status = st;
     r.verify.first_bad_offset = -1;
-    if (st == PSC_RESULT_PASSED) {
+    if (st != PSC_RESULT_WAIVED) { /* a case that failed on wrong data has its figures too: not shown */
         r.nsamples = 3;
         for (unsigned k = 0; k < 3; k++)
             r.samples_gbs[k] = gbs - 1 + k;
@@ -160,7 +160,7 @@ static void psc__run_make(psc__run_t *r)
     snprintf(r->devs[0].name, sizeof(r->devs[0].name), "NVIDIA H200, \"SXM\"\nrev\x1b[31m");
     snprintf(r->devs[1].name, sizeof(r->devs[1].name), "NVIDIA H200");
     r->res[0] = psc__result("gpu_to_gpu_write_ce", 0, 1, 512ull << 20, PSC_RESULT_PASSED, 396.0, NULL);
-    r->res[1] = psc__result("gpu_to_gpu_write_ce", 1, 0, 512ull << 20, PSC_RESULT_FAILED, 0, "wrong data at 777, \"0x12\"");
+    r->res[1] = psc__result("gpu_to_gpu_write_ce", 1, 0, 512ull << 20, PSC_RESULT_FAILED, 390.0, "wrong data at 777, \"0x12\"");
     r->res[2] = psc__result("host_to_gpu_ce", PSC_HOST, 0, 32ull << 20, PSC_RESULT_PASSED, 55.1, NULL);
     r->res[3] = psc__result("host_to_gpu_ce", PSC_HOST, 1, 32ull << 20, PSC_RESULT_WAIVED, 0, "no pinned memory");
     r->res[4] = psc__result("host_to_gpu_ce", PSC_HOST, 1, 32ull << 20, PSC_RESULT_PASSED, 53.5, NULL);
@@ -217,10 +217,12 @@ static void test_bw_rows(void **state)
     assert_string_equal(c.f[1][psc__col(&c, "direction")], "gpu0 -> gpu1");
     assert_string_equal(c.f[1][psc__col(&c, "bytes_per_copy")], "536870912");
     assert_string_equal(c.f[1][psc__col(&c, "median_gbs")], "396.000");
+    assert_string_equal(c.f[1][psc__col(&c, "cv_pct")], "0.253"); /* 395, 396, 397: stddev 1 over mean 396 */
     assert_string_equal(c.f[1][psc__col(&c, "status")], "passed");
     /* A failed case: no figure, the reason kept whole through its comma and quotes. */
     assert_string_equal(c.f[2][psc__col(&c, "status")], "failed");
     assert_string_equal(c.f[2][psc__col(&c, "median_gbs")], "");
+    assert_string_equal(c.f[2][psc__col(&c, "cv_pct")], "");
     assert_string_equal(c.f[2][psc__col(&c, "reason")], "wrong data at 777, \"0x12\"");
     assert_string_equal(c.f[3][psc__col(&c, "src")], "host");
     assert_string_equal(c.f[3][psc__col(&c, "host_memory")], "pinned");

@@ -26,6 +26,8 @@
 #include "fake_context.h"
 #include "pattern/pattern.h"
 #include "test_hooks.h"
+#include "xfer/bw_oneway.h"
+#include "xfer/copy.h"
 
 static void (*fake_run_copies)(int);
 static void *(*fake_primary)(int);
@@ -111,7 +113,9 @@ static void first_case(const char *test, psc_bw_case_t *c)
 
 static void bw_passes_verified(void **state)
 {
-    static const char *const tests[] = {"gpu_to_gpu_write_ce", "gpu_to_gpu_read_sm", "gpu_local_ce"};
+    static const char *const tests[] = {"gpu_to_gpu_write_ce", "gpu_to_gpu_read_sm", "gpu_local_ce",
+                                        "gpu_local_read_sm", "gpu_local_write_sm", "gpu_to_gpu_read_tma",
+                                        "gpu_to_gpu_write_tma"};
     psc_measure_opts_t o;
 
     (void)state;
@@ -162,6 +166,135 @@ static void bw_corruption_names_offset(void **state)
         if (!strstr(res.reason, want))
             fail_msg("reason \"%s\" does not name %s", res.reason, want);
     }
+}
+
+/*
+ * The one-way local tests check what they did too: a write-only case fails at the byte flipped after its
+ * stores; a read-only case, whose source the hook flips after it was read, fails when that source is read
+ * again (its sum differs), and says the sum is what was wrong.
+ */
+static void bw_oneway_corruption(void **state)
+{
+    psc_measure_opts_t o;
+    psc_test_hooks_t h;
+    psc_bw_result_t res;
+    psc_bw_case_t c;
+
+    (void)state;
+    small_opts(&o);
+    psc__test_hooks_default(&h);
+    h.corrupt_offset = 4097;
+    first_case("gpu_local_write_sm", &c);
+    assert_int_equal(psc__test_hooks_set(g_ctx, &h), PSC_OK);
+    assert_int_equal(psc_bw_run(g_ctx, &c, &o, &res), PSC_OK);
+    assert_int_equal(res.status, PSC_RESULT_FAILED);
+    assert_int_equal(res.verify.first_bad_offset, 4097);
+    assert_int_equal(res.verify.bad_samples, 3);
+    assert_int_equal(res.verify.found, res.verify.expected ^ 0x5A);
+    first_case("gpu_local_read_sm", &c);
+    assert_int_equal(psc_bw_run(g_ctx, &c, &o, &res), PSC_OK);
+    assert_int_equal(psc__test_hooks_set(g_ctx, NULL), PSC_OK);
+    assert_int_equal(res.status, PSC_RESULT_FAILED);
+    assert_int_equal(res.verify.checked, 3);
+    assert_int_equal(res.verify.bad_samples, 1); /* rounds 1 and 2 read clean sources; round 3 round 1's flipped one */
+    assert_true(res.verify.bad_bytes >= 1 && res.verify.bad_bytes <= 8);
+    assert_non_null(strstr(res.reason, "the sum of the words read differs from the source pattern's in 1 of 3"));
+    /* the same run without the hook passes: what failed was the flipped byte */
+    assert_int_equal(psc_bw_run(g_ctx, &c, &o, &res), PSC_OK);
+    assert_int_equal(res.status, PSC_RESULT_PASSED);
+}
+
+/* verify checks copies: a one-way test is refused, saying why and what is accepted. */
+static void verify_refuses_oneway(void **state)
+{
+    psc_verify_opts_t vo;
+    psc_verify_result_t *vr = calloc(1, sizeof(*vr));
+    psc_bw_case_t c;
+
+    (void)state;
+    assert_non_null(vr);
+    psc_verify_opts_default(&vo);
+    vo.max_size = 4096;
+    first_case("gpu_local_read_sm", &c);
+    assert_int_equal(psc_verify_run(g_ctx, &c, &vo, vr), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "gpu_local_read_sm only reads: verify checks copies"));
+    first_case("gpu_to_gpu_write_tma", &c);
+    assert_int_equal(psc_verify_run(g_ctx, &c, &vo, vr), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "copies by bulk copies (TMA)"));
+    first_case("gpu_local_write_sm", &c);
+    assert_int_equal(psc_verify_run(g_ctx, &c, &vo, vr), PSC_ERR_INVALID);
+    assert_non_null(strstr(psc_context_last_error(g_ctx), "accepted a test that copies that way"));
+    first_case("gpu_local_sm", &c);
+    assert_int_equal(psc_verify_run(g_ctx, &c, &vo, vr), PSC_OK);
+    assert_int_equal(vr->status, PSC_RESULT_PASSED);
+    free(vr);
+}
+
+/* Each test launches its own kernel: with no checks, a run's last launch is its last round's. */
+static void bw_kernels_launched(void **state)
+{
+    static const char *const tests[][2] = {{"gpu_to_gpu_write_tma", "psc_copy_tma"},
+                                           {"gpu_to_gpu_read_tma", "psc_copy_tma"},
+                                           {"gpu_local_read_sm", "psc_read_u4"},
+                                           {"gpu_local_write_sm", "psc_write_u4"},
+                                           {"gpu_local_sm", "psc_copy_u4"}};
+    const char *(*last)(void) = NULL;
+    unsigned (*block)(void) = NULL;
+    void *h = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
+    psc_measure_opts_t o;
+
+    (void)state;
+    assert_non_null(h);
+    *(void **)&last = dlsym(h, "fake_cuda_last_kernel");
+    *(void **)&block = dlsym(h, "fake_cuda_last_block");
+    dlclose(h);
+    assert_non_null(last);
+    assert_non_null(block);
+    small_opts(&o);
+    o.verify = 0;
+    for (size_t k = 0; k < sizeof(tests) / sizeof(tests[0]); k++) {
+        psc_bw_result_t res;
+        psc_bw_case_t c;
+
+        first_case(tests[k][0], &c);
+        assert_int_equal(psc_bw_run(g_ctx, &c, &o, &res), PSC_OK);
+        assert_int_equal(res.status, PSC_RESULT_PASSED);
+        assert_string_equal(last(), tests[k][1]);
+        if (strstr(tests[k][0], "_tma"))
+            assert_int_equal(block(), 32); /* one thread of each block issues the bulk copies */
+    }
+}
+
+/* Bulk copies (TMA) exist from compute capability 9.0: below, a case is waived naming the GPU and its own. */
+static void tma_waiver_below_sm90(void **state)
+{
+    char why[128] = "";
+
+    (void)state;
+    assert_int_equal(psc__tma_waiver(0, 9, 0, why, sizeof(why)), 0);
+    assert_string_equal(why, "");
+    assert_int_equal(psc__tma_waiver(1, 10, 0, why, sizeof(why)), 0);
+    assert_int_equal(psc__tma_waiver(3, 8, 9, why, sizeof(why)), 1);
+    assert_string_equal(why, "bulk copies (TMA) need compute capability 9.0 or newer: GPU 3 is 8.9");
+}
+
+/* A write-only round stores the complement of the round before, every byte: each check proves its own round. */
+static void oneway_rounds_differ(void **state)
+{
+    const uint64_t size = 4096 + 13;
+    psc_expect_t e0 = psc__oneway_write_expect(size, 0), e1 = psc__oneway_write_expect(size, 1),
+                 e2 = psc__oneway_write_expect(size, 2);
+
+    (void)state;
+    for (uint64_t off = 0; off < size; off++) {
+        assert_int_equal(psc_expect_byte(&e0, off) ^ psc_expect_byte(&e1, off), 0xFF);
+        assert_int_equal(psc_expect_byte(&e0, off), psc_expect_byte(&e2, off));
+    }
+    assert_int_equal(psc_expect_word(&e0, 8 * 100), 800); /* each word its own offset: cheap to make */
+    assert_int_equal(psc__oneway_bytes_differ(0x1122334455667788ull, 0x1122334455667788ull), 0);
+    assert_int_equal(psc__oneway_bytes_differ(0x1122334455667788ull, 0x1122334455667789ull), 1);
+    assert_int_equal(psc__oneway_bytes_differ(0, ~0ull), 8);
+    assert_int_equal(psc__oneway_bytes_differ(0xFF00000000000000ull, 0), 1);
 }
 
 static void lat_flag_gpu_passes(void **state)
@@ -549,6 +682,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bw_passes_verified),
         cmocka_unit_test(bw_corruption_names_offset),
+        cmocka_unit_test(bw_oneway_corruption),
+        cmocka_unit_test(oneway_rounds_differ),
+        cmocka_unit_test(verify_refuses_oneway),
+        cmocka_unit_test(tma_waiver_below_sm90),
+        cmocka_unit_test(bw_kernels_launched),
         cmocka_unit_test(lat_flag_gpu_passes),
         cmocka_unit_test(fill_check_flip_as_the_gpu),
         cmocka_unit_test(flags_time_out),

@@ -3,6 +3,7 @@
  * and on the fake driver the chase measured nvbandwidth's way: the chain it leaves in the peer's memory, one
  * launch per SM, the end pointer checked.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -156,12 +157,20 @@ static void test_render(void **state)
     r[0].nsizes = r[1].nsizes = 1;
     r[0].lat[0] = (psc_pctl_t){64, 800, 828, 840, 901, 950, 830};
     r[1].lat[0] = (psc_pctl_t){64, 810, 831, 850, 899, 960, 832};
+    /* Kept samples give each case's coefficient of variation: constant ones 0; none kept, "-". */
+    r[0].nkept[0] = 3;
+    r[0].kept[0][0] = r[0].kept[0][1] = r[0].kept[0][2] = 828;
     f = open_memstream(&buf, &len);
     psc_render_lat(f, chase, r, 2, devs, 2);
     fclose(f);
     assert_non_null(strstr(buf, "src \\ dst       gpu0       gpu1\n"
                                 "gpu0               -  828 (901)\n"
                                 "gpu1       831 (899)          -\n"));
+    assert_non_null(strstr(buf, "[coefficient of variation, %: standard deviation / mean of each case's samples (the "
+                                "first 512)]\n"
+                                "src \\ dst  gpu0  gpu1\n"
+                                "gpu0          -  0.00\n"
+                                "gpu1          -     -\n"));
     free(buf);
     r[0].c = (psc_lat_case_t){copy, 0, 1, 0};
     r[0].nsizes = 2;
@@ -169,12 +178,19 @@ static void test_render(void **state)
     r[0].sizes[1] = 1048576;
     r[0].lat[1] = (psc_pctl_t){20, 4000, 4500, 4700, 4800, 5000, 4550};
     r[0].submit[0] = (psc_pctl_t){20, 1000, 1200, 1300, 1400, 1500, 1250};
+    {
+        static const float v[] = {2, 4, 4, 4, 5, 5, 7, 9}; /* mean 5, sample stddev sqrt(32 / 7): CV 42.76 % */
+
+        r[0].nkept[0] = 8;
+        memcpy(r[0].kept[0], v, sizeof(v));
+    }
     f = open_memstream(&buf, &len);
     psc_render_lat(f, copy, r, 1, devs, 2);
     fclose(f);
     assert_non_null(strstr(buf, "CPU submit is the host's time per cuMemcpy*Async call"));
-    assert_non_null(strstr(buf, "bytes    GPU per copy p50  GPU p99  CPU submit p50  CPU submit p99\n"
-                                "4                    0.83     0.90            1.20            1.40\n"));
+    assert_non_null(strstr(buf, "bytes    GPU per copy p50  GPU p99  CPU submit p50  CPU submit p99   CV %\n"
+                                "4                    0.83     0.90            1.20            1.40  42.76\n"
+                                "1048576              4.50     4.80            0.00            0.00      -\n"));
     free(buf);
     {
         json_t *j = psc_json_lat_result(&r[0]);
@@ -183,6 +199,9 @@ static void test_render(void **state)
         assert_int_equal(json_array_size(json_object_get(j, "sizes")), 2);
         assert_float_equal(json_real_value(json_object_get(json_object_get(json_array_get(json_object_get(j, "sizes"), 0),
                                                                            "cpu_submit"), "p50")), 1200, 0);
+        assert_float_equal(json_real_value(json_object_get(json_array_get(json_object_get(j, "sizes"), 0), "cv_pct")),
+                           100.0 * sqrt(32.0 / 7.0) / 5.0, 1e-9);
+        assert_true(json_is_null(json_object_get(json_array_get(json_object_get(j, "sizes"), 1), "cv_pct")));
         json_decref(j);
     }
 }
@@ -295,6 +314,41 @@ static void test_sequential_on_fake(void **state)
     free(res);
 }
 
+/* The chase by bulk copies: the one TMA latency test, a peer chase, run on the fake by its own kernel. */
+static void test_tma_chase_on_fake(void **state)
+{
+    psc_lat_result_t *res = calloc(1, sizeof(*res));
+    const char *(*last)(void) = NULL;
+    psc_lat_case_t c = {0, 1, 0, 0};
+    psc_lat_opts_t o;
+    int n = 0;
+
+    (void)state;
+    assert_non_null(res);
+    for (int i = 0; i < psc_lat_test_count(); i++)
+        n += psc_lat_test_info(i)->tma;
+    assert_int_equal(n, 1);
+    assert_int_equal(psc_lat_test_from_name("gpu_to_gpu_chase_tma", &c.test), PSC_OK);
+    assert_int_equal(psc_lat_test_info(c.test)->tma, 1);
+    assert_int_equal(psc_lat_test_info(c.test)->method, PSC_LAT_CHASE);
+    assert_int_equal(psc_lat_test_info(c.test)->where, PSC_LAT_PEER);
+    *(void **)&last = psc_test_fake_sym("fake_cuda_last_kernel");
+    assert_non_null(last);
+    psc_lat_opts_default(&o);
+    o.samples = 5;
+    o.hops = 100;
+    assert_int_equal(psc_lat_run(g_ctx, &c, &o, res), PSC_OK);
+    if (res->status != PSC_RESULT_PASSED)
+        fail_msg("%s", res->reason);
+    assert_string_equal(last(), "psc_chase_tma");
+    assert_int_equal(res->lat[0].n, 5);
+    assert_true(res->lat[0].min > 0);
+    assert_int_equal(psc_lat_test_from_name("gpu_to_gpu_chase", &c.test), PSC_OK);
+    assert_int_equal(psc_lat_run(g_ctx, &c, &o, res), PSC_OK);
+    assert_string_equal(last(), "psc_chase");
+    free(res);
+}
+
 static int fake_setup(void **state)
 {
     return psc_test_open_fake_gpus(state, "2");
@@ -310,6 +364,7 @@ int main(void)
     };
     const struct CMUnitTest fake[] = {
         cmocka_unit_test(test_sequential_on_fake),
+        cmocka_unit_test(test_tma_chase_on_fake),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
 

@@ -145,9 +145,11 @@ static void test_registries(void **state)
     assert_int_equal(psc_bw_test_from_name("gpu_local", &t), PSC_ERR_INVALID); /* a prefix is no name */
     assert_int_equal(psc_lat_test_from_name(NULL, &l), PSC_ERR_INVALID);
     /* globs: every match, counted past cap, in table order */
-    assert_int_equal(psc_bw_test_match("gpu_local_*", m, 64), 2);
+    assert_int_equal(psc_bw_test_match("gpu_local_*", m, 64), 4);
     assert_string_equal(psc_bw_test_name(m[0]), "gpu_local_ce");
     assert_string_equal(psc_bw_test_name(m[1]), "gpu_local_sm");
+    assert_string_equal(psc_bw_test_name(m[2]), "gpu_local_read_sm"); /* the one-way tests, after the copies */
+    assert_string_equal(psc_bw_test_name(m[3]), "gpu_local_write_sm");
     assert_int_equal(psc_bw_test_match("*_sm", m, 1), psc_bw_test_match("*_sm", NULL, 0));
     assert_true(psc_bw_test_match("*_sm", NULL, 0) > 1);
     assert_int_equal(psc_lat_test_match("*_chase_large", m, 64), 3);

@@ -166,7 +166,13 @@ static void test_bw_matrix_with_notes(void **state)
                                 "gpu1       392.00       -  FAIL[2]\n"
                                 "gpu2       394.00  395.00        -\n"
                                 "  [1] gpu0 -> gpu2: waived: no peer access from GPU 2 to GPU 0\n"
-                                "  [2] gpu1 -> gpu2: failed: wrong data\n"));
+                                "  [2] gpu1 -> gpu2: failed: wrong data\n"
+                                /* each passed case's samples: stddev 1 over its mean, in %; none for the others */
+                                "[coefficient of variation, %: standard deviation / mean of each case's samples]\n"
+                                "src \\ dst  gpu0  gpu1  gpu2\n"
+                                "gpu0          -  0.26     -\n"
+                                "gpu1       0.26     -     -\n"
+                                "gpu2       0.25  0.25     -\n"));
     free(out);
     /* The copy size named exactly, whatever it is: 64 KiB is no "0 MiB", 1536 KiB no "2 MiB". */
     for (int k = 0; k < 6; k++)
@@ -209,7 +215,9 @@ static void test_bw_host_row_and_single_gpu(void **state)
     assert_non_null(strstr(out, "[host memory on NUMA node 0]"));
     assert_non_null(strstr(out, "host <-> gpu0  host -> gpu0 (gpu0)   41.00\n"));
     assert_non_null(strstr(out, "              gpu0 -> host (gpu0)   45.50\n"));
-    assert_non_null(strstr(out, "              total                 41.00\n"));
+    /* The case's coefficient of variation (its samples 40, 41, 42: stddev 1 over mean 41) on its total's row. */
+    assert_non_null(strstr(out, "case           transfer (issued by)   GB/s  CV %\n"));
+    assert_non_null(strstr(out, "              total                 41.00  2.44\n"));
     free(out);
 }
 
@@ -329,6 +337,8 @@ static void psc__check_doc(json_t *doc)
     assert_int_equal(json_array_size(json_object_get(t, "samples")), 3);
     assert_true(json_is_real(json_array_get(json_object_get(t, "samples"), 0)));
     assert_float_equal(json_real_value(json_object_get(json_object_get(t, "stats"), "median")), 56.0, 1e-9);
+    /* samples 55, 56, 57: stddev 1 over mean 56 */
+    assert_float_equal(json_real_value(json_object_get(json_object_get(t, "stats"), "cv_pct")), 100.0 / 56.0, 1e-9);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(t, "verify"), "first_bad_offset")), 777);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(t, "verify"), "found")), 0x48);
     assert_int_equal(json_integer_value(json_object_get(doc, "exit_code")), 1);

@@ -77,6 +77,36 @@ static void test_stats_single_and_bad(void **state)
     assert_int_equal(psc_stats_compute(NULL, 1, &s), PSC_ERR_INVALID);
 }
 
+/* The coefficient of variation: 100 x sample stddev / mean; none without samples or a positive mean. */
+static void test_stats_cv(void **state)
+{
+    const double same[] = {396.5, 396.5, 396.5, 396.5}, known[] = {5, 1, 3}, zero[] = {0, 0}, neg[] = {-1, -3};
+    psc_stats_t s;
+    double cv = -7;
+
+    (void)state;
+    assert_int_equal(psc_stats_compute(same, 4, &s), PSC_OK);
+    assert_int_equal(psc_stats_cv_pct(&s, &cv), 1);
+    assert_float_equal(cv, 0, 0);
+    assert_int_equal(psc_stats_compute(known, 3, &s), PSC_OK);
+    assert_int_equal(psc_stats_cv_pct(&s, &cv), 1);
+    assert_float_equal(cv, 200.0 / 3.0, 1e-12); /* stddev 2 over mean 3 */
+    assert_int_equal(psc_stats_compute(known, 1, &s), PSC_OK); /* one sample: no spread */
+    assert_int_equal(psc_stats_cv_pct(&s, &cv), 1);
+    assert_float_equal(cv, 0, 0);
+    cv = -7;
+    assert_int_equal(psc_stats_compute(zero, 2, &s), PSC_OK);
+    assert_int_equal(psc_stats_cv_pct(&s, &cv), 0);
+    assert_int_equal(psc_stats_compute(neg, 2, &s), PSC_OK);
+    assert_int_equal(psc_stats_cv_pct(&s, &cv), 0);
+    s.n = 0;
+    s.mean = 3;
+    assert_int_equal(psc_stats_cv_pct(&s, &cv), 0);
+    assert_int_equal(psc_stats_cv_pct(NULL, &cv), 0);
+    assert_int_equal(psc_stats_cv_pct(&s, NULL), 0);
+    assert_float_equal(cv, -7, 0); /* nothing written when it means nothing */
+}
+
 static void test_status_and_names(void **state)
 {
     psc_bw_test_t t;
@@ -105,7 +135,8 @@ static void test_registry(void **state)
         "host_gpu_bidir_ce", "host_to_gpu_sm", "gpu_to_host_sm", "host_gpu_bidir_sm", "host_to_all_ce",
         "all_to_host_ce", "all_host_bidir_ce", "host_to_all_sm", "all_to_host_sm", "all_host_bidir_sm",
         "gpu_local_ce", "gpu_local_sm", "host_to_gpu_pageable_ce", "gpu_to_host_pageable_ce",
-        "host_to_gpu_wc_ce", "host_to_gpu_registered_ce", NULL};
+        "host_to_gpu_wc_ce", "host_to_gpu_registered_ce", "gpu_local_read_sm", "gpu_local_write_sm",
+        "gpu_to_gpu_read_tma", "gpu_to_gpu_write_tma", NULL};
     psc_bw_test_t t, found[128];
     int n = psc_bw_test_count();
 
@@ -117,7 +148,8 @@ static void test_registry(void **state)
         assert_true(strlen(a->description) > 10);
         assert_non_null(strstr(a->title, "->"));            /* every title names a direction */
         assert_true(strstr(a->title, "copy engine") || strstr(a->title, "SM ") || strstr(a->title, "CPU ")); /* and the engine */
-        assert_int_equal(strcmp(a->name + strlen(a->name) - 3, a->engine == PSC_ENGINE_SM    ? "_sm"
+        assert_int_equal(strcmp(a->name + strlen(a->name) - 3, a->access == PSC_BW_ACCESS_BULK ? "tma" /* an SM's TMA */
+                                                                : a->engine == PSC_ENGINE_SM    ? "_sm"
                                                                 : a->engine == PSC_ENGINE_CPU ? "cpu"
                                                                                               : "_ce"),
                          0);
@@ -128,6 +160,27 @@ static void test_registry(void **state)
         assert_int_equal(psc_bw_test_from_name(must[i], &t), PSC_OK);
     assert_non_null(strstr(psc_bw_test_title(psc_bw_test_match("gpu_local_ce", found, 1) ? found[0] : 0),
                            "counted once"));
+    /* Only the two one-way local tests do not copy: each an SM kernel on one GPU, reading or writing. The two
+     * TMA tests copy between GPUs by bulk copies, read (on the destination) and write (on the source). */
+    for (int i = 0; i < n; i++) {
+        const psc_bw_test_info_t *a = psc_bw_test_info(i);
+        psc_bw_access_t want = strcmp(a->name, "gpu_local_read_sm") == 0    ? PSC_BW_ACCESS_READ
+                               : strcmp(a->name, "gpu_local_write_sm") == 0 ? PSC_BW_ACCESS_WRITE
+                               : strstr(a->name, "_tma")                    ? PSC_BW_ACCESS_BULK
+                                                                            : PSC_BW_ACCESS_COPY;
+
+        assert_int_equal(a->access, want);
+        if (want == PSC_BW_ACCESS_BULK) {
+            assert_int_equal(a->shape, PSC_SHAPE_PAIR);
+            assert_int_equal(a->engine, PSC_ENGINE_SM);
+            assert_int_equal(a->by_reader, strstr(a->name, "_read_") != NULL);
+            assert_int_equal(a->min_gpus, 2);
+        } else if (want != PSC_BW_ACCESS_COPY) {
+            assert_int_equal(a->shape, PSC_SHAPE_LOCAL);
+            assert_int_equal(a->engine, PSC_ENGINE_SM);
+            assert_int_equal(a->min_gpus, 1);
+        }
+    }
     /* Globs. */
     n = psc_bw_test_match("*_sm", found, 128);
     assert_true(n >= 15);
@@ -292,6 +345,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_size_accepts),       cmocka_unit_test(test_size_rejects),
         cmocka_unit_test(test_stats_odd_even),     cmocka_unit_test(test_stats_single_and_bad),
+        cmocka_unit_test(test_stats_cv),
         cmocka_unit_test(test_status_and_names),   cmocka_unit_test(test_measure_opts_check),
         cmocka_unit_test(test_registry),           cmocka_unit_test(test_sampling_stop_rule),
         cmocka_unit_test(test_size_sweep),         cmocka_unit_test(test_sampling_stop_rule_edges),

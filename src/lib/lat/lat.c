@@ -14,6 +14,7 @@
 #include "lat/lat.h"
 #include "lat/lat_record.h"
 #include "mem/buffer.h"
+#include "xfer/copy.h"
 #include "pattern/check.h"
 #include "runner/runner.h"
 #include "xfer/timing.h"
@@ -74,6 +75,10 @@ static psc_status_t psc__run_chase(psc_context_t *ctx, const psc_lat_test_info_t
         st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "out of host memory");
         goto out;
     }
+    if (ti->tma && psc__tma_waiver(g, ctx->info[g].cc_major, ctx->info[g].cc_minor, res->reason, sizeof(res->reason))) {
+        res->status = PSC_RESULT_WAIVED; /* no bulk copies on the reading GPU */
+        goto out;
+    }
     if (ti->where == PSC_LAT_PEER) {
         if ((st = psc__peer_both(ctx, c->src, g, res)) != PSC_OK || res->status == PSC_RESULT_WAIVED)
             goto out;
@@ -102,7 +107,7 @@ static psc_status_t psc__run_chase(psc_context_t *ctx, const psc_lat_test_info_t
         void *params[] = {&start, &hops, &samples, &dcyc, &dcal, &dend};
 
         if ((st = psc__gpu_use(ctx, g)) != PSC_OK ||
-            (st = psc__launch(ctx, g, ctx->gpu[g].fn_chase, 1, 1, params)) != PSC_OK ||
+            (st = psc__launch(ctx, g, ti->tma ? ctx->gpu[g].fn_chase_tma : ctx->gpu[g].fn_chase, 1, 1, params)) != PSC_OK ||
             (st = PSC_CU(ctx, cuStreamSynchronize, (ctx->gpu[g].stream))) != PSC_OK ||
             (st = PSC_CU(ctx, cuMemcpyDtoH, (cycles, dcyc, samples * sizeof(uint64_t)))) != PSC_OK ||
             (st = PSC_CU(ctx, cuMemcpyDtoH, (cal, dcal, sizeof(cal)))) != PSC_OK ||

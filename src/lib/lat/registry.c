@@ -8,7 +8,7 @@
 #include "util/registry.h"
 
 #define MiB (1ull << 20)
-#define T(n, t, d, m, w, off, to, h, ws, g) {n, t, d, PSC_LAT_##m, PSC_LAT_##w, off, to, PSC_HOSTMEM_##h, ws, g}
+#define T(n, t, d, m, w, off, to, h, ws, g) {n, t, d, PSC_LAT_##m, PSC_LAT_##w, off, to, PSC_HOSTMEM_##h, ws, g, 0}
 
 static const psc_lat_test_info_t psc__lat_tests[] = {
     T("local_chase", "GPU -> its own memory, pointer chase, 2 MiB working set (L2-resident)",
@@ -58,6 +58,11 @@ static const psc_lat_test_info_t psc__lat_tests[] = {
     T("map_cost_gpumap", "GPU memory -> the CPU's address space: psc_gpumap_map (pin and map) and psc_gpumap_unmap per call by "
       "size, timed by the CPU",
       "gdrcopy's apiperf: 64 KiB to 64 MiB", MAPCOST, GPUMAP, 0, 0, PINNED, 0, 1),
+    /* nvbandwidth 0.10's TMA latency (issue 35); last, so no earlier test's index moves */
+    {"gpu_to_gpu_chase_tma", "peer GPU memory -> GPU, pointer chase by bulk copies (TMA) of 16 bytes by the reading "
+     "GPU, 2 MiB working set (compute capability 9.0 and newer)",
+     "every ordered pair: each hop a cp.async.bulk into shared memory, waited on, the next pointer read there",
+     PSC_LAT_CHASE, PSC_LAT_PEER, 0, 0, PSC_HOSTMEM_PINNED, 2 * MiB, 2, 1},
 };
 
 #undef T

@@ -1,4 +1,4 @@
-/* Summary statistics of a set of samples: minimum, maximum, mean, median, standard deviation. */
+/* Summary statistics of a set of samples: minimum, maximum, mean, median, standard deviation, their spread. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,4 +37,12 @@ psc_status_t psc_stats_compute(const double *values, unsigned n, psc_stats_t *ou
     free(v);
     *out = s;
     return PSC_OK;
+}
+
+int psc_stats_cv_pct(const psc_stats_t *s, double *pct)
+{
+    if (!s || !pct || s->n == 0 || !(s->mean > 0))
+        return 0;
+    *pct = 100.0 * s->stddev / s->mean;
+    return 1;
 }

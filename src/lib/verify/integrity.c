@@ -162,7 +162,8 @@ static psc_status_t psc__one(psc_context_t *ctx, const psc_bw_test_info_t *ti, p
 }
 
 /* What psc__verify_run refuses: no case, options or result; a test, a transfer count, a size, a pattern mask or a GPU
- * that does not exist; a CPU engine's transfer that is not between the host and its issuing GPU. */
+ * that does not exist; a test that does not copy; a CPU engine's transfer that is not between the host and its issuing
+ * GPU. */
 static psc_status_t psc__verify_args(psc_context_t *ctx, const psc_bw_case_t *c, const psc_bw_test_info_t *ti,
                                      const psc_verify_opts_t *o, const psc_verify_result_t *out)
 {
@@ -172,6 +173,12 @@ static psc_status_t psc__verify_args(psc_context_t *ctx, const psc_bw_case_t *c,
         return st;
     if (c->nxfer < 1 || c->nxfer > PSC_MAX_XFERS)
         return psc__fail(ctx, PSC_ERR_INVALID, "a case of %d transfers: accepted 1 to %d", c->nxfer, PSC_MAX_XFERS);
+    if (ti->access != PSC_BW_ACCESS_COPY)
+        return psc__fail(ctx, PSC_ERR_INVALID, "%s %s: verify checks copies by copy engines and SM copy kernels (bw "
+                         "checks this test's own); accepted a test that copies that way", ti->name,
+                         ti->access == PSC_BW_ACCESS_READ    ? "only reads"
+                         : ti->access == PSC_BW_ACCESS_WRITE ? "only writes"
+                                                             : "copies by bulk copies (TMA)");
     if (!o->max_size)
         return psc__fail(ctx, PSC_ERR_INVALID, "largest copy size 0: accepted 1 byte or more");
     if (!(o->pattern_mask & ((1u << PSC_PATTERN_KINDS) - 1)))

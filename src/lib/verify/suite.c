@@ -19,6 +19,21 @@ typedef struct {
     void *user;
 } psc__verify_progress_t;
 
+/*
+ * Verify checks copies: a test that only reads or only writes (psc_bw_access_t) has no copy to check (bw checks
+ * its sum or its stores). Every test run: those are left out; named ones reach psc_verify_run, which refuses them.
+ */
+static psc_status_t psc__verify_copy_tests(psc_suite_test_t *tv, int *nt, int named)
+{
+    int k = 0;
+
+    for (int t = 0; t < *nt; t++)
+        if (named || psc_bw_test_info(tv[t].test)->access == PSC_BW_ACCESS_COPY)
+            tv[k++] = tv[t];
+    *nt = k;
+    return PSC_OK;
+}
+
 static void psc__verify_progress(const psc_verify_progress_t *p, void *user)
 {
     const psc__verify_progress_t *v = user;
@@ -118,6 +133,7 @@ psc_status_t psc__verify_run_suite(psc_context_t *ctx, const psc_verify_suite_op
     if ((st = psc__suite_devices(ctx, "psc_verify_run_suite", o.devices, o.ndev, s->devices, &s->ndev)) != PSC_OK ||
         (st = psc__suite_tests(ctx, "psc_verify_run_suite", o.tests, o.ntests, psc_bw_registry(), s->ndev,
                                o.ndev > 0, &tv, &nt)) != PSC_OK ||
+        (st = psc__verify_copy_tests(tv, &nt, o.ntests)) != PSC_OK ||
         (st = psc__verify_suite_cases(ctx, s, tv, nt, &cases)) != PSC_OK)
         goto fail;
     full.load = NULL;

@@ -13,6 +13,7 @@
 #include "runner/runner.h"
 #include "xfer/bw.h"
 #include "xfer/bw_gpumap.h"
+#include "xfer/bw_oneway.h"
 #include "xfer/copy.h"
 #include "xfer/timing.h"
 
@@ -129,6 +130,7 @@ typedef struct {
     int share; /* transfers of the case its issuer runs at once (SM kernels split the GPU) */
     float ms;
     double gbs[PSC_MAX_SAMPLES];
+    uint64_t sum_want[2]; /* read-only tests: one pass's sum over src and alt (psc__oneway_sum_want) */
 } psc__xfer_run_t;
 
 typedef struct {
@@ -211,6 +213,16 @@ static int psc__host_node(const psc_context_t *ctx, const psc_measure_opts_t *o,
     return o->host_node >= 0 ? o->host_node : ctx->info[gpu].numa_node;
 }
 
+/* A read-only transfer's reference sums, one pass over src and over alt; the sum word is dst's first. */
+static psc_status_t psc__oneway_wants(psc_context_t *ctx, const psc__case_run_t *r, psc__xfer_run_t *x)
+{
+    psc_status_t st = psc__oneway_sum_want(ctx, x->x.issuer, x->dst->dptr, r->size, x->seed, &x->sum_want[0]);
+
+    if (st == PSC_OK && x->alt)
+        st = psc__oneway_sum_want(ctx, x->x.issuer, x->dst->dptr, r->size, x->alt_seed, &x->sum_want[1]);
+    return st;
+}
+
 static psc_status_t psc__setup(psc_context_t *ctx, psc__case_run_t *r, const psc_bw_case_t *c,
                                const psc_measure_opts_t *o)
 {
@@ -247,6 +259,8 @@ static psc_status_t psc__setup(psc_context_t *ctx, psc__case_run_t *r, const psc
                  (st = psc__pattern_fill(ctx, x->alt, x->alt_seed)) != PSC_OK))
                 return st;
             st = psc__pattern_fill(ctx, x->dst, x->seed ^ PSC_POISON_XOR);
+            if (st == PSC_OK && r->ti->access == PSC_BW_ACCESS_READ)
+                st = psc__oneway_wants(ctx, r, x);
             r->verify_ns += psc__now_ns() - t0;
             if (st != PSC_OK)
                 return st;
@@ -278,7 +292,16 @@ static psc_status_t psc__enqueue(psc_context_t *ctx, const psc__case_run_t *r, c
                                  unsigned round)
 {
     psc_copy_route_t route = psc__copy_route(r->ti, &x->x, x->share);
+    psc_expect_t e = psc__oneway_write_expect(r->size, round);
 
+    if (r->ti->access == PSC_BW_ACCESS_READ)
+        return psc__read_enqueue(ctx, &route, psc__ptr(psc__round_src(x, round)), r->size, r->iterations,
+                                 x->dst->dptr, x->stream);
+    if (r->ti->access == PSC_BW_ACCESS_WRITE)
+        return psc__write_enqueue(ctx, &route, psc__ptr(x->dst), r->size, r->iterations, &e, x->stream);
+    if (r->ti->access == PSC_BW_ACCESS_BULK)
+        return psc__tma_enqueue(ctx, &route, psc__ptr(x->dst), psc__ptr(psc__round_src(x, round)), r->size,
+                                r->iterations, x->stream);
     return psc__copy_enqueue(ctx, &route, psc__ptr(x->dst), psc__ptr(psc__round_src(x, round)), r->size,
                              r->iterations, x->stream);
 }
@@ -327,7 +350,9 @@ static psc_status_t psc__poison(psc_context_t *ctx, psc__case_run_t *r, unsigned
     psc_status_t st = PSC_OK;
 
     for (int i = 0; i < r->n && st == PSC_OK; i++)
-        if (all || !r->x[i].alt)
+        if (r->ti->access == PSC_BW_ACCESS_READ) /* nothing to poison: the sum starts from 0 */
+            st = psc__oneway_sum_zero(ctx, r->x[i].x.issuer, r->x[i].dst->dptr);
+        else if (all || !r->x[i].alt)
             st = psc__pattern_fill(ctx, r->x[i].dst, r->x[i].seed ^ PSC_POISON_XOR ^ ((uint64_t)round << 32));
     r->verify_ns += psc__now_ns() - t0;
     return st;
@@ -339,15 +364,27 @@ static psc_status_t psc__check(psc_context_t *ctx, psc__case_run_t *r, unsigned 
     double t0 = psc__now_ns();
     const psc_buffer_t *dst[PSC_MAX_XFERS];
     uint64_t seed[PSC_MAX_XFERS];
+    psc_expect_t e[PSC_MAX_XFERS];
     psc_check_t all = PSC_CHECK_CLEAN, v[PSC_MAX_XFERS];
     psc_status_t st;
 
     for (int i = 0; i < r->n; i++) {
         dst[i] = r->x[i].dst;
         seed[i] = psc__round_seed(&r->x[i], round);
+        e[i] = psc__oneway_write_expect(r->size, round);
     }
-    if ((st = psc__pattern_check_many(ctx, dst, seed, r->n, v)) != PSC_OK)
+    if (r->ti->access == PSC_BW_ACCESS_READ) {
+        for (int i = 0; i < r->n; i++) {
+            const psc__xfer_run_t *x = &r->x[i];
+            uint64_t want = x->sum_want[x->alt && (round & 1)] * r->iterations;
+
+            if ((st = psc__oneway_sum_check(ctx, x->x.issuer, x->dst->dptr, want, &v[i])) != PSC_OK)
+                return st;
+        }
+    } else if ((st = r->ti->access == PSC_BW_ACCESS_WRITE ? psc__expect_check_many(ctx, dst, e, r->n, v)
+                                                        : psc__pattern_check_many(ctx, dst, seed, r->n, v)) != PSC_OK) {
         return st;
+    }
     for (int i = 0; i < r->n; i++)
         psc__check_fold(&all, &v[i]);
     psc__check_report_add(rep, &all);
@@ -366,7 +403,12 @@ static void psc__finish(psc_bw_result_t *res, psc__case_run_t *r)
         if (psc_stats_compute(r->x[i].gbs, res->nsamples, &s) == PSC_OK)
             res->xfer_gbs[i] = s.median;
     }
-    if (v->bad_bytes) {
+    if (v->bad_bytes && r->ti->access == PSC_BW_ACCESS_READ) {
+        res->status = PSC_RESULT_FAILED;
+        snprintf(res->reason, sizeof(res->reason),
+                 "wrong data: the sum of the words read differs from the source pattern's in %u of %u checked "
+                 "samples (%" PRIu64 " bytes of the sums differ)", v->bad_samples, v->checked, v->bad_bytes);
+    } else if (v->bad_bytes) {
         res->status = PSC_RESULT_FAILED;
         snprintf(res->reason, sizeof(res->reason),
                  "wrong data: %" PRIu64 " bad bytes in %u of %u checked samples; first at offset %" PRId64
@@ -409,7 +451,9 @@ static psc_status_t psc__sample(psc_context_t *ctx, psc__case_run_t *r, const ps
             }
             res->samples_gbs[k] = (double)res->bytes_per_sample / (longest * 1e-3) / 1e9;
             if (ctx->hooks.corrupt_offset >= 0 &&
-                (st = psc__pattern_flip(ctx, r->x[0].dst, (uint64_t)ctx->hooks.corrupt_offset)) != PSC_OK)
+                (st = psc__pattern_flip(ctx, r->ti->access == PSC_BW_ACCESS_READ ? psc__round_src(&r->x[0], round)
+                                                                               : r->x[0].dst,
+                                        (uint64_t)ctx->hooks.corrupt_offset)) != PSC_OK)
                 return st;
         }
         if (o->verify && timed && (st = psc__check(ctx, r, round, &res->verify)) != PSC_OK)
@@ -529,9 +573,13 @@ static psc_status_t psc__bw_measure(psc_context_t *ctx, const psc_bw_case_t *c, 
     int waived = 0;
     psc_status_t st;
 
+    for (int i = 0; i < c->nxfer && r->ti->access == PSC_BW_ACCESS_BULK && !waived; i++)
+        waived = psc__tma_waiver(c->xfer[i].issuer, ctx->info[c->xfer[i].issuer].cc_major,
+                                 ctx->info[c->xfer[i].issuer].cc_minor, res->reason, sizeof(res->reason));
     /* Given buffers are reachable from the issuer already (peer access, or memory mapped for it). */
-    if (!r->borrowed && (st = psc__peers_for(ctx, c->xfer, c->nxfer, psc__shape_p2p_off(r->ti->shape), &waived,
-                                             res->reason, sizeof(res->reason))) != PSC_OK)
+    if (!waived && !r->borrowed &&
+        (st = psc__peers_for(ctx, c->xfer, c->nxfer, psc__shape_p2p_off(r->ti->shape), &waived, res->reason,
+                             sizeof(res->reason))) != PSC_OK)
         return st;
     if (waived) {
         res->status = PSC_RESULT_WAIVED;

@@ -6,13 +6,11 @@
 
 #include <stdio.h>
 
-psc_status_t psc__copy_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CUdeviceptr d, CUdeviceptr s, uint64_t n,
-                               unsigned reps, CUstream stream)
+/* An SM kernel's grid on the route's issuer: blocks per SM times its SMs, capped, split by the share. */
+static unsigned psc__copy_blocks(const psc_context_t *ctx, const psc_copy_route_t *r)
 {
-    psc_gpu_t *g = &ctx->gpu[r->issuer];
     unsigned blocks = (unsigned)(ctx->info[r->issuer].sm_count > 0 ? ctx->info[r->issuer].sm_count : 16) *
                       (unsigned)ctx->sm_blocks_per_sm;
-    psc_status_t st = PSC_OK;
 
     if (ctx->sm_max_blocks > 0 && blocks > (unsigned)ctx->sm_max_blocks)
         blocks = (unsigned)ctx->sm_max_blocks;
@@ -20,6 +18,16 @@ psc_status_t psc__copy_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CU
      * until it ends, and the others would wait, so "at once" would be one after another. */
     if (r->share > 1)
         blocks = (blocks + (unsigned)r->share - 1) / (unsigned)r->share;
+    return blocks;
+}
+
+psc_status_t psc__copy_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CUdeviceptr d, CUdeviceptr s, uint64_t n,
+                               unsigned reps, CUstream stream)
+{
+    psc_gpu_t *g = &ctx->gpu[r->issuer];
+    unsigned blocks = psc__copy_blocks(ctx, r);
+    psc_status_t st = PSC_OK;
+
     if (r->engine == PSC_ENGINE_SM && ((d | s) & 15) == 0) {
         /* All of a sample's copies in one launch: the kernel makes `reps` passes. */
         void *params[] = {&d, &s, &n, &reps};
@@ -83,4 +91,46 @@ psc_status_t psc__peers_for(psc_context_t *ctx, const psc_xfer_t *x, int n, int 
             st = psc__gpu_peer_enable(ctx, x[i].issuer, peer);
     }
     return st;
+}
+
+psc_status_t psc__read_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CUdeviceptr s, uint64_t n, unsigned reps,
+                               CUdeviceptr sum, CUstream stream)
+{
+    void *params[] = {&s, &n, &reps, &sum};
+
+    return psc__launch_on(ctx, stream, ctx->gpu[r->issuer].fn_read, psc__copy_blocks(ctx, r),
+                          (unsigned)ctx->sm_threads, params);
+}
+
+psc_status_t psc__write_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CUdeviceptr d, uint64_t n, unsigned reps,
+                                const psc_expect_t *e, CUstream stream)
+{
+    psc_expect_t ev = *e;
+    void *params[] = {&d, &n, &reps, &ev};
+
+    return psc__launch_on(ctx, stream, ctx->gpu[r->issuer].fn_write, psc__copy_blocks(ctx, r),
+                          (unsigned)ctx->sm_threads, params);
+}
+
+psc_status_t psc__tma_enqueue(psc_context_t *ctx, const psc_copy_route_t *r, CUdeviceptr d, CUdeviceptr s, uint64_t n,
+                              unsigned reps, CUstream stream)
+{
+    unsigned blocks = (unsigned)(ctx->info[r->issuer].sm_count > 0 ? ctx->info[r->issuer].sm_count : 16) * 4;
+    void *params[] = {&d, &s, &n, &reps};
+
+    if (((d | s) & 15) != 0)
+        return psc__fail(ctx, PSC_ERR_INVALID, "bulk copies (TMA) of addresses 0x%llx -> 0x%llx: accepted 16-byte "
+                         "aligned ones", (unsigned long long)s, (unsigned long long)d);
+    if (r->share > 1)
+        blocks = (blocks + (unsigned)r->share - 1) / (unsigned)r->share;
+    return psc__launch_on(ctx, stream, ctx->gpu[r->issuer].fn_tma, blocks, 32, params);
+}
+
+int psc__tma_waiver(int gpu, int cc_major, int cc_minor, char *why, size_t len)
+{
+    if (cc_major >= 9)
+        return 0;
+    snprintf(why, len, "bulk copies (TMA) need compute capability 9.0 or newer: GPU %d is %d.%d", gpu, cc_major,
+             cc_minor);
+    return 1;
 }

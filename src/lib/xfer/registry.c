@@ -10,8 +10,10 @@
 #define REG PSC_HOSTMEM_REGISTERED
 #define CPU PSC_ENGINE_CPU
 
-/* name, title, description, shape, engine, by_reader, host memory, minimum GPUs */
-#define T(n, t, d, p, e, r, h, g) {n, t, d, PSC_SHAPE_##p, e, r, h, g}
+/* name, title, description, shape, engine, by_reader, host memory, minimum GPUs; LOCAL_SM: one way, access a */
+#define T(n, t, d, p, e, r, h, g) {n, t, d, PSC_SHAPE_##p, e, r, h, g, PSC_BW_ACCESS_COPY}
+#define LOCAL_SM(n, t, d, a) {n, t, d, PSC_SHAPE_LOCAL, SM, 0, PIN, 1, PSC_BW_ACCESS_##a}
+#define TMA(n, t, d, r) {n, t, d, PSC_SHAPE_PAIR, SM, r, PIN, 2, PSC_BW_ACCESS_BULK}
 
 static const psc_bw_test_info_t psc__tests[] = {
     T("gpu_to_gpu_read_ce", "GPU -> GPU, copy engine, read (the destination GPU issues the copy)",
@@ -119,9 +121,21 @@ static const psc_bw_test_info_t psc__tests[] = {
       "the CPU writes each GPU's memory through psc_gpumap_map's mapping", H2D, CPU, 0, PAGE, 1),
     T("gpu_to_host_gpumap_cpu", "GPU -> host (pageable), CPU loads through a CPU mapping of GPU memory (gdrcopy's copybw read; "
       "uncached: slow)", "the CPU reads each GPU's memory through psc_gpumap_map's mapping", D2H, CPU, 0, PAGE, 1),
+
+    /* nvbandwidth 0.10's additions (issue 35), at the end so no earlier test's index moves */
+    LOCAL_SM("gpu_local_read_sm", "GPU -> SM kernel on the same GPU, read only (loads, no stores but their sum, which "
+             "is checked; bytes read counted)", "a kernel on each GPU only loads its own memory", READ),
+    LOCAL_SM("gpu_local_write_sm", "SM kernel -> same GPU, write only (stores, no loads; bytes written counted)",
+             "a kernel on each GPU only stores into its own memory", WRITE),
+    TMA("gpu_to_gpu_read_tma", "GPU -> GPU, SM bulk copies (TMA), read (runs on the destination GPU; compute "
+        "capability 9.0 and newer)", "every ordered GPU pair; the destination's TMA pulls from the peer", 1),
+    TMA("gpu_to_gpu_write_tma", "GPU -> GPU, SM bulk copies (TMA), write (runs on the source GPU; compute "
+        "capability 9.0 and newer)", "every ordered GPU pair; the source's TMA pushes to the peer", 0),
 };
 
 #undef T
+#undef LOCAL_SM
+#undef TMA
 
 static const psc_registry_t psc__registry = PSC_REGISTRY_OF(psc__tests, psc_bw_test_info_t);
 
