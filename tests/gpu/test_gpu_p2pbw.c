@@ -49,13 +49,14 @@ static void matrix(const char *out, const char *title, const char *corner, int n
     assert_true(strncmp(p, corner, strlen(corner)) == 0);
     p = strchr(p, '\n') + 1;
     for (int r = 0; r < n; r++, p = strchr(p, '\n') + 1) {
-        assert_int_equal((int)strcspn(p, "\n"), 7 + 7 * n);
-        assert_int_equal(atoi(p), r);
-        for (int c = 0; c < n; c++) {
-            char *end;
+        const char *at = p + 6; /* the sample's "%6d" then "%6.02f " a cell: 7 wide up to 999.99, wider above */
+        char *end;
 
-            v[r][c] = strtod(p + 7 + 7 * c, &end);
-            assert_true(end != p + 7 + 7 * c); /* a figure, not N/A */
+        assert_int_equal(atoi(p), r);
+        assert_true(strcspn(p, "\n") >= (size_t)(7 + 7 * n));
+        for (int c = 0; c < n; c++, at = end) {
+            v[r][c] = strtod(at, &end);
+            assert_true(end != at && end - p <= (long)strcspn(p, "\n")); /* a figure on this line, not N/A */
             assert_true(v[r][c] > 0);
         }
     }

@@ -297,7 +297,9 @@ static psc_status_t psc__load_try(psc_coll_exec_t *x, psc_coll_load_t *l, const 
 psc_status_t psc__coll_load_time(psc_coll_exec_t *x, psc_coll_load_t *l, const psc_coll_shape_t *sh, int in_place,
                                  double unloaded_sec, psc_coll_load_half_t *out)
 {
-    double loop_us = unloaded_sec * 1e6 * x->o->iters * x->o->agg_iters, reps_d;
+    /* a replayed loop is graph_launches replays of iters x agg_iters operations: its length counts them all */
+    const double ops = (double)x->o->iters * x->o->agg_iters * (x->o->graph_launches ? x->o->graph_launches : 1);
+    double loop_us = unloaded_sec * 1e6 * ops, reps_d;
     int reps;
     psc_status_t st;
 
@@ -307,5 +309,5 @@ psc_status_t psc__coll_load_time(psc_coll_exec_t *x, psc_coll_load_t *l, const p
     loop_us *= reps;
     if ((st = psc__load_try(x, l, sh, in_place, reps, 3 * loop_us, out)) != PSC_OK || out->covered)
         return st;
-    return psc__load_try(x, l, sh, in_place, reps, 2 * out->time_us * x->o->iters * x->o->agg_iters * reps, out);
+    return psc__load_try(x, l, sh, in_place, reps, 2 * out->time_us * ops * reps, out);
 }

@@ -241,8 +241,11 @@ static psc_status_t psc__setup(psc_context_t *ctx, psc__case_run_t *r, const psc
         if ((!r->borrowed &&
              ((st = psc__buffer_get(ctx, x->x.src == PSC_HOST ? hk : PSC_MEM_DEVICE,
                                     x->x.src == PSC_HOST ? x->x.issuer : x->x.src, node, r->size, &x->src)) != PSC_OK ||
+              /* a read-only test's destination is its 8-byte sum, whatever the size read */
               (st = psc__buffer_get(ctx, x->x.dst == PSC_HOST ? hk : PSC_MEM_DEVICE,
-                                    x->x.dst == PSC_HOST ? x->x.issuer : x->x.dst, node, r->size, &x->dst)) != PSC_OK)) ||
+                                    x->x.dst == PSC_HOST ? x->x.issuer : x->x.dst, node,
+                                    r->ti->access == PSC_BW_ACCESS_READ && r->size < 8 ? 8 : r->size, &x->dst)) !=
+                  PSC_OK)) ||
             (st = psc__pattern_fill(ctx, x->src, x->seed)) != PSC_OK ||
             (st = psc__gpu_stream(ctx, x->x.issuer, per_gpu[x->x.issuer]++, &x->stream)) != PSC_OK ||
             (st = PSC_CU(ctx, cuEventCreate, (&x->start, CU_EVENT_DEFAULT))) != PSC_OK ||
