@@ -22,7 +22,8 @@ add_custom_command(
   DEPENDS ${PSC_KERNEL_SOURCES} ${PROJECT_SOURCE_DIR}/src/lib/pattern/pattern.h
           ${PROJECT_SOURCE_DIR}/src/lib/coll/coll_values.h
           ${PROJECT_SOURCE_DIR}/src/kernels/psc_allreduce.cuh ${PROJECT_SOURCE_DIR}/src/kernels/psc_allreduce_twoshot.cuh
-          ${PROJECT_SOURCE_DIR}/src/kernels/psc_allreduce_ce.cuh
+          ${PROJECT_SOURCE_DIR}/src/kernels/psc_allreduce_ce.cuh ${PROJECT_SOURCE_DIR}/src/kernels/psc_allgather.cuh
+          ${PROJECT_SOURCE_DIR}/src/kernels/psc_compute_load.cuh
           ${PROJECT_SOURCE_DIR}/src/lib/allreduce/ar_args.h
   COMMENT "nvcc: building device fatbin (sm ${P2PSCOPE_CUDA_ARCHS} + compute_${P2PSCOPE_PTX_ARCH})"
   VERBATIM)

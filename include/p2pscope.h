@@ -909,10 +909,12 @@ typedef struct psc_allreduce psc_allreduce_t;
 /*
  * A group of ndev GPUs of this process (ranks 0..ndev-1 in list order, 1 to
  * 8, each GPU once) that sum buffers together with p2pscope's own kernels:
- * each GPU gets the group's buffers (3 x ranks x slot, the slot max_bytes
- * rounded up to 16 B, at most 8 MiB: larger calls go through it in pieces)
- * and writes into the others' (peer access between every pair is turned
- * on, and off again when the last group using it is destroyed where the
+ * each GPU gets the group's buffers (4 x (ranks + 2) x slot, the slot
+ * max_bytes rounded up to 16 B, at most 8 MiB: larger calls go through it
+ * in pieces; the all-gather's 8 x ranks x min(slot, 4 MiB); the copy
+ * engines' 32 MiB more from max_bytes 4 MiB on, 2 ranks or more) and
+ * writes into the others' (peer access between every pair is turned on,
+ * and off again when the last group using it is destroyed where the
  * caller had it off: it must stay on meanwhile, so no psc_peer_disable
  * between them, nor p2pscope's P2P-off measurements). max_bytes: the
  * largest call per rank, 16 B to 1 TiB. PSC_ERR_UNSUPPORTED with the pair
@@ -1001,6 +1003,23 @@ psc_status_t psc_allreduce_reduce_scatter(psc_allreduce_t *ar, void *const *recv
                                           size_t count, int dtype, struct CUstream_st *const *streams,
                                           unsigned timeout_ms);
 
+/*
+ * All-gather over the group, NCCL's ncclAllGather: rank i's send[i] holds
+ * count elements, and every rank's recv[i] gets n parts of count elements
+ * (n the group's ranks), part r rank r's send, every byte as sent (NaNs
+ * and every other bit pattern too: no data word is taken for a flag). In
+ * place: send[i] is recv[i]'s own part (recv[i] + rank x count elements);
+ * else apart from recv[i]'s n x count. recv[i] and (but in place) send[i]
+ * 16-byte aligned; count x size up to the group's max_bytes. By its kernel
+ * (each rank pushes its part into every peer's buffers, lines of 8 data
+ * bytes and their flags; calls larger than the group's slot, or 4 MiB, in
+ * pieces): the streams, graphs, ordering with the group's other calls,
+ * timeouts and refusals as psc_allreduce_sum's; its tuning is not
+ * consulted. dtype only sizes the elements.
+ */
+psc_status_t psc_allreduce_all_gather(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
+                                      int dtype, struct CUstream_st *const *streams, unsigned timeout_ms);
+
 /* One size class of psc_allreduce_tune's table: calls of bytes/2 + 1 to bytes per rank (the first: 1 to 16 B). */
 typedef struct {
     uint64_t bytes;   /* the class's bound, a power of two; timed at min(bytes, max_bytes) */
@@ -1068,7 +1087,7 @@ psc_status_t psc_allreduce_tuning(const psc_allreduce_t *ar, psc_ar_tuning_t *ou
 /*
  * How a group's calls went (psc_allreduce_last_way): p2pscope's one-shot
  * kernel (every rank reads every peer's whole buffer; also the
- * reduce-scatter's), its two-shot kernel (3 ranks or more, large calls: each
+ * reduce-scatter's and the all-gather's), its two-shot kernel (3 ranks or more, large calls: each
  * rank sums a part, then gathers), its copy engines (2 ranks, large eager
  * calls), or ncclAllReduce (a class psc_allreduce_tune found NCCL faster in).
  */
@@ -1077,7 +1096,7 @@ enum { PSC_AR_WAY_NONE = 0, PSC_AR_WAY_ONESHOT = 1, PSC_AR_WAY_TWOSHOT = 2, PSC_
 
 /*
  * The way this process's last call of the group (psc_allreduce_sum or
- * psc_allreduce_reduce_scatter) that was enqueued went: PSC_AR_WAY_*. A call
+ * psc_allreduce_reduce_scatter, psc_allreduce_all_gather) that was enqueued went: PSC_AR_WAY_*. A call
  * captured into a graph went the way its replays go. PSC_AR_WAY_NONE before
  * any call was enqueued, and for NULL.
  */

@@ -247,6 +247,9 @@ struct psc_ar_state {
     u64 clear_vec;
 };
 
+/* Whose control words a call takes at its start (psc_ar_start): the one-shot's, the two-shot's, the all-gather's. */
+enum { PSC_AR_KIND_ONESHOT = 0, PSC_AR_KIND_TWOSHOT = 1, PSC_AR_KIND_AG = 2 };
+
 /*
  * The call's start, every thread of the block. The keeper (the first thread of the block's last warp, which
  * moves no data: see psc_ar_first) reads the control words, two loads in flight at once; then, while the others push, it moves
@@ -254,13 +257,13 @@ struct psc_ar_state {
  * block has read them: the last block to arrive (or the only one) writes them. Its fence orders only its
  * loads (it has stored nothing yet), so no thread waits on a fence for pushes across the link, and the
  * call's end orders nothing. A call before that gave up leaves the words as they are (later calls do
- * nothing anyway). two: the two-shot's words.
+ * nothing anyway). kind: PSC_AR_KIND_*, whose words; the all-gather's buf is its piece number (no clearing).
  */
-static __device__ __forceinline__ psc_ar_state psc_ar_start(psc_ar_ctrl_t *ctrl, int two, u64 pieces,
+static __device__ __forceinline__ psc_ar_state psc_ar_start(psc_ar_ctrl_t *ctrl, int kind, u64 pieces,
                                                             unsigned next_clear)
 {
     __shared__ psc_ar_state s;
-    const int keeper = threadIdx.x == PSC_AR_LANES;
+    const int keeper = threadIdx.x == PSC_AR_LANES, two = kind == PSC_AR_KIND_TWOSHOT;
 
     if (keeper) {
         uint4 h;
@@ -269,11 +272,14 @@ static __device__ __forceinline__ psc_ar_state psc_ar_start(psc_ar_ctrl_t *ctrl,
         asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
                      : "=r"(h.x), "=r"(h.y), "=r"(h.z), "=r"(h.w)
                      : "l"(&ctrl->seq));
-        asm volatile("ld.volatile.global.v2.u32 {%0,%1}, [%2];" : "=r"(c.x), "=r"(c.y) : "l"(&ctrl->clear));
+        if (kind == PSC_AR_KIND_AG)
+            asm volatile("ld.volatile.global.v2.u32 {%0,%1}, [%2];" : "=r"(c.x), "=r"(c.y) : "l"(&ctrl->ag));
+        else
+            asm volatile("ld.volatile.global.v2.u32 {%0,%1}, [%2];" : "=r"(c.x), "=r"(c.y) : "l"(&ctrl->clear));
         s.seq = h.x;
         s.dead = h.y != 0;
-        s.buf = two ? h.w : h.z;
-        s.clear_vec = (two ? c.y : c.x) / 16;
+        s.buf = kind == PSC_AR_KIND_AG ? c.x : two ? h.w : h.z;
+        s.clear_vec = kind == PSC_AR_KIND_AG ? 0 : (two ? c.y : c.x) / 16;
     }
     __syncthreads();
     if (keeper && !s.dead) {
@@ -289,11 +295,14 @@ static __device__ __forceinline__ psc_ar_state psc_ar_start(psc_ar_ctrl_t *ctrl,
         }
         /* (a block that starts after a give-up in this call counts nothing: the words then stay, `arrived`
            too, which is harmless: a give-up is for good, until the group is made again) */
-        if (last) {
+        if (last && kind == PSC_AR_KIND_AG) {
+            ctrl->ag = (unsigned)(((u64)s.buf + pieces) % PSC_AG_MOD);
+        } else if (last) {
             *(two ? &ctrl->buf2 : &ctrl->buf) = (unsigned)((s.buf + pieces) % PSC_AR_BUFS);
             *(two ? &ctrl->clear2 : &ctrl->clear) = next_clear;
-            ctrl->seq = s.seq + 1;
         }
+        if (last)
+            ctrl->seq = s.seq + 1;
     }
     return s;
 }
@@ -447,7 +456,7 @@ static __device__ __forceinline__ void psc_ar_oneshot_call(const psc_ar_args_t &
        nothing else (and is used twice: pushed, then added) */
     x0 = first < (first_bytes + 15) / 16 ? psc_ar_sendable(psc_ar_in<RS>(mine, first, first_bytes))
                                          : make_uint4(0, 0, 0, 0);
-    const psc_ar_state st = psc_ar_start(ctrl, 0, pieces, (unsigned)((last_bytes + 15) / 16 * 16));
+    const psc_ar_state st = psc_ar_start(ctrl, PSC_AR_KIND_ONESHOT, pieces, (unsigned)((last_bytes + 15) / 16 * 16));
     const unsigned seq = st.seq;
     u64 clear_vec = st.clear_vec;
     unsigned b = st.buf;
@@ -535,6 +544,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_rs_oneshot(psc_
 }
 
 #include "psc_allreduce_twoshot.cuh"
+#include "psc_allgather.cuh"
 #include "psc_allreduce_ce.cuh"
 
 /* Fill n 32-bit words with value (the buffers' sentinel at creation). */

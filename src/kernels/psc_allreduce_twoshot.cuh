@@ -36,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_THREADS) psc_ar_twoshot(psc_
     unsigned char *own = reinterpret_cast<unsigned char *>(a.lbuf[a.rank]) + region;
 
     psc_ar_after_previous();
-    const psc_ar_state st = psc_ar_start(ctrl, 1, pieces, (unsigned)last_part);
+    const psc_ar_state st = psc_ar_start(ctrl, PSC_AR_KIND_TWOSHOT, pieces, (unsigned)last_part);
     const unsigned seq = st.seq;
     u64 clear_vec = st.clear_vec;
     unsigned b = st.buf;

@@ -118,6 +118,7 @@ static psc_status_t psc__gpu_setup(psc_context_t *ctx, int i)
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_ar_oneshot, g->module, "psc_ar_oneshot"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_ar_twoshot, g->module, "psc_ar_twoshot"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_rs_oneshot, g->module, "psc_rs_oneshot"))) != PSC_OK ||
+        (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_ag_oneshot, g->module, "psc_ag_oneshot"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_ar_fill, g->module, "psc_ar_fill"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_ar_ce_add, g->module, "psc_ar_ce_add"))) != PSC_OK ||
         (st = PSC_CU(ctx, cuModuleGetFunction, (&g->fn_ar_ce_wait, g->module, "psc_ar_ce_wait"))) != PSC_OK ||

@@ -36,6 +36,7 @@ typedef struct {
     CUfunction fn_coll_fill, fn_coll_check; /* coll/coll_data.c: a collective's inputs and outputs */
     CUfunction fn_ar_oneshot, fn_ar_twoshot, fn_ar_fill; /* allreduce/: the one-shot and two-shot kernels, the sentinel fill */
     CUfunction fn_rs_oneshot;                           /* allreduce/: the reduce-scatter by the one-shot's protocol */
+    CUfunction fn_ag_oneshot;                           /* allreduce/: the all-gather (psc_allgather.cuh) */
     CUfunction fn_ar_ce_add, fn_ar_ce_wait;             /* allreduce/allreduce_ce.c: the copy-engine path's kernels */
     CUfunction fn_compute_load;                         /* coll/coll_load.c: coll's compute load */
     int no_early;                /* the driver refused a programmatic dependent launch here: plain ones */

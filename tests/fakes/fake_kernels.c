@@ -179,8 +179,9 @@ typedef struct {
     unsigned iters;
     uint64_t *cycles, *cal, timeout_ns;
     unsigned *err;
-    int allreduce;        /* 1: psc_ar_oneshot's job, 2: psc_ar_twoshot's, 5: psc_rs_oneshot's, with its argument
-                             block; 3: psc_ar_ce_add's, 4: psc_ar_ce_wait's, with theirs */
+    int allreduce;        /* 1: psc_ar_oneshot's job, 2: psc_ar_twoshot's, 5: psc_rs_oneshot's, 6: psc_ag_oneshot's
+                             (fake_allgather.c), with its argument block; 3: psc_ar_ce_add's, 4: psc_ar_ce_wait's, with
+                             theirs */
     psc_ar_args_t ar;
     psc_ar_ce_args_t ce;
 } fake_job_t;
@@ -206,6 +207,7 @@ static int fake_wait_word(unsigned *w, unsigned want, uint64_t timeout_ns)
 }
 
 static void fake_ar_oneshot(const psc_ar_args_t *a, int rs);
+void fake_ag_oneshot(const psc_ar_args_t *a, const int *stop);
 static void fake_ar_twoshot(const psc_ar_args_t *a);
 static void fake_ar_ce_add(const psc_ar_ce_args_t *a);
 static void fake_ar_ce_wait(const psc_ar_ce_args_t *a);
@@ -221,6 +223,8 @@ static void *fake_job_main(void *arg)
             fake_ar_ce_add(&j->ce);
         else if (j->allreduce == 2)
             fake_ar_twoshot(&j->ar);
+        else if (j->allreduce == 6)
+            fake_ag_oneshot(&j->ar, &fake_jobs_stop);
         else
             fake_ar_oneshot(&j->ar, j->allreduce == 5);
         __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
@@ -838,8 +842,9 @@ CUresult fake_kernel_run(const char *name, CUstream s, CUcontext c, void **param
         return CUDA_SUCCESS;
     }
     if (strcmp(name, "psc_ar_oneshot") == 0 || strcmp(name, "psc_ar_twoshot") == 0 ||
-        strcmp(name, "psc_rs_oneshot") == 0) {
-        fake_job_t j = {.stream = s, .ctx = c, .allreduce = name[4] == 'r' ? 5 : name[7] == 't' ? 2 : 1,
+        strcmp(name, "psc_rs_oneshot") == 0 || strcmp(name, "psc_ag_oneshot") == 0) {
+        fake_job_t j = {.stream = s, .ctx = c,
+                        .allreduce = name[4] == 'r' ? 5 : name[5] == 'g' ? 6 : name[7] == 't' ? 2 : 1,
                         .ar = FAKE_ARG(psc_ar_args_t, 0)};
 
         return fake_job_start(&j);

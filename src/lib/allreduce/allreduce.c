@@ -28,7 +28,9 @@ uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar)
     ar->part_bytes = ((ar->slot_bytes + (uint64_t)ar->n - 1) / (uint64_t)ar->n + 15) / 16 * 16;
     ar->ce_off = (uint64_t)PSC_AR_BUFS * (uint64_t)ar->n * (ar->slot_bytes + 2 * ar->part_bytes);
     ar->ce_chunk_max = psc__ar_ce_chunk(ar->n, ar->max_bytes);
-    return ar->ce_off + psc__ar_ce_region(ar->n, ar->ce_chunk_max);
+    ar->ag_off = ar->ce_off + psc__ar_ce_region(ar->n, ar->ce_chunk_max);
+    ar->ag_slot = 2 * (ar->slot_bytes < PSC__AR_AG_PIECE_MAX ? ar->slot_bytes : PSC__AR_AG_PIECE_MAX);
+    return ar->ag_off + (uint64_t)PSC_AR_BUFS * (uint64_t)ar->n * ar->ag_slot;
 }
 
 /*
@@ -199,8 +201,9 @@ static psc_status_t psc__ar_alloc(psc_allreduce_t *ar, int i)
         ar->lbuf[i] = 0;
         return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_create: %llu B of buffers on GPU %d do not fit: "
                          "accepted a smaller max_bytes (the buffers take %d x (ranks + 2) x min(max_bytes, %llu MiB) "
-                         "per GPU, and %llu MiB more from %llu MiB on)",
+                         "+ %d x ranks x min(max_bytes, %llu MiB) per GPU, and %llu MiB more from %llu MiB on)",
                          (unsigned long long)bytes, ar->dev[i], PSC_AR_BUFS, PSC__AR_SLOT_MAX >> 20,
+                         2 * PSC_AR_BUFS, PSC__AR_AG_PIECE_MAX >> 20,
                          (PSC_AR_CE_SLOTS * PSC__AR_CE_CHUNK) >> 20, PSC__AR_CE_FROM >> 20);
     }
     return psc__ar_fill(ctx, ar->dev[i], ar->lbuf[i], bytes);
@@ -319,6 +322,34 @@ static int psc__ar_stream_gpu(psc_context_t *ctx, CUstream s)
     return s && psc__gpu_of_stream(ctx, s, &g) == PSC_OK ? g : -1;
 }
 
+/*
+ * The vectors (16 B; the all-gather's: lines of 8 data bytes) a kernel's grid is sized for, for a call of bytes
+ * by `way` (PSC__AR_ONESHOT, _TWOSHOT, _AG): the first piece's, or the previous call's last piece's (which the call
+ * clears) where more; *last: what this call's last piece leaves to clear (the all-gather: the one-shot's, as it was).
+ */
+static uint64_t psc__ar_work(const psc_allreduce_t *ar, uint64_t bytes, int way, uint64_t *last)
+{
+    const uint64_t nvec = (bytes + 15) / 16, n = (uint64_t)ar->n;
+
+    if (way == PSC__AR_AG) { /* nothing to clear */
+        uint64_t piece = ar->ag_slot / 2;
+
+        *last = ar->last_nvec;
+        return ((bytes < piece ? bytes : piece) + PSC_AG_LINE_DATA - 1) / PSC_AG_LINE_DATA;
+    }
+    if (way == PSC__AR_ONESHOT) {
+        uint64_t slot_vec = ar->slot_bytes / 16;
+
+        *last = nvec - (nvec - 1) / slot_vec * slot_vec; /* the last piece's */
+        return nvec < slot_vec ? (nvec > ar->last_nvec ? nvec : ar->last_nvec) : slot_vec;
+    }
+    uint64_t piece = ar->part_bytes * n, lastb = bytes - (bytes - 1) / piece * piece;
+    uint64_t first_vec = (((bytes < piece ? bytes : piece) + n - 1) / n + 15) / 16;
+
+    *last = ((lastb + n - 1) / n + 15) / 16; /* the last piece's part */
+    return first_vec > ar->last_part_vec ? first_vec : ar->last_part_vec;
+}
+
 psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count, int dtype,
                          struct CUstream_st *const *streams, unsigned timeout_ms, int way)
 {
@@ -326,8 +357,9 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
     const uint64_t bytes = (uint64_t)count * (dtype == PSC_AR_FLOAT32 ? 4 : 2);
     const uint64_t timeout_ns = (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull;
     const int rs = way == PSC__AR_RS; /* a reduce-scatter: the one-shot's protocol, whatever a test forced */
-    int algo = rs ? PSC__AR_ONESHOT : psc__ar_algo(ar, bytes, way, 0);
-    uint64_t nvec, slot_vec, last_nvec, work;
+    const int ag = way == PSC__AR_AG; /* an all-gather: its own kernel, whatever a test forced */
+    int algo = rs || ag ? PSC__AR_ONESHOT : psc__ar_algo(ar, bytes, way, 0);
+    uint64_t last_nvec, work;
     unsigned blocks;
     psc_status_t st = PSC_OK;
 
@@ -340,19 +372,7 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
             ar->last_way = PSC_AR_WAY_COPY_ENGINES;
         return psc__guard_leave(ctx, st);
     }
-    nvec = (bytes + 15) / 16;
-    if (algo == PSC__AR_ONESHOT) {
-        slot_vec = ar->slot_bytes / 16;
-        last_nvec = nvec - (nvec - 1) / slot_vec * slot_vec; /* the last piece's */
-        work = nvec < slot_vec ? (nvec > ar->last_nvec ? nvec : ar->last_nvec) : slot_vec;
-    } else {
-        uint64_t piece = ar->part_bytes * (uint64_t)ar->n;
-        uint64_t last = bytes - (bytes - 1) / piece * piece, n = (uint64_t)ar->n;
-        uint64_t first_part = ((bytes < piece ? bytes : piece) + n - 1) / n, first_vec = (first_part + 15) / 16;
-
-        last_nvec = ((last + n - 1) / n + 15) / 16; /* the last piece's part */
-        work = first_vec > ar->last_part_vec ? first_vec : ar->last_part_vec;
-    }
+    work = psc__ar_work(ar, bytes, ag ? PSC__AR_AG : algo, &last_nvec);
     /* every rank the same grid (thread t on the same vectors everywhere): from the first piece's vectors and
        the previous call's last (which it clears). (Fewer threads for small calls measured no faster.) */
     blocks = psc__ar_blocks(ar->per_thread > 1 ? (work + ar->per_thread - 1) / ar->per_thread : work, ar->sms);
@@ -372,10 +392,13 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
         a.slot_bytes = ar->slot_bytes;
         a.part_bytes = ar->part_bytes;
         a.timeout_ns = timeout_ns;
+        a.ag_off = ar->ag_off;
+        a.ag_slot = ar->ag_slot;
         a.nranks = (uint32_t)ar->n;
         a.rank = (uint32_t)(ar->first + i);
         a.dtype = (uint32_t)dtype;
-        fn = rs                       ? ctx->gpu[ar->dev[i]].fn_rs_oneshot
+        fn = ag                       ? ctx->gpu[ar->dev[i]].fn_ag_oneshot
+             : rs                      ? ctx->gpu[ar->dev[i]].fn_rs_oneshot
              : algo == PSC__AR_ONESHOT ? ctx->gpu[ar->dev[i]].fn_ar_oneshot
                                        : ctx->gpu[ar->dev[i]].fn_ar_twoshot;
         if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
@@ -385,7 +408,7 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
             snprintf(ar->broken, sizeof(ar->broken), "rank %d's launch failed after ranks %d..%d were enqueued (%.120s)",
                      ar->first + i, ar->first, ar->first + i - 1, ctx->last_error);
     }
-    if (st == PSC_OK && algo == PSC__AR_ONESHOT)
+    if (st == PSC_OK && algo == PSC__AR_ONESHOT && !ag)
         ar->last_nvec = last_nvec;
     else if (st == PSC_OK)
         ar->last_part_vec = last_nvec;
@@ -396,14 +419,17 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
 
 /*
  * The checks of a call's arguments (who: the call's name in messages): the types, the count against the group's
- * slot, each local rank's buffers (16-byte aligned; in place or apart) and stream. rs: a reduce-scatter, whose
- * send holds n parts of count elements and whose in-place recv is this rank's part of it. *es: the type's size.
+ * slot, each local rank's buffers (16-byte aligned; in place or apart) and stream. kind: PSC__AR_RS a
+ * reduce-scatter, whose send holds n parts of count elements and whose in-place recv is this rank's part of it;
+ * PSC__AR_AG an all-gather, whose recv holds n parts and whose in-place send is this rank's part of it; else an
+ * all-reduce. *es: the type's size.
  */
 static psc_status_t psc__ar_call_check(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
-                                       int dtype, struct CUstream_st *const *streams, const char *who, int rs,
+                                       int dtype, struct CUstream_st *const *streams, const char *who, int kind,
                                        size_t *es)
 {
     psc_context_t *ctx = ar->ctx;
+    const int rs = kind == PSC__AR_RS, ag = kind == PSC__AR_AG;
 
     *es = dtype == PSC_AR_FLOAT32 ? 4 : dtype == PSC_AR_FLOAT16 || dtype == PSC_AR_BFLOAT16 ? 2 : 0;
     if (ar->broken[0])
@@ -416,17 +442,21 @@ static psc_status_t psc__ar_call_check(psc_allreduce_t *ar, void *const *recv, c
                          "PSC_AR_BFLOAT16", who, dtype);
     if (count > ar->max_bytes / *es)
         return psc__fail(ctx, PSC_ERR_INVALID, "%s: %zu elements of %zu B: accepted up to the group's %llu B%s", who,
-                         count, *es, (unsigned long long)ar->max_bytes, rs ? " per part" : "");
+                         count, *es, (unsigned long long)ar->max_bytes, rs || ag ? " per part" : "");
     for (int i = 0; i < ar->nlocal; i++) {
         uintptr_t r0 = (uintptr_t)recv[i], s0 = (uintptr_t)send[i], len = (uintptr_t)(count * *es);
-        uintptr_t in_place = rs ? s0 + (uintptr_t)(ar->first + i) * len : s0, slen = rs ? len * (uintptr_t)ar->n : len;
+        uintptr_t part = len * (uintptr_t)(ar->first + i), n = (uintptr_t)ar->n;
+        uintptr_t slen = rs ? len * n : len, rlen = ag ? len * n : len;
+        int in_place = rs ? r0 == s0 + part : ag ? s0 == r0 + part : r0 == s0;
 
-        if (!recv[i] || !send[i] || s0 % 16 || (r0 != in_place && r0 % 16))
+        if (!recv[i] || !send[i] || (!in_place && (s0 % 16 || r0 % 16)) || (in_place && (rs ? s0 : r0) % 16))
             return psc__fail(ctx, PSC_ERR_INVALID, "%s: rank %d's buffers: accepted 16-byte aligned device addresses%s",
-                             who, ar->first + i, rs ? " (recv: or send's part of this rank, in place)" : "");
-        if (r0 != in_place && r0 < s0 + slen && s0 < r0 + len)
+                             who, ar->first + i, rs ? " (recv: or send's part of this rank, in place)"
+                                                 : ag ? " (send: or recv's part of this rank, in place)" : "");
+        if (!in_place && r0 < s0 + slen && s0 < r0 + rlen)
             return psc__fail(ctx, PSC_ERR_INVALID, "%s: rank %d's buffers overlap: accepted %s (in place) or apart", who,
-                             ar->first + i, rs ? "recv at send's part of this rank" : "the same address");
+                             ar->first + i, rs ? "recv at send's part of this rank"
+                                            : ag ? "send at recv's part of this rank" : "the same address");
         if (psc__ar_stream_gpu(ctx, streams[i]) != ar->dev[i])
             return psc__fail(ctx, PSC_ERR_INVALID, "%s: rank %d's stream: accepted a stream of GPU %d's primary "
                              "context (not NULL)", who, ar->first + i, ar->dev[i]);
@@ -463,11 +493,27 @@ psc_status_t psc_allreduce_reduce_scatter(psc_allreduce_t *ar, void *const *recv
 
     if (!ar)
         return PSC_ERR_INVALID;
-    if ((st = psc__ar_call_check(ar, recv, send, count, dtype, streams, "psc_allreduce_reduce_scatter", 1, &es)) !=
+    if ((st = psc__ar_call_check(ar, recv, send, count, dtype, streams, "psc_allreduce_reduce_scatter", PSC__AR_RS,
+                                  &es)) !=
             PSC_OK ||
         count == 0)
         return st;
     return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, PSC__AR_RS);
+}
+
+psc_status_t psc_allreduce_all_gather(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
+                                      int dtype, struct CUstream_st *const *streams, unsigned timeout_ms)
+{
+    size_t es = 0;
+    psc_status_t st;
+
+    if (!ar)
+        return PSC_ERR_INVALID;
+    if ((st = psc__ar_call_check(ar, recv, send, count, dtype, streams, "psc_allreduce_all_gather", PSC__AR_AG,
+                                 &es)) != PSC_OK ||
+        count == 0)
+        return st;
+    return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, PSC__AR_AG);
 }
 
 int psc_allreduce_last_way(const psc_allreduce_t *ar)
@@ -543,6 +589,14 @@ psc_status_t psc__allreduce_ce_chunk(psc_allreduce_t *ar, uint64_t bytes)
     if (!ar || !ar->ce_chunk || bytes < 16 || bytes % 16 || bytes > ar->ce_chunk_max)
         return PSC_ERR_INVALID;
     ar->ce_chunk = bytes;
+    return PSC_OK;
+}
+
+psc_status_t psc__allreduce_ag_piece(psc_allreduce_t *ar, uint64_t bytes)
+{
+    if (!ar || bytes < 16 || bytes % 16 || 2 * bytes > ar->ag_slot)
+        return PSC_ERR_INVALID;
+    ar->ag_slot = 2 * bytes;
     return PSC_OK;
 }
 

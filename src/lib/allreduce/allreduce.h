@@ -34,6 +34,11 @@ psc_status_t psc__allreduce_force(psc_allreduce_t *ar, int algo);
    take many chunks and the slots' turns with little memory. Every process of a joined group the same. */
 psc_status_t psc__allreduce_ce_chunk(psc_allreduce_t *ar, uint64_t bytes);
 
+/* For tests: the all-gather's piece (a multiple of 16, at most the one the group was made with), to take many
+   pieces and the buffers' turns with little memory; before the group's first all-gather, every process of a joined
+   group the same. */
+psc_status_t psc__allreduce_ag_piece(psc_allreduce_t *ar, uint64_t bytes);
+
 /* For tests: 1, captured calls of a group of several local ranks take the copy-engine path as eager ones do
    (by default they go by the kernels: see psc__ar_captured in allreduce.c); 0 the default. */
 psc_status_t psc__allreduce_ce_captured(psc_allreduce_t *ar, int on);

@@ -17,7 +17,7 @@
 #include "allreduce/ar_group.h"
 
 #define PSC__AR_JOIN_MAGIC 0x52415350u /* "PSAR" */
-#define PSC__AR_JOIN_VERSION 2u
+#define PSC__AR_JOIN_VERSION 3u
 
 typedef struct {
     uint32_t magic, version;

@@ -33,7 +33,9 @@ typedef struct {
     uint32_t err_rank;    /* the rank waited for */
     uint32_t err_seq;     /* in which call */
     uint32_t ce_arrived;  /* the copy-engine path's blocks done with the chunk in progress (allreduce_ce.c) */
-    uint32_t pad[2];
+    uint32_t ag;          /* the all-gather's next piece number, 0..PSC_AG_MOD-1: its buffer (mod PSC_AR_BUFS) and,
+                             plus one, the flag its lines carry (psc_allgather.cuh) */
+    uint32_t pad;
 } psc_ar_ctrl_t;
 
 /*
@@ -49,8 +51,19 @@ typedef struct {
     uint64_t slot_bytes;             /* bytes of one rank's slot (a multiple of 16) */
     uint64_t part_bytes;             /* the two-shot's part: slot_bytes / nranks rounded up to 16 */
     uint64_t timeout_ns;             /* a thread's time to wait for its peers' data, from its first long wait */
+    uint64_t ag_off;                 /* the all-gather's buffers in every rank's: PSC_AR_BUFS x nranks slots */
+    uint64_t ag_slot;                /* of ag_slot bytes, each line 8 bytes of data and two flags */
     uint32_t nranks, rank, dtype, pad; /* dtype: psc_dtype_t's PSC_DT_FLOAT32, _FLOAT16 or _BFLOAT16 */
 } psc_ar_args_t;
+
+/*
+ * The all-gather (src/kernels/psc_allgather.cuh): a rank's data goes to every other rank in lines of 16 bytes,
+ * {data word 0, flag, data word 1, flag}, the flag the piece's number plus one (never 0, what a line is cleared
+ * to once read, nor the sentinel the buffers start with): no word of the data is taken for a flag, so every byte
+ * arrives as it was sent.
+ */
+#define PSC_AG_MOD 0xfffffffcu /* piece numbers wrap here (a multiple of PSC_AR_BUFS: the buffers keep their turn) */
+#define PSC_AG_LINE_DATA 8u    /* data bytes of a 16-byte line */
 
 /*
  * The copy-engine path (src/kernels/psc_allreduce_ce.cuh, src/lib/allreduce/allreduce_ce.c): each rank's copy

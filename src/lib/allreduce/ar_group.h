@@ -14,6 +14,7 @@
 #define PSC__AR_TWOSHOT_MIN (256ull << 10) /* the two-shot from here on, for 3 ranks or more */
 #define PSC__AR_CE_FROM (4ull << 20)      /* the copy-engine path from here on, for 2 ranks (allreduce_ce.c) */
 #define PSC__AR_CE_CHUNK (8ull << 20)     /* its chunk, divided among the other ranks */
+#define PSC__AR_AG_PIECE_MAX (4ull << 20) /* the all-gather's largest piece per rank (its slot: twice that) */
 
 /* Local rank i's events on the copy-engine path: the fork, a half's wait before its copies, a chunk's copies and
    marks before its addition, the joins, and each half's last addition in a call before its next wait (HALF0 +
@@ -21,7 +22,8 @@
 enum { PSC__CE_FORK, PSC__CE_FREED, PSC__CE_COPIED, PSC__CE_JOIN_COPY, PSC__CE_JOIN_WAIT, PSC__CE_HALF0 };
 #define PSC__AR_CE_EVENTS (PSC__CE_HALF0 + PSC_AR_CE_SLOTS / PSC_AR_CE_HALF)
 
-enum { PSC__AR_ONESHOT = 1, PSC__AR_TWOSHOT = 2, PSC__AR_COPY = 3, PSC__AR_RS = 4 /* a reduce-scatter */ };
+enum { PSC__AR_ONESHOT = 1, PSC__AR_TWOSHOT = 2, PSC__AR_COPY = 3, PSC__AR_RS = 4 /* a reduce-scatter */,
+       PSC__AR_AG = 5 /* an all-gather */ };
 
 struct psc_allreduce {
     psc_context_t *ctx;
@@ -49,6 +51,7 @@ struct psc_allreduce {
     uint64_t ce_off;                    /* the copy-engine path's flags and scratch in each rank's buffers */
     uint64_t ce_chunk;                  /* its chunk (a slot's bytes); 0: the group does not take the path */
     uint64_t ce_chunk_max;              /* the slots' bytes as made (tests may use less) */
+    uint64_t ag_off, ag_slot;           /* the all-gather's buffers in each rank's, and a slot's bytes */
     struct CUstream_st *ce_copy[PSC_AR_MAX_RANKS], *ce_wait[PSC_AR_MAX_RANKS]; /* local rank i's streams */
     struct CUevent_st *ce_ev[PSC_AR_MAX_RANKS][PSC__AR_CE_EVENTS];            /* and events */
     int ce_on[PSC_AR_MAX_RANKS];        /* local rank i's GPU took a stream write (psc__ar_ce_setup) */
@@ -69,7 +72,8 @@ uint64_t psc__ar_slot_bytes(uint64_t max_bytes);
 
 /*
  * A rank's buffers: the one-shot's BUFS x n slots, then the two-shot's 2 x BUFS x n parts, then (large
- * groups) the copy-engine path's region; sets part_bytes, ce_off and ce_chunk_max.
+ * groups) the copy-engine path's region, then the all-gather's BUFS x n slots; sets part_bytes, ce_off,
+ * ce_chunk_max, ag_off and ag_slot.
  */
 uint64_t psc__ar_buffer_bytes(psc_allreduce_t *ar);
 
@@ -90,7 +94,8 @@ psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *
 
 /*
  * A call of psc_allreduce_sum's, its arguments checked (count > 0), enqueued one way: PSC__AR_RS a
- * reduce-scatter's (psc_allreduce_reduce_scatter: count a part's) by the one-shot kernel's protocol; else a way
+ * reduce-scatter's (psc_allreduce_reduce_scatter: count a part's) by the one-shot kernel's protocol; PSC__AR_AG
+ * an all-gather's (psc_allreduce_all_gather: count a part's) by its kernel; else a way
  * forced by a test first; else PSC__AR_ONESHOT the kernels by size without the copy engines, PSC__AR_COPY the
  * copy engines (where the group has them), 0 by size (psc__ar_algo). timeout_ms 0: the default.
  */
