@@ -529,12 +529,14 @@ int psc_cli_parse_coll(int argc, char **argv, psc_cli_opts_t *o, char *err, size
         return PSC__BAD("-g and --devices exclude each other: accepted one of them");
     /* what the command line alone shows; the ranks only the run knows (psc_coll_run refuses those) */
     if (o->coll.impls == PSC_COLL_IMPL_P2PSCOPE &&
-        ((o->coll.coll != PSC_COLL_ALL_REDUCE && o->coll.coll != PSC_COLL_REDUCE_SCATTER) ||
-         (o->coll.op != -1 && o->coll.op != PSC_OP_SUM) ||
+        ((o->coll.coll != PSC_COLL_ALL_REDUCE && o->coll.coll != PSC_COLL_REDUCE_SCATTER &&
+          o->coll.coll != PSC_COLL_ALL_GATHER) ||
+         (o->coll.op != -1 && o->coll.op != PSC_OP_SUM && o->coll.coll != PSC_COLL_ALL_GATHER) ||
          (o->coll.dtype != -1 && o->coll.dtype != PSC_DT_FLOAT32 && o->coll.dtype != PSC_DT_FLOAT16 &&
           o->coll.dtype != PSC_DT_BFLOAT16)))
         return PSC__BAD("--impl p2pscope: p2pscope's collectives do not do %s -o %s -d %s: accepted all_reduce or "
-                        "reduce_scatter with -o sum and -d float, half, bfloat16 or all (or --impl nccl|all)",
+                        "reduce_scatter with -o sum, or all_gather, with -d float, half, bfloat16 or all (or --impl "
+                        "nccl|all)",
                         psc_coll_name(o->coll.coll),
                         o->coll.op == -1 ? "all" : psc_redop_name(o->coll.op),
                         o->coll.dtype == -1 ? "all" : psc_dtype_name(o->coll.dtype));

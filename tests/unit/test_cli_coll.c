@@ -136,9 +136,11 @@ static void test_parse_errors(void **state)
     bad("-b needs a value", PARSE(&o, "coll", "-b"));
     bad("unknown collective 'gather'", PARSE(&o, "coll", "gather"));
     bad("bad --impl 'mpi': accepted nccl, p2pscope or all", PARSE(&o, "coll", "--impl", "mpi"));
-    bad("--impl p2pscope: p2pscope's collectives do not do all_gather -o sum -d float: accepted all_reduce or "
-        "reduce_scatter with -o sum and -d float, half, bfloat16 or all", PARSE(&o, "coll", "all_gather", "--impl",
-                                                                               "p2pscope"));
+    bad("--impl p2pscope: p2pscope's collectives do not do broadcast -o sum -d float: accepted all_reduce or "
+        "reduce_scatter with -o sum, or all_gather, with -d float, half, bfloat16 or all",
+        PARSE(&o, "coll", "broadcast", "--impl", "p2pscope"));
+    bad("do not do all_gather -o sum -d int8", PARSE(&o, "coll", "all_gather", "-d", "int8", "--impl", "p2pscope"));
+    assert_int_equal(PARSE(&o, "coll", "all_gather", "--impl", "p2pscope", "-o", "max"), 0); /* it has no op */
     bad("do not do all_reduce -o prod -d float", PARSE(&o, "coll", "--impl", "p2pscope", "-o", "prod"));
     bad("do not do reduce_scatter -o sum -d int32", PARSE(&o, "coll", "reduce_scatter", "-d", "int32", "--impl",
                                                           "p2pscope"));
@@ -330,10 +332,17 @@ static void test_binary_own_table(void **state)
     assert_non_null(strstr(own, " GB/s; halves with wrong elements 0 OK\n"));
     assert_null(strstr(r.out, "each timed operation alone")); /* not asked (--per-op) */
     psc__free(&r);
-    r = psc__run((const char *[]){"coll", "all_gather", "-b", "64", "-e", "64", NULL}, env);
+    r = psc__run((const char *[]){"coll", "broadcast", "-b", "64", "-e", "64", NULL}, env);
     assert_int_equal(r.rc, 0);
     assert_int_equal(count_rows(r.out), 1);
     assert_null(strstr(r.out, "p2pscope")); /* nccl-tests' text alone */
+    psc__free(&r);
+    r = psc__run((const char *[]){"coll", "all_gather", "-b", "64", "-e", "64", NULL}, env);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(count_rows(r.out), 1); /* nccl-tests' table: NCCL's row */
+    assert_non_null(strstr(r.out, "\n# p2pscope's all-gather (psc_allreduce_all_gather), timed and checked"));
+    assert_non_null(strstr(r.out, "\n# p2pscope's all-gather: avg busbw "));
+    assert_non_null(strstr(r.out, " GB/s; halves with wrong elements 0 OK\n"));
     psc__free(&r);
     /* its wrong elements: its summary and the exit code, not nccl-tests' "Out of bounds values" of NCCL's rows */
     r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "--no-tune", NULL}, own_wrong);

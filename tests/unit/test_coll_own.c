@@ -144,7 +144,7 @@ static void test_only_where_it_applies(void **state)
     assert_int_equal(own, 3);
     psc_coll_report_free(r);
     for (int c = PSC_COLL_ALL_GATHER; c < PSC_COLL_N; c++) {
-        if (c == PSC_COLL_REDUCE_SCATTER) /* p2pscope's too: test_reduce_scatter_rows */
+        if (c == PSC_COLL_REDUCE_SCATTER || c == PSC_COLL_ALL_GATHER) /* p2pscope's too: test_*_rows below */
             continue;
         opts(&o, 256, 256);
         o.coll = c;
@@ -187,6 +187,48 @@ static void test_reduce_scatter_rows(void **state)
         psc_coll_report_free(r);
     }
     unsetenv("FAKE_AR_CORRUPT");
+}
+
+/*
+ * all_gather: p2pscope's row after NCCL's at each size for each of its types (op none), the same count (a
+ * part's), both right in and out of place; a wrong element in every output of its kernel counted in its rows
+ * alone; a type it does not move (int8) has NCCL's row alone.
+ */
+static void test_all_gather_rows(void **state)
+{
+    psc_coll_opts_t o;
+    psc_coll_report_t *r;
+
+    (void)state;
+    for (int corrupt = 0; corrupt < 2; corrupt++) {
+        if (corrupt)
+            setenv("FAKE_AR_CORRUPT", "2", 1);
+        opts(&o, 96, 6144);
+        o.coll = PSC_COLL_ALL_GATHER;
+        r = run_ok(3, &o);
+        assert_int_equal(r->nrows, 2 * 4); /* 96, 384, 1536, 6144 B, by each */
+        for (int i = 0; i < r->nrows; i++) {
+            const psc_coll_row_t *w = &r->rows[i];
+
+            assert_int_equal(w->impl, i % 2 ? PSC_COLL_IMPL_P2PSCOPE : PSC_COLL_IMPL_NCCL);
+            assert_int_equal(w->op, -1);
+            assert_int_equal(w->count, (96ull << (2 * (i / 2))) / 3 / 4);
+            for (int k = 0; k < 2; k++) {
+                assert_int_equal(w->r[k].ran, 1);
+                assert_true(corrupt && i % 2 ? w->r[k].wrong > 0 : w->r[k].wrong == 0);
+            }
+        }
+        assert_true(r->own_avg_busbw_gbs > 0);
+        psc_coll_report_free(r);
+    }
+    unsetenv("FAKE_AR_CORRUPT");
+    opts(&o, 96, 96);
+    o.coll = PSC_COLL_ALL_GATHER;
+    o.dtype = PSC_DT_INT8;
+    r = run_ok(2, &o);
+    assert_int_equal(r->nrows, 1);
+    assert_int_equal(r->rows[0].impl, PSC_COLL_IMPL_NCCL);
+    psc_coll_report_free(r);
 }
 
 /*
@@ -467,6 +509,7 @@ int main(void)
         cmocka_unit_test_setup(test_rows_side_by_side, each),
         cmocka_unit_test_setup(test_only_where_it_applies, each),
         cmocka_unit_test_setup(test_reduce_scatter_rows, each),
+        cmocka_unit_test_setup(test_all_gather_rows, each),
         cmocka_unit_test_setup(test_wrong_elements_counted, each),
         cmocka_unit_test_setup(test_unaligned_sizes, each),
         cmocka_unit_test_setup(test_alone, each),

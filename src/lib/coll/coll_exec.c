@@ -12,10 +12,16 @@
 
 #include "coll/coll_exec.h"
 
-/* Whether the operation in hand is p2pscope's own all-reduce. */
+/* Whether the operation in hand is p2pscope's own collective. */
 static int psc__own(const psc_coll_exec_t *x)
 {
     return x->sh && x->sh->impl == PSC_COLL_IMPL_P2PSCOPE;
+}
+
+/* p2pscope's own collective coll, in words. */
+static const char *psc__own_name(int coll)
+{
+    return coll == PSC_COLL_REDUCE_SCATTER ? "reduce-scatter" : coll == PSC_COLL_ALL_GATHER ? "all-gather" : "all-reduce";
 }
 
 /*
@@ -55,8 +61,7 @@ psc_status_t psc__coll_fail(psc_coll_exec_t *x, psc_status_t st, const char *fmt
         if (sh->root >= 0 && n > 0 && (size_t)n < sizeof(what))
             n += snprintf(what + n, sizeof(what) - (size_t)n, ", root %d", sh->root);
         if (sh->impl == PSC_COLL_IMPL_P2PSCOPE && n > 0 && (size_t)n < sizeof(what))
-            n += snprintf(what + n, sizeof(what) - (size_t)n, ", p2pscope's %s",
-                          sh->coll == PSC_COLL_REDUCE_SCATTER ? "reduce-scatter" : "all-reduce");
+            n += snprintf(what + n, sizeof(what) - (size_t)n, ", p2pscope's %s", psc__own_name(sh->coll));
         if (n > 0 && (size_t)n < sizeof(what))
             snprintf(what + n, sizeof(what) - (size_t)n, ")%s%s: ", x->stage ? ", " : "", x->stage ? x->stage : "");
     }
@@ -371,7 +376,18 @@ static unsigned psc__own_timeout_ms(const psc_coll_exec_t *x)
     return ms <= 0 ? 0 : ms >= (double)UINT_MAX ? UINT_MAX : ms < 1 ? 1 : (unsigned)ms;
 }
 
-/* n of p2pscope's all-reduces (or reduce-scatters), one call each over every local rank, as NCCL's are issued. */
+/* The library's call of p2pscope's collective coll: psc_allreduce_sum, _reduce_scatter or _all_gather. */
+typedef psc_status_t (*psc__own_fn)(psc_allreduce_t *, void *const *, const void *const *, size_t, int,
+                                    struct CUstream_st *const *, unsigned);
+static psc__own_fn psc__own_call(int coll)
+{
+    return coll == PSC_COLL_REDUCE_SCATTER ? psc_allreduce_reduce_scatter
+           : coll == PSC_COLL_ALL_GATHER   ? psc_allreduce_all_gather
+                                           : psc_allreduce_sum;
+}
+
+/* n of p2pscope's all-reduces (or reduce-scatters, all-gathers), one call each over every local rank, as NCCL's are
+   issued. */
 static psc_status_t psc__own_issue(psc_coll_exec_t *x, const psc_coll_shape_t *sh, int in_place, uint64_t first,
                                    unsigned n)
 {
@@ -391,15 +407,12 @@ static psc_status_t psc__own_issue(psc_coll_exec_t *x, const psc_coll_shape_t *s
             send[i] = (const void *)(uintptr_t)sb;
             recv[i] = (void *)(uintptr_t)rb;
         }
-        if (sh->coll == PSC_COLL_REDUCE_SCATTER)
-            st = psc_allreduce_reduce_scatter(x->ar, recv, send, (size_t)sh->count, sh->dtype, x->stream,
-                                              psc__own_timeout_ms(x));
-        else
-            st = psc_allreduce_sum(x->ar, recv, send, (size_t)sh->count, sh->dtype, x->stream,
-                                   psc__own_timeout_ms(x));
+        st = psc__own_call(sh->coll)(x->ar, recv, send, (size_t)sh->count, sh->dtype, x->stream,
+                                     psc__own_timeout_ms(x));
         if (st != PSC_OK)
             return psc__coll_fail(x, st, "%s: %s", sh->coll == PSC_COLL_REDUCE_SCATTER ? "psc_allreduce_reduce_scatter"
-                                  : "psc_allreduce_sum", psc_context_last_error(x->ctx));
+                                  : sh->coll == PSC_COLL_ALL_GATHER ? "psc_allreduce_all_gather" : "psc_allreduce_sum",
+                                  psc_context_last_error(x->ctx));
     }
     return PSC_OK;
 }

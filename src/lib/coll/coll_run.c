@@ -118,11 +118,18 @@ static uint64_t psc__next(const psc_coll_opts_t *o, uint64_t s)
     return o->step_bytes > o->max_bytes - s ? 0 : s + o->step_bytes; /* s <= max_bytes here */
 }
 
-/* Whether p2pscope's own collectives do this one, type and op: all-reduce and reduce-scatter, sums of floats. */
+/* The op of p2pscope's own rows of a collective: sum, or none (-1) for the all-gather. */
+static int psc__own_op(int coll)
+{
+    return coll == PSC_COLL_ALL_GATHER ? -1 : PSC_OP_SUM;
+}
+
+/* Whether p2pscope's own collectives do this one, type and op: all-reduce and reduce-scatter (sums) and
+   all-gather, of floats. */
 static int psc__own_does(int coll, int dtype, int op)
 {
-    return (coll == PSC_COLL_ALL_REDUCE || coll == PSC_COLL_REDUCE_SCATTER) && op == PSC_OP_SUM &&
-           (dtype == PSC_DT_FLOAT32 || dtype == PSC_DT_FLOAT16 || dtype == PSC_DT_BFLOAT16);
+    return (coll == PSC_COLL_ALL_REDUCE || coll == PSC_COLL_REDUCE_SCATTER || coll == PSC_COLL_ALL_GATHER) &&
+           op == psc__own_op(coll) && (dtype == PSC_DT_FLOAT32 || dtype == PSC_DT_FLOAT16 || dtype == PSC_DT_BFLOAT16);
 }
 
 /*
@@ -142,15 +149,15 @@ static psc_status_t psc__plan_own(psc_context_t *ctx, const psc_coll_opts_t *o, 
         return PSC_OK;
     if (!pl->nccl) {
         for (int t = 0; t < pl->ndt; t++)
-            if (psc__own_does(o->coll, pl->dts[t], PSC_OP_SUM))
+            if (psc__own_does(o->coll, pl->dts[t], psc__own_op(o->coll)))
                 pl->dts[ndt++] = pl->dts[t];
         for (int op = 0; op < pl->nop; op++)
-            if (pl->ops[op] == PSC_OP_SUM)
+            if (pl->ops[op] == psc__own_op(o->coll))
                 pl->ops[nop++] = pl->ops[op];
-        if (!ndt || !nop || !psc__own_does(o->coll, pl->dts[0], PSC_OP_SUM))
+        if (!ndt || !nop || !psc__own_does(o->coll, pl->dts[0], psc__own_op(o->coll)))
             return psc__fail(ctx, PSC_ERR_INVALID, "psc_coll_run: p2pscope's collectives alone (impls), but they do "
-                             "not do %s%s%s%s%s: accepted all_reduce or reduce_scatter with op sum and type float, "
-                             "half or bfloat16 (or -1), or NCCL in impls", psc_coll_name(o->coll),
+                             "not do %s%s%s%s%s: accepted all_reduce or reduce_scatter with op sum, or all_gather, "
+                             "with type float, half or bfloat16 (or -1), or NCCL in impls", psc_coll_name(o->coll),
                              o->op >= 0 ? ", op " : "",
                              o->op >= 0 ? psc_redop_name(o->op) : "", o->dtype >= 0 ? ", type " : "",
                              o->dtype >= 0 ? psc_dtype_name(o->dtype) : "");
