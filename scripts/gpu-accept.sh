@@ -112,6 +112,7 @@ part_a() {
   sanitize memcheck copy build/p2pscope copy -b 1 -e 1M -f 16 -n 1
   for tool in memcheck racecheck synccheck; do
     PSC_TEST_QUICK=1 sanitize $tool allreduce --target-processes all build/tests/gpu/test_gpu_allreduce
+    PSC_TEST_QUICK=1 sanitize $tool allgather build/tests/gpu/test_gpu_allgather
   done
   step "compute-sanitizer done"
 }

@@ -2,7 +2,8 @@
  * psc_allreduce_* under pressure on the machine's GPUs (every GPU one rank,
  * at most 8; PSC_TEST_RANKS=k takes the first k): a million back-to-back
  * calls of mixed sizes and types (some over the 8 MiB slot, some in place,
- * every fifth a reduce-scatter of the same inputs' parts),
+ * every fifth a reduce-scatter of the same inputs' parts, every fifth an
+ * all-gather of parts of them),
  * each checked on the GPU right after it (test_gpu_ar_kernels.cu: the
  * documented sum bit for bit, and every rank's output byte for byte equal to
  * rank 0's, read through peer access); calls while one GPU at a time is kept
@@ -160,14 +161,15 @@ static uint64_t res_expect_clean(const char *what)
     return seen;
 }
 
-/* One call of the stress: its input (a slot), type, size (a reduce-scatter's: a part's), output, whether in place
-   and whether a reduce-scatter (psc_allreduce_reduce_scatter: its input n parts, its output its rank's sum). */
+/* One call of the stress: its input (a slot), type, size (a reduce-scatter's, an all-gather's: a part's), output,
+   whether in place, whether a reduce-scatter (psc_allreduce_reduce_scatter: its input n parts, its output its rank's
+   sum) or an all-gather (psc_allreduce_all_gather: its input a part, its output n parts). */
 typedef struct {
     int dt;
     size_t count;
     unsigned seed;
     CUdeviceptr in[MAXR];
-    int out, in_place, rs;
+    int out, in_place, rs, ag;
 } call_t;
 
 static uint32_t lcg(uint32_t *x)
@@ -206,6 +208,9 @@ static call_t pick(uint64_t k, uint32_t *x)
     if (k % 5 == 2) { /* every fifth a reduce-scatter: parts of the same input, n of them in the slot */
         c.rs = 1;
         c.count = c.count / (size_t)n ? c.count / (size_t)n : 1;
+    } else if (k % 5 == 4) { /* and every fifth an all-gather: n parts of that size in the output */
+        c.ag = 1;
+        c.count = c.count / (size_t)n ? c.count / (size_t)n : 1;
     }
     return c;
 }
@@ -221,24 +226,32 @@ static void run_call(psc_allreduce_t *ar, const call_t *c, const CUstream *s, ui
 
     for (int i = 0; i < n; i++) {
         /* a reduce-scatter in place: its output is its rank's part of the input it overwrites */
-        r[i] = (void *)(uintptr_t)(outb[i][c->out] + (c->rs && c->in_place ? (CUdeviceptr)(part * (size_t)i) : 0));
-        in[i] = c->in_place ? (const void *)(uintptr_t)outb[i][c->out] : (const void *)(uintptr_t)c->in[i];
+        /* an all-gather in place: its input is its rank's part of the output */
+        const CUdeviceptr at = c->in_place && (c->rs || c->ag) ? (CUdeviceptr)(part * (size_t)i) : 0;
+
+        r[i] = (void *)(uintptr_t)(outb[i][c->out] + (c->rs ? at : 0));
+        in[i] = c->in_place ? (const void *)(uintptr_t)(outb[i][c->out] + (c->ag ? at : 0))
+                            : (const void *)(uintptr_t)c->in[i];
         if (c->in_place) {
             use(i);
-            assert_int_equal(g_ctx->cu.p_cuMemcpyAsync(outb[i][c->out], c->in[i], all, s[i]), CUDA_SUCCESS);
+            assert_int_equal(g_ctx->cu.p_cuMemcpyAsync((CUdeviceptr)(uintptr_t)in[i], c->in[i], all, s[i]),
+                             CUDA_SUCCESS);
         }
     }
-    st = c->rs ? psc_allreduce_reduce_scatter(ar, r, in, c->count, c->dt, s, 0)
-               : psc_allreduce_sum(ar, r, in, c->count, c->dt, s, 0);
+    st = c->rs   ? psc_allreduce_reduce_scatter(ar, r, in, c->count, c->dt, s, 0)
+         : c->ag ? psc_allreduce_all_gather(ar, r, in, c->count, c->dt, s, 0)
+                 : psc_allreduce_sum(ar, r, in, c->count, c->dt, s, 0);
     if (st != PSC_OK)
         fail_msg("call %llu (%s, type %d, %zu elements): %s", (unsigned long long)k,
-                 c->rs ? "reduce-scatter" : "all-reduce", c->dt, c->count, psc_context_last_error(g_ctx));
+                 c->rs ? "reduce-scatter" : c->ag ? "all-gather" : "all-reduce", c->dt, c->count,
+                 psc_context_last_error(g_ctx));
     for (int i = 0; i < n; i++) {
         /* each rank's part of a reduce-scatter is its own sum: nothing to compare with rank 0's */
         CUdeviceptr out = (CUdeviceptr)(uintptr_t)r[i], ref = i && !c->rs ? outb[0][c->out] : 0;
-        uint64_t count = c->count, call = k, base = c->rs ? c->count * (uint64_t)i : 0;
+        uint64_t count = c->ag ? c->count * (uint64_t)n : c->count, call = k, base = c->rs ? c->count * (uint64_t)i : 0;
+        uint64_t gpart = c->ag ? c->count : 0;
         unsigned dt = (unsigned)c->dt, seed = c->seed, nr = (unsigned)n;
-        void *params[] = {&out, &ref, &count, &dt, &seed, &nr, &call, &res[i], &base};
+        void *params[] = {&out, &ref, &count, &dt, &seed, &nr, &call, &res[i], &base, &gpart};
         unsigned blocks = (unsigned)((count + 255) / 256 < 264 ? (count + 255) / 256 : 264);
 
         launch(i, s[i], fn_check[i], blocks, 256, params);

@@ -90,12 +90,13 @@ extern "C" __global__ void ar_t_fill(unsigned char *p, u64 count, unsigned dt, u
 
 /*
  * Call `call`'s output on one rank: every element j the documented sum of the nranks inputs of `seed` at element
- * base + j (a reduce-scatter's part: base is the part's first element; 0 for an all-reduce), and (ref not NULL:
+ * base + j (a reduce-scatter's part: base is the part's first element; 0 for an all-reduce), or (part not 0: an
+ * all-gather of parts of `part` elements) rank j / part's input at j % part bit for bit, and (ref not NULL:
  * rank 0's output, read through peer access) equal to ref's. res: [0] wrong elements, [1] the first call with
  * one, [2] elements unlike rank 0's, [3] the first call with one, [4] elements checked.
  */
 extern "C" __global__ void ar_t_check(const unsigned char *out, const unsigned char *ref, u64 count, unsigned dt,
-                                      unsigned seed, unsigned nranks, u64 call, u64 *res, u64 base)
+                                      unsigned seed, unsigned nranks, u64 call, u64 *res, u64 base, u64 part)
 {
     u64 wrong = 0, unlike = 0, seen = 0;
 
@@ -103,6 +104,12 @@ extern "C" __global__ void ar_t_check(const unsigned char *out, const unsigned c
         float acc = t_val(dt, t_in(dt, seed, 0, base + j));
         unsigned got = t_load(out, dt, j);
 
+        if (part) { /* an all-gather's: element j is rank j / part's input at j % part, as it was */
+            wrong += got != t_in(dt, seed, (unsigned)(j / part), j % part);
+            unlike += ref && got != t_load(ref, dt, j);
+            seen++;
+            continue;
+        }
         for (unsigned r = 1; r < nranks; r++)
             acc = __fadd_rn(acc, t_val(dt, t_in(dt, seed, r, base + j))); /* no contraction: one rounding each */
         wrong += got != t_round(dt, acc);
