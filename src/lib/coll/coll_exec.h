@@ -13,6 +13,7 @@
 
 #include "coll/coll_data.h"
 #include "driver/nccl.h"
+#include "util/watchdog.h"
 #include "internal.h"
 
 #define PSC_COLL_MAX_EACH 4096 /* per_op: operations timed one by one per row, at most */
@@ -28,21 +29,6 @@ typedef struct {
     uint64_t size;          /* the size column */
 } psc_coll_shape_t;
 
-/*
- * The timeout of NCCL's host calls (coll_exec.c): blocking communicators may
- * block in a call itself (a peer gone while connecting); a thread sleeps until
- * the armed call's deadline and aborts the communicators only if it passes.
- */
-typedef struct {
-    pthread_t thread;
-    int started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int stop;                            /* under mu: the thread ends */
-    int64_t deadline;                    /* atomic: CLOCK_MONOTONIC ns when the armed call is late; 0 none armed;
-                                            INT64_MIN: it was late, the communicators are being aborted */
-    int64_t timeout_ns;
-} psc_coll_watch_t;
 
 typedef struct {
     psc_context_t *ctx;
@@ -72,7 +58,7 @@ typedef struct {
     long long mem_free[5][PSC_MAX_GPUS]; /* free GPU memory before the buffers, after them, after the
                                             communicators, after the registrations, after the rows; -1 not read */
     uint64_t buf_bytes;                  /* of send and of recv, per GPU */
-    psc_coll_watch_t watch;              /* with a timeout and NCCL's rows: the watchdog of NCCL's host calls */
+    psc_watchdog_t watch;                /* with a timeout and NCCL's rows: the watchdog of NCCL's host calls */
     int aborted;
     CUevent *mark[2];                    /* coll_load.c: events recorded on local rank i's stream as the next
                                             timed loop begins ([0][i]) and once its last operation is issued
