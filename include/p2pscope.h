@@ -993,11 +993,12 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
  * call as psc_allreduce_sum's (rank order, fp32, rounded once). In place:
  * recv[i] is send[i]'s own part (send[i] + rank x count elements); else
  * apart from send[i]'s n x count. send[i] and (but in place) recv[i]
- * 16-byte aligned; count x size up to the group's max_bytes. Always by the
+ * 16-byte aligned; count x size up to the group's max_bytes. By the
  * one-shot kernel (each rank pushes each peer's part into the peer's
- * buffers, 1 / n of what an all-reduce moves): the streams, graphs,
- * ordering with the group's other calls, timeouts and refusals as
- * psc_allreduce_sum's; its tuning (NCCL's way) is not consulted.
+ * buffers, 1 / n of what an all-reduce moves), or, after
+ * psc_allreduce_tune, by ncclReduceScatter in a class where NCCL was timed
+ * faster: the streams, graphs, ordering with the group's other calls,
+ * timeouts and refusals as psc_allreduce_sum's.
  */
 psc_status_t psc_allreduce_reduce_scatter(psc_allreduce_t *ar, void *const *recv, const void *const *send,
                                           size_t count, int dtype, struct CUstream_st *const *streams,
@@ -1013,19 +1014,21 @@ psc_status_t psc_allreduce_reduce_scatter(psc_allreduce_t *ar, void *const *recv
  * 16-byte aligned; count x size up to the group's max_bytes. By its kernel
  * (each rank pushes its part into every peer's buffers, lines of 8 data
  * bytes and their flags; calls larger than the group's slot, or 4 MiB, in
- * pieces): the streams, graphs, ordering with the group's other calls,
- * timeouts and refusals as psc_allreduce_sum's; its tuning is not
- * consulted. dtype only sizes the elements.
+ * pieces), or, after psc_allreduce_tune, by ncclAllGather in a class where
+ * NCCL was timed faster: the streams, graphs, ordering with the group's
+ * other calls, timeouts and refusals as psc_allreduce_sum's. dtype only
+ * sizes the elements.
  */
 psc_status_t psc_allreduce_all_gather(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
                                       int dtype, struct CUstream_st *const *streams, unsigned timeout_ms);
 
-/* One size class of psc_allreduce_tune's table: calls of bytes/2 + 1 to bytes per rank (the first: 1 to 16 B). */
+/* One size class of psc_allreduce_tune's table: calls of bytes/2 + 1 to bytes per rank (the first: 1 to 16 B; the
+   reduce-scatter's and the all-gather's: per part). */
 typedef struct {
-    uint64_t bytes;   /* the class's bound, a power of two; timed at min(bytes, max_bytes) */
+    uint64_t bytes;   /* the class's bound, a power of two; timed at min(bytes, max_bytes) (a part's: max_bytes / n) */
     double own_us;    /* p2pscope's kernel: microseconds per call, the slowest rank's, the median of the repetitions */
-    double nccl_us;   /* ncclAllReduce, timed the same way */
-    int nccl;         /* 1: psc_allreduce_sum sends this class's calls to NCCL (nccl_us < own_us) */
+    double nccl_us;   /* ncclAllReduce (ncclReduceScatter, ncclAllGather), timed the same way */
+    int nccl;         /* 1: the group's calls of this class go to NCCL (nccl_us < own_us) */
     int copy_engines; /* 1: p2pscope's calls of this class go by its copy engines, timed faster than its kernels
                          (own_us theirs); 0: by its kernels (classes where both were timed: 2 ranks, 4 MiB on) */
 } psc_ar_tune_row_t;
@@ -1038,7 +1041,11 @@ typedef struct {
     int nccl_version;                    /* ncclGetVersion's code (22807 for 2.28.7) */
     int graphs;                          /* 1: timed as CUDA graph replays; 0: eagerly (the driver cannot capture) */
     int reps;                            /* repetitions each way, the two ways alternating */
-    psc_ar_tune_row_t row[PSC_AR_TUNE_ROWS];
+    psc_ar_tune_row_t row[PSC_AR_TUNE_ROWS]; /* psc_allreduce_sum's classes */
+    int part_rows;                       /* the reduce-scatter's and the all-gather's classes: parts of 16 B up to
+                                            max_bytes / n rounded up to a power of two (0 where not tuned) */
+    psc_ar_tune_row_t rs[PSC_AR_TUNE_ROWS]; /* psc_allreduce_reduce_scatter's, against ncclReduceScatter */
+    psc_ar_tune_row_t ag[PSC_AR_TUNE_ROWS]; /* psc_allreduce_all_gather's, against ncclAllGather */
 } psc_ar_tuning_t;
 
 /*
@@ -1048,7 +1055,10 @@ typedef struct {
  * class where it was (bytes rounded up to a power of two) to ncclAllReduce
  * instead: ncclGroupStart, one ncclAllReduce per rank of this process on its
  * stream, ncclGroupEnd, enqueued on the same streams and capturable in the
- * same way, with the same checks and PSC_ERR_INVALID refusals first. Both
+ * same way, with the same checks and PSC_ERR_INVALID refusals first. The
+ * same for psc_allreduce_reduce_scatter and psc_allreduce_all_gather against
+ * ncclReduceScatter and ncclAllGather, by their parts' bytes, for parts up to
+ * max_bytes / n (larger parts go by the kernels: the table's part_rows). Both
  * ways are timed alike (p2pscope's copy engines in psc_allreduce_create's
  * groups eagerly, as only eager calls take them): fp32 sums in place in a buffer of max_bytes per GPU
  * (allocated for the call), a CUDA graph of up to 16 calls captured on

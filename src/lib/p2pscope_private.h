@@ -294,8 +294,9 @@ typedef struct {
     psc_fault_t fault;
     uint64_t fault_offset, fault_len, fault_size;
     /* psc_allreduce_tune, where its group has no skew of its own (psc__ar_tune_skew): each median measured (way 0
-     * the kernels, 1 NCCL, 2 the copy engines; us per call) passes through it, so a test of a caller that makes
-     * and tunes the group itself (coll) can make any way the faster one. NULL: none. */
+     * the kernels, 1 NCCL, 2 the copy engines, plus 4 for the reduce-scatter's, 8 for the all-gather's; us per call)
+     * passes through it, so a test of a caller that makes and tunes the group itself (coll) can make any way the
+     * faster one. NULL: none. */
     double (*ar_tune_skew)(int way, uint64_t bytes, double us, void *arg);
     void *ar_tune_skew_arg;
 } psc_test_hooks_t;

@@ -328,17 +328,6 @@ static void psc__own_half(FILE *f, const psc_coll_report_t *r, int i, const psc_
     fprintf(f, "  %11s  %11s  %11s  %11s  %12s", t, b, w, x, psc_coll_way_word(r, i, k));
 }
 
-/* p2pscope's own collective of the report, in words (call 0), or the library call that made its rows (1). */
-static const char *psc__own_what(const psc_coll_report_t *r, int call)
-{
-    static const char *const names[3][2] = {{"all-reduce", "psc_allreduce_sum"},
-                                            {"reduce-scatter", "psc_allreduce_reduce_scatter"},
-                                            {"all-gather", "psc_allreduce_all_gather"}};
-    const int k = r->coll == PSC_COLL_REDUCE_SCATTER ? 1 : r->coll == PSC_COLL_ALL_GATHER ? 2 : 0;
-
-    return names[k][call];
-}
-
 /*
  * p2pscope's own collective beside NCCL's: every line a comment, and header
  * words of its own, so nothing here reads as a row or a header of nccl-tests'.
@@ -346,9 +335,9 @@ static const char *psc__own_what(const psc_coll_report_t *r, int call)
 static void psc__own_table(FILE *f, const psc_coll_report_t *r)
 {
     const int failed = psc__failed(r, PSC_COLL_IMPL_P2PSCOPE);
-    const char *what = psc__own_what(r, 0);
+    const char *what = psc_coll_own_what(r, 0);
 
-    fprintf(f, "# p2pscope's %s (%s), timed and checked as NCCL's rows above\n", what, psc__own_what(r, 1));
+    fprintf(f, "# p2pscope's %s (%s), timed and checked as NCCL's rows above\n", what, psc_coll_own_what(r, 1));
     fprintf(f, "#   oop_: out of place, ip_: in place; us: time per operation; busbw: GB/s; wrong: wrong elements; "
                "vs_nccl: NCCL's time / p2pscope's (above 1: p2pscope faster); way: its kernels (one-shot, two-shot), "
                "its copy-engines, or nccl\n");
@@ -426,7 +415,7 @@ static void psc__p2pscope_part(FILE *f, const psc_coll_report_t *r)
     fprintf(f, "# p2pscope %s coll\n", PSC_VERSION_STRING);
     if (r->own_not_run[0])
         psc_report_printf(f, "# p2pscope's %s not run: %.*s\n",
-                          psc__own_what(r, 0),
+                          psc_coll_own_what(r, 0),
                           (int)strnlen(r->own_not_run, sizeof(r->own_not_run)), r->own_not_run);
     if (ways) /* where p2pscope's rows fill nccl-tests' table, the ways they ran in a table of their own */
         psc_render_coll_ways(f, r, !own && r->ways);

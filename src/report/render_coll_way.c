@@ -1,4 +1,5 @@
-/* Which way each of p2pscope's all-reduce rows ran, in coll's tables and JSON (render_coll_way.h). */
+/* Which way each of p2pscope's own rows ran (all-reduce, reduce-scatter, all-gather), in coll's tables and JSON
+   (render_coll_way.h). */
 #include "render_coll_way.h"
 
 #include <string.h>
@@ -7,6 +8,16 @@
 #include "lib/p2pscope_private.h"
 #include "p2pscope.h"
 #include "text.h"
+
+const char *psc_coll_own_what(const psc_coll_report_t *r, int call)
+{
+    static const char *const names[3][2] = {{"all-reduce", "psc_allreduce_sum"},
+                                            {"reduce-scatter", "psc_allreduce_reduce_scatter"},
+                                            {"all-gather", "psc_allreduce_all_gather"}};
+    const int k = r->coll == PSC_COLL_REDUCE_SCATTER ? 1 : r->coll == PSC_COLL_ALL_GATHER ? 2 : 0;
+
+    return names[k][call != 0];
+}
 
 const char *psc_coll_way_word(const psc_coll_report_t *r, int i, int k)
 {
@@ -21,11 +32,11 @@ const char *psc_coll_way_word(const psc_coll_report_t *r, int i, int k)
 void psc_render_coll_ways(FILE *f, const psc_coll_report_t *r, int own_is_main_table)
 {
     if (r->own_tuned)
-        fprintf(f, "# p2pscope's all-reduce: tuned beside NCCL (psc_allreduce_tune): each size class goes the way "
-                   "that timed faster; oop_way, ip_way: the way each half ran\n");
+        fprintf(f, "# p2pscope's %s: tuned beside NCCL (psc_allreduce_tune): each size class goes the way "
+                   "that timed faster; oop_way, ip_way: the way each half ran\n", psc_coll_own_what(r, 0));
     else if (r->own_tune_note[0])
-        psc_report_printf(f, "# p2pscope's all-reduce: %.*s\n", (int)strnlen(r->own_tune_note,
-                          sizeof(r->own_tune_note)), r->own_tune_note);
+        psc_report_printf(f, "# p2pscope's %s: %.*s\n", psc_coll_own_what(r, 0),
+                          (int)strnlen(r->own_tune_note, sizeof(r->own_tune_note)), r->own_tune_note);
     if (!own_is_main_table)
         return;
     fprintf(f, "# %10s  %8s  %12s  %12s\n", "bytes", "type", "oop_way", "ip_way");

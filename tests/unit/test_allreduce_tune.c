@@ -196,6 +196,98 @@ static void test_without_nccl_the_kernel_stays(void **state)
     psc_allreduce_destroy(ar);
 }
 
+/* The skew by collective: the all-reduce's kernels faster everywhere; the reduce-scatter's NCCL faster up to 128 B
+   parts, the all-gather's above. */
+static double skew_by_collective(int way, uint64_t bytes, double us, void *arg)
+{
+    const int coll = way / 4, nccl = way % 4 == PSC__AR_TUNE_NCCL;
+
+    (void)arg;
+    if (coll == 0)
+        return nccl ? us + SLOW : us;
+    if (coll == 1)
+        return (nccl ? bytes > 128 : bytes <= 128) ? us + SLOW : us;
+    return (nccl ? bytes <= 128 : bytes > 128) ? us + SLOW : us;
+}
+
+/* One reduce-scatter (rs) or all-gather of count floats per part on the 3-GPU group, out of place, every output
+   checked exact: the way it went (PSC_AR_WAY_*). */
+static int part_call(psc_allreduce_t *ar, int rs, size_t count, uint32_t seed)
+{
+    void *r[N];
+    const void *s[N];
+
+    for (int i = 0; i < N; i++) {
+        fill_one((unsigned char *)(uintptr_t)sendb[i], PSC_AR_FLOAT32, rs ? N * count : count, N, i, seed);
+        r[i] = (void *)(uintptr_t)recvb[i];
+        s[i] = (const void *)(uintptr_t)sendb[i];
+    }
+    if ((rs ? psc_allreduce_reduce_scatter : psc_allreduce_all_gather)(ar, r, s, count, PSC_AR_FLOAT32, streams,
+                                                                       5000) != PSC_OK)
+        fail_msg("%s: %s", rs ? "reduce-scatter" : "all-gather", psc_context_last_error(g_ctx));
+    for (int i = 0; i < N; i++)
+        assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(streams[i]), CUDA_SUCCESS);
+    for (int i = 0; i < N; i++)
+        for (size_t j = 0; j < (rs ? count : N * count); j++) {
+            /* the reduce-scatter: rank i's part of the sums; the all-gather: rank j / count's input at j % count */
+            double want = rs ? psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, N, i * count + j, seed)
+                             : (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, N, (int)(j / count), j % count, seed);
+            float got, w = (float)want;
+
+            memcpy(&got, (const unsigned char *)(uintptr_t)recvb[i] + 4 * j, 4);
+            if (memcmp(&got, &w, 4))
+                fail_msg("%s of %zu: rank %d element %zu: %g, expected %g", rs ? "reduce-scatter" : "all-gather",
+                         count, i, j, got, w);
+        }
+    return psc_allreduce_last_way(ar);
+}
+
+/*
+ * The reduce-scatter's and the all-gather's classes (parts up to max_bytes / 3) timed beside ncclReduceScatter and
+ * ncclAllGather; each call goes the way its class chose, exact; a group told to time the all-gather alone
+ * (psc__ar_tune_kinds) leaves the others' rows empty and their calls to the kernels.
+ */
+static void test_parts_follow_their_tables(void **state)
+{
+    psc_allreduce_t *ar = make();
+    psc_ar_tuning_t tb;
+
+    (void)state;
+    assert_int_equal(psc__ar_tune_skew(ar, skew_by_collective, NULL), PSC_OK);
+    if (psc_allreduce_tune(ar, NULL, streams) != PSC_OK)
+        fail_msg("psc_allreduce_tune: %s", psc_context_last_error(g_ctx));
+    assert_int_equal(psc_allreduce_tuning(ar, &tb), PSC_OK);
+    assert_int_equal(tb.part_rows, 8); /* 16 B .. 2 KiB: parts up to 4096 / 3 B */
+    for (int k = 0; k < tb.part_rows; k++) {
+        assert_int_equal(tb.rs[k].bytes, 16ull << k);
+        assert_int_equal(tb.ag[k].bytes, 16ull << k);
+        assert_int_equal(tb.rs[k].nccl, tb.rs[k].bytes <= 128);
+        assert_int_equal(tb.ag[k].nccl, tb.ag[k].bytes > 128);
+        assert_int_equal(tb.row[k].nccl, 0);
+    }
+    assert_int_equal(tb.rs[tb.part_rows].bytes, 0);
+    assert_int_equal(part_call(ar, 1, 32, 1), PSC_AR_WAY_NCCL);    /* 128 B parts */
+    assert_int_equal(part_call(ar, 1, 33, 2), PSC_AR_WAY_ONESHOT); /* 132 B: class 256 */
+    assert_int_equal(part_call(ar, 0, 32, 3), PSC_AR_WAY_ONESHOT);
+    assert_int_equal(part_call(ar, 0, 300, 4), PSC_AR_WAY_NCCL);
+    assert_int_equal(part_call(ar, 0, 1, 5), PSC_AR_WAY_ONESHOT);
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+
+    ar = make();
+    assert_int_equal(psc__ar_tune_skew(ar, skew_by_collective, NULL), PSC_OK);
+    assert_int_equal(psc__ar_tune_kinds(ar, 1u << 2), PSC_OK);
+    assert_int_equal(psc_allreduce_tune(ar, NULL, streams), PSC_OK);
+    assert_int_equal(psc_allreduce_tuning(ar, &tb), PSC_OK);
+    assert_int_equal(tb.row[0].bytes, 0);
+    assert_int_equal(tb.rs[0].bytes, 0);
+    assert_int_equal(tb.ag[7].bytes, 2048);
+    assert_int_equal(part_call(ar, 1, 32, 6), PSC_AR_WAY_ONESHOT); /* not timed: the kernel */
+    assert_int_equal(part_call(ar, 0, 300, 7), PSC_AR_WAY_NCCL);
+    assert_int_equal(who(ar, PSC_AR_FLOAT32, 512, 8), 'o');
+    psc_allreduce_destroy(ar);
+}
+
 /*
  * Where the driver captures graphs, the timing is in graph replays: one graph per GPU captured from one
  * thread (every capture ended before any graph is instantiated, as the driver requires), each freed after.
@@ -580,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_without_nccl_the_kernel_stays),
         cmocka_unit_test(test_calls_follow_the_table),
         cmocka_unit_test(test_timed_in_graphs),
+        cmocka_unit_test(test_parts_follow_their_tables),
         cmocka_unit_test(test_choice_follows_the_times),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_copy_engines_in_the_table),

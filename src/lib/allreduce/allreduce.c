@@ -464,6 +464,18 @@ static psc_status_t psc__ar_call_check(psc_allreduce_t *ar, void *const *recv, c
     return PSC_OK;
 }
 
+/* 1 where the tuning sends a call of kind (0 a sum, PSC__AR_RS, PSC__AR_AG) to NCCL, done (*st how it went); else
+   *way, the tuning's way for the group's own call (0 where untuned). */
+static int psc__ar_to_nccl(psc_allreduce_t *ar, int kind, void *const *recv, const void *const *send, size_t count,
+                           int dtype, struct CUstream_st *const *streams, psc_status_t *st, int *way)
+{
+    if (!ar->tune_route || !ar->tune_route(ar, kind, recv, send, count, dtype, streams, st, way))
+        return 0;
+    if (*st == PSC_OK)
+        ar->last_way = PSC_AR_WAY_NCCL;
+    return 1;
+}
+
 psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
                                int dtype, struct CUstream_st *const *streams, unsigned timeout_ms)
 {
@@ -476,11 +488,8 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
     if ((st = psc__ar_call_check(ar, recv, send, count, dtype, streams, "psc_allreduce_sum", 0, &es)) != PSC_OK ||
         count == 0)
         return st;
-    if (ar->tune_route && ar->tune_route(ar, recv, send, count, dtype, streams, &st, &way)) { /* NCCL is faster */
-        if (st == PSC_OK)
-            ar->last_way = PSC_AR_WAY_NCCL;
+    if (psc__ar_to_nccl(ar, 0, recv, send, count, dtype, streams, &st, &way))
         return st;
-    }
     return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, way);
 }
 
@@ -489,6 +498,7 @@ psc_status_t psc_allreduce_reduce_scatter(psc_allreduce_t *ar, void *const *recv
                                           unsigned timeout_ms)
 {
     size_t es = 0;
+    int way = 0;
     psc_status_t st;
 
     if (!ar)
@@ -496,7 +506,7 @@ psc_status_t psc_allreduce_reduce_scatter(psc_allreduce_t *ar, void *const *recv
     if ((st = psc__ar_call_check(ar, recv, send, count, dtype, streams, "psc_allreduce_reduce_scatter", PSC__AR_RS,
                                   &es)) !=
             PSC_OK ||
-        count == 0)
+        count == 0 || psc__ar_to_nccl(ar, PSC__AR_RS, recv, send, count, dtype, streams, &st, &way))
         return st;
     return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, PSC__AR_RS);
 }
@@ -505,13 +515,14 @@ psc_status_t psc_allreduce_all_gather(psc_allreduce_t *ar, void *const *recv, co
                                       int dtype, struct CUstream_st *const *streams, unsigned timeout_ms)
 {
     size_t es = 0;
+    int way = 0;
     psc_status_t st;
 
     if (!ar)
         return PSC_ERR_INVALID;
     if ((st = psc__ar_call_check(ar, recv, send, count, dtype, streams, "psc_allreduce_all_gather", PSC__AR_AG,
                                  &es)) != PSC_OK ||
-        count == 0)
+        count == 0 || psc__ar_to_nccl(ar, PSC__AR_AG, recv, send, count, dtype, streams, &st, &way))
         return st;
     return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, PSC__AR_AG);
 }

@@ -1,8 +1,10 @@
 /*
  * psc_allreduce_tune: NCCL communicators over a group's ranks; the group's
  * kernels, its copy engines (where it has them: 2 ranks, from 4 MiB) and
- * ncclAllReduce timed alike at every power of two up to max_bytes; later
- * calls routed to the fastest. psc_allreduce_sum and
+ * ncclAllReduce timed alike at every power of two up to max_bytes, and the
+ * reduce-scatter's and all-gather's kernels beside ncclReduceScatter and
+ * ncclAllGather for parts up to max_bytes / n; later calls routed to the
+ * fastest. psc_allreduce_sum and
  * psc_allreduce_destroy reach this file through the group's hooks
  * (ar_group.h), so allreduce.c never calls here directly: this file calls it.
  *
@@ -10,6 +12,7 @@
  * one control flow: each brings its status so far, and the first failure
  * stops every process at that meeting instead of leaving the others waiting.
  */
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +21,20 @@
 #include "allreduce/allreduce_tune.h"
 #include "allreduce/ar_group.h"
 #include "driver/nccl.h"
+#include "util/watchdog.h"
 
 #define PSC__TUNE_REPS 5                 /* repetitions each way: the median decides */
 #define PSC__TUNE_CALLS 16u              /* calls per graph up to 1 MiB; 16 MiB / bytes above, at least one */
 #define PSC__TUNE_FULL_CALLS (1ull << 20)
 
+/* The collectives a tuning times (bits of psc__ar_tune_kinds' mask, indexes of psc__tune_rows). */
+enum { PSC__TK_SUM = 0, PSC__TK_RS = 1, PSC__TK_AG = 2, PSC__TK_N = 3 };
+
 struct psc__ar_tune {
     psc_nccl_t nccl;
+    unsigned kinds;                         /* the collectives to time (1 << PSC__TK_*); 0: every one */
+    double timeout_ns;                      /* a timed run's longest wait (psc__ar_tune_timeout); 0: none */
+    psc_watchdog_t watch;                   /* with a timeout: aborts the communicators of a run found late */
     psc_ncclComm_t comm[PSC_AR_MAX_RANKS]; /* local rank i's */
     int ready;                              /* measured: calls are routed by the table */
     int told;                               /* a meeting reported a failure: the others know */
@@ -112,6 +122,34 @@ static psc_status_t psc__tune_sync(psc_allreduce_t *ar, const psc_ar_procs_t *p,
     return psc__tune_meet(ar, p, &rec);
 }
 
+/* The tuning's index of a call's kind (0 a sum, PSC__AR_RS, PSC__AR_AG). */
+static int psc__tune_kind(int kind)
+{
+    return kind == PSC__AR_RS ? PSC__TK_RS : kind == PSC__AR_AG ? PSC__TK_AG : PSC__TK_SUM;
+}
+
+/* The table's rows of collective tk. */
+static psc_ar_tune_row_t *psc__tune_rows(psc_ar_tuning_t *tb, int tk)
+{
+    return tk == PSC__TK_RS ? tb->rs : tk == PSC__TK_AG ? tb->ag : tb->row;
+}
+
+psc_status_t psc__ar_tune_timeout(psc_allreduce_t *ar, unsigned ms)
+{
+    if (!psc__tune_state(ar))
+        return psc__fail(ar->ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    ar->tune->timeout_ns = (double)ms * 1e6;
+    return PSC_OK;
+}
+
+psc_status_t psc__ar_tune_kinds(psc_allreduce_t *ar, unsigned mask)
+{
+    if (!psc__tune_state(ar))
+        return psc__fail(ar->ctx, PSC_ERR_NO_MEMORY, "out of host memory");
+    ar->tune->kinds = mask & ((1u << PSC__TK_N) - 1);
+    return PSC_OK;
+}
+
 static psc_status_t psc__tune_nccl_fail(psc_allreduce_t *ar, psc_ncclResult_t rc, const char *call)
 {
     char why[512];
@@ -120,10 +158,23 @@ static psc_status_t psc__tune_nccl_fail(psc_allreduce_t *ar, psc_ncclResult_t rc
     return psc__fail(ar->ctx, st, "psc_allreduce: %s", why);
 }
 
-/* One sum of the group through NCCL: a group of one ncclAllReduce per local rank, on its stream. */
-static psc_status_t psc__tune_nccl_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
-                                       int dtype, struct CUstream_st *const *streams)
+/* Local rank i's NCCL call of collective tk (count: a part's for the reduce-scatter and the all-gather). */
+static psc_ncclResult_t psc__tune_nccl_one(struct psc__ar_tune *t, int tk, int i, const void *send, void *recv,
+                                           size_t count, int dtype, struct CUstream_st *stream)
 {
+    if (tk == PSC__TK_RS)
+        return t->nccl.reduce_scatter(send, recv, count, dtype, PSC_OP_SUM, t->comm[i], stream);
+    if (tk == PSC__TK_AG)
+        return t->nccl.all_gather(send, recv, count, dtype, t->comm[i], stream);
+    return t->nccl.all_reduce(send, recv, count, dtype, PSC_OP_SUM, t->comm[i], stream);
+}
+
+/* One call of collective tk through NCCL: a group of one ncclAllReduce (ncclReduceScatter, ncclAllGather) per local
+   rank, on its stream. */
+static psc_status_t psc__tune_nccl_call(psc_allreduce_t *ar, int tk, void *const *recv, const void *const *send,
+                                        size_t count, int dtype, struct CUstream_st *const *streams)
+{
+    static const char *const names[PSC__TK_N] = {"ncclAllReduce", "ncclReduceScatter", "ncclAllGather"};
     struct psc__ar_tune *t = ar->tune;
     psc_context_t *ctx = ar->ctx;
     psc_ncclResult_t rc;
@@ -136,9 +187,8 @@ static psc_status_t psc__tune_nccl_sum(psc_allreduce_t *ar, void *const *recv, c
     }
     for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
         if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK &&
-            (rc = t->nccl.all_reduce(send[i], recv[i], count, dtype, PSC_OP_SUM, t->comm[i], streams[i])) !=
-                PSC_NCCL_SUCCESS)
-            st = psc__tune_nccl_fail(ar, rc, "ncclAllReduce");
+            (rc = psc__tune_nccl_one(t, tk, i, send[i], recv[i], count, dtype, streams[i])) != PSC_NCCL_SUCCESS)
+            st = psc__tune_nccl_fail(ar, rc, names[tk]);
     rc = t->nccl.group_end();
     if (st == PSC_OK && rc != PSC_NCCL_SUCCESS)
         st = psc__tune_nccl_fail(ar, rc, "ncclGroupEnd");
@@ -146,19 +196,24 @@ out:
     return psc__guard_leave(ctx, st);
 }
 
-/* psc_allreduce_sum's hook: 1 when the call's class goes to NCCL (then *st is how it went). */
-static int psc__tune_route(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count, int dtype,
-                           struct CUstream_st *const *streams, psc_status_t *st, int *way)
+/* The calls' hook (kind: 0 a sum, PSC__AR_RS, PSC__AR_AG): 1 when the call's class goes to NCCL (then *st is how it
+   went); else *way, its way. */
+static int psc__tune_route(psc_allreduce_t *ar, int kind, void *const *recv, const void *const *send, size_t count,
+                           int dtype, struct CUstream_st *const *streams, psc_status_t *st, int *way)
 {
-    const struct psc__ar_tune *t = ar->tune;
-    int k = psc__ar_tune_class((uint64_t)count * (dtype == PSC_AR_FLOAT32 ? 4u : 2u));
+    struct psc__ar_tune *t = ar->tune;
+    const int tk = psc__tune_kind(kind), k = psc__ar_tune_class((uint64_t)count * (dtype == PSC_AR_FLOAT32 ? 4u : 2u));
+    const psc_ar_tune_row_t *row;
 
-    if (!t || !t->ready || k >= t->table.rows)
+    if (!t || !t->ready || k >= (tk == PSC__TK_SUM ? t->table.rows : t->table.part_rows))
         return 0;
-    *way = t->table.row[k].copy_engines ? PSC__AR_COPY : PSC__AR_ONESHOT;
-    if (!t->table.row[k].nccl)
+    row = &psc__tune_rows(&t->table, tk)[k];
+    if (!row->bytes) /* a collective not timed */
         return 0;
-    *st = psc__tune_nccl_sum(ar, recv, send, count, dtype, streams);
+    *way = row->copy_engines ? PSC__AR_COPY : PSC__AR_ONESHOT;
+    if (!row->nccl)
+        return 0;
+    *st = psc__tune_nccl_call(ar, tk, recv, send, count, dtype, streams);
     return 1;
 }
 
@@ -268,25 +323,35 @@ static psc_status_t psc__tune_open(psc_allreduce_t *ar, const psc_ar_procs_t *p,
 }
 
 /*
- * `calls` in-place fp32 sums of count elements one way on every local stream: PSC__AR_TUNE_KERNELS the group's
- * kernels (by size, without its copy engines), PSC__AR_TUNE_COPY its copy engines, PSC__AR_TUNE_NCCL NCCL.
+ * `calls` in-place calls of collective tk, fp32, count elements (a part's) one way on every local stream:
+ * PSC__AR_TUNE_KERNELS the group's kernels (by size, without its copy engines), PSC__AR_TUNE_COPY its copy engines,
+ * PSC__AR_TUNE_NCCL NCCL. In place: a reduce-scatter's output and an all-gather's input are the rank's part of buf.
  */
-static psc_status_t psc__tune_issue(psc_allreduce_t *ar, int way, void *const *buf, size_t count, unsigned calls,
-                                    struct CUstream_st *const *streams)
+static psc_status_t psc__tune_issue(psc_allreduce_t *ar, int tk, int way, void *const *buf, size_t count,
+                                    unsigned calls, struct CUstream_st *const *streams)
 {
-    const int by = way == PSC__AR_TUNE_COPY ? PSC__AR_COPY : PSC__AR_ONESHOT;
+    static const int kinds[PSC__TK_N] = {0, PSC__AR_RS, PSC__AR_AG};
+    const int by = tk != PSC__TK_SUM ? kinds[tk] : way == PSC__AR_TUNE_COPY ? PSC__AR_COPY : PSC__AR_ONESHOT;
+    void *part[PSC_AR_MAX_RANKS];
+    void *const *send = buf, *const *recv = buf;
     psc_status_t st = PSC_OK;
 
+    for (int i = 0; i < ar->nlocal; i++)
+        part[i] = (unsigned char *)buf[i] + (size_t)(ar->first + i) * count * 4;
+    if (tk == PSC__TK_RS)
+        recv = part;
+    else if (tk == PSC__TK_AG)
+        send = part;
     for (unsigned c = 0; c < calls && st == PSC_OK; c++)
         st = way == PSC__AR_TUNE_NCCL
-                 ? psc__tune_nccl_sum(ar, buf, (const void *const *)buf, count, PSC_AR_FLOAT32, streams)
-                 : psc__ar_sum(ar, buf, (const void *const *)buf, count, PSC_AR_FLOAT32, streams, 0, by);
+                 ? psc__tune_nccl_call(ar, tk, recv, (const void *const *)send, count, PSC_AR_FLOAT32, streams)
+                 : psc__ar_sum(ar, recv, (const void *const *)send, count, PSC_AR_FLOAT32, streams, 0, by);
     return st;
 }
 
 /* The calls captured on every local stream, one graph each, instantiated into exec. */
-static psc_status_t psc__tune_capture(psc_allreduce_t *ar, int way, void *const *buf, size_t count, unsigned calls,
-                                      struct CUstream_st *const *streams, CUgraphExec *exec)
+static psc_status_t psc__tune_capture(psc_allreduce_t *ar, int tk, int way, void *const *buf, size_t count,
+                                      unsigned calls, struct CUstream_st *const *streams, CUgraphExec *exec)
 {
     psc_context_t *ctx = ar->ctx;
     CUgraph g[PSC_AR_MAX_RANKS] = {0};
@@ -295,7 +360,7 @@ static psc_status_t psc__tune_capture(psc_allreduce_t *ar, int way, void *const 
 
     st = psc__capture_begin(ctx, ar->nlocal, ar->dev, streams, &begun);
     if (st == PSC_OK)
-        st = psc__tune_issue(ar, way, buf, count, calls, streams);
+        st = psc__tune_issue(ar, tk, way, buf, count, calls, streams);
     st = psc__capture_end(ctx, begun, ar->dev, streams, st, g, exec);
     for (int i = 0; i < begun; i++)
         if (g[i])
@@ -330,49 +395,92 @@ static psc_status_t psc__tune_can_capture(psc_allreduce_t *ar, struct CUstream_s
     return PSC_OK;
 }
 
+/* The watchdog's fire: every communicator of this process aborted (the blocked call, or NCCL's kernels, end). */
+static void psc__tune_fire(void *arg)
+{
+    psc_allreduce_t *ar = arg;
+
+    for (int i = 0; i < ar->nlocal; i++)
+        if (ar->tune->comm[i])
+            ar->tune->nccl.comm_abort(ar->tune->comm[i]);
+}
+
+/* Every local stream's end, waited for by query (yielding the core: a thread NCCL starts may need it) until the
+   watchdog finds the run late. */
+static psc_status_t psc__tune_wait(psc_allreduce_t *ar, struct CUstream_st *const *streams)
+{
+    psc_context_t *ctx = ar->ctx;
+    psc_status_t st = PSC_OK;
+
+    for (int i = 0; i < ar->nlocal && st == PSC_OK; i++) {
+        CUresult rc;
+
+        if ((st = psc__gpu_use(ctx, ar->dev[i])) != PSC_OK)
+            break;
+        while ((rc = ctx->cu.p_cuStreamQuery(streams[i])) == CUDA_ERROR_NOT_READY && !psc__watchdog_late(&ar->tune->watch))
+            sched_yield();
+        if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY)
+            st = psc__cu_result(ctx, rc, "cuStreamQuery");
+    }
+    return st;
+}
+
+/* After a timed run: PSC_ERR_TIMEOUT naming it where the watchdog found it late (its communicators aborted and
+   forgotten), else st. */
+static psc_status_t psc__tune_late(psc_allreduce_t *ar, int tk, int way, size_t count, psc_status_t st)
+{
+    static const char *const what[PSC__TK_N][2] = {{"p2pscope's all-reduce", "ncclAllReduce"},
+                                                   {"p2pscope's reduce-scatter", "ncclReduceScatter"},
+                                                   {"p2pscope's all-gather", "ncclAllGather"}};
+    struct psc__ar_tune *t = ar->tune;
+
+    if (!psc__watchdog_disarm(&t->watch))
+        return st;
+    memset(t->comm, 0, sizeof(t->comm));
+    return psc__fail(ar->ctx, PSC_ERR_TIMEOUT, "psc_allreduce_tune: timing %s of %zu B%s: not done after %g s: NCCL "
+                     "communicators aborted (the group keeps its own kernels)", what[tk][way == PSC__AR_TUNE_NCCL],
+                     count * 4, tk == PSC__TK_SUM ? "" : " per part", t->timeout_ns / 1e9);
+}
+
 /* One timed run one way, after a meeting: launch to every local stream's end, per call. */
-static psc_status_t psc__tune_once(psc_allreduce_t *ar, const psc_ar_procs_t *p, int way, CUgraphExec *exec,
+static psc_status_t psc__tune_once(psc_allreduce_t *ar, const psc_ar_procs_t *p, int tk, int way, CUgraphExec *exec,
                                    void *const *buf, size_t count, unsigned calls, struct CUstream_st *const *streams,
                                    double *us)
 {
     psc_context_t *ctx = ar->ctx;
-    psc_status_t st;
+    psc_status_t st, ws;
     double t0;
 
     if ((st = psc__tune_sync(ar, p, PSC_OK)) != PSC_OK)
         return st;
+    psc__watchdog_arm(&ar->tune->watch);
     t0 = psc__now_ns();
     if (exec) {
         for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
             if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
                 st = PSC_CU(ctx, cuGraphLaunch, (exec[i], streams[i]));
     } else {
-        st = psc__tune_issue(ar, way, buf, count, calls, streams);
+        st = psc__tune_issue(ar, tk, way, buf, count, calls, streams);
     }
-    for (int i = 0; i < ar->nlocal; i++) {
-        psc_status_t s2 = psc__gpu_use(ctx, ar->dev[i]);
-
-        if (s2 == PSC_OK)
-            s2 = PSC_CU(ctx, cuStreamSynchronize, (streams[i]));
-        if (st == PSC_OK)
-            st = s2;
-    }
+    ws = psc__tune_wait(ar, streams); /* what was enqueued, ended (or found late) whatever failed */
     *us = (psc__now_ns() - t0) / 1e3 / calls;
-    return st;
+    return psc__tune_late(ar, tk, way, count, st == PSC_OK ? ws : st);
 }
 
 /*
- * Class k: the ways timed alike, alternating which goes first: the group's kernels, NCCL, and its copy engines
- * where it can take them for this class (not when a test forced a way); this process's medians in *rec.
+ * Class k of collective tk: the ways timed alike, alternating which goes first: the group's kernels, NCCL, and (the
+ * all-reduce) its copy engines where it can take them for this class (not when a test forced a way); this
+ * process's medians in *rec.
  */
-static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p, int k, int graphs, void *const *buf,
-                                    struct CUstream_st *const *streams, psc__tune_rec_t *rec)
+static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p, int tk, int k, int graphs,
+                                    void *const *buf, struct CUstream_st *const *streams, psc__tune_rec_t *rec)
 {
     psc_context_t *ctx = ar->ctx;
-    uint64_t bytes = 16ull << k, at = bytes < ar->max_bytes ? bytes : ar->max_bytes;
+    const uint64_t most = tk == PSC__TK_SUM ? ar->max_bytes : ar->max_bytes / (uint64_t)ar->n;
+    uint64_t bytes = 16ull << k, at = bytes < most ? bytes : most;
     size_t count = (size_t)(at / 4);
     unsigned calls = bytes <= PSC__TUNE_FULL_CALLS ? PSC__TUNE_CALLS : (unsigned)((16ull << 20) / bytes);
-    const int ways = !ar->algo && ar->ce_chunk && at >= PSC__AR_CE_FROM ? 3 : 2;
+    const int ways = tk == PSC__TK_SUM && !ar->algo && ar->ce_chunk && at >= PSC__AR_CE_FROM ? 3 : 2;
     CUgraphExec exec[3][PSC_AR_MAX_RANKS];
     double t[3][PSC__TUNE_REPS], warm, *med[3] = {&rec->own_us, &rec->nccl_us, &rec->copy_us};
     psc_status_t st = PSC_OK;
@@ -385,14 +493,14 @@ static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p
         calls = 1;
     for (int w = 0; graphs && w < ways && st == PSC_OK; w++)
         if (w != PSC__AR_TUNE_COPY || !eager_copy)
-            st = psc__tune_capture(ar, w, buf, count, calls, streams, exec[w]);
+            st = psc__tune_capture(ar, tk, w, buf, count, calls, streams, exec[w]);
     for (int w = 0; w < ways && st == PSC_OK; w++) /* warm: NCCL's first call of a size sets up, graphs upload */
-        st = psc__tune_once(ar, p, w, graphs && exec[w][0] ? exec[w] : NULL, buf, count, calls, streams, &warm);
+        st = psc__tune_once(ar, p, tk, w, graphs && exec[w][0] ? exec[w] : NULL, buf, count, calls, streams, &warm);
     for (int r = 0; r < PSC__TUNE_REPS && st == PSC_OK; r++)
         for (int j = 0; j < ways && st == PSC_OK; j++) {
             int w = (r + j) % ways; /* alternating which goes first */
 
-            st = psc__tune_once(ar, p, w, graphs && exec[w][0] ? exec[w] : NULL, buf, count, calls, streams,
+            st = psc__tune_once(ar, p, tk, w, graphs && exec[w][0] ? exec[w] : NULL, buf, count, calls, streams,
                                 &t[w][r]);
         }
     for (int w = 0; w < ways; w++)
@@ -409,14 +517,40 @@ static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p
 
         if (psc_stats_compute(t[w], PSC__TUNE_REPS, &m) != PSC_OK)
             return psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_tune: out of host memory for the medians");
-        *med[w] = ar->tune->skew        ? ar->tune->skew(w, bytes, m.median, ar->tune->skew_arg)
-                  : ctx->hooks.ar_tune_skew ? ctx->hooks.ar_tune_skew(w, bytes, m.median, ctx->hooks.ar_tune_skew_arg)
+        const int sw = w + 4 * tk; /* the skew hooks' way: the collective in its fours */
+
+        *med[w] = ar->tune->skew        ? ar->tune->skew(sw, bytes, m.median, ar->tune->skew_arg)
+                  : ctx->hooks.ar_tune_skew ? ctx->hooks.ar_tune_skew(sw, bytes, m.median, ctx->hooks.ar_tune_skew_arg)
                                             : m.median;
     }
     return PSC_OK;
 }
 
-/* Every class, each decided by the slowest process's medians. */
+/* Every class of collective tk (rows of them), each decided by the slowest process's medians. */
+static psc_status_t psc__tune_rows_of(psc_allreduce_t *ar, const psc_ar_procs_t *p, int tk, int rows, int graphs,
+                                      void *const *buf, struct CUstream_st *const *streams)
+{
+    psc_ar_tune_row_t *row = psc__tune_rows(&ar->tune->table, tk);
+    psc__tune_rec_t rec;
+    psc_status_t st = PSC_OK;
+
+    for (int k = 0; st == PSC_OK && k < rows; k++) {
+        memset(&rec, 0, sizeof(rec));
+        rec.status = psc__tune_class(ar, p, tk, k, graphs, buf, streams, &rec);
+        if (ar->tune->told)
+            st = (psc_status_t)rec.status;
+        else if ((st = psc__tune_meet(ar, p, &rec)) == PSC_OK) {
+            row[k].bytes = 16ull << k;
+            row[k].copy_engines = rec.copy_us > 0 && rec.copy_us < rec.own_us;
+            row[k].own_us = row[k].copy_engines ? rec.copy_us : rec.own_us;
+            row[k].nccl_us = rec.nccl_us;
+            row[k].nccl = rec.nccl_us < row[k].own_us;
+        }
+    }
+    return st;
+}
+
+/* Every class of every collective asked for (the all-reduce's; parts of the others up to max_bytes / n). */
 static psc_status_t psc__tune_measure(psc_allreduce_t *ar, const psc_ar_procs_t *p, struct CUstream_st *const *streams)
 {
     psc_ar_tuning_t *tb = &ar->tune->table;
@@ -452,22 +586,24 @@ static psc_status_t psc__tune_measure(psc_allreduce_t *ar, const psc_ar_procs_t 
         tb->graphs = graphs;
         tb->reps = PSC__TUNE_REPS;
         tb->rows = psc__ar_tune_class(ar->max_bytes) + 1;
+        tb->part_rows = ar->max_bytes / (uint64_t)ar->n >= 16 ? psc__ar_tune_class(ar->max_bytes / (uint64_t)ar->n) + 1
+                                                                : 0;
     }
-    for (int k = 0; st == PSC_OK && k < tb->rows; k++) {
-        memset(&rec, 0, sizeof(rec));
-        rec.status = psc__tune_class(ar, p, k, graphs, buf, streams, &rec);
-        if (ar->tune->told)
-            st = (psc_status_t)rec.status;
-        else if ((st = psc__tune_meet(ar, p, &rec)) == PSC_OK) {
-            tb->row[k].bytes = 16ull << k;
-            tb->row[k].copy_engines = rec.copy_us > 0 && rec.copy_us < rec.own_us;
-            tb->row[k].own_us = tb->row[k].copy_engines ? rec.copy_us : rec.own_us;
-            tb->row[k].nccl_us = rec.nccl_us;
-            tb->row[k].nccl = rec.nccl_us < tb->row[k].own_us;
-        }
+    if (st == PSC_OK && ar->tune->timeout_ns > 0) { /* -T's: a run found late aborts the communicators */
+        int e = psc__watchdog_start(&ar->tune->watch, (int64_t)ar->tune->timeout_ns, psc__tune_fire, ar);
+
+        if (e)
+            st = psc__fail(ctx, PSC_ERR_NO_MEMORY, "psc_allreduce_tune: the timeout's watchdog thread could not "
+                           "start: %s", strerror(e));
     }
+    for (int tk = 0; tk < PSC__TK_N && st == PSC_OK; tk++)
+        if (!ar->tune->kinds || (ar->tune->kinds & (1u << tk)))
+            st = psc__tune_rows_of(ar, p, tk, tk == PSC__TK_SUM ? tb->rows : tb->part_rows, graphs, buf, streams);
+    psc__watchdog_stop(&ar->tune->watch);
     if (st == PSC_OK) /* a kernel that gave up waiting timed nothing: say so, everywhere */
         st = psc__tune_sync(ar, p, psc_allreduce_check(ar));
+    if (st == PSC_ERR_TIMEOUT) /* NCCL's kernels may still run on the buffers: aborted before they go */
+        psc__tune_close(ar, 0);
     for (int i = 0; i < ar->nlocal; i++)
         if (dbuf[i] && psc__gpu_use(ctx, ar->dev[i]) == PSC_OK)
             ctx->cu.p_cuMemFree(dbuf[i]);

@@ -60,10 +60,10 @@ struct psc_allreduce {
     int last_way;                       /* PSC_AR_WAY_* of the last call enqueued; 0 none */
     /* psc_allreduce_tune's (allreduce_tune.c) state, and its hooks: pointers, so no circle of calls */
     struct psc__ar_tune *tune;          /* NULL: untuned */
-    int (*tune_route)(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count, int dtype,
-                      struct CUstream_st *const *streams, psc_status_t *st,
-                      int *way); /* 1: NCCL took the call (*st); else *way: 0 by size, PSC__AR_ONESHOT its kernels,
-                                    PSC__AR_COPY its copy engines */
+    int (*tune_route)(psc_allreduce_t *ar, int kind, void *const *recv, const void *const *send, size_t count,
+                      int dtype, struct CUstream_st *const *streams, psc_status_t *st,
+                      int *way); /* kind: 0 a sum, PSC__AR_RS, PSC__AR_AG. 1: NCCL took the call (*st); else *way: 0
+                                    by size, PSC__AR_ONESHOT its kernels, PSC__AR_COPY its copy engines */
     void (*tune_free)(psc_allreduce_t *ar);
 };
 

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "coll/coll_exec.h"
+#include "allreduce/allreduce_tune.h"
 
 /* Whether the operation in hand is p2pscope's own collective. */
 static int psc__own(const psc_coll_exec_t *x)
@@ -104,105 +105,46 @@ static psc_status_t psc__nccl_rc(psc_coll_exec_t *x, psc_ncclResult_t rc, const 
  * is a clock read and an atomic store; the thread wakes about once per
  * timeout, never per operation, so it takes nothing from the timed loop.
  */
-#define PSC__WATCH_FIRED INT64_MIN
 
-static int64_t psc__mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void *psc__watch_main(void *arg)
+/* The watchdog's fire: every communicator of this process aborted (the blocked call returns; forgotten at disarm). */
+static void psc__watch_fire(void *arg)
 {
     psc_coll_exec_t *x = arg;
-    psc_coll_watch_t *w = &x->watch;
 
-    pthread_mutex_lock(&w->mu);
-    while (!w->stop) {
-        int64_t d = __atomic_load_n(&w->deadline, __ATOMIC_ACQUIRE), now = psc__mono_ns(), until;
-        struct timespec ts;
+    for (int i = 0; i < x->nlocal; i++) {
+        psc_ncclComm_t c = __atomic_load_n(&x->comm[i], __ATOMIC_ACQUIRE);
 
-        /* still the same call, still armed: it is late */
-        if (d > 0 && now >= d &&
-            __atomic_compare_exchange_n(&w->deadline, &d, PSC__WATCH_FIRED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-            for (int i = 0; i < x->nlocal; i++) {
-                psc_ncclComm_t c = __atomic_load_n(&x->comm[i], __ATOMIC_ACQUIRE);
-
-                if (c)
-                    x->nccl.comm_abort(c); /* the blocked call returns; the caller forgets c (psc__disarm) */
-            }
-            continue;
-        }
-        /* none armed (or fired): a call armed from now on is late no sooner than a timeout from now */
-        until = d > 0 ? d : now + w->timeout_ns;
-        ts.tv_sec = (time_t)(until / 1000000000);
-        ts.tv_nsec = (long)(until % 1000000000);
-        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+        if (c)
+            x->nccl.comm_abort(c);
     }
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
 }
 
 /* With a timeout: the thread, started before the communicators are made. */
 static psc_status_t psc__watch_start(psc_coll_exec_t *x)
 {
-    psc_coll_watch_t *w = &x->watch;
-    pthread_condattr_t ca;
     int e;
 
     if (!(x->o->timeout_s > 0))
         return PSC_OK;
-    w->timeout_ns = x->o->timeout_s >= 9e9 ? INT64_MAX / 4 : (int64_t)(x->o->timeout_s * 1e9);
-    w->timeout_ns = w->timeout_ns < 1 ? 1 : w->timeout_ns;
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    if ((e = pthread_create(&w->thread, NULL, psc__watch_main, x)) != 0) {
-        pthread_cond_destroy(&w->cv);
-        pthread_mutex_destroy(&w->mu);
+    e = psc__watchdog_start(&x->watch, x->o->timeout_s >= 9e9 ? INT64_MAX / 4 : (int64_t)(x->o->timeout_s * 1e9),
+                            psc__watch_fire, x);
+    if (e)
         return psc__coll_fail(x, PSC_ERR_NO_MEMORY, "the timeout's watchdog thread could not start: %s (accepted: "
                               "-T 0, no timeout)", strerror(e));
-    }
-    w->started = 1;
     return PSC_OK;
-}
-
-static void psc__watch_stop(psc_coll_exec_t *x)
-{
-    psc_coll_watch_t *w = &x->watch;
-
-    if (!w->started)
-        return;
-    pthread_mutex_lock(&w->mu);
-    w->stop = 1;
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL);
-    pthread_cond_destroy(&w->cv);
-    pthread_mutex_destroy(&w->mu);
-    w->started = 0;
 }
 
 /* Before an NCCL call that may block. */
 static void psc__arm(psc_coll_exec_t *x)
 {
-    if (x->watch.started)
-        __atomic_store_n(&x->watch.deadline, psc__mono_ns() + x->watch.timeout_ns, __ATOMIC_RELEASE);
+    psc__watchdog_arm(&x->watch);
 }
 
 /* After it: 1 when it was late and the watchdog aborted the communicators (then forgotten here). */
 static int psc__disarm(psc_coll_exec_t *x)
 {
-    psc_coll_watch_t *w = &x->watch;
-
-    if (!w->started || __atomic_exchange_n(&w->deadline, 0, __ATOMIC_ACQ_REL) != PSC__WATCH_FIRED)
+    if (!psc__watchdog_disarm(&x->watch))
         return 0;
-    pthread_mutex_lock(&w->mu); /* the watchdog holds it until its aborts are done */
-    pthread_mutex_unlock(&w->mu);
     for (int i = 0; i < x->nlocal; i++)
         x->comm[i] = NULL;
     x->aborted = 1;
@@ -859,23 +801,31 @@ static psc_status_t psc__open_comms(psc_coll_exec_t *x)
 }
 
 /*
- * opts.tune_own: the group tuned beside NCCL (an all-reduce's rows only: the reduce-scatter does not consult the
- * tuning). Without a usable NCCL, in whichever process, the group keeps its own ways and the note says why.
+ * opts.tune_own: the group tuned beside NCCL for the run's collective alone (the all-reduce, the reduce-scatter or
+ * the all-gather: the rows of no other consult it). Without a usable NCCL, in whichever process, the group keeps
+ * its own ways and the note says why.
  */
 static psc_status_t psc__tune_group(psc_coll_exec_t *x, const psc_ar_procs_t *ap)
 {
+    const int c = x->o->coll;
     psc_status_t st;
 
-    if (!x->o->tune_own || x->o->coll != PSC_COLL_ALL_REDUCE)
+    if (!x->o->tune_own || (c != PSC_COLL_ALL_REDUCE && c != PSC_COLL_REDUCE_SCATTER && c != PSC_COLL_ALL_GATHER))
         return PSC_OK;
-    x->stage = "tuning p2pscope's all-reduce beside NCCL's";
+    x->stage = c == PSC_COLL_ALL_REDUCE      ? "tuning p2pscope's all-reduce beside NCCL's"
+               : c == PSC_COLL_ALL_GATHER   ? "tuning p2pscope's all-gather beside NCCL's"
+                                            : "tuning p2pscope's reduce-scatter beside NCCL's";
+    if ((st = psc__ar_tune_kinds(x->ar, c == PSC_COLL_ALL_REDUCE ? 1u : c == PSC_COLL_REDUCE_SCATTER ? 2u : 4u)) !=
+            PSC_OK ||
+        (st = psc__ar_tune_timeout(x->ar, psc__own_timeout_ms(x))) != PSC_OK) /* -T bounds the tuning too */
+        return psc__coll_fail(x, st, "%s", psc_context_last_error(x->ctx));
     st = psc_allreduce_tune(x->ar, ap, x->stream);
     if (st == PSC_OK)
         x->tuned = 1;
     else if (st == PSC_ERR_UNSUPPORTED)
         snprintf(x->tune_note, sizeof(x->tune_note), "not tuned: %s", psc_context_last_error(x->ctx));
     else
-        return psc__coll_fail(x, st, "psc_allreduce_tune: %s", psc_context_last_error(x->ctx));
+        return psc__coll_fail(x, st, "%s: %s", x->stage, psc_context_last_error(x->ctx));
     return PSC_OK;
 }
 
@@ -987,7 +937,7 @@ void psc__coll_exec_close(psc_coll_exec_t *x, int failed)
         }
         psc__disarm(x);
     }
-    psc__watch_stop(x);
+    psc__watchdog_stop(&x->watch);
     for (int i = 0; i < x->nlocal; i++) {
         if (x->comm[i])
             x->nccl.comm_destroy(x->comm[i]);
