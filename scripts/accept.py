@@ -597,6 +597,61 @@ def part_nvbw(t, d):
               Bound(0.95, 1.05))
 
 
+def p2pbw_matrices(text):
+    """p2pBandwidthLatencyTest's matrices as it prints them: {(title, "D\\D" | "GPU" | "CPU"): {(row, col): value}};
+    N/A cells left out."""
+    mats, title, sub = {}, None, None
+    for line in text.splitlines():
+        s = line.strip()
+        if re.search(r"Matrix \((GB/s|us)\)$", s):
+            title, sub = s, None
+        elif title and s.split()[:1] in (["D\\D"], ["GPU"], ["CPU"]):
+            sub, cols = s.split()[0], [int(x) for x in s.split()[1:]]
+        elif title and sub and re.match(r"^\d+\s", s):
+            cells = s.split()
+            for c, v in zip(cols, cells[1:]):
+                if re.match(r"^[0-9.]+$", v):
+                    mats.setdefault((title, sub), {})[(int(cells[0]), c)] = float(v)
+    return mats
+
+
+# p2pscope p2pbw against the sample, matrix by matrix (METHOD.md says where the ways differ): the mean of the
+# off-diagonal cells (GPU pairs) and of the diagonal (each GPU's local copy), each within its bound
+P2PBW_BOUNDS = [("P2P=Enabled", "Bandwidth", Bound(0.95, 1.05)), ("P2P=Disabled", "Bandwidth", Bound(0.85, 1.15)),
+                ("", "Latency", Bound(0.5, 2.0))]
+
+
+def part_p2pbw(t, d):
+    """p2pscope p2pbw beside cuda-samples' p2pBandwidthLatencyTest with the same (default) options (issue 35): its
+    text line for line, numbers masked (the device lines and the closing note apart), and each matrix's pairs and
+    diagonal within bounds of the sample's."""
+    ref, ours = os.path.join(d, "p2pbw-ref.txt"), os.path.join(d, "p2pbw-p2pscope.txt")
+    if not os.path.exists(ref) and not os.path.exists(ours):
+        return
+    if not os.path.exists(ref) or not os.path.exists(ours):
+        t.missing("p2pbw", "p2pBandwidthLatencyTest beside p2pscope p2pbw", "an output is missing")
+        return
+    drop = ("Device: ", "NOTE: ")
+    a, b = masked(read(ref), drop), masked(read(ours), drop)
+    diff = sum(1 for x, y in zip(a, b) if x != y) + abs(len(a) - len(b))
+    t.add("p2pbw", "text lines unlike p2pBandwidthLatencyTest's (numbers masked)", diff, None, None,
+          Bound(text="0"), ok=diff == 0)
+    rm, om = p2pbw_matrices(read(ref)), p2pbw_matrices(read(ours))
+    for key in sorted(rm):
+        bound = next(bd for w1, w2, bd in P2PBW_BOUNDS if w1 in key[0] and w2 in key[0])
+        for part, pick in (("pairs", lambda r, c: r != c), ("diagonal", lambda r, c: r == c)):
+            rv = [v for (r, c), v in rm[key].items() if pick(r, c)]
+            ov = [v for (r, c), v in om.get(key, {}).items() if pick(r, c)]
+            if not rv:
+                continue  # one GPU: no pairs
+            if len(ov) != len(rv):
+                t.missing("p2pbw", "%s %s %s" % (key[0], key[1], part), "%d cells, the sample's %d" % (len(ov), len(rv)))
+                continue
+            unit = "us" if "Latency" in key[0] else "GB/s"
+            t.add("p2pbw", "%s (%s) %s: mean [%s]" % (key[0], key[1], part, unit), mean(ov), mean(rv),
+                  mean(ov) / mean(rv), bound)
+
+
 def part_copy(t, d):
     """psc_copy beside the driver's copy call: every path, size and stream placement (rows of p2pscope copy)."""
     for name, label in (("copy.json", "built-in routes"), ("copy_calibrated.json", "calibrated")):
@@ -681,10 +736,11 @@ def part_sanitizer(t, d):
 # so a step that failed to write cannot pass by adding no line. A sanitizer run may leave .skipped instead (a miss
 # of its own, with the reason).
 SANITIZER_RUNS = ["memcheck-bw", "racecheck-bw", "synccheck-bw", "memcheck-lat", "memcheck-copy",
-                  "memcheck-allreduce", "racecheck-allreduce", "synccheck-allreduce"]
+                  "memcheck-allreduce", "racecheck-allreduce", "synccheck-allreduce", "memcheck-allgather",
+                  "racecheck-allgather", "synccheck-allgather"]
 REQUIRED = {
     "a": ["ctest.log", "report.time", "report.json", "nvbandwidth.time", "nvbandwidth.txt", "lat.json", "ipc.json",
-          "copy.json"],
+          "copy.json", "p2pbw-ref.txt", "p2pbw-p2pscope.txt"],
     "b": ["coll/p2p_%s_%s_%s_*.json" % (c, l, m) for c in COLLS for l in ("single", "mpi") for m in ("eager", "G20")] +
          ["coll/nt_%s_%s_%s_*.txt" % (c, l, m) for c in COLLS for l in ("single", "mpi") for m in ("eager", "G20")],
 }
@@ -712,8 +768,8 @@ def part_outputs(t, d):
             t.add("outputs", "%s: exit code" % m.group(1), int(m.group(2)), None, None, Bound(text="0"), ok=False)
 
 
-PARTS = [part_outputs, part_readme, part_check, part_report, part_recorded, part_nvbw, part_latency, part_coll,
-         part_own_allreduce, part_nccl_options, part_copy, part_ipc, part_sanitizer]
+PARTS = [part_outputs, part_readme, part_check, part_report, part_recorded, part_nvbw, part_p2pbw, part_latency,
+         part_coll, part_own_allreduce, part_nccl_options, part_copy, part_ipc, part_sanitizer]
 
 
 def table(dirs):

@@ -6,7 +6,8 @@
 #
 #   scripts/gpu-accept.sh a     the README's two commands (the report, measured; every test), check (measured),
 #                               nvbandwidth's default run beside the report, p2pscope nvbandwidth beside
-#                               nvbandwidth (the same options), pointer chases beside nvbandwidth's latency
+#                               nvbandwidth (the same options), p2pscope p2pbw beside cuda-samples'
+#                               p2pBandwidthLatencyTest, pointer chases beside nvbandwidth's latency
 #                               tests, ipc beside the same paths in one process, psc_copy beside the driver
 #                               (built-in routes), compute-sanitizer over the kernels
 #   scripts/gpu-accept.sh b     coll beside nccl-tests (every collective, eager and -G 20, one process for every
@@ -93,6 +94,12 @@ part_a() {
     ran nvbw_p2p_json timeout "$(left)" build/p2pscope nvbandwidth "${NVBW_OPTS[@]}" -j > "$R/nvbw-p2pscope.json" \
       2>> "$R/nvbw-p2pscope.err"
     step "nvbandwidth modes done: $(grep -h '^SUM' "$R/nvbw-ref.txt" "$R/nvbw-p2pscope.txt" | tr '\n' ';')"
+  fi
+  if [ -n "$P2PBW" ]; then # cuda-samples' p2pBandwidthLatencyTest and p2pscope p2pbw, both with their defaults
+    step "p2pBandwidthLatencyTest and p2pscope p2pbw"
+    ran p2pbw_ref timeout "$(left)" "$P2PBW" > "$R/p2pbw-ref.txt" 2>&1
+    ran p2pbw_p2p timeout "$(left)" build/p2pscope p2pbw > "$R/p2pbw-p2pscope.txt" 2> "$R/p2pbw-p2pscope.err"
+    step "p2pbw done"
   fi
   step "lat: pointer chases"
   ran lat timeout "$(left)" build/p2pscope lat -t 'gpu_to_gpu_chase*,host_to_gpu_chase' --json="$R/lat.json" \

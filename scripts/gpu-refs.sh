@@ -1,9 +1,10 @@
 # Sourced by scripts/gpu-accept.sh on the lent GPU machine: build the reference tools from the source carried in
-# .deps (scripts/gpu-deps.sh) into /tmp/refs: nccl-tests (without and with MPI) and nvbandwidth. Sets NT, NT_MPI
-# (nccl-tests' build folders, NT_MPI empty without mpicc) and NVBW (nvbandwidth's binary, empty if it failed).
+# .deps (scripts/gpu-deps.sh) into /tmp/refs: nccl-tests (without and with MPI), nvbandwidth and cuda-samples'
+# p2pBandwidthLatencyTest. Sets NT, NT_MPI (nccl-tests' build folders, NT_MPI empty without mpicc), NVBW
+# (nvbandwidth's binary) and P2PBW (the sample's), each empty if its build failed.
 # Logs in $LOGS. Each build runs in the background; refs_wait waits for them all.
 REFS=/tmp/refs
-NT=$REFS/nt NT_MPI="" NVBW=""
+NT=$REFS/nt NT_MPI="" NVBW="" P2PBW=""
 refs_build() {
     mkdir -p $REFS
     local lib hdr nh=$REFS/ncclhome deps=$PWD/.deps
@@ -30,12 +31,17 @@ refs_build() {
         -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
         -DBoost_DIR=$bp/usr/lib/x86_64-linux-gnu/cmake/Boost-1.74.0 > "$LOGS/build-nvbandwidth.log" 2>&1 &&
         cmake --build nvbw -j8 >> "$LOGS/build-nvbandwidth.log" 2>&1; echo "rc=$?" >> "$LOGS/build-nvbandwidth.log") &
+    local cs=$deps/cuda-samples
+    (/usr/local/cuda/bin/nvcc -O2 -I$cs/Common $gencode -o $REFS/p2pBandwidthLatencyTest \
+        $cs/Samples/5_Domain_Specific/p2pBandwidthLatencyTest/p2pBandwidthLatencyTest.cu \
+        > "$LOGS/build-p2pbw.log" 2>&1; echo "rc=$?" >> "$LOGS/build-p2pbw.log") &
 }
 refs_wait() {
     wait
     [ -x $REFS/nvbw/nvbandwidth ] && NVBW=$REFS/nvbw/nvbandwidth
+    [ -x $REFS/p2pBandwidthLatencyTest ] && P2PBW=$REFS/p2pBandwidthLatencyTest
     [ -n "$NT_MPI" ] && [ ! -x $NT_MPI/all_reduce_perf ] && NT_MPI=""
-    for l in nccl-tests nccl-tests-mpi nvbandwidth; do
+    for l in nccl-tests nccl-tests-mpi nvbandwidth p2pbw; do
         [ -f "$LOGS/build-$l.log" ] && echo "build $l: $(tail -1 "$LOGS/build-$l.log")"
     done
 }

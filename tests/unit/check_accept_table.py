@@ -116,6 +116,68 @@ class NewParts(unittest.TestCase):
         self.assertFalse(find(t, "host_to_device_memcpy_ce")[6])  # 100 of 112: below 95 %
 
 
+def p2pbw_text(name, uni, bidir, diag, lat):
+    """p2pBandwidthLatencyTest's text for 2 GPUs as v13.0 prints it: uni and bidir the P2P-enabled pairs' GB/s, diag
+    each diagonal's, lat the GPU latency of a pair (us)."""
+    def matrix(title, head, pair, dia):
+        return "%s\n   %s     0      1 \n     0 %6.02f %6.02f \n     1 %6.02f %6.02f \n" % (title, head, dia, pair,
+                                                                                         pair, dia)
+    return ("[p2pBandwidthLatencyTest]\nDevice: 0, %s, pciBusID: 1b, pciDeviceID: 0, pciDomainID:0\n"
+            "Device=0 CAN Access Peer Device=1\nP2P Connectivity Matrix\n     D\\D     0     1\n     0\t     1     1\n"
+            % name +
+            matrix("Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)", "D\\D", 40.0, diag) +
+            matrix("Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)", "D\\D", uni, diag) +
+            matrix("Bidirectional P2P=Disabled Bandwidth Matrix (GB/s)", "D\\D", 45.0, diag) +
+            matrix("Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)", "D\\D", bidir, diag) +
+            matrix("P2P=Disabled Latency Matrix (us)", "GPU", 20.0, 2.0) +
+            "\n" + matrix("", "CPU", 3.0, 2.5).lstrip("\n") +
+            matrix("P2P=Enabled Latency (P2P Writes) Matrix (us)", "GPU", lat, 2.0) +
+            "\n" + matrix("", "CPU", 2.0, 2.5).lstrip("\n") +
+            "\nNOTE: The CUDA Samples are not meant for performance measurements. Results may vary when GPU Boost "
+            "is enabled.\n")
+
+
+class P2pbw(unittest.TestCase):
+    """p2pscope p2pbw beside the sample (issue 35): the text line for line, each matrix's pairs and diagonal."""
+
+    def table_of(self, files):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        for name, text in files.items():
+            with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        t = accept.Table()
+        accept.part_p2pbw(t, d)
+        return t
+
+    def test_matrices_parsed(self):
+        m = accept.p2pbw_matrices(p2pbw_text("NVIDIA H200", 391.2, 760.5, 1500.0, 2.1))
+        self.assertEqual(m[("Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)", "D\\D")][(0, 1)], 391.2)
+        self.assertEqual(m[("P2P=Enabled Latency (P2P Writes) Matrix (us)", "GPU")][(1, 0)], 2.1)
+        self.assertEqual(m[("P2P=Enabled Latency (P2P Writes) Matrix (us)", "CPU")][(0, 0)], 2.5)
+        self.assertEqual(len(m), 8)  # 4 bandwidth matrices, 2 latency ones of GPU and CPU halves
+
+    def test_beside_the_sample(self):
+        t = self.table_of({"p2pbw-ref.txt": p2pbw_text("NVIDIA H200", 391.2, 760.5, 1500.0, 2.1),
+                           "p2pbw-p2pscope.txt": p2pbw_text("NVIDIA H200 NVL", 389.0, 771.0, 1520.0, 2.3)})
+        self.assertEqual(find(t, "text lines")[2], 0)
+        line = find(t, "P2P Writes) Matrix (GB/s) (D\\D) pairs")
+        self.assertAlmostEqual(line[4], 389.0 / 391.2)
+        self.assertTrue(line[6])
+        self.assertEqual(t.misses(), [])
+        t = self.table_of({"p2pbw-ref.txt": p2pbw_text("NVIDIA H200", 391.2, 760.5, 1500.0, 2.1),
+                           "p2pbw-p2pscope.txt": p2pbw_text("NVIDIA H200", 300.0, 760.5, 1500.0, 9.0) + "extra\n"})
+        self.assertEqual(find(t, "text lines")[2], 1)
+        self.assertFalse(find(t, "P2P Writes) Matrix (GB/s) (D\\D) pairs")[6])  # 300 of 391: below 95 %
+        self.assertFalse(find(t, "Enabled Latency (P2P Writes) Matrix (us) (GPU) pairs")[6])  # 9 of 2.1 us
+        self.assertTrue(find(t, "Bidirectional P2P=Enabled Bandwidth Matrix (GB/s) (D\\D) pairs")[6])
+
+    def test_an_output_missing(self):
+        t = self.table_of({"p2pbw-ref.txt": p2pbw_text("NVIDIA H200", 391.2, 760.5, 1500.0, 2.1)})
+        self.assertEqual(len(t.misses()), 1)
+        self.assertEqual(len(self.table_of({}).lines), 0)
+
+
 class Recorded(unittest.TestCase):
     """A report against the figures docs/RESULTS.md recorded on the same kind of machine (issue 33)."""
 
@@ -341,7 +403,8 @@ class Judging(unittest.TestCase):
             out.write("a\n")
         t = lines([a])
         missing = [l[1] for l in t.lines if l[0] == "outputs"]
-        self.assertEqual(len(missing), len(accept.SANITIZER_RUNS))  # every output of part a but its sanitizers
+        # every output of part a but its sanitizers' and p2pbw's (recorded before issue 35 added it)
+        self.assertEqual(len(missing), len(accept.SANITIZER_RUNS) + 2)
         os.remove(os.path.join(a, "ipc.json"))
         with open(os.path.join(a, "rc.txt"), "w") as out:
             out.write("lat rc=0\nipc rc=3\n")
