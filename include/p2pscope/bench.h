@@ -214,6 +214,8 @@ typedef struct {
     uint64_t working_set;    /* chase: bytes the chain spans */
     int min_gpus;
     int tma;                 /* chase: each hop a bulk copy (TMA) into shared memory; compute capability 9.0+ */
+    int by_dst;              /* copy: issued by the receiving GPU (it reads the peer's memory); else by the source */
+    int sm;                  /* copy: each copy a kernel launch on the issuing GPU's SMs; else the copy engine */
 } psc_lat_test_info_t;
 
 int psc_lat_test_count(void);

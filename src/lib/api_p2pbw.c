@@ -37,7 +37,7 @@ int psc_p2pbw_bw_tests(const psc_p2pbw_opts_t *o, int ndev, const char **names, 
     n = psc__p2pbw_add(names, n, cap, "gpu_local_ce", 0, ndev);
     n = psc__p2pbw_add(names, n, cap, "gpu_to_gpu_p2p_off_ce", 0, ndev);
     n = psc__p2pbw_add(names, n, cap, sm ? "gpu_to_gpu_write_sm" : "gpu_to_gpu_write_ce", 0, ndev);
-    if (o->p2p_read)
+    if (o->p2p_read) /* the read matrix's bandwidth */
         n = psc__p2pbw_add(names, n, cap, sm ? "gpu_to_gpu_read_sm" : "gpu_to_gpu_read_ce", 0, ndev);
     n = psc__p2pbw_add(names, n, cap, "gpu_to_gpu_bidir_p2p_off_ce", 0, ndev);
     return psc__p2pbw_add(names, n, cap, sm ? "gpu_to_gpu_bidir_write_sm" : "gpu_to_gpu_bidir_write_ce", 0, ndev);
@@ -49,8 +49,9 @@ int psc_p2pbw_lat_tests(const psc_p2pbw_opts_t *o, int ndev, const char **names,
 
     n = psc__p2pbw_add(names, n, cap, "gpu_local_copy_ce", 1, ndev);
     n = psc__p2pbw_add(names, n, cap, "gpu_to_gpu_copy_p2p_off_ce", 1, ndev);
-    if (!o->sm_copy) /* p2pscope has no SM small-copy latency test: those cells stay unmeasured */
-        n = psc__p2pbw_add(names, n, cap, "gpu_to_gpu_copy_ce", 1, ndev);
+    n = psc__p2pbw_add(names, n, cap, o->sm_copy ? "gpu_to_gpu_copy_sm" : "gpu_to_gpu_copy_ce", 1, ndev);
+    if (o->p2p_read) /* the sample's read latency: the copy issued by the reading GPU */
+        n = psc__p2pbw_add(names, n, cap, o->sm_copy ? "gpu_to_gpu_copy_read_sm" : "gpu_to_gpu_copy_read_ce", 1, ndev);
     return n;
 }
 

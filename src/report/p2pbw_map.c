@@ -27,12 +27,14 @@ static const psc_p2pbw_matrix_t psc__p2pbw[] = {
     {"p2p_disabled_latency_gpu_us", "P2P=Disabled Latency Matrix (us)", PSC_P2PBW_LAT_GPU, LOFF, LOFF, NULL, 0, 0},
     {"p2p_disabled_latency_cpu_us", "", PSC_P2PBW_LAT_CPU, LOFF, LOFF, NULL, 0, 0},
     {"p2p_enabled_write_latency_gpu_us", "P2P=Enabled Latency (P2P Writes) Matrix (us)", PSC_P2PBW_LAT_GPU,
-     "gpu_to_gpu_copy_ce", NULL, LOFF, 0, 0},
-    {"p2p_enabled_write_latency_cpu_us", "", PSC_P2PBW_LAT_CPU, "gpu_to_gpu_copy_ce", NULL, LOFF, 0, 0},
-    /* no p2pscope small-copy test is issued by the reading GPU: measured only where the sample falls back */
-    {"p2p_enabled_read_latency_gpu_us", "P2P=Enabled Latency (P2P Reads) Matrix (us)", PSC_P2PBW_LAT_GPU, NULL, NULL,
+     "gpu_to_gpu_copy_ce", "gpu_to_gpu_copy_sm", LOFF, 0, 0},
+    {"p2p_enabled_write_latency_cpu_us", "", PSC_P2PBW_LAT_CPU, "gpu_to_gpu_copy_ce", "gpu_to_gpu_copy_sm", LOFF, 0,
+     0},
+    /* the copies issued by the reading GPU, the row's, its data from the column's */
+    {"p2p_enabled_read_latency_gpu_us", "P2P=Enabled Latency (P2P Reads) Matrix (us)", PSC_P2PBW_LAT_GPU,
+     "gpu_to_gpu_copy_read_ce", "gpu_to_gpu_copy_read_sm", LOFF, 1, 1},
+    {"p2p_enabled_read_latency_cpu_us", "", PSC_P2PBW_LAT_CPU, "gpu_to_gpu_copy_read_ce", "gpu_to_gpu_copy_read_sm",
      LOFF, 1, 1},
-    {"p2p_enabled_read_latency_cpu_us", "", PSC_P2PBW_LAT_CPU, NULL, NULL, LOFF, 1, 1},
 };
 
 int psc_p2pbw_matrix_count(void)

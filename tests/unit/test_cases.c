@@ -121,6 +121,15 @@ static void test_latency_cases(void **state)
     psc_lat_test_from_name("cpu_gpu_flag", &t);
     assert_int_equal(psc_lat_cases(g_ctx, t, NULL, 0, c, 8, &n), PSC_OK);
     assert_int_equal(c[0].src, PSC_HOST);
+    assert_int_equal(psc_lat_test_from_name("gpu_to_gpu_copy_read_ce", &t), PSC_OK); /* pulled: the receiver issues */
+    assert_int_equal(psc_lat_cases(g_ctx, t, NULL, 0, c, 8, &n), PSC_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(c[0].src, 0);
+    assert_int_equal(c[0].dst, 1);
+    assert_int_equal(c[0].issuer, 1);
+    assert_int_equal(psc_lat_test_from_name("gpu_to_gpu_copy_sm", &t), PSC_OK); /* pushed: the source issues */
+    assert_int_equal(psc_lat_cases(g_ctx, t, NULL, 0, c, 8, &n), PSC_OK);
+    assert_int_equal(c[0].issuer, 0);
     assert_int_equal(psc_lat_test_from_name("gpu_local_copy_ce", &t), PSC_OK); /* one per GPU, inside it */
     assert_int_equal(psc_lat_cases(g_ctx, t, NULL, 0, c, 8, &n), PSC_OK);
     assert_int_equal(n, 2);

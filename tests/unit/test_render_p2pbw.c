@@ -141,6 +141,8 @@ static void init(fixture_t *f, int ndev)
         lat_case(f, "gpu_to_gpu_copy_p2p_off_ce", 1, 0, 18, 19);
         lat_case(f, "gpu_to_gpu_copy_ce", 0, 1, 2.25, 3.5);
         lat_case(f, "gpu_to_gpu_copy_ce", 1, 0, 2.75, 3.75);
+        lat_case(f, "gpu_to_gpu_copy_read_ce", 1, 0, 4.25, 5.5); /* 1's data pulled by 0 */
+        lat_case(f, "gpu_to_gpu_copy_sm", 0, 1, 6.25, 7.5);
     }
 }
 
@@ -184,12 +186,17 @@ static void test_tests_run(void **state)
     assert_string_equal(n[0], "gpu_local_ce");
     assert_int_equal(psc_p2pbw_bw_tests(&o, 2, n, 2), 2); /* never past cap */
     o.sm_copy = 0;
-    assert_int_equal(psc_p2pbw_lat_tests(&o, 2, n, 4), 3);
+    assert_int_equal(psc_p2pbw_lat_tests(&o, 2, n, 4), 4);
     assert_string_equal(n[0], "gpu_local_copy_ce");
     assert_string_equal(n[1], "gpu_to_gpu_copy_p2p_off_ce");
     assert_string_equal(n[2], "gpu_to_gpu_copy_ce");
-    o.sm_copy = 1; /* no SM small-copy test */
-    assert_int_equal(psc_p2pbw_lat_tests(&o, 2, n, 4), 2);
+    assert_string_equal(n[3], "gpu_to_gpu_copy_read_ce"); /* --p2p_read: the reading GPU issues */
+    o.sm_copy = 1; /* the SM small copies, one kernel launch each */
+    assert_int_equal(psc_p2pbw_lat_tests(&o, 2, n, 4), 4);
+    assert_string_equal(n[2], "gpu_to_gpu_copy_sm");
+    assert_string_equal(n[3], "gpu_to_gpu_copy_read_sm");
+    o.p2p_read = 0;
+    assert_int_equal(psc_p2pbw_lat_tests(&o, 2, n, 4), 3);
     assert_int_equal(psc_p2pbw_lat_tests(&o, 1, n, 4), 1);
     assert_string_equal(n[0], "gpu_local_copy_ce");
 }
@@ -225,8 +232,11 @@ static void test_cells(void **state)
     assert_true(cell(&f, "p2p_enabled_write_latency_cpu_us", 0, 0, 1) == 3.5);
     assert_true(cell(&f, "p2p_enabled_write_latency_gpu_us", 0, 1, 1) == 1.25);
     assert_true(cell(&f, "p2p_enabled_read_latency_cpu_us", 0, 0, 0) == 2.5);
-    assert_true(cell(&f, "p2p_enabled_read_latency_gpu_us", 0, 0, 1) == -1); /* no reader-issued small copies */
-    assert_true(cell(&f, "p2p_enabled_write_latency_gpu_us", 1, 0, 1) == -1); /* no SM small copies */
+    assert_true(cell(&f, "p2p_enabled_read_latency_gpu_us", 0, 0, 1) == 4.25); /* the column's data, pulled by the row */
+    assert_true(cell(&f, "p2p_enabled_read_latency_cpu_us", 0, 0, 1) == 5.5);
+    assert_true(cell(&f, "p2p_enabled_read_latency_gpu_us", 0, 1, 0) == -1); /* 0 -> 1 pulled by 1: not run here */
+    assert_true(cell(&f, "p2p_enabled_write_latency_gpu_us", 1, 0, 1) == 6.25); /* --sm_copy */
+    assert_true(cell(&f, "p2p_enabled_read_latency_gpu_us", 1, 0, 1) == -1);   /* read_sm not run */
     assert_true(cell(&f, "p2p_disabled_latency_gpu_us", 1, 0, 1) == 16);
     assert_true(cell(&f, "p2p_disabled_latency_gpu_us", 0, 2, 0) == -1); /* out of range */
 }
@@ -390,7 +400,7 @@ static void test_json(void **state)
     v = json_object_get(mats, "p2p_enabled_write_latency_cpu_us");
     assert_string_equal(json_string_value(json_object_get(v, "title")), "P2P=Enabled Latency (P2P Writes) Matrix (us)");
     assert_string_equal(json_string_value(json_object_get(v, "unit")), "us");
-    assert_true(json_is_null(json_array_get(json_array_get(json_object_get(v, "values"), 0), 1))); /* --sm_copy */
+    assert_true(json_real_value(json_array_get(json_array_get(json_object_get(v, "values"), 0), 1)) == 7.5); /* sm */
     v = json_object_get(doc, "failed");
     assert_int_equal(json_array_size(v), 1);
     assert_string_equal(json_string_value(json_object_get(json_array_get(v, 0), "test")), "gpu_local_ce");

@@ -412,14 +412,15 @@ static psc_status_t psc__check_prefix(psc_context_t *ctx, const psc_buffer_t *b,
     return PSC_OK;
 }
 
-/* One small-copy latency run's state: the GPUs (a issues, b receives), its buffers, events, gates and samples. */
+/* One small-copy latency run's state: the GPUs (a sends, b receives, g issues: a, or b for a read), its buffers,
+   events, gates and samples. */
 typedef struct {
-    int a, b;
+    int a, b, g;
     uint64_t seed;
     psc_buffer_t *src, *dst;
     CUevent e0, e1;
-    CUstream s;                      /* a's */
-    unsigned char use[PSC_MAX_GPUS]; /* the gates to arm: a's */
+    CUstream s;                      /* g's */
+    unsigned char use[PSC_MAX_GPUS]; /* the gates to arm: g's */
     double *gpu, *cpu;               /* each sample's GPU time and CPU submit time per copy, ns */
 } psc__copy_lat_t;
 
@@ -438,6 +439,18 @@ static psc_status_t psc__copy_lat_peers(psc_context_t *ctx, const psc_lat_test_i
     return psc__gpu_peer_disable(ctx, b, a);
 }
 
+/* One copy of len bytes by the issuing GPU's SMs (psc_copy_bytes: enough blocks of the context's threads for it). */
+static psc_status_t psc__copy_lat_kernel(psc_context_t *ctx, psc__copy_lat_t *q, uint64_t len)
+{
+    CUdeviceptr d = q->dst->dptr, s = q->src->dptr;
+    uint64_t n = len, per = (uint64_t)ctx->sm_threads, blocks = (len + per - 1) / per;
+    void *params[] = {&d, &s, &n};
+
+    blocks = blocks < 1 ? 1 : blocks > (uint64_t)psc__grid_blocks(ctx, q->g) ? (uint64_t)psc__grid_blocks(ctx, q->g)
+                                                                                : blocks;
+    return psc__launch_on(ctx, q->s, ctx->gpu[q->g].fn_copy_bytes, (unsigned)blocks, (unsigned)per, params);
+}
+
 /*
  * One round of o->copies copies of len bytes queued back to back: behind a gate (but for P2P off), between two
  * events; the GPU's time and the CPU's time to queue them, per copy, into sample r - 1 (round 0 warms up).
@@ -453,14 +466,16 @@ static psc_status_t psc__copy_lat_round(psc_context_t *ctx, const psc_lat_test_i
 
     if (!ti->p2p_off) {
         psc__gates_arm(ctx, q->use);
-        if ((st = psc__gate_launch(ctx, a, s, (uint64_t)(o->timeout_ms * 1e6))) != PSC_OK)
+        if ((st = psc__gate_launch(ctx, q->g, s, (uint64_t)(o->timeout_ms * 1e6))) != PSC_OK)
             return st;
     }
     st = PSC_CU(ctx, cuEventRecord, (q->e0, s));
     h0 = psc__now_ns();
     for (unsigned i = 0; i < o->copies && st == PSC_OK; i++)
-        st = ti->p2p_off ? PSC_CU(ctx, cuMemcpyPeerAsync, (q->dst->dptr, ctx->gpu[b].ctx, q->src->dptr, ctx->gpu[a].ctx, len, s))
-                         : PSC_CU(ctx, cuMemcpyAsync, (q->dst->dptr, q->src->dptr, len, s));
+        st = ti->sm        ? psc__copy_lat_kernel(ctx, q, len)
+             : ti->p2p_off ? PSC_CU(ctx, cuMemcpyPeerAsync, (q->dst->dptr, ctx->gpu[b].ctx, q->src->dptr,
+                                                             ctx->gpu[a].ctx, len, s))
+                           : PSC_CU(ctx, cuMemcpyAsync, (q->dst->dptr, q->src->dptr, len, s));
     h1 = psc__now_ns();
     if (st == PSC_OK)
         st = PSC_CU(ctx, cuEventRecord, (q->e1, s));
@@ -484,7 +499,7 @@ static psc_status_t psc__copy_lat_size(psc_context_t *ctx, const psc_lat_test_in
     const uint64_t len = psc__copy_sizes[k];
     psc_status_t st;
 
-    if ((st = psc__pattern_fill(ctx, q->dst, q->seed ^ PSC_POISON_XOR)) != PSC_OK || (st = psc__gpu_use(ctx, q->a)) != PSC_OK)
+    if ((st = psc__pattern_fill(ctx, q->dst, q->seed ^ PSC_POISON_XOR)) != PSC_OK || (st = psc__gpu_use(ctx, q->g)) != PSC_OK)
         return st;
     for (unsigned r = 0; r <= o->samples; r++) /* round 0 warms up */
         if ((st = psc__copy_lat_round(ctx, ti, o, q, len, r)) != PSC_OK)
@@ -505,8 +520,8 @@ static psc_status_t psc__run_copy(psc_context_t *ctx, const psc_lat_test_info_t 
 {
     const int a = c->src, b = c->dst, nsz = (int)(sizeof(psc__copy_sizes) / sizeof(psc__copy_sizes[0]));
     const uint64_t max = psc__copy_sizes[nsz - 1];
-    psc__copy_lat_t q = {a, b, 0x636f7079ull ^ (uint64_t)a << 8 ^ (uint64_t)b, NULL, NULL, NULL, NULL, NULL, {0},
-                         calloc(o->samples, sizeof(double)), calloc(o->samples, sizeof(double))};
+    psc__copy_lat_t q = {a, b, ti->by_dst ? b : a, 0x636f7079ull ^ (uint64_t)a << 8 ^ (uint64_t)b, NULL, NULL, NULL,
+                         NULL, NULL, {0}, calloc(o->samples, sizeof(double)), calloc(o->samples, sizeof(double))};
     psc_status_t st = PSC_OK;
 
     if (!q.gpu || !q.cpu) {
@@ -517,19 +532,19 @@ static psc_status_t psc__run_copy(psc_context_t *ctx, const psc_lat_test_info_t 
         goto out;
     if ((st = psc__buffer_get(ctx, PSC_MEM_DEVICE, a, -1, max, &q.src)) != PSC_OK ||
         (st = psc__buffer_get(ctx, PSC_MEM_DEVICE, b, -1, max, &q.dst)) != PSC_OK ||
-        (st = psc__pattern_fill(ctx, q.src, q.seed)) != PSC_OK || (st = psc__gpu_use(ctx, a)) != PSC_OK ||
+        (st = psc__pattern_fill(ctx, q.src, q.seed)) != PSC_OK || (st = psc__gpu_use(ctx, q.g)) != PSC_OK ||
         (st = PSC_CU(ctx, cuEventCreate, (&q.e0, CU_EVENT_DEFAULT))) != PSC_OK ||
         (st = PSC_CU(ctx, cuEventCreate, (&q.e1, CU_EVENT_DEFAULT))) != PSC_OK)
         goto out;
-    q.s = ctx->gpu[a].stream;
-    q.use[a] = 1;
+    q.s = ctx->gpu[q.g].stream;
+    q.use[q.g] = 1;
     for (int k = 0; k < nsz && res->status != PSC_RESULT_FAILED; k++)
         if ((st = psc__copy_lat_size(ctx, ti, o, &q, k, res)) != PSC_OK)
             goto out;
     if (res->status != PSC_RESULT_FAILED)
         res->status = PSC_RESULT_PASSED;
 out:
-    if (psc__gpu_use(ctx, a) == PSC_OK) {
+    if (psc__gpu_use(ctx, q.g) == PSC_OK) {
         if (q.e0)
             ctx->cu.p_cuEventDestroy(q.e0);
         if (q.e1)

@@ -8,7 +8,7 @@
 #include "util/registry.h"
 
 #define MiB (1ull << 20)
-#define T(n, t, d, m, w, off, to, h, ws, g) {n, t, d, PSC_LAT_##m, PSC_LAT_##w, off, to, PSC_HOSTMEM_##h, ws, g, 0}
+#define T(n, t, d, m, w, off, to, h, ws, g) {n, t, d, PSC_LAT_##m, PSC_LAT_##w, off, to, PSC_HOSTMEM_##h, ws, g, 0, 0, 0}
 
 static const psc_lat_test_info_t psc__lat_tests[] = {
     T("local_chase", "GPU -> its own memory, pointer chase, 2 MiB working set (L2-resident)",
@@ -62,7 +62,17 @@ static const psc_lat_test_info_t psc__lat_tests[] = {
     {"gpu_to_gpu_chase_tma", "peer GPU memory -> GPU, pointer chase by bulk copies (TMA) of 16 bytes by the reading "
      "GPU, 2 MiB working set (compute capability 9.0 and newer)",
      "every ordered pair: each hop a cp.async.bulk into shared memory, waited on, the next pointer read there",
-     PSC_LAT_CHASE, PSC_LAT_PEER, 0, 0, PSC_HOSTMEM_PINNED, 2 * MiB, 2, 1},
+     PSC_LAT_CHASE, PSC_LAT_PEER, 0, 0, PSC_HOSTMEM_PINNED, 2 * MiB, 2, 1, 0, 0},
+    /* p2pBandwidthLatencyTest's --p2p_read and --sm_copy latency (issue 35) */
+    {"gpu_to_gpu_copy_read_ce", "GPU -> GPU small copies, copy engine, P2P on, issued by the destination (a read)",
+     "back-to-back copies of 4 B to 1 MiB pulled by the receiving GPU: GPU time per copy and CPU time per call",
+     PSC_LAT_COPY, PSC_LAT_PEER, 0, 0, PSC_HOSTMEM_PINNED, 0, 2, 0, 1, 0},
+    {"gpu_to_gpu_copy_sm", "GPU -> GPU small copies by an SM kernel, one launch a copy, P2P on, issued by the source",
+     "back-to-back kernel copies of 4 B to 1 MiB, the source's SMs writing into the peer: GPU time per copy and CPU "
+     "time per launch", PSC_LAT_COPY, PSC_LAT_PEER, 0, 0, PSC_HOSTMEM_PINNED, 0, 2, 0, 0, 1},
+    {"gpu_to_gpu_copy_read_sm", "GPU -> GPU small copies by an SM kernel, one launch a copy, P2P on, issued by the "
+     "destination (a read)", "back-to-back kernel copies of 4 B to 1 MiB, the receiving GPU's SMs reading the peer: "
+     "GPU time per copy and CPU time per launch", PSC_LAT_COPY, PSC_LAT_PEER, 0, 0, PSC_HOSTMEM_PINNED, 0, 2, 0, 1, 1},
 };
 
 #undef T
@@ -128,8 +138,9 @@ psc_status_t psc_lat_cases(const psc_context_t *ctx, psc_lat_test_t test, const 
             continue;
         }
         for (int j = 0; j < m; j++) {
-            /* chase: the chain is on i, read by j; flag and copy: i starts, j answers or receives */
-            psc_lat_case_t c = {test, d[i], d[j], ti->method == PSC_LAT_CHASE ? d[j] : d[i]};
+            /* chase: the chain is on i, read by j; flag and copy: i starts, j answers or receives (a copy issued
+               by the destination: j pulls) */
+            psc_lat_case_t c = {test, d[i], d[j], ti->method == PSC_LAT_CHASE || ti->by_dst ? d[j] : d[i]};
 
             if (i == j)
                 continue;
