@@ -97,7 +97,7 @@ part_a() {
   fi
   if [ -n "$P2PBW" ]; then # cuda-samples' p2pBandwidthLatencyTest and p2pscope p2pbw, both with their defaults
     step "p2pBandwidthLatencyTest and p2pscope p2pbw"
-    ran p2pbw_ref timeout "$(left)" "$P2PBW" > "$R/p2pbw-ref.txt" 2>&1
+    ran p2pbw_ref timeout "$(left)" "$P2PBW" > "$R/p2pbw-ref.txt" 2> "$R/p2pbw-ref.err"
     ran p2pbw_p2p timeout "$(left)" build/p2pscope p2pbw > "$R/p2pbw-p2pscope.txt" 2> "$R/p2pbw-p2pscope.err"
     step "p2pbw done"
   fi

@@ -408,10 +408,8 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
             snprintf(ar->broken, sizeof(ar->broken), "rank %d's launch failed after ranks %d..%d were enqueued (%.120s)",
                      ar->first + i, ar->first, ar->first + i - 1, ctx->last_error);
     }
-    if (st == PSC_OK && algo == PSC__AR_ONESHOT && !ag)
-        ar->last_nvec = last_nvec;
-    else if (st == PSC_OK)
-        ar->last_part_vec = last_nvec;
+    if (st == PSC_OK && !ag) /* what the call leaves its kind's next call to clear (an all-gather: nothing) */
+        *(algo == PSC__AR_ONESHOT ? &ar->last_nvec : &ar->last_part_vec) = last_nvec;
     if (st == PSC_OK)
         ar->last_way = algo == PSC__AR_ONESHOT ? PSC_AR_WAY_ONESHOT : PSC_AR_WAY_TWOSHOT;
     return psc__guard_leave(ctx, st);

@@ -34,7 +34,9 @@ struct psc__ar_tune {
     psc_nccl_t nccl;
     unsigned kinds;                         /* the collectives to time (1 << PSC__TK_*); 0: every one */
     double timeout_ns;                      /* a timed run's longest wait (psc__ar_tune_timeout); 0: none */
-    psc_watchdog_t watch;                   /* with a timeout: aborts the communicators of a run found late */
+    psc_watchdog_t watch;                   /* with a timeout: finds a run late (psc__tune_fire) */
+    int in_nccl;                            /* atomic: this thread is between an ncclGroupStart and its end */
+    int fire_aborted;                       /* the watchdog aborted the communicators (under watch.mu) */
     psc_ncclComm_t comm[PSC_AR_MAX_RANKS]; /* local rank i's */
     int ready;                              /* measured: calls are routed by the table */
     int told;                               /* a meeting reported a failure: the others know */
@@ -180,19 +182,27 @@ static psc_status_t psc__tune_nccl_call(psc_allreduce_t *ar, int tk, void *const
     psc_ncclResult_t rc;
     psc_status_t st = PSC_OK;
 
+    if (psc__watchdog_late(&t->watch)) /* the tuning's run was found late: psc__tune_late says so */
+        return PSC_ERR_TIMEOUT;
     psc__guard_enter(ctx);
+    __atomic_store_n(&t->in_nccl, 1, __ATOMIC_SEQ_CST);
     if ((rc = t->nccl.group_start()) != PSC_NCCL_SUCCESS) {
         st = psc__tune_nccl_fail(ar, rc, "ncclGroupStart");
         goto out;
     }
+    /* late (the watchdog may have aborted the communicators): no more calls on them, the group left open */
     for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
-        if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK &&
-            (rc = psc__tune_nccl_one(t, tk, i, send[i], recv[i], count, dtype, streams[i])) != PSC_NCCL_SUCCESS)
+        if (psc__watchdog_late(&t->watch))
+            st = PSC_ERR_TIMEOUT;
+        else if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK &&
+                 (rc = psc__tune_nccl_one(t, tk, i, send[i], recv[i], count, dtype, streams[i])) != PSC_NCCL_SUCCESS)
             st = psc__tune_nccl_fail(ar, rc, names[tk]);
-    rc = t->nccl.group_end();
-    if (st == PSC_OK && rc != PSC_NCCL_SUCCESS)
+    if (st != PSC_ERR_TIMEOUT && psc__watchdog_late(&t->watch))
+        st = PSC_ERR_TIMEOUT;
+    else if (st != PSC_ERR_TIMEOUT && (rc = t->nccl.group_end()) != PSC_NCCL_SUCCESS && st == PSC_OK)
         st = psc__tune_nccl_fail(ar, rc, "ncclGroupEnd");
 out:
+    __atomic_store_n(&t->in_nccl, 0, __ATOMIC_SEQ_CST);
     return psc__guard_leave(ctx, st);
 }
 
@@ -345,7 +355,8 @@ static psc_status_t psc__tune_issue(psc_allreduce_t *ar, int tk, int way, void *
     for (unsigned c = 0; c < calls && st == PSC_OK; c++)
         st = way == PSC__AR_TUNE_NCCL
                  ? psc__tune_nccl_call(ar, tk, recv, (const void *const *)send, count, PSC_AR_FLOAT32, streams)
-                 : psc__ar_sum(ar, recv, (const void *const *)send, count, PSC_AR_FLOAT32, streams, 0, by);
+                 : psc__ar_sum(ar, recv, (const void *const *)send, count, PSC_AR_FLOAT32, streams,
+                               (unsigned)(ar->tune->timeout_ns / 1e6), by); /* the kernels give up at -T too */
     return st;
 }
 
@@ -395,14 +406,23 @@ static psc_status_t psc__tune_can_capture(psc_allreduce_t *ar, struct CUstream_s
     return PSC_OK;
 }
 
-/* The watchdog's fire: every communicator of this process aborted (the blocked call, or NCCL's kernels, end). */
+/*
+ * The watchdog's fire, the run already marked late: where this thread is inside NCCL's calls (a blocking
+ * communicator may block there), every communicator aborted, so the call returns; else nothing: this thread sees
+ * the run late and aborts them itself once its graphs are destroyed (NCCL 2.26 on waits in ncclCommAbort for the
+ * graphs that hold its calls, which this thread destroys only after the run).
+ */
 static void psc__tune_fire(void *arg)
 {
     psc_allreduce_t *ar = arg;
+    struct psc__ar_tune *t = ar->tune;
 
+    if (!__atomic_load_n(&t->in_nccl, __ATOMIC_SEQ_CST))
+        return;
     for (int i = 0; i < ar->nlocal; i++)
-        if (ar->tune->comm[i])
-            ar->tune->nccl.comm_abort(ar->tune->comm[i]);
+        if (t->comm[i])
+            t->nccl.comm_abort(t->comm[i]);
+    t->fire_aborted = 1;
 }
 
 /* Every local stream's end, waited for by query (yielding the core: a thread NCCL starts may need it) until the
@@ -436,9 +456,10 @@ static psc_status_t psc__tune_late(psc_allreduce_t *ar, int tk, int way, size_t 
 
     if (!psc__watchdog_disarm(&t->watch))
         return st;
-    memset(t->comm, 0, sizeof(t->comm));
-    return psc__fail(ar->ctx, PSC_ERR_TIMEOUT, "psc_allreduce_tune: timing %s of %zu B%s: not done after %g s: NCCL "
-                     "communicators aborted (the group keeps its own kernels)", what[tk][way == PSC__AR_TUNE_NCCL],
+    if (t->fire_aborted) /* gone: psc__tune_close has nothing left to abort */
+        memset(t->comm, 0, sizeof(t->comm));
+    return psc__fail(ar->ctx, PSC_ERR_TIMEOUT, "psc_allreduce_tune: timing %s of %zu B%s: a run not done after %g s: "
+                     "NCCL communicators aborted (the group keeps its own kernels)", what[tk][way == PSC__AR_TUNE_NCCL],
                      count * 4, tk == PSC__TK_SUM ? "" : " per part", t->timeout_ns / 1e9);
 }
 
@@ -602,8 +623,12 @@ static psc_status_t psc__tune_measure(psc_allreduce_t *ar, const psc_ar_procs_t 
     psc__watchdog_stop(&ar->tune->watch);
     if (st == PSC_OK) /* a kernel that gave up waiting timed nothing: say so, everywhere */
         st = psc__tune_sync(ar, p, psc_allreduce_check(ar));
-    if (st == PSC_ERR_TIMEOUT) /* NCCL's kernels may still run on the buffers: aborted before they go */
+    if (st == PSC_ERR_TIMEOUT) { /* NCCL's kernels may still run on the buffers: aborted, and waited for, first */
         psc__tune_close(ar, 0);
+        for (int i = 0; i < ar->nlocal; i++)
+            if (psc__gpu_use(ctx, ar->dev[i]) == PSC_OK)
+                (void)ctx->cu.p_cuStreamSynchronize(streams[i]);
+    }
     for (int i = 0; i < ar->nlocal; i++)
         if (dbuf[i] && psc__gpu_use(ctx, ar->dev[i]) == PSC_OK)
             ctx->cu.p_cuMemFree(dbuf[i]);

@@ -26,9 +26,11 @@ psc_status_t psc__ar_tune_skew(psc_allreduce_t *ar, psc__ar_tune_skew_fn fn, voi
 psc_status_t psc__ar_tune_kinds(psc_allreduce_t *ar, unsigned mask);
 
 /*
- * For callers with a timeout of their own (coll's -T): each timed run of psc_allreduce_tune waits at most ms
- * (0, the default: as long as it takes), else the tuning fails with PSC_ERR_TIMEOUT naming the call, and its
- * communicators are aborted. Set before psc_allreduce_tune; PSC_ERR_NO_MEMORY.
+ * For callers with a timeout of their own (coll's -T): each timed run of psc_allreduce_tune (up to 16 calls, or a
+ * graph of them; the warm-up run with NCCL's first-call setup too) waits at most ms (0, the default: as long as it
+ * takes), else the tuning fails with PSC_ERR_TIMEOUT naming the call, and its communicators are aborted; the
+ * group's kernels give up at ms too. Set before psc_allreduce_tune, in every process of a joined group alike (a
+ * process without it stays in NCCL after its peers abort); PSC_ERR_NO_MEMORY.
  */
 psc_status_t psc__ar_tune_timeout(psc_allreduce_t *ar, unsigned ms);
 

@@ -20,7 +20,8 @@
 
 /*
  * One rank's control words, in its GPU's memory (the kernels advance them: graph replays see each call).
- * A call reads the first 24 bytes in two loads (16 and 8 bytes) and moves them on at its start.
+ * A call reads the first 16 bytes and 8 more (clear and clear2; the all-gather's: ag and pad) in two loads and
+ * moves them on at its start.
  */
 typedef struct {
     uint32_t seq;         /* calls done (for the error report: it may wrap) */
