@@ -1014,10 +1014,12 @@ psc_status_t psc_allreduce_reduce_scatter(psc_allreduce_t *ar, void *const *recv
  * 16-byte aligned; count x size up to the group's max_bytes. By its kernel
  * (each rank pushes its part into every peer's buffers, lines of 8 data
  * bytes and their flags; calls larger than the group's slot, or 4 MiB, in
- * pieces), or, after psc_allreduce_tune, by ncclAllGather in a class where
- * NCCL was timed faster: the streams, graphs, ordering with the group's
- * other calls, timeouts and refusals as psc_allreduce_sum's. dtype only
- * sizes the elements.
+ * pieces); in a group of this process's GPUs, eager parts from 4 MiB by the
+ * copy engines, straight into every peer's recv; or, after
+ * psc_allreduce_tune, by ncclAllGather in a class where NCCL was timed
+ * faster: the streams, graphs, ordering with the group's other calls,
+ * timeouts and refusals as psc_allreduce_sum's. dtype only sizes the
+ * elements.
  */
 psc_status_t psc_allreduce_all_gather(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
                                       int dtype, struct CUstream_st *const *streams, unsigned timeout_ms);

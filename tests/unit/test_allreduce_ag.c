@@ -210,6 +210,63 @@ static void test_interleaved(void **state)
     psc_allreduce_destroy(ar);
 }
 
+/* Every rank's recv of n parts of len bytes at out[i] (device memory the fake maps), checked as expect_all does. */
+static void expect_big(CUdeviceptr *out, size_t len, uint32_t seed)
+{
+    void *r[N];
+
+    for (int i = 0; i < N; i++)
+        r[i] = (void *)(uintptr_t)out[i];
+    expect_all(len, seed, r, 0, "all-gather by the copy engines");
+}
+
+/*
+ * A group made for 4 MiB parts: a part of 4 MiB goes by the copy engines (each rank's copies into every peer's recv,
+ * events between the streams), every byte as sent, in and out of place; a part of 1 MiB by the kernel.
+ */
+static void test_copy_engines(void **state)
+{
+    const size_t part = 4u << 20, all = N * part + 16;
+    CUdeviceptr big_send[N], big_recv[N];
+    psc_allreduce_t *ar = NULL;
+
+    (void)state;
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&big_send[i], part), CUDA_SUCCESS);
+        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&big_recv[i], all), CUDA_SUCCESS);
+    }
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, N, part, &ar), PSC_OK);
+    for (int c = 0; c < 3; c++) {
+        const size_t len = c == 2 ? part / 4 : part;
+        const int in_place = c == 1;
+        void *r[N];
+        const void *s[N];
+
+        for (int i = 0; i < N; i++) {
+            unsigned char *rb = (unsigned char *)(uintptr_t)big_recv[i];
+            unsigned char *p = in_place ? rb + (size_t)i * len : (unsigned char *)(uintptr_t)big_send[i];
+
+            memset(rb, 0xA5, all);
+            for (size_t b = 0; b < len; b++)
+                p[b] = part_byte(i, b, (uint32_t)c);
+            s[i] = p;
+            r[i] = rb;
+        }
+        if (psc_allreduce_all_gather(ar, r, s, len / 4, PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
+            fail_msg("psc_allreduce_all_gather: %s", psc_context_last_error(g_ctx));
+        sync_all();
+        assert_int_equal(psc_allreduce_last_way(ar), c == 2 ? PSC_AR_WAY_ONESHOT : PSC_AR_WAY_COPY_ENGINES);
+        expect_big(big_recv, len, (uint32_t)c);
+    }
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+    for (int i = 0; i < N; i++) {
+        g_ctx->cu.p_cuMemFree(big_send[i]);
+        g_ctx->cu.p_cuMemFree(big_recv[i]);
+    }
+}
+
 /* Ranks 0 and 1 call, rank 2 never does (a group of 3 in this process, rank 2's call made on a group of its
    own): the two give up after the timeout, and psc_allreduce_check names the rank and the call. */
 static void test_missing_rank_times_out(void **state)
@@ -286,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_pieces),
         cmocka_unit_test(test_piece_number_wraps),
         cmocka_unit_test(test_interleaved),
+        cmocka_unit_test(test_copy_engines),
         cmocka_unit_test(test_missing_rank_times_out),
         cmocka_unit_test(test_refusals),
     };

@@ -357,7 +357,7 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
     const uint64_t bytes = (uint64_t)count * (dtype == PSC_AR_FLOAT32 ? 4 : 2);
     const uint64_t timeout_ns = (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull;
     const int rs = way == PSC__AR_RS; /* a reduce-scatter: the one-shot's protocol, whatever a test forced */
-    const int ag = way == PSC__AR_AG; /* an all-gather: its own kernel, whatever a test forced */
+    const int ag = way >= PSC__AR_AG; /* an all-gather: its kernel or its copy engines, whatever a test forced */
     int algo = rs || ag ? PSC__AR_ONESHOT : psc__ar_algo(ar, bytes, way, 0);
     uint64_t last_nvec, work;
     unsigned blocks;
@@ -365,6 +365,13 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
 
     if (algo == PSC__AR_COPY && psc__ar_captured(ar, streams)) /* asked only where it matters: a query a rank */
         algo = psc__ar_algo(ar, bytes, way, 1);
+    if (ag && psc__ar_ag_by_copy(ar, bytes, way, streams, psc__ar_captured)) {
+        psc__guard_enter(ctx);
+        st = psc__ar_ce_all_gather(ar, recv, send, bytes, streams);
+        if (st == PSC_OK)
+            ar->last_way = PSC_AR_WAY_COPY_ENGINES;
+        return psc__guard_leave(ctx, st);
+    }
     if (algo == PSC__AR_COPY) {
         psc__guard_enter(ctx);
         st = psc__ar_ce_sum(ar, recv, send, bytes, dtype, streams, timeout_ns);
@@ -522,7 +529,7 @@ psc_status_t psc_allreduce_all_gather(psc_allreduce_t *ar, void *const *recv, co
                                  &es)) != PSC_OK ||
         count == 0 || psc__ar_to_nccl(ar, PSC__AR_AG, recv, send, count, dtype, streams, &st, &way))
         return st;
-    return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, PSC__AR_AG);
+    return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, way ? way : PSC__AR_AG);
 }
 
 int psc_allreduce_last_way(const psc_allreduce_t *ar)

@@ -220,7 +220,10 @@ static int psc__tune_route(psc_allreduce_t *ar, int kind, void *const *recv, con
     row = &psc__tune_rows(&t->table, tk)[k];
     if (!row->bytes) /* a collective not timed */
         return 0;
-    *way = row->copy_engines ? PSC__AR_COPY : PSC__AR_ONESHOT;
+    if (tk == PSC__TK_AG) /* the all-gather's words for its ways */
+        *way = row->copy_engines ? PSC__AR_AG_COPY : PSC__AR_AG_KERNEL;
+    else
+        *way = row->copy_engines ? PSC__AR_COPY : PSC__AR_ONESHOT;
     if (!row->nccl)
         return 0;
     *st = psc__tune_nccl_call(ar, tk, recv, send, count, dtype, streams);
@@ -340,8 +343,10 @@ static psc_status_t psc__tune_open(psc_allreduce_t *ar, const psc_ar_procs_t *p,
 static psc_status_t psc__tune_issue(psc_allreduce_t *ar, int tk, int way, void *const *buf, size_t count,
                                     unsigned calls, struct CUstream_st *const *streams)
 {
-    static const int kinds[PSC__TK_N] = {0, PSC__AR_RS, PSC__AR_AG};
-    const int by = tk != PSC__TK_SUM ? kinds[tk] : way == PSC__AR_TUNE_COPY ? PSC__AR_COPY : PSC__AR_ONESHOT;
+    const int copy = way == PSC__AR_TUNE_COPY;
+    const int by = tk == PSC__TK_RS   ? PSC__AR_RS
+                   : tk == PSC__TK_AG ? (copy ? PSC__AR_AG_COPY : PSC__AR_AG_KERNEL)
+                                      : (copy ? PSC__AR_COPY : PSC__AR_ONESHOT);
     void *part[PSC_AR_MAX_RANKS];
     void *const *send = buf, *const *recv = buf;
     psc_status_t st = PSC_OK;
@@ -501,7 +506,9 @@ static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p
     uint64_t bytes = 16ull << k, at = bytes < most ? bytes : most;
     size_t count = (size_t)(at / 4);
     unsigned calls = bytes <= PSC__TUNE_FULL_CALLS ? PSC__TUNE_CALLS : (unsigned)((16ull << 20) / bytes);
-    const int ways = tk == PSC__TK_SUM && !ar->algo && ar->ce_chunk && at >= PSC__AR_CE_FROM ? 3 : 2;
+    /* the copy engines: the all-reduce's, and the all-gather's in a group of this process's GPUs */
+    const int ce_kind = tk == PSC__TK_SUM || (tk == PSC__TK_AG && !ar->joined && ar->nlocal > 1);
+    const int ways = ce_kind && !ar->algo && ar->ce_chunk && at >= PSC__AR_CE_FROM ? 3 : 2;
     CUgraphExec exec[3][PSC_AR_MAX_RANKS];
     double t[3][PSC__TUNE_REPS], warm, *med[3] = {&rec->own_us, &rec->nccl_us, &rec->copy_us};
     psc_status_t st = PSC_OK;

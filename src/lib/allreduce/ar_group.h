@@ -23,7 +23,8 @@ enum { PSC__CE_FORK, PSC__CE_FREED, PSC__CE_COPIED, PSC__CE_JOIN_COPY, PSC__CE_J
 #define PSC__AR_CE_EVENTS (PSC__CE_HALF0 + PSC_AR_CE_SLOTS / PSC_AR_CE_HALF)
 
 enum { PSC__AR_ONESHOT = 1, PSC__AR_TWOSHOT = 2, PSC__AR_COPY = 3, PSC__AR_RS = 4 /* a reduce-scatter */,
-       PSC__AR_AG = 5 /* an all-gather */ };
+       PSC__AR_AG = 5 /* an all-gather, its way by size */, PSC__AR_AG_KERNEL = 6 /* by its kernel */,
+       PSC__AR_AG_COPY = 7 /* by the copy engines, where the group can take them */ };
 
 struct psc_allreduce {
     psc_context_t *ctx;
@@ -101,6 +102,18 @@ psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *
  */
 psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count, int dtype,
                          struct CUstream_st *const *streams, unsigned timeout_ms, int way);
+
+/*
+ * Whether an all-gather of bytes per rank, asked `way` (PSC__AR_AG by size, _KERNEL, _COPY), goes by the copy
+ * engines (allgather_ce.c): a group of this process's GPUs (2 or more) with the path's events, from
+ * PSC__AR_CE_FROM (or forced), not captured (captured: the group's capture query).
+ */
+int psc__ar_ag_by_copy(psc_allreduce_t *ar, uint64_t bytes, int way, struct CUstream_st *const *streams,
+                       int (*captured)(const psc_allreduce_t *ar, struct CUstream_st *const *streams));
+
+/* That all-gather, every local rank enqueued (in the guard, arguments checked). */
+psc_status_t psc__ar_ce_all_gather(psc_allreduce_t *ar, void *const *recv, const void *const *send, uint64_t bytes,
+                                   struct CUstream_st *const *streams);
 
 /* Fill bytes at p on GPU gpu with the sentinel, and wait for it. */
 psc_status_t psc__ar_fill(psc_context_t *ctx, int gpu, CUdeviceptr p, uint64_t bytes);

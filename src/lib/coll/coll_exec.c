@@ -810,7 +810,7 @@ static psc_status_t psc__tune_group(psc_coll_exec_t *x, const psc_ar_procs_t *ap
     const int c = x->o->coll;
     psc_status_t st;
 
-    if (!x->o->tune_own || (c != PSC_COLL_ALL_REDUCE && c != PSC_COLL_REDUCE_SCATTER && c != PSC_COLL_ALL_GATHER))
+    if (!x->o->tune_own) /* (a group is made only for a collective of p2pscope's own) */
         return PSC_OK;
     x->stage = c == PSC_COLL_ALL_REDUCE      ? "tuning p2pscope's all-reduce beside NCCL's"
                : c == PSC_COLL_ALL_GATHER   ? "tuning p2pscope's all-gather beside NCCL's"
