@@ -3,9 +3,9 @@
  * rank gets every rank's part byte for byte (words equal to the all-reduce's sentinel and NaNs of every payload
  * included), each type, in and out of place, parts of every length (off 16- and 8-byte boundaries), calls in
  * many pieces across the buffers' turns and across the piece number's wrap, interleaved with all-reduces and
- * reduce-scatters on the same group, calls of whole 4 MiB pieces, a CUDA graph of calls replayed (checked), and
- * the time per call (eager and replayed) for 8 B to 1 MiB per rank, printed (PSC_TEST_QUICK: fewer calls, for
- * compute-sanitizer). Skipped only without a driver or GPU.
+ * reduce-scatters on the same group, calls of whole 4 MiB pieces and by the copy engines, a CUDA graph of calls
+ * replayed (checked), and the time per call (eager and replayed) for 8 B to 1 MiB per rank, printed
+ * (PSC_TEST_QUICK: fewer calls, for compute-sanitizer). Skipped only without a driver or GPU.
  */
 #include <cuda.h>
 #include <setjmp.h>
@@ -184,7 +184,8 @@ static void sum_checked(psc_allreduce_t *ar, size_t count, uint32_t seed)
 }
 
 /* Pieces of 4 KiB: a large call first (its lines stay in the buffers), then small calls across the piece
-   number's wrap, all-reduces between; then whole 4 MiB pieces (a call of 2.5 pieces). */
+   number's wrap, all-reduces between; then a call of 10 MiB parts by the copy engines (2 GPUs or more), in and out
+   of place, and by the kernel in whole 4 MiB pieces (2.5 of them). */
 static void test_pieces_and_wrap(void **state)
 {
     psc_allreduce_t *ar = NULL;
@@ -204,7 +205,14 @@ static void test_pieces_and_wrap(void **state)
     assert_int_equal(psc_allreduce_check(ar), PSC_OK);
     psc_allreduce_destroy(ar);
     assert_int_equal(psc_allreduce_create(g_ctx, devs, n, big * 4, &ar), PSC_OK);
-    all_gather(ar, PSC_AR_FLOAT32, big < (10u << 20) / 4 ? big : (10u << 20) / 4, 3, 0);
+    big = big < (10u << 20) / 4 ? big : (10u << 20) / 4;
+    all_gather(ar, PSC_AR_FLOAT32, big, 3, 0); /* from 4 MiB, 2 GPUs or more: the copy engines */
+    assert_int_equal(psc_allreduce_last_way(ar), n > 1 && big * 4 >= (4u << 20) ? PSC_AR_WAY_COPY_ENGINES
+                                                                               : PSC_AR_WAY_ONESHOT);
+    all_gather(ar, PSC_AR_FLOAT32, big, 5, 1);
+    assert_int_equal(psc__allreduce_force(ar, 1), PSC_OK); /* the kernel, in whole 4 MiB pieces */
+    all_gather(ar, PSC_AR_FLOAT32, big, 6, 0);
+    assert_int_equal(psc_allreduce_last_way(ar), PSC_AR_WAY_ONESHOT);
     all_gather(ar, PSC_AR_FLOAT32, 7, 4, 1);
     assert_int_equal(psc_allreduce_check(ar), PSC_OK);
     psc_allreduce_destroy(ar);

@@ -15,6 +15,9 @@
 int psc__ar_ag_by_copy(psc_allreduce_t *ar, uint64_t bytes, int way, struct CUstream_st *const *streams,
                        int (*captured)(const psc_allreduce_t *ar, struct CUstream_st *const *streams))
 {
+    const int forced = ar->algo == PSC__AR_COPY ? PSC__AR_AG_COPY : ar->algo ? PSC__AR_AG_KERNEL : 0; /* tests */
+
+    way = forced ? forced : way;
     if (!ar->ce_chunk || ar->joined || ar->nlocal < 2 || way == PSC__AR_AG_KERNEL)
         return 0;
     if (way != PSC__AR_AG_COPY && bytes < PSC__AR_CE_FROM)

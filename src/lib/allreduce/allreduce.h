@@ -27,7 +27,8 @@ psc_status_t psc__allreduce_buffers(const psc_allreduce_t *ar, int rank, uint64_
                                     uint64_t *slot_bytes);
 
 /* For tests: every later call of the group by the one-shot (1), the two-shot (2) kernel or the copy engines
-   (3: groups made for calls of 4 MiB or more, whose driver has stream writes); 0 by size. */
+   (3: groups made for calls of 4 MiB or more, whose driver has stream writes); 0 by size. The all-gather: 1 or 2
+   its kernel, 3 its copy engines where the group has them. */
 psc_status_t psc__allreduce_force(psc_allreduce_t *ar, int algo);
 
 /* For tests: the copy-engine path's chunk (a multiple of 16, at most the one the group was made with), to
