@@ -494,8 +494,8 @@ def own_rows(path, impl):
     return rows
 
 
-OWN_RUNS = [(coll, launch, mode) for coll in ("all_reduce", "reduce_scatter") for launch in ("single", "mpi")
-            for mode in ("eager", "G20")]
+OWN_RUNS = [(coll, launch, mode) for coll in ("all_reduce", "reduce_scatter", "all_gather")
+            for launch in ("single", "mpi") for mode in ("eager", "G20")]
 
 
 def own_bounds(coll, mode, size, us, best, busbw, way):
@@ -516,7 +516,8 @@ def own_bounds(coll, mode, size, us, best, busbw, way):
 
 
 def part_own_allreduce(t, d):
-    """p2pscope's own all-reduce and reduce-scatter beside NCCL (its rows, and nccl-tests -R 2): issue 34's bounds.
+    """p2pscope's own all-reduce, reduce-scatter and all-gather beside NCCL (its rows, and nccl-tests -R 2): issue
+    34's bounds.
     Never behind the better of NCCL's two modes (replayed; 2 % for the noise of calls handed to NCCL itself), ahead
     of NCCL eager (eager), and the all-reduce's absolute bounds (own_bounds)."""
     for coll, launch, mode in OWN_RUNS:

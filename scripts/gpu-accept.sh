@@ -13,7 +13,7 @@
 #   scripts/gpu-accept.sh b     coll beside nccl-tests (every collective, eager and -G 20, one process for every
 #                               GPU and mpirun -np N, a rank a GPU, with its default binding; eager ACCEPT_REPS
 #                               runs each, alternating), the own all-reduce beside NCCL and nccl-tests
-#                               -R 2 (its reduce-scatter too), coll --compute-load, psc_copy with this
+#                               -R 2 (its reduce-scatter and all-gather too), coll --compute-load, psc_copy with this
 #                               machine's calibration beside the driver, coll's other nccl-tests options (-R 2,
 #                               -C, -S, -u, -I, -K, -M, -z 3, -y, -x, -N, -J) beside it
 #   scripts/gpu-accept.sh all   both (more than one 10-minute device call)
@@ -188,8 +188,8 @@ part_b() {
     step "copy --calibration rc=$?"
   fi
   # shown beside NCCL, not judged (issue 34 sets those bounds): what time is left
-  step "the own all-reduce and reduce-scatter beside NCCL and nccl-tests -R 2"
-  for coll in all_reduce reduce_scatter; do
+  step "the own all-reduce, reduce-scatter and all-gather beside NCCL and nccl-tests -R 2"
+  for coll in all_reduce reduce_scatter all_gather; do
     for launch in single mpi; do
       for mode in eager G20; do
         [ "$SECONDS" -lt "${ACCEPT_OWN_BY_S:-510}" ] || { step "own $coll, $launch $mode: no time left"; continue; }
