@@ -355,10 +355,13 @@ static void test_timeout_ends_the_job(void **state)
 
         if (r.rc == 0 || now_s() - t0 >= 30)
             fail_msg("rc %d after %.1f s, stderr:\n%s", r.rc, now_s() - t0, r.err);
-        assert_non_null(strstr(r.err, tuned ? "tuning p2pscope's reduce-scatter beside NCCL's: psc_allreduce_tune: "
-                                              "timing ncclReduceScatter of 16 B per part"
-                                            : "reduce_scatter of 4096 B (float, sum)"));
-        assert_non_null(strstr(r.err, "not done after 1 s"));
+        /* the rank that timed out names the call; the other may report it first ("timed out there"), and the job
+           may end before the first one's line is out */
+        if (tuned ? !strstr(r.err, "tuning p2pscope's reduce-scatter beside NCCL's: psc_allreduce_tune: ") ||
+                        (!strstr(r.err, "timing ncclReduceScatter of 16 B per part: a run not done after 1 s") &&
+                         !strstr(r.err, "could not time its calls (timed out there)"))
+                  : !strstr(r.err, "reduce_scatter of 4096 B (float, sum)") || !strstr(r.err, "not done after 1 s"))
+            fail_msg("%s: stderr:\n%s", tuned ? "tuned" : "--no-tune", r.err);
         assert_null(strstr(r.out, "# Out of bounds values"));
         psc__free(&r);
     }
