@@ -25,34 +25,9 @@
 #include "fake_context.h"
 #include "internal.h"
 
-#define N 3
 #define MAXB 4096
-
-static const int devs[N] = {0, 1, 2};
-static CUstream streams[N];
-static CUdeviceptr sendb[N], recvb[N];
-
-static int setup(void **state)
-{
-    if (psc_test_open_fake_gpus(state, "3") != 0)
-        return -1;
-    for (int i = 0; i < N; i++)
-        if (psc__gpu_use(g_ctx, i) != PSC_OK || g_ctx->cu.p_cuStreamCreate(&streams[i], CU_STREAM_NON_BLOCKING) ||
-            g_ctx->cu.p_cuMemAlloc(&sendb[i], MAXB) || g_ctx->cu.p_cuMemAlloc(&recvb[i], MAXB))
-            return -1;
-    return 0;
-}
-
-static void sync_all(void)
-{
-    for (int i = 0; i < N; i++)
-        assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(streams[i]), CUDA_SUCCESS);
-}
-
-static size_t esize(int dt)
-{
-    return dt == PSC_AR_FLOAT32 ? 4 : 2;
-}
+#define AR_FIXTURE_BYTES MAXB
+#include "ar_fixture.h"
 
 /* Rank r's input: coll_values.h's exact inputs for a sum over N ranks, seed s. */
 static void fill(int dt, size_t count, uint32_t seed)

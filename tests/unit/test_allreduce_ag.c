@@ -23,35 +23,9 @@
 #include "fake_context.h"
 #include "internal.h"
 
-#define N 3
 #define PART_MAX 4096 /* the group's max_bytes: a part's */
-
-static const int devs[N] = {0, 1, 2};
-static CUstream streams[N];
-static CUdeviceptr sendb[N], recvb[N];
-static const size_t buf_bytes = (size_t)N * PART_MAX + 64;
-
-static int setup(void **state)
-{
-    if (psc_test_open_fake_gpus(state, "3") != 0)
-        return -1;
-    for (int i = 0; i < N; i++)
-        if (psc__gpu_use(g_ctx, i) != PSC_OK || g_ctx->cu.p_cuStreamCreate(&streams[i], CU_STREAM_NON_BLOCKING) ||
-            g_ctx->cu.p_cuMemAlloc(&sendb[i], buf_bytes) || g_ctx->cu.p_cuMemAlloc(&recvb[i], buf_bytes))
-            return -1;
-    return 0;
-}
-
-static void sync_all(void)
-{
-    for (int i = 0; i < N; i++)
-        assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(streams[i]), CUDA_SUCCESS);
-}
-
-static size_t esize(int dt)
-{
-    return dt == PSC_AR_FLOAT32 ? 4 : 2;
-}
+#define AR_FIXTURE_BYTES ((size_t)3 * PART_MAX + 64)
+#include "ar_fixture.h"
 
 /* Byte b of rank i's part in a call seeded seed: every fourth 32-bit word the sentinel, others NaNs or noise. */
 static unsigned char part_byte(int i, size_t b, uint32_t seed)

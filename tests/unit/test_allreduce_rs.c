@@ -22,36 +22,10 @@
 #include "fake_context.h"
 #include "internal.h"
 
-#define N 3
 #define PART_MAX 4096                   /* the group's max_bytes: a part's */
 #define BIG ((8u << 20) / 4 + 5)        /* floats per part of a call of two pieces */
-
-static const int devs[N] = {0, 1, 2};
-static CUstream streams[N];
-static CUdeviceptr sendb[N], recvb[N];
-static const size_t send_bytes = (size_t)N * (BIG * 4 + 64);
-
-static int setup(void **state)
-{
-    if (psc_test_open_fake_gpus(state, "3") != 0)
-        return -1;
-    for (int i = 0; i < N; i++)
-        if (psc__gpu_use(g_ctx, i) != PSC_OK || g_ctx->cu.p_cuStreamCreate(&streams[i], CU_STREAM_NON_BLOCKING) ||
-            g_ctx->cu.p_cuMemAlloc(&sendb[i], send_bytes) || g_ctx->cu.p_cuMemAlloc(&recvb[i], send_bytes))
-            return -1;
-    return 0;
-}
-
-static void sync_all(void)
-{
-    for (int i = 0; i < N; i++)
-        assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(streams[i]), CUDA_SUCCESS);
-}
-
-static size_t esize(int dt)
-{
-    return dt == PSC_AR_FLOAT32 ? 4 : 2;
-}
+#define AR_FIXTURE_BYTES ((size_t)3 * (BIG * 4 + 64))
+#include "ar_fixture.h"
 
 /* Rank i's input: N parts of count elements, element e coll_values.h's exact input of rank i at e. */
 static void fill(int dt, size_t count, uint32_t seed)

@@ -157,26 +157,27 @@ static void test_only_where_it_applies(void **state)
 }
 
 /*
- * reduce_scatter: p2pscope's row after NCCL's at each size, the same count (a part's), both right in and out
- * of place; a wrong element in every output of p2pscope's kernel counted in its rows alone.
+ * coll (reduce_scatter or all_gather): p2pscope's row after NCCL's at each size, the op theirs (op: sum; none for
+ * the all-gather), the same count (a part's), both right in and out of place; a wrong element in every output of
+ * p2pscope's kernel counted in its rows alone.
  */
-static void test_reduce_scatter_rows(void **state)
+static void part_rows(int coll, int op)
 {
     psc_coll_opts_t o;
     psc_coll_report_t *r;
 
-    (void)state;
     for (int corrupt = 0; corrupt < 2; corrupt++) {
         if (corrupt)
             setenv("FAKE_AR_CORRUPT", "1", 1);
         opts(&o, 96, 6144);
-        o.coll = PSC_COLL_REDUCE_SCATTER;
+        o.coll = coll;
         r = run_ok(3, &o);
         assert_int_equal(r->nrows, 2 * 4); /* 96, 384, 1536, 6144 B, by each */
         for (int i = 0; i < r->nrows; i++) {
             const psc_coll_row_t *w = &r->rows[i];
 
             assert_int_equal(w->impl, i % 2 ? PSC_COLL_IMPL_P2PSCOPE : PSC_COLL_IMPL_NCCL);
+            assert_int_equal(w->op, op);
             assert_int_equal(w->count, (96ull << (2 * (i / 2))) / 3 / 4);
             for (int k = 0; k < 2; k++) {
                 assert_int_equal(w->r[k].ran, 1);
@@ -189,39 +190,20 @@ static void test_reduce_scatter_rows(void **state)
     unsetenv("FAKE_AR_CORRUPT");
 }
 
-/*
- * all_gather: p2pscope's row after NCCL's at each size for each of its types (op none), the same count (a
- * part's), both right in and out of place; a wrong element in every output of its kernel counted in its rows
- * alone; a type it does not move (int8) has NCCL's row alone.
- */
+static void test_reduce_scatter_rows(void **state)
+{
+    (void)state;
+    part_rows(PSC_COLL_REDUCE_SCATTER, PSC_OP_SUM);
+}
+
+/* all_gather's rows as reduce_scatter's; a type it does not move (int8) has NCCL's row alone. */
 static void test_all_gather_rows(void **state)
 {
     psc_coll_opts_t o;
     psc_coll_report_t *r;
 
     (void)state;
-    for (int corrupt = 0; corrupt < 2; corrupt++) {
-        if (corrupt)
-            setenv("FAKE_AR_CORRUPT", "2", 1);
-        opts(&o, 96, 6144);
-        o.coll = PSC_COLL_ALL_GATHER;
-        r = run_ok(3, &o);
-        assert_int_equal(r->nrows, 2 * 4); /* 96, 384, 1536, 6144 B, by each */
-        for (int i = 0; i < r->nrows; i++) {
-            const psc_coll_row_t *w = &r->rows[i];
-
-            assert_int_equal(w->impl, i % 2 ? PSC_COLL_IMPL_P2PSCOPE : PSC_COLL_IMPL_NCCL);
-            assert_int_equal(w->op, -1);
-            assert_int_equal(w->count, (96ull << (2 * (i / 2))) / 3 / 4);
-            for (int k = 0; k < 2; k++) {
-                assert_int_equal(w->r[k].ran, 1);
-                assert_true(corrupt && i % 2 ? w->r[k].wrong > 0 : w->r[k].wrong == 0);
-            }
-        }
-        assert_true(r->own_avg_busbw_gbs > 0);
-        psc_coll_report_free(r);
-    }
-    unsetenv("FAKE_AR_CORRUPT");
+    part_rows(PSC_COLL_ALL_GATHER, -1);
     opts(&o, 96, 96);
     o.coll = PSC_COLL_ALL_GATHER;
     o.dtype = PSC_DT_INT8;

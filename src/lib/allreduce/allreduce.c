@@ -481,8 +481,13 @@ static int psc__ar_to_nccl(psc_allreduce_t *ar, int kind, void *const *recv, con
     return 1;
 }
 
-psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
-                               int dtype, struct CUstream_st *const *streams, unsigned timeout_ms)
+/*
+ * A call of kind (0 a sum, PSC__AR_RS, PSC__AR_AG), named who in messages: its arguments checked, handed to NCCL
+ * where the tuning chose it, else enqueued the tuning's way for it (or its kind's by size).
+ */
+static psc_status_t psc__ar_call(psc_allreduce_t *ar, int kind, const char *who, void *const *recv,
+                                 const void *const *send, size_t count, int dtype, struct CUstream_st *const *streams,
+                                 unsigned timeout_ms)
 {
     size_t es = 0;
     int way = 0;
@@ -490,46 +495,32 @@ psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const voi
 
     if (!ar)
         return PSC_ERR_INVALID;
-    if ((st = psc__ar_call_check(ar, recv, send, count, dtype, streams, "psc_allreduce_sum", 0, &es)) != PSC_OK ||
-        count == 0)
+    if ((st = psc__ar_call_check(ar, recv, send, count, dtype, streams, who, kind, &es)) != PSC_OK || count == 0 ||
+        psc__ar_to_nccl(ar, kind, recv, send, count, dtype, streams, &st, &way))
         return st;
-    if (psc__ar_to_nccl(ar, 0, recv, send, count, dtype, streams, &st, &way))
-        return st;
+    if (kind == PSC__AR_RS || (kind == PSC__AR_AG && !way)) /* a reduce-scatter has one way; an all-gather by size */
+        way = kind;
     return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, way);
+}
+
+psc_status_t psc_allreduce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
+                               int dtype, struct CUstream_st *const *streams, unsigned timeout_ms)
+{
+    return psc__ar_call(ar, 0, "psc_allreduce_sum", recv, send, count, dtype, streams, timeout_ms);
 }
 
 psc_status_t psc_allreduce_reduce_scatter(psc_allreduce_t *ar, void *const *recv, const void *const *send,
                                           size_t count, int dtype, struct CUstream_st *const *streams,
                                           unsigned timeout_ms)
 {
-    size_t es = 0;
-    int way = 0;
-    psc_status_t st;
-
-    if (!ar)
-        return PSC_ERR_INVALID;
-    if ((st = psc__ar_call_check(ar, recv, send, count, dtype, streams, "psc_allreduce_reduce_scatter", PSC__AR_RS,
-                                  &es)) !=
-            PSC_OK ||
-        count == 0 || psc__ar_to_nccl(ar, PSC__AR_RS, recv, send, count, dtype, streams, &st, &way))
-        return st;
-    return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, PSC__AR_RS);
+    return psc__ar_call(ar, PSC__AR_RS, "psc_allreduce_reduce_scatter", recv, send, count, dtype, streams,
+                        timeout_ms);
 }
 
 psc_status_t psc_allreduce_all_gather(psc_allreduce_t *ar, void *const *recv, const void *const *send, size_t count,
                                       int dtype, struct CUstream_st *const *streams, unsigned timeout_ms)
 {
-    size_t es = 0;
-    int way = 0;
-    psc_status_t st;
-
-    if (!ar)
-        return PSC_ERR_INVALID;
-    if ((st = psc__ar_call_check(ar, recv, send, count, dtype, streams, "psc_allreduce_all_gather", PSC__AR_AG,
-                                 &es)) != PSC_OK ||
-        count == 0 || psc__ar_to_nccl(ar, PSC__AR_AG, recv, send, count, dtype, streams, &st, &way))
-        return st;
-    return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, way ? way : PSC__AR_AG);
+    return psc__ar_call(ar, PSC__AR_AG, "psc_allreduce_all_gather", recv, send, count, dtype, streams, timeout_ms);
 }
 
 int psc_allreduce_last_way(const psc_allreduce_t *ar)
