@@ -84,10 +84,25 @@ static void psc__mask(char *s)
 
 /*
  * Where a and b differ, the offset of the first difference that is not a number within a sub-pixel of the
- * other's (-1: none). A figure's geometry comes from the measured values, and the JSON holds them as its
- * writer rounds them: the live page's coordinates may differ from the rendered page's in the third decimal
- * (564.5 against 564.503906); every word, and every number beyond 0.01 (absolute) apart, must be the same.
+ * other's, or one unit of its last printed decimal (-1: none). A figure's geometry comes from the measured
+ * values, and the JSON holds them as its writer rounds them (10 significant digits): the live page's coordinates
+ * may differ from the rendered page's in the third decimal (564.5 against 564.503906), and a value on a rounding
+ * boundary may print one last digit apart (18491.1 against 18491.0, from 18491.0500001 and its JSON 18491.05);
+ * every word, and every number further apart, must be the same.
  */
+/* One unit of the last decimal printed in the number from p to end; 0 for a whole number (counts stay exact). */
+static double psc__last_digit(const char *p, const char *end)
+{
+    const char *dot = memchr(p, '.', (size_t)(end - p));
+    double unit = 1;
+
+    if (!dot)
+        return 0;
+    for (const char *q = dot + 1; q < end && *q >= '0' && *q <= '9'; q++)
+        unit /= 10;
+    return unit;
+}
+
 static long psc__first_difference(const char *a, const char *b)
 {
     const char *p = a, *q = b;
@@ -97,7 +112,10 @@ static long psc__first_difference(const char *a, const char *b)
             char *pe, *qe;
             double x = strtod(p, &pe), y = strtod(q, &qe);
 
-            if (fabs(x - y) > 0.01)
+            double unit = psc__last_digit(p, pe) > psc__last_digit(q, qe) ? psc__last_digit(p, pe)
+                                                                               : psc__last_digit(q, qe);
+
+            if (fabs(x - y) > 0.01 && fabs(x - y) > unit * 1.000001)
                 return p - a;
             p = pe;
             q = qe;
