@@ -1032,7 +1032,7 @@ typedef struct {
     double nccl_us;   /* ncclAllReduce (ncclReduceScatter, ncclAllGather), timed the same way */
     int nccl;         /* 1: the group's calls of this class go to NCCL (nccl_us < own_us) */
     int copy_engines; /* 1: p2pscope's calls of this class go by its copy engines, timed faster than its kernels
-                         (own_us theirs); 0: by its kernels (classes where both were timed: 2 ranks, 4 MiB on) */
+                         (own_us theirs); 0: by its kernels (classes where both were timed, from 4 MiB) */
 } psc_ar_tune_row_t;
 
 #define PSC_AR_TUNE_ROWS 37 /* 16 B to 1 TiB */

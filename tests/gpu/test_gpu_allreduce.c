@@ -7,7 +7,7 @@
  * compute-sanitizer); a CUDA graph of calls replayed; and the
  * time per call (eager and replayed) for 8 B to 32 KiB, printed; with two
  * GPUs or more, large calls by the copy engines and the one-shot kernel,
- * timed (8 MiB to 512 MiB); with PSC_TEST_AR_CE_CAPTURED=1, the copy engines'
+ * timed (8 MiB to 512 MiB), and reduce-scatters of large parts by each; with PSC_TEST_AR_CE_CAPTURED=1, the copy engines'
  * path captured as it was before issue 32 (how long each graph launch takes).
  * Skipped only without a driver or GPU.
  */
@@ -607,6 +607,85 @@ static void test_large_calls(void **state)
 }
 
 /*
+ * Reduce-scatters of large parts (4 MiB to 64 MiB; 4 MiB with PSC_TEST_QUICK) by the copy engines (by size) and
+ * by the kernel (forced), eager, out of place and in place: each rank's part exact (sampled), the way the group
+ * says it took, busbw printed ((n - 1) x part / time, nccl-tests' for a reduce-scatter). Two GPUs or more.
+ */
+static void test_reduce_scatter_large(void **state)
+{
+    const size_t most = getenv("PSC_TEST_QUICK") ? 4u << 20 : 64u << 20;
+    CUdeviceptr in[MAXR], out[MAXR];
+    unsigned char *h;
+    psc_allreduce_t *ar = NULL;
+
+    (void)state;
+    if (n < 2) {
+        printf("large reduce-scatters: one GPU, no copy-engine path to time\n");
+        return;
+    }
+    assert_non_null(h = malloc((size_t)n * most));
+    alloc_pairs(in, out, (size_t)n * most);
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, n, most, &ar), PSC_OK);
+    for (size_t part = 4u << 20; part <= most; part *= 4)
+        for (int k = 0; k < 4; k++) {
+            const int by_copy = k < 2, in_place = k % 2, reps = part >= (64u << 20) ? 10 : 30;
+            const size_t count = part / 4;
+            void *r[MAXR];
+            const void *s[MAXR];
+            double t0 = 0, us;
+
+            for (int i = 0; i < n; i++) {
+                for (size_t e = 0; e < (size_t)n * count; e++) {
+                    float f = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, n, i, e, (uint32_t)k);
+
+                    memcpy(h + 4 * e, &f, 4);
+                }
+                assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+                assert_int_equal(g_ctx->cu.p_cuMemcpyHtoD(in[i], h, (size_t)n * part), CUDA_SUCCESS);
+                assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(NULL), CUDA_SUCCESS);
+                s[i] = (const void *)(uintptr_t)in[i];
+                r[i] = (void *)(uintptr_t)(in_place ? in[i] + (size_t)i * part : out[i]);
+            }
+            assert_int_equal(psc__allreduce_force(ar, by_copy ? 0 : 1), PSC_OK);
+            /* in place, each call sums its own part again: only the first is checked, the rest timed */
+            for (int c = 0; c < (in_place ? 1 : reps + 2); c++) {
+                if (c == 2) {
+                    sync_all();
+                    t0 = now_us();
+                }
+                if (psc_allreduce_reduce_scatter(ar, r, s, count, PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
+                    fail_msg("psc_allreduce_reduce_scatter: %s", psc_context_last_error(g_ctx));
+            }
+            sync_all();
+            us = in_place ? 0 : (now_us() - t0) / reps;
+            check_part(ar, by_copy ? "reduce-scatter by the copy engines" : "reduce-scatter by the kernel",
+                       in_place ? "in place" : "out of place");
+            assert_int_equal(psc_allreduce_last_way(ar), by_copy ? PSC_AR_WAY_COPY_ENGINES : PSC_AR_WAY_ONESHOT);
+            for (int i = 0; i < n; i++) {
+                assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+                assert_int_equal(g_ctx->cu.p_cuMemcpyDtoH(h, (CUdeviceptr)(uintptr_t)r[i], part), CUDA_SUCCESS);
+                for (size_t j = 0; j < count; j += 991) {
+                    float want = (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, n, (uint64_t)i * count + j,
+                                                          (uint32_t)k), got;
+
+                    memcpy(&got, h + 4 * j, 4);
+                    if (memcmp(&got, &want, 4))
+                        fail_msg("reduce-scatter of %zu B parts by the %s, %s, rank %d element %zu: %g, expected %g",
+                                 part, by_copy ? "copy engines" : "kernel", in_place ? "in place" : "out of place", i,
+                                 j, got, want);
+                }
+            }
+            if (!in_place)
+                printf("reduce-scatter %d ranks %3zu MiB parts by the %s: eager %.1f us (busbw %.1f GB/s)\n", n,
+                       part >> 20, by_copy ? "copy engines" : "kernel", us, (double)(n - 1) * (double)part / 1e3 / us);
+        }
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+    free_pairs(in, out);
+    free(h);
+}
+
+/*
  * Issue 32's diagnosis, with PSC_TEST_AR_CE_CAPTURED=1 (else it says so and passes): what the copy-engine path
  * did when calls were captured (now they go by the kernels), 512 MiB in 1 MiB chunks, 5 calls in a graph per
  * GPU, each graph launched from this thread in turn with a 2 s timeout; prints how long each cuGraphLaunch took
@@ -678,6 +757,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_graph_and_time),
     cmocka_unit_test(test_copy_engine_checked),
     cmocka_unit_test(test_large_calls),
+    cmocka_unit_test(test_reduce_scatter_large),
     cmocka_unit_test(test_captured_copy_engines),
 };
 

@@ -6,7 +6,7 @@
  * out of place, calls of mixed sizes one after another and in pieces; two
  * processes on one GPU; every process refusing the same way when they
  * disagree; a process that never calls makes the others give up with the
- * rank named, and nobody hangs; the same of the copy-engine path (2 processes).
+ * rank named, and nobody hangs; the same of the copy-engine path (2 processes), and its reduce-scatters.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -65,6 +65,38 @@ static int sum_and_check(psc_context_t *ctx, psc_allreduce_t *ar, CUstream s, CU
     return 0;
 }
 
+/* A reduce-scatter of parts of count floats (seed), out of place into out or in place: this rank's part exact. */
+static int rs_and_check(psc_context_t *ctx, psc_allreduce_t *ar, CUstream s, CUdeviceptr in, CUdeviceptr out,
+                        int proc, int nprocs, size_t count, uint32_t seed, int in_place)
+{
+    unsigned char *pi = (unsigned char *)(uintptr_t)in;
+    unsigned char *po = in_place ? pi + (size_t)proc * count * 4 : (unsigned char *)(uintptr_t)out;
+    void *r = po;
+    const void *snd = pi;
+
+    for (size_t e = 0; e < (size_t)nprocs * count; e++) {
+        float f = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, nprocs, proc, e, seed);
+
+        memcpy(pi + 4 * e, &f, 4);
+    }
+    if (psc_allreduce_reduce_scatter(ar, &r, &snd, count, PSC_AR_FLOAT32, &s, 5000) != PSC_OK)
+        return say(proc, "psc_allreduce_reduce_scatter", ctx);
+    if (ctx->cu.p_cuStreamSynchronize(s) != CUDA_SUCCESS)
+        return say(proc, "cuStreamSynchronize", NULL);
+    for (size_t j = 0; j < count; j++) {
+        float want = (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, nprocs, (uint64_t)proc * count + j, seed);
+        float got;
+
+        memcpy(&got, po + 4 * j, 4);
+        if (memcmp(&got, &want, 4)) {
+            fprintf(stderr, "process %d: reduce-scatter of %zu %s, element %zu: %g, expected %g\n", proc, count,
+                    in_place ? "in place" : "out of place", j, got, want);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 #define BIG ((17u << 20) + 64)
 
 /* Mixed types, sizes, in and out of place, a call in three pieces. */
@@ -100,7 +132,8 @@ static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const ps
     return rc;
 }
 
-/* The copy-engine path (forced, 1 KiB chunks: the slots' halves in turn many times): mixed calls, exact. */
+/* The copy-engine path (forced, 1 KiB chunks: the slots' halves in turn many times): mixed calls, exact; every
+   third a reduce-scatter (each process pushes its peers' parts into their slots, and sums its own). */
 static int role_copy_engine_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
 {
     psc_allreduce_t *ar = NULL;
@@ -118,8 +151,14 @@ static int role_copy_engine_sums(psc_context_t *ctx, int proc, int nprocs, int g
         rc = say(proc, "the copy-engine path refused", ctx);
     for (int k = 0; k < 40 && rc == 0; k++) {
         x = x * 1103515245u + 12345u;
-        rc = sum_and_check(ctx, ar, s, in, k % 2 ? in : out, proc, nprocs, k % 3 ? PSC_AR_FLOAT32 : PSC_AR_BFLOAT16,
-                           1 + (x >> 8) % 16000, (uint32_t)k);
+        if (k % 3 == 2) /* whole vectors a part, n parts within the 64 KiB buffer */
+            rc = rs_and_check(ctx, ar, s, in, out, proc, nprocs, 4 * (1 + (x >> 8) % (16384 / 4 / (unsigned)nprocs - 1)),
+                              (uint32_t)k, k % 2);
+        else
+            rc = sum_and_check(ctx, ar, s, in, k % 2 ? in : out, proc, nprocs, k % 3 ? PSC_AR_FLOAT32 : PSC_AR_BFLOAT16,
+                               1 + (x >> 8) % 16000, (uint32_t)k);
+        if (rc == 0 && psc_allreduce_last_way(ar) != PSC_AR_WAY_COPY_ENGINES)
+            rc = say(proc, "a call not by the copy engines", NULL);
     }
     if (rc == 0 && psc_allreduce_check(ar) != PSC_OK)
         rc = say(proc, "psc_allreduce_check", ctx);
@@ -335,10 +374,11 @@ static void test_silent_process_times_out(void **state)
 
 static void test_copy_engine_path(void **state)
 {
-    static const int gpus[] = {0, 1}, one_gpu[] = {2, 2};
+    static const int gpus[] = {0, 1}, one_gpu[] = {2, 2}, three[] = {0, 1, 2};
 
     (void)state;
     run_procs(role_copy_engine_sums, 2, gpus);
+    run_procs(role_copy_engine_sums, 3, three);
     run_procs(role_copy_engine_sums, 2, one_gpu);
     g_never_copy_engine = 1; /* a silent peer: the others give up on the path too, naming it */
     run_procs(role_one_never_calls, 2, gpus);

@@ -3,7 +3,8 @@
  * (one thread per rank): each rank's part of the exact sums, bit for bit, for each type, in and out of place,
  * parts of every length (whole vectors or not, so parts that start off a 16-byte boundary), calls larger than
  * a slot in pieces, reduce-scatters and all-reduces interleaved on one group (the buffers rotate through both),
- * and the refusals.
+ * parts from 4 MiB by the copy engines (each peer's part pushed into its scratch, each rank's own summed there;
+ * forced in small chunks, between all-reduces on the same path), and the refusals.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -97,8 +98,11 @@ static void test_pieces(void **state)
 
     (void)state;
     assert_int_equal(psc_allreduce_create(g_ctx, devs, N, (size_t)BIG * 4, &ar), PSC_OK);
-    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+    assert_int_equal(psc__allreduce_force(ar, 1), PSC_OK); /* the kernel's pieces, not the copy engines */
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
         reduce_scatter(ar, PSC_AR_FLOAT32, counts[c], (uint32_t)c, (int)(c % 2));
+        assert_int_equal(psc_allreduce_last_way(ar), PSC_AR_WAY_ONESHOT);
+    }
     assert_int_equal(psc_allreduce_check(ar), PSC_OK);
     psc_allreduce_destroy(ar);
 }
@@ -138,6 +142,69 @@ static void test_interleaved_with_allreduce(void **state)
             reduce_scatter(ar, PSC_AR_FLOAT32, count, (uint32_t)k, k % 2);
         }
     }
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+}
+
+/* A group made for 4 MiB parts: parts of 4 MiB by the copy engines, in and out of place; 1 MiB, and 4 MiB less
+   one element (not whole vectors), by the kernel; every part exact. */
+static void test_copy_engines_by_size(void **state)
+{
+    static const struct {
+        size_t count;
+        int in_place, way;
+    } calls[] = {{1u << 20, 0, PSC_AR_WAY_COPY_ENGINES}, {1u << 20, 1, PSC_AR_WAY_COPY_ENGINES},
+                 {1u << 18, 0, PSC_AR_WAY_ONESHOT}, {(1u << 20) + 3, 1, PSC_AR_WAY_ONESHOT}};
+    psc_allreduce_t *ar = NULL;
+
+    (void)state;
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, N, (4u << 20) + 64, &ar), PSC_OK);
+    for (size_t c = 0; c < sizeof(calls) / sizeof(calls[0]); c++) {
+        reduce_scatter(ar, PSC_AR_FLOAT32, calls[c].count, (uint32_t)c, calls[c].in_place);
+        assert_int_equal(psc_allreduce_last_way(ar), calls[c].way);
+    }
+    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+    psc_allreduce_destroy(ar);
+}
+
+/* The copy engines forced, in chunks of 1 KiB (the slots' halves taken in turn many times), for every type,
+   between all-reduces on the same path: every result exact. */
+static void test_copy_engines_chunks(void **state)
+{
+    static const int types[] = {PSC_AR_FLOAT32, PSC_AR_FLOAT16, PSC_AR_BFLOAT16};
+    static const size_t counts[] = {8, 256, 1000, 4096, 12008};
+    psc_allreduce_t *ar = NULL;
+
+    (void)state;
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, N, 4u << 20, &ar), PSC_OK);
+    assert_int_equal(psc__allreduce_force(ar, 3), PSC_OK);
+    assert_int_equal(psc__allreduce_ce_chunk(ar, 1024), PSC_OK);
+    for (size_t t = 0; t < 3; t++)
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+            reduce_scatter(ar, types[t], counts[c], (uint32_t)(t * 10 + c), (int)((t + c) % 2));
+            assert_int_equal(psc_allreduce_last_way(ar), PSC_AR_WAY_COPY_ENGINES);
+            if (c % 2 == 0) { /* an all-reduce of the same path between */
+                void *r[N];
+                const void *s[N];
+
+                fill(PSC_AR_FLOAT32, counts[c], (uint32_t)c); /* its first count elements: each rank's input */
+                for (int i = 0; i < N; i++) {
+                    r[i] = (void *)(uintptr_t)recvb[i];
+                    s[i] = (const void *)(uintptr_t)sendb[i];
+                }
+                assert_int_equal(psc_allreduce_sum(ar, r, s, counts[c], PSC_AR_FLOAT32, streams, 5000), PSC_OK);
+                sync_all();
+                for (int i = 0; i < N; i++)
+                    for (size_t j = 0; j < counts[c]; j += 5) {
+                        float want = (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, N, j, (uint32_t)c), got;
+
+                        memcpy(&got, (const unsigned char *)r[i] + 4 * j, 4);
+                        if (memcmp(&got, &want, 4))
+                            fail_msg("all-reduce count %zu rank %d element %zu: %g, expected %g", counts[c], i, j,
+                                     got, want);
+                    }
+            }
+        }
     assert_int_equal(psc_allreduce_check(ar), PSC_OK);
     psc_allreduce_destroy(ar);
 }
@@ -183,6 +250,8 @@ int main(void)
         cmocka_unit_test(test_every_type_and_length),
         cmocka_unit_test(test_pieces),
         cmocka_unit_test(test_interleaved_with_allreduce),
+        cmocka_unit_test(test_copy_engines_by_size),
+        cmocka_unit_test(test_copy_engines_chunks),
         cmocka_unit_test(test_refusals),
     };
 

@@ -391,6 +391,10 @@ static double skew_ways(int way, uint64_t bytes, double us, void *arg)
     /* the all-gather's (ways 8..10): NCCL slow, its kernel slow at 4 MiB parts, so its copy engines win there */
     if (way == 8 + PSC__AR_TUNE_NCCL || (way == 8 + PSC__AR_TUNE_KERNELS && bytes == (4u << 20)))
         return us + SLOW;
+    /* the reduce-scatter's (ways 4..6): NCCL slow, its copy engines slow at 4 MiB parts, so its kernel wins there
+       (against the size rule, which would take the copy engines) */
+    if (way == 4 + PSC__AR_TUNE_NCCL || (way == 4 + PSC__AR_TUNE_COPY && bytes == (4u << 20)))
+        return us + SLOW;
     return us;
 }
 
@@ -427,6 +431,38 @@ static void ag_by_the_table(psc_allreduce_t *ar, void *const *buf, const psc_ar_
                 memcpy(&got, (const unsigned char *)buf[i] + 4 * j, 4);
                 if (memcmp(&got, &want, 4))
                     fail_msg("all-gather of %zu, rank %d element %zu: %g, expected %g", count, i, j, got, want);
+            }
+    }
+}
+
+/* The 2-GPU group's reduce-scatters, in place in buf: 4 MiB parts by the kernel as the table chose (class 4 MiB's
+   copy engines timed, and slower), 2 MiB parts by the kernel by size, each rank's part exact. */
+static void rs_by_the_table(psc_allreduce_t *ar, void *const *buf, const psc_ar_tuning_t *tb)
+{
+    assert_int_equal(tb->rs[18].copy_engines, 0);
+    assert_true(tb->rs[18].own_us > 0 && tb->rs[18].own_us < SLOW && !tb->rs[18].nccl);
+    for (int c = 0; c < 2; c++) {
+        size_t count = (c ? 2u << 20 : 4u << 20) / 4;
+        void *part[2];
+
+        for (int i = 0; i < 2; i++) {
+            fill_one(buf[i], PSC_AR_FLOAT32, 2 * count, 2, i, 90u + (uint32_t)c);
+            part[i] = (unsigned char *)buf[i] + (size_t)i * count * 4;
+        }
+        if (psc_allreduce_reduce_scatter(ar, part, (const void *const *)buf, count, PSC_AR_FLOAT32, streams, 5000) !=
+            PSC_OK)
+            fail_msg("psc_allreduce_reduce_scatter: %s", psc_context_last_error(g_ctx));
+        for (int i = 0; i < 2; i++)
+            assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(streams[i]), CUDA_SUCCESS);
+        assert_int_equal(psc_allreduce_last_way(ar), PSC_AR_WAY_ONESHOT);
+        for (int i = 0; i < 2; i++)
+            for (size_t j = 0; j < count; j += 991) {
+                float want = (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, 2, (uint64_t)i * count + j,
+                                                      90u + (uint32_t)c), got;
+
+                memcpy(&got, (const unsigned char *)part[i] + 4 * j, 4);
+                if (memcmp(&got, &want, 4))
+                    fail_msg("reduce-scatter of %zu, rank %d element %zu: %g, expected %g", count, i, j, got, want);
             }
     }
 }
@@ -484,6 +520,7 @@ static void test_copy_engines_in_the_table(void **state)
             }
     }
     ag_by_the_table(ar, buf, &tb);
+    rs_by_the_table(ar, buf, &tb);
     psc_allreduce_destroy(ar);
     for (int i = 0; i < 2; i++)
         g_ctx->cu.p_cuMemFree(big[i]);

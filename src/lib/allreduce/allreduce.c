@@ -356,8 +356,9 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
     psc_context_t *ctx = ar->ctx;
     const uint64_t bytes = (uint64_t)count * (dtype == PSC_AR_FLOAT32 ? 4 : 2);
     const uint64_t timeout_ns = (uint64_t)(timeout_ms ? timeout_ms : PSC__AR_TIMEOUT_MS) * 1000000ull;
-    const int rs = way == PSC__AR_RS; /* a reduce-scatter: the one-shot's protocol, whatever a test forced */
-    const int ag = way >= PSC__AR_AG; /* an all-gather: its kernel or its copy engines, whatever a test forced */
+    /* a reduce-scatter or an all-gather: its kernel or its copy engines, whatever a test forced */
+    const int rs = way == PSC__AR_RS || way == PSC__AR_RS_KERNEL || way == PSC__AR_RS_COPY;
+    const int ag = way == PSC__AR_AG || way == PSC__AR_AG_KERNEL || way == PSC__AR_AG_COPY;
     int algo = rs || ag ? PSC__AR_ONESHOT : psc__ar_algo(ar, bytes, way, 0);
     uint64_t last_nvec, work;
     unsigned blocks;
@@ -372,9 +373,9 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
             ar->last_way = PSC_AR_WAY_COPY_ENGINES;
         return psc__guard_leave(ctx, st);
     }
-    if (algo == PSC__AR_COPY) {
+    if (algo == PSC__AR_COPY || (rs && psc__ar_rs_by_copy(ar, bytes, way, streams, psc__ar_captured))) {
         psc__guard_enter(ctx);
-        st = psc__ar_ce_sum(ar, recv, send, bytes, dtype, streams, timeout_ns);
+        st = psc__ar_ce_sum(ar, recv, send, bytes, dtype, streams, timeout_ns, rs);
         if (st == PSC_OK)
             ar->last_way = PSC_AR_WAY_COPY_ENGINES;
         return psc__guard_leave(ctx, st);
@@ -498,7 +499,7 @@ static psc_status_t psc__ar_call(psc_allreduce_t *ar, int kind, const char *who,
     if ((st = psc__ar_call_check(ar, recv, send, count, dtype, streams, who, kind, &es)) != PSC_OK || count == 0 ||
         psc__ar_to_nccl(ar, kind, recv, send, count, dtype, streams, &st, &way))
         return st;
-    if (kind == PSC__AR_RS || (kind == PSC__AR_AG && !way)) /* a reduce-scatter has one way; an all-gather by size */
+    if (kind && !way) /* a reduce-scatter or an all-gather the tuning left: by size */
         way = kind;
     return psc__ar_sum(ar, recv, send, count, dtype, streams, timeout_ms, way);
 }

@@ -16,7 +16,10 @@
  * that half (so the copy engine never waits for a kernel's launch). Every
  * wait is a kernel's, with the timeout; stream waits on memory would hang
  * for good when a process dies. With two ranks each link carries each rank's
- * input once, as a ring's reduce-scatter and all-gather do. Captured calls of
+ * input once, as a ring's reduce-scatter and all-gather do. A reduce-scatter
+ * (psc_allreduce_reduce_scatter's large parts) is the same with each peer
+ * pushed only its own part, and each rank adding only its own: every part
+ * crosses one link once, for any number of ranks. Captured calls of
  * several local ranks never come here (psc__ar_captured in allreduce.c: a
  * graph per GPU of some 5 operations per chunk, launched in turn from one
  * thread, can wait for good).
@@ -126,8 +129,10 @@ static psc_ar_ce_args_t psc__ar_ce_at(const psc_allreduce_t *ar, const psc_ar_ce
     return k;
 }
 
-/* Chunk c (argument k) of local rank i, first part: the wait for its half (if it opens one), its copies and marks. */
-static psc_status_t psc__ar_ce_push(psc_allreduce_t *ar, int i, psc_ar_ce_args_t *k, uint64_t c)
+/* Chunk c (argument k) of local rank i, first part: the wait for its half (if it opens one), its copies and marks.
+   part: 0 an all-reduce (every peer gets k->send), else a reduce-scatter's part bytes (peer r gets the chunk of its
+   own part, part x (r - rank) bytes from this rank's). */
+static psc_status_t psc__ar_ce_push(psc_allreduce_t *ar, int i, psc_ar_ce_args_t *k, uint64_t c, uint64_t part)
 {
     psc_context_t *ctx = ar->ctx;
     const int rank = ar->first + i;
@@ -148,7 +153,8 @@ static psc_status_t psc__ar_ce_push(psc_allreduce_t *ar, int i, psc_ar_ce_args_t
     for (int r = 0; r < ar->n; r++)
         if (r != rank &&
             (st = PSC_CU(ctx, cuMemcpyAsync, (ar->lbuf[r] + PSC_AR_CE_SLOT_AT(ar->ce_off, ar->ce_chunk, r, rank, slot),
-                                              (CUdeviceptr)k->send, (size_t)k->bytes, ar->ce_copy[i]))) != PSC_OK)
+                                              (CUdeviceptr)(k->send - (uint64_t)rank * part + (uint64_t)r * part),
+                                              (size_t)k->bytes, ar->ce_copy[i]))) != PSC_OK)
             return st;
     for (int r = 0; r < ar->n; r++) /* after the copies in the stream: written once they have landed */
         if (r != rank &&
@@ -180,8 +186,20 @@ static psc_status_t psc__ar_ce_add(psc_allreduce_t *ar, int i, psc_ar_ce_args_t 
     return PSC_CU(ctx, cuEventRecord, (ar->ce_ev[i][PSC__CE_HALF0 + k->slot / PSC_AR_CE_HALF], s));
 }
 
+int psc__ar_rs_by_copy(psc_allreduce_t *ar, uint64_t bytes, int way, struct CUstream_st *const *streams,
+                       int (*captured)(const psc_allreduce_t *ar, struct CUstream_st *const *streams))
+{
+    const int forced = ar->algo == PSC__AR_COPY ? PSC__AR_RS_COPY : ar->algo ? PSC__AR_RS_KERNEL : 0; /* tests */
+
+    way = forced ? forced : way;
+    /* whole vectors a part: the addition reads its own part (and writes it, in place) 16 bytes at a time */
+    if (!ar->ce_chunk || bytes % 16 || way == PSC__AR_RS_KERNEL || (way != PSC__AR_RS_COPY && bytes < PSC__AR_CE_FROM))
+        return 0;
+    return !captured(ar, streams);
+}
+
 psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, uint64_t bytes,
-                            int dtype, struct CUstream_st *const *streams, uint64_t timeout_ns)
+                            int dtype, struct CUstream_st *const *streams, uint64_t timeout_ns, int rs)
 {
     psc_context_t *ctx = ar->ctx;
     const uint64_t chunks = (bytes + ar->ce_chunk - 1) / ar->ce_chunk;
@@ -193,7 +211,8 @@ psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *
         for (int r = 0; r < ar->n; r++)
             a[i].lbuf[r] = ar->lbuf[r];
         a[i].ctrl = ar->ctrl[i];
-        a[i].send = (uint64_t)(uintptr_t)send[i];
+        /* the addition's own input: a reduce-scatter's, this rank's part */
+        a[i].send = (uint64_t)(uintptr_t)send[i] + (rs ? (uint64_t)(ar->first + i) * bytes : 0);
         a[i].recv = (uint64_t)(uintptr_t)recv[i];
         a[i].ce_off = ar->ce_off;
         a[i].chunk_bytes = ar->ce_chunk;
@@ -216,7 +235,7 @@ psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *
             k[i] = psc__ar_ce_at(ar, &a[i], c, chunks, bytes);
         for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
             if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
-                st = psc__ar_ce_push(ar, i, &k[i], c);
+                st = psc__ar_ce_push(ar, i, &k[i], c, rs ? bytes : 0);
         for (int i = 0; i < ar->nlocal && st == PSC_OK; i++)
             if ((st = psc__gpu_use(ctx, ar->dev[i])) == PSC_OK)
                 st = psc__ar_ce_add(ar, i, &k[i], streams[i]);

@@ -220,8 +220,10 @@ static int psc__tune_route(psc_allreduce_t *ar, int kind, void *const *recv, con
     row = &psc__tune_rows(&t->table, tk)[k];
     if (!row->bytes) /* a collective not timed */
         return 0;
-    if (tk == PSC__TK_AG) /* the all-gather's words for its ways */
+    if (tk == PSC__TK_AG) /* the all-gather's and the reduce-scatter's words for their ways */
         *way = row->copy_engines ? PSC__AR_AG_COPY : PSC__AR_AG_KERNEL;
+    else if (tk == PSC__TK_RS)
+        *way = row->copy_engines ? PSC__AR_RS_COPY : PSC__AR_RS_KERNEL;
     else
         *way = row->copy_engines ? PSC__AR_COPY : PSC__AR_ONESHOT;
     if (!row->nccl)
@@ -344,7 +346,7 @@ static psc_status_t psc__tune_issue(psc_allreduce_t *ar, int tk, int way, void *
                                     unsigned calls, struct CUstream_st *const *streams)
 {
     const int copy = way == PSC__AR_TUNE_COPY;
-    const int by = tk == PSC__TK_RS   ? PSC__AR_RS
+    const int by = tk == PSC__TK_RS   ? (copy ? PSC__AR_RS_COPY : PSC__AR_RS_KERNEL)
                    : tk == PSC__TK_AG ? (copy ? PSC__AR_AG_COPY : PSC__AR_AG_KERNEL)
                                       : (copy ? PSC__AR_COPY : PSC__AR_ONESHOT);
     void *part[PSC_AR_MAX_RANKS];
@@ -494,8 +496,8 @@ static psc_status_t psc__tune_once(psc_allreduce_t *ar, const psc_ar_procs_t *p,
 }
 
 /*
- * Class k of collective tk: the ways timed alike, alternating which goes first: the group's kernels, NCCL, and (the
- * all-reduce) its copy engines where it can take them for this class (not when a test forced a way); this
+ * Class k of collective tk: the ways timed alike, alternating which goes first: the group's kernels, NCCL, and its
+ * copy engines where it can take them for this class (not when a test forced a way); this
  * process's medians in *rec.
  */
 static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p, int tk, int k, int graphs,
@@ -506,8 +508,9 @@ static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p
     uint64_t bytes = 16ull << k, at = bytes < most ? bytes : most;
     size_t count = (size_t)(at / 4);
     unsigned calls = bytes <= PSC__TUNE_FULL_CALLS ? PSC__TUNE_CALLS : (unsigned)((16ull << 20) / bytes);
-    /* the copy engines: the all-reduce's, and the all-gather's in a group of this process's GPUs */
-    const int ce_kind = tk == PSC__TK_SUM || (tk == PSC__TK_AG && !ar->joined && ar->nlocal > 1);
+    /* the copy engines: the all-reduce's and the reduce-scatter's, and the all-gather's in a group of this
+       process's GPUs */
+    const int ce_kind = tk != PSC__TK_AG || (!ar->joined && ar->nlocal > 1);
     const int ways = ce_kind && !ar->algo && ar->ce_chunk && at >= PSC__AR_CE_FROM ? 3 : 2;
     CUgraphExec exec[3][PSC_AR_MAX_RANKS];
     double t[3][PSC__TUNE_REPS], warm, *med[3] = {&rec->own_us, &rec->nccl_us, &rec->copy_us};

@@ -24,7 +24,9 @@ enum { PSC__CE_FORK, PSC__CE_FREED, PSC__CE_COPIED, PSC__CE_JOIN_COPY, PSC__CE_J
 
 enum { PSC__AR_ONESHOT = 1, PSC__AR_TWOSHOT = 2, PSC__AR_COPY = 3, PSC__AR_RS = 4 /* a reduce-scatter */,
        PSC__AR_AG = 5 /* an all-gather, its way by size */, PSC__AR_AG_KERNEL = 6 /* by its kernel */,
-       PSC__AR_AG_COPY = 7 /* by the copy engines, where the group can take them */ };
+       PSC__AR_AG_COPY = 7 /* by the copy engines, where the group can take them */,
+       PSC__AR_RS_KERNEL = 8 /* a reduce-scatter by its kernel */,
+       PSC__AR_RS_COPY = 9 /* by the copy engines and a local sum, where the group can take them */ };
 
 struct psc_allreduce {
     psc_context_t *ctx;
@@ -89,14 +91,16 @@ psc_status_t psc__ar_ce_setup(psc_allreduce_t *ar, int i);
 void psc__ar_ce_agree(psc_allreduce_t *ar, int on_everywhere);
 void psc__ar_ce_release(psc_allreduce_t *ar, int i);
 
-/* A call on the path, every local rank enqueued (in the guard, arguments checked). */
+/* A call on the path, every local rank enqueued (in the guard, arguments checked): an all-reduce of bytes, or
+   (rs) a reduce-scatter of parts of bytes (send: n parts; each rank pushes part r to rank r, and sums its own). */
 psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, uint64_t bytes,
-                            int dtype, struct CUstream_st *const *streams, uint64_t timeout_ns);
+                            int dtype, struct CUstream_st *const *streams, uint64_t timeout_ns, int rs);
 
 /*
  * A call of psc_allreduce_sum's, its arguments checked (count > 0), enqueued one way: PSC__AR_RS a
- * reduce-scatter's (psc_allreduce_reduce_scatter: count a part's) by the one-shot kernel's protocol; PSC__AR_AG
- * an all-gather's (psc_allreduce_all_gather: count a part's) by its kernel; else a way
+ * reduce-scatter's (psc_allreduce_reduce_scatter: count a part's) by size, _RS_KERNEL by the one-shot kernel's
+ * protocol, _RS_COPY by the copy engines where the group has them; PSC__AR_AG an all-gather's
+ * (psc_allreduce_all_gather: count a part's) by size, _AG_KERNEL, _AG_COPY; else a way
  * forced by a test first; else PSC__AR_ONESHOT the kernels by size without the copy engines, PSC__AR_COPY the
  * copy engines (where the group has them), 0 by size (psc__ar_algo). timeout_ms 0: the default.
  */
@@ -109,6 +113,15 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
  * PSC__AR_CE_FROM (or forced), not captured (captured: the group's capture query).
  */
 int psc__ar_ag_by_copy(psc_allreduce_t *ar, uint64_t bytes, int way, struct CUstream_st *const *streams,
+                       int (*captured)(const psc_allreduce_t *ar, struct CUstream_st *const *streams));
+
+/*
+ * Whether a reduce-scatter of parts of bytes, asked `way` (PSC__AR_RS by size, _RS_KERNEL, _RS_COPY), goes by the
+ * copy engines (psc__ar_ce_sum's rs): a group with the path (any ranks, joined too: the scratch is mapped in every
+ * process), parts of whole 16-byte vectors, from PSC__AR_CE_FROM (or forced), not captured (captured: the group's
+ * capture query).
+ */
+int psc__ar_rs_by_copy(psc_allreduce_t *ar, uint64_t bytes, int way, struct CUstream_st *const *streams,
                        int (*captured)(const psc_allreduce_t *ar, struct CUstream_st *const *streams));
 
 /* That all-gather, every local rank enqueued (in the guard, arguments checked). */
