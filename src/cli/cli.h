@@ -231,7 +231,8 @@ json_t *psc_cli_run_begin(psc_context_t *ctx, const psc_cli_opts_t *o, const cha
                           const psc_device_info_t *info, int n, psc_system_info_t *sys);
 /* The run's start, wall_s before now, as the page and the JSON run show it: "2026-11-24T10:00:00Z". */
 void psc_cli_started_utc(double wall_s, char *buf, size_t len);
-/* "p2pscope report -d 0,1 ...", each word quoted for a shell where it needs it (malloc'd; NULL out of memory). */
+/* "p2pscope report -d 0,1 ...", each word quoted for a shell where it needs it, a file's directories left out
+   unless --identify (malloc'd; NULL out of memory). */
 char *psc_cli_command_line(const char *command, const psc_cli_opts_t *o);
 /* Stamp the start (wall_s before now), the command line, wall time and exit code into the JSON run (NULL: nothing to do) and write it; the exit code after. */
 int psc_cli_write_run(json_t *run, const psc_cli_opts_t *o, double wall_s, int rc);

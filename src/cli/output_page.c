@@ -9,13 +9,34 @@
 #include "report/html_page.h"
 #include "report/text.h"
 
+/*
+ * Where a word names a file (it holds a '/'), what it keeps without --identify: its option ("--json=") and the
+ * path's last name, the directories (a user's home, a job's scratch) left out; into out (len bytes). Else w.
+ */
+static const char *psc__word_scrubbed(const char *w, int identify, char *out, size_t len)
+{
+    const char *eq = *w == '-' ? strchr(w, '=') : NULL, *path = eq ? eq + 1 : w, *slash = strrchr(path, '/');
+    size_t end = strlen(path), start;
+
+    if (identify || !slash)
+        return w;
+    while (end > 1 && path[end - 1] == '/') /* "out/": its name is "out" */
+        end--;
+    start = end;
+    while (start > 0 && path[start - 1] != '/')
+        start--;
+    snprintf(out, len, "%.*s%.*s", (int)(path - w), w, (int)(end - start), path + start);
+    return out;
+}
+
 char *psc_cli_command_line(const char *command, const psc_cli_opts_t *o)
 {
     psc_buf_t b = {0};
 
     psc_buf_printf(&b, "p2pscope %s", command);
     for (int k = 0; o->args && k < o->nargs; k++) {
-        const char *w = o->args[k];
+        char scrubbed[4096];
+        const char *w = psc__word_scrubbed(o->args[k], o->identify, scrubbed, sizeof(scrubbed));
         int plain = *w != '\0';
 
         for (const char *c = w; *c && plain; c++)

@@ -202,7 +202,10 @@ static void test_identifiers_only_on_request(void **state)
 {
     static const char *const env[] = {"P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "FAKE_CUDA_MODE=gpus", "FAKE_CUDA_UUID=5",
                                       "P2PSCOPE_LIBNVML=/nonexistent/libnvidia-ml.so.1", NULL};
-    char dir[] = "/tmp/psc-ids-XXXXXX", path[64], arg[96];
+    static const char *const ctx_env[] = {"P2PSCOPE_LIBCUDA=" FAKE_LIBCUDA, "FAKE_CUDA_MODE=contexts",
+                                          "FAKE_CUDA_KERNELS=1", "P2PSCOPE_LIBNVML=/nonexistent/libnvidia-ml.so.1",
+                                          NULL};
+    char dir[] = "/tmp/psc-ids-XXXXXX", path[64], arg[96], arg2[160];
     json_error_t jerr;
     json_t *doc, *gpu;
     psc__run_t r;
@@ -224,6 +227,21 @@ static void test_identifiers_only_on_request(void **state)
             assert_non_null(strstr(json_string_value(json_object_get(gpu, "uuid")), "GPU-"));
         else
             assert_true(json_is_null(json_object_get(gpu, "uuid")));
+        json_decref(doc);
+        unlink(path);
+    }
+    snprintf(path, sizeof(path), "%s/b.json", dir);
+    snprintf(arg, sizeof(arg), "--json=%s", path); /* the words typed: a file's directory (a user's, a job's) too */
+    for (int identify = 0; identify < 2; identify++) {
+        r = psc__run((const char *[]){"bw", "-t", "gpu_local_ce", "-s", "4K", "-n", "2", arg,
+                                      identify ? "--identify" : NULL, NULL}, ctx_env);
+        assert_int_equal(r.rc, 0);
+        psc__free(&r);
+        assert_non_null(doc = json_load_file(path, 0, &jerr));
+        snprintf(arg2, sizeof(arg2), "p2pscope bw -t gpu_local_ce -s 4K -n 2 %s%s", identify ? arg : "--json=b.json",
+                 identify ? " --identify" : "");
+        assert_non_null(json_string_value(json_object_get(doc, "command_line")));
+        assert_string_equal(json_string_value(json_object_get(doc, "command_line")), arg2);
         json_decref(doc);
         unlink(path);
     }
