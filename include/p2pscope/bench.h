@@ -1087,6 +1087,8 @@ typedef struct {
     psc_coll_way_row_t *ways; /* [nrows]: the way each of p2pscope's rows ran */
     int own_tuned;            /* 1: p2pscope's group was tuned (opts.tune_own) before its rows */
     char own_tune_note[256];  /* why it was not where it was asked (no usable NCCL); "" otherwise */
+    char nccl_last_error[512]; /* ncclGetLastError(NULL) at the run's end (NCCL's last warning, what nccl-tests
+                                 prints as "# error: ..."), cut to fit; "" none, or no NCCL loaded */
 } psc_coll_report_t;
 
 /*

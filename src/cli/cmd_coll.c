@@ -46,6 +46,7 @@ static void psc__render_opts(const psc_cli_opts_t *o, const psc_coll_report_t *r
     ro->timestamps = o->coll_timestamps;
     ro->memory = o->coll_memory;
     ro->json_out = o->coll_json_nccl;
+    ro->last_error = r->nccl_last_error;
 }
 
 /* -J FILE: nccl-tests' JSON of the run, written whole or not at all (its path was checked before the run). */
@@ -66,6 +67,7 @@ static int psc__nccl_json(const psc_cli_opts_t *o, const psc_coll_report_t *r, c
     jo.identify = o->identify;
     jo.min_bw_set = ro->min_bw_set;
     jo.min_bw_gbs = ro->min_bw_gbs;
+    jo.last_error = r->nccl_last_error;
     if (!(text = psc_render_coll_nccl_json(r, &jo, &len))) {
         psc_report_printf(stderr, "p2pscope: -J %s: out of memory\n", o->coll_json_nccl);
         return PSC_EXIT_FAILED;

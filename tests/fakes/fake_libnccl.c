@@ -69,6 +69,8 @@
  *                       buffer registration (ncclCommRegister, 2.19; ncclCommWindowRegister,
  *                       2.27; their deregistrations: absent below those versions) and per
  *                       ncclCommInitRankConfig whose config reaches CTAPolicy (2.27)
+ *   FAKE_NCCL_WARN=TEXT ncclGetLastError's text where no call failed (a warning NCCL
+ *                       recorded and went on, as "NET/Plugin: ..." on a machine without one)
  *   FAKE_NCCL_CORRUPT=i element i of every output is wrong (its lowest bit
  *                       flipped): each rank's result, the root's for reduce, each
  *                       receive's for ncclRecv
@@ -1893,8 +1895,10 @@ static const char *fake_get_error_string(ncclResult_t rc)
 
 static const char *fake_get_last_error(ncclComm_t c)
 {
+    const char *warn = getenv("FAKE_NCCL_WARN");
+
     (void)c;
-    return g_last; /* racy by design, as NCCL's: a diagnostic string */
+    return !g_last[0] && warn ? warn : g_last; /* racy by design, as NCCL's: a diagnostic string */
 }
 
 /*

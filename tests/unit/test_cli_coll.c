@@ -184,7 +184,15 @@ static void test_binary_table(void **state)
     assert_int_equal(count_rows(r.out), 4); /* 64, 256, 1024, 4096 */
     assert_non_null(strstr(r.out, "\n          64             8     float    none      -1 "));
     assert_non_null(strstr(r.out, "\n# Out of bounds values : 0 OK\n"));
-    assert_non_null(strstr(r.out, "\n# Collective test concluded: all_gather_perf\n"));
+    assert_non_null(strstr(r.out, "\n# Collective test concluded: all_gather_perf\n#\n\n"));
+    psc__free(&r);
+    /* NCCL's last warning: nccl-tests' last line says it instead of the blank one */
+    r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "--impl", "nccl", NULL},
+                 (const char *const[]){FAKE_ENV, "P2PSCOPE_LIBNCCL=" FAKE_LIBNCCL,
+                                       "FAKE_NCCL_WARN=NET/Plugin: Could not find: libnccl-net.so", NULL});
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "\n# Collective test concluded: all_reduce_perf\n#\n# error: NET/Plugin: Could not "
+                                  "find: libnccl-net.so\n"));
     psc__free(&r);
     /* NCCL_TESTS_DEVICE without -g: nccl-tests' one GPU from there */
     r = psc__run((const char *[]){"coll", "-b", "64", "-e", "64", "--impl", "nccl", NULL},

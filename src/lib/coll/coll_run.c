@@ -855,6 +855,11 @@ psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, cons
     if (nlocal > 1)
         psc__peers(&s, 1);
     st = psc__guard_leave(ctx, st);
+    if (s.x.nccl.get_last_error) { /* nccl-tests' last line: NCCL's last warning, if any */
+        const char *last = s.x.nccl.get_last_error(NULL);
+
+        snprintf(s.rep->nccl_last_error, sizeof(s.rep->nccl_last_error), "%s", last ? last : "");
+    }
     psc__nccl_unload(&s.x.nccl);
 out:
     free(pl.roots);
