@@ -552,6 +552,23 @@ static int p_fail(double *v, int n, int how, void *arg)
     return 1;
 }
 
+/* nccl-tests' meetings after an eager iteration: -z 1 one per aggregated operation, -z 3 one, -z 0 and 2 none. */
+static void test_meetings_per_iteration(void **state)
+{
+    psc_coll_opts_t o;
+
+    (void)state;
+    opts(&o, PSC_COLL_ALL_REDUCE, 64, 64);
+    o.agg_iters = 3;
+    for (int z = 0; z < 4; z++) {
+        o.blocking = z;
+        assert_int_equal(psc__coll_meetings(&o), z == 1 ? 3 : z == 3 ? 1 : 0);
+    }
+    o.agg_iters = 1;
+    o.blocking = 1;
+    assert_int_equal(psc__coll_meetings(&o), 1);
+}
+
 static void test_procs_calls(void **state)
 {
     static const int devs[] = {1};
@@ -590,6 +607,7 @@ int main(void)
         cmocka_unit_test_setup(test_more_report, each),
         cmocka_unit_test_setup(test_timeout, each),
         cmocka_unit_test_setup(test_leaves_caller_state, each),
+        cmocka_unit_test(test_meetings_per_iteration),
         cmocka_unit_test_setup(test_procs_calls, each),
     };
 

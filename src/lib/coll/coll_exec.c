@@ -237,6 +237,11 @@ psc_status_t psc__coll_wait(psc_coll_exec_t *x)
     return x->timing ? PSC_OK : psc__own_check(x);
 }
 
+int psc__coll_meetings(const psc_coll_opts_t *o)
+{
+    return o->blocking == 3 ? 1 : o->blocking == 1 ? (o->agg_iters > 1 ? o->agg_iters : 1) : 0;
+}
+
 psc_status_t psc__coll_barrier(psc_coll_exec_t *x)
 {
     double v = 0;
@@ -457,7 +462,7 @@ static psc_status_t psc__iter_times(psc_coll_exec_t *x, double *iter_s)
 }
 
 /*
- * The eager loop. -z 1 and 2 wait (and meet) after each iteration; -z 3 also,
+ * The eager loop. -z 1 and 2 wait after each iteration, -z 1 meeting as nccl-tests does (psc__coll_meetings); -z 3 also,
  * its time the iterations' own (issue to done) without the meetings, as
  * nccl-tests' collOnlySec. cpu_ns: until the last is issued (-z 3: the same).
  */
@@ -481,7 +486,9 @@ static psc_status_t psc__time_eager(psc_coll_exec_t *x, const psc_coll_shape_t *
         if (z3 && record && (st = psc__record(x, 2 * it + 1)) != PSC_OK)
             return st;
         only += psc__now_ns() - ti;
-        if ((o->blocking == 1 || z3) && (st = psc__coll_barrier(x)) != PSC_OK)
+        for (int m = psc__coll_meetings(o); m > 0 && st == PSC_OK; m--)
+            st = psc__coll_barrier(x);
+        if (st != PSC_OK)
             return st;
     }
     if (st != PSC_OK || (record && !z3 && (st = psc__record(x, o->iters)) != PSC_OK))

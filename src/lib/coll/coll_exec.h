@@ -92,6 +92,13 @@ psc_status_t psc__coll_wait(psc_coll_exec_t *x);
 psc_status_t psc__coll_barrier(psc_coll_exec_t *x);
 
 /*
+ * How often the processes meet after an eager iteration's operations, as nccl-tests does: -z 1 after each
+ * operation's start (its startColl), so agg_iters times (the waits inside the iteration's group find nothing new
+ * after the first); -z 3 once; else never.
+ */
+int psc__coll_meetings(const psc_coll_opts_t *o);
+
+/*
  * The timed loop: iters x agg_iters operations (eager, or captured once and
  * replayed graph_launches times), slot k for operation k. Seconds per
  * operation on the host clock, into *sec.
