@@ -107,10 +107,12 @@ static const struct {
      "      --gate-timeout MS      how long a GPU waits for the host to queue a sample (default 5000)\n"},
     {~0u & ~C(RENDER), "      --json[=FILE]          write the results as JSON to FILE, or to stdout instead of tables\n"
           "                             (not with nvlink --watch); devices and FIFOs are written in place\n"},
-    {C(REPORT) | C(BW) | C(LAT) | C(RENDER) | C(COMPARE) | C(CHECK),
+    {C(REPORT) | C(BW) | C(LAT) | C(RENDER),
      "      --html FILE            the run as one self-contained page: tables, heatmaps, sweeps' curves,\n"
-     "                             latency distributions, the doctor's findings (needs cairo); compare:\n"
-     "                             the comparison as a page (needs no cairo)\n"},
+     "                             latency distributions, the doctor's findings (needs cairo)\n"},
+    {C(COMPARE), "      --html FILE            the comparison as one self-contained page (needs no cairo)\n"},
+    {C(CHECK), "      --html FILE            the check as one self-contained page: each item's verdict, figure and\n"
+               "                             bound (needs no cairo)\n"},
     {C(REPORT) | C(BW) | C(LAT) | C(RENDER), "      --svg DIR              the page's figures as SVG files in DIR (needs cairo)\n"},
     {C(REPORT) | C(BW) | C(LAT) | C(RENDER) | C(COMPARE),
      "      --csv DIR              the run's tables as CSV files in DIR (bw.csv or lat.csv, gpus.csv, ...;\n"

@@ -65,6 +65,7 @@ static void test_help_per_command(void **state)
         {"lat", "--samples", "--calibrate"},     {"verify", "--seconds", "--method"}, {"list", "--json", "--identify"},
         {"topo", "--save", "--samples"},         {"nvlink", "--watch", "--seconds"}, {"doctor", "--topology", "--seconds"},
         {"copy", "--calibrate", "--method"},     {"ipc", "--round-trips", "--calibrate"},
+        {"check", "--html FILE", "needs cairo"}, /* its page: a table */
     };
     psc__run_t r;
 
