@@ -400,7 +400,7 @@ static int psc__coll_own_option(int c, const char *arg, const char *name, psc_cl
     case OPT_EXPLAIN: o->coll_explain = 1; return 0;
     case OPT_COLL_EXPECT:
         if (strcmp(arg, "auto") == 0)
-            return PSC__BAD("--expect auto sets bandwidth bounds (bw, report): accepted --expect FILE with coll");
+            return PSC__BAD("--expect auto sets bandwidth bounds (bw, report, check): accepted --expect FILE with coll");
         o->expect = arg;
         return psc_cli_expect_check_file(arg, err, errlen);
     case OPT_IMPL:

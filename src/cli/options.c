@@ -617,7 +617,7 @@ static int psc__output_check(const psc_cli_opts_t *o, char *err, size_t errlen)
         return PSC_EXIT_USAGE;
     }
     if (o->expect && strcmp(o->expect, "auto") == 0 && o->cmd == PSC_CMD_LAT) {
-        snprintf(err, errlen, "--expect auto sets bandwidth bounds (bw, report): accepted --expect FILE with lat");
+        snprintf(err, errlen, "--expect auto sets bandwidth bounds (bw, report, check): accepted --expect FILE with lat");
         return PSC_EXIT_USAGE;
     }
     if ((rc = psc__page_check(o, err, errlen)) != 0)

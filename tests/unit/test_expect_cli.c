@@ -163,9 +163,9 @@ static void test_malformed_file(void **state)
     psc__expect_error((const char *[]){"topo", "--expect", "auto", NULL}, psc__fake, 2,
                       "--expect goes with bw, report, lat, coll and check");
     psc__expect_error((const char *[]){"lat", "--expect", "auto", NULL}, psc__fake, 2,
-                      "--expect auto sets bandwidth bounds (bw, report)");
+                      "--expect auto sets bandwidth bounds (bw, report, check): accepted --expect FILE");
     psc__expect_error((const char *[]){"coll", "--expect", "auto", NULL}, psc__fake_nccl, 2,
-                      "--expect auto sets bandwidth bounds (bw, report)");
+                      "--expect auto sets bandwidth bounds (bw, report, check): accepted --expect FILE");
 }
 
 static void test_lat_and_coll(void **state)
