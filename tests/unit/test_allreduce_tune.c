@@ -526,6 +526,26 @@ static void test_copy_engines_in_the_table(void **state)
         g_ctx->cu.p_cuMemFree(big[i]);
 }
 
+/* An NCCL whose calls never complete, captured into graphs (the fake's calls run, and here block, where they are
+   captured): the tuning's timeout ends the capture too, and says so; nothing hangs. */
+static void test_capture_under_the_timeout(void **state)
+{
+    psc_allreduce_t *ar = make();
+    psc_ar_tuning_t tb;
+
+    (void)state;
+    setenv("FAKE_CUDA_GRAPHS", "1", 1);
+    setenv("FAKE_NCCL_HANG", "1", 1);
+    assert_int_equal(psc__ar_tune_timeout(ar, 200), PSC_OK);
+    assert_int_equal(psc_allreduce_tune(ar, NULL, streams), PSC_ERR_TIMEOUT);
+    unsetenv("FAKE_NCCL_HANG");
+    unsetenv("FAKE_CUDA_GRAPHS");
+    if (!strstr(psc_context_last_error(g_ctx), "ncclAllReduce of 16 B: a run not done after 0.2 s"))
+        fail_msg("%s", psc_context_last_error(g_ctx));
+    assert_int_equal(psc_allreduce_tuning(ar, &tb), PSC_ERR_INVALID); /* no table: the calls keep the kernels */
+    psc_allreduce_destroy(ar);
+}
+
 static void test_refusals(void **state)
 {
     psc_allreduce_t *ar = make();
@@ -749,6 +769,7 @@ int main(void)
         cmocka_unit_test(test_choice_follows_the_times),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_copy_engines_in_the_table),
+        cmocka_unit_test(test_capture_under_the_timeout),
         cmocka_unit_test(test_processes_decide_alike),
         cmocka_unit_test(test_process_without_nccl),
     };

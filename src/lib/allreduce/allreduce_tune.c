@@ -523,8 +523,12 @@ static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p
     if (calls < 1)
         calls = 1;
     for (int w = 0; graphs && w < ways && st == PSC_OK; w++)
-        if (w != PSC__AR_TUNE_COPY || !eager_copy)
+        if (w != PSC__AR_TUNE_COPY || !eager_copy) { /* NCCL's calls may block while captured too (a first call
+                                                       of a size connects its peers): under the watchdog */
+            psc__watchdog_arm(&ar->tune->watch);
             st = psc__tune_capture(ar, tk, w, buf, count, calls, streams, exec[w]);
+            st = psc__tune_late(ar, tk, w, count, st);
+        }
     for (int w = 0; w < ways && st == PSC_OK; w++) /* warm: NCCL's first call of a size sets up, graphs upload */
         st = psc__tune_once(ar, p, tk, w, graphs && exec[w][0] ? exec[w] : NULL, buf, count, calls, streams, &warm);
     for (int r = 0; r < PSC__TUNE_REPS && st == PSC_OK; r++)
