@@ -5,7 +5,8 @@
  * scratch, then its stream marks that chunk sent, in the rank's own memory.
  * psc_ar_ce_add, on the caller's stream, once per chunk: waits until every
  * other rank marked its chunk sent, adds all in rank order (fp32, one
- * rounding: bit-identical everywhere), and its last block to finish sets
+ * rounding: bit-identical everywhere; an all-gather's puts each rank's chunk
+ * in its part of the output instead), and its last block to finish sets
  * those marks back and, after the last chunk of a half of the slots, tells
  * the senders that half is free. psc_ar_ce_wait, on a third stream, before
  * the copies of each half: waits until every other rank freed this rank's
@@ -120,7 +121,17 @@ extern "C" __global__ void __launch_bounds__(PSC_AR_LANES) psc_ar_ce_add(psc_ar_
     __syncthreads();
     if (!go)
         return;
-    for (u64 v0 = (u64)blockIdx.x * blockDim.x + threadIdx.x; v0 < nvec; v0 += PSC_AR_BATCH * stride) {
+    for (u64 v = (u64)blockIdx.x * blockDim.x + threadIdx.x; a.gather && v < nvec; v += stride)
+        for (unsigned r = 0; r < a.nranks; r++) { /* whole vectors, every address 16-byte aligned */
+            const uint4 *src = reinterpret_cast<const uint4 *>(r == a.rank ? reinterpret_cast<const unsigned char *>(
+                                                                                 a.send)
+                                                                           : psc_ar_ce_slot(a, a.rank, r));
+            uint4 *dst = reinterpret_cast<uint4 *>(a.recv + (u64)r * a.part_bytes);
+
+            if (src != dst) /* its own chunk in place: already there */
+                dst[v] = src[v];
+        }
+    for (u64 v0 = (u64)blockIdx.x * blockDim.x + threadIdx.x; !a.gather && v0 < nvec; v0 += PSC_AR_BATCH * stride) {
         float acc[PSC_AR_BATCH][8];
 
         for (unsigned r = 0; r < a.nranks; r++) {

@@ -572,7 +572,16 @@ static void fake_ar_ce_add(const psc_ar_ce_args_t *a)
         if (r != a->rank &&
             !fake_ar_ce_poll(a, fake_ar_ce_flag(a, r, PSC_AR_CE_SENT(a->rank, a->slot)), PSC_AR_CE_SENT_MARK, 1, r, seq))
             return;
-    for (uint64_t v = 0; v < (a->bytes + 15) / 16; v++) {
+    for (unsigned r = 0; a->gather && r < a->nranks; r++) { /* an all-gather's: each chunk to its part */
+        const uint64_t at = r == a->rank ? a->send
+                                         : a->lbuf[a->rank] + PSC_AR_CE_SLOT_AT(a->ce_off, a->chunk_bytes, a->rank, r,
+                                                                                a->slot);
+        const uint64_t to = a->recv + (uint64_t)r * a->part_bytes;
+
+        if (at != to)
+            memcpy((void *)(uintptr_t)to, (const void *)(uintptr_t)at, (size_t)a->bytes);
+    }
+    for (uint64_t v = 0; !a->gather && v < (a->bytes + 15) / 16; v++) {
         const size_t len = (size_t)(a->bytes - 16 * v < 16 ? a->bytes - 16 * v : 16);
         float acc[8] = {0};
         uint32_t z[4];

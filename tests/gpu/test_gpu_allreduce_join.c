@@ -5,7 +5,8 @@
  * (slow, still exact: fewer calls then; with 3 or more the two-shot kernel
  * runs, so one GPU tests the code of 4- and 8-GPU machines). Exact sums in
  * every process for each type, in and out of place, mixed sizes, both kernels
- * and the copy engines, a call in pieces; a CUDA graph of calls replayed in
+ * and the copy engines, a call in pieces; the reduce-scatter and the all-gather
+ * by the copy engines (4 MiB parts); a CUDA graph of calls replayed in
  * each process; a process that never calls makes the others give up with the
  * rank named. Prints the time per call of both ways (meaningful with a GPU
  * each). Skipped only without a driver or GPU.
@@ -178,8 +179,73 @@ static int copy_engine_graph(rank_t *k, const psc_ar_procs_t *procs)
     return rc;
 }
 
+/*
+ * A reduce-scatter (rs) or an all-gather of parts of count floats (seed), out of place (k->in to k->out) or in
+ * place (in k->in, or for the all-gather's input k->in's part of this rank), every part checked; way: the way the
+ * group must say it took.
+ */
+static int parts_call(rank_t *k, int rs, size_t count, uint32_t seed, int in_place, int way)
+{
+    const size_t part = count * 4, mine = (size_t)k->proc * part;
+    unsigned char *h = k->host;
+    CUdeviceptr send = in_place && !rs ? k->in + mine : k->in, recv = in_place ? (rs ? k->in + mine : k->in) : k->out;
+    void *r = (void *)(uintptr_t)recv;
+    const void *snd = (const void *)(uintptr_t)send;
+    size_t n_in = rs ? (size_t)k->nprocs * count : count, n_out = rs ? count : (size_t)k->nprocs * count;
+
+    for (size_t e = 0; e < n_in; e++) {
+        float f = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, k->nprocs, k->proc, e, seed);
+
+        memcpy(h + 4 * e, &f, 4);
+    }
+    if (k->ctx->cu.p_cuStreamSynchronize(k->s) != CUDA_SUCCESS ||
+        k->ctx->cu.p_cuMemcpyHtoD(send, h, n_in * 4) != CUDA_SUCCESS ||
+        k->ctx->cu.p_cuStreamSynchronize(NULL) != CUDA_SUCCESS)
+        return say(k->proc, "input", NULL);
+    if ((rs ? psc_allreduce_reduce_scatter : psc_allreduce_all_gather)(k->ar, &r, &snd, count, PSC_AR_FLOAT32, &k->s,
+                                                                       5000) != PSC_OK)
+        return say(k->proc, rs ? "psc_allreduce_reduce_scatter" : "psc_allreduce_all_gather", k->ctx);
+    if (k->ctx->cu.p_cuStreamSynchronize(k->s) != CUDA_SUCCESS ||
+        k->ctx->cu.p_cuMemcpyDtoH(h, recv, n_out * 4) != CUDA_SUCCESS)
+        return say(k->proc, "result", NULL);
+    if (psc_allreduce_last_way(k->ar) != way)
+        return say(k->proc, "a call not the way it must go", NULL);
+    for (size_t e = 0; e < n_out; e++) {
+        float want = rs ? (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, k->nprocs, k->proc * count + e, seed)
+                        : (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, k->nprocs, (int)(e / count), e % count,
+                                                 seed), got;
+
+        memcpy(&got, h + 4 * e, 4);
+        if (memcmp(&got, &want, 4)) {
+            fprintf(stderr, "process %d: %s of %zu floats a part, %s, element %zu: %g, expected %g\n", k->proc,
+                    rs ? "reduce-scatter" : "all-gather", count, in_place ? "in place" : "out of place", e, got, want);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The reduce-scatter and the all-gather of 4 MiB parts by the copy engines (by size) through the peers' slots,
+   then forced in 1 MiB chunks with a short last; by the kernel below 4 MiB; in and out of place. */
+static int parts_by_copy(rank_t *k)
+{
+    int rc = 0;
+
+    for (int c = 0; c < 12 && rc == 0; c++) {
+        const int rs = c % 2, in_place = (c / 2) % 2, stage = c / 4; /* by size; forced; by size below 4 MiB */
+        const size_t count = stage == 2 ? (1u << 18) : stage == 1 ? (1u << 20) - 4 : 1u << 20;
+
+        psc__allreduce_force(k->ar, stage == 1 ? 3 : 0);
+        if (stage == 1 && psc__allreduce_ce_chunk(k->ar, 1u << 20) != PSC_OK)
+            return say(k->proc, "the copy-engine path refused", k->ctx);
+        rc = parts_call(k, rs, count, (uint32_t)c, in_place, stage == 2 ? PSC_AR_WAY_ONESHOT : PSC_AR_WAY_COPY_ENGINES);
+    }
+    psc__allreduce_force(k->ar, 0);
+    return rc;
+}
+
 /* Every type, in and out of place, mixed sizes each checked, on both kernels and the copy engines; a call in
-   pieces on each; a graph of the copy-engine path. */
+   pieces on each; the reduce-scatter and the all-gather by the copy engines; a graph of the copy-engine path. */
 static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
 {
     static const int types[] = {PSC_AR_FLOAT32, PSC_AR_FLOAT16, PSC_AR_BFLOAT16};
@@ -204,6 +270,8 @@ static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const ps
         if ((rc = put_input(&k, PSC_AR_FLOAT32, BIG / 4, 7)) == 0 && (rc = sum(&k, k.out, PSC_AR_FLOAT32, BIG / 4)) == 0)
             rc = expect_sums(&k, k.out, PSC_AR_FLOAT32, BIG / 4, 7);
     }
+    if (rc == 0)
+        rc = parts_by_copy(&k);
     if (rc == 0)
         rc = copy_engine_graph(&k, procs);
     if (rc == 0 && psc_allreduce_check(k.ar) != PSC_OK)

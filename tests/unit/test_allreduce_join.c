@@ -6,7 +6,8 @@
  * out of place, calls of mixed sizes one after another and in pieces; two
  * processes on one GPU; every process refusing the same way when they
  * disagree; a process that never calls makes the others give up with the
- * rank named, and nobody hangs; the same of the copy-engine path (2 processes), and its reduce-scatters.
+ * rank named, and nobody hangs; the same of the copy-engine path (2 processes), and its reduce-scatters and
+ * all-gathers.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -97,6 +98,39 @@ static int rs_and_check(psc_context_t *ctx, psc_allreduce_t *ar, CUstream s, CUd
     return 0;
 }
 
+/* An all-gather of parts of count floats (seed), into out or in place in in: every rank's part exact. */
+static int ag_and_check(psc_context_t *ctx, psc_allreduce_t *ar, CUstream s, CUdeviceptr in, CUdeviceptr out,
+                        int proc, int nprocs, size_t count, uint32_t seed, int in_place)
+{
+    unsigned char *po = (unsigned char *)(uintptr_t)(in_place ? in : out);
+    unsigned char *pi = in_place ? po + (size_t)proc * count * 4 : (unsigned char *)(uintptr_t)in;
+    void *r = po;
+    const void *snd = pi;
+
+    memset(po, 0xA5, (size_t)nprocs * count * 4 * !in_place); /* out of place: nothing left from before */
+    for (size_t j = 0; j < count; j++) {
+        float f = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, nprocs, proc, j, seed);
+
+        memcpy(pi + 4 * j, &f, 4);
+    }
+    if (psc_allreduce_all_gather(ar, &r, &snd, count, PSC_AR_FLOAT32, &s, 5000) != PSC_OK)
+        return say(proc, "psc_allreduce_all_gather", ctx);
+    if (ctx->cu.p_cuStreamSynchronize(s) != CUDA_SUCCESS)
+        return say(proc, "cuStreamSynchronize", NULL);
+    for (size_t e = 0; e < (size_t)nprocs * count; e++) {
+        float want = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, nprocs, (int)(e / count), e % count, seed);
+        float got;
+
+        memcpy(&got, po + 4 * e, 4);
+        if (memcmp(&got, &want, 4)) {
+            fprintf(stderr, "process %d: all-gather of %zu %s, element %zu: %g, expected %g\n", proc, count,
+                    in_place ? "in place" : "out of place", e, got, want);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 #define BIG ((17u << 20) + 64)
 
 /* Mixed types, sizes, in and out of place, a call in three pieces. */
@@ -133,7 +167,8 @@ static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const ps
 }
 
 /* The copy-engine path (forced, 1 KiB chunks: the slots' halves in turn many times): mixed calls, exact; every
-   third a reduce-scatter (each process pushes its peers' parts into their slots, and sums its own). */
+   fourth a reduce-scatter (each process pushes its peers' parts into their slots, and sums its own) and every
+   fourth an all-gather (each pushes its part into every peer's slots, and puts each in its place). */
 static int role_copy_engine_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
 {
     psc_allreduce_t *ar = NULL;
@@ -151,14 +186,46 @@ static int role_copy_engine_sums(psc_context_t *ctx, int proc, int nprocs, int g
         rc = say(proc, "the copy-engine path refused", ctx);
     for (int k = 0; k < 40 && rc == 0; k++) {
         x = x * 1103515245u + 12345u;
-        if (k % 3 == 2) /* whole vectors a part, n parts within the 64 KiB buffer */
-            rc = rs_and_check(ctx, ar, s, in, out, proc, nprocs, 4 * (1 + (x >> 8) % (16384 / 4 / (unsigned)nprocs - 1)),
-                              (uint32_t)k, k % 2);
+        if (k % 4 >= 2) /* whole vectors a part, n parts within the 64 KiB buffers */
+            rc = (k % 4 == 2 ? rs_and_check : ag_and_check)(ctx, ar, s, in, out, proc, nprocs,
+                                                            4 * (1 + (x >> 8) % (16384 / 4 / (unsigned)nprocs - 1)),
+                                                            (uint32_t)k, (k / 4) % 2);
         else
             rc = sum_and_check(ctx, ar, s, in, k % 2 ? in : out, proc, nprocs, k % 3 ? PSC_AR_FLOAT32 : PSC_AR_BFLOAT16,
                                1 + (x >> 8) % 16000, (uint32_t)k);
         if (rc == 0 && psc_allreduce_last_way(ar) != PSC_AR_WAY_COPY_ENGINES)
             rc = say(proc, "a call not by the copy engines", NULL);
+    }
+    if (rc == 0 && psc_allreduce_check(ar) != PSC_OK)
+        rc = say(proc, "psc_allreduce_check", ctx);
+    psc_allreduce_destroy(ar);
+    return rc;
+}
+
+/* All-gathers by size in a joined group made for 4 MiB parts: 4 MiB through the peers' slots by the copy engines,
+   in and out of place; 1 MiB, and 4 MiB less 4 B (not whole vectors), by the kernel; every part exact. */
+static int role_all_gather_by_size(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
+{
+    static const struct {
+        size_t count;
+        int in_place, way;
+    } calls[] = {{1u << 20, 0, PSC_AR_WAY_COPY_ENGINES}, {1u << 20, 1, PSC_AR_WAY_COPY_ENGINES},
+                 {1u << 18, 0, PSC_AR_WAY_ONESHOT}, {(1u << 20) - 1, 0, PSC_AR_WAY_ONESHOT}};
+    const size_t all = (size_t)nprocs * (4u << 20);
+    psc_allreduce_t *ar = NULL;
+    CUdeviceptr in = 0, out = 0;
+    CUstream s = NULL;
+    int rc = 0;
+
+    if (psc__gpu_use(ctx, gpu) != PSC_OK || ctx->cu.p_cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) ||
+        ctx->cu.p_cuMemAlloc(&in, all) || ctx->cu.p_cuMemAlloc(&out, all))
+        return say(proc, "setup", NULL);
+    if (psc_allreduce_join(ctx, gpu, procs, 4u << 20, &ar) != PSC_OK)
+        return say(proc, "psc_allreduce_join", ctx);
+    for (size_t c = 0; c < sizeof(calls) / sizeof(calls[0]) && rc == 0; c++) {
+        rc = ag_and_check(ctx, ar, s, in, out, proc, nprocs, calls[c].count, (uint32_t)c, calls[c].in_place);
+        if (rc == 0 && psc_allreduce_last_way(ar) != calls[c].way)
+            rc = say(proc, "an all-gather not the way its size says", NULL);
     }
     if (rc == 0 && psc_allreduce_check(ar) != PSC_OK)
         rc = say(proc, "psc_allreduce_check", ctx);
@@ -379,6 +446,7 @@ static void test_copy_engine_path(void **state)
     (void)state;
     run_procs(role_copy_engine_sums, 2, gpus);
     run_procs(role_copy_engine_sums, 3, three);
+    run_procs(role_all_gather_by_size, 2, gpus);
     run_procs(role_copy_engine_sums, 2, one_gpu);
     g_never_copy_engine = 1; /* a silent peer: the others give up on the path too, naming it */
     run_procs(role_one_never_calls, 2, gpus);

@@ -1,12 +1,13 @@
 /*
- * psc_allreduce_all_gather by the copy engines, for groups of this process's GPUs and large eager calls
- * (psc__ar_ag_by_copy): each rank's stream records that it reached the call, waits until every peer's did (their
- * recv is free), pushes its part into every peer's recv with one copy each (peer access, the copy engine of the
+ * psc_allreduce_all_gather by the copy engines, for large eager calls (psc__ar_ag_by_copy). A group of this
+ * process's GPUs: each rank's stream records that it reached the call, waits until every peer's did (their recv
+ * is free), pushes its part into every peer's recv with one copy each (peer access, the copy engine of the
  * source's GPU), copies it to its own place (not in place), records that its copies are enqueued, and waits for
  * every peer's: each rank's later work sees its whole recv. No scratch, no flags, no kernel: the bytes cross the
- * link once, at the copy engines' rate, and the SMs stay free. A joined group's recv buffers are not mapped in
- * the other processes: its calls keep the kernel. Captured calls keep the kernel too (the waits between one
- * graph per stream would join captures).
+ * link once, at the copy engines' rate, and the SMs stay free. Its captured calls keep the kernel (the waits
+ * between one graph per stream would join captures). A joined group's recv buffers are not mapped in the other
+ * processes: its calls go through the peers' slots of the all-reduce's copy-engine path instead, a kernel
+ * putting each chunk in place (psc__ar_ce_sum's all-gather, allreduce_ce.c).
  */
 #include <stdio.h>
 
@@ -18,7 +19,7 @@ int psc__ar_ag_by_copy(psc_allreduce_t *ar, uint64_t bytes, int way, struct CUst
     const int forced = ar->algo == PSC__AR_COPY ? PSC__AR_AG_COPY : ar->algo ? PSC__AR_AG_KERNEL : 0; /* tests */
 
     way = forced ? forced : way;
-    if (!ar->ce_chunk || ar->joined || ar->nlocal < 2 || way == PSC__AR_AG_KERNEL)
+    if (!ar->ce_chunk || (ar->joined ? bytes % 16 != 0 : ar->nlocal < 2) || way == PSC__AR_AG_KERNEL)
         return 0;
     if (way != PSC__AR_AG_COPY && bytes < PSC__AR_CE_FROM)
         return 0;

@@ -19,7 +19,10 @@
  * input once, as a ring's reduce-scatter and all-gather do. A reduce-scatter
  * (psc_allreduce_reduce_scatter's large parts) is the same with each peer
  * pushed only its own part, and each rank adding only its own: every part
- * crosses one link once, for any number of ranks. Captured calls of
+ * crosses one link once, for any number of ranks. An all-gather of a
+ * joined group (whose recv buffers the other processes cannot reach) is
+ * the all-reduce's push with a gathering kernel: each chunk of every rank
+ * put into its part of recv. Captured calls of
  * several local ranks never come here (psc__ar_captured in allreduce.c: a
  * graph per GPU of some 5 operations per chunk, launched in turn from one
  * thread, can wait for good).
@@ -199,8 +202,9 @@ int psc__ar_rs_by_copy(psc_allreduce_t *ar, uint64_t bytes, int way, struct CUst
 }
 
 psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, uint64_t bytes,
-                            int dtype, struct CUstream_st *const *streams, uint64_t timeout_ns, int rs)
+                            int dtype, struct CUstream_st *const *streams, uint64_t timeout_ns, int kind)
 {
+    const int rs = kind == PSC__AR_RS;
     psc_context_t *ctx = ar->ctx;
     const uint64_t chunks = (bytes + ar->ce_chunk - 1) / ar->ce_chunk;
     psc_ar_ce_args_t a[PSC_AR_MAX_RANKS];
@@ -216,6 +220,8 @@ psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *
         a[i].recv = (uint64_t)(uintptr_t)recv[i];
         a[i].ce_off = ar->ce_off;
         a[i].chunk_bytes = ar->ce_chunk;
+        a[i].part_bytes = bytes;
+        a[i].gather = kind == PSC__AR_AG;
         a[i].timeout_ns = timeout_ns;
         a[i].nranks = (uint32_t)ar->n;
         a[i].rank = (uint32_t)(ar->first + i);

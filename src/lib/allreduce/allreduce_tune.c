@@ -508,10 +508,7 @@ static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p
     uint64_t bytes = 16ull << k, at = bytes < most ? bytes : most;
     size_t count = (size_t)(at / 4);
     unsigned calls = bytes <= PSC__TUNE_FULL_CALLS ? PSC__TUNE_CALLS : (unsigned)((16ull << 20) / bytes);
-    /* the copy engines: the all-reduce's and the reduce-scatter's, and the all-gather's in a group of this
-       process's GPUs */
-    const int ce_kind = tk != PSC__TK_AG || (!ar->joined && ar->nlocal > 1);
-    const int ways = ce_kind && !ar->algo && ar->ce_chunk && at >= PSC__AR_CE_FROM ? 3 : 2;
+    const int ways = !ar->algo && ar->ce_chunk && at >= PSC__AR_CE_FROM ? 3 : 2; /* the copy engines: every kind's */
     CUgraphExec exec[3][PSC_AR_MAX_RANKS];
     double t[3][PSC__TUNE_REPS], warm, *med[3] = {&rec->own_us, &rec->nccl_us, &rec->copy_us};
     psc_status_t st = PSC_OK;

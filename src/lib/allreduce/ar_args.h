@@ -93,19 +93,23 @@ typedef struct {
 #define PSC_AR_CE_ABORT_MARK 0x41420000u
 #define PSC_AR_CE_ABORTED(w) (((w) & 0xffff0000u) == PSC_AR_CE_ABORT_MARK)
 
-/* One kernel's argument on the copy-engine path: a chunk's addition (psc_ar_ce_add) or a wait (psc_ar_ce_wait). */
+/* One kernel's argument on the copy-engine path: a chunk's addition (psc_ar_ce_add) or a wait (psc_ar_ce_wait).
+   A gathering addition (an all-gather's, gather 1) adds nothing: it puts rank r's chunk (its own from send, the
+   others' from their slots) at recv + r x part_bytes, whole 16-byte vectors. */
 typedef struct {
     uint64_t lbuf[PSC_AR_MAX_RANKS]; /* each rank's buffers, as in psc_ar_args_t */
     uint64_t ctrl;                   /* this rank's psc_ar_ctrl_t */
-    uint64_t send, recv;             /* this chunk of this rank's input and output */
+    uint64_t send, recv;             /* this chunk of this rank's input and output (gather: of part 0 of recv) */
     uint64_t bytes;                  /* of the chunk */
     uint64_t ce_off;                 /* where the path's flags begin in every rank's buffers */
     uint64_t chunk_bytes;            /* a slot's bytes */
+    uint64_t part_bytes;             /* gather: the parts' stride in recv */
     uint64_t timeout_ns;
     uint32_t nranks, rank, dtype;
     uint32_t slot;                   /* the chunk's slot, 0..PSC_AR_CE_SLOTS-1 (its half: slot / PSC_AR_CE_HALF) */
     uint32_t free_half;              /* add: 1, the half's slots are free once this chunk is added (tell its senders) */
     uint32_t last;                   /* add: 1, the call's last chunk (the call count moves on) */
+    uint32_t gather;                 /* add: 1, an all-gather's (above) */
 } psc_ar_ce_args_t;
 
 #endif

@@ -91,10 +91,12 @@ psc_status_t psc__ar_ce_setup(psc_allreduce_t *ar, int i);
 void psc__ar_ce_agree(psc_allreduce_t *ar, int on_everywhere);
 void psc__ar_ce_release(psc_allreduce_t *ar, int i);
 
-/* A call on the path, every local rank enqueued (in the guard, arguments checked): an all-reduce of bytes, or
-   (rs) a reduce-scatter of parts of bytes (send: n parts; each rank pushes part r to rank r, and sums its own). */
+/* A call on the path, every local rank enqueued (in the guard, arguments checked): kind 0 an all-reduce of bytes;
+   PSC__AR_RS a reduce-scatter of parts of bytes (send: n parts; each rank pushes part r to rank r, and sums its
+   own); PSC__AR_AG an all-gather of parts of bytes (each rank pushes its send to every peer's slots, and each
+   rank's kernel puts every chunk into its part of recv: a joined group's, whole 16-byte vectors). */
 psc_status_t psc__ar_ce_sum(psc_allreduce_t *ar, void *const *recv, const void *const *send, uint64_t bytes,
-                            int dtype, struct CUstream_st *const *streams, uint64_t timeout_ns, int rs);
+                            int dtype, struct CUstream_st *const *streams, uint64_t timeout_ns, int kind);
 
 /*
  * A call of psc_allreduce_sum's, its arguments checked (count > 0), enqueued one way: PSC__AR_RS a
@@ -109,7 +111,8 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
 
 /*
  * Whether an all-gather of bytes per rank, asked `way` (PSC__AR_AG by size, _KERNEL, _COPY), goes by the copy
- * engines (allgather_ce.c): a group of this process's GPUs (2 or more) with the path's events, from
+ * engines (allgather_ce.c): a group of this process's GPUs (2 or more) with the path's events, or a joined group
+ * with the path (parts of whole 16-byte vectors: through the peers' slots, psc__ar_ce_sum), from
  * PSC__AR_CE_FROM (or forced), not captured (captured: the group's capture query).
  */
 int psc__ar_ag_by_copy(psc_allreduce_t *ar, uint64_t bytes, int way, struct CUstream_st *const *streams,
