@@ -791,6 +791,14 @@ static psc_status_t psc__nccl_options(psc_coll_state_t *s, int nccl)
     return PSC_OK;
 }
 
+/* nccl-tests' last line: NCCL's last warning (ncclGetLastError(NULL)), if the loaded NCCL has one to give. */
+static void psc__last_warning(const psc_nccl_t *nccl, psc_coll_report_t *r)
+{
+    const char *last = nccl->get_last_error ? nccl->get_last_error(NULL) : NULL;
+
+    snprintf(r->nccl_last_error, sizeof(r->nccl_last_error), "%s", last ? last : "");
+}
+
 psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, const psc_coll_opts_t *opts,
                           psc_coll_report_t **out)
 {
@@ -855,11 +863,7 @@ psc_status_t psc_coll_run(psc_context_t *ctx, const int *devices, int ndev, cons
     if (nlocal > 1)
         psc__peers(&s, 1);
     st = psc__guard_leave(ctx, st);
-    if (s.x.nccl.get_last_error) { /* nccl-tests' last line: NCCL's last warning, if any */
-        const char *last = s.x.nccl.get_last_error(NULL);
-
-        snprintf(s.rep->nccl_last_error, sizeof(s.rep->nccl_last_error), "%s", last ? last : "");
-    }
+    psc__last_warning(&s.x.nccl, s.rep);
     psc__nccl_unload(&s.x.nccl);
 out:
     free(pl.roots);
