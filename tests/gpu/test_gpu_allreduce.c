@@ -467,13 +467,36 @@ static void test_copy_engine_checked(void **state)
     free(h);
 }
 
-/* Calls of `bytes` (count fp32 elements from in, into out) eager and from a graph of 5 replayed: µs per call. */
 /* After a part of time_big: a rank that gave up fails the test naming the calls that part made. */
 static void check_part(psc_allreduce_t *ar, const char *what, const char *part)
 {
     if (psc_allreduce_check(ar) != PSC_OK)
         fail_msg("%s, %s: %s", what, part, psc_context_last_error(g_ctx));
 }
+
+typedef psc_status_t (*ar_call_fn)(psc_allreduce_t *, void *const *, const void *const *, size_t, int,
+                                   struct CUstream_st *const *, unsigned);
+
+/* warm + reps eager calls of `call` (fp32, count elements), every stream waited for: µs per call of the last reps
+   (0 without any). */
+static double eager_calls(ar_call_fn call, const char *name, psc_allreduce_t *ar, void *const *r, const void *const *s,
+                          size_t count, int warm, int reps)
+{
+    double t0 = 0;
+
+    for (int k = 0; k < warm + reps; k++) {
+        if (k == warm) {
+            sync_all();
+            t0 = now_us();
+        }
+        if (call(ar, r, s, count, PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
+            fail_msg("%s: %s", name, psc_context_last_error(g_ctx));
+    }
+    sync_all();
+    return reps ? (now_us() - t0) / reps : 0;
+}
+
+/* Calls of `bytes` (count fp32 elements from in, into out) eager and from a graph of 5 replayed: µs per call. */
 
 static void time_big(psc_allreduce_t *ar, CUdeviceptr *in, CUdeviceptr *out, size_t count, int reps, double *eager,
                      double *graph, const char *what)
@@ -489,16 +512,7 @@ static void time_big(psc_allreduce_t *ar, CUdeviceptr *in, CUdeviceptr *out, siz
         r[i] = (void *)(uintptr_t)out[i];
         s[i] = (const void *)(uintptr_t)in[i];
     }
-    for (int k = 0; k < reps + 2; k++) {
-        if (k == 2) {
-            sync_all();
-            t0 = now_us();
-        }
-        if (psc_allreduce_sum(ar, r, s, count, PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
-            fail_msg("psc_allreduce_sum: %s", psc_context_last_error(g_ctx));
-    }
-    sync_all();
-    *eager = (now_us() - t0) / reps;
+    *eager = eager_calls(psc_allreduce_sum, "psc_allreduce_sum", ar, r, s, count, 2, reps);
     check_part(ar, what, "eager calls");
     for (int i = 0; i < n; i++) {
         assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
@@ -632,7 +646,7 @@ static void test_reduce_scatter_large(void **state)
             const size_t count = part / 4;
             void *r[MAXR];
             const void *s[MAXR];
-            double t0 = 0, us;
+            double us;
 
             for (int i = 0; i < n; i++) {
                 for (size_t e = 0; e < (size_t)n * count; e++) {
@@ -647,17 +661,9 @@ static void test_reduce_scatter_large(void **state)
                 r[i] = (void *)(uintptr_t)(in_place ? in[i] + (size_t)i * part : out[i]);
             }
             assert_int_equal(psc__allreduce_force(ar, by_copy ? 0 : 1), PSC_OK);
-            /* in place, each call sums its own part again: only the first is checked, the rest timed */
-            for (int c = 0; c < (in_place ? 1 : reps + 2); c++) {
-                if (c == 2) {
-                    sync_all();
-                    t0 = now_us();
-                }
-                if (psc_allreduce_reduce_scatter(ar, r, s, count, PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
-                    fail_msg("psc_allreduce_reduce_scatter: %s", psc_context_last_error(g_ctx));
-            }
-            sync_all();
-            us = in_place ? 0 : (now_us() - t0) / reps;
+            /* in place, a second call would sum its own part again: one call, checked, not timed */
+            us = eager_calls(psc_allreduce_reduce_scatter, "psc_allreduce_reduce_scatter", ar, r, s, count,
+                             in_place ? 1 : 2, in_place ? 0 : reps);
             check_part(ar, by_copy ? "reduce-scatter by the copy engines" : "reduce-scatter by the kernel",
                        in_place ? "in place" : "out of place");
             assert_int_equal(psc_allreduce_last_way(ar), by_copy ? PSC_AR_WAY_COPY_ENGINES : PSC_AR_WAY_ONESHOT);

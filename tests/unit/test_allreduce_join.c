@@ -66,65 +66,42 @@ static int sum_and_check(psc_context_t *ctx, psc_allreduce_t *ar, CUstream s, CU
     return 0;
 }
 
-/* A reduce-scatter of parts of count floats (seed), out of place into out or in place: this rank's part exact. */
-static int rs_and_check(psc_context_t *ctx, psc_allreduce_t *ar, CUstream s, CUdeviceptr in, CUdeviceptr out,
-                        int proc, int nprocs, size_t count, uint32_t seed, int in_place)
+/*
+ * A reduce-scatter (rs: in holds n parts of count floats; its output this rank's part, into out or in place) or an
+ * all-gather (its input count floats, in or, in place, this rank's part of in; its output n parts, into out or in
+ * place in in) of seed's inputs: the output exact.
+ */
+static int parts_and_check(int rs, psc_context_t *ctx, psc_allreduce_t *ar, CUstream s, CUdeviceptr in,
+                           CUdeviceptr out, int proc, int nprocs, size_t count, uint32_t seed, int in_place)
 {
-    unsigned char *pi = (unsigned char *)(uintptr_t)in;
-    unsigned char *po = in_place ? pi + (size_t)proc * count * 4 : (unsigned char *)(uintptr_t)out;
+    const size_t mine = (size_t)proc * count * 4, n_in = rs ? (size_t)nprocs * count : count;
+    const size_t n_out = rs ? count : (size_t)nprocs * count;
+    unsigned char *pi = (unsigned char *)(uintptr_t)in + (in_place && !rs ? mine : 0);
+    unsigned char *po = in_place ? (unsigned char *)(uintptr_t)in + (rs ? mine : 0) : (unsigned char *)(uintptr_t)out;
     void *r = po;
     const void *snd = pi;
 
-    for (size_t e = 0; e < (size_t)nprocs * count; e++) {
+    if (!in_place)
+        memset(po, 0xA5, n_out * 4); /* nothing left from before */
+    for (size_t e = 0; e < n_in; e++) {
         float f = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, nprocs, proc, e, seed);
 
         memcpy(pi + 4 * e, &f, 4);
     }
-    if (psc_allreduce_reduce_scatter(ar, &r, &snd, count, PSC_AR_FLOAT32, &s, 5000) != PSC_OK)
-        return say(proc, "psc_allreduce_reduce_scatter", ctx);
+    if ((rs ? psc_allreduce_reduce_scatter : psc_allreduce_all_gather)(ar, &r, &snd, count, PSC_AR_FLOAT32, &s,
+                                                                       5000) != PSC_OK)
+        return say(proc, rs ? "psc_allreduce_reduce_scatter" : "psc_allreduce_all_gather", ctx);
     if (ctx->cu.p_cuStreamSynchronize(s) != CUDA_SUCCESS)
         return say(proc, "cuStreamSynchronize", NULL);
-    for (size_t j = 0; j < count; j++) {
-        float want = (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, nprocs, (uint64_t)proc * count + j, seed);
-        float got;
-
-        memcpy(&got, po + 4 * j, 4);
-        if (memcmp(&got, &want, 4)) {
-            fprintf(stderr, "process %d: reduce-scatter of %zu %s, element %zu: %g, expected %g\n", proc, count,
-                    in_place ? "in place" : "out of place", j, got, want);
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* An all-gather of parts of count floats (seed), into out or in place in in: every rank's part exact. */
-static int ag_and_check(psc_context_t *ctx, psc_allreduce_t *ar, CUstream s, CUdeviceptr in, CUdeviceptr out,
-                        int proc, int nprocs, size_t count, uint32_t seed, int in_place)
-{
-    unsigned char *po = (unsigned char *)(uintptr_t)(in_place ? in : out);
-    unsigned char *pi = in_place ? po + (size_t)proc * count * 4 : (unsigned char *)(uintptr_t)in;
-    void *r = po;
-    const void *snd = pi;
-
-    memset(po, 0xA5, (size_t)nprocs * count * 4 * !in_place); /* out of place: nothing left from before */
-    for (size_t j = 0; j < count; j++) {
-        float f = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, nprocs, proc, j, seed);
-
-        memcpy(pi + 4 * j, &f, 4);
-    }
-    if (psc_allreduce_all_gather(ar, &r, &snd, count, PSC_AR_FLOAT32, &s, 5000) != PSC_OK)
-        return say(proc, "psc_allreduce_all_gather", ctx);
-    if (ctx->cu.p_cuStreamSynchronize(s) != CUDA_SUCCESS)
-        return say(proc, "cuStreamSynchronize", NULL);
-    for (size_t e = 0; e < (size_t)nprocs * count; e++) {
-        float want = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, nprocs, (int)(e / count), e % count, seed);
+    for (size_t e = 0; e < n_out; e++) {
+        float want = rs ? (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, nprocs, (uint64_t)proc * count + e, seed)
+                        : (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, nprocs, (int)(e / count), e % count, seed);
         float got;
 
         memcpy(&got, po + 4 * e, 4);
         if (memcmp(&got, &want, 4)) {
-            fprintf(stderr, "process %d: all-gather of %zu %s, element %zu: %g, expected %g\n", proc, count,
-                    in_place ? "in place" : "out of place", e, got, want);
+            fprintf(stderr, "process %d: %s of %zu %s, element %zu: %g, expected %g\n", proc,
+                    rs ? "reduce-scatter" : "all-gather", count, in_place ? "in place" : "out of place", e, got, want);
             return 1;
         }
     }
@@ -187,9 +164,8 @@ static int role_copy_engine_sums(psc_context_t *ctx, int proc, int nprocs, int g
     for (int k = 0; k < 40 && rc == 0; k++) {
         x = x * 1103515245u + 12345u;
         if (k % 4 >= 2) /* whole vectors a part, n parts within the 64 KiB buffers */
-            rc = (k % 4 == 2 ? rs_and_check : ag_and_check)(ctx, ar, s, in, out, proc, nprocs,
-                                                            4 * (1 + (x >> 8) % (16384 / 4 / (unsigned)nprocs - 1)),
-                                                            (uint32_t)k, (k / 4) % 2);
+            rc = parts_and_check(k % 4 == 2, ctx, ar, s, in, out, proc, nprocs,
+                                 4 * (1 + (x >> 8) % (16384 / 4 / (unsigned)nprocs - 1)), (uint32_t)k, (k / 4) % 2);
         else
             rc = sum_and_check(ctx, ar, s, in, k % 2 ? in : out, proc, nprocs, k % 3 ? PSC_AR_FLOAT32 : PSC_AR_BFLOAT16,
                                1 + (x >> 8) % 16000, (uint32_t)k);
@@ -223,7 +199,7 @@ static int role_all_gather_by_size(psc_context_t *ctx, int proc, int nprocs, int
     if (psc_allreduce_join(ctx, gpu, procs, 4u << 20, &ar) != PSC_OK)
         return say(proc, "psc_allreduce_join", ctx);
     for (size_t c = 0; c < sizeof(calls) / sizeof(calls[0]) && rc == 0; c++) {
-        rc = ag_and_check(ctx, ar, s, in, out, proc, nprocs, calls[c].count, (uint32_t)c, calls[c].in_place);
+        rc = parts_and_check(0, ctx, ar, s, in, out, proc, nprocs, calls[c].count, (uint32_t)c, calls[c].in_place);
         if (rc == 0 && psc_allreduce_last_way(ar) != calls[c].way)
             rc = say(proc, "an all-gather not the way its size says", NULL);
     }
