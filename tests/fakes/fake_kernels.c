@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -572,6 +573,11 @@ static void fake_ar_ce_add(const psc_ar_ce_args_t *a)
         if (r != a->rank &&
             !fake_ar_ce_poll(a, fake_ar_ce_flag(a, r, PSC_AR_CE_SENT(a->rank, a->slot)), PSC_AR_CE_SENT_MARK, 1, r, seq))
             return;
+    if (a->gather && a->bytes % 16) { /* the kernel stores whole 16-byte vectors: the caller must not come here */
+        fprintf(stderr, "fake libcuda: psc_ar_ce_add gathering %llu B, not whole 16-byte vectors\n",
+                (unsigned long long)a->bytes);
+        abort();
+    }
     for (unsigned r = 0; a->gather && r < a->nranks; r++) { /* an all-gather's: each chunk to its part */
         const uint64_t at = r == a->rank ? a->send
                                          : a->lbuf[a->rank] + PSC_AR_CE_SLOT_AT(a->ce_off, a->chunk_bytes, a->rank, r,

@@ -26,6 +26,7 @@
 #include "proc_group.h"
 
 #define BIG ((17u << 20) + 64)
+#define PART (4u << 20) /* parts_by_copy's largest part: n of them in each buffer */
 
 static size_t esize(int dt) { return dt == PSC_AR_FLOAT32 ? 4 : 2; }
 
@@ -47,14 +48,17 @@ typedef struct {
 static int rank_open(rank_t *k, psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs,
                      size_t max_bytes)
 {
+    /* BIG, or n parts of 4 MiB (parts_by_copy) where more */
+    const size_t bytes = (size_t)nprocs * PART > BIG ? (size_t)nprocs * PART : BIG;
+
     memset(k, 0, sizeof(*k));
     gpu %= psc_device_count(ctx); /* more processes than GPUs: they share */
     k->ctx = ctx;
     k->proc = proc;
     k->nprocs = nprocs;
-    if (!(k->host = malloc(BIG)) || psc__gpu_use(ctx, gpu) != PSC_OK ||
-        ctx->cu.p_cuStreamCreate(&k->s, CU_STREAM_NON_BLOCKING) || ctx->cu.p_cuMemAlloc(&k->in, BIG) ||
-        ctx->cu.p_cuMemAlloc(&k->out, BIG))
+    if (!(k->host = malloc(bytes)) || psc__gpu_use(ctx, gpu) != PSC_OK ||
+        ctx->cu.p_cuStreamCreate(&k->s, CU_STREAM_NON_BLOCKING) || ctx->cu.p_cuMemAlloc(&k->in, bytes) ||
+        ctx->cu.p_cuMemAlloc(&k->out, bytes))
         return say(proc, "setup", NULL);
     if (psc_allreduce_join(ctx, gpu, procs, max_bytes, &k->ar) != PSC_OK)
         return say(proc, "psc_allreduce_join", ctx);
@@ -233,7 +237,7 @@ static int parts_by_copy(rank_t *k)
 
     for (int c = 0; c < 12 && rc == 0; c++) {
         const int rs = c % 2, in_place = (c / 2) % 2, stage = c / 4; /* by size; forced; by size below 4 MiB */
-        const size_t count = stage == 2 ? (1u << 18) : stage == 1 ? (1u << 20) - 4 : 1u << 20;
+        const size_t count = stage == 2 ? PART / 16 : stage == 1 ? PART / 4 - 4 : PART / 4;
 
         psc__allreduce_force(k->ar, stage == 1 ? 3 : 0);
         if (stage == 1 && psc__allreduce_ce_chunk(k->ar, 1u << 20) != PSC_OK)

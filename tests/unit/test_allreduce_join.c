@@ -179,14 +179,16 @@ static int role_copy_engine_sums(psc_context_t *ctx, int proc, int nprocs, int g
 }
 
 /* All-gathers by size in a joined group made for 4 MiB parts: 4 MiB through the peers' slots by the copy engines,
-   in and out of place; 1 MiB, and 4 MiB less 4 B (not whole vectors), by the kernel; every part exact. */
+   in and out of place; 1 MiB by the kernel; 4 MiB less 4 B (not whole vectors) by the kernel even when the copy
+   engines are forced; every part exact. */
 static int role_all_gather_by_size(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
 {
     static const struct {
         size_t count;
-        int in_place, way;
-    } calls[] = {{1u << 20, 0, PSC_AR_WAY_COPY_ENGINES}, {1u << 20, 1, PSC_AR_WAY_COPY_ENGINES},
-                 {1u << 18, 0, PSC_AR_WAY_ONESHOT}, {(1u << 20) - 1, 0, PSC_AR_WAY_ONESHOT}};
+        int in_place, way, force;
+    } calls[] = {{1u << 20, 0, PSC_AR_WAY_COPY_ENGINES, 0}, {1u << 20, 1, PSC_AR_WAY_COPY_ENGINES, 0},
+                 {1u << 18, 0, PSC_AR_WAY_ONESHOT, 0}, {(1u << 20) - 1, 0, PSC_AR_WAY_ONESHOT, 3},
+                 {(1u << 20) - 1, 1, PSC_AR_WAY_ONESHOT, 3}};
     const size_t all = (size_t)nprocs * (4u << 20);
     psc_allreduce_t *ar = NULL;
     CUdeviceptr in = 0, out = 0;
@@ -199,7 +201,10 @@ static int role_all_gather_by_size(psc_context_t *ctx, int proc, int nprocs, int
     if (psc_allreduce_join(ctx, gpu, procs, 4u << 20, &ar) != PSC_OK)
         return say(proc, "psc_allreduce_join", ctx);
     for (size_t c = 0; c < sizeof(calls) / sizeof(calls[0]) && rc == 0; c++) {
-        rc = parts_and_check(0, ctx, ar, s, in, out, proc, nprocs, calls[c].count, (uint32_t)c, calls[c].in_place);
+        if (psc__allreduce_force(ar, calls[c].force) != PSC_OK)
+            rc = say(proc, "psc__allreduce_force", NULL);
+        else
+            rc = parts_and_check(0, ctx, ar, s, in, out, proc, nprocs, calls[c].count, (uint32_t)c, calls[c].in_place);
         if (rc == 0 && psc_allreduce_last_way(ar) != calls[c].way)
             rc = say(proc, "an all-gather not the way its size says", NULL);
     }

@@ -505,7 +505,9 @@ static psc_status_t psc__tune_class(psc_allreduce_t *ar, const psc_ar_procs_t *p
 {
     psc_context_t *ctx = ar->ctx;
     const uint64_t most = tk == PSC__TK_SUM ? ar->max_bytes : ar->max_bytes / (uint64_t)ar->n;
-    uint64_t bytes = 16ull << k, at = bytes < most ? bytes : most;
+    /* a part of whole 16-byte vectors: what the part collectives' copy engines take (else they would time the
+       kernel as their own) */
+    uint64_t bytes = 16ull << k, at = bytes < most ? bytes : tk == PSC__TK_SUM ? most : most / 16 * 16;
     size_t count = (size_t)(at / 4);
     unsigned calls = bytes <= PSC__TUNE_FULL_CALLS ? PSC__TUNE_CALLS : (unsigned)((16ull << 20) / bytes);
     const int ways = !ar->algo && ar->ce_chunk && at >= PSC__AR_CE_FROM ? 3 : 2; /* the copy engines: every kind's */

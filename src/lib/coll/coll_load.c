@@ -231,9 +231,10 @@ static psc_status_t psc__load_read(psc_coll_exec_t *x, psc_coll_load_t *l, int i
     return PSC_OK;
 }
 
-/* Every process's figures into out: the time as opts.time_of, the compute's means over the GPUs that have one. */
+/* Every process's figures into out: the time as opts.time_of, the compute's means over the GPUs that have one;
+   *span_us the longest process's (so every process sizes a next try alike). */
 static psc_status_t psc__load_combine(psc_coll_exec_t *x, double sec, double alone_sum, const double v[3],
-                                      psc_coll_load_half_t *out)
+                                      psc_coll_load_half_t *out, double *span_us)
 {
     const psc_coll_procs_t *p = x->o->procs;
     static const int how[] = {PSC_COLL_SUM, PSC_COLL_SUM, PSC_COLL_MIN, PSC_COLL_MAX};
@@ -241,7 +242,8 @@ static psc_status_t psc__load_combine(psc_coll_exec_t *x, double sec, double alo
     int nprocs = p ? p->nprocs : 1;
 
     if (nprocs > 1 && ((x->o->time_of != PSC_COLL_TIME_RANK0 && p->allreduce(&t, 1, how[x->o->time_of], p->arg)) ||
-                       p->allreduce(sums, 4, PSC_COLL_SUM, p->arg) || p->allreduce(&cov, 1, PSC_COLL_MIN, p->arg)))
+                       p->allreduce(sums, 4, PSC_COLL_SUM, p->arg) || p->allreduce(&cov, 1, PSC_COLL_MIN, p->arg) ||
+                       p->allreduce(span_us, 1, PSC_COLL_MAX, p->arg)))
         return psc__coll_fail(x, PSC_ERR_IO, "the processes' figures under the compute load could not be combined "
                               "(the caller's allreduce failed)");
     out->ran = 1;
@@ -256,7 +258,7 @@ static psc_status_t psc__load_combine(psc_coll_exec_t *x, double sec, double alo
 /*
  * One measurement under the load: kernels long enough, and enough of them queued, to outlast outlast_us; the
  * loop `reps` times; every process's figures combined into out (out->covered the same in every process);
- * span_us the loops' whole length on this process's host clock.
+ * span_us the loops' whole length on the host clock, the longest process's.
  */
 static psc_status_t psc__load_try(psc_coll_exec_t *x, psc_coll_load_t *l, const psc_coll_shape_t *sh, int in_place,
                                   int reps, double outlast_us, psc_coll_load_half_t *out, double *span_us)
@@ -291,7 +293,7 @@ static psc_status_t psc__load_try(psc_coll_exec_t *x, psc_coll_load_t *l, const 
         v[1] += w[1];
         v[2] = fmin(v[2], w[2]);
     }
-    return psc__load_combine(x, sec, alone_sum, v, out);
+    return psc__load_combine(x, sec, alone_sum, v, out, span_us);
 }
 
 /*
