@@ -183,6 +183,30 @@ static int copy_engine_graph(rank_t *k, const psc_ar_procs_t *procs)
     return rc;
 }
 
+/* Once k's stream is done: the output of parts_call's collective at recv, exact (what: how it was made). */
+static int parts_check(rank_t *k, int rs, size_t count, uint32_t seed, CUdeviceptr recv, const char *what)
+{
+    unsigned char *h = k->host;
+    const size_t n_out = rs ? count : (size_t)k->nprocs * count;
+
+    if (k->ctx->cu.p_cuStreamSynchronize(k->s) != CUDA_SUCCESS ||
+        k->ctx->cu.p_cuMemcpyDtoH(h, recv, n_out * 4) != CUDA_SUCCESS)
+        return say(k->proc, "result", NULL);
+    for (size_t e = 0; e < n_out; e++) {
+        float want = rs ? (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, k->nprocs, k->proc * count + e, seed)
+                        : (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, k->nprocs, (int)(e / count), e % count,
+                                                 seed), got;
+
+        memcpy(&got, h + 4 * e, 4);
+        if (memcmp(&got, &want, 4)) {
+            fprintf(stderr, "process %d: %s of %zu floats a part, %s, element %zu: %g, expected %g\n", k->proc,
+                    rs ? "reduce-scatter" : "all-gather", count, what, e, got, want);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /*
  * A reduce-scatter (rs) or an all-gather of parts of count floats (seed), out of place (k->in to k->out) or in
  * place (in k->in, or for the all-gather's input k->in's part of this rank), every part checked; way: the way the
@@ -195,7 +219,7 @@ static int parts_call(rank_t *k, int rs, size_t count, uint32_t seed, int in_pla
     CUdeviceptr send = in_place && !rs ? k->in + mine : k->in, recv = in_place ? (rs ? k->in + mine : k->in) : k->out;
     void *r = (void *)(uintptr_t)recv;
     const void *snd = (const void *)(uintptr_t)send;
-    size_t n_in = rs ? (size_t)k->nprocs * count : count, n_out = rs ? count : (size_t)k->nprocs * count;
+    const size_t n_in = rs ? (size_t)k->nprocs * count : count;
 
     for (size_t e = 0; e < n_in; e++) {
         float f = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, k->nprocs, k->proc, e, seed);
@@ -209,25 +233,11 @@ static int parts_call(rank_t *k, int rs, size_t count, uint32_t seed, int in_pla
     if ((rs ? psc_allreduce_reduce_scatter : psc_allreduce_all_gather)(k->ar, &r, &snd, count, PSC_AR_FLOAT32, &k->s,
                                                                        5000) != PSC_OK)
         return say(k->proc, rs ? "psc_allreduce_reduce_scatter" : "psc_allreduce_all_gather", k->ctx);
-    if (k->ctx->cu.p_cuStreamSynchronize(k->s) != CUDA_SUCCESS ||
-        k->ctx->cu.p_cuMemcpyDtoH(h, recv, n_out * 4) != CUDA_SUCCESS)
-        return say(k->proc, "result", NULL);
     if (psc_allreduce_last_way(k->ar) != way)
         return say(k->proc, "a call not the way it must go", NULL);
-    for (size_t e = 0; e < n_out; e++) {
-        float want = rs ? (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, k->nprocs, k->proc * count + e, seed)
-                        : (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, k->nprocs, (int)(e / count), e % count,
-                                                 seed), got;
-
-        memcpy(&got, h + 4 * e, 4);
-        if (memcmp(&got, &want, 4)) {
-            fprintf(stderr, "process %d: %s of %zu floats a part, %s, element %zu: %g, expected %g\n", k->proc,
-                    rs ? "reduce-scatter" : "all-gather", count, in_place ? "in place" : "out of place", e, got, want);
-            return 1;
-        }
-    }
-    return 0;
+    return parts_check(k, rs, count, seed, recv, in_place ? "in place" : "out of place");
 }
+
 
 /* The reduce-scatter and the all-gather of 4 MiB parts by the copy engines (by size) through the peers' slots,
    then forced in 1 MiB chunks with a short last; by the kernel below 4 MiB; in and out of place. */
@@ -248,8 +258,58 @@ static int parts_by_copy(rank_t *k)
     return rc;
 }
 
+/*
+ * The reduce-scatter and the all-gather by the copy engines captured: per collective a graph of 5 calls of 4 MiB
+ * parts (1 MiB chunks), out of place (each call's output the same), replayed 3 times, then checked (parts_call
+ * fills and checks; its own call runs eagerly first, so the graph's replays must leave the output as it was).
+ */
+static int parts_graph(rank_t *k, const psc_ar_procs_t *procs)
+{
+    psc_cuda_t *cu = &k->ctx->cu;
+    int rc = 0;
+
+    psc__allreduce_force(k->ar, 3);
+    if (psc__allreduce_ce_chunk(k->ar, 1u << 20) != PSC_OK)
+        return say(k->proc, "the copy-engine path refused", k->ctx);
+    for (int rs = 0; rs < 2 && rc == 0; rs++) {
+        const size_t count = PART / 4;
+        void *r = (void *)(uintptr_t)k->out;
+        const void *snd = (const void *)(uintptr_t)k->in;
+        CUgraph g = NULL;
+        CUgraphExec e = NULL;
+
+        if ((rc = parts_call(k, rs, count, 40u + (uint32_t)rs, 0, PSC_AR_WAY_COPY_ENGINES)) != 0)
+            break;
+        if (cu->p_cuStreamBeginCapture(k->s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
+            return say(k->proc, "cuStreamBeginCapture", NULL);
+        for (int c = 0; c < 5 && rc == 0; c++)
+            if ((rs ? psc_allreduce_reduce_scatter : psc_allreduce_all_gather)(k->ar, &r, &snd, count, PSC_AR_FLOAT32,
+                                                                               &k->s, 5000) != PSC_OK)
+                rc = say(k->proc, "a captured call", k->ctx);
+        if (cu->p_cuStreamEndCapture(k->s, &g) != CUDA_SUCCESS || rc ||
+            cu->p_cuGraphInstantiateWithFlags(&e, g, 0) != CUDA_SUCCESS)
+            return rc ? rc : say(k->proc, "the parts' graph", NULL);
+        memset(k->host, 0xA5, (size_t)k->nprocs * PART); /* the eager call's output gone: the replays' to check */
+        if (cu->p_cuStreamSynchronize(k->s) != CUDA_SUCCESS ||
+            cu->p_cuMemcpyHtoD(k->out, k->host, (size_t)k->nprocs * PART) != CUDA_SUCCESS ||
+            cu->p_cuStreamSynchronize(NULL) != CUDA_SUCCESS)
+            rc = say(k->proc, "clearing the output", NULL);
+        for (int l = 0; l < 3 && rc == 0; l++)
+            if (cu->p_cuGraphLaunch(e, k->s) != CUDA_SUCCESS)
+                rc = say(k->proc, "cuGraphLaunch", NULL);
+        if (rc == 0)
+            rc = parts_check(k, rs, count, 40u + (uint32_t)rs, k->out, "replayed");
+        psc_test_procs_barrier(procs);
+        cu->p_cuGraphExecDestroy(e);
+        cu->p_cuGraphDestroy(g);
+    }
+    psc__allreduce_force(k->ar, 0);
+    return rc;
+}
+
 /* Every type, in and out of place, mixed sizes each checked, on both kernels and the copy engines; a call in
-   pieces on each; the reduce-scatter and the all-gather by the copy engines; a graph of the copy-engine path. */
+   pieces on each; the reduce-scatter and the all-gather by the copy engines, eager and captured; a graph of the
+   copy-engine path. */
 static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
 {
     static const int types[] = {PSC_AR_FLOAT32, PSC_AR_FLOAT16, PSC_AR_BFLOAT16};
@@ -276,6 +336,8 @@ static int role_sums(psc_context_t *ctx, int proc, int nprocs, int gpu, const ps
     }
     if (rc == 0)
         rc = parts_by_copy(&k);
+    if (rc == 0)
+        rc = parts_graph(&k, procs);
     if (rc == 0)
         rc = copy_engine_graph(&k, procs);
     if (rc == 0 && psc_allreduce_check(k.ar) != PSC_OK)
