@@ -696,6 +696,80 @@ static int role_tuned(psc_context_t *ctx, int proc, int nprocs, int gpu, const p
     return rc;
 }
 
+/* The part collectives' ways in a joined group: NCCL slow; the reduce-scatter's copy engines and the all-gather's
+   kernel slow at 4 MiB parts. */
+static double skew_parts(int way, uint64_t bytes, double us, void *arg)
+{
+    (void)arg;
+    if (way == 4 + PSC__AR_TUNE_NCCL || way == 8 + PSC__AR_TUNE_NCCL ||
+        (bytes == (4u << 20) && (way == 4 + PSC__AR_TUNE_COPY || way == 8 + PSC__AR_TUNE_KERNELS)))
+        return us + SLOW;
+    return us;
+}
+
+/*
+ * A joined group (one process a GPU, made for 8 MiB: parts up to 4 MiB) tuned for the reduce-scatter and the
+ * all-gather in graphs: at 4 MiB parts each process's copy engines timed as a third way (through the peers' slots);
+ * the table keeps the all-gather's copy engines and the reduce-scatter's kernel, and 4 MiB parts go those ways,
+ * their outputs right.
+ */
+static int role_tuned_parts(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
+{
+    const size_t count = (4u << 20) / 4, all = (size_t)nprocs * count * 4;
+    psc_allreduce_t *ar = NULL;
+    CUdeviceptr in = 0, out = 0;
+    CUstream s = NULL;
+    psc_ar_tuning_t tb;
+    void *r;
+    const void *snd;
+    int rc = 0;
+
+    setenv("FAKE_CUDA_GRAPHS", "1", 1);
+    if (psc__gpu_use(ctx, gpu) != PSC_OK || ctx->cu.p_cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) ||
+        ctx->cu.p_cuMemAlloc(&in, all) || ctx->cu.p_cuMemAlloc(&out, all))
+        return say(proc, "setup", NULL);
+    if (psc_allreduce_join(ctx, gpu, procs, all, &ar) != PSC_OK)
+        return say(proc, "psc_allreduce_join", ctx);
+    if (psc__ar_tune_skew(ar, skew_parts, NULL) != PSC_OK || psc__ar_tune_kinds(ar, 6) != PSC_OK ||
+        psc_allreduce_tune(ar, procs, &s) != PSC_OK || psc_allreduce_tuning(ar, &tb) != PSC_OK)
+        return say(proc, "psc_allreduce_tune", ctx);
+    if (!tb.graphs || tb.part_rows != 19 || !tb.ag[18].copy_engines || tb.rs[18].copy_engines || tb.ag[18].nccl ||
+        tb.rs[18].nccl || tb.ag[17].copy_engines)
+        rc = say(proc, "the table did not keep the faster of each collective's own ways", NULL);
+    fill_one((unsigned char *)(uintptr_t)in, PSC_AR_FLOAT32, count, nprocs, proc, 21); /* the all-gather's part */
+    r = (void *)(uintptr_t)out;
+    snd = (const void *)(uintptr_t)in;
+    if (rc == 0 && (psc_allreduce_all_gather(ar, &r, &snd, count, PSC_AR_FLOAT32, &s, 5000) != PSC_OK ||
+                    ctx->cu.p_cuStreamSynchronize(s) != CUDA_SUCCESS ||
+                    psc_allreduce_last_way(ar) != PSC_AR_WAY_COPY_ENGINES))
+        rc = say(proc, "a 4 MiB all-gather not by the copy engines", ctx);
+    for (size_t e = 0; rc == 0 && e < (size_t)nprocs * count; e += 4093) {
+        float want = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, nprocs, (int)(e / count), e % count, 21), got;
+
+        memcpy(&got, (const unsigned char *)(uintptr_t)out + 4 * e, 4);
+        if (memcmp(&got, &want, 4))
+            rc = say(proc, "the all-gather's output", NULL);
+    }
+    fill_one((unsigned char *)(uintptr_t)in, PSC_AR_FLOAT32, (size_t)nprocs * count, nprocs, proc, 22); /* n parts */
+    if (rc == 0 && (psc_allreduce_reduce_scatter(ar, &r, &snd, count, PSC_AR_FLOAT32, &s, 5000) != PSC_OK ||
+                    ctx->cu.p_cuStreamSynchronize(s) != CUDA_SUCCESS ||
+                    psc_allreduce_last_way(ar) != PSC_AR_WAY_ONESHOT))
+        rc = say(proc, "a 4 MiB reduce-scatter not by the kernel", ctx);
+    for (size_t j = 0; rc == 0 && j < count; j += 4093) {
+        float want = (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, nprocs, (uint64_t)proc * count + j, 22), got;
+
+        memcpy(&got, (const unsigned char *)(uintptr_t)out + 4 * j, 4);
+        if (memcmp(&got, &want, 4))
+            rc = say(proc, "the reduce-scatter's output", NULL);
+    }
+    if (rc == 0 && psc_allreduce_check(ar) != PSC_OK)
+        rc = say(proc, "psc_allreduce_check", ctx);
+    psc_test_procs_barrier(procs);
+    psc_allreduce_destroy(ar);
+    unsetenv("FAKE_CUDA_GRAPHS");
+    return rc;
+}
+
 /* Process 1 has no NCCL: every process fails, naming it, and the kernel still sums everywhere. */
 static int role_one_without_nccl(psc_context_t *ctx, int proc, int nprocs, int gpu, const psc_ar_procs_t *procs)
 {
@@ -750,6 +824,14 @@ static void test_processes_decide_alike(void **state)
     assert_int_equal(psc_test_run_procs(role_tuned, 3, gpus, open_fake, 120), 0);
 }
 
+static void test_joined_parts_tuned(void **state)
+{
+    static const int gpus[] = {0, 1};
+
+    (void)state;
+    assert_int_equal(psc_test_run_procs(role_tuned_parts, 2, gpus, open_fake, 240), 0);
+}
+
 static void test_process_without_nccl(void **state)
 {
     static const int gpus[] = {0, 1};
@@ -768,6 +850,7 @@ int main(void)
         cmocka_unit_test(test_parts_follow_their_tables),
         cmocka_unit_test(test_choice_follows_the_times),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_joined_parts_tuned),
         cmocka_unit_test(test_copy_engines_in_the_table),
         cmocka_unit_test(test_capture_under_the_timeout),
         cmocka_unit_test(test_processes_decide_alike),
