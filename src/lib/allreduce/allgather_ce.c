@@ -1,5 +1,5 @@
 /*
- * psc_allreduce_all_gather by the copy engines, for large eager calls (psc__ar_ag_by_copy). A group of this
+ * psc_allreduce_all_gather by the copy engines, for large eager calls (psc__ar_part_by_copy). A group of this
  * process's GPUs: each rank's stream records that it reached the call, waits until every peer's did (their recv
  * is free), pushes its part into every peer's recv with one copy each (peer access, the copy engine of the
  * source's GPU), copies it to its own place (not in place), records that its copies are enqueued, and waits for
@@ -12,19 +12,6 @@
 #include <stdio.h>
 
 #include "allreduce/ar_group.h"
-
-int psc__ar_ag_by_copy(psc_allreduce_t *ar, uint64_t bytes, int way, struct CUstream_st *const *streams,
-                       int (*captured)(const psc_allreduce_t *ar, struct CUstream_st *const *streams))
-{
-    const int forced = ar->algo == PSC__AR_COPY ? PSC__AR_AG_COPY : ar->algo ? PSC__AR_AG_KERNEL : 0; /* tests */
-
-    way = forced ? forced : way;
-    if (!ar->ce_chunk || (ar->joined ? bytes % 16 != 0 : ar->nlocal < 2) || way == PSC__AR_AG_KERNEL)
-        return 0;
-    if (way != PSC__AR_AG_COPY && bytes < PSC__AR_CE_FROM)
-        return 0;
-    return !captured(ar, streams);
-}
 
 /* Event e of every local rank recorded on its stream, then every stream waiting for every other rank's. */
 static psc_status_t psc__ag_meet(psc_allreduce_t *ar, int e, struct CUstream_st *const *streams)

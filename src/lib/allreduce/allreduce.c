@@ -366,7 +366,7 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
 
     if (algo == PSC__AR_COPY && psc__ar_captured(ar, streams)) /* asked only where it matters: a query a rank */
         algo = psc__ar_algo(ar, bytes, way, 1);
-    if (ag && psc__ar_ag_by_copy(ar, bytes, way, streams, psc__ar_captured)) {
+    if (ag && psc__ar_part_by_copy(ar, PSC__AR_AG, bytes, way, streams, psc__ar_captured)) {
         psc__guard_enter(ctx);
         st = ar->joined ? psc__ar_ce_sum(ar, recv, send, bytes, dtype, streams, timeout_ns, PSC__AR_AG)
                         : psc__ar_ce_all_gather(ar, recv, send, bytes, streams);
@@ -374,7 +374,7 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
             ar->last_way = PSC_AR_WAY_COPY_ENGINES;
         return psc__guard_leave(ctx, st);
     }
-    if (algo == PSC__AR_COPY || (rs && psc__ar_rs_by_copy(ar, bytes, way, streams, psc__ar_captured))) {
+    if (algo == PSC__AR_COPY || (rs && psc__ar_part_by_copy(ar, PSC__AR_RS, bytes, way, streams, psc__ar_captured))) {
         psc__guard_enter(ctx);
         st = psc__ar_ce_sum(ar, recv, send, bytes, dtype, streams, timeout_ns, rs ? PSC__AR_RS : 0);
         if (st == PSC_OK)

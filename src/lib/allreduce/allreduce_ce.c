@@ -189,14 +189,18 @@ static psc_status_t psc__ar_ce_add(psc_allreduce_t *ar, int i, psc_ar_ce_args_t 
     return PSC_CU(ctx, cuEventRecord, (ar->ce_ev[i][PSC__CE_HALF0 + k->slot / PSC_AR_CE_HALF], s));
 }
 
-int psc__ar_rs_by_copy(psc_allreduce_t *ar, uint64_t bytes, int way, struct CUstream_st *const *streams,
-                       int (*captured)(const psc_allreduce_t *ar, struct CUstream_st *const *streams))
+int psc__ar_part_by_copy(psc_allreduce_t *ar, int kind, uint64_t bytes, int way, struct CUstream_st *const *streams,
+                         int (*captured)(const psc_allreduce_t *ar, struct CUstream_st *const *streams))
 {
-    const int forced = ar->algo == PSC__AR_COPY ? PSC__AR_RS_COPY : ar->algo ? PSC__AR_RS_KERNEL : 0; /* tests */
+    const int copy = kind == PSC__AR_RS ? PSC__AR_RS_COPY : PSC__AR_AG_COPY;
+    const int kernel = kind == PSC__AR_RS ? PSC__AR_RS_KERNEL : PSC__AR_AG_KERNEL;
+    const int forced = ar->algo == PSC__AR_COPY ? copy : ar->algo ? kernel : 0; /* tests */
+    /* whole 16-byte vectors a part where a kernel reads them (a reduce-scatter's addition, a joined all-gather's
+       gathering); a local all-gather copies straight into the peers' recv, from 2 GPUs */
+    const int fits = kind == PSC__AR_AG && !ar->joined ? ar->nlocal >= 2 : bytes % 16 == 0;
 
     way = forced ? forced : way;
-    /* whole vectors a part: the addition reads its own part (and writes it, in place) 16 bytes at a time */
-    if (!ar->ce_chunk || bytes % 16 || way == PSC__AR_RS_KERNEL || (way != PSC__AR_RS_COPY && bytes < PSC__AR_CE_FROM))
+    if (!ar->ce_chunk || !fits || way == kernel || (way != copy && bytes < PSC__AR_CE_FROM))
         return 0;
     return !captured(ar, streams);
 }

@@ -110,22 +110,15 @@ psc_status_t psc__ar_sum(psc_allreduce_t *ar, void *const *recv, const void *con
                          struct CUstream_st *const *streams, unsigned timeout_ms, int way);
 
 /*
- * Whether an all-gather of bytes per rank, asked `way` (PSC__AR_AG by size, _KERNEL, _COPY), goes by the copy
- * engines (allgather_ce.c): a group of this process's GPUs (2 or more) with the path's events, or a joined group
- * with the path (parts of whole 16-byte vectors: through the peers' slots, psc__ar_ce_sum), from
- * PSC__AR_CE_FROM (or forced), not captured (captured: the group's capture query).
+ * Whether a part collective (kind PSC__AR_RS: a reduce-scatter of parts of bytes; PSC__AR_AG: an all-gather of
+ * bytes per rank), asked `way` (the kind by size, its _KERNEL, its _COPY), goes by the copy engines: a group with
+ * the path, from PSC__AR_CE_FROM (or forced), not captured (captured: the group's capture query). A reduce-scatter
+ * (psc__ar_ce_sum's rs; joined groups too: the scratch is mapped in every process) and a joined group's all-gather
+ * (through the peers' slots, psc__ar_ce_sum's gather) take parts of whole 16-byte vectors; an all-gather of this
+ * process's GPUs (allgather_ce.c) takes 2 or more of them.
  */
-int psc__ar_ag_by_copy(psc_allreduce_t *ar, uint64_t bytes, int way, struct CUstream_st *const *streams,
-                       int (*captured)(const psc_allreduce_t *ar, struct CUstream_st *const *streams));
-
-/*
- * Whether a reduce-scatter of parts of bytes, asked `way` (PSC__AR_RS by size, _RS_KERNEL, _RS_COPY), goes by the
- * copy engines (psc__ar_ce_sum's rs): a group with the path (any ranks, joined too: the scratch is mapped in every
- * process), parts of whole 16-byte vectors, from PSC__AR_CE_FROM (or forced), not captured (captured: the group's
- * capture query).
- */
-int psc__ar_rs_by_copy(psc_allreduce_t *ar, uint64_t bytes, int way, struct CUstream_st *const *streams,
-                       int (*captured)(const psc_allreduce_t *ar, struct CUstream_st *const *streams));
+int psc__ar_part_by_copy(psc_allreduce_t *ar, int kind, uint64_t bytes, int way, struct CUstream_st *const *streams,
+                         int (*captured)(const psc_allreduce_t *ar, struct CUstream_st *const *streams));
 
 /* That all-gather, every local rank enqueued (in the guard, arguments checked). */
 psc_status_t psc__ar_ce_all_gather(psc_allreduce_t *ar, void *const *recv, const void *const *send, uint64_t bytes,
