@@ -403,68 +403,77 @@ static double skew_ways(int way, uint64_t bytes, double us, void *arg)
  * p2pscope's two ways kept per class (the kernels at 4 MiB, the copy engines at 8 MiB here), never below 4 MiB;
  * calls of each class go that way, exact.
  */
-/* The 2-GPU group's all-gathers, in place in buf: 4 MiB parts by the copy engines as the table chose (class 4 MiB's
-   copy_engines), 1 MiB parts by the kernel, each exact. */
+/* One all-gather of count floats a rank, in place in the 2-GPU group's buf: it went `way`, every element exact. */
+static void ag_goes(psc_allreduce_t *ar, void *const *buf, size_t count, int way, uint32_t seed)
+{
+    const void *part[2];
+
+    for (int i = 0; i < 2; i++) {
+        part[i] = (const unsigned char *)buf[i] + (size_t)i * count * 4;
+        fill_one((unsigned char *)(uintptr_t)part[i], PSC_AR_FLOAT32, count, 2, i, seed);
+    }
+    if (psc_allreduce_all_gather(ar, buf, part, count, PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
+        fail_msg("psc_allreduce_all_gather: %s", psc_context_last_error(g_ctx));
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(streams[i]), CUDA_SUCCESS);
+    if (psc_allreduce_last_way(ar) != way)
+        fail_msg("all-gather of %zu a rank went way %d, expected %d", count, psc_allreduce_last_way(ar), way);
+    for (int i = 0; i < 2; i++)
+        for (size_t j = 0; j < 2 * count; j += 997) {
+            float want = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, 2, (int)(j / count), j % count, seed), got;
+
+            memcpy(&got, (const unsigned char *)buf[i] + 4 * j, 4);
+            if (memcmp(&got, &want, 4))
+                fail_msg("all-gather of %zu, rank %d element %zu: %g, expected %g", count, i, j, got, want);
+        }
+}
+
+/* One reduce-scatter of parts of count floats, in place in the 2-GPU group's buf: it went `way`, each rank's part
+   exact. */
+static void rs_goes(psc_allreduce_t *ar, void *const *buf, size_t count, int way, uint32_t seed)
+{
+    void *part[2];
+
+    for (int i = 0; i < 2; i++) {
+        fill_one(buf[i], PSC_AR_FLOAT32, 2 * count, 2, i, seed);
+        part[i] = (unsigned char *)buf[i] + (size_t)i * count * 4;
+    }
+    if (psc_allreduce_reduce_scatter(ar, part, (const void *const *)buf, count, PSC_AR_FLOAT32, streams, 5000) !=
+        PSC_OK)
+        fail_msg("psc_allreduce_reduce_scatter: %s", psc_context_last_error(g_ctx));
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(streams[i]), CUDA_SUCCESS);
+    if (psc_allreduce_last_way(ar) != way)
+        fail_msg("reduce-scatter of parts of %zu went way %d, expected %d", count, psc_allreduce_last_way(ar), way);
+    for (int i = 0; i < 2; i++)
+        for (size_t j = 0; j < count; j += 991) {
+            float want = (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, 2, (uint64_t)i * count + j, seed), got;
+
+            memcpy(&got, (const unsigned char *)part[i] + 4 * j, 4);
+            if (memcmp(&got, &want, 4))
+                fail_msg("reduce-scatter of %zu, rank %d element %zu: %g, expected %g", count, i, j, got, want);
+        }
+}
+
+/* The 2-GPU group's all-gathers: 4 MiB parts by the copy engines as the table chose (class 4 MiB's copy_engines),
+   1 MiB parts by the kernel. */
 static void ag_by_the_table(psc_allreduce_t *ar, void *const *buf, const psc_ar_tuning_t *tb)
 {
     assert_int_equal(tb->part_rows, 19); /* 16 B .. 4 MiB */
     assert_int_equal(tb->ag[18].copy_engines, 1);
     assert_int_equal(tb->ag[17].copy_engines, 0); /* below 4 MiB: never timed */
-    for (int c = 0; c < 2; c++) {
-        size_t count = (c ? 1u << 20 : 4u << 20) / 4;
-        const void *part[2];
-
-        for (int i = 0; i < 2; i++) {
-            part[i] = (const unsigned char *)buf[i] + (size_t)i * count * 4;
-            fill_one((unsigned char *)(uintptr_t)part[i], PSC_AR_FLOAT32, count, 2, i, 70u + (uint32_t)c);
-        }
-        if (psc_allreduce_all_gather(ar, buf, part, count, PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
-            fail_msg("psc_allreduce_all_gather: %s", psc_context_last_error(g_ctx));
-        for (int i = 0; i < 2; i++)
-            assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(streams[i]), CUDA_SUCCESS);
-        assert_int_equal(psc_allreduce_last_way(ar), c ? PSC_AR_WAY_ONESHOT : PSC_AR_WAY_COPY_ENGINES);
-        for (int i = 0; i < 2; i++)
-            for (size_t j = 0; j < 2 * count; j += 997) {
-                float want = (float)psc__coll_input(PSC_OP_SUM, PSC_AR_FLOAT32, 2, (int)(j / count), j % count,
-                                                    70u + (uint32_t)c), got;
-
-                memcpy(&got, (const unsigned char *)buf[i] + 4 * j, 4);
-                if (memcmp(&got, &want, 4))
-                    fail_msg("all-gather of %zu, rank %d element %zu: %g, expected %g", count, i, j, got, want);
-            }
-    }
+    ag_goes(ar, buf, (4u << 20) / 4, PSC_AR_WAY_COPY_ENGINES, 70);
+    ag_goes(ar, buf, (1u << 20) / 4, PSC_AR_WAY_ONESHOT, 71);
 }
 
-/* The 2-GPU group's reduce-scatters, in place in buf: 4 MiB parts by the kernel as the table chose (class 4 MiB's
-   copy engines timed, and slower), 2 MiB parts by the kernel by size, each rank's part exact. */
+/* The 2-GPU group's reduce-scatters: 4 MiB parts by the kernel as the table chose (class 4 MiB's copy engines
+   timed, and slower), 2 MiB parts by the kernel by size. */
 static void rs_by_the_table(psc_allreduce_t *ar, void *const *buf, const psc_ar_tuning_t *tb)
 {
     assert_int_equal(tb->rs[18].copy_engines, 0);
     assert_true(tb->rs[18].own_us > 0 && tb->rs[18].own_us < SLOW && !tb->rs[18].nccl);
-    for (int c = 0; c < 2; c++) {
-        size_t count = (c ? 2u << 20 : 4u << 20) / 4;
-        void *part[2];
-
-        for (int i = 0; i < 2; i++) {
-            fill_one(buf[i], PSC_AR_FLOAT32, 2 * count, 2, i, 90u + (uint32_t)c);
-            part[i] = (unsigned char *)buf[i] + (size_t)i * count * 4;
-        }
-        if (psc_allreduce_reduce_scatter(ar, part, (const void *const *)buf, count, PSC_AR_FLOAT32, streams, 5000) !=
-            PSC_OK)
-            fail_msg("psc_allreduce_reduce_scatter: %s", psc_context_last_error(g_ctx));
-        for (int i = 0; i < 2; i++)
-            assert_int_equal(g_ctx->cu.p_cuStreamSynchronize(streams[i]), CUDA_SUCCESS);
-        assert_int_equal(psc_allreduce_last_way(ar), PSC_AR_WAY_ONESHOT);
-        for (int i = 0; i < 2; i++)
-            for (size_t j = 0; j < count; j += 991) {
-                float want = (float)psc__coll_reduced(PSC_OP_SUM, PSC_AR_FLOAT32, 2, (uint64_t)i * count + j,
-                                                      90u + (uint32_t)c), got;
-
-                memcpy(&got, (const unsigned char *)part[i] + 4 * j, 4);
-                if (memcmp(&got, &want, 4))
-                    fail_msg("reduce-scatter of %zu, rank %d element %zu: %g, expected %g", count, i, j, got, want);
-            }
-    }
+    rs_goes(ar, buf, (4u << 20) / 4, PSC_AR_WAY_ONESHOT, 90);
+    rs_goes(ar, buf, (2u << 20) / 4, PSC_AR_WAY_ONESHOT, 91);
 }
 
 static void test_copy_engines_in_the_table(void **state)
@@ -521,6 +530,52 @@ static void test_copy_engines_in_the_table(void **state)
     }
     ag_by_the_table(ar, buf, &tb);
     rs_by_the_table(ar, buf, &tb);
+    psc_allreduce_destroy(ar);
+    for (int i = 0; i < 2; i++)
+        g_ctx->cu.p_cuMemFree(big[i]);
+}
+
+/* The part collectives' kernels and NCCL slow at 4 MiB parts: both tables take the copy engines for that class,
+   which holds parts above 2 MiB, and a 3 MiB part goes by them though the size rule alone would keep the kernel. */
+static double skew_parts_to_copy(int way, uint64_t bytes, double us, void *arg)
+{
+    (void)arg;
+    if (way == 4 + PSC__AR_TUNE_NCCL || way == 8 + PSC__AR_TUNE_NCCL)
+        return us + SLOW;
+    if ((way == 4 + PSC__AR_TUNE_KERNELS || way == 8 + PSC__AR_TUNE_KERNELS) && bytes == (4u << 20))
+        return us + SLOW;
+    return us;
+}
+
+static void test_parts_tuned_to_copy_below_the_rule(void **state)
+{
+    const size_t most = 8u << 20;
+    CUdeviceptr big[2];
+    void *buf[2];
+    psc_allreduce_t *ar = NULL;
+    psc_ar_tuning_t tb;
+    void (*run_copies)(int) = NULL;
+
+    (void)state;
+    *(void **)&run_copies = psc_test_fake_sym("fake_cuda_run_copies");
+    assert_non_null(run_copies);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
+        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&big[i], most), CUDA_SUCCESS);
+        buf[i] = (void *)(uintptr_t)big[i];
+    }
+    assert_int_equal(psc_allreduce_create(g_ctx, devs, 2, most, &ar), PSC_OK);
+    assert_int_equal(psc__ar_tune_kinds(ar, 6), PSC_OK); /* the reduce-scatter and the all-gather */
+    assert_int_equal(psc__ar_tune_skew(ar, skew_parts_to_copy, NULL), PSC_OK);
+    if (psc_allreduce_tune(ar, NULL, streams) != PSC_OK)
+        fail_msg("psc_allreduce_tune: %s", psc_context_last_error(g_ctx));
+    assert_int_equal(psc_allreduce_tuning(ar, &tb), PSC_OK);
+    assert_int_equal(tb.rs[18].copy_engines, 1);
+    assert_int_equal(tb.ag[18].copy_engines, 1);
+    run_copies(1);
+    rs_goes(ar, buf, (3u << 20) / 4, PSC_AR_WAY_COPY_ENGINES, 110);
+    ag_goes(ar, buf, (3u << 20) / 4, PSC_AR_WAY_COPY_ENGINES, 111);
+    rs_goes(ar, buf, (2u << 20) / 4, PSC_AR_WAY_ONESHOT, 112); /* class 2 MiB: the kernel */
     psc_allreduce_destroy(ar);
     for (int i = 0; i < 2; i++)
         g_ctx->cu.p_cuMemFree(big[i]);
@@ -852,6 +907,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_joined_parts_tuned),
         cmocka_unit_test(test_copy_engines_in_the_table),
+        cmocka_unit_test(test_parts_tuned_to_copy_below_the_rule),
         cmocka_unit_test(test_capture_under_the_timeout),
         cmocka_unit_test(test_processes_decide_alike),
         cmocka_unit_test(test_process_without_nccl),
