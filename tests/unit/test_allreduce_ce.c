@@ -293,29 +293,33 @@ static void test_stream_order(void **state)
     psc_allreduce_destroy(ar);
 }
 
-/* Calls of random sizes switching between the one-shot and the path: exact, each call counted once. */
+/* Calls of random sizes switching between the kernels (one-shot; over three ranks the two-shot too) and the path:
+   exact, each call counted once. */
 static void test_mixed_with_kernels(void **state)
 {
-    psc_allreduce_t *ar = make(2, GROUP_MAX);
     uint32_t x = 4242;
 
     (void)state;
-    assert_int_equal(psc__allreduce_ce_chunk(ar, 4096), PSC_OK);
-    for (int k = 0; k < 120; k++) {
-        uint64_t lbuf, ctrl, slot;
-        unsigned before;
-        size_t count;
+    for (int n = 2; n <= 3; n++) { /* three ranks: the two-shot's buffers beside the path's region too */
+        psc_allreduce_t *ar = make(n, GROUP_MAX);
 
-        x = x * 1103515245u + 12345u;
-        count = 1 + (x >> 8) % 20000;
-        assert_int_equal(psc__allreduce_force(ar, (x >> 4) & 1 ? 3 : 1), PSC_OK);
-        assert_int_equal(psc__allreduce_buffers(ar, 1, &lbuf, &ctrl, &slot), PSC_OK);
-        before = ((const psc_ar_ctrl_t *)(uintptr_t)ctrl)->seq;
-        sum_and_check(ar, 2, k % 3 ? PSC_AR_FLOAT32 : PSC_AR_FLOAT16, count, (uint32_t)k, k % 2);
-        assert_int_equal(((const psc_ar_ctrl_t *)(uintptr_t)ctrl)->seq, before + 1);
+        assert_int_equal(psc__allreduce_ce_chunk(ar, 4096), PSC_OK);
+        for (int k = 0; k < 120; k++) {
+            uint64_t lbuf, ctrl, slot;
+            unsigned before;
+            size_t count;
+
+            x = x * 1103515245u + 12345u;
+            count = 1 + (x >> 8) % 20000;
+            assert_int_equal(psc__allreduce_force(ar, (x >> 4) & 1 ? 3 : n == 3 && (x >> 5) & 1 ? 2 : 1), PSC_OK);
+            assert_int_equal(psc__allreduce_buffers(ar, 1, &lbuf, &ctrl, &slot), PSC_OK);
+            before = ((const psc_ar_ctrl_t *)(uintptr_t)ctrl)->seq;
+            sum_and_check(ar, n, k % 3 ? PSC_AR_FLOAT32 : PSC_AR_FLOAT16, count, (uint32_t)k, k % 2);
+            assert_int_equal(((const psc_ar_ctrl_t *)(uintptr_t)ctrl)->seq, before + 1);
+        }
+        assert_int_equal(psc_allreduce_check(ar), PSC_OK);
+        psc_allreduce_destroy(ar);
     }
-    assert_int_equal(psc_allreduce_check(ar), PSC_OK);
-    psc_allreduce_destroy(ar);
 }
 
 /*
