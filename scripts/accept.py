@@ -741,7 +741,7 @@ def part_sanitizer(t, d):
 # of its own, with the reason).
 SANITIZER_RUNS = ["memcheck-bw", "racecheck-bw", "synccheck-bw", "memcheck-lat", "memcheck-copy",
                   "memcheck-allreduce", "racecheck-allreduce", "synccheck-allreduce", "memcheck-allgather",
-                  "racecheck-allgather", "synccheck-allgather"]
+                  "racecheck-allgather", "synccheck-allgather", "memcheck-join", "racecheck-join", "synccheck-join"]
 REQUIRED = {
     "a": ["ctest.log", "report.time", "report.json", "nvbandwidth.time", "nvbandwidth.txt", "lat.json", "ipc.json",
           "copy.json", "p2pbw-ref.txt", "p2pbw-p2pscope.txt"],

@@ -121,6 +121,9 @@ part_a() {
     PSC_TEST_QUICK=1 sanitize $tool allreduce --target-processes all build/tests/gpu/test_gpu_allreduce
     PSC_TEST_QUICK=1 sanitize $tool allgather build/tests/gpu/test_gpu_allgather
   done
+  for tool in memcheck racecheck synccheck; do # two processes of a joined group (on one GPU or one each) last
+    PSC_TEST_QUICK=1 PSC_TEST_PROCS=2 sanitize $tool join --target-processes all build/tests/gpu/test_gpu_allreduce_join
+  done
   step "compute-sanitizer done"
 }
 
