@@ -217,6 +217,29 @@ class Recorded(unittest.TestCase):
         self.assertEqual(self.table(["NVIDIA H200", "NVIDIA H100 80GB HBM3"]).lines, [])  # mixed: nothing
 
 
+class OneGpu(unittest.TestCase):
+    """Part a on a machine of one GPU: the chases between GPUs are shown as needing two, not missed."""
+
+    def test_latency_needs_two_gpus(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        shutil.copy(os.path.join(DATA, "a", "nvbandwidth.txt"), d)
+        lat = accept.load_json(os.path.join(DATA, "a", "lat.json"))
+        chase = dict(lat["tests"][2], name="host_to_gpu_chase", direction="host -> gpu0")
+        lat["tests"] = [chase]  # the recorded run's gpu0 -> gpu1 random walk, as the host's
+        with open(os.path.join(d, "lat.json"), "w", encoding="utf-8") as f:
+            json.dump(lat, f)
+        with open(os.path.join(d, "machine.txt"), "w", encoding="utf-8") as f:
+            f.write("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)\n")
+        t = accept.Table()
+        accept.part_latency(t, d)
+        self.assertEqual(t.misses(), [])
+        self.assertIsNone(find(t, "latency", "gpu_to_gpu_chase_sequential: needs 2 GPUs, 1 here")[5])
+        self.assertIsNone(find(t, "latency", "gpu_to_gpu_chase: needs 2 GPUs")[5])
+        l = find(t, "latency", "host_to_gpu_chase (p50) vs host_device_latency_sm")
+        self.assertAlmostEqual(l[2], chase["sizes"][0]["latency"]["p50"])
+
+
 class Bounds(unittest.TestCase):
     def test_coll_bounds(self):
         big, small = 1 << 20, (1 << 20) - 1
