@@ -476,28 +476,55 @@ static void rs_by_the_table(psc_allreduce_t *ar, void *const *buf, const psc_ar_
     rs_goes(ar, buf, (2u << 20) / 4, PSC_AR_WAY_ONESHOT, 91);
 }
 
-static void test_copy_engines_in_the_table(void **state)
+/* The fake driver's copies run as they are queued (the copy engines' path waits on them). */
+static void copies_run(void)
 {
-    const size_t most = 8u << 20;
-    CUdeviceptr big[2];
-    void *buf[2];
-    psc_allreduce_t *ar = NULL;
-    psc_ar_tuning_t tb;
     void (*run_copies)(int) = NULL;
 
-    (void)state;
     *(void **)&run_copies = psc_test_fake_sym("fake_cuda_run_copies");
     assert_non_null(run_copies);
+    run_copies(1);
+}
+
+/* A 2-GPU group made for 8 MiB calls, over 8 MiB buffers each (big, also as buf), tuned with a skew of its times
+   (kinds: psc__ar_tune_kinds' mask, 0 every collective); its table in *tb. */
+static psc_allreduce_t *tuned_pair(CUdeviceptr *big, void **buf, unsigned kinds, psc__ar_tune_skew_fn skew,
+                                   psc_ar_tuning_t *tb)
+{
+    const size_t most = 8u << 20;
+    psc_allreduce_t *ar = NULL;
+
     for (int i = 0; i < 2; i++) {
         assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
         assert_int_equal(g_ctx->cu.p_cuMemAlloc(&big[i], most), CUDA_SUCCESS);
         buf[i] = (void *)(uintptr_t)big[i];
     }
     assert_int_equal(psc_allreduce_create(g_ctx, devs, 2, most, &ar), PSC_OK);
-    assert_int_equal(psc__ar_tune_skew(ar, skew_ways, NULL), PSC_OK);
+    if (kinds)
+        assert_int_equal(psc__ar_tune_kinds(ar, kinds), PSC_OK);
+    assert_int_equal(psc__ar_tune_skew(ar, skew, NULL), PSC_OK);
     if (psc_allreduce_tune(ar, NULL, streams) != PSC_OK)
         fail_msg("psc_allreduce_tune: %s", psc_context_last_error(g_ctx));
-    assert_int_equal(psc_allreduce_tuning(ar, &tb), PSC_OK);
+    assert_int_equal(psc_allreduce_tuning(ar, tb), PSC_OK);
+    return ar;
+}
+
+static void pair_free(psc_allreduce_t *ar, const CUdeviceptr *big)
+{
+    psc_allreduce_destroy(ar);
+    for (int i = 0; i < 2; i++)
+        g_ctx->cu.p_cuMemFree(big[i]);
+}
+
+static void test_copy_engines_in_the_table(void **state)
+{
+    CUdeviceptr big[2];
+    void *buf[2];
+    psc_ar_tuning_t tb;
+    psc_allreduce_t *ar;
+
+    (void)state;
+    ar = tuned_pair(big, buf, 0, skew_ways, &tb);
     for (int k = 0; k < tb.rows; k++) {
         const psc_ar_tune_row_t *r = &tb.row[k];
 
@@ -510,7 +537,7 @@ static void test_copy_engines_in_the_table(void **state)
 
         for (int i = 0; i < 2; i++)
             fill_one(buf[i], PSC_AR_FLOAT32, count, 2, i, (uint32_t)c);
-        run_copies(1);
+        copies_run();
         if (psc_allreduce_sum(ar, buf, (const void *const *)buf, count, PSC_AR_FLOAT32, streams, 5000) != PSC_OK)
             fail_msg("psc_allreduce_sum: %s", psc_context_last_error(g_ctx));
         for (int i = 0; i < 2; i++)
@@ -530,9 +557,7 @@ static void test_copy_engines_in_the_table(void **state)
     }
     ag_by_the_table(ar, buf, &tb);
     rs_by_the_table(ar, buf, &tb);
-    psc_allreduce_destroy(ar);
-    for (int i = 0; i < 2; i++)
-        g_ctx->cu.p_cuMemFree(big[i]);
+    pair_free(ar, big);
 }
 
 /* The part collectives' kernels and NCCL slow at 4 MiB parts: both tables take the copy engines for that class,
@@ -549,36 +574,20 @@ static double skew_parts_to_copy(int way, uint64_t bytes, double us, void *arg)
 
 static void test_parts_tuned_to_copy_below_the_rule(void **state)
 {
-    const size_t most = 8u << 20;
     CUdeviceptr big[2];
     void *buf[2];
-    psc_allreduce_t *ar = NULL;
     psc_ar_tuning_t tb;
-    void (*run_copies)(int) = NULL;
+    psc_allreduce_t *ar;
 
     (void)state;
-    *(void **)&run_copies = psc_test_fake_sym("fake_cuda_run_copies");
-    assert_non_null(run_copies);
-    for (int i = 0; i < 2; i++) {
-        assert_int_equal(psc__gpu_use(g_ctx, i), PSC_OK);
-        assert_int_equal(g_ctx->cu.p_cuMemAlloc(&big[i], most), CUDA_SUCCESS);
-        buf[i] = (void *)(uintptr_t)big[i];
-    }
-    assert_int_equal(psc_allreduce_create(g_ctx, devs, 2, most, &ar), PSC_OK);
-    assert_int_equal(psc__ar_tune_kinds(ar, 6), PSC_OK); /* the reduce-scatter and the all-gather */
-    assert_int_equal(psc__ar_tune_skew(ar, skew_parts_to_copy, NULL), PSC_OK);
-    if (psc_allreduce_tune(ar, NULL, streams) != PSC_OK)
-        fail_msg("psc_allreduce_tune: %s", psc_context_last_error(g_ctx));
-    assert_int_equal(psc_allreduce_tuning(ar, &tb), PSC_OK);
+    ar = tuned_pair(big, buf, 6, skew_parts_to_copy, &tb); /* the reduce-scatter and the all-gather */
     assert_int_equal(tb.rs[18].copy_engines, 1);
     assert_int_equal(tb.ag[18].copy_engines, 1);
-    run_copies(1);
+    copies_run();
     rs_goes(ar, buf, (3u << 20) / 4, PSC_AR_WAY_COPY_ENGINES, 110);
     ag_goes(ar, buf, (3u << 20) / 4, PSC_AR_WAY_COPY_ENGINES, 111);
     rs_goes(ar, buf, (2u << 20) / 4, PSC_AR_WAY_ONESHOT, 112); /* class 2 MiB: the kernel */
-    psc_allreduce_destroy(ar);
-    for (int i = 0; i < 2; i++)
-        g_ctx->cu.p_cuMemFree(big[i]);
+    pair_free(ar, big);
 }
 
 /* An NCCL whose calls never complete, captured into graphs (the fake's calls run, and here block, where they are
