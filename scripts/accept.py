@@ -550,12 +550,13 @@ def part_own_allreduce(t, d):
 
 
 def masked(text, drop=()):
-    """Lines with every number made N, without those that start with a prefix in drop."""
+    """Lines with every number made N, the spaces before it one (the tools right-align numbers in fixed-width
+    columns: 6.85 stands one space further right than 21.95), without those that start with a prefix in drop."""
     out = []
     for line in text.splitlines():
         if any(line.startswith(p) for p in drop):
             continue
-        out.append(re.sub(r"[0-9.]+(e[-+][0-9]+)?", "N", line))
+        out.append(re.sub(r" *[0-9.]+(e[-+][0-9]+)?", " N", line))
     return out
 
 

@@ -224,8 +224,8 @@ part_b() {
       -J "$R/coll/opts${k}_p2p.json" > "$R/coll/opts${k}_p2p.txt" 2>&1
     [ -n "$NT" ] && ran "opts${k}_nt" timeout "$(left)" "$NT/all_reduce_perf" -b 8 -e 1M -f 32 -g "$ngpu" $o \
       -J "$R/coll/opts${k}_nt.json" > "$R/coll/opts${k}_nt.txt" 2>&1 &&
-      diff <(sed -E 's/[0-9.]+(e[-+][0-9]+)?/N/g' "$R/coll/opts${k}_nt.txt") \
-        <(sed -E '/^# p2pscope /,$d; s/[0-9.]+(e[-+][0-9]+)?/N/g' "$R/coll/opts${k}_p2p.txt") \
+      diff <(sed -E 's/\S+\.json/FILE.json/; s/ *[0-9.]+(e[-+][0-9]+)?/ N/g' "$R/coll/opts${k}_nt.txt") \
+        <(sed -E '/^# p2pscope /,$d; s/\S+\.json/FILE.json/; s/ *[0-9.]+(e[-+][0-9]+)?/ N/g' "$R/coll/opts${k}_p2p.txt") \
         > "$R/coll/opts${k}.diff"
   done
 }

@@ -217,6 +217,14 @@ class Recorded(unittest.TestCase):
         self.assertEqual(self.table(["NVIDIA H200", "NVIDIA H100 80GB HBM3"]).lines, [])  # mixed: nothing
 
 
+class Masked(unittest.TestCase):
+    def test_right_aligned_numbers_of_other_widths_alike(self):
+        # nccl-tests' %7.2f: 6.85 stands one space further right than 21.95; the layout is the same
+        self.assertEqual(accept.masked("   8   float   21.95     9.61"), accept.masked("   8   float    6.85     8.25"))
+        self.assertNotEqual(accept.masked("   8   float   21.95     9.61"), accept.masked("   8   float   21.95"))
+        self.assertNotEqual(accept.masked("   8   float   21.95"), accept.masked("   8   half    21.95"))
+
+
 class OneGpu(unittest.TestCase):
     """Part a on a machine of one GPU: the chases between GPUs are shown as needing two, not missed."""
 
