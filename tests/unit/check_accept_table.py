@@ -217,6 +217,36 @@ class Recorded(unittest.TestCase):
         self.assertEqual(self.table(["NVIDIA H200", "NVIDIA H100 80GB HBM3"]).lines, [])  # mixed: nothing
 
 
+def plain(t):
+    """A table's lines without their Bound objects (which compare by identity), sorted."""
+    return sorted(l[:5] + l[6:] for l in t.lines)
+
+
+class CopySplit(unittest.TestCase):
+    """psc_copy's rows in two runs (up to 16 MiB at 15 samples, above in copy-large.json) judged as one."""
+
+    def test_large_rows_joined(self):
+        whole, split = accept.Table(), accept.Table()
+        accept.part_copy(whole, os.path.join(DATA, "a"))
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        doc = accept.load_json(os.path.join(DATA, "a", "copy.json"))
+        rows = doc["copy_bench"]["rows"]
+        self.assertTrue([r for r in rows if r["size_bytes"] > 16 << 20])
+        for name, part in (("copy.json", [r for r in rows if r["size_bytes"] <= 16 << 20]),
+                           ("copy-large.json", [r for r in rows if r["size_bytes"] > 16 << 20])):
+            doc["copy_bench"]["rows"] = part
+            with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+        accept.part_copy(split, d)
+        self.assertEqual(plain(split), plain(whole))
+        os.remove(os.path.join(d, "copy-large.json"))  # the small sizes alone: judged on what there is
+        only = accept.Table()
+        accept.part_copy(only, d)
+        self.assertEqual(len(only.lines), len(whole.lines))
+        self.assertNotEqual(plain(only), plain(whole))
+
+
 class Masked(unittest.TestCase):
     def test_right_aligned_numbers_of_other_widths_alike(self):
         # nccl-tests' %7.2f: 6.85 stands one space further right than 21.95; the layout is the same
