@@ -398,6 +398,8 @@ def part_latency(t, d):
                   v, ref, v / ref, bound, note="" if bound else "random walk, see METHOD.md")
     ref = ref_for(results, "host_device_latency_sm", "cells")
     v = [x["p50"] for k, x in ours.items() if k[0] == "host_to_gpu_chase"]
+    if ref is not None and not v:
+        t.missing("latency", "host_to_gpu_chase", "not in lat.json, or not passed")
     if ref is not None and v:
         t.add("latency", "host_to_gpu_chase (p50) vs host_device_latency_sm [ns]", mean(v), ref, mean(v) / ref, None,
               note="random walk, see METHOD.md")
@@ -550,13 +552,14 @@ def part_own_allreduce(t, d):
 
 
 def masked(text, drop=()):
-    """Lines with every number made N, the spaces before it one (the tools right-align numbers in fixed-width
-    columns: 6.85 stands one space further right than 21.95), without those that start with a prefix in drop."""
+    """Lines with every number made N at its right edge, the spaces before it kept to that width (the tools
+    right-align numbers in fixed-width columns: "  21.95" and "   6.85" both "      N"; a column of another width,
+    or a number run into the word before it, still differs), without those that start with a prefix in drop."""
     out = []
     for line in text.splitlines():
         if any(line.startswith(p) for p in drop):
             continue
-        out.append(re.sub(r" *[0-9.]+(e[-+][0-9]+)?", " N", line))
+        out.append(re.sub(r" *[0-9.]+(e[-+][0-9]+)?", lambda m: " " * (len(m.group(0)) - 1) + "N", line))
     return out
 
 

@@ -23,8 +23,10 @@
 # (the tarballs unpacked). Environment: ACCEPT_REPS (eager coll runs per tool, default 3), ACCEPT_COLLS (the
 # collectives, default all 7; fewer leave misses), ACCEPT_CTEST_S (ctest's limit, default 330 s), and the seconds
 # into the call after which a step is left out (a missed line where it is judged): ACCEPT_COLL_BY_S (440),
-# ACCEPT_SANITIZE_BY_S (520), ACCEPT_CALIBRATE_BY_S (470), ACCEPT_OWN_BY_S (510), ACCEPT_OPTS_BY_S (525); every
-# step's timeout ends by ACCEPT_CALL_S (540), so the table and the tarball are written.
+# ACCEPT_SANITIZE_BY_S (ACCEPT_CALL_S - 20), ACCEPT_CALIBRATE_BY_S (470), ACCEPT_OWN_BY_S (510), ACCEPT_OPTS_BY_S
+# (525); every step's timeout ends by ACCEPT_CALL_S (540), so the table and the tarball are written. The device
+# copy's .git may lag the tree it runs: `git rev-parse HEAD > .accept-tree` here, untracked, before the call names
+# the tree in machine.txt.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/p2pscope-out}
@@ -44,7 +46,8 @@ left() { local l=$(( ${ACCEPT_CALL_S:-540} - SECONDS )); [ "$l" -gt 5 ] && echo 
 measure() { python3 scripts/accept.py measure "$@"; }
 . scripts/gpu-refs.sh
 
-{ date -u; nvidia-smi -L; nvidia-smi; nvidia-smi topo -m; git log -1 --format='%H %cd' 2>/dev/null; } > "$R/machine.txt" 2>&1
+{ date -u; nvidia-smi -L; nvidia-smi; nvidia-smi topo -m; git log -1 --format='%H %cd' 2>/dev/null
+  [ -f .accept-tree ] && echo "tree (.accept-tree): $(cat .accept-tree)"; } > "$R/machine.txt" 2>&1
 case "$PART" in all) echo "a b" > "$R/part" ;; *) echo "$PART" > "$R/part" ;; esac
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 step "part $PART on $ngpu GPUs: build p2pscope and the reference tools"
@@ -60,7 +63,7 @@ sanitize() {
   local tool=$1 name=$2 left; shift 2
   local args=()
   [ "$1" = --target-processes ] && { args=("$1" "$2"); shift 2; }
-  left=$(( ${ACCEPT_SANITIZE_BY_S:-520} - SECONDS ))
+  left=$(( ${ACCEPT_SANITIZE_BY_S:-$(( ${ACCEPT_CALL_S:-540} - 20 ))} - SECONDS ))
   if ! command -v compute-sanitizer > /dev/null || [ "$left" -lt 20 ]; then
     echo "not run: ${left} s left of the call, or no compute-sanitizer" > "$R/sanitize-$tool-$name.skipped"
     return
@@ -169,6 +172,9 @@ coll_p2p() {
     --json="$R/coll/p2p_$key.json" > "$R/coll/p2p_$key.txt" 2>&1
 }
 
+# nccl-tests' text as accept.py's masked() compares it: -J's file name, each number N at its right edge
+opts_masked() { perl -pe 's/\S+\.json/FILE.json/; s/( *[0-9.]+(?:e[-+][0-9]+)?)/" " x (length($1) - 1) . "N"/ge'; }
+
 part_b() {
   step "coll beside nccl-tests"
   # Eager times up to a few MiB are the CPU's cost of issuing, and on these VMs a whole run of either tool lands
@@ -230,8 +236,7 @@ part_b() {
       -J "$R/coll/opts${k}_p2p.json" > "$R/coll/opts${k}_p2p.txt" 2>&1
     [ -n "$NT" ] && ran "opts${k}_nt" timeout "$(left)" "$NT/all_reduce_perf" -b 8 -e 1M -f 32 -g "$ngpu" $o \
       -J "$R/coll/opts${k}_nt.json" > "$R/coll/opts${k}_nt.txt" 2>&1 &&
-      diff <(sed -E 's/\S+\.json/FILE.json/; s/ *[0-9.]+(e[-+][0-9]+)?/ N/g' "$R/coll/opts${k}_nt.txt") \
-        <(sed -E '/^# p2pscope /,$d; s/\S+\.json/FILE.json/; s/ *[0-9.]+(e[-+][0-9]+)?/ N/g' "$R/coll/opts${k}_p2p.txt") \
+      diff <(opts_masked < "$R/coll/opts${k}_nt.txt") <(sed '/^# p2pscope /,$d' "$R/coll/opts${k}_p2p.txt" | opts_masked) \
         > "$R/coll/opts${k}.diff"
   done
 }

@@ -253,6 +253,8 @@ class Masked(unittest.TestCase):
         self.assertEqual(accept.masked("   8   float   21.95     9.61"), accept.masked("   8   float    6.85     8.25"))
         self.assertNotEqual(accept.masked("   8   float   21.95     9.61"), accept.masked("   8   float   21.95"))
         self.assertNotEqual(accept.masked("   8   float   21.95"), accept.masked("   8   half    21.95"))
+        self.assertNotEqual(accept.masked("   8   float   21.95"), accept.masked("   8   float     21.95"))  # width
+        self.assertNotEqual(accept.masked("   8   float21.95"), accept.masked("   8   float 21.95"))  # run together
 
 
 class OneGpu(unittest.TestCase):
@@ -276,6 +278,18 @@ class OneGpu(unittest.TestCase):
         self.assertIsNone(find(t, "latency", "gpu_to_gpu_chase: needs 2 GPUs")[5])
         l = find(t, "latency", "host_to_gpu_chase (p50) vs host_device_latency_sm")
         self.assertAlmostEqual(l[2], chase["sizes"][0]["latency"]["p50"])
+
+    def test_host_chase_missing_is_a_miss(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        shutil.copy(os.path.join(DATA, "a", "nvbandwidth.txt"), d)
+        lat = accept.load_json(os.path.join(DATA, "a", "lat.json"))
+        lat["tests"] = [dict(lat["tests"][2], name="host_to_gpu_chase", direction="host -> gpu0", status="failed")]
+        with open(os.path.join(d, "lat.json"), "w", encoding="utf-8") as f:
+            json.dump(lat, f)
+        t = accept.Table()
+        accept.part_latency(t, d)
+        self.assertIn("host_to_gpu_chase", [l[1] for l in t.misses()])
 
 
 class Bounds(unittest.TestCase):

@@ -308,14 +308,19 @@ static void test_mixed_with_kernels(void **state)
             uint64_t lbuf, ctrl, slot;
             unsigned before;
             size_t count;
+            int way;
 
             x = x * 1103515245u + 12345u;
             count = 1 + (x >> 8) % 20000;
-            assert_int_equal(psc__allreduce_force(ar, (x >> 4) & 1 ? 3 : n == 3 && (x >> 5) & 1 ? 2 : 1), PSC_OK);
+            way = (x >> 4) & 1 ? 3 : n == 3 && (x >> 5) & 1 ? 2 : 1;
+            assert_int_equal(psc__allreduce_force(ar, way), PSC_OK);
             assert_int_equal(psc__allreduce_buffers(ar, 1, &lbuf, &ctrl, &slot), PSC_OK);
             before = ((const psc_ar_ctrl_t *)(uintptr_t)ctrl)->seq;
             sum_and_check(ar, n, k % 3 ? PSC_AR_FLOAT32 : PSC_AR_FLOAT16, count, (uint32_t)k, k % 2);
             assert_int_equal(((const psc_ar_ctrl_t *)(uintptr_t)ctrl)->seq, before + 1);
+            assert_int_equal(psc_allreduce_last_way(ar), way == 3   ? PSC_AR_WAY_COPY_ENGINES
+                                                         : way == 2 ? PSC_AR_WAY_TWOSHOT
+                                                                    : PSC_AR_WAY_ONESHOT);
         }
         assert_int_equal(psc_allreduce_check(ar), PSC_OK);
         psc_allreduce_destroy(ar);

@@ -560,8 +560,9 @@ static void test_copy_engines_in_the_table(void **state)
     pair_free(ar, big);
 }
 
-/* The part collectives' kernels and NCCL slow at 4 MiB parts: both tables take the copy engines for that class,
-   which holds parts above 2 MiB, and a 3 MiB part goes by them though the size rule alone would keep the kernel. */
+/* The part collectives' NCCL slow at every size, their kernels at 4 MiB parts: both tables take the copy engines
+   for that class, which holds parts above 2 MiB, and a 3 MiB part goes by them though the size rule alone would
+   keep the kernel. */
 static double skew_parts_to_copy(int way, uint64_t bytes, double us, void *arg)
 {
     (void)arg;
