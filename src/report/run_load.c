@@ -111,6 +111,32 @@ void psc_rl_join(psc_suite_test_t *tests, int *ntests, size_t nresults, int test
     last->n += !no_case;
 }
 
+psc_status_t psc_rl_caseless(const psc_rl_t *l, const json_t *t, size_t i, psc_status_t (*lookup)(const char *, int *),
+                             const char *unknown, psc_suite_test_t *tests, int *ntests, size_t nresults, int *caseless)
+{
+    char field[32];
+    int test;
+
+    snprintf(field, sizeof(field), "tests[%zu]", i);
+    *caseless = 0;
+    if (!json_is_object(t))
+        return psc_rl_bad(l, field, "is not an object");
+    if (json_object_get(t, "direction"))
+        return PSC_OK;
+    if (lookup(json_string_value(json_object_get(t, "name")), &test) != PSC_OK)
+        return psc_rl_bad(l, field, "%s", unknown);
+    psc_rl_join(tests, ntests, nresults, test, 1);
+    *caseless = 1;
+    return PSC_OK;
+}
+
+void psc_rl_counted(psc_suite_test_t *tests, int *ntests, size_t *nresults, size_t *nfailed, int test, int failed)
+{
+    psc_rl_join(tests, ntests, *nresults, test, 0);
+    *nfailed += failed != 0;
+    (*nresults)++;
+}
+
 /* The command, and whether this p2pscope reads its layout. */
 static psc_status_t psc__kind(const psc_rl_t *l, const json_t *doc, psc_run_doc_t *r)
 {

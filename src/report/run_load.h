@@ -82,6 +82,17 @@ int psc_rl_endpoint(const char *name, int *out);
  */
 void psc_rl_join(psc_suite_test_t *tests, int *ntests, size_t nresults, int test, int no_case);
 
+/*
+ * Entry i of a run's tests (t), whatever the suite's kind: an object; one with no direction is a test that had no
+ * case (the JSON writer's waived test), found by its name (lookup: the kind's; unknown: what to say when it names
+ * none) and joined to tests, *caseless = 1; else *caseless = 0 and the caller reads the result.
+ */
+psc_status_t psc_rl_caseless(const psc_rl_t *l, const json_t *t, size_t i, psc_status_t (*lookup)(const char *, int *),
+                             const char *unknown, psc_suite_test_t *tests, int *ntests, size_t nresults, int *caseless);
+
+/* The result just read at results[*nresults], of test `test`, counted: joined to its test, failed or not. */
+void psc_rl_counted(psc_suite_test_t *tests, int *ntests, size_t *nresults, size_t *nfailed, int test, int failed);
+
 /* The bandwidth suite of a bw or report run: its tests, the GPUs and sizes of its parameters. */
 psc_status_t psc_rl_bw_suite(const psc_rl_t *l, const json_t *doc, psc_bw_suite_t **out);
 /* The latency suite of a lat run: its tests, the GPUs of its devices, its timers. */

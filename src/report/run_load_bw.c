@@ -153,31 +153,19 @@ static psc_status_t psc__shape(const psc_rl_t *l, const json_t *doc, psc_bw_suit
     return PSC_OK;
 }
 
-/*
- * Entry i of tests into the suite: a result joins the test before it when it is of the same test (results
- * run test after test); an entry with no direction is a test that had no case (psc__json_waived's).
- */
+/* Entry i of tests into the suite: a result joins the test before it when it is of the same test (results run
+   test after test); an entry with no direction is a test that had no case (psc_rl_caseless). */
 static psc_status_t psc__entry(const psc_rl_t *l, const json_t *t, size_t i, psc_bw_suite_t *s)
 {
     psc_bw_result_t *r = &s->results[s->nresults];
-    char field[32];
-    psc_status_t st;
-    int test;
+    int caseless;
+    psc_status_t st = psc_rl_caseless(l, t, i, psc_bw_test_from_name,
+                                      "names no bandwidth test of this p2pscope (p2pscope list)", s->tests,
+                                      &s->ntests, s->nresults, &caseless);
 
-    snprintf(field, sizeof(field), "tests[%zu]", i);
-    if (!json_is_object(t))
-        return psc_rl_bad(l, field, "is not an object");
-    if (!json_object_get(t, "direction")) {
-        if (psc_bw_test_from_name(json_string_value(json_object_get(t, "name")), &test) != PSC_OK)
-            return psc_rl_bad(l, field, "names no bandwidth test of this p2pscope (p2pscope list)");
-        psc_rl_join(s->tests, &s->ntests, s->nresults, test, 1);
-        return PSC_OK;
-    }
-    if ((st = psc__result(l, t, i, r)) != PSC_OK)
+    if (st != PSC_OK || caseless || (st = psc__result(l, t, i, r)) != PSC_OK)
         return st;
-    psc_rl_join(s->tests, &s->ntests, s->nresults, r->c.test, 0);
-    s->nfailed += r->status == PSC_RESULT_FAILED;
-    s->nresults++;
+    psc_rl_counted(s->tests, &s->ntests, &s->nresults, &s->nfailed, r->c.test, r->status == PSC_RESULT_FAILED);
     return PSC_OK;
 }
 

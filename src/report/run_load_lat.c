@@ -96,24 +96,14 @@ static psc_status_t psc__result(const psc_rl_t *l, const json_t *t, size_t i, ps
 static psc_status_t psc__entry(const psc_rl_t *l, const json_t *t, size_t i, psc_lat_suite_t *s)
 {
     psc_lat_result_t *r = &s->results[s->nresults];
-    char field[32];
-    psc_status_t st;
-    int test;
+    int caseless;
+    psc_status_t st = psc_rl_caseless(l, t, i, psc_lat_test_from_name,
+                                      "names no latency test of this p2pscope (p2pscope lat -l)", s->tests,
+                                      &s->ntests, s->nresults, &caseless);
 
-    snprintf(field, sizeof(field), "tests[%zu]", i);
-    if (!json_is_object(t))
-        return psc_rl_bad(l, field, "is not an object");
-    if (!json_object_get(t, "direction")) {
-        if (psc_lat_test_from_name(json_string_value(json_object_get(t, "name")), &test) != PSC_OK)
-            return psc_rl_bad(l, field, "names no latency test of this p2pscope (p2pscope lat -l)");
-        psc_rl_join(s->tests, &s->ntests, s->nresults, test, 1);
-        return PSC_OK;
-    }
-    if ((st = psc__result(l, t, i, r)) != PSC_OK)
+    if (st != PSC_OK || caseless || (st = psc__result(l, t, i, r)) != PSC_OK)
         return st;
-    psc_rl_join(s->tests, &s->ntests, s->nresults, r->c.test, 0);
-    s->nfailed += r->status == PSC_RESULT_FAILED;
-    s->nresults++;
+    psc_rl_counted(s->tests, &s->ntests, &s->nresults, &s->nfailed, r->c.test, r->status == PSC_RESULT_FAILED);
     return PSC_OK;
 }
 
