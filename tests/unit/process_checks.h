@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <sys/wait.h>
+#include <time.h>
 
 /* Entries of a /proc directory, "." and ".." left out. */
 static inline int psc_test_proc_entries(const char *dir)
@@ -33,6 +34,23 @@ static inline int psc_test_open_fds(void)
 static inline int psc_test_threads(void)
 {
     return psc_test_proc_entries("/proc/self/task");
+}
+
+/*
+ * This process's threads, once they are `want` or 2 s have passed: a thread that pthread_join has waited for
+ * leaves /proc/self/task a moment later (the kernel wakes the joiner as the thread exits, and releases the task
+ * after), so a count taken at once can still hold it. A thread that never ends still fails the caller's check.
+ */
+static inline int psc_test_threads_settled(int want)
+{
+    struct timespec pause = {0, 1000000};
+    int n = psc_test_threads();
+
+    for (int i = 0; i < 2000 && n != want; i++) {
+        nanosleep(&pause, NULL);
+        n = psc_test_threads();
+    }
+    return n;
 }
 
 /* Every child ended and reaped. */

@@ -391,7 +391,7 @@ static void full_run(const int *dev, int joined)
         assert_int_equal(access(j.dir, F_OK), -1); /* the run's directory is gone */
         assert_int_equal(r->pid[0], getpid());
         assert_int_equal(r->pid[1], j.pid[1]);
-        assert_int_equal(psc_test_threads(), threads); /* worker 0's thread ended with the run */
+        assert_int_equal(psc_test_threads_settled(threads), threads); /* worker 0's thread ended with the run */
     }
     psc_test_assert_no_children();
     assert_int_equal(r->joined, joined);
@@ -489,7 +489,7 @@ static void test_joined_publish_refused(void **state)
     assert_int_equal(j.stopped, 0); /* called once: it failed, no second call */
     assert_non_null(strstr(psc_context_last_error(g_ctx), "publish"));
     assert_int_equal(access(j.dir, F_OK), -1); /* the run's directory is gone */
-    assert_int_equal(psc_test_threads(), threads);
+    assert_int_equal(psc_test_threads_settled(threads), threads);
     psc_test_assert_no_children();
     /* publish needs the GPUs listed, one per worker; and excludes a worker program: refused, publish told NULL */
     assert_int_equal(psc_ipc_run(g_ctx, NULL, 0, &o, &r), PSC_ERR_INVALID);
@@ -526,7 +526,7 @@ static void test_joined_worker_killed(void **state)
         fail_msg("%s", psc_context_last_error(g_ctx));
     reap_joiners(&j, status);
     assert_true(WIFSIGNALED(status[1]) && WTERMSIG(status[1]) == SIGKILL);
-    assert_int_equal(psc_test_threads(), threads);
+    assert_int_equal(psc_test_threads_settled(threads), threads);
 }
 
 /*
