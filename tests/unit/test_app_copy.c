@@ -1075,6 +1075,21 @@ static void test_copy_prepared(void **state)
     assert_int_equal(psc_copy_run(g_ctx, q), PSC_OK);
     assert_int_equal(fake_memcpys(), 1);
     assert_int_equal(fake_launches(), 0);
+    sets = fake_set_current_calls(); /* gpu1's current: the driver's copy on s0 as the caller would queue it */
+    assert_int_equal(psc_copy_run(g_ctx, q), PSC_OK);
+    assert_int_equal(fake_set_current_calls(), sets);
+    assert_int_equal(fake_memcpys(), 2);
+    assert_ptr_equal(fake_last_stream(), s0);
+    psc_copy_prep_free(q);
+    /* On the NULL stream (the current context's): gpu0's, where it was prepared, made current for each run. */
+    fake_set_current(fake_primary(0));
+    assert_int_equal(psc_copy_prepare(g_ctx, b, a, n, NULL, &q), PSC_OK);
+    fake_set_current(fake_primary(1));
+    sets = fake_set_current_calls();
+    assert_int_equal(psc_copy_run(g_ctx, q), PSC_OK);
+    assert_int_equal(fake_set_current_calls(), sets + 2);
+    assert_ptr_equal(fake_current(), fake_primary(1));
+    assert_int_equal(fake_memcpys(), 3);
     psc_copy_prep_free(q);
 
     q = (psc_copy_prep_t *)0x1;
@@ -1287,15 +1302,29 @@ static void test_copy_hot_again(void **state)
     assert_int_equal(fake_ptr_queries(0), calls);
     assert_int_equal(fake_set_current_calls(), sets);
     assert_int_equal(fake_memcpys(), 2);
-    /* the same arguments from gpu1's context: gpu0's made current for the call, gpu1's put back */
+    /* the same arguments from gpu1's context: the caller's own call on its stream s0, no context changed */
     fake_set_current(fake_primary(1));
     sets = fake_set_current_calls();
     memset(b, 0, n);
     assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)s0), PSC_OK);
-    assert_int_equal(fake_set_current_calls(), sets + 2);
+    assert_int_equal(fake_set_current_calls(), sets);
     assert_ptr_equal(fake_current(), fake_primary(1));
     assert_ptr_equal(fake_last_stream(), s0);
+    assert_int_equal(fake_memcpys(), 3);
     assert_memory_equal(b, want, n);
+    /* the NULL stream is the current context's: kept from gpu0's, then gpu1's (whose SM kernel reaches gpu0's
+     * memory) is no longer the kept call's stream, and psc_copy plans again for gpu1 */
+    fake_set_peer(1, 0, 1);
+    fake_set_current(fake_primary(0));
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(psc_copy(g_ctx, b, a, n, NULL), PSC_OK);
+    assert_int_equal(fake_launches(), 0);
+    fake_set_current(fake_primary(1));
+    memset(b, 0, n);
+    assert_int_equal(psc_copy(g_ctx, b, a, n, NULL), PSC_OK);
+    assert_int_equal(fake_launches(), 1);
+    assert_memory_equal(b, want, n);
+    fake_set_peer(1, 0, 0);
     /* another size of the same buffers: not the kept call (the bytes past it stay as they were) */
     memset(b, 0, n);
     fake_set_current(fake_primary(0));
