@@ -1348,6 +1348,16 @@ static void test_copy_hot_again(void **state)
         assert_memory_equal(b + off, want + off, n - 2);
         assert_int_equal(b[n - 1], 0);
     }
+    /* the kept kernel from gpu0's context (which may reach gpu1's memory too): launched from its stream's GPU's
+     * context (gpu1's; the driver refuses a launch on another context's stream), gpu0's put back */
+    fake_set_peer(0, 1, 1);
+    fake_set_current(fake_primary(0));
+    sets = fake_set_current_calls();
+    assert_int_equal(psc_copy(g_ctx, b + 1, a + 1, n - 2, (struct CUstream_st *)s1), PSC_OK);
+    assert_int_equal(fake_launches(), 3);
+    assert_int_equal(fake_set_current_calls(), sets + 2);
+    assert_ptr_equal(fake_current(), fake_primary(0));
+    fake_set_peer(0, 1, 0);
     fake_set_peer(1, 0, 0);
     stream_free(s0);
     stream_free(s1);

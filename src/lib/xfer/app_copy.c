@@ -219,7 +219,7 @@ static int psc__stream_made(CUstream s)
 static int psc__copy_hot_again(psc_context_t *ctx, void *dst, const void *src, size_t n, CUstream stream)
 {
     psc_copy_hot_t *h = &psc__copy_hot;
-    CUcontext cur = NULL, sc = NULL;
+    CUcontext cur = NULL;
     CUresult rc;
 
     if (h->ctx != ctx || h->dst != dst || h->src != src || h->n != n || h->stream != stream ||
@@ -236,8 +236,9 @@ static int psc__copy_hot_again(psc_context_t *ctx, void *dst, const void *src, s
         h->ctx = NULL;
         return 0;
     }
+    /* the stream GPU's context current: the NULL, legacy and per-thread streams are then that GPU's, and the
+     * driver refuses a kernel on a stream of another context (psc_copy then goes the full way) */
     if (ctx->cu.p_cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != h->gpu_ctx ||
-        ctx->cu.p_cuStreamGetCtx(stream, &sc) != CUDA_SUCCESS || sc != h->gpu_ctx ||
         (h->confirm && (!psc__copy_hot_same(ctx, src, h->src_id, h->src_access) ||
                         !psc__copy_hot_same(ctx, dst, h->dst_id, h->dst_access)))) {
         h->ctx = NULL; /* the full path looks again */
@@ -855,7 +856,7 @@ psc_status_t psc_copy_run(psc_context_t *ctx, const psc_copy_prep_t *prep)
     if (!prep || prep->ctx != ctx)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_run: %s (accepted: one psc_copy_prepare made with this context)",
                          prep ? "a copy prepared with another context" : "no prepared copy given");
-    if (prep->plan.route.engine == PSC_ENGINE_CE && !prep->plan.route.hop && psc__stream_made(prep->plan.stream) &&
+    if (prep->plan.route.engine == PSC_ENGINE_CE && psc__stream_made(prep->plan.stream) && /* (never a hop) */
         ctx->cu.p_cuMemcpyAsync(prep->plan.d, prep->plan.s, prep->plan.n, prep->plan.stream) == CUDA_SUCCESS)
         return PSC_OK; /* as psc_copy's kept call: the driver's, whatever context is current; a refusal below */
     if ((readable = ctx->cu.p_cuCtxGetCurrent(&cur) == CUDA_SUCCESS) && cur == prep->gpu_ctx)
