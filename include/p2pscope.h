@@ -603,13 +603,14 @@ typedef struct {
 /*
  * A copy made ready once and queued many times: psc_copy's checks and route
  * choice done by psc_copy_prepare, so psc_copy_run makes only the driver
- * call of the route (and, where the stream's GPU is not the current context,
- * makes it current and puts the caller's back). The buffers and the stream
- * must outlive the prepared copy, as a CUDA graph node's do, and keep their
- * peer access: nothing is checked again when it runs. It never hops. The same
- * refusals as psc_copy (PSC_ERR_INVALID; n = 0 too). Free it with
- * psc_copy_prep_free before the context is destroyed. Same thread rule as the
- * context.
+ * call of the route: the driver's copy on a stream the caller made as it is,
+ * whatever context is current; otherwise, where the stream's GPU is not the
+ * current context, it makes it current and puts the caller's back. The
+ * buffers and the stream must outlive the prepared copy, as a CUDA graph
+ * node's do, and keep their peer access: nothing is checked again when it
+ * runs. It never hops. The same refusals as psc_copy (PSC_ERR_INVALID; n = 0
+ * too). Free it with psc_copy_prep_free before the context is destroyed.
+ * Same thread rule as the context.
  */
 typedef struct psc_copy_prep psc_copy_prep_t;
 

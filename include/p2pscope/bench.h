@@ -756,7 +756,7 @@ typedef struct {
  */
 typedef struct {
     double ctx_get_current;     /* cuCtxGetCurrent */
-    double stream_get_ctx;      /* cuStreamGetCtx: the stream's GPU, on every psc_copy */
+    double stream_get_ctx;      /* cuStreamGetCtx: the stream's GPU, where psc_copy finds no kept call */
     double stream_capture_info; /* cuStreamGetCaptureInfo */
     double ptr_attrs2;          /* cuPointerGetAttributes of 2 attributes: a remembered buffer confirmed */
     double ptr_attrs8;          /* the same of 8: a buffer looked up */

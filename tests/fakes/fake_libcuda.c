@@ -279,6 +279,11 @@ static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name)
 /* A stream remembers the context it was made in (cuStreamGetCtx). */
 typedef struct { unsigned magic; CUcontext ctx; cuuint64_t capture; /* the capture it is in; 0 none */ } fake_stream_t;
 #define FAKE_STREAM_MAGIC 0x57AEA11u
+/* NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD: no stream object, the current context's (never captured here). */
+static int fake_stream_special(CUstream s)
+{
+    return !s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
+}
 static CUresult fake_stream_create(CUstream *s, unsigned flags)
 {
     fake_stream_t *fs = malloc(sizeof(*fs));
@@ -296,7 +301,7 @@ static CUresult fake_stream_destroy(CUstream s)
 {
     fake_stream_t *fs = (fake_stream_t *)s;
 
-    if (!fs || fs->magic != FAKE_STREAM_MAGIC)
+    if (fake_stream_special(s) || fs->magic != FAKE_STREAM_MAGIC)
         return CUDA_ERROR_INVALID_HANDLE;
     fake_kernels_wait_stream(s); /* its flag kernels end before the stream is gone */
     fs->magic = 0;
@@ -319,7 +324,7 @@ static CUresult fake_stream_get_ctx(CUstream s, CUcontext *c)
 {
     const fake_stream_t *fs = (const fake_stream_t *)s;
 
-    if (!s) {
+    if (fake_stream_special(s)) {
         *c = (CUcontext)fake_cuda_current();
         return *c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
     }
@@ -647,7 +652,7 @@ static cuuint64_t fake_capture_of(CUstream s)
 {
     fake_stream_t *fs = (fake_stream_t *)s;
 
-    if (!fs || !fs->capture)
+    if (fake_stream_special(s) || !fs->capture)
         return 0;
     for (int i = 0; i < fake_ncaptures_open; i++)
         if (fake_captures_open[i] == fs->capture)
@@ -669,7 +674,7 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         return CUDA_ERROR_NOT_SUPPORTED;
     if (!params) /* the parameters in one buffer (extra): not modelled */
         return CUDA_ERROR_INVALID_VALUE;
-    if (s && ((const fake_stream_t *)s)->ctx != (CUcontext)fake_cuda_current())
+    if (!fake_stream_special(s) && ((const fake_stream_t *)s)->ctx != (CUcontext)fake_cuda_current())
         return CUDA_ERROR_INVALID_HANDLE; /* the function is the current context's, the stream another's */
     if (fake_fail_launches > 0) {
         fake_fail_launches--;
@@ -804,7 +809,8 @@ static void fake_op(char op, void *stream, void *event)
     if (fake_run_copies && fake_nops < FAKE_OPS_MAX) {
         fake_ops[fake_nops].op = op;
         fake_ops[fake_nops].stream = stream;
-        fake_ops[fake_nops].ctx = stream ? ((fake_stream_t *)stream)->ctx : fake_cuda_current(); /* NULL: the current */
+        fake_ops[fake_nops].ctx = !fake_stream_special(stream) ? ((fake_stream_t *)stream)->ctx
+                                                               : fake_cuda_current(); /* NULL: the current */
         fake_ops[fake_nops++].event = event;
     }
 }
@@ -846,7 +852,7 @@ static CUresult fake_capture_info(CUstream s, CUstreamCaptureStatus *status, cuu
 }
 static CUcontext fake_stream_ctx(CUstream s)
 {
-    return s ? ((const fake_stream_t *)s)->ctx : (CUcontext)fake_cuda_current();
+    return !fake_stream_special(s) ? ((const fake_stream_t *)s)->ctx : (CUcontext)fake_cuda_current();
 }
 /* The events' clock: the fake's ns, each reading later than the last. */
 static uint64_t fake_event_last;
@@ -979,7 +985,7 @@ static CUresult fake_stream_wait_event(CUstream s, CUevent e, unsigned flags)
         return CUDA_ERROR_INVALID_HANDLE;
     if (fake_capture_of(s) && fe->capture != fake_capture_of(s)) /* as the driver: no merge, no uncaptured wait */
         return fe->capture ? CUDA_ERROR_STREAM_CAPTURE_MERGE : CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
-    if (s && fe->capture) /* a stream waiting for a captured event joins that capture */
+    if (!fake_stream_special(s) && fe->capture) /* a stream waiting for a captured event joins that capture */
         ((fake_stream_t *)s)->capture = fe->capture;
     fake_op('W', s, e);
     return CUDA_SUCCESS;

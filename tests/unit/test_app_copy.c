@@ -1081,16 +1081,22 @@ static void test_copy_prepared(void **state)
     assert_int_equal(fake_memcpys(), 2);
     assert_ptr_equal(fake_last_stream(), s0);
     psc_copy_prep_free(q);
-    /* On the NULL stream (the current context's): gpu0's, where it was prepared, made current for each run. */
-    fake_set_current(fake_primary(0));
-    assert_int_equal(psc_copy_prepare(g_ctx, b, a, n, NULL, &q), PSC_OK);
-    fake_set_current(fake_primary(1));
-    sets = fake_set_current_calls();
-    assert_int_equal(psc_copy_run(g_ctx, q), PSC_OK);
-    assert_int_equal(fake_set_current_calls(), sets + 2);
-    assert_ptr_equal(fake_current(), fake_primary(1));
-    assert_int_equal(fake_memcpys(), 3);
-    psc_copy_prep_free(q);
+    /* On the NULL and the per-thread stream (the current context's): gpu0's, where it was prepared, made current
+     * for each run. */
+    for (int k = 0; k < 2; k++) {
+        CUstream cs = k ? CU_STREAM_PER_THREAD : NULL;
+
+        fake_set_current(fake_primary(0));
+        assert_int_equal(psc_copy_prepare(g_ctx, b, a, n, (struct CUstream_st *)cs, &q), PSC_OK);
+        fake_set_current(fake_primary(1));
+        sets = fake_set_current_calls();
+        assert_int_equal(psc_copy_run(g_ctx, q), PSC_OK);
+        assert_int_equal(fake_set_current_calls(), sets + 2);
+        assert_ptr_equal(fake_current(), fake_primary(1));
+        assert_int_equal(fake_memcpys(), 3 + k);
+        assert_ptr_equal(fake_last_stream(), cs);
+        psc_copy_prep_free(q);
+    }
 
     q = (psc_copy_prep_t *)0x1;
     assert_int_equal(psc_copy_prepare(g_ctx, b, a, 0, (struct CUstream_st *)s0, &q), PSC_ERR_INVALID);
@@ -1282,7 +1288,8 @@ static void test_copy_warm_calls(void **state)
     free(want);
 }
 
-/* The thread's last driver's copy again: straight to the driver, but only from the stream GPU's own context. */
+/* The thread's last copy again: straight to the driver, from any context where it is the driver's copy on a stream
+ * the caller made, else only from the stream GPU's own context. */
 static void test_copy_hot_again(void **state)
 {
     size_t n = 4096;
@@ -1312,18 +1319,24 @@ static void test_copy_hot_again(void **state)
     assert_ptr_equal(fake_last_stream(), s0);
     assert_int_equal(fake_memcpys(), 3);
     assert_memory_equal(b, want, n);
-    /* the NULL stream is the current context's: kept from gpu0's, then gpu1's (whose SM kernel reaches gpu0's
-     * memory) is no longer the kept call's stream, and psc_copy plans again for gpu1 */
+    /* the NULL and the per-thread stream are the current context's: kept from gpu0's, then gpu1's (whose SM
+     * kernel reaches gpu0's memory) is no longer the kept call's stream, and psc_copy plans again for gpu1 */
     fake_set_peer(1, 0, 1);
-    fake_set_current(fake_primary(0));
-    for (int k = 0; k < 2; k++)
-        assert_int_equal(psc_copy(g_ctx, b, a, n, NULL), PSC_OK);
-    assert_int_equal(fake_launches(), 0);
-    fake_set_current(fake_primary(1));
-    memset(b, 0, n);
-    assert_int_equal(psc_copy(g_ctx, b, a, n, NULL), PSC_OK);
-    assert_int_equal(fake_launches(), 1);
-    assert_memory_equal(b, want, n);
+    for (int k = 0; k < 2; k++) {
+        CUstream cs = k ? CU_STREAM_PER_THREAD : NULL;
+        int launched = fake_launches();
+
+        fake_set_current(fake_primary(0));
+        for (int j = 0; j < 2; j++)
+            assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)cs), PSC_OK);
+        assert_int_equal(fake_launches(), launched);
+        fake_set_current(fake_primary(1));
+        memset(b, 0, n);
+        assert_int_equal(psc_copy(g_ctx, b, a, n, (struct CUstream_st *)cs), PSC_OK);
+        assert_int_equal(fake_launches(), launched + 1);
+        assert_ptr_equal(fake_last_stream(), cs);
+        assert_memory_equal(b, want, n);
+    }
     fake_set_peer(1, 0, 0);
     /* another size of the same buffers: not the kept call (the bytes past it stay as they were) */
     memset(b, 0, n);

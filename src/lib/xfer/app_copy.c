@@ -152,11 +152,14 @@ typedef struct {
 /*
  * The thread's last copy, in one cache line: the same arguments again go
  * straight to the driver. A copy engine's call on a stream the caller made is
- * the caller's own call and asks nothing first; otherwise the stream's GPU's
- * context must be current (and a kernel's buffers unchanged). On one H100
- * (2026-12-08) asking cuCtxGetCurrent and cuStreamGetCtx first cost 0.06-0.08
- * us above a 2 us cuMemcpyAsync (psc_copy 0.967x the driver, the median of 9
- * sizes x 5 runs, GPU -> host); without them -0.004 us and 0.997x.
+ * the caller's own call and asks nothing first (a stream destroyed and another
+ * made at its handle then gets the same call, the bytes right, the route the
+ * old stream's until the arguments change); otherwise the stream's GPU's
+ * context must be current, and a kernel's buffers (or those of a copy engine
+ * taken for want of peer access) unchanged. On one H100 (2026-12-08,
+ * docs/RESULTS.md) asking cuCtxGetCurrent and cuStreamGetCtx first cost
+ * +0.05-0.07 us (medians) above a 2 us GPU -> host cuMemcpyAsync, psc_copy
+ * 0.96-1.00x the driver; without them +0.00 us, 0.99-1.00x.
  */
 typedef struct {
     const psc_context_t *ctx; /* NULL: none */
@@ -236,8 +239,9 @@ static int psc__copy_hot_again(psc_context_t *ctx, void *dst, const void *src, s
         h->ctx = NULL;
         return 0;
     }
-    /* the stream GPU's context current: the NULL, legacy and per-thread streams are then that GPU's, and the
-     * driver refuses a kernel on a stream of another context (psc_copy then goes the full way) */
+    /* the stream GPU's context current: the NULL, legacy and per-thread streams are then that GPU's; a kernel on
+     * a stream of another context the driver refuses (psc_copy then goes the full way), a copy engine's copy it
+     * takes as the caller's */
     if (ctx->cu.p_cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != h->gpu_ctx ||
         (h->confirm && (!psc__copy_hot_same(ctx, src, h->src_id, h->src_access) ||
                         !psc__copy_hot_same(ctx, dst, h->dst_id, h->dst_access)))) {
@@ -814,7 +818,7 @@ static psc_status_t psc__copy_args(psc_context_t *ctx, const char *call, const v
 
 struct psc_copy_prep {
     psc_context_t *ctx;
-    CUcontext gpu_ctx; /* the stream GPU's, current while the copy is queued */
+    CUcontext gpu_ctx; /* the stream GPU's, current while the copy is queued (but a driver's copy on a made stream) */
     psc_copy_plan_t plan;
 };
 
@@ -856,11 +860,18 @@ psc_status_t psc_copy_run(psc_context_t *ctx, const psc_copy_prep_t *prep)
     if (!prep || prep->ctx != ctx)
         return psc__fail(ctx, PSC_ERR_INVALID, "psc_copy_run: %s (accepted: one psc_copy_prepare made with this context)",
                          prep ? "a copy prepared with another context" : "no prepared copy given");
-    if (prep->plan.route.engine == PSC_ENGINE_CE && psc__stream_made(prep->plan.stream) && /* (never a hop) */
-        ctx->cu.p_cuMemcpyAsync(prep->plan.d, prep->plan.s, prep->plan.n, prep->plan.stream) == CUDA_SUCCESS)
-        return PSC_OK; /* as psc_copy's kept call: the driver's, whatever context is current; a refusal below */
-    if ((readable = ctx->cu.p_cuCtxGetCurrent(&cur) == CUDA_SUCCESS) && cur == prep->gpu_ctx)
+    if (prep->plan.route.engine == PSC_ENGINE_CE && psc__stream_made(prep->plan.stream)) { /* (never a hop) */
+        /* as psc_copy's kept call: the driver's, whatever context is current; refused, it is made again from the
+         * stream's GPU's context where that was not current, else the refusal is said */
+        CUresult rc = ctx->cu.p_cuMemcpyAsync(prep->plan.d, prep->plan.s, prep->plan.n, prep->plan.stream);
+
+        if (rc == CUDA_SUCCESS)
+            return PSC_OK;
+        if ((readable = ctx->cu.p_cuCtxGetCurrent(&cur) == CUDA_SUCCESS) && cur == prep->gpu_ctx)
+            return psc__cu_result(ctx, rc, "cuMemcpyAsync");
+    } else if ((readable = ctx->cu.p_cuCtxGetCurrent(&cur) == CUDA_SUCCESS) && cur == prep->gpu_ctx) {
         return psc__copy_plan_enqueue(ctx, &prep->plan);
+    }
     if ((st = PSC_CU(ctx, cuCtxSetCurrent, (prep->gpu_ctx))) != PSC_OK)
         return st;
     st = psc__copy_plan_enqueue(ctx, &prep->plan);
