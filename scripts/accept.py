@@ -268,13 +268,13 @@ def part_readme(t, d):
     f = os.path.join(d, "ctest.log")
     if os.path.exists(f):
         text = read(f)
-        # ctest 3.25: "100% tests passed, 0 tests failed out of 135"; the GPU machines' newer ctest leaves out
-        # ", 0 tests failed" where none failed
-        m = re.search(r"(\d+)% tests passed(?:, (\d+) tests failed)? out of (\d+)", text)
+        # ctest 3.25: "100% tests passed, 0 tests failed out of 135"; the GPU machines' ctest (2026-12-08) left out
+        # ", 0 tests failed" where none failed. The last such line is ctest's own (a test's output may hold one).
+        m = re.findall(r"(\d+)% tests passed(?:, (\d+) tests failed)? out of (\d+)", text)
         if not m:
             t.missing("readme", "ctest", "no summary line in ctest.log")
         else:
-            failed, total = int(m.group(2) or 0), int(m.group(3))
+            failed, total = int(m[-1][1] or 0), int(m[-1][2])
             skipped = sorted(set(re.findall(r"\d+ - (\S+) \(Skipped\)", text)))
             # a GPU test skips only without a driver or GPU: on the GPU machine that is a failure; a unit test
             # may skip for want of a tool the GPU machines lack (Chromium)

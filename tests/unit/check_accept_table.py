@@ -521,7 +521,8 @@ class Judging(unittest.TestCase):
         ok = "29 - unit/check_html_chromium (Skipped)\n100% tests passed, 0 tests failed out of 106\n"
         newer = ok.replace(", 0 tests failed", "")  # a newer ctest's line where none failed
         for text, met in ((ok, True), (ok + " 80 - gpu/test_gpu_copy (Skipped)\n", False),
-                          (ok.replace(" 0 tests failed", " 1 tests failed"), False), (newer, True)):
+                          (ok.replace(" 0 tests failed", " 1 tests failed"), False), (newer, True),
+                          ("100% tests passed out of 1\n" + ok.replace(" 0 tests failed", " 1 tests failed"), False)):
             with open(f, "w") as out:
                 out.write(text)
             self.assertEqual(find(lines([os.path.join(self.tmp, "a")]), "readme", "ctest")[6], met, text)
