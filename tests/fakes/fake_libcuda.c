@@ -284,6 +284,10 @@ static int fake_stream_special(CUstream s)
 {
     return !s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
 }
+static CUcontext fake_stream_ctx(CUstream s)
+{
+    return !fake_stream_special(s) ? ((const fake_stream_t *)s)->ctx : (CUcontext)fake_cuda_current();
+}
 static CUresult fake_stream_create(CUstream *s, unsigned flags)
 {
     fake_stream_t *fs = malloc(sizeof(*fs));
@@ -674,7 +678,7 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         return CUDA_ERROR_NOT_SUPPORTED;
     if (!params) /* the parameters in one buffer (extra): not modelled */
         return CUDA_ERROR_INVALID_VALUE;
-    if (!fake_stream_special(s) && ((const fake_stream_t *)s)->ctx != (CUcontext)fake_cuda_current())
+    if (fake_stream_ctx(s) != (CUcontext)fake_cuda_current())
         return CUDA_ERROR_INVALID_HANDLE; /* the function is the current context's, the stream another's */
     if (fake_fail_launches > 0) {
         fake_fail_launches--;
@@ -809,8 +813,7 @@ static void fake_op(char op, void *stream, void *event)
     if (fake_run_copies && fake_nops < FAKE_OPS_MAX) {
         fake_ops[fake_nops].op = op;
         fake_ops[fake_nops].stream = stream;
-        fake_ops[fake_nops].ctx = !fake_stream_special(stream) ? ((fake_stream_t *)stream)->ctx
-                                                               : fake_cuda_current(); /* NULL: the current */
+        fake_ops[fake_nops].ctx = fake_stream_ctx((CUstream)stream); /* NULL: the current */
         fake_ops[fake_nops++].event = event;
     }
 }
@@ -849,10 +852,6 @@ static CUresult fake_capture_info(CUstream s, CUstreamCaptureStatus *status, cuu
     if (id)
         *id = fake_capture_of(s);
     return CUDA_SUCCESS;
-}
-static CUcontext fake_stream_ctx(CUstream s)
-{
-    return !fake_stream_special(s) ? ((const fake_stream_t *)s)->ctx : (CUcontext)fake_cuda_current();
 }
 /* The events' clock: the fake's ns, each reading later than the last. */
 static uint64_t fake_event_last;
